@@ -1,0 +1,152 @@
+"""The ``tdebench`` command line. Only this package turns errors into exit codes."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import traceback
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Optional
+
+import click
+import typer
+from rich.console import Console
+
+from tdebench import __version__
+from tdebench.encryption import redact
+from tdebench.errors import TdebenchError, UsageError
+
+app = typer.Typer(
+    name="tdebench", add_completion=False, no_args_is_help=False, pretty_exceptions_enable=False,
+    help="Measure what encryption at rest costs a database, and prove the data is really encrypted.",
+)
+# piped output (CI logs, files) gets room for the tables instead of rich's 80-column default
+out = Console() if sys.stdout.isatty() else Console(width=140)
+err = Console(stderr=True) if sys.stderr.isatty() else Console(stderr=True, width=140)
+_DEBUG = False
+
+
+@app.callback(invoke_without_command=True)
+def _root(ctx: typer.Context,
+          version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False) -> None:
+    if version:
+        out.print(f"tdebench {__version__}")
+        raise typer.Exit()
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(run_command)
+
+
+def _parse_settings(items: list[str]) -> dict[str, str]:
+    settings: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"bad --server-setting '{item}'", "write KEY=VALUE, e.g. --server-setting page_size=8192")
+        settings[key.strip().lower()] = value.strip()
+    return settings
+
+
+@app.command("run")
+def run_command(
+    engine: Annotated[str, typer.Option(help="Engine: sqlite (default), see `tdebench engines`.")] = "sqlite",
+    encryption: Annotated[Optional[str], typer.Option(
+        help="Comma-separated encryption specs; default: none plus the engine's default encrypted spec.")] = None,
+    sf: Annotated[float, typer.Option(help="TPC-H scale factor.")] = 0.01,
+    trials: Annotated[int, typer.Option(help="Measured trials per config (after one warm-up).")] = 3,
+    warmup: Annotated[int, typer.Option(help="Warm-up trials per config, discarded (0 or 1).")] = 1,
+    out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default results/<time>-<engine>).")] = None,
+    keep_answers: Annotated[bool, typer.Option(help="Write every config's query answers under answers/.")] = False,
+    data_dir: Annotated[Optional[Path], typer.Option(help="Where TPC-H data is generated and cached.")] = None,
+    server_setting: Annotated[list[str], typer.Option(help="KEY=VALUE engine setting, same for every twin; repeatable.")] = [],
+    seed: Annotated[Optional[int], typer.Option(help="Seed of the randomized block order.")] = None,
+    work_dir: Annotated[Optional[Path], typer.Option(help="Where instances keep their data (default: temp dir).")] = None,
+    tcp: Annotated[bool, typer.Option(help="Servers also listen on 127.0.0.1 (default: Unix socket only).")] = False,
+    keep: Annotated[bool, typer.Option(help="Keep instance data directories after the run.")] = False,
+    report: Annotated[bool, typer.Option(help="Build the HTML/Markdown report at the end.")] = True,
+) -> None:
+    """Compare twin configurations on TPC-H (default: SQLite vs SQLCipher, SF 0.01, 3 trials)."""
+    from tdebench.cli.run import execute_run
+
+    code = execute_run(
+        engine=engine, encryption=encryption, sf=sf, trials=trials, warmup=warmup, out_dir=out_dir,
+        keep_answers=keep_answers, data_dir=data_dir, settings=_parse_settings(server_setting), seed=seed,
+        work_dir=work_dir, tcp=tcp, keep=keep, report=report, console=out, err_console=err,
+    )
+    raise typer.Exit(code)
+
+
+@app.command("engines")
+def engines_command() -> None:
+    """List the engines, their versions here and the encryption specs each supports."""
+    from tdebench.engines import engine_names, get_engine
+
+    for name in engine_names():
+        engine = get_engine(name)
+        try:
+            engine.check_available()
+            version = engine.version()
+        except TdebenchError as exc:
+            version = f"not available: {exc.one_line()}"
+        specs = ", ".join(str(s) for s in engine.supported_specs())
+        out.print(f"[bold]{name}[/bold]  {version}\n  specs: {specs}\n  default encrypted: {engine.default_encrypted_spec()}")
+
+
+@app.command("report")
+def report_command(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) -> None:
+    """(Re)build the report of a run directory: report/index.html, summary.md, CSV tables."""
+    from tdebench.cli.run import build_report_for, check_run_dir
+
+    check_run_dir(run_dir)
+    path = build_report_for(run_dir, err)
+    if path is not None:
+        out.print(f"report: {path}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: one-line errors, exit 2 for bad input, no traceback unless --debug."""
+    global _DEBUG
+    args = list(sys.argv[1:] if argv is None else argv)
+    _DEBUG = "--debug" in args
+    args = [a for a in args if a != "--debug"]
+    signal.signal(signal.SIGTERM, _terminate)
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(args=args, prog_name="tdebench", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.UsageError as exc:
+        hint = f"; see 'tdebench {exc.ctx.info_name if exc.ctx and exc.ctx.parent else ''} --help'".replace("  ", " ")
+        err.print(f"tdebench: error: {exc.format_message()}{hint}", markup=False, highlight=False)
+        code = 2
+    except click.Abort:
+        err.print("tdebench: interrupted", markup=False)
+        code = 130
+    except KeyboardInterrupt:
+        err.print("tdebench: interrupted; servers stopped and temporary data removed", markup=False)
+        code = 130
+    except TdebenchError as exc:
+        if _DEBUG:
+            traceback.print_exc()
+        err.print(f"tdebench: error: {redact(exc.one_line())}", markup=False, highlight=False)
+        code = exc.exit_code
+    except Exception as exc:  # noqa: BLE001 - last resort: one line, traceback only with --debug
+        if _DEBUG:
+            traceback.print_exc()
+        err.print(f"tdebench: internal error: {type(exc).__name__}: {redact(str(exc))} (rerun with --debug for a traceback)",
+                  markup=False, highlight=False)
+        code = 1
+    finally:
+        from tdebench.engines.process import stop_all
+
+        stop_all()
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def default_out_dir(engine: str) -> Path:
+    """results/<timestamp>-<engine> in the current directory."""
+    return Path("results") / f"{datetime.now().strftime('%Y%m%dT%H%M%S')}-{engine}"

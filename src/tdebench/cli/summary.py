@@ -1,0 +1,81 @@
+"""The terminal summary of a run: power-test totals, per-query medians, overhead vs plain."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from pathlib import Path
+from statistics import median
+
+from rich.console import Console, Group
+from rich.table import Table
+
+from tdebench.results.rundir import RunDirectory
+
+Series = dict[tuple[str, str], list[float]]  # (config, step) -> values over trials
+
+
+def _power_series(rundir: RunDirectory) -> Series:
+    series: Series = defaultdict(list)
+    for row in rundir.read_measurements():
+        if row["test"] == "power" and row["status"] == "ok" and row["metric"] == "elapsed":
+            value = float(row["value"])
+            if not math.isnan(value):
+                series[(row["config"], row["step"])].append(value)
+    return series
+
+
+def _pct(config_values: list[float], plain_values: list[float]) -> str:
+    if not config_values or not plain_values:
+        return "–"
+    base = median(plain_values)
+    ratios = [v / base - 1 for v in config_values]
+    mid = median(config_values) / base - 1
+    return f"{mid * 100:+.1f}% ({min(ratios) * 100:+.1f}…{max(ratios) * 100:+.1f})"
+
+
+def build_summary(run_dir: Path) -> Group:
+    """Rich tables for the terminal: one row per config, then per-query medians."""
+    rundir = RunDirectory(run_dir)
+    manifest = rundir.read_manifest()
+    verification = json.loads(rundir.verification_path.read_text()) if rundir.verification_path.exists() else {}
+    series = _power_series(rundir)
+    configs = manifest.get("configs", [])
+    plain = {c["engine"]: c["label"] for c in configs if c["encryption"] == "none"}
+
+    totals = Table(title="TPC-H power test (stream 0): total of the 22 query times", title_justify="left")
+    for column in ("config", "n", "median s", "min–max s", "overhead vs plain (min…max)", "on disk", "answers"):
+        totals.add_column(column, justify="right" if column not in ("config",) else "left")
+    for c in configs:
+        label = c["label"]
+        values = series.get((label, "total"), [])
+        base = series.get((plain.get(c["engine"], ""), "total"), [])
+        ver = verification.get("configs", {}).get(label, {})
+        disk = "encrypted" if ver.get("encrypted_on_disk") else ("plaintext" if "encrypted_on_disk" in ver else "?")
+        ok = {True: "equal", False: "DIFFER", None: "–"}[ver.get("answers_equal")]
+        totals.add_row(label, str(len(values)), f"{median(values):.3f}" if values else "–",
+                       f"{min(values):.3f}–{max(values):.3f}" if values else "–",
+                       "baseline" if label == plain.get(c["engine"]) else _pct(values, base), disk, ok)
+
+    queries = Table(title="median seconds per query (overhead vs plain)", title_justify="left")
+    queries.add_column("query")
+    for c in configs:
+        queries.add_column(c["label"], justify="right")
+    for number in range(1, 23):
+        step = f"q{number:02d}"
+        cells = []
+        for c in configs:
+            values = series.get((c["label"], step), [])
+            base = series.get((plain.get(c["engine"], ""), step), [])
+            text = f"{median(values):.4f}" if values else "–"
+            if values and base and c["label"] != plain.get(c["engine"]):
+                text += f" ({(median(values) / median(base) - 1) * 100:+.0f}%)"
+            cells.append(text)
+        queries.add_row(step, *cells)
+    return Group(totals, queries)
+
+
+def print_summary(run_dir: Path, console: Console) -> None:
+    """Print the summary tables."""
+    console.print(build_summary(run_dir))

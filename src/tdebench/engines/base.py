@@ -1,0 +1,193 @@
+"""The engine plug-in interface.
+
+An :class:`Engine` knows a DBMS: where its binaries are, its version, which encryption specs it
+supports and how to provision an :class:`Instance` for one :class:`Config`. An instance is one
+private database (a file or a server) that a workload loads and queries. Engines are registered
+explicitly in :mod:`tdebench.engines`.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+from tdebench.encryption import EncryptionSpec
+from tdebench.errors import UsageError
+
+CANARY_TABLE = "tdebench_canary"
+
+
+class Connection(Protocol):
+    """The part of a DB-API 2 connection tdebench uses."""
+
+    def cursor(self) -> Any: ...
+    def commit(self) -> None: ...
+    def rollback(self) -> None: ...
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Config:
+    """One arm of a comparison: engine + encryption spec + settings shared with its twins."""
+
+    engine: str
+    spec: EncryptionSpec
+    settings: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+    tcp: bool = field(default=False, compare=False)  # servers: listen on 127.0.0.1 too (default: socket only)
+    keep: bool = field(default=False, compare=False)  # leave data directories behind after the run
+
+    @property
+    def label(self) -> str:
+        """File-system-safe label, e.g. ``sqlite-sqlcipher-aes-256-cbc``."""
+        return f"{self.engine}-{self.spec.label}"
+
+
+class Instance(ABC):
+    """One provisioned database for one config. Use as a context manager: leaving it stops it."""
+
+    def __init__(self, config: Config, workdir: Path) -> None:
+        self.config = config
+        self.workdir = workdir
+
+    # lifecycle -----------------------------------------------------------------------------
+    @abstractmethod
+    def start(self) -> None:
+        """Create (first call) and start the database; idempotent."""
+
+    @abstractmethod
+    def stop(self) -> None:
+        """Stop the database cleanly (servers: shutdown, then TERM/KILL); idempotent."""
+
+    def restart(self) -> None:
+        """Stop and start again (cold-cache trials, crash recovery)."""
+        self.stop()
+        self.start()
+
+    def destroy(self) -> None:
+        """Stop and delete everything this instance created on disk (unless kept)."""
+        self.stop()
+
+    def __enter__(self) -> "Instance":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.destroy()
+
+    # use -----------------------------------------------------------------------------------
+    @abstractmethod
+    def connect(self) -> Connection:
+        """A new connection to the benchmark database."""
+
+    @abstractmethod
+    def bulk_load(self, conn: Connection, table: str, columns: list[str], path: Path) -> int:
+        """Load a ``|``-separated ``.tbl`` file into ``table`` by the engine's fastest path; returns rows."""
+
+    def create_schema(self, conn: Connection, statements: list[str]) -> None:
+        """Create the workload's tables (engines that encrypt columns create tables + decrypting views)."""
+        self.execute_all(conn, statements)
+
+    def create_constraints(self, conn: Connection, statements: list[str]) -> None:
+        """Create keys and indexes after the load."""
+        self.execute_all(conn, statements)
+
+    def analyze(self, conn: Connection) -> None:
+        """Refresh optimizer statistics after a load."""
+
+    def plant_canaries(self, markers: list[str]) -> None:
+        """Store one row per marker string the way the workload's data is stored (for at-rest scans)."""
+        conn = self.connect()
+        try:
+            cur = conn.cursor()
+            cur.execute(f"CREATE TABLE {CANARY_TABLE} (id INTEGER PRIMARY KEY, marker VARCHAR(64) NOT NULL)")
+            for i, marker in enumerate(markers, start=1):
+                cur.execute(f"INSERT INTO {CANARY_TABLE} (id, marker) VALUES ({i}, '{marker}')")
+            conn.commit()
+        finally:
+            conn.close()
+
+    @staticmethod
+    def execute_all(conn: Connection, statements: list[str]) -> None:
+        """Run statements in order on one cursor and commit."""
+        cur = conn.cursor()
+        for statement in statements:
+            cur.execute(statement)
+        conn.commit()
+
+    # facts for metrics, verification and the manifest -------------------------------------
+    @property
+    @abstractmethod
+    def data_dir(self) -> Path:
+        """Directory holding every file the database writes (scanned by at-rest verification)."""
+
+    def server_pids(self) -> list[int]:
+        """PIDs of the server process tree (empty for embedded engines: the client is the server)."""
+        return [os.getpid()]
+
+    def settings(self) -> dict[str, Any]:
+        """Effective settings to record in the manifest (never keys or passwords)."""
+        return dict(self.config.settings)
+
+    @abstractmethod
+    def encryption_status(self) -> dict[str, Any]:
+        """What the DBMS itself says about encryption: ``{"enabled": bool, ...details}``."""
+
+    def check_encrypted(self, schema_tables: list[str]) -> None:
+        """Raise :class:`tdebench.errors.RunFailed` if an encrypted config is not encrypted."""
+
+    def flush_to_disk(self) -> None:
+        """Force everything written so far to the files (checkpoint/flush) before a scan."""
+
+    def storage_bytes(self) -> int:
+        """Bytes the database occupies on disk (all files under :attr:`data_dir`)."""
+        return sum(p.stat().st_size for p in self.data_dir.rglob("*") if p.is_file())
+
+
+class Engine(ABC):
+    """A DBMS plug-in."""
+
+    name: ClassVar[str]
+    dialect: ClassVar[str]
+    description: ClassVar[str] = ""
+
+    @abstractmethod
+    def supported_specs(self) -> list[EncryptionSpec]:
+        """Every spec this engine accepts (``none`` included)."""
+
+    @abstractmethod
+    def default_encrypted_spec(self) -> EncryptionSpec:
+        """The spec compared with ``none`` when the user names none."""
+
+    @abstractmethod
+    def check_available(self) -> None:
+        """Raise :class:`tdebench.errors.EnvironmentProblem` if the DBMS cannot run here."""
+
+    @abstractmethod
+    def version(self) -> str:
+        """The DBMS version string."""
+
+    @abstractmethod
+    def create_instance(self, config: Config, workdir: Path) -> Instance:
+        """An unstarted instance for ``config`` living under ``workdir``."""
+
+    def default_settings(self) -> dict[str, str]:
+        """Settings every twin gets unless overridden with ``--server-setting``."""
+        return {}
+
+    def supports(self, spec: EncryptionSpec) -> bool:
+        return spec in self.supported_specs()
+
+    def validate_spec(self, spec: EncryptionSpec) -> None:
+        """Raise UsageError listing what this engine supports if ``spec`` is not among them."""
+        if not self.supports(spec):
+            allowed = ", ".join(str(s) for s in self.supported_specs())
+            raise UsageError(
+                f"engine '{self.name}' does not support encryption '{spec}'",
+                f"use one of: {allowed}",
+            )
+
+    def validate_settings(self, settings: dict[str, str]) -> None:
+        """Raise UsageError for a setting this engine does not understand (default: accept all)."""

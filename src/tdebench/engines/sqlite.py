@@ -1,0 +1,189 @@
+"""SQLite (plain) and SQLCipher 4 (page-level AES-256-CBC) as one embedded engine.
+
+Both twins use the same library, ``sqlcipher3`` (SQLCipher 4 on SQLite 3.x), so they differ only
+in encryption: without ``PRAGMA key`` SQLCipher is plain SQLite. The encrypted twin gets a fresh
+random 256-bit raw key (64 hex digits, so no PBKDF2 on every open) that lives only in memory.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import sqlcipher3
+
+from tdebench.encryption import PLAIN, EncryptionSpec, SecretKey, parse_spec
+from tdebench.engines.base import Config, Connection, Engine, Instance
+from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
+from tdebench.workloads.tpch import schema
+
+SQLCIPHER = parse_spec("sqlcipher:aes-256-cbc")
+# settings a user may change with --server-setting; identical for both twins
+_DEFAULTS = {"page_size": "4096", "cipher_use_hmac": "on", "cache_size": "-2000", "journal_mode": "delete",
+             "synchronous": "full", "temp_store": "default"}
+_CHOICES = {"cipher_use_hmac": ("on", "off"), "journal_mode": ("delete", "wal", "truncate", "memory", "off"),
+            "synchronous": ("off", "normal", "full", "extra"), "temp_store": ("default", "file", "memory")}
+_LOAD_BATCH = 20_000
+
+
+def _converters(table: str) -> list[Callable[[str], Any]]:
+    """Text -> Python value per column: integers, REAL for decimals, text for the rest."""
+    kinds = {"int": int, "bigint": int, "decimal": float}
+    return [kinds.get(c.type.split("(")[0], str) for c in schema.table(table).columns]
+
+
+class SqliteEngine(Engine):
+    """Embedded SQLite/SQLCipher."""
+
+    name = "sqlite"
+    dialect = "sqlite"
+    description = "SQLite 3 file, plain or SQLCipher 4 (AES-256-CBC + HMAC-SHA512 per page)"
+
+    def supported_specs(self) -> list[EncryptionSpec]:
+        return [PLAIN, SQLCIPHER]
+
+    def default_encrypted_spec(self) -> EncryptionSpec:
+        return SQLCIPHER
+
+    def check_available(self) -> None:
+        try:
+            sqlcipher3.connect(":memory:").close()
+        except Exception as exc:  # noqa: BLE001
+            raise EnvironmentProblem(f"sqlcipher3 does not work: {exc}", "pip install sqlcipher3-binary") from exc
+
+    def version(self) -> str:
+        conn = sqlcipher3.connect(":memory:")
+        try:
+            cipher = conn.execute("PRAGMA cipher_version").fetchone()[0]
+            return f"SQLite {sqlcipher3.sqlite_version}, SQLCipher {cipher}"
+        finally:
+            conn.close()
+
+    def default_settings(self) -> dict[str, str]:
+        return dict(_DEFAULTS)
+
+    def validate_settings(self, settings: dict[str, str]) -> None:
+        for key, value in settings.items():
+            if key not in _DEFAULTS:
+                raise UsageError(f"unknown sqlite setting '{key}'", f"use one of: {', '.join(_DEFAULTS)}")
+            allowed = _CHOICES.get(key)
+            if allowed and value.lower() not in allowed:
+                raise UsageError(f"bad value '{value}' for sqlite setting {key}", f"use one of: {', '.join(allowed)}")
+            if key in ("page_size", "cache_size") and not value.lstrip("-").isdigit():
+                raise UsageError(f"bad value '{value}' for sqlite setting {key}", "give an integer")
+        size = int(settings.get("page_size", _DEFAULTS["page_size"]))
+        if size < 512 or size > 65536 or size & (size - 1):
+            raise UsageError(f"bad page_size {size}", "use a power of two from 512 to 65536")
+
+    def create_instance(self, config: Config, workdir: Path) -> "SqliteInstance":
+        return SqliteInstance(config, workdir)
+
+
+class SqliteInstance(Instance):
+    """One database file in its own 0700 directory."""
+
+    def __init__(self, config: Config, workdir: Path) -> None:
+        super().__init__(config, workdir)
+        self._settings = {**_DEFAULTS, **{k: v.lower() for k, v in config.settings.items()}}
+        self._dir = workdir / config.label
+        self.path = self._dir / "tpch.db"
+        self._key = SecretKey.generate(256) if config.spec == SQLCIPHER else None
+
+    @property
+    def encrypted(self) -> bool:
+        return self._key is not None
+
+    @property
+    def data_dir(self) -> Path:
+        return self._dir
+
+    def start(self) -> None:
+        self._dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+
+    def stop(self) -> None:
+        """Nothing runs between connections."""
+
+    def destroy(self) -> None:
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    def connect(self) -> Connection:
+        conn = sqlcipher3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+        s = self._settings
+        if self._key is not None:
+            # raw key: x'<64 hex>' skips PBKDF2; must be the first statement on the connection
+            conn.execute(f"PRAGMA key = \"x'{self._key.hex()}'\"")
+            conn.execute(f"PRAGMA cipher_page_size = {int(s['page_size'])}")
+            conn.execute(f"PRAGMA cipher_use_hmac = {s['cipher_use_hmac'].upper()}")
+        else:
+            conn.execute(f"PRAGMA page_size = {int(s['page_size'])}")
+        conn.execute(f"PRAGMA cache_size = {int(s['cache_size'])}")
+        conn.execute(f"PRAGMA journal_mode = {s['journal_mode'].upper()}")
+        conn.execute(f"PRAGMA synchronous = {s['synchronous'].upper()}")
+        conn.execute(f"PRAGMA temp_store = {s['temp_store'].upper()}")
+        conn.execute("PRAGMA foreign_keys = OFF")
+        return conn
+
+    def bulk_load(self, conn: Connection, table: str, columns: list[str], path: Path) -> int:
+        converters = _converters(table)
+        placeholders = ", ".join("?" for _ in columns)
+        sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({placeholders})"
+        cur = conn.cursor()
+        rows = 0
+        cur.execute("BEGIN")
+        with open(path, newline="", encoding="utf-8") as handle:
+            reader = csv.reader(handle, delimiter="|", quoting=csv.QUOTE_NONE)
+            batch: list[list[Any]] = []
+            for record in reader:
+                batch.append([conv(v) for conv, v in zip(converters, record)])
+                if len(batch) >= _LOAD_BATCH:
+                    cur.executemany(sql, batch)
+                    rows += len(batch)
+                    batch.clear()
+            if batch:
+                cur.executemany(sql, batch)
+                rows += len(batch)
+        cur.execute("COMMIT")
+        return rows
+
+    def analyze(self, conn: Connection) -> None:
+        conn.cursor().execute("ANALYZE")
+
+    def settings(self) -> dict[str, Any]:
+        out: dict[str, Any] = dict(self._settings)
+        if not self.encrypted:
+            out.pop("cipher_use_hmac", None)
+        else:
+            out.update(cipher="AES-256-CBC", kdf="none (raw 256-bit key)", hmac="HMAC-SHA512" if self._settings["cipher_use_hmac"] == "on" else "off")
+        return out
+
+    def encryption_status(self) -> dict[str, Any]:
+        with open(self.path, "rb") as handle:
+            header = handle.read(16)
+        plain_header = header == b"SQLite format 3\x00"
+        status: dict[str, Any] = {"enabled": not plain_header, "file_header_plaintext": plain_header}
+        if self.encrypted:
+            conn = self.connect()
+            try:
+                status["cipher_version"] = conn.execute("PRAGMA cipher_version").fetchone()[0]
+                status["cipher_settings"] = [r[0] for r in conn.execute("PRAGMA cipher_settings").fetchall()
+                                             if not str(r[0]).lower().startswith("pragma key")]
+            finally:
+                conn.close()
+        return status
+
+    def check_encrypted(self, schema_tables: list[str]) -> None:
+        status = self.encryption_status()
+        if self.encrypted and not status["enabled"]:
+            raise RunFailed(f"{self.config.label}: the database file starts with the plaintext SQLite header",
+                            "SQLCipher did not encrypt the file; check the sqlcipher3 installation")
+
+    def flush_to_disk(self) -> None:
+        conn = self.connect()
+        try:
+            if self._settings["journal_mode"] == "wal":
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            conn.close()

@@ -1,0 +1,56 @@
+"""Facts about the machine a run measured on, for the manifest."""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+
+def _cpuinfo() -> tuple[str, list[str]]:
+    model, flags = platform.processor() or "unknown", []
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            key = key.strip()
+            if key == "model name" and model in ("", "unknown", platform.machine()):
+                model = value.strip()
+            elif key == "flags" and not flags:
+                flags = value.split()
+    except OSError:
+        pass
+    return model, flags
+
+
+def _os_release() -> str:
+    try:
+        for line in Path("/etc/os-release").read_text().splitlines():
+            if line.startswith("PRETTY_NAME="):
+                return line.split("=", 1)[1].strip('"')
+    except OSError:
+        pass
+    return platform.platform()
+
+
+def host_facts(path_for_disk: Path | None = None) -> dict[str, Any]:
+    """CPU model and flags (AES-NI), cores, memory, kernel, OS, Python, and the disk holding the data."""
+    model, flags = _cpuinfo()
+    facts: dict[str, Any] = {
+        "hostname": socket.gethostname(),
+        "cpu_model": model,
+        "cpu_flags": flags,
+        "aes_ni": "aes" in flags,
+        "cores": os.cpu_count(),
+        "memory_bytes": psutil.virtual_memory().total,
+        "kernel": platform.release(),
+        "os": _os_release(),
+        "python": platform.python_version(),
+    }
+    if path_for_disk is not None:
+        usage = psutil.disk_usage(str(path_for_disk))
+        facts["disk"] = {"path": str(path_for_disk), "total_bytes": usage.total, "free_bytes": usage.free}
+    return facts

@@ -1,0 +1,145 @@
+"""The run directory: manifest.json, measurements.csv, verification.json, answers/.
+
+Writes are atomic (manifest, verification) or appended and fsync'ed per trial (measurements), so
+a killed run loses at most the trial in flight. Nothing secret is ever written: every text goes
+through :func:`tdebench.encryption.redact` first.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from tdebench.encryption import redact
+from tdebench.errors import UsageError
+
+SCHEMA_VERSION = 1
+COLUMNS = ("run_id", "block", "trial", "config", "engine", "encryption", "workload", "test", "stream",
+           "step", "metric", "value", "unit", "started_at", "status")
+
+
+def utc_now() -> str:
+    """Current time, ISO-8601 UTC with milliseconds."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class Measurement:
+    """One measured value (one row of measurements.csv)."""
+
+    run_id: str
+    block: int
+    trial: int
+    config: str
+    engine: str
+    encryption: str
+    workload: str
+    test: str
+    step: str
+    metric: str
+    value: float
+    unit: str
+    stream: int | None = None
+    started_at: str = field(default_factory=utc_now)
+    status: str = "ok"
+
+    def row(self) -> list[str]:
+        values = asdict(self)
+        values["stream"] = "" if self.stream is None else str(self.stream)
+        values["value"] = repr(float(self.value))
+        return [str(values[c]) for c in COLUMNS]
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temp file + rename, fsync'ed; redacted."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(redact(text))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, data: Any) -> None:
+    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
+
+
+class RunDirectory:
+    """One run's output directory."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / "manifest.json"
+
+    @property
+    def measurements_path(self) -> Path:
+        return self.path / "measurements.csv"
+
+    @property
+    def verification_path(self) -> Path:
+        return self.path / "verification.json"
+
+    def answers_dir(self, config_label: str) -> Path:
+        return self.path / "answers" / config_label
+
+    @classmethod
+    def create(cls, path: Path) -> "RunDirectory":
+        """Create a new, empty run directory; UsageError if it cannot be written or is not empty."""
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            probe = path / ".tdebench-write-test"
+            probe.write_text("ok")
+            probe.unlink()
+        except OSError as exc:
+            raise UsageError(f"cannot write the output directory {path}: {exc.strerror or exc}",
+                             "pass --out with a writable directory") from exc
+        if any(p for p in path.iterdir() if not p.name.startswith(".")):
+            raise UsageError(f"output directory {path} is not empty",
+                             "pass --out with a new or empty directory (or --resume to continue a run)")
+        rundir = cls(path)
+        with open(rundir.measurements_path, "w", newline="", encoding="utf-8") as handle:
+            csv.writer(handle).writerow(COLUMNS)
+        return rundir
+
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        write_json(self.manifest_path, {"schema_version": SCHEMA_VERSION, **manifest})
+
+    def read_manifest(self) -> dict[str, Any]:
+        return json.loads(self.manifest_path.read_text())
+
+    def write_verification(self, verification: dict[str, Any]) -> None:
+        write_json(self.verification_path, verification)
+
+    def append(self, measurements: Iterable[Measurement]) -> None:
+        """Append rows and fsync, so they survive a crash of tdebench or the machine."""
+        buffer = io.StringIO()
+        writer = csv.writer(buffer)
+        for m in measurements:
+            writer.writerow(m.row())
+        text = redact(buffer.getvalue())
+        if not text:
+            return
+        with open(self.measurements_path, "a", newline="", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def read_measurements(self) -> list[dict[str, str]]:
+        with open(self.measurements_path, newline="", encoding="utf-8") as handle:
+            return list(csv.DictReader(handle))

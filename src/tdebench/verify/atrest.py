@@ -1,0 +1,121 @@
+"""At-rest verification: plant canary rows, force them to disk, scan every file for plaintext.
+
+The plain twin must show hits (proof that the scanner works); an encrypted twin must show none in
+the files its scope covers. Works for any engine through the :class:`Instance` interface.
+"""
+
+from __future__ import annotations
+
+import mmap
+import secrets
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tdebench.engines.base import Instance
+
+# plaintext values every TPC-H load contains (customer 1's name, a lineitem ship instruction, ...)
+TPCH_PLAINTEXT = ("Customer#000000001", "Supplier#000000001", "DELIVER IN PERSON", "TAKE BACK RETURN")
+_CHUNK = 1 << 24
+
+
+@dataclass
+class FileScan:
+    """Hits per marker in one file."""
+
+    path: str
+    bytes: int
+    hits: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def total_hits(self) -> int:
+        return sum(self.hits.values())
+
+
+@dataclass
+class ScanResult:
+    """The scan of one instance's data directory."""
+
+    markers: list[str]
+    files: list[FileScan]
+
+    @property
+    def marker_hits(self) -> int:
+        return sum(f.total_hits for f in self.files)
+
+    @property
+    def files_with_hits(self) -> list[str]:
+        return [f.path for f in self.files if f.total_hits]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "markers_searched": len(self.markers),
+            "files_scanned": len(self.files),
+            "bytes_scanned": sum(f.bytes for f in self.files),
+            "marker_hits": self.marker_hits,
+            "files": [asdict(f) for f in self.files],
+        }
+
+
+def new_markers(count: int = 4) -> list[str]:
+    """Random marker strings no database contains by chance."""
+    return [f"TDEBENCH-CANARY-{secrets.token_hex(12)}" for _ in range(count)]
+
+
+def count_in_file(path: Path, needles: list[bytes]) -> dict[str, int]:
+    """Occurrences of each needle in the file, reading it in overlapping chunks."""
+    counts = {n.decode(): 0 for n in needles}
+    size = path.stat().st_size
+    if size == 0:
+        return counts
+    overlap = max(len(n) for n in needles) - 1
+    with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+        start = 0
+        while start < size:
+            end = min(size, start + _CHUNK)
+            window = view[max(0, start - overlap):end]
+            for needle in needles:
+                # count only matches that end inside [start, end) so overlaps are not counted twice
+                pos = window.find(needle)
+                while pos != -1:
+                    if pos + len(needle) > (start - max(0, start - overlap)):
+                        counts[needle.decode()] += 1
+                    pos = window.find(needle, pos + 1)
+            start = end
+    return counts
+
+
+def scan_directory(root: Path, markers: list[str]) -> ScanResult:
+    """Scan every regular file under ``root`` for every marker."""
+    needles = [m.encode() for m in markers]
+    files: list[FileScan] = []
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
+        try:
+            hits = count_in_file(path, needles)
+        except (OSError, ValueError):
+            continue
+        files.append(FileScan(str(path.relative_to(root)), path.stat().st_size, {k: v for k, v in hits.items() if v}))
+    return ScanResult(markers, files)
+
+
+def verify_at_rest(instance: Instance, markers: list[str] | None = None) -> dict[str, Any]:
+    """Plant canaries, flush, scan the data directory; return the verdict for verification.json."""
+    markers = markers or new_markers()
+    instance.plant_canaries(markers)
+    instance.flush_to_disk()
+    canary = scan_directory(instance.data_dir, markers)
+    known = scan_directory(instance.data_dir, list(TPCH_PLAINTEXT))
+    encrypted = not instance.config.spec.is_plain
+    hits = canary.marker_hits + known.marker_hits
+    return {
+        "expected_encrypted": encrypted,
+        "encrypted_on_disk": hits == 0,
+        "passed": (hits == 0) if encrypted else (hits > 0),
+        "marker_hits": canary.marker_hits,
+        "known_plaintext_hits": known.marker_hits,
+        "files_scanned": len(canary.files),
+        "bytes_scanned": sum(f.bytes for f in canary.files),
+        "files_with_hits": sorted(set(canary.files_with_hits) | set(known.files_with_hits)),
+        "files": [asdict(f) for f in canary.files],
+        "known_plaintext": known.to_json()["files"],
+    }
