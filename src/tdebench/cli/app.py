@@ -9,7 +9,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Optional
 
-import click
 import typer
 from rich.console import Console
 
@@ -112,35 +111,53 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, _terminate)
     command = typer.main.get_command(app)
     try:
-        code = command.main(args=args, prog_name="tdebench", standalone_mode=False)
-    except click.exceptions.Exit as exc:
-        code = exc.exit_code
-    except click.UsageError as exc:
-        hint = f"; see 'tdebench {exc.ctx.info_name if exc.ctx and exc.ctx.parent else ''} --help'".replace("  ", " ")
-        err.print(f"tdebench: error: {exc.format_message()}{hint}", markup=False, highlight=False)
-        code = 2
-    except click.Abort:
-        err.print("tdebench: interrupted", markup=False)
-        code = 130
+        try:
+            code = command.main(args=args, prog_name="tdebench", standalone_mode=False)
+        except Exception as exc:  # noqa: BLE001 - click's own exceptions (typer may vendor click)
+            code = _click_exit_code(exc)
+            if code is None:
+                raise
     except KeyboardInterrupt:
-        err.print("tdebench: interrupted; servers stopped and temporary data removed", markup=False)
+        _fail("tdebench: interrupted; servers stopped and temporary data removed")
         code = 130
     except TdebenchError as exc:
         if _DEBUG:
             traceback.print_exc()
-        err.print(f"tdebench: error: {redact(exc.one_line())}", markup=False, highlight=False)
+        _fail(f"tdebench: error: {redact(exc.one_line())}")
         code = exc.exit_code
     except Exception as exc:  # noqa: BLE001 - last resort: one line, traceback only with --debug
         if _DEBUG:
             traceback.print_exc()
-        err.print(f"tdebench: internal error: {type(exc).__name__}: {redact(str(exc))} (rerun with --debug for a traceback)",
-                  markup=False, highlight=False)
+        _fail(f"tdebench: internal error: {type(exc).__name__}: {redact(str(exc))} (rerun with --debug for a traceback)")
         code = 1
     finally:
         from tdebench.engines.process import stop_all
 
         stop_all()
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _click_exit_code(exc: Exception) -> int | None:
+    """Exit code for click's Exit/UsageError/Abort (matched by class name: typer may vendor click)."""
+    if isinstance(exc, TdebenchError):
+        return None
+    kinds = {cls.__name__ for cls in type(exc).__mro__}
+    if "Exit" in kinds:
+        return int(getattr(exc, "exit_code", 0))
+    if "UsageError" in kinds:
+        ctx = getattr(exc, "ctx", None)
+        command = ctx.command_path if ctx is not None else "tdebench"
+        _fail(f"tdebench: error: {exc.format_message()}; see '{command} --help'")  # type: ignore[attr-defined]
+        return 2
+    if "Abort" in kinds:
+        _fail("tdebench: interrupted")
+        return 130
+    return None
+
+
+def _fail(line: str) -> None:
+    """Errors are one plain line on stderr (never wrapped by rich)."""
+    print(line.replace("\n", " | ") if not _DEBUG else line, file=sys.stderr, flush=True)
 
 
 def _terminate(signum: int, frame: object) -> None:

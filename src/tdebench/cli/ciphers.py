@@ -1,0 +1,90 @@
+"""``tdebench ciphers``: this machine's cipher throughput per core (what encryption itself can cost)."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from tdebench.errors import UsageError
+from tdebench.measure.ciphers import (
+    DEFAULT_BLOCK, DEFAULT_SECONDS, DECRYPT, ENCRYPT, REFERENCE, CipherSpeed, cpu_facts, lookup, measure_ciphers,
+    save_table, table_to_json,
+)
+
+
+def _check(seconds: float, block_bytes: int) -> None:
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise UsageError(f"--seconds must be a positive number of seconds, not {seconds}",
+                         "give e.g. --seconds 0.3 (each cipher and direction is timed for about that long)")
+    if block_bytes < 16 or block_bytes % 16 or block_bytes > 64 * 1024 * 1024:
+        raise UsageError(f"--block-bytes must be a multiple of 16 between 16 and 67108864, not {block_bytes}",
+                         "give e.g. --block-bytes 16384 (the 16 KiB buffers of `openssl speed -evp`)")
+
+
+def _relative(speed: CipherSpeed, table: list[CipherSpeed]) -> str:
+    reference = lookup(table, REFERENCE, speed.operation if speed.operation in (ENCRYPT, DECRYPT) else ENCRYPT)
+    if reference is None or reference.bytes_per_second <= 0:
+        return "-"
+    ratio = speed.bytes_per_second / reference.bytes_per_second
+    return f"{ratio:.2f}×" if ratio >= 0.1 else f"1/{1 / ratio:.0f}"
+
+
+def _render(table: list[CipherSpeed], facts: dict, console: Console) -> None:
+    view = Table(title=f"Cipher throughput per core ({table[0].block_bytes // 1024 or table[0].block_bytes} "
+                       f"{'KiB' if table[0].block_bytes >= 1024 else 'B'} buffers)", title_justify="left")
+    view.add_column("cipher")
+    view.add_column("operation")
+    view.add_column("MB/s per core", justify="right")
+    view.add_column("GB/s", justify="right")
+    view.add_column("± spread", justify="right")
+    view.add_column(f"vs {REFERENCE}", justify="right")
+    view.add_column("note", overflow="fold")
+    for speed in table:
+        view.add_row(speed.name, speed.operation, f"{speed.mib_per_second:,.0f}", f"{speed.gb_per_second:.3f}",
+                     f"{speed.spread_pct:.0f}%", _relative(speed, table), speed.note)
+    console.print(view)
+    aes = {True: "yes (the 'aes' flag is in /proc/cpuinfo)", False: "NO (no 'aes' flag in /proc/cpuinfo): AES runs in "
+           "software and costs far more", None: "unknown (/proc/cpuinfo unreadable)"}[facts.get("aes_ni")]
+    console.print(f"CPU: {facts.get('cpu_model')}, {facts.get('cores')} cores; AES-NI: {aes}")
+    console.print(f"Library: cryptography {facts.get('cryptography')} with {facts.get('openssl', 'OpenSSL ?')}. "
+                  "MB/s = 1024² bytes per second of one core's CPU time; median of 5 interleaved repetitions; "
+                  "'± spread' = (max - min) / median. Bytes read ÷ decrypt speed + bytes written ÷ encrypt speed "
+                  "is the least time encryption itself can add.", highlight=False)
+
+
+def ciphers_command(
+    seconds: Annotated[float, typer.Option(
+        "--seconds", help="CPU seconds spent timing each cipher and direction (after a warm-up).")] = DEFAULT_SECONDS,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON instead of a table.")] = False,
+    block_bytes: Annotated[int, typer.Option(
+        "--block-bytes", help="Buffer size per cipher call, a multiple of 16 (openssl speed: 16384).")] = DEFAULT_BLOCK,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", help="Also write the table as JSON to this file (e.g. into a run directory).")] = None,
+) -> None:
+    """Measure this machine's cipher speed per core: AES CBC/CTR/GCM/XTS, 3DES, ChaCha20-Poly1305, AES-SIV."""
+    _check(seconds, block_bytes)
+    console = Console() if sys.stdout.isatty() else Console(width=140)
+    err = Console(stderr=True)
+    with Progress(TextColumn("timing ciphers"), BarColumn(), TimeRemainingColumn(), console=err,
+                  transient=True, disable=not err.is_terminal) as progress:
+        task = progress.add_task("ciphers", total=None)
+        table = measure_ciphers(seconds, block_bytes,
+                                progress=lambda done, total: progress.update(task, completed=done, total=total))
+    document = table_to_json(table, seconds)
+    if out is not None:
+        save_table(out, table, seconds)
+    if as_json:
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+        sys.stdout.flush()
+        return
+    _render(table, {**cpu_facts(), **document}, console)
+    if out is not None:
+        console.print(f"written: {out}")
