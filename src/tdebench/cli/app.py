@@ -48,13 +48,22 @@ def _parse_settings(items: list[str]) -> dict[str, str]:
 
 @app.command("run")
 def run_command(
-    engine: Annotated[str, typer.Option(help="Engine: sqlite (default), see `tdebench engines`.")] = "sqlite",
+    experiment: Annotated[Optional[Path], typer.Argument(
+        help="Experiment file (TOML); its [run] keys are the options below.", show_default=False)] = None,
+    engine: Annotated[str, typer.Option(help="Engine(s), comma-separated: sqlite (default), mariadb, postgres.")] = "sqlite",
     encryption: Annotated[Optional[str], typer.Option(
-        help="Comma-separated encryption specs; default: none plus the engine's default encrypted spec.")] = None,
+        help="Comma-separated encryption specs; default: none plus each engine's default encrypted spec.")] = None,
     sf: Annotated[float, typer.Option(help="TPC-H scale factor.")] = 0.01,
-    trials: Annotated[int, typer.Option(help="Measured trials per config (after one warm-up).")] = 3,
+    tests: Annotated[str, typer.Option(help="TPC-H tests: power, throughput or power,throughput.")] = "power",
+    streams: Annotated[Optional[int], typer.Option(help="Throughput streams (default: spec minimum, at least 2).")] = None,
+    trials: Annotated[int, typer.Option(help="Measured trials per config (after the warm-up).")] = 3,
     warmup: Annotated[int, typer.Option(help="Warm-up trials per config, discarded (0 or 1).")] = 1,
+    cache: Annotated[str, typer.Option(help="warm, or cold: restart the server and drop the OS page cache before each trial.")] = "warm",
+    reset: Annotated[str, typer.Option(help="none, or snapshot: restore the loaded data before every trial.")] = "none",
+    query_timeout: Annotated[float, typer.Option(help="Cancel a query after this many seconds (0 = never).")] = 0.0,
+    max_failures: Annotated[int, typer.Option(help="Consecutive failed trials before a config is abandoned.")] = 3,
     out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default results/<time>-<engine>).")] = None,
+    resume: Annotated[Optional[Path], typer.Option(help="Continue a killed run in this run directory.")] = None,
     keep_answers: Annotated[bool, typer.Option(help="Write every config's query answers under answers/.")] = False,
     data_dir: Annotated[Optional[Path], typer.Option(help="Where TPC-H data is generated and cached.")] = None,
     server_setting: Annotated[list[str], typer.Option(help="KEY=VALUE engine setting, same for every twin; repeatable.")] = [],
@@ -65,14 +74,24 @@ def run_command(
     report: Annotated[bool, typer.Option(help="Build the HTML/Markdown report at the end.")] = True,
 ) -> None:
     """Compare twin configurations on TPC-H (default: SQLite vs SQLCipher, SF 0.01, 3 trials)."""
-    from tdebench.cli.run import execute_run
+    from tdebench.cli import run as runner
+    from tdebench.results.rundir import RunDirectory
 
-    code = execute_run(
-        engine=engine, encryption=encryption, sf=sf, trials=trials, warmup=warmup, out_dir=out_dir,
-        keep_answers=keep_answers, data_dir=data_dir, settings=_parse_settings(server_setting), seed=seed,
-        work_dir=work_dir, tcp=tcp, keep=keep, report=report, console=out, err_console=err,
-    )
-    raise typer.Exit(code)
+    if resume is not None:
+        raise typer.Exit(runner.resume_run(resume, work_dir=work_dir, report=report, console=out, err_console=err))
+    if experiment is not None:
+        plan, parsed = runner.load_plan_file(experiment)
+        target = out_dir or (Path(parsed.run.out) if parsed.run.out else None)
+    else:
+        options = {"sf": sf, "tests": [t.strip() for t in tests.split(",") if t.strip()], "streams": streams,
+                   "trials": trials, "warmup": warmup, "cache": cache, "reset": reset, "query_timeout": query_timeout,
+                   "max_failures": max_failures, "seed": seed, "keep_answers": keep_answers,
+                   "data_dir": str(data_dir) if data_dir else None, "tcp": tcp, "keep": keep}
+        parsed = runner.experiment_from_options(engine, encryption, _parse_settings(server_setting), options)
+        plan = runner.plan_from_experiment(parsed)
+        target = out_dir
+    rundir = RunDirectory.create(target or default_out_dir("-".join(sorted({c.engine for c in plan.configs}))))
+    raise typer.Exit(runner.execute_plan(plan, rundir, work_dir=work_dir, report=report, console=out, err_console=err))
 
 
 @app.command("engines")

@@ -1,64 +1,137 @@
-"""`tdebench run`: build the plan from options, execute it, summarize, report."""
+"""`tdebench run`: build the plan from an experiment file or options, execute it, summarize, report."""
 
 from __future__ import annotations
 
+import csv
+import os
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
-from tdebench.encryption import parse_spec_list
+from tdebench.config import Experiment, load_experiment, validate_experiment
+from tdebench.encryption import parse_spec, parse_spec_list
 from tdebench.engines import get_engine
 from tdebench.engines.base import Config
 from tdebench.errors import UsageError
-from tdebench.results.rundir import RunDirectory
+from tdebench.results.rundir import COLUMNS, RunDirectory
 from tdebench.runner.orchestrator import Orchestrator
-from tdebench.runner.plan import RunPlan
+from tdebench.runner.plan import RunPlan, plan_from_json
 
 
-def build_plan(engine_name: str, encryption: str | None, sf: float, trials: int, warmup: int,
-               settings: dict[str, str], seed: int | None, keep_answers: bool, data_dir: Path | None,
-               tcp: bool, keep: bool) -> RunPlan:
-    """Validate every option and spec before any work starts."""
-    engine = get_engine(engine_name)
+def experiment_from_options(engines: str, encryption: str | None, settings: dict[str, str],
+                            run: dict[str, Any]) -> Experiment:
+    """Flags in the experiment-file vocabulary: each spec goes to every listed engine that supports it."""
+    names = [n.strip() for n in engines.split(",") if n.strip()]
+    if not names:
+        raise UsageError("empty --engine", "name at least one engine, e.g. --engine sqlite")
+    sections = []
     specs = parse_spec_list(encryption) if encryption else None
-    if specs is None:
-        specs = [spec for spec in engine.supported_specs() if spec.is_plain] + [engine.default_encrypted_spec()]
-    for spec in specs:
-        engine.validate_spec(spec)
-    merged = {**engine.default_settings(), **settings}
-    engine.validate_settings(merged)
-    configs = [Config(engine.name, spec, dict(merged), tcp=tcp, keep=keep) for spec in specs]
-    extra = {"seed": seed} if seed is not None else {}
-    return RunPlan(configs=configs, sf=sf, trials=trials, warmup_trials=warmup, keep_answers=keep_answers,
-                   data_dir=data_dir, **extra)
+    for name in names:
+        engine = get_engine(name)
+        if specs is None:
+            mine = ["none", str(engine.default_encrypted_spec())]
+        else:
+            mine = [str(s) for s in specs if engine.supports(s)]
+            if len(names) == 1:
+                for spec in specs:
+                    engine.validate_spec(spec)
+        sections.append({"name": name, "encryption": mine, "settings": settings})
+    if specs is not None and len(names) > 1:
+        for spec in specs:
+            if not any(get_engine(n).supports(spec) for n in names):
+                raise UsageError(f"no listed engine supports encryption '{spec}'", "run `tdebench engines` for the specs each supports")
+    return validate_experiment({"run": {k: v for k, v in run.items() if v is not None}, "engines": sections},
+                               "command line")
 
 
-def execute_run(*, engine: str, encryption: str | None, sf: float, trials: int, warmup: int, out_dir: Path | None,
-                keep_answers: bool, data_dir: Path | None, settings: dict[str, str], seed: int | None,
-                work_dir: Path | None, tcp: bool, keep: bool, report: bool, console: Console,
-                err_console: Console) -> int:
-    """Run and return the exit code: 0 all good, 1 failures or differing answers."""
-    from tdebench.cli.app import default_out_dir
+def plan_from_experiment(experiment: Experiment) -> RunPlan:
+    """Validate engines, specs and settings of an experiment before any work starts."""
+    configs: list[Config] = []
+    r = experiment.run
+    for section in experiment.engines:
+        engine = get_engine(section.name)
+        specs = [parse_spec(t) for t in section.encryption] or [parse_spec("none"), engine.default_encrypted_spec()]
+        for spec in specs:
+            engine.validate_spec(spec)
+        merged = {**engine.default_settings(), **{k.lower(): str(v).lower() if isinstance(v, bool) else str(v)
+                                                   for k, v in section.settings.items()}}
+        engine.validate_settings(merged)
+        configs.extend(Config(engine.name, spec, dict(merged), tcp=r.tcp, keep=r.keep) for spec in specs)
+    extra = {"seed": r.seed} if r.seed is not None else {}
+    return RunPlan(configs=configs, sf=r.sf, trials=r.trials, warmup_trials=r.warmup, tests=tuple(r.tests),
+                   keep_answers=r.keep_answers, data_dir=Path(r.data_dir) if r.data_dir else None, cache=r.cache,
+                   streams=r.streams, reset=r.reset, query_timeout=r.query_timeout, max_failures=r.max_failures,
+                   **extra)
+
+
+def completed_trials(rundir: RunDirectory) -> set[tuple[int, str]]:
+    """(block, config) of every trial recorded as finished (ok or failed) in measurements.csv."""
+    return {(int(r["block"]), r["config"]) for r in rundir.read_measurements()
+            if r["test"] == "trial" and r["metric"] == "completed"}
+
+
+def mark_unfinished(rundir: RunDirectory, done: set[tuple[int, str]]) -> int:
+    """Rows of trials in flight when the run died become status 'aborted'; load rows 'superseded' (reloaded)."""
+    rows = rundir.read_measurements()
+    changed = 0
+    for row in rows:
+        if row["status"] in ("aborted", "superseded"):
+            continue
+        block = int(row["block"])
+        if row["test"] in ("load", "validation", "storage"):
+            row["status"], changed = "superseded", changed + 1
+        elif (block, row["config"]) not in done:
+            row["status"], changed = "aborted", changed + 1
+    tmp = rundir.measurements_path.with_suffix(".csv.tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, rundir.measurements_path)
+    return changed
+
+
+def execute_plan(plan: RunPlan, rundir: RunDirectory, *, work_dir: Path | None, report: bool, console: Console,
+                 err_console: Console, completed: set[tuple[int, str]] | None = None,
+                 manifest: dict[str, Any] | None = None) -> int:
+    """Run and return the exit code: 0 all good, 1 failures, abandoned configs or differing answers."""
     from tdebench.cli.summary import print_summary
     from tdebench.cli.ui import RichListener
 
-    plan = build_plan(engine, encryption, sf, trials, warmup, settings, seed, keep_answers, data_dir, tcp, keep)
-    rundir = RunDirectory.create(out_dir or default_out_dir(engine))
-    console.print(f"tdebench: {', '.join(plan.labels)} · TPC-H SF {plan.sf:g} · {plan.trials} trials "
-                  f"(+{plan.warmup_trials} warm-up) → {rundir.path}")
+    tests = "+".join(plan.tests)
+    console.print(f"tdebench: {', '.join(plan.labels)} · TPC-H {tests} SF {plan.sf:g} · {plan.trials} trials "
+                  f"(+{plan.warmup_trials} warm-up) · cache {plan.cache} → {rundir.path}")
     with RichListener(err_console) as listener:
-        outcome = Orchestrator(plan, rundir, listener, work_root=work_dir).execute()
+        outcome = Orchestrator(plan, rundir, listener, work_root=work_dir, completed=completed,
+                               manifest=manifest).execute()
     print_summary(rundir.path, console)
     if report:
         path = build_report_for(rundir.path, err_console)
         if path is not None:
             console.print(f"report: {path}")
-    for problem in outcome.problems:
-        err_console.print(f"tdebench: PROBLEM: {problem}", markup=False)
-    for step in outcome.failed_steps:
-        err_console.print(f"tdebench: FAILED: {step}", markup=False)
+    for line in [*(f"PROBLEM: {p}" for p in outcome.problems), *(f"FAILED: {s}" for s in outcome.failed_steps),
+                 *(f"ABANDONED: {a}" for a in outcome.abandoned)]:
+        err_console.print(f"tdebench: {line}", markup=False)
     console.print(f"results: {rundir.path}")
     return 0 if outcome.ok else 1
+
+
+def resume_run(run_dir: Path, *, work_dir: Path | None, report: bool, console: Console, err_console: Console) -> int:
+    """Continue a killed run: completed trials are kept, the trial in flight is redone."""
+    check_run_dir(run_dir)
+    rundir = RunDirectory(run_dir)
+    manifest = rundir.read_manifest()
+    if manifest.get("status") == "completed":
+        raise UsageError(f"run {run_dir} is already completed", "start a new run with a new --out")
+    plan = plan_from_json(manifest["plan"])
+    done = completed_trials(rundir)
+    mark_unfinished(rundir, done)
+    console.print(f"resuming {run_dir}: {len(done)} trial(s) already done")
+    return execute_plan(plan, rundir, work_dir=work_dir, report=report, console=console, err_console=err_console,
+                        completed=done, manifest=manifest)
 
 
 def check_run_dir(run_dir: Path) -> None:
@@ -69,13 +142,17 @@ def check_run_dir(run_dir: Path) -> None:
 
 
 def build_report_for(run_dir: Path, err_console: Console) -> Path | None:
-    """Build the report if the report package is present; a report failure never loses results."""
-    try:
-        from tdebench.report import build_report  # type: ignore[attr-defined]
-    except ImportError:
-        return None
+    """Build the report; a report failure never loses results."""
+    from tdebench.report import build_report
+
     try:
         return build_report(run_dir)
     except Exception as exc:  # noqa: BLE001 - the measurements are safe; say what went wrong
         err_console.print(f"tdebench: report could not be built: {type(exc).__name__}: {exc}", markup=False)
         return None
+
+
+def load_plan_file(path: Path) -> tuple[RunPlan, Experiment]:
+    """An experiment file -> validated plan."""
+    experiment = load_experiment(path)
+    return plan_from_experiment(experiment), experiment

@@ -9,6 +9,7 @@ explicitly in :mod:`tdebench.engines`.
 from __future__ import annotations
 
 import os
+import shutil
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +61,44 @@ class Instance(ABC):
     @abstractmethod
     def stop(self) -> None:
         """Stop the database cleanly (servers: shutdown, then TERM/KILL); idempotent."""
+
+    def alive(self) -> bool:
+        """False once the server has died (embedded engines are always alive)."""
+        return True
+
+    def interrupt(self, conn: Connection) -> None:
+        """Cancel the statement running on ``conn`` (query timeouts). Called from another thread."""
+        if hasattr(conn, "interrupt"):  # sqlite3 / sqlcipher3
+            conn.interrupt()
+        elif hasattr(conn, "cancel"):  # psycopg
+            conn.cancel()
+        elif hasattr(conn, "thread_id"):  # PyMySQL / mysqlclient: KILL QUERY from a second connection
+            other = self.connect()
+            try:
+                other.cursor().execute(f"KILL QUERY {int(conn.thread_id())}")
+            finally:
+                other.close()
+
+    def snapshot(self, target: Path) -> None:
+        """Copy the loaded database to ``target`` (stopped while copying) for cheap resets."""
+        self.stop()
+        try:
+            shutil.copytree(self.data_dir, target, ignore=_special_files, symlinks=True)
+        finally:
+            self.start()
+
+    def restore(self, source: Path) -> None:
+        """Replace the database with a snapshot taken by :meth:`snapshot`."""
+        self.stop()
+        try:
+            owner = self.data_dir.stat()
+            shutil.rmtree(self.data_dir)
+            shutil.copytree(source, self.data_dir, ignore=_special_files, symlinks=True)
+            if os.geteuid() == 0:  # servers run as an unprivileged user: give the files back to it
+                for path in [self.data_dir, *self.data_dir.rglob("*")]:
+                    os.lchown(path, owner.st_uid, owner.st_gid)
+        finally:
+            self.start()
 
     def restart(self) -> None:
         """Stop and start again (cold-cache trials, crash recovery)."""
@@ -144,6 +183,12 @@ class Instance(ABC):
     def storage_bytes(self) -> int:
         """Bytes the database occupies on disk (all files under :attr:`data_dir`)."""
         return sum(p.stat().st_size for p in self.data_dir.rglob("*") if p.is_file())
+
+
+def _special_files(directory: str, names: list[str]) -> list[str]:
+    """Sockets, FIFOs and the like are not copied (they belong to a running server)."""
+    return [n for n in names if not (os.path.isdir(os.path.join(directory, n))
+                                     or os.path.isfile(os.path.join(directory, n)))]
 
 
 class Engine(ABC):

@@ -124,6 +124,7 @@ class SqliteInstance(Instance):
         conn.execute(f"PRAGMA synchronous = {s['synchronous'].upper()}")
         conn.execute(f"PRAGMA temp_store = {s['temp_store'].upper()}")
         conn.execute("PRAGMA foreign_keys = OFF")
+        conn.execute("PRAGMA busy_timeout = 600000")  # throughput test: readers wait for the refresh stream
         return conn
 
     def bulk_load(self, conn: Connection, table: str, columns: list[str], path: Path) -> int:

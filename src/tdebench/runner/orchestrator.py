@@ -1,4 +1,9 @@
-"""Execute a plan: provision twins, load identical data, verify, run interleaved trials, check answers."""
+"""Execute a plan: provision twins, load identical data, verify, run interleaved trials, check answers.
+
+Faults: a trial that fails (server died, query error, refresh error) is recorded as failed with the reason,
+the instance is restarted and the run goes on; after ``max_failures`` consecutive failures a config is
+abandoned while the others continue. Resume: trials recorded as completed in measurements.csv are skipped.
+"""
 
 from __future__ import annotations
 
@@ -13,18 +18,22 @@ from typing import Any
 from tdebench import __version__
 from tdebench.encryption import redact
 from tdebench.engines import get_engine
-from tdebench.engines.base import Engine, Instance
+from tdebench.engines.base import Config, Engine, Instance
 from tdebench.errors import RunFailed, TdebenchError
 from tdebench.measure.host import host_facts
-from tdebench.results.rundir import Measurement, RunDirectory, utc_now
+from tdebench.results.rundir import RunDirectory, utc_now
+from tdebench.runner import cache
 from tdebench.runner.events import RunListener
 from tdebench.runner.plan import Block, RunPlan
+from tdebench.runner.recorder import Recorder
+from tdebench.runner.trial import TrialPlan, TrialResult, run_trial
 from tdebench.verify.answers import AnswerSet, answer_verdicts, load_reference
 from tdebench.verify.atrest import verify_at_rest
 from tdebench.workloads.tpch import answers, schema
 from tdebench.workloads.tpch.datagen import ensure_data
 from tdebench.workloads.tpch.loader import LoadResult, load_tpch
-from tdebench.workloads.tpch.power import StreamResult, run_stream
+from tdebench.workloads.tpch.power import run_stream
+from tdebench.workloads.tpch.refresh import RefreshSet, expected_counts_from_data, refresh_set
 
 
 @dataclass
@@ -34,43 +43,61 @@ class RunOutcome:
     rundir: RunDirectory
     failed_steps: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    abandoned: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not self.failed_steps and not self.problems
+        return not self.failed_steps and not self.problems and not self.abandoned
+
+
+@dataclass
+class ConfigState:
+    """Per config: its instance, the update sets applied since load/restore, consecutive failures."""
+
+    config: Config
+    engine: Engine
+    instance: Instance
+    applied: list[RefreshSet] = field(default_factory=list)
+    failures_in_a_row: int = 0
+    snapshot: Path | None = None
+    abandoned: bool = False
 
 
 class Orchestrator:
     """Runs one plan into one run directory."""
 
     def __init__(self, plan: RunPlan, rundir: RunDirectory, listener: RunListener | None = None,
-                 command_line: list[str] | None = None, work_root: Path | None = None) -> None:
+                 command_line: list[str] | None = None, work_root: Path | None = None,
+                 completed: set[tuple[int, str]] | None = None, manifest: dict[str, Any] | None = None) -> None:
         self.plan = plan
         self.rundir = rundir
         self.ui = listener or RunListener()
         self.command_line = command_line or sys.argv
         self.work_root = work_root
+        self.completed = completed or set()
         self.run_id = rundir.path.name
         self.engines: dict[str, Engine] = {c.engine: get_engine(c.engine) for c in plan.configs}
-        self.instances: dict[str, Instance] = {}
+        self.states: dict[str, ConfigState] = {}
         self.answer_sets: dict[str, AnswerSet] = {}
+        self.digests: dict[tuple[int, str], dict[int, str]] = {}
         self.verification: dict[str, Any] = {"schema_version": 1, "configs": {}}
-        self.manifest: dict[str, Any] = {}
+        self.manifest: dict[str, Any] = manifest or {}
         self.outcome = RunOutcome(rundir)
+        self.data_dir = Path()
 
     # ------------------------------------------------------------------------------------------
     def execute(self) -> RunOutcome:
         """Do the whole run; instances are destroyed on success, error and Ctrl-C."""
         for engine in self.engines.values():
             engine.check_available()
-        data_dir, data_facts = self._data()
-        self._start_manifest(data_dir, data_facts)
+        self.data_dir, data_facts = self._data()
+        self._start_manifest(data_facts)
         try:
             with ExitStack() as stack:
                 workdir = self._workdir(stack)
                 for config in self.plan.configs:
-                    self._provision(stack, config, workdir, data_dir)
-                self._write_verification()
+                    self._provision(stack, config, workdir)
+                self._check_answers()
                 for block in self.plan.blocks():
                     self._run_block(block)
             self._check_answers()
@@ -95,34 +122,59 @@ class Orchestrator:
         root.mkdir(parents=True, exist_ok=True)
         workdir = Path(tempfile.mkdtemp(prefix=f"tdebench-{self.run_id}-", dir=root))
         workdir.chmod(0o711)  # servers running as an unprivileged user must traverse it
-        keep = any(c.keep for c in self.plan.configs)
-        if keep:
+        if any(c.keep for c in self.plan.configs):
             self.ui.message(f"keeping instance data under {workdir}")
         else:
             stack.callback(shutil.rmtree, workdir, True)
         return workdir
 
     # ------------------------------------------------------------------------------------------
-    def _provision(self, stack: ExitStack, config, workdir: Path, data_dir: Path) -> None:
+    def _provision(self, stack: ExitStack, config: Config, workdir: Path) -> None:
         engine = self.engines[config.engine]
         instance = engine.create_instance(config, workdir)
         stack.callback(instance.destroy)
         self.ui.task_started(f"load-{config.label}", f"load {config.label}", len(schema.TABLES))
         instance.start()
-        self.instances[config.label] = instance
+        state = ConfigState(config, engine, instance)
+        self.states[config.label] = state
+        rec = self._recorder(config.label, 0)
 
         def on_table(table: str, rows: int, seconds: float) -> None:
             self.ui.task_advanced(f"load-{config.label}", 1, f"load {config.label}: {table}")
-            size = (data_dir / f"{table}.tbl").stat().st_size
-            self._record(config.label, 0, 0, "load", table, [("elapsed", seconds, "s"), ("rows", rows, "rows"),
-                                                              ("input_bytes", size, "bytes")])
+            rec.add("load", table, "elapsed", seconds, "s")
+            rec.add("load", table, "rows", rows, "rows")
+            rec.add("load", table, "input_bytes", (self.data_dir / f"{table}.tbl").stat().st_size, "bytes")
 
-        load = load_tpch(instance, engine.dialect, data_dir, on_table)
+        load = load_tpch(instance, engine.dialect, self.data_dir, on_table)
         self.ui.task_finished(f"load-{config.label}")
-        self._record(config.label, 0, 0, "load", "total", [("elapsed", load.total_seconds, "s")])
-        self._record(config.label, 0, 0, "load", "constraints", [("elapsed", load.constraints_seconds, "s")])
+        rec.add("load", "total", "elapsed", load.total_seconds, "s")
+        rec.add("load", "constraints", "elapsed", load.constraints_seconds, "s")
+        self._validate(state, rec)
         self._verify_instance(config.label, instance)
-        self._record_config(config.label, instance, engine, load)
+        rec.add("storage", "total", "bytes", instance.storage_bytes(), "bytes")
+        self.rundir.append(rec.rows)
+        self._record_config(state, load)
+        if self.plan.reset == "snapshot":
+            state.snapshot = workdir / f"{config.label}.snapshot"
+            self.ui.message(f"snapshot of {config.label} for resets between trials")
+            instance.snapshot(state.snapshot)
+
+    def _validate(self, state: ConfigState, rec: Recorder) -> None:
+        """Stream 0 once on the freshly loaded data: these answers are checked against twin and reference."""
+        label = state.config.label
+        self.ui.task_started("trial", f"validation {label}", 22)
+        result = run_stream(state.instance, state.engine.dialect, self.plan.sf, 0,
+                            on_query=lambda run: self.ui.task_advanced("trial", 1))
+        self.ui.task_finished("trial")
+        for run in result.runs:
+            rec.add("validation", f"q{run.number:02d}", "elapsed", run.seconds, "s", 0)
+        for number, error in result.failures.items():
+            self.outcome.failed_steps.append(f"{label} validation q{number:02d}: {redact(error)}")
+        self.answer_sets[label] = {run.number: [answers.normalize_row(r) for r in run.rows] for run in result.runs}
+        if self.plan.keep_answers:
+            target = self.rundir.answers_dir(label)
+            for run in result.runs:
+                answers.write_answer_csv(target / f"q{run.number:02d}.csv", run.columns, run.rows)
 
     def _verify_instance(self, label: str, instance: Instance) -> None:
         """Status query + at-rest scan; an encrypted config that is not encrypted is refused."""
@@ -143,97 +195,171 @@ class Orchestrator:
             raise RunFailed(f"at-rest verification failed for {label}: {what}",
                             "do not trust this configuration; see verification.json")
 
-    def _record_config(self, label: str, instance: Instance, engine: Engine, load: LoadResult) -> None:
-        entry = {"label": label, "engine": engine.name, "encryption": str(instance.config.spec),
+    def _record_config(self, state: ConfigState, load: LoadResult) -> None:
+        instance, engine = state.instance, state.engine
+        entry = {"label": state.config.label, "engine": engine.name, "encryption": str(instance.config.spec),
                  "engine_version": engine.version(), "dialect": engine.dialect, "settings": instance.settings(),
                  "storage_bytes": instance.storage_bytes(), "load_seconds": round(load.total_seconds, 6),
                  "load_rows": load.rows}
         breakdown = getattr(instance, "storage_breakdown", None)
         if callable(breakdown):
             entry["storage"] = breakdown()
-        self.manifest.setdefault("configs", []).append(entry)
+        configs = [c for c in self.manifest.get("configs", []) if c.get("label") != state.config.label]
+        self.manifest["configs"] = [*configs, entry]
         self.rundir.write_manifest(self.manifest)
 
     # ------------------------------------------------------------------------------------------
     def _run_block(self, block: Block) -> None:
         for label in block.order:
-            trial = block.number
-            name = "warm-up" if block.warmup else f"trial {trial}/{self.plan.trials}"
-            self.ui.task_started("trial", f"{name} {label}", 22)
-            result = run_stream(self.instances[label], self.engines[self.plan.config(label).engine].dialect,
-                                self.plan.sf, on_query=lambda run: self.ui.task_advanced("trial", 1))
+            state = self.states[label]
+            if (block.number, label) in self.completed:
+                continue
+            if state.abandoned:
+                continue
+            self._run_one(block, state)
+
+    def _trial_plan(self, block: Block) -> TrialPlan:
+        sets = [refresh_set(self.plan.sf, u) for u in self.plan.update_sets(block.number)]
+        power = "power" in self.plan.tests
+        return TrialPlan(self.plan.tests, self.plan.sf, self.plan.stream_count, sets[0] if power else None,
+                         sets[1:] if power else sets, self.plan.query_timeout)
+
+    def _run_one(self, block: Block, state: ConfigState) -> None:
+        label = state.config.label
+        name = "warm-up" if block.warmup else f"trial {block.number}/{self.plan.trials}"
+        rec = self._recorder(label, block.number)
+        self.ui.task_started("trial", f"{name} {label}", None)
+        try:
+            self._prepare(state, rec)
+            result = run_trial(state.instance, state.engine.dialect, self._trial_plan(block), rec)
+            state.applied.extend(result.sets_applied)
+            self._check_counts(state, rec, result)
+        except Exception as exc:  # noqa: BLE001 - a failed trial never stops the run
+            result = TrialResult(failures=[f"{type(exc).__name__}: {redact(str(exc))}"])
+        finally:
             self.ui.task_finished("trial")
-            self._record_stream(label, block, result)
-            if label not in self.answer_sets and result.ok:
-                self._keep_answers(label, result)
+        self.digests[(block.number, label)] = result.answer_digest
+        self._compare_digests(block.number, state)
+        self._close_trial(block, state, rec, result)
 
-    def _record_stream(self, label: str, block: Block, result: StreamResult) -> None:
-        status = "warmup" if block.warmup else "ok"
-        rows = [Measurement(self.run_id, block.number, block.number, label, *self._cfg(label), "tpch", "power",
-                            f"q{run.number:02d}", "elapsed", run.seconds, "s", result.stream, status=status)
-                for run in result.runs]
-        for number, error in result.failures.items():
-            rows.append(Measurement(self.run_id, block.number, block.number, label, *self._cfg(label), "tpch",
-                                    "power", f"q{number:02d}", "elapsed", float("nan"), "s", result.stream,
-                                    status="failed"))
-            self.outcome.failed_steps.append(f"{label} block {block.number} q{number:02d}: {redact(error)}")
-        total_status = status if result.ok else "failed"
-        rows.append(Measurement(self.run_id, block.number, block.number, label, *self._cfg(label), "tpch", "power",
-                                "total", "elapsed", sum(r.seconds for r in result.runs), "s", result.stream,
-                                status=total_status))
-        rows.append(Measurement(self.run_id, block.number, block.number, label, *self._cfg(label), "tpch", "power",
-                                "wall", "elapsed", result.wall_seconds, "s", result.stream, status=total_status))
-        self.rundir.append(rows)
+    def _prepare(self, state: ConfigState, rec: Recorder) -> None:
+        """Reset to the snapshot and/or empty the caches before a trial, as the plan asks."""
+        if state.snapshot is not None:
+            state.instance.restore(state.snapshot)
+            state.applied.clear()
+        if self.plan.cache == "cold":
+            note = cache.make_cold(state.instance)
+            self.manifest.setdefault("cache_notes", {})[state.config.label] = note
 
-    def _keep_answers(self, label: str, result: StreamResult) -> None:
-        self.answer_sets[label] = {run.number: [answers.normalize_row(r) for r in run.rows] for run in result.runs}
-        if self.plan.keep_answers:
-            target = self.rundir.answers_dir(label)
-            for run in result.runs:
-                answers.write_answer_csv(target / f"q{run.number:02d}.csv", run.columns, run.rows)
+    def _check_counts(self, state: ConfigState, rec: Recorder, result: TrialResult) -> None:
+        """orders/lineitem rows after the trial must be what the applied update sets predict."""
+        if not state.applied and not result.sets_applied:
+            return
+        expected = expected_counts_from_data(self.data_dir, state.applied)
+        conn = state.instance.connect()
+        try:
+            cur = conn.cursor()
+            actual = {}
+            for table in ("orders", "lineitem"):
+                cur.execute(f"SELECT COUNT(*) FROM {table}")
+                actual[table] = int(cur.fetchone()[0])
+            conn.commit()
+        finally:
+            conn.close()
+        rec.add("refresh", "orders_rows", "rows", actual["orders"], "rows")
+        rec.add("refresh", "lineitem_rows", "rows", actual["lineitem"], "rows")
+        if (actual["orders"], actual["lineitem"]) != (expected.orders, expected.lineitem):
+            result.failures.append(f"row counts after refresh: orders {actual['orders']} (expected {expected.orders}), "
+                                   f"lineitem {actual['lineitem']} (expected {expected.lineitem})")
 
-    def _cfg(self, label: str) -> tuple[str, str]:
-        config = self.plan.config(label)
-        return config.engine, str(config.spec)
+    def _close_trial(self, block: Block, state: ConfigState, rec: Recorder, result: TrialResult) -> None:
+        label = state.config.label
+        if result.failures:
+            state.failures_in_a_row += 1
+            reason = "; ".join(result.failures)[:2000]
+            rec.add("trial", "trial", "completed", 0, "flag", status="failed")
+            self.outcome.failed_steps.append(f"{label} block {block.number}: {reason}")
+            self.manifest.setdefault("failures", []).append({"config": label, "block": block.number,
+                                                             "reason": reason, "at": utc_now()})
+            self.ui.message(f"{label} block {block.number} failed: {reason[:200]}")
+            self._recover(state)
+        else:
+            state.failures_in_a_row = 0
+            rec.add("trial", "trial", "completed", 1, "flag")
+        self.rundir.append(rec.rows)
+        self.rundir.write_manifest(self.manifest)
 
-    def _record(self, label: str, block: int, trial: int, test: str, step: str,
-                values: list[tuple[str, float, str]]) -> None:
-        self.rundir.append(Measurement(self.run_id, block, trial, label, *self._cfg(label), "tpch", test, step,
-                                       metric, value, unit) for metric, value, unit in values)
+    def _recover(self, state: ConfigState) -> None:
+        """Restart the instance after a failed trial; abandon the config after too many failures in a row."""
+        label = state.config.label
+        if state.failures_in_a_row >= self.plan.max_failures:
+            state.abandoned = True
+            message = f"{label} abandoned after {state.failures_in_a_row} consecutive failed trials"
+            self.outcome.abandoned.append(message)
+            self.manifest.setdefault("abandoned", []).append(label)
+            self.ui.message(message)
+            return
+        try:
+            state.instance.restart()
+        except Exception as exc:  # noqa: BLE001 - counted as another failure next time
+            self.ui.message(f"restart of {label} failed: {redact(str(exc))[:200]}")
+
+    def _compare_digests(self, block: int, state: ConfigState) -> None:
+        """Twins in one block ran on identical data: their power-stream answers must be identical."""
+        twin = self._plain_of(state.config)
+        mine = self.digests.get((block, state.config.label))
+        theirs = self.digests.get((block, twin)) if twin else None
+        if not mine or not theirs or twin == state.config.label:
+            return
+        differ = sorted(n for n in set(mine) & set(theirs) if mine[n] != theirs[n])
+        if differ:
+            self.outcome.problems.append(f"answers of {state.config.label} differ from {twin} in block {block}: "
+                                         + ", ".join(f"q{n:02d}" for n in differ))
 
     # ------------------------------------------------------------------------------------------
+    def _plain_of(self, config: Config) -> str | None:
+        twins = [c.label for c in self.plan.configs if c.engine == config.engine and c.spec.is_plain]
+        return twins[0] if twins else None
+
+    def _recorder(self, label: str, block: int) -> Recorder:
+        config = self.plan.config(label)
+        return Recorder(self.run_id, block, label, config.engine, str(config.spec),
+                        status="warmup" if block == 0 and self.plan.warmup_trials else "ok")
+
     def _check_answers(self) -> None:
-        plain_of = {}
-        for config in self.plan.configs:
-            twins = [c.label for c in self.plan.configs if c.engine == config.engine and c.spec.is_plain]
-            plain_of[config.label] = twins[0] if twins else None
+        plain_of = {c.label: self._plain_of(c) for c in self.plan.configs}
         verdicts = answer_verdicts(self.answer_sets, plain_of, load_reference(self.plan.sf), self.plan.sf)
         for label, verdict in verdicts.items():
-            self.verification["configs"].setdefault(label, {})["answers"] = verdict
+            entry = self.verification["configs"].setdefault(label, {})
+            if entry.get("answers") == verdict:
+                continue
+            entry["answers"] = verdict
+            entry["answers_equal"] = verdict["answers_equal"]
             if verdict["answers_equal"] is False:
                 detail = (verdict.get("plain_mismatches") or verdict.get("reference_mismatches") or ["?"])[0]
                 self.outcome.problems.append(f"answers of {label} differ: {detail}")
-            self.verification["configs"][label]["answers_equal"] = verdict["answers_equal"]
         self._write_verification()
 
     def _write_verification(self) -> None:
         self.rundir.write_verification(self.verification)
 
-    def _start_manifest(self, data_dir: Path, data_facts: dict[str, Any]) -> None:
-        self.manifest = {
+    def _start_manifest(self, data_facts: dict[str, Any]) -> None:
+        resumed = bool(self.manifest)
+        self.manifest.update({
             "tool": {"name": "tdebench", "version": __version__},
             "run_id": self.run_id,
-            "command_line": [redact(a) for a in self.command_line],
-            "created_at": utc_now(),
             "status": "running",
             "host": host_facts(self.rundir.path),
             "plan": self.plan.to_json(),
-            "data": {**data_facts, "dir": str(data_dir)},
-            "configs": [],
-        }
+            "data": {**data_facts, "dir": str(self.data_dir)},
+        })
+        if resumed:
+            self.manifest.setdefault("resumed", []).append({"at": utc_now(), "command_line": [redact(a) for a in self.command_line]})
+        else:
+            self.manifest.update(command_line=[redact(a) for a in self.command_line], created_at=utc_now(), configs=[])
         self.rundir.write_manifest(self.manifest)
 
     def _finish_manifest(self, status: str) -> None:
         self.manifest.update(status=status, finished_at=utc_now(), problems=self.outcome.problems,
-                             failed_steps=self.outcome.failed_steps)
+                             failed_steps=self.outcome.failed_steps, abandoned=self.outcome.abandoned)
         self.rundir.write_manifest(self.manifest)

@@ -1,7 +1,8 @@
-"""The TPC-H power test's query stream: stream 0's 22 queries, one session, in spec order."""
+"""One TPC-H query stream: 22 queries, one session, in the stream's spec order (stream 0 = power test)."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -12,23 +13,53 @@ from tdebench.workloads.tpch.execute import QueryRun, run_query
 from tdebench.workloads.tpch.streams import POWER_STREAM, stream_order
 
 
+class ServerGone(Exception):
+    """The server died during a stream: the trial fails, the run goes on."""
+
+
 @dataclass
 class StreamResult:
-    """Query runs of one stream in execution order, plus failures and the stream's wall time."""
+    """Query runs of one stream in execution order, plus failures/timeouts and the stream's wall time."""
 
     stream: int
     runs: list[QueryRun] = field(default_factory=list)
     failures: dict[int, str] = field(default_factory=dict)
+    timeouts: dict[int, float] = field(default_factory=dict)
     wall_seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
-        return not self.failures
+        return not self.failures and not self.timeouts
+
+
+def _timed_query(instance: Instance, conn, number: int, sql: str, timeout: float) -> tuple[QueryRun | None, bool]:
+    """Run one query; with a timeout, a timer interrupts it. Returns (run, timed_out)."""
+    if timeout <= 0:
+        return run_query(conn, number, sql), False
+    fired = threading.Event()
+
+    def cancel() -> None:
+        fired.set()
+        instance.interrupt(conn)
+
+    timer = threading.Timer(timeout, cancel)
+    timer.start()
+    try:
+        return run_query(conn, number, sql), False
+    except Exception:
+        if fired.is_set():
+            return None, True
+        raise
+    finally:
+        timer.cancel()
 
 
 def run_stream(instance: Instance, dialect: str, sf: float, stream: int = POWER_STREAM,
-               on_query: Callable[[QueryRun], None] | None = None) -> StreamResult:
-    """Run the 22 queries of ``stream`` on one new connection; a failing query is recorded, not fatal."""
+               on_query: Callable[[QueryRun], None] | None = None, query_timeout: float = 0.0) -> StreamResult:
+    """Run the 22 queries of ``stream`` on one new connection; a failing query is recorded, not fatal.
+
+    Raises :class:`ServerGone` when a query fails because the server is no longer running.
+    """
     result = StreamResult(stream)
     conn = instance.connect()
     started = time.perf_counter_ns()
@@ -36,18 +67,32 @@ def run_stream(instance: Instance, dialect: str, sf: float, stream: int = POWER_
         for number in stream_order(stream):
             sql = params.render_query(number, dialect, sf)
             try:
-                run = run_query(conn, number, sql)
+                run, timed_out = _timed_query(instance, conn, number, sql, query_timeout)
             except Exception as exc:  # noqa: BLE001 - any driver error fails this query only
+                if not instance.alive():
+                    raise ServerGone(f"server stopped during q{number:02d} of stream {stream}: {exc}") from exc
                 result.failures[number] = f"{type(exc).__name__}: {exc}"
-                try:
-                    conn.rollback()
-                except Exception:  # noqa: BLE001
-                    pass
+                _rollback(conn)
                 continue
+            if timed_out:
+                result.timeouts[number] = query_timeout
+                _rollback(conn)
+                continue
+            assert run is not None
             result.runs.append(run)
             if on_query:
                 on_query(run)
     finally:
         result.wall_seconds = (time.perf_counter_ns() - started) / 1e9
-        conn.close()
+        try:
+            conn.close()
+        except Exception:  # noqa: BLE001 - a dead server's connection may not close cleanly
+            pass
     return result
+
+
+def _rollback(conn) -> None:
+    try:
+        conn.rollback()
+    except Exception:  # noqa: BLE001
+        pass

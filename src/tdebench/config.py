@@ -1,0 +1,139 @@
+"""Experiment files (TOML) and command-line options -> one validated experiment.
+
+An experiment file uses the same vocabulary as the flags::
+
+    [run]
+    workload = "tpch"          # tpch
+    sf = 0.1
+    tests = ["power", "throughput"]
+    streams = 2                # throughput streams; default: the spec minimum for the SF (at least 2)
+    trials = 3
+    warmup = 1
+    cache = "warm"             # warm | cold
+    reset = "none"             # none | snapshot (restore the loaded data directory before every trial)
+    query_timeout = 600        # seconds; 0 = none
+    max_failures = 3           # consecutive failed trials before a config is abandoned
+    seed = 42
+    keep_answers = true
+
+    [[engines]]
+    name = "sqlite"
+    encryption = ["none", "sqlcipher:aes-256-cbc"]
+    settings = { cache_size = "-65536" }
+
+Errors name the key, the bad value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from tdebench.encryption import parse_spec
+from tdebench.errors import UsageError
+
+TESTS = ("power", "throughput")
+WORKLOADS = ("tpch",)
+
+
+class EngineSection(BaseModel):
+    """One engine and the encryption specs to compare on it."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    encryption: list[str] = Field(default_factory=list)
+    settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
+
+    @field_validator("encryption")
+    @classmethod
+    def _specs_parse(cls, value: list[str]) -> list[str]:
+        for text in value:
+            parse_spec(text)
+        return value
+
+
+class RunSection(BaseModel):
+    """Options shared by every engine of the experiment."""
+
+    model_config = ConfigDict(extra="forbid")
+    workload: Literal["tpch"] = "tpch"
+    sf: float = Field(0.01, gt=0)
+    tests: list[Literal["power", "throughput"]] = Field(default_factory=lambda: ["power"], min_length=1)
+    streams: int | None = Field(None, ge=1, le=100)
+    trials: int = Field(3, ge=1)
+    warmup: int = Field(1, ge=0, le=1)
+    cache: Literal["warm", "cold"] = "warm"
+    reset: Literal["none", "snapshot"] = "none"
+    query_timeout: float = Field(0, ge=0)
+    max_failures: int = Field(3, ge=1)
+    seed: int | None = None
+    keep_answers: bool = False
+    data_dir: str | None = None
+    out: str | None = None
+    tcp: bool = False
+    keep: bool = False
+
+
+class Experiment(BaseModel):
+    """A whole experiment file."""
+
+    model_config = ConfigDict(extra="forbid")
+    run: RunSection = Field(default_factory=RunSection)
+    engines: list[EngineSection] = Field(min_length=1)
+
+
+def _allowed_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """Field names of the (nested) model at ``loc`` for an 'unknown key' message."""
+    current: type[BaseModel] = model
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        annotation = current.model_fields[str(part)].annotation
+        args = getattr(annotation, "__args__", ())
+        inner = args[0] if args else annotation
+        if isinstance(inner, type) and issubclass(inner, BaseModel):
+            current = inner
+    return list(current.model_fields)
+
+
+def _describe(error: dict[str, Any], source: str) -> str:
+    loc = tuple(error["loc"])
+    key = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in loc).replace(".[", "[")
+    if error["type"] == "extra_forbidden":
+        allowed = ", ".join(_allowed_keys(Experiment, loc))
+        return f"{source}: unknown key '{key}'; allowed keys there: {allowed}"
+    value = error.get("input")
+    expected = error.get("ctx", {}).get("expected") or error["msg"]
+    if source == "command line" and loc and loc[0] == "run":
+        option = "--" + str(loc[1]).replace("_", "-")
+        return f"bad value {value!r} for {option}: {expected}"
+    return f"{source}: bad value {value!r} for '{key}': {expected}"
+
+
+def load_experiment(path: Path) -> Experiment:
+    """Read and validate an experiment file; UsageError with key, value and allowed values."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read experiment file {path}: {exc.strerror}", "check the path") from exc
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path} is not valid TOML: {exc}", "fix the syntax at the position given") from exc
+    return validate_experiment(data, str(path))
+
+
+def validate_experiment(data: dict[str, Any], source: str = "experiment") -> Experiment:
+    """Validate parsed TOML (or flags turned into the same shape)."""
+    try:
+        return Experiment.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        more = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
+        fix = "see tdebench run --help" if source == "command line" else "correct the experiment file; see docs/experiments.md"
+        raise UsageError(_describe(first, source) + more, fix) from None
+    except UsageError as exc:
+        raise UsageError(f"{source}: {exc.problem}", exc.fix) from None
