@@ -121,6 +121,22 @@ def report_command(run_dir: Annotated[Path, typer.Argument(help="A run directory
         out.print(f"report: {path}")
 
 
+@app.command("compare")
+def compare_command(
+    baseline: Annotated[Path, typer.Argument(help="Run directory used as the baseline.")],
+    other: Annotated[Path, typer.Argument(help="Run directory compared with it.")],
+    out_dir: Annotated[Optional[Path], typer.Option("--out", help="Where to write the comparison report.")] = None,
+) -> None:
+    """The same statistics between two runs (e.g. two server versions); configs matched by label."""
+    from tdebench.cli.run import check_run_dir
+    from tdebench.report import compare_runs
+
+    check_run_dir(baseline)
+    check_run_dir(other)
+    target = out_dir or other / "compare"
+    out.print(f"comparison: {compare_runs(baseline, other, target)}")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: one-line errors, exit 2 for bad input, no traceback unless --debug."""
     global _DEBUG

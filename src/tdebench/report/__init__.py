@@ -1,0 +1,15 @@
+"""Reports of a run directory: self-contained HTML (inline SVG charts), Markdown and CSV.
+
+Public API: :func:`build_report`, :func:`summarize`, :func:`compare_runs`.
+"""
+
+from tdebench.report.build import build_report, write_report
+from tdebench.report.compare import RunComparison, compare, compare_runs
+from tdebench.report.model import (
+    ConfigRow, EngineSummary, QueryRow, RunSummary, VerificationRow, summarize,
+)
+
+__all__ = [
+    "ConfigRow", "EngineSummary", "QueryRow", "RunComparison", "RunSummary", "VerificationRow",
+    "build_report", "compare", "compare_runs", "summarize", "write_report",
+]

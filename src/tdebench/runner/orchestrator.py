@@ -33,7 +33,8 @@ from tdebench.workloads.tpch import answers, schema
 from tdebench.workloads.tpch.datagen import ensure_data
 from tdebench.workloads.tpch.loader import LoadResult, load_tpch
 from tdebench.workloads.tpch.power import run_stream
-from tdebench.workloads.tpch.refresh import RefreshSet, expected_counts_from_data, refresh_set
+from tdebench.workloads.tpch.refresh import (RefreshSet, apply_rf1, apply_rf2, expected_counts_from_data,
+                                              refresh_set)
 
 
 @dataclass
@@ -212,11 +213,27 @@ class Orchestrator:
     def _run_block(self, block: Block) -> None:
         for label in block.order:
             state = self.states[label]
-            if (block.number, label) in self.completed:
-                continue
             if state.abandoned:
                 continue
+            if (block.number, label) in self.completed:
+                self._replay(block, state)
+                continue
             self._run_one(block, state)
+
+    def _replay(self, block: Block, state: ConfigState) -> None:
+        """Resume: apply (untimed) the update sets a trial completed before the crash used, so the reloaded
+        database is in the state its twins will be in."""
+        if self.plan.reset == "snapshot":
+            return
+        conn = state.instance.connect()
+        try:
+            for update_set in self.plan.update_sets(block.number):
+                rs = refresh_set(self.plan.sf, update_set)
+                apply_rf1(conn, state.engine.dialect, rs)
+                apply_rf2(conn, state.engine.dialect, rs)
+                state.applied.append(rs)
+        finally:
+            conn.close()
 
     def _trial_plan(self, block: Block) -> TrialPlan:
         sets = [refresh_set(self.plan.sf, u) for u in self.plan.update_sets(block.number)]

@@ -1,0 +1,25 @@
+"""build_report: the whole report of one run directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tdebench.report import render_html, render_md
+from tdebench.report.model import RunSummary, summarize
+from tdebench.report.tables import write_tables, write_text
+from tdebench.stats.analysis import StatsSettings
+
+
+def write_report(rs: RunSummary, out_dir: Path) -> Path:
+    """Write index.html, summary.md and the CSV tables of a summary into ``out_dir``."""
+    out_dir = Path(out_dir)
+    write_tables(rs.analysis, out_dir)
+    write_text(out_dir / "summary.md", render_md.render(rs))
+    return write_text(out_dir / "index.html", render_html.render(rs))
+
+
+def build_report(run_dir: Path, settings: StatsSettings | None = None) -> Path:
+    """Build ``run_dir/report/`` (index.html, summary.md, overhead.csv, summary.csv) and
+    return the path of index.html. Uses only files in the run directory."""
+    run_dir = Path(run_dir)
+    return write_report(summarize(run_dir, settings), run_dir / "report")

@@ -1,0 +1,162 @@
+"""Compare two runs (configs matched by label; the first run is the baseline)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from tdebench.report.fmt import fmt_ci, fmt_p
+from tdebench.report.model import RunSummary, is_headline_key, summarize
+from tdebench.report.tables import to_csv, write_text
+from tdebench.stats.analysis import StatsSettings
+from tdebench.stats.caveats import Caveat, condense
+from tdebench.stats.load import SeriesKey
+from tdebench.stats.metrics import higher_is_better
+from tdebench.stats.overhead import compare_samples, significance
+
+
+@dataclass(frozen=True)
+class Change:
+    """One series of one config: run B against run A (percent change of the medians)."""
+
+    engine: str
+    config: str
+    workload: str
+    test: str
+    step: str
+    metric: str
+    unit: str
+    n_base: int
+    n_other: int
+    median_base: float
+    median_other: float
+    change_pct: float
+    ci_low_pct: float | None
+    ci_high_pct: float | None
+    p_value: float | None
+
+    @property
+    def key(self) -> SeriesKey:
+        """The series compared."""
+        return SeriesKey(self.engine, self.config, self.workload, self.test, self.step, self.metric)
+
+    @property
+    def ci_spans_zero(self) -> bool:
+        """True when the CI includes 0 (or there is none)."""
+        return self.ci_low_pct is None or self.ci_high_pct is None or (
+            self.ci_low_pct <= 0 <= self.ci_high_pct)
+
+    @property
+    def significance(self) -> str:
+        """Verdict word, as for overheads."""
+        return significance(self.p_value, self.ci_spans_zero)
+
+
+CHANGE_FIELDS = tuple(f.name for f in fields(Change))
+
+
+@dataclass
+class RunComparison:
+    """Two run summaries and the per-series changes between them."""
+
+    base: RunSummary
+    other: RunSummary
+    changes: list[Change]
+    matched: list[str]
+    only_base: list[str]
+    only_other: list[str]
+    verdicts: list[str]
+    warnings: list[Caveat]
+
+    def change(self, key: SeriesKey) -> Change | None:
+        """The change of one series, if both runs have it."""
+        return next((c for c in self.changes if c.key == key), None)
+
+
+def _changes(base: RunSummary, other: RunSummary, matched: list[str],
+             settings: StatsSettings) -> list[Change]:
+    ma, mb = base.analysis.measurements, other.analysis.measurements
+    out = []
+    for key, sa in ma.series.items():
+        sb = mb.sample(key)
+        if key.config not in matched or sb is None:
+            continue
+        c = compare_samples(sa, sb, seed=settings.seed, n_resamples=settings.n_resamples,
+                            method=settings.ci_method, allow_pairing=False)
+        out.append(Change(*key[:6], ma.units.get(key, ""), c.n_base, c.n_other, c.median_base,
+                          c.median_other, c.pct, c.ci_low_pct, c.ci_high_pct, c.p_value))
+    return out
+
+
+def change_sentence(c: Change) -> str:
+    """One plain sentence about the headline change of one config."""
+    if c.ci_low_pct is None:
+        return (f"{c.config}: run B differs by {c.change_pct:+.1f}% at n = {c.n_base} vs "
+                f"{c.n_other}, too few trials for an interval.")
+    if c.ci_spans_zero:
+        return (f"{c.config}: no measurable change between the runs ({c.change_pct:+.1f}%, 95% CI "
+                f"{fmt_ci(c.ci_low_pct, c.ci_high_pct)}, {fmt_p(c.p_value)}, "
+                f"n = {c.n_base} vs {c.n_other}).")
+    up = c.change_pct > 0
+    if higher_is_better(c.metric, c.unit):
+        word = "higher" if up else "lower"
+    else:
+        word = "slower" if up else "faster"
+    lo, hi = (c.ci_low_pct, c.ci_high_pct) if up else (-c.ci_high_pct, -c.ci_low_pct)
+    return (f"{c.config}: run B is {abs(c.change_pct):.1f}% {word} than run A (95% CI "
+            f"{fmt_ci(lo, hi)}, {fmt_p(c.p_value)}, n = {c.n_base} vs {c.n_other}).")
+
+
+def headline_changes(cmp: RunComparison) -> list[Change]:
+    """The change of each matched config on its engine's headline series (in config order)."""
+    out = []
+    for es in cmp.base.engines:
+        for label in es.configs:
+            c = cmp.change(es.headline._replace(config=label)) if es.headline else None
+            if c is not None:
+                out.append(c)
+    return out
+
+
+def _merged_warnings(base: RunSummary, other: RunSummary) -> list[Caveat]:
+    """Warnings of both runs, each prefixed with its run; identical ones said once."""
+    in_b = {w.message for w in other.warnings}
+    out = [Caveat(w.kind, w.severity, w.key,
+                  f"{'runs A and B' if w.message in in_b else 'run A'}: {w.message}", w.score)
+           for w in base.warnings]
+    in_a = {w.message for w in base.warnings}
+    out += [Caveat(w.kind, w.severity, w.key, f"run B: {w.message}", w.score)
+            for w in other.warnings if w.message not in in_a]
+    return out
+
+
+def compare(base_dir: Path, other_dir: Path, settings: StatsSettings | None = None) -> RunComparison:
+    """Summarize both runs and compute the changes of every matched series."""
+    s = settings or StatsSettings()
+    base, other = summarize(Path(base_dir), s), summarize(Path(other_dir), s)
+    la = base.analysis.measurements.config_order
+    lb = other.analysis.measurements.config_order
+    matched = [c for c in la if c in lb]
+    cmp = RunComparison(base, other, _changes(base, other, matched, s), matched,
+                        [c for c in la if c not in lb], [c for c in lb if c not in la], [], [])
+    cmp.verdicts = [change_sentence(c) for c in headline_changes(cmp)]
+    cmp.warnings = _merged_warnings(base, other)
+    if not matched:
+        cmp.warnings.insert(0, Caveat("input", "warning", None,
+                                      "The runs have no config label in common: nothing to compare."))
+    cmp.warnings = condense(cmp.warnings, is_headline_key)
+    return cmp
+
+
+def compare_runs(d1: Path, d2: Path, out_dir: Path, settings: StatsSettings | None = None) -> Path:
+    """Write a comparison report of run ``d2`` against baseline ``d1`` into ``out_dir``.
+
+    Files: index.html, summary.md, comparison.csv. Returns the path of index.html.
+    """
+    from tdebench.report import render_compare  # noqa: PLC0415 (avoids an import cycle)
+
+    cmp = compare(Path(d1), Path(d2), settings)
+    out_dir = Path(out_dir)
+    write_text(out_dir / "comparison.csv", to_csv(CHANGE_FIELDS, (asdict(c) for c in cmp.changes)))
+    write_text(out_dir / "summary.md", render_compare.render_md(cmp))
+    return write_text(out_dir / "index.html", render_compare.render_html(cmp))

@@ -1,0 +1,101 @@
+"""Turn a :class:`RunSummary` into the charts of the report (each one skipped without data)."""
+
+from __future__ import annotations
+
+from tdebench.report import charts
+from tdebench.report.charts import Chart
+from tdebench.report.model import EngineSummary, RunSummary
+from tdebench.stats.analysis import Analysis
+from tdebench.stats.metrics import step_label, vu_count
+
+
+def _colors(es: EngineSummary) -> dict[str, str]:
+    return charts.color_map(es.configs, [r.label for r in es.rows if r.is_plain])
+
+
+def headline_box(rs: RunSummary, es: EngineSummary) -> Chart | None:
+    """Box plot of the headline (power-test totals) per config."""
+    if es.headline is None:
+        return None
+    groups = []
+    for c in es.configs:
+        sample = rs.analysis.measurements.sample(es.headline._replace(config=c))
+        if sample is not None:
+            groups.append((c, sample.values))
+    h = es.headline
+    unit = rs.analysis.measurements.units.get(h._replace(config=es.configs[0]), "s") if es.configs else "s"
+    title = f"{es.engine}: {h.test} test {step_label(h.step)} per trial"
+    svg = charts.box_plot(groups, _colors(es), unit=unit or "s", title=title)
+    caption = ("Each dot is one trial; the box spans the quartiles and the line marks the median. "
+               "Interleaved blocks, warm-up discarded.")
+    return Chart(title, caption, svg) if svg else None
+
+
+def query_bars(es: EngineSummary) -> Chart | None:
+    """Grouped bars: median per query and config with 95% bootstrap CI of the median."""
+    if not es.queries:
+        return None
+    series = []
+    for c in es.configs:
+        sums = [q.summaries.get(c) for q in es.queries]
+        if not any(s and s.n for s in sums):
+            continue
+        series.append((c, [s.median if s else None for s in sums],
+                       [s.median_ci_low if s else None for s in sums],
+                       [s.median_ci_high if s else None for s in sums]))
+    title = f"{es.engine}: median time per query (power test)"
+    svg = charts.query_bars([q.step for q in es.queries], series, _colors(es), title=title)
+    caption = ("Bars show the median over trials on a log scale; whiskers the 95% bootstrap "
+               "interval of the median (with 3 trials it is close to the min–max range).")
+    return Chart(title, caption, svg) if svg else None
+
+
+def overhead_heatmap(es: EngineSummary) -> Chart | None:
+    """Heatmap of overhead % per query × encrypted config."""
+    configs = [r.label for r in es.rows if not r.is_plain]
+    if not es.queries or not configs:
+        return None
+    pct, sig = [], []
+    for c in configs:
+        row = [q.overheads.get(c) for q in es.queries]
+        pct.append([o.overhead_pct if o else None for o in row])
+        sig.append([bool(o and not o.ci_spans_zero and o.p_value is not None and o.p_value < 0.05)
+                    for o in row])
+    title = f"{es.engine}: overhead vs plain per query (%)"
+    svg = charts.overhead_heatmap([q.step for q in es.queries], configs, pct, sig, title=title)
+    caption = ("Red: slower than the plain twin, blue: faster. Bold numbers are significant "
+               "(95% CI excludes 0 and p < 0.05); faded numbers with “?” are not.")
+    return Chart(title, caption, svg) if svg else None
+
+
+def tpm_vs_users(a: Analysis, es: EngineSummary) -> Chart | None:
+    """Hook: TPM against virtual users (workload tpcc, metric tpm, steps ``vuN``)."""
+    lines = []
+    for c in es.configs:
+        pts = sorted((vu_count(k.step), s) for k, s in a.summaries.items()
+                     if k.config == c and k.metric == "tpm" and vu_count(k.step) is not None
+                     and s.median is not None)
+        if pts:
+            lines.append((c, [p[0] for p in pts], [p[1].median for p in pts],
+                          [p[1].median_ci_low for p in pts], [p[1].median_ci_high for p in pts]))
+    title = f"{es.engine}: TPM vs virtual users"
+    svg = charts.tpm_vs_users(lines, _colors(es), title=title) if lines else None
+    return Chart(title, "Median TPM per number of virtual users with 95% CI of the median.",
+                 svg) if svg else None
+
+
+def cipher_floor(a: Analysis) -> Chart | None:
+    """Hook (later): raw cipher throughput, from rows of workload ``cipher`` if a run has them."""
+    bars = sorted({k.step: s.median for k, s in a.summaries.items()
+                   if k.workload == "cipher" and s.median is not None}.items())
+    unit = next((a.measurements.units.get(k, "") for k in a.summaries if k.workload == "cipher"), "")
+    svg = charts.cipher_floor(bars, unit=unit, title="Cipher floor: raw cipher speed") if bars else None
+    return Chart("Cipher floor", "Median raw cipher speed measured on this host: the least "
+                 "any encrypted engine pays.", svg) if svg else None
+
+
+def engine_charts(rs: RunSummary, es: EngineSummary) -> list[Chart]:
+    """All charts of one engine, in report order (absent data gives no chart)."""
+    made = [headline_box(rs, es), query_bars(es), overhead_heatmap(es),
+            tpm_vs_users(rs.analysis, es)]
+    return [c for c in made if c is not None]

@@ -1,0 +1,261 @@
+"""What a report shows, computed once from the run directory (``summarize``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tdebench.report.fmt import fmt_ci, fmt_p
+from tdebench.report.rundir import RunFiles, load_run
+from tdebench.stats.analysis import Analysis, StatsSettings, analyze
+from tdebench.stats.anova import AnovaResult
+from tdebench.stats.caveats import Caveat, condense, unresolved_text
+from tdebench.stats.describe import Summary
+from tdebench.stats.load import SeriesKey, is_plain
+from tdebench.stats.metrics import higher_is_better, query_number, step_label, vu_count
+from tdebench.stats.overhead import Overhead, significance
+
+HEADLINE_STEPS = frozenset({"total", "power_at_size", "qphh_at_size", "throughput_at_size"})
+
+
+@dataclass(frozen=True)
+class VerificationRow:
+    """What verification.json says about one config (tolerant of missing keys)."""
+
+    config: str
+    checked: bool
+    encrypted_on_disk: bool | None = None
+    marker_hits: int | None = None
+    files_scanned: int | None = None
+    answers_equal: bool | None = None
+    status: dict[str, Any] = field(default_factory=dict)
+    verdict: str = "not checked"
+    good: bool | None = None  # True: as expected, False: a problem, None: unknown
+
+
+@dataclass
+class ConfigRow:
+    """One line of an engine's summary table."""
+
+    label: str
+    encryption: str
+    is_plain: bool
+    engine_version: str
+    settings: dict[str, Any]
+    headline: Summary | None
+    overhead: Overhead | None
+    significance: str
+    power_at_size: Summary | None
+    qphh_at_size: Summary | None
+    storage_bytes: int | None
+    storage_pct: float | None
+    verification: VerificationRow
+
+
+@dataclass
+class QueryRow:
+    """One TPC-H query: summaries and overheads per config."""
+
+    step: str
+    summaries: dict[str, Summary]
+    overheads: dict[str, Overhead]
+
+
+@dataclass
+class EngineSummary:
+    """Everything about one engine: summary table, per-query table, verdicts, ANOVA."""
+
+    engine: str
+    plain: str | None
+    configs: list[str]
+    headline: SeriesKey | None  # with config ""
+    rows: list[ConfigRow]
+    queries: list[QueryRow]
+    verdicts: list[str]
+    anova: AnovaResult | None
+
+
+@dataclass
+class RunSummary:
+    """The computed structures behind a report; reusable by the CLI."""
+
+    files: RunFiles
+    analysis: Analysis
+    engines: list[EngineSummary]
+    warnings: list[Caveat]
+
+    @property
+    def run_dir(self) -> Path:
+        """The run directory."""
+        return self.files.run_dir
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        """manifest.json ({} when absent)."""
+        return self.files.manifest
+
+
+def verification_row(files: RunFiles, label: str, plain: bool) -> VerificationRow:
+    """Read one config's verification entry and turn it into a verdict."""
+    entry = files.verification_for(label)
+    if entry is None:
+        return VerificationRow(label, checked=False)
+    enc = entry.get("encrypted_on_disk")
+    enc = enc if isinstance(enc, bool) else None
+    status = entry.get("status") if isinstance(entry.get("status"), dict) else {}
+    if enc is None:
+        verdict, good = "not checked", None
+    elif plain:
+        verdict, good = ("no (plain twin, as expected)", True) if not enc else ("yes (unexpected)", None)
+    else:
+        verdict, good = ("yes", True) if enc else ("NO: plaintext found on disk", False)
+    answers = entry.get("answers_equal")
+    if answers is False:
+        good = False
+    return VerificationRow(
+        label, True, enc, _int(entry.get("marker_hits")), _int(entry.get("files_scanned")),
+        answers if isinstance(answers, bool) else None, status, verdict, good)
+
+
+def _int(x: object) -> int | None:
+    return int(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+
+
+def pick_headline(keys: list[SeriesKey]) -> SeriesKey | None:
+    """The series a verdict is about: power-test total, else any total, else TPM at most VUs."""
+    def first(pred: Any) -> SeriesKey | None:
+        found = [k for k in keys if pred(k)]
+        return found[0]._replace(config="") if found else None
+
+    vus = sorted((k for k in keys if k.metric == "tpm" and vu_count(k.step) is not None),
+                 key=lambda k: vu_count(k.step) or 0)
+    return (first(lambda k: (k.test, k.step, k.metric) == ("power", "total", "elapsed"))
+            or first(lambda k: k.step == "total" and k.metric == "elapsed" and k.test != "load")
+            or (vus[-1]._replace(config="") if vus else None)
+            or first(lambda k: k.step == "total"))
+
+
+def _display_name(config: str, encryption: str, encryptions: list[str]) -> str:
+    return encryption if encryption and encryptions.count(encryption) == 1 else config
+
+
+def _metric_label(metric: str) -> str:
+    label = step_label(metric)
+    return label.upper() if label == metric and len(label) <= 4 else label
+
+
+def verdict_sentence(name: str, o: Overhead | None, a: Analysis) -> str:
+    """One plain sentence about one encrypted config's headline overhead."""
+    if o is None:
+        return f"{name}: no overhead figure (no plain twin or no successful trials to compare)."
+    better_high = higher_is_better(o.metric, o.unit)
+    worse = (o.overhead_pct < 0) if better_high else (o.overhead_pct > 0)
+    mag, p, n = abs(o.overhead_pct), fmt_p(o.p_value), o.n
+    if better_high:
+        claim = f"has {mag:.1f}% {'lower' if worse else 'higher'} {_metric_label(o.metric)} than plain"
+    else:
+        claim = f"is {mag:.1f}% {'slower' if worse else 'faster'} than plain"
+    if o.ci_low_pct is None or o.ci_high_pct is None:
+        return (f"{name} {claim} at n = {n}, with no confidence interval "
+                f"(at least 2 trials per config are needed).")
+    if o.ci_spans_zero:
+        return f"{name}: {unresolved_text(o, a.summaries, a.settings.alpha)}."
+    lo, hi = (o.ci_low_pct, o.ci_high_pct) if o.overhead_pct >= 0 else (-o.ci_high_pct, -o.ci_low_pct)
+    return f"{name} {claim} (95% CI {fmt_ci(lo, hi)}, {p}, n = {n})."
+
+
+def _config_row(files: RunFiles, a: Analysis, label: str, headline: SeriesKey | None,
+                plain_storage: int | None) -> ConfigRow:
+    mc = files.manifest_config(label)
+    enc = a.measurements.encryption.get(label, str(mc.get("encryption", "")))
+    plain = is_plain(enc)
+    key = headline._replace(config=label) if headline else None
+    ovh = a.overhead(key) if key else None
+    storage = _int(mc.get("storage_bytes"))
+    pct = (storage / plain_storage - 1) * 100 if storage and plain_storage and not plain else None
+    return ConfigRow(
+        label=label, encryption=enc, is_plain=plain, engine_version=str(mc.get("engine_version", "")),
+        settings=mc.get("settings") if isinstance(mc.get("settings"), dict) else {},
+        headline=a.summaries.get(key) if key else None, overhead=ovh,
+        significance=significance(ovh.p_value, ovh.ci_spans_zero) if ovh else "",
+        power_at_size=_step_summary(a, label, "power_at_size"),
+        qphh_at_size=_step_summary(a, label, "qphh_at_size"),
+        storage_bytes=storage, storage_pct=pct, verification=verification_row(files, label, plain))
+
+
+def _step_summary(a: Analysis, config: str, step: str) -> Summary | None:
+    for key, s in a.summaries.items():
+        if key.config == config and key.step == step and s.n > 0:
+            return s
+    return None
+
+
+def _query_rows(a: Analysis, configs: list[str], headline: SeriesKey | None) -> list[QueryRow]:
+    test = headline.test if headline and headline.test == "power" else "power"
+    steps = sorted({k.step for k in a.summaries if k.config in configs and k.test == test
+                    and k.metric == "elapsed" and query_number(k.step) is not None},
+                   key=lambda s: query_number(s) or 0)
+    rows = []
+    for step in steps:
+        sums = {k.config: s for k, s in a.summaries.items()
+                if k.config in configs and k.test == test and k.step == step and k.metric == "elapsed"}
+        ovhs = {o.config: o for o in a.overheads if o.config in configs and o.test == test
+                and o.step == step and o.metric == "elapsed"}
+        rows.append(QueryRow(step, sums, ovhs))
+    return rows
+
+
+def engine_summary(files: RunFiles, a: Analysis, engine: str, configs: list[str]) -> EngineSummary:
+    """Build the summary of one engine."""
+    keys = [k for k in a.summaries if k.engine == engine]
+    headline = pick_headline(keys)
+    plain = next((c for c in configs if is_plain(a.measurements.encryption.get(c, ""))), None)
+    plain_storage = _int(files.manifest_config(plain).get("storage_bytes")) if plain else None
+    rows = [_config_row(files, a, c, headline, plain_storage) for c in configs]
+    encs = [r.encryption for r in rows]
+    verdicts = [verdict_sentence(_display_name(r.label, r.encryption, encs), r.overhead, a)
+                for r in rows if not r.is_plain]
+    if plain is None:
+        verdicts.append(f"{engine} has no plain config (encryption none), so no overhead is computed.")
+    anova = next((r for r in a.anovas if headline and (r.engine, r.workload, r.test, r.step, r.metric)
+                  == headline.step_key), None)
+    return EngineSummary(engine, plain, configs, headline, rows,
+                         _query_rows(a, configs, headline), verdicts, anova)
+
+
+def _config_order(files: RunFiles) -> list[str]:
+    manifest_labels = [str(c.get("label")) for c in files.manifest.get("configs") or []
+                       if isinstance(c, dict) and c.get("label")]
+    seen = files.measurements.config_order
+    return [c for c in manifest_labels if c in seen] + [c for c in seen if c not in manifest_labels]
+
+
+def is_headline_key(key: SeriesKey) -> bool:
+    """True for the steps whose warnings are shown one by one (totals, TPC-H metrics, VUs)."""
+    return (key.step in HEADLINE_STEPS and key.test != "load") or vu_count(key.step) is not None
+
+
+def summarize_files(files: RunFiles, settings: StatsSettings | None = None) -> RunSummary:
+    """:func:`summarize` for already loaded files."""
+    a = analyze(files.measurements, settings=settings)
+    engines: dict[str, list[str]] = {}
+    for key in files.measurements.all_keys():
+        engines.setdefault(key.engine, [])
+    order = _config_order(files)
+    for config in order:
+        engine = next((k.engine for k in files.measurements.all_keys() if k.config == config), "")
+        engines.setdefault(engine, []).append(config)
+    summaries = [engine_summary(files, a, e, cs) for e, cs in engines.items() if cs]
+    headlines = {es.headline.step_key for es in summaries if es.headline}
+    caveats = [c for c in a.caveats  # the verdict already says this for the headline
+               if not (c.kind == "no_effect" and c.key and c.key.step_key in headlines)]
+    warnings = condense(caveats, is_headline_key, cv_limit=a.settings.cv_limit_pct,
+                        min_n=a.settings.min_trials)
+    warnings = [Caveat("input", "warning", None, p) for p in files.problems] + warnings
+    return RunSummary(files, a, summaries, warnings)
+
+
+def summarize(run_dir: Path, settings: StatsSettings | None = None) -> RunSummary:
+    """Load a run directory and compute everything a report shows."""
+    return summarize_files(load_run(Path(run_dir)), settings)

@@ -1,0 +1,250 @@
+"""The HTML report of one run: verdicts, warnings, tables, charts, verification, methods."""
+
+from __future__ import annotations
+
+import re
+
+from tdebench import __version__
+from tdebench.report import texts
+from tdebench.report.charts import Chart
+from tdebench.report.figures import cipher_floor, engine_charts
+from tdebench.report.fmt import DASH, fmt_bytes, fmt_ci, fmt_p, fmt_pct, fmt_value, fmt_value_ci
+from tdebench.report.htmlkit import Col, Safe, esc, facts, join, page, pill, table, tag
+from tdebench.report.model import ConfigRow, EngineSummary, QueryRow, RunSummary
+from tdebench.stats.anova import AnovaResult
+from tdebench.stats.caveats import Caveat
+from tdebench.stats.describe import Summary
+from tdebench.stats.overhead import Overhead
+
+_CLAIM = re.compile(r"(\d+\.\d% (?:slower|faster|lower|higher)[^(]*?than plain|no measurable overhead)")
+_SIG_KIND = {"significant": "good", "not significant": "neutral", "inconclusive": "warn",
+             "too few trials": "warn"}
+
+
+def _verdict_html(sentence: str) -> Safe:
+    return Safe(_CLAIM.sub(r"<strong>\1</strong>", esc(sentence), count=1))
+
+
+def _card_class(es: EngineSummary) -> str:
+    if any(r.verification.good is False for r in es.rows):
+        return "bad"
+    if any(r.overhead and not r.overhead.ci_spans_zero for r in es.rows):
+        return "slower"
+    return "none"
+
+
+def verdict_section(rs: RunSummary) -> Safe:
+    """One card per engine with its verdict sentences."""
+    cards = []
+    for es in rs.engines:
+        n = max((r.headline.n for r in es.rows if r.headline), default=0)
+        note = (f"{texts.headline_label(es.headline)}, median of {n} trials per config; overhead "
+                "= ratio of medians − 1 with a 95% bootstrap CI and a Welch t-test.")
+        bad = [f"{r.label}: {r.verification.verdict}" for r in es.rows if r.verification.good is False]
+        body = [tag("h3", es.engine)] + [tag("p", _verdict_html(v), class_="verdict") for v in es.verdicts]
+        body += [tag("p", pill("verification failed", "bad") + esc(" " + b)) for b in bad]
+        cards.append(tag("div", join(body + [tag("p", note, class_="note")]),
+                         class_=f"card {_card_class(es)}"))
+    return tag("section", join([tag("h2", "Verdict"), tag("div", join(cards), class_="cards")]),
+               id="verdict")
+
+
+def warnings_section(warnings: list[Caveat]) -> Safe:
+    """The warnings box (nothing when there are none)."""
+    if not warnings:
+        return Safe("")
+    items = [tag("li", join([tag("span", "note" if w.severity == "info" else "warning", class_="tag"),
+                             w.message]), class_=w.severity) for w in warnings]
+    return tag("section", join([tag("h2", f"Read with care ({len(warnings)})"), tag("ul", join(items))]),
+               class_="alerts", id="warnings")
+
+
+def _sig_cell(o: Overhead | None, word: str) -> Safe:
+    if o is None:
+        return esc(DASH)
+    return join([esc(fmt_p(o.p_value) + " "), pill(word, _SIG_KIND.get(word, "neutral"))])
+
+
+def _label_cell(r: ConfigRow) -> Safe:
+    return join([esc(r.encryption or r.label), tag("span", r.label, class_="sub")])
+
+
+def _verif_cell(r: ConfigRow) -> Safe:
+    v = r.verification
+    kind = {True: "good", False: "bad", None: "neutral"}[v.good]
+    return pill(v.verdict, kind)
+
+
+def _median_cell(s: Summary | None) -> str:
+    return fmt_value(s.median, s.unit) if s else DASH
+
+
+def _with_sub(main: str, sub: str) -> Safe:
+    return join([esc(main), tag("span", sub, class_="sub")]) if sub and sub != DASH else esc(main)
+
+
+def drop_empty(cols: list[Col], rows: list[list[object]],
+               optional: set[str]) -> tuple[list[Col], list[list[object]]]:
+    """Drop the optional columns that hold nothing but dashes."""
+    keep = [i for i, c in enumerate(cols)
+            if c.title not in optional or any(str(r[i]) not in (DASH, "") for r in rows)]
+    return [cols[i] for i in keep], [[r[i] for i in keep] for r in rows]
+
+
+def summary_table(es: EngineSummary) -> Safe:
+    """The per-engine summary: headline median and overhead with CIs, metrics, storage, proof."""
+    hl = texts.headline_label(es.headline)
+    cols = [Col("config", cls="label"), Col("n", True), Col(f"{hl} (median, 95% CI)", True),
+            Col("overhead (95% CI)", True), Col("significance"), Col("Power@Size", True),
+            Col("QphH@Size", True), Col("storage", True), Col("encrypted on disk")]
+    rows: list[list[object]] = []
+    for r in es.rows:
+        h, o = r.headline, r.overhead
+        storage = fmt_bytes(r.storage_bytes) if r.storage_bytes else DASH
+        failed = (h.n_failed + h.n_timeout) if h else 0
+        rows.append([
+            _label_cell(r),
+            _with_sub(str(h.n), f"+{failed} failed" if failed else "") if h else DASH,
+            _with_sub(_median_cell(h), fmt_value_ci(h.median_ci_low, h.median_ci_high, h.unit))
+            if h else DASH,
+            esc("plain twin") if r.is_plain else (
+                _with_sub(fmt_pct(o.overhead_pct), fmt_ci(o.ci_low_pct, o.ci_high_pct)) if o else DASH),
+            _sig_cell(o, r.significance), _median_cell(r.power_at_size), _median_cell(r.qphh_at_size),
+            _with_sub(storage, fmt_pct(r.storage_pct) + " vs plain" if r.storage_pct is not None else ""),
+            _verif_cell(r),
+        ])
+    cols, rows = drop_empty(cols, rows, {"Power@Size", "QphH@Size", "storage"})
+    return table(cols, rows)
+
+
+def _query_cells(q: QueryRow, config: str, plain: bool) -> list[object]:
+    s = q.summaries.get(config)
+    med = _median_cell(s)
+    if s and (s.n_failed or s.n_timeout):
+        med = join([esc(med), tag("span", f"n = {s.n}, {s.n_failed + s.n_timeout} failed", class_="sub")])
+    if plain:
+        return [med]
+    o = q.overheads.get(config)
+    cls = "sig" if o and not o.ci_spans_zero and o.p_value is not None and o.p_value < 0.05 else "nsig"
+    return [med, tag("span", fmt_pct(o.overhead_pct), class_=cls) if o else DASH,
+            fmt_ci(o.ci_low_pct, o.ci_high_pct) if o else DASH, fmt_p(o.p_value) if o else DASH]
+
+
+def query_table(es: EngineSummary) -> Safe:
+    """Median per config for each query with overhead, CI and p-value per encrypted config."""
+    cols = [Col("query")]
+    for r in es.rows:
+        cols.append(Col(r.label, True))
+        if not r.is_plain:
+            cols += [Col("overhead", True), Col("95% CI", True), Col("p", True)]
+    rows = [[q.step] + [c for r in es.rows for c in _query_cells(q, r.label, r.is_plain)]
+            for q in es.queries]
+    return table(cols, rows)
+
+
+def anova_block(res: AnovaResult, unit: str) -> Safe:
+    """ANOVA / Kruskal–Wallis line and the Tukey HSD pairs of one step."""
+    line = (f"{res.test}/{res.step} over {len(res.configs)} configs: ANOVA F = "
+            f"{'—' if res.f_stat is None else f'{res.f_stat:.2f}'}, {fmt_p(res.p_anova)}, "
+            f"eta² = {'—' if res.eta_squared is None else f'{res.eta_squared:.2f}'}; Kruskal–Wallis "
+            f"H = {'—' if res.h_stat is None else f'{res.h_stat:.2f}'}, {fmt_p(res.p_kruskal)}. "
+            f"Test to read: {res.primary_test}" + (f" (skewed: {res.skew_reason})." if res.skewed else "."))
+    cols = [Col("config A"), Col("config B"), Col(f"mean B − A ({unit or 'value'})", True),
+            Col("95% CI", True),
+            Col("p (Tukey)", True)]
+    rows = [[t.config_a, t.config_b, f"{t.mean_diff:+.4g}", f"{t.ci_low:+.4g} to {t.ci_high:+.4g}",
+             fmt_p(t.p_value)] for t in res.tukey]
+    return join([tag("p", line), table(cols, rows) if rows else Safe("")])
+
+
+def figure(chart: Chart) -> Safe:
+    """A chart with its caption."""
+    return tag("figure", join([Safe(chart.svg), tag("figcaption", chart.caption)]))
+
+
+def engine_sections(rs: RunSummary) -> list[Safe]:
+    """Summary, per-query, charts and ANOVA of every engine."""
+    summary, queries, charts_, anova = [], [], [], []
+    for es in rs.engines:
+        summary += [tag("h3", es.engine), summary_table(es)]
+        if es.queries:
+            queries += [tag("h3", f"{es.engine}: power test, median per query"), query_table(es)]
+        charts_ += [figure(c) for c in engine_charts(rs, es)]
+        if es.anova:
+            unit = next((r.headline.unit for r in es.rows if r.headline and r.headline.unit), "")
+            anova += [tag("h3", es.engine), anova_block(es.anova, unit)]
+    floor = cipher_floor(rs.analysis)
+    charts_ += [figure(floor)] if floor else []
+    out = [tag("section", join([tag("h2", "Summary")] + summary), id="summary")]
+    if queries:
+        out.append(tag("section", join([tag("h2", "Per query")] + queries + [tag(
+            "p", "Bold overheads are significant (95% CI excludes 0 and p < 0.05).", class_="note")]),
+            id="queries"))
+    if charts_:
+        out.append(tag("section", join([tag("h2", "Charts")] + charts_), id="charts"))
+    if anova:
+        out.append(tag("section", join([tag("h2", "Across configs")] + anova), id="anova"))
+    return out
+
+
+def verification_section(rs: RunSummary) -> Safe:
+    """Per config: status query, at-rest scan, answer equality."""
+    cols = [Col("config"), Col("status query"), Col("encrypted on disk"), Col("canary hits", True),
+            Col("files scanned", True), Col("answers equal")]
+    rows = []
+    for es in rs.engines:
+        for r in es.rows:
+            v = r.verification
+            rows.append([_label_cell(r), texts.status_text(v), _verif_cell(r),
+                         DASH if v.marker_hits is None else str(v.marker_hits),
+                         DASH if v.files_scanned is None else str(v.files_scanned),
+                         pill(texts.yes_no(v.answers_equal), {True: "good", False: "bad"}.get(
+                             v.answers_equal, "neutral"))])
+    note = tag("p", "How this was checked is described under Methods.", class_="note")
+    return tag("section", join([tag("h2", "Verification"), table(cols, rows), note]),
+               id="verification")
+
+
+def methods_section(rs: RunSummary) -> Safe:
+    """Machine, versions, settings, trial order, cache, warm-up, verification and statistics."""
+    m = rs.manifest
+    config_rows = [[_label_cell(r), r.engine_version or DASH, texts.settings_text(r.settings)]
+                   for es in rs.engines for r in es.rows]
+    block_rows = [[b, tag("span", order, class_="order")] for b, order in texts.blocks(m)]
+    cmd = m.get("command_line")
+    parts = [
+        tag("h2", "Methods"), tag("h3", "Machine"), facts(texts.host_facts(m)),
+        tag("h3", "Plan"), facts(texts.plan_facts(m) + [
+            ("command line", tag("code", " ".join(map(str, cmd))) if isinstance(cmd, list) else None),
+            ("measurements", texts.measurement_counts(rs))]),
+        tag("h3", "Configs"),
+        table([Col("config"), Col("engine version"), Col("settings")], config_rows),
+    ]
+    if block_rows:
+        parts += [tag("h3", "Trial order (randomized blocks)"),
+                  table([Col("block"), Col("order")], block_rows)]
+    parts += [tag("h3", "Verification")] + [tag("p", t) for t in texts.verification_method(rs)]
+    parts += [tag("h3", "Statistics")] + [tag("p", t) for t in texts.stats_methods(rs.analysis.settings)]
+    return tag("section", join(parts), id="methods")
+
+
+def render(rs: RunSummary) -> str:
+    """The complete HTML document of one run."""
+    m = rs.manifest
+    plan = m.get("plan") if isinstance(m.get("plan"), dict) else {}
+    host = (m.get("host") or {}).get("hostname") if isinstance(m.get("host"), dict) else None
+    sub = " · ".join(str(x) for x in (
+        plan.get("workload") and f"{plan.get('workload')} SF {plan.get('sf', '?')}",
+        plan.get("trials") and f"{plan.get('trials')} trials per config",
+        plan.get("cache") and f"{plan.get('cache')} cache", host and f"on {host}",
+        m.get("status")) if x)
+    body = [verdict_section(rs), warnings_section(rs.warnings)] + engine_sections(rs)
+    body += [verification_section(rs), methods_section(rs)]
+    nav = [("verdict", "Verdict"), ("warnings", "Warnings"), ("summary", "Summary"),
+           ("queries", "Per query"), ("charts", "Charts"), ("anova", "Across configs"),
+           ("verification", "Verification"), ("methods", "Methods")]
+    present = "".join(body)
+    nav = [(a, label) for a, label in nav if f'id="{a}"' in present]
+    footer = (f"Generated by tdebench {__version__} from the run directory alone (manifest.json, "
+              "measurements.csv, verification.json). Rebuild any time with “tdebench report”.")
+    return page(f"Encryption at rest: {rs.files.run_id}", "tdebench report", sub, nav, body, footer)

@@ -1,0 +1,137 @@
+"""summary.md: the verdicts, warnings and tables of a run as Markdown (deterministic)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from tdebench.report import texts
+from tdebench.report.fmt import DASH, fmt_bytes, fmt_ci, fmt_p, fmt_pct, fmt_value, fmt_value_ci
+from tdebench.report.model import EngineSummary, RunSummary
+from tdebench.stats.describe import Summary
+
+
+def md_table(headers: Sequence[str], rows: Iterable[Sequence[str]], right: set[int]) -> list[str]:
+    """A pipe table; columns in ``right`` are right-aligned."""
+    def cell(x: str) -> str:
+        return str(x).replace("|", "\\|").replace("\n", " ")
+    out = ["| " + " | ".join(cell(h) for h in headers) + " |",
+           "|" + "|".join("---:" if i in right else "---" for i in range(len(headers))) + "|"]
+    out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def _med(s: Summary | None) -> str:
+    return fmt_value(s.median, s.unit) if s else DASH
+
+
+def summary_lines(es: EngineSummary) -> list[str]:
+    """The per-engine summary table."""
+    hl = texts.headline_label(es.headline)
+    headers = ["config", "encryption", "n", f"{hl} (median)", "95% CI", "overhead", "95% CI",
+               "p", "significance", "Power@Size", "QphH@Size", "storage", "encrypted on disk"]
+    rows = []
+    for r in es.rows:
+        h, o = r.headline, r.overhead
+        storage = fmt_bytes(r.storage_bytes) if r.storage_bytes else DASH
+        storage += f" ({fmt_pct(r.storage_pct)})" if r.storage_pct is not None else ""
+        rows.append([
+            r.label, r.encryption or DASH, str(h.n) if h else DASH, _med(h),
+            fmt_value_ci(h.median_ci_low, h.median_ci_high, h.unit) if h else DASH,
+            "plain twin" if r.is_plain else (fmt_pct(o.overhead_pct) if o else DASH),
+            fmt_ci(o.ci_low_pct, o.ci_high_pct) if o else DASH, fmt_p(o.p_value) if o else DASH,
+            r.significance or DASH, _med(r.power_at_size), _med(r.qphh_at_size), storage,
+            r.verification.verdict])
+    right = {headers[i] for i in (2, 3, 4, 5, 6, 7, 9, 10, 11)}
+    keep = [i for i, h in enumerate(headers) if h not in ("Power@Size", "QphH@Size", "storage")
+            or any(r[i] != DASH for r in rows)]
+    headers = [headers[i] for i in keep]
+    rows = [[r[i] for i in keep] for r in rows]
+    return md_table(headers, rows, {i for i, h in enumerate(headers) if h in right})
+
+
+def query_lines(es: EngineSummary) -> list[str]:
+    """Per-query medians and overheads."""
+    headers, right = ["query"], set()
+    for r in es.rows:
+        right.add(len(headers))
+        headers.append(r.label)
+        if not r.is_plain:
+            right.update(range(len(headers), len(headers) + 3))
+            headers += ["overhead", "95% CI", "p"]
+    rows = []
+    for q in es.queries:
+        row = [q.step]
+        for r in es.rows:
+            s = q.summaries.get(r.label)
+            med = _med(s) + (f" (n = {s.n})" if s and (s.n_failed or s.n_timeout) else "")
+            row.append(med)
+            if not r.is_plain:
+                o = q.overheads.get(r.label)
+                row += ([fmt_pct(o.overhead_pct), fmt_ci(o.ci_low_pct, o.ci_high_pct),
+                         fmt_p(o.p_value)] if o else [DASH] * 3)
+        rows.append(row)
+    return md_table(headers, rows, right)
+
+
+def verification_lines(rs: RunSummary) -> list[str]:
+    """Verification table."""
+    rows = []
+    for es in rs.engines:
+        for r in es.rows:
+            v = r.verification
+            rows.append([r.label, texts.status_text(v), v.verdict,
+                         DASH if v.marker_hits is None else str(v.marker_hits),
+                         DASH if v.files_scanned is None else str(v.files_scanned),
+                         texts.yes_no(v.answers_equal)])
+    return md_table(["config", "status query", "encrypted on disk", "canary hits", "files scanned",
+                     "answers equal"], rows, {3, 4})
+
+
+def methods_lines(rs: RunSummary) -> list[str]:
+    """Machine, plan, configs, trial order, statistics."""
+    m = rs.manifest
+    out = ["## Methods", ""]
+    out += [f"- **{k}**: {v}" for k, v in texts.host_facts(m) + texts.plan_facts(m)
+            if v not in (None, "")]
+    out += [f"- **measurements**: {texts.measurement_counts(rs)}", ""]
+    out += md_table(["config", "engine version", "settings"],
+                    [[r.label, r.engine_version or DASH, texts.settings_text(r.settings)]
+                     for es in rs.engines for r in es.rows], set()) + [""]
+    blocks = texts.blocks(m)
+    if blocks:
+        out += ["Trial order (randomized blocks):", ""]
+        out += md_table(["block", "order"], blocks, set()) + [""]
+    out += texts.verification_method(rs) + [""]
+    out += [f"- {t}" for t in texts.stats_methods(rs.analysis.settings)]
+    return out
+
+
+def render(rs: RunSummary) -> str:
+    """The complete summary.md."""
+    out = [f"# Encryption at rest: {rs.files.run_id}", ""]
+    out += ["## Verdict", ""]
+    for es in rs.engines:
+        out += [f"- **{es.engine}** ({texts.headline_label(es.headline)}): {v}" for v in es.verdicts]
+    out += ["", "_Median over trials; overhead = ratio of medians − 1 with a 95% bootstrap CI; "
+            "p from a Welch t-test._", ""]
+    if rs.warnings:
+        out += ["## Warnings", ""]
+        out += [f"- {'Note' if w.severity == 'info' else '**Warning**'}: {w.message}"
+                for w in rs.warnings] + [""]
+    for es in rs.engines:
+        out += [f"## Summary: {es.engine}", ""] + summary_lines(es) + [""]
+        if es.queries:
+            out += [f"## Per query: {es.engine} (power test)", ""] + query_lines(es) + [""]
+        if es.anova:
+            a = es.anova
+            out += [f"## Across configs: {es.engine}", "",
+                    f"{a.test}/{a.step}: ANOVA {fmt_p(a.p_anova)}, eta² = "
+                    f"{DASH if a.eta_squared is None else f'{a.eta_squared:.2f}'}; Kruskal–Wallis "
+                    f"{fmt_p(a.p_kruskal)}; read {a.primary_test}.", ""]
+            unit = next((r.headline.unit for r in es.rows if r.headline and r.headline.unit), "")
+            out += md_table(["config A", "config B", f"mean B − A ({unit or 'value'})", "p (Tukey)"],
+                            [[t.config_a, t.config_b, f"{t.mean_diff:+.4g}", fmt_p(t.p_value)]
+                             for t in a.tukey], {2, 3}) + [""]
+    out += ["## Verification", ""] + verification_lines(rs) + [""]
+    out += methods_lines(rs)
+    return "\n".join(out).rstrip() + "\n"

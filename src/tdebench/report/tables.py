@@ -1,0 +1,61 @@
+"""CSV tables of a report: overhead.csv, summary.csv, anova.csv (atomic writes)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from tdebench.report.fmt import fmt_csv
+from tdebench.stats.analysis import Analysis
+from tdebench.stats.describe import SUMMARY_FIELDS
+from tdebench.stats.overhead import OVERHEAD_FIELDS
+
+ANOVA_FIELDS = ("engine", "workload", "test", "step", "metric", "configs", "n", "f_stat",
+                "p_anova", "eta_squared", "h_stat", "p_kruskal", "skewed", "primary_test",
+                "tukey_pairs")
+
+
+def write_text(path: Path, text: str) -> Path:
+    """Write a file atomically (temp file in the same directory, then rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def to_csv(fields: Sequence[str], rows: Iterable[Mapping[str, object]]) -> str:
+    """CSV text with a header row; None is empty, floats keep full precision."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(fields)
+    for row in rows:
+        w.writerow([fmt_csv(row.get(f)) for f in fields])
+    return buf.getvalue()
+
+
+def anova_rows(a: Analysis) -> list[dict[str, object]]:
+    """One row per multi-config test; Tukey pairs folded into one cell."""
+    return [{
+        "engine": r.engine, "workload": r.workload, "test": r.test, "step": r.step,
+        "metric": r.metric, "configs": ";".join(r.configs), "n": ";".join(map(str, r.n)),
+        "f_stat": r.f_stat, "p_anova": r.p_anova, "eta_squared": r.eta_squared, "h_stat": r.h_stat,
+        "p_kruskal": r.p_kruskal, "skewed": r.skewed, "primary_test": r.primary_test,
+        "tukey_pairs": ";".join(f"{t.config_a}|{t.config_b}|{t.mean_diff!r}|{t.p_value!r}"
+                                for t in r.tukey),
+    } for r in a.anovas]
+
+
+def write_tables(a: Analysis, out_dir: Path) -> list[Path]:
+    """overhead.csv, summary.csv and (when there are ≥ 3 configs) anova.csv."""
+    paths = [
+        write_text(out_dir / "overhead.csv", to_csv(OVERHEAD_FIELDS, (o.as_row() for o in a.overheads))),
+        write_text(out_dir / "summary.csv",
+                   to_csv(SUMMARY_FIELDS, (s.as_row() for s in a.summaries.values()))),
+    ]
+    if a.anovas:
+        paths.append(write_text(out_dir / "anova.csv", to_csv(ANOVA_FIELDS, anova_rows(a))))
+    return paths

@@ -1,0 +1,142 @@
+"""Comparisons across three or more configs of one engine: ANOVA, Tukey HSD, Kruskal–Wallis."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from tdebench.stats.load import Measurements, SeriesKey
+
+SKEW_LIMIT = 1.0
+SHAPIRO_ALPHA = 0.05
+
+
+@dataclass(frozen=True)
+class TukeyPair:
+    """One pairwise Tukey HSD comparison: mean(b) − mean(a) with its CI and adjusted p."""
+
+    config_a: str
+    config_b: str
+    mean_diff: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+
+
+@dataclass(frozen=True)
+class AnovaResult:
+    """ANOVA / Kruskal–Wallis / Tukey HSD over the configs of one engine for one step."""
+
+    engine: str
+    workload: str
+    test: str
+    step: str
+    metric: str
+    configs: tuple[str, ...]
+    n: tuple[int, ...]
+    f_stat: float | None
+    p_anova: float | None
+    eta_squared: float | None
+    h_stat: float | None
+    p_kruskal: float | None
+    skewed: bool
+    skew_reason: str
+    tukey: tuple[TukeyPair, ...]
+
+    @property
+    def primary_test(self) -> str:
+        """The test to read: Kruskal–Wallis when the data is skewed, else ANOVA."""
+        return "Kruskal–Wallis" if self.skewed else "ANOVA"
+
+    @property
+    def primary_p(self) -> float | None:
+        """p-value of :attr:`primary_test`."""
+        return self.p_kruskal if self.skewed else self.p_anova
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if math.isfinite(float(x)) else None
+
+
+def eta_squared(groups: Sequence[np.ndarray]) -> float | None:
+    """Effect size: between-group sum of squares over total sum of squares."""
+    allv = np.concatenate([np.asarray(g, dtype=float) for g in groups])
+    ss_total = float(((allv - allv.mean()) ** 2).sum())
+    if ss_total == 0:
+        return None
+    ss_between = sum(g.size * (float(np.mean(g)) - allv.mean()) ** 2 for g in groups)
+    return ss_between / ss_total
+
+
+def skewness_check(groups: Sequence[np.ndarray]) -> tuple[bool, str]:
+    """Skewed when any group (n ≥ 3) has |skew| > 1 or a Shapiro–Wilk p < 0.05."""
+    for g in groups:
+        g = np.asarray(g, dtype=float)
+        if g.size < 3 or np.ptp(g) == 0:
+            continue
+        skew = float(stats.skew(g))
+        if abs(skew) > SKEW_LIMIT:
+            return True, f"|skew| = {abs(skew):.2f} > {SKEW_LIMIT:g}"
+        p = float(stats.shapiro(g).pvalue)
+        if p < SHAPIRO_ALPHA:
+            return True, f"Shapiro–Wilk p = {p:.3f} < {SHAPIRO_ALPHA:g}"
+    return False, ""
+
+
+def _tukey(configs: Sequence[str], groups: Sequence[np.ndarray]) -> tuple[TukeyPair, ...]:
+    res = stats.tukey_hsd(*groups)
+    ci = res.confidence_interval(0.95)
+    pairs = []
+    for i in range(len(groups)):
+        for j in range(i + 1, len(groups)):
+            # res.statistic[i, j] = mean(i) − mean(j); report b − a with a = i, b = j
+            pairs.append(TukeyPair(configs[i], configs[j], -float(res.statistic[i, j]),
+                                   -float(ci.high[i, j]), -float(ci.low[i, j]),
+                                   float(res.pvalue[i, j])))
+    return tuple(pairs)
+
+
+def anova_for(step_key: tuple[str, str, str, str, str], configs: Sequence[str],
+              groups: Sequence[np.ndarray]) -> AnovaResult:
+    """Run the tests for one step over the given config groups (each n ≥ 2)."""
+    engine, workload, test, step, metric = step_key
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f = stats.f_oneway(*groups)
+        try:
+            kw = stats.kruskal(*groups)
+            h, p_kw = _finite(kw.statistic), _finite(kw.pvalue)
+        except ValueError:  # all values identical
+            h, p_kw = None, None
+        f_stat, p_f = _finite(f.statistic), _finite(f.pvalue)
+        tukey = _tukey(configs, groups) if p_f is not None else ()
+    skewed, reason = skewness_check(groups)
+    return AnovaResult(engine, workload, test, step, metric, tuple(configs),
+                       tuple(int(g.size) for g in groups), f_stat, p_f, eta_squared(groups),
+                       h, p_kw, skewed, reason, tukey)
+
+
+def anova_by_step(m: Measurements, *, min_configs: int = 3) -> list[AnovaResult]:
+    """One result per (engine, workload, test, step, metric) with ≥ ``min_configs`` configs of n ≥ 2."""
+    by_step: dict[tuple[str, str, str, str, str], list[tuple[str, np.ndarray]]] = {}
+    order = {c: i for i, c in enumerate(m.config_order)}
+    for key, sample in m.series.items():
+        if sample.n >= 2:
+            by_step.setdefault(key.step_key, []).append((key.config, sample.values))
+    out = []
+    for step_key, items in by_step.items():
+        if len(items) < min_configs:
+            continue
+        items.sort(key=lambda item: order.get(item[0], len(order)))
+        out.append(anova_for(step_key, [c for c, _ in items], [v for _, v in items]))
+    return out
+
+
+def anova_key(result: AnovaResult) -> SeriesKey:
+    """The series key of a result, with an empty config."""
+    return SeriesKey(result.engine, "", result.workload, result.test, result.step, result.metric)

@@ -1,0 +1,170 @@
+"""Plain-language warnings: when the data cannot support a claim, say so and say what would."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from tdebench.stats.describe import Summary, pooled_cv_pct
+from tdebench.stats.load import SeriesKey
+from tdebench.stats.overhead import Overhead
+from tdebench.stats.power import mde_pct, trials_needed
+
+CV_LIMIT_PCT = 5.0
+MIN_TRIALS = 3
+GOOD_CI_TRIALS = 5
+MIN_RESOLVE_PCT = 1.0
+
+
+@dataclass(frozen=True)
+class Caveat:
+    """One warning. ``kind``: noise, small_n, no_effect, failures or approximate_ci."""
+
+    kind: str
+    severity: str
+    key: SeriesKey | None
+    message: str
+    score: float = 0.0  # how bad (CV, failures, ...), used to pick the worst when condensing
+
+
+def series_name(key: SeriesKey) -> str:
+    """Short name such as ``sqlite-none power/q05`` (metric added unless elapsed)."""
+    name = f"{key.config} {key.test}/{key.step}"
+    return name if key.metric in ("elapsed", key.step, "") else f"{name} ({key.metric})"
+
+
+def noise_caveats(summaries: Iterable[Summary], cv_limit: float = CV_LIMIT_PCT) -> list[Caveat]:
+    """CV above the limit: the series is too noisy for small differences."""
+    out = []
+    for s in summaries:
+        if s.cv_pct is None or s.cv_pct <= cv_limit:
+            continue
+        mde = mde_pct(s.cv_pct, s.n)
+        tail = f"; differences under about {mde:.0f}% cannot be resolved at n = {s.n}" if mde else ""
+        cv = f"{s.cv_pct:.1f}" if round(s.cv_pct, 1) > cv_limit else f"{s.cv_pct:.2f}"
+        out.append(Caveat("noise", "warning", s.key,
+                          f"{series_name(s.key)}: CV {cv}% is above {cv_limit:g}%{tail}.",
+                          s.cv_pct))
+    return out
+
+
+def small_n_caveats(summaries: Iterable[Summary], min_n: int = MIN_TRIALS) -> list[Caveat]:
+    """Fewer than ``min_n`` ok values in a series."""
+    return [Caveat("small_n", "warning", s.key,
+                   f"{series_name(s.key)}: only n = {s.n} ok value{'s' if s.n != 1 else ''}; "
+                   f"at least {min_n} trials are needed for an interval worth reading.",
+                   float(min_n - s.n))
+            for s in summaries if s.n < min_n and not s.one_off]
+
+
+def failure_caveats(summaries: Iterable[Summary]) -> list[Caveat]:
+    """Failed or timed-out values, which are excluded from every statistic."""
+    out = []
+    for s in summaries:
+        parts = [f"{s.n_failed} failed"] if s.n_failed else []
+        parts += [f"{s.n_timeout} timed out"] if s.n_timeout else []
+        if parts:
+            out.append(Caveat("failures", "warning", s.key,
+                              f"{series_name(s.key)}: {' and '.join(parts)} (excluded; n = {s.n}).",
+                              float(s.n_failed + s.n_timeout)))
+    return out
+
+
+def resolution_hint(o: Overhead, summaries: Mapping[SeriesKey, Summary]) -> str:
+    """``; about N trials would resolve X%`` (or a fitting variant) for an unresolved overhead."""
+    pair = [summaries[k] for k in (o.key, o.key.with_config(o.plain_config)) if k in summaries]
+    cv = pooled_cv_pct(pair)
+    if cv == 0:
+        return "; the values do not vary at all, so the metric may be too coarse to show one"
+    effect = max(abs(o.overhead_pct), MIN_RESOLVE_PCT)
+    need = trials_needed(effect, cv)
+    if need is None:
+        return ""
+    if need <= o.n:
+        return "; a few more trials would settle it"
+    return f"; about {need} trials would resolve {effect:.1f}%"
+
+
+def unresolved_text(o: Overhead, summaries: Mapping[SeriesKey, Summary], alpha: float = 0.05) -> str:
+    """Plain words for an overhead whose CI spans zero (without the subject)."""
+    ci = f"95% CI {o.ci_low_pct:+.1f}% to {o.ci_high_pct:+.1f}%"
+    hint = resolution_hint(o, summaries)
+    if o.p_value is not None and o.p_value < alpha:
+        return (f"inconclusive at n = {o.n}: {o.overhead_pct:+.1f}%, the t-test sees a difference "
+                f"(p={o.p_value:.3f}) but the {ci} of the medians spans zero{hint}")
+    p = "" if o.p_value is None else f", p={o.p_value:.3f}"
+    return f"no measurable overhead at n = {o.n} ({o.overhead_pct:+.1f}%, {ci}{p}){hint}"
+
+
+def no_effect_caveats(overheads: Iterable[Overhead],
+                      summaries: Mapping[SeriesKey, Summary]) -> list[Caveat]:
+    """CI spanning zero: no measurable overhead at this n, and the n that would resolve it."""
+    out = []
+    for o in overheads:
+        if not o.ci_spans_zero or o.ci_low_pct is None or o.ci_high_pct is None:
+            continue
+        msg = f"{o.config} vs {o.plain_config}, {o.test}/{o.step}: {unresolved_text(o, summaries)}."
+        out.append(Caveat("no_effect", "info", o.key, msg, float(abs(o.overhead_pct))))
+    return out
+
+
+def approximate_ci_caveat(overheads: Iterable[Overhead]) -> list[Caveat]:
+    """One note when intervals rest on fewer than 5 trials (percentile bootstrap is too narrow)."""
+    small = sorted({o.n for o in overheads if 2 <= o.n < GOOD_CI_TRIALS})
+    if not small:
+        return []
+    ns = ", ".join(str(n) for n in small)
+    return [Caveat("approximate_ci", "info", None,
+                   f"Some intervals rest on n = {ns} trials per config: bootstrap intervals at so few "
+                   f"trials are approximate and tend to be too narrow (at n = 3 paired, a nominal 95% "
+                   f"interval covers the true overhead about 75% of the time). Read them together "
+                   f"with the p-value; {GOOD_CI_TRIALS} or more trials give intervals close to 95%.")]
+
+
+def all_caveats(summaries: Mapping[SeriesKey, Summary], overheads: list[Overhead], *,
+                cv_limit: float = CV_LIMIT_PCT, min_n: int = MIN_TRIALS) -> list[Caveat]:
+    """Every warning for a run: failures, small n, noise, no measurable effect, approximate CIs."""
+    values = list(summaries.values())
+    return (failure_caveats(values) + small_n_caveats(values, min_n)
+            + noise_caveats(values, cv_limit) + no_effect_caveats(overheads, summaries)
+            + approximate_ci_caveat(overheads))
+
+
+_GROUP_TEXT = {
+    "noise": "{count} series have a CV above {limit:g}% (worst: {worst}); small differences "
+             "there cannot be resolved",
+    "small_n": "{count} series have fewer than {min_n} ok values (e.g. {worst})",
+    "failures": "{count} series have failed or timed-out values, excluded from the statistics "
+                "(most: {worst})",
+    "no_effect": "{count} comparisons have an interval spanning zero: no measurable overhead "
+                 "at this n (largest point estimate: {worst})",
+}
+_SEVERITY_ORDER = {"warning": 0, "info": 1}
+
+
+def condense(caveats: Iterable[Caveat], keep: Callable[[SeriesKey], bool], *,
+             cv_limit: float = CV_LIMIT_PCT, min_n: int = MIN_TRIALS,
+             fold_above: int = 2) -> list[Caveat]:
+    """Keep caveats whose key passes ``keep`` (e.g. headline steps); fold the rest per kind.
+
+    A kind with at most ``fold_above`` remaining caveats is kept as is. Warnings come first.
+    """
+    kept: list[Caveat] = []
+    folded: dict[str, list[Caveat]] = {}
+    for c in caveats:
+        if c.key is None or keep(c.key):
+            kept.append(c)
+        else:
+            folded.setdefault(c.kind, []).append(c)
+    for kind, group in folded.items():
+        if len(group) <= fold_above:
+            kept.extend(group)
+            continue
+        worst = max(group, key=lambda c: c.score)
+        label = series_name(worst.key) if worst.key else ""
+        if kind == "noise":
+            label += f", CV {worst.score:.1f}%"
+        text = _GROUP_TEXT.get(kind, "{count} more: {worst}").format(
+            count=len(group), limit=cv_limit, min_n=min_n, worst=label)
+        kept.append(Caveat(kind, group[0].severity, None, text + ".", worst.score))
+    return sorted(kept, key=lambda c: (_SEVERITY_ORDER.get(c.severity, 2), c.kind == "approximate_ci"))

@@ -1,0 +1,196 @@
+"""Load ``measurements.csv`` into typed rows.
+
+Only rows with status ``ok`` outside the warm-up block (block 0) are kept for statistics.
+Warm-up rows are counted and discarded; ``failed`` and ``timeout`` rows are counted per
+series so that reports can say "n failed".
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+COLUMNS = (
+    "run_id", "block", "trial", "config", "engine", "encryption", "workload", "test",
+    "stream", "step", "metric", "value", "unit", "started_at", "status",
+)
+PLAIN_SPECS = frozenset({"none", "", "plain", "off"})
+
+
+def is_plain(encryption: str) -> bool:
+    """True when an encryption spec means "no encryption" (the plain twin)."""
+    return encryption.strip().lower() in PLAIN_SPECS
+
+
+class SeriesKey(NamedTuple):
+    """Identifies one measured series: the values of one step of one config."""
+
+    engine: str
+    config: str
+    workload: str
+    test: str
+    step: str
+    metric: str
+
+    def with_config(self, config: str) -> SeriesKey:
+        """The same series for another config (e.g. the plain twin)."""
+        return self._replace(config=config)
+
+    @property
+    def step_key(self) -> tuple[str, str, str, str, str]:
+        """The key without the config: (engine, workload, test, step, metric)."""
+        return (self.engine, self.workload, self.test, self.step, self.metric)
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One kept measurement (status ``ok``, block > 0)."""
+
+    block: int
+    trial: int
+    config: str
+    engine: str
+    encryption: str
+    workload: str
+    test: str
+    stream: int | None
+    step: str
+    metric: str
+    value: float
+    unit: str
+
+    @property
+    def key(self) -> SeriesKey:
+        """The series this row belongs to."""
+        return SeriesKey(self.engine, self.config, self.workload, self.test, self.step, self.metric)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The values of one series with the block each value was measured in."""
+
+    values: np.ndarray
+    blocks: np.ndarray
+    trials: np.ndarray | None = None
+
+    @property
+    def one_off(self) -> bool:
+        """True for one-off steps such as the load (every value has trial 0)."""
+        return self.trials is not None and self.trials.size > 0 and not self.trials.any()
+
+    @property
+    def n(self) -> int:
+        """Number of values."""
+        return int(self.values.size)
+
+
+@dataclass
+class Measurements:
+    """Kept rows plus the bookkeeping of what was discarded or failed."""
+
+    rows: list[Row]
+    failed: Counter[SeriesKey] = field(default_factory=Counter)
+    timeouts: Counter[SeriesKey] = field(default_factory=Counter)
+    warmup_rows: int = 0
+    skipped_rows: int = 0
+    run_ids: tuple[str, ...] = ()
+    encryption: dict[str, str] = field(default_factory=dict)
+    units: dict[SeriesKey, str] = field(default_factory=dict)
+    config_order: list[str] = field(default_factory=list)
+
+    @cached_property
+    def series(self) -> dict[SeriesKey, Sample]:
+        """Values and blocks per series, in file order."""
+        cols: dict[SeriesKey, tuple[list[float], list[int], list[int]]] = {}
+        for row in self.rows:
+            v, b, t = cols.setdefault(row.key, ([], [], []))
+            v.append(row.value)
+            b.append(row.block)
+            t.append(row.trial)
+        return {k: Sample(np.asarray(v, dtype=float), np.asarray(b, dtype=int),
+                          np.asarray(t, dtype=int))
+                for k, (v, b, t) in cols.items()}
+
+    def all_keys(self) -> list[SeriesKey]:
+        """Every series seen, including those with only failed rows."""
+        keys = dict.fromkeys(self.series)
+        keys.update(dict.fromkeys(self.failed))
+        keys.update(dict.fromkeys(self.timeouts))
+        return list(keys)
+
+    def sample(self, key: SeriesKey) -> Sample | None:
+        """The sample of a series, or None when it has no ok values."""
+        return self.series.get(key)
+
+
+def _int(text: str | None, default: int | None = 0) -> int | None:
+    try:
+        return int(float(text)) if text not in (None, "") else default
+    except ValueError:
+        return default
+
+
+def _key_of(rec: Mapping[str, str]) -> SeriesKey:
+    get = lambda c: (rec.get(c) or "").strip()  # noqa: E731
+    return SeriesKey(get("engine"), get("config"), get("workload"), get("test"), get("step"),
+                     get("metric"))
+
+
+def parse_rows(records: Iterable[Mapping[str, str]]) -> Measurements:
+    """Turn CSV records (dicts of text) into :class:`Measurements`."""
+    m = Measurements(rows=[])
+    run_ids: dict[str, None] = {}
+    for rec in records:
+        status = (rec.get("status") or "").strip().lower()
+        block = _int(rec.get("block"), default=None)
+        key = _key_of(rec)
+        if rec.get("run_id"):
+            run_ids[rec["run_id"]] = None
+        if key.config and key.config not in m.encryption:
+            m.encryption[key.config] = (rec.get("encryption") or "").strip()
+            m.config_order.append(key.config)
+        if status == "warmup" or block == 0:
+            m.warmup_rows += 1
+        elif status == "failed":
+            m.failed[key] += 1
+        elif status == "timeout":
+            m.timeouts[key] += 1
+        elif status == "ok" and block is not None:
+            _keep(m, rec, key, block)
+        else:
+            m.skipped_rows += 1
+    m.run_ids = tuple(run_ids)
+    return m
+
+
+def _keep(m: Measurements, rec: Mapping[str, str], key: SeriesKey, block: int) -> None:
+    try:
+        value = float(rec.get("value") or "nan")
+    except ValueError:
+        value = float("nan")
+    if not np.isfinite(value):
+        m.skipped_rows += 1
+        return
+    m.rows.append(Row(
+        block=block, trial=_int(rec.get("trial")) or 0, config=key.config, engine=key.engine,
+        encryption=m.encryption.get(key.config, ""), workload=key.workload, test=key.test,
+        stream=_int(rec.get("stream"), default=None), step=key.step, metric=key.metric,
+        value=value, unit=(rec.get("unit") or "").strip(),
+    ))
+    m.units.setdefault(key, (rec.get("unit") or "").strip())
+
+
+def load_measurements(path: Path) -> Measurements:
+    """Read a ``measurements.csv`` file (or a run directory containing one)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "measurements.csv"
+    with path.open(newline="", encoding="utf-8") as fh:
+        return parse_rows(csv.DictReader(fh))

@@ -1,0 +1,166 @@
+"""Overhead of each config against its plain twin: ratio of medians − 1, bootstrap CI, Welch p."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+from scipy import stats
+
+from tdebench.stats.bootstrap import (
+    DEFAULT_RESAMPLES, DEFAULT_SEED, CIMethod, bootstrap_ratio_ci, ratio_minus_one,
+)
+from tdebench.stats.load import Measurements, Sample, SeriesKey, is_plain
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Result of comparing a sample against a baseline sample (percentages, not fractions)."""
+
+    n_base: int
+    n_other: int
+    median_base: float
+    median_other: float
+    pct: float
+    ci_low_pct: float | None
+    ci_high_pct: float | None
+    p_value: float | None
+    paired: bool
+
+
+@dataclass(frozen=True)
+class Overhead:
+    """One row of ``overhead.csv``; the first eleven fields are the stable public columns."""
+
+    engine: str
+    config: str
+    workload: str
+    step: str
+    n: int
+    median_plain: float
+    median_config: float
+    overhead_pct: float
+    ci_low_pct: float | None
+    ci_high_pct: float | None
+    p_value: float | None
+    test: str = ""
+    metric: str = ""
+    unit: str = ""
+    encryption: str = ""
+    plain_config: str = ""
+    n_plain: int = 0
+    n_config: int = 0
+    paired: bool = False
+
+    @property
+    def key(self) -> SeriesKey:
+        """The series of the (encrypted) config."""
+        return SeriesKey(self.engine, self.config, self.workload, self.test, self.step, self.metric)
+
+    @property
+    def ci_spans_zero(self) -> bool:
+        """True when the CI includes 0 (or there is no CI)."""
+        if self.ci_low_pct is None or self.ci_high_pct is None:
+            return True
+        return self.ci_low_pct <= 0.0 <= self.ci_high_pct
+
+    def as_row(self) -> dict[str, object]:
+        """Flat dict with the columns of ``overhead.csv``."""
+        return asdict(self)
+
+
+OVERHEAD_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Overhead))
+
+
+def significance(p_value: float | None, ci_spans_zero: bool, alpha: float = 0.05) -> str:
+    """One verdict word: significant / not significant / inconclusive / too few trials."""
+    if p_value is None:
+        return "too few trials"
+    if p_value < alpha and not ci_spans_zero:
+        return "significant"
+    if p_value >= alpha and ci_spans_zero:
+        return "not significant"
+    return "inconclusive"
+
+
+def welch_p(base: np.ndarray, other: np.ndarray) -> float | None:
+    """Two-sided Welch t-test p-value; None when either side has fewer than 2 values."""
+    if np.asarray(base).size < 2 or np.asarray(other).size < 2:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        p = float(stats.ttest_ind(other, base, equal_var=False).pvalue)
+    return p if math.isfinite(p) else None
+
+
+def pair_by_block(base: Sample, other: Sample) -> tuple[np.ndarray, np.ndarray] | None:
+    """Values of both sides ordered by block when both have one value in exactly the same blocks."""
+    if base.n != other.n or base.n < 2:
+        return None
+    if len(set(base.blocks.tolist())) != base.n or set(base.blocks.tolist()) != set(other.blocks.tolist()):
+        return None
+    return base.values[np.argsort(base.blocks)], other.values[np.argsort(other.blocks)]
+
+
+def compare_samples(base: Sample, other: Sample, *, seed: int = DEFAULT_SEED,
+                    n_resamples: int = DEFAULT_RESAMPLES, method: CIMethod = "percentile",
+                    allow_pairing: bool = True) -> Comparison:
+    """Ratio of medians − 1 of ``other`` vs ``base`` with a bootstrap CI and the Welch p-value."""
+    pairs = pair_by_block(base, other) if allow_pairing else None
+    b, o = pairs if pairs is not None else (base.values, other.values)
+    ci = None
+    if min(base.n, other.n) >= 2:  # a CI from a single value per side would be a fake
+        ci = bootstrap_ratio_ci(b, o, paired=pairs is not None, seed=seed,
+                                n_resamples=n_resamples, method=method)
+    return Comparison(
+        n_base=base.n, n_other=other.n, median_base=float(np.median(base.values)),
+        median_other=float(np.median(other.values)),
+        pct=ratio_minus_one(base.values, other.values) * 100.0,
+        ci_low_pct=ci[0] * 100.0 if ci else None, ci_high_pct=ci[1] * 100.0 if ci else None,
+        p_value=welch_p(base.values, other.values), paired=pairs is not None,
+    )
+
+
+def config_engines(m: Measurements) -> dict[str, str]:
+    """Engine of each config label, in the order configs first appear."""
+    out: dict[str, str] = {}
+    for key in m.all_keys():
+        out.setdefault(key.config, key.engine)
+    return {c: out[c] for c in m.config_order if c in out}
+
+
+def default_baselines(m: Measurements) -> dict[str, str]:
+    """Map every encrypted config to the first plain config (encryption ``none``) of its engine."""
+    engines = config_engines(m)
+    plain: dict[str, str] = {}
+    for config, engine in engines.items():
+        if is_plain(m.encryption.get(config, "")):
+            plain.setdefault(engine, config)
+    return {c: plain[e] for c, e in engines.items()
+            if e in plain and not is_plain(m.encryption.get(c, ""))}
+
+
+def compute_overheads(m: Measurements, *, baselines: Mapping[str, str] | None = None,
+                      seed: int = DEFAULT_SEED, n_resamples: int = DEFAULT_RESAMPLES,
+                      method: CIMethod = "percentile") -> list[Overhead]:
+    """Overhead rows for every series of every encrypted config that has a plain twin with data."""
+    baselines = default_baselines(m) if baselines is None else baselines
+    out: list[Overhead] = []
+    for key, sample in m.series.items():
+        plain = baselines.get(key.config)
+        twin = m.sample(key.with_config(plain)) if plain else None
+        if twin is None or plain is None:
+            continue
+        c = compare_samples(twin, sample, seed=seed, n_resamples=n_resamples, method=method)
+        out.append(Overhead(
+            engine=key.engine, config=key.config, workload=key.workload, step=key.step,
+            n=min(c.n_base, c.n_other), median_plain=c.median_base, median_config=c.median_other,
+            overhead_pct=c.pct, ci_low_pct=c.ci_low_pct, ci_high_pct=c.ci_high_pct,
+            p_value=c.p_value, test=key.test, metric=key.metric, unit=m.units.get(key, ""),
+            encryption=m.encryption.get(key.config, ""), plain_config=plain,
+            n_plain=c.n_base, n_config=c.n_other, paired=c.paired,
+        ))
+    return out

@@ -1,0 +1,111 @@
+"""Runner behaviour end to end on SQLite: examples, throughput+refresh, resume after SIGKILL, timeouts."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "docs" / "examples").glob("*.toml"))
+
+
+def tdebench(*args: str, **kw) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, "-m", "tdebench", *args], capture_output=True, text=True, env=env,
+                          timeout=900, **kw)
+
+
+def rows(run: Path) -> list[dict[str, str]]:
+    with open(run / "measurements.csv", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _needs(example: Path) -> list[str]:
+    text = example.read_text()
+    return [name for name in ("mariadb", "postgres") if f'name = "{name}"' in text]
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[e.stem for e in EXAMPLES])
+def test_examples_run(example, tmp_path, tpch_sf001):
+    missing = [n for n in _needs(example) if not shutil.which({"mariadb": "mariadbd", "postgres": "pg_ctl"}[n])
+               and not Path("/usr/sbin/mariadbd").exists()]
+    if missing:
+        pytest.skip(f"needs {missing}")
+    out = tmp_path / "run"
+    result = tdebench("run", str(example), "--out", str(out), "--data-dir", str(Path(tpch_sf001[0]).parent),
+                      "--trials", "1")
+    assert result.returncode == 0, result.stderr[-3000:]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "completed"
+    assert (out / "report" / "index.html").is_file()
+
+
+def test_throughput_and_refresh_metrics(tmp_path, tpch_sf001):
+    out = tmp_path / "run"
+    result = tdebench("run", "--tests", "power,throughput", "--streams", "2", "--trials", "2", "--out", str(out),
+                      "--data-dir", str(Path(tpch_sf001[0]).parent))
+    assert result.returncode == 0, result.stderr[-3000:]
+    data = [r for r in rows(out) if r["status"] == "ok"]
+    for label in ("sqlite-none", "sqlite-sqlcipher-aes-256-cbc"):
+        for block in ("1", "2"):
+            mine = [r for r in data if r["config"] == label and r["block"] == block]
+            for test, stream in (("power", "0"), ("throughput", "1"), ("throughput", "2")):
+                steps = {r["step"] for r in mine if r["test"] == test and r["stream"] == stream}
+                assert {f"q{n:02d}" for n in range(1, 23)} <= steps, (label, block, test, stream)
+            steps = {r["step"] for r in mine}
+            assert {"rf1", "rf2", "rf1_1", "rf2_1", "rf1_2", "rf2_2", "power_at_size", "throughput_at_size",
+                    "qphh_at_size", "orders_rows", "lineitem_rows"} <= steps
+            orders = next(r for r in mine if r["step"] == "orders_rows")
+            assert float(orders["value"]) == 15000  # RF1 and RF2 move the same number of orders
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["plan"]["streams"] == 2 and "never reused" in manifest["plan"]["refresh"]
+
+
+def test_resume_after_sigkill_does_not_repeat_completed_trials(tmp_path, tpch_sf001):
+    out = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    proc = subprocess.Popen([sys.executable, "-m", "tdebench", "run", "--trials", "3", "--out", str(out),
+                             "--data-dir", str(Path(tpch_sf001[0]).parent), "--work-dir", str(tmp_path / "work"),
+                             "--no-report"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    first_done = None
+    while time.monotonic() < deadline and proc.poll() is None:
+        if (out / "measurements.csv").exists():
+            done = [r for r in rows(out) if r["step"] == "trial" and r["block"] == "1"]
+            if done:
+                first_done = (done[0]["block"], done[0]["config"])
+                break
+        time.sleep(0.05)
+    assert first_done, "no trial completed in time"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = [r for r in rows(out) if (r["block"], r["config"]) == first_done and r["status"] == "ok"]
+    result = tdebench("run", "--resume", str(out), "--work-dir", str(tmp_path / "work"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    after = rows(out)
+    markers = [(r["block"], r["config"]) for r in after if r["step"] == "trial" and r["status"] in ("ok", "warmup")]
+    assert len(markers) == len(set(markers)) == 2 * 4  # warm-up + 3 trials for each of 2 configs, none twice
+    again = [r for r in after if (r["block"], r["config"]) == first_done and r["status"] == "ok"]
+    assert again == before  # the completed trial was kept, not redone
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "completed" and manifest["resumed"]
+
+
+def test_query_timeout_is_recorded(tmp_path, tpch_sf001):
+    out = tmp_path / "run"
+    result = tdebench("run", "--encryption", "sqlcipher:aes-256-cbc", "--trials", "1", "--warmup", "0",
+                      "--query-timeout", "0.001", "--max-failures", "1", "--out", str(out), "--no-report",
+                      "--data-dir", str(Path(tpch_sf001[0]).parent))
+    assert result.returncode == 1
+    timed_out = [r for r in rows(out) if r["status"] == "timeout"]
+    assert timed_out and all(float(r["value"]) == 0.001 for r in timed_out)
+    assert "ABANDONED" in result.stderr and "timed out" in result.stderr

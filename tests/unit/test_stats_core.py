@@ -1,0 +1,180 @@
+"""Statistics checked against scipy/numpy computed here on fixed data."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from tdebench.stats import (
+    SeriesKey, all_caveats, analyze, anova_by_step, bootstrap_median_ci, bootstrap_ratio_ci,
+    compare_samples, compute_overheads, condense, describe, eta_squared, mde_pct, parse_rows,
+    significance, summarize_series, trials_needed, welch_p,
+)
+from tdebench.stats.anova import skewness_check
+from tdebench.stats.load import Sample
+
+PLAIN = [10.2, 10.5, 9.9, 10.8, 10.1, 10.4, 9.7, 10.6, 10.3, 10.0, 10.9, 10.2]
+ENC = [11.1, 11.6, 10.9, 11.8, 11.0, 11.5, 10.8, 11.9, 11.2, 11.1, 12.0, 11.3]
+
+
+def rows(config: str, encryption: str, values: list[float], *, step: str = "total",
+         start_block: int = 1, status: str = "ok", engine: str = "sqlite") -> list[dict[str, str]]:
+    """measurements.csv records for one series, one value per block."""
+    return [{"run_id": "r", "block": str(start_block + i), "trial": str(start_block + i),
+             "config": config, "engine": engine, "encryption": encryption, "workload": "tpch",
+             "test": "power", "stream": "", "step": step, "metric": "elapsed",
+             "value": "" if math.isnan(v) else repr(v), "unit": "s",
+             "started_at": "2026-01-01T00:00:00Z", "status": status}
+            for i, v in enumerate(values)]
+
+
+def test_load_keeps_ok_rows_and_counts_the_rest() -> None:
+    recs = (rows("p", "none", [9.0], start_block=0, status="warmup")
+            + rows("p", "none", [5.0], start_block=0)            # block 0 is warm-up whatever status
+            + rows("p", "none", [1.0, 2.0, 3.0])
+            + rows("p", "none", [float("nan")], start_block=4, status="failed")
+            + rows("p", "none", [float("nan")] * 2, start_block=5, status="timeout")
+            + rows("p", "none", [float("nan")], start_block=7))   # ok but no value
+    m = parse_rows(recs)
+    key = SeriesKey("sqlite", "p", "tpch", "power", "total", "elapsed")
+    assert m.sample(key).values.tolist() == [1.0, 2.0, 3.0]
+    assert m.sample(key).blocks.tolist() == [1, 2, 3]
+    assert m.warmup_rows == 2 and m.failed[key] == 1 and m.timeouts[key] == 2
+    assert m.skipped_rows == 1
+    s = summarize_series(m)[key]
+    assert (s.n, s.n_failed, s.n_timeout) == (3, 1, 2)
+
+
+def test_describe_matches_numpy_and_scipy() -> None:
+    v = np.array(PLAIN)
+    d = describe(v)
+    assert d["n"] == v.size
+    assert d["mean"] == pytest.approx(np.mean(v))
+    assert d["median"] == pytest.approx(np.median(v))
+    assert d["stddev"] == pytest.approx(np.std(v, ddof=1))
+    assert d["cv_pct"] == pytest.approx(stats.variation(v, ddof=1) * 100)
+    assert (d["min"], d["max"]) == (v.min(), v.max())
+    assert describe(np.array([3.0]))["stddev"] is None
+    assert describe(np.array([]))["n"] == 0
+
+
+def test_welch_p_matches_scipy_and_needs_two_values() -> None:
+    expected = stats.ttest_ind(ENC, PLAIN, equal_var=False).pvalue
+    assert welch_p(np.array(PLAIN), np.array(ENC)) == pytest.approx(expected)
+    assert welch_p(np.array([1.0]), np.array(ENC)) is None
+    assert welch_p(np.array([1.0, 1.0]), np.array([1.0, 1.0])) is None  # nan -> None
+
+
+def test_overhead_point_estimate_pairing_and_p() -> None:
+    m = parse_rows(rows("p", "none", PLAIN) + rows("e", "sqlcipher:aes-256-cbc", ENC))
+    (o,) = compute_overheads(m, n_resamples=2000)
+    assert o.overhead_pct == pytest.approx((np.median(ENC) / np.median(PLAIN) - 1) * 100)
+    assert o.median_plain == pytest.approx(np.median(PLAIN))
+    assert o.p_value == pytest.approx(stats.ttest_ind(ENC, PLAIN, equal_var=False).pvalue)
+    assert o.paired and o.n == 12 and o.plain_config == "p"
+    assert o.ci_low_pct < o.overhead_pct < o.ci_high_pct
+    assert significance(o.p_value, o.ci_spans_zero) == "significant"
+    # different blocks -> independent resampling
+    m2 = parse_rows(rows("p", "none", PLAIN) + rows("e", "x", ENC, start_block=20))
+    assert not compute_overheads(m2, n_resamples=500)[0].paired
+
+
+def test_single_value_gives_no_ci_and_no_p() -> None:
+    c = compare_samples(Sample(np.array([1.0]), np.array([1])), Sample(np.array([1.2]), np.array([1])))
+    assert c.pct == pytest.approx(20.0)
+    assert c.ci_low_pct is None and c.p_value is None
+    assert significance(c.p_value, True) == "too few trials"
+
+
+def test_bootstrap_is_reproducible_with_a_seed() -> None:
+    a, b = np.array(PLAIN), np.array(ENC)
+    assert bootstrap_ratio_ci(a, b, seed=3) == bootstrap_ratio_ci(a, b, seed=3)
+    assert bootstrap_ratio_ci(a, b, seed=3) != bootstrap_ratio_ci(a, b, seed=4)
+
+
+@pytest.mark.parametrize(("method", "paired"), [("percentile", True), ("percentile", False),
+                                                ("BCa", True), ("BCa", False)])
+def test_bootstrap_ci_agrees_with_scipy(method: str, paired: bool) -> None:
+    a, b = np.array(PLAIN), np.array(ENC)
+
+    def ratio(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.median(y, axis=axis) / np.median(x, axis=axis) - 1
+
+    ref = stats.bootstrap((a, b), ratio, paired=paired, vectorized=True, n_resamples=20_000,
+                          method=method, rng=np.random.default_rng(1)).confidence_interval
+    ours = bootstrap_ratio_ci(a, b, paired=paired, n_resamples=20_000, seed=2,
+                              method="bca" if method == "BCa" else "percentile")
+    # Monte Carlo error of two independent 20k-resample runs on a ~10% ratio
+    assert ours[0] == pytest.approx(ref.low, abs=0.004)
+    assert ours[1] == pytest.approx(ref.high, abs=0.004)
+
+
+def test_median_ci_agrees_with_scipy() -> None:
+    v = np.array(PLAIN)
+    ref = stats.bootstrap((v,), np.median, n_resamples=20_000, method="percentile",
+                          rng=np.random.default_rng(1)).confidence_interval
+    lo, hi = bootstrap_median_ci(v, n_resamples=20_000, seed=5)
+    assert lo == pytest.approx(ref.low, abs=0.05) and hi == pytest.approx(ref.high, abs=0.05)
+
+
+def test_mde_formula_and_trials_needed() -> None:
+    n, cv = 3, 5.0
+    t = stats.t.ppf(0.975, 2 * n - 2) + stats.t.ppf(0.8, 2 * n - 2)
+    assert mde_pct(cv, n) == pytest.approx(t * math.sqrt(2) * cv / math.sqrt(n))
+    assert mde_pct(cv, 1) is None
+    need = trials_needed(2.0, cv)
+    assert mde_pct(cv, need) <= 2.0 < mde_pct(cv, need - 1)
+    # cross-check with the exact power of a two-sample t-test (noncentral t)
+    d = 2.0 / cv
+    df = 2 * need - 2
+    nc = d * math.sqrt(need / 2)
+    power = 1 - stats.nct.cdf(stats.t.ppf(0.975, df), df, nc)
+    assert 0.78 <= power <= 0.85
+    assert trials_needed(0.0, cv) is None and trials_needed(5.0, None) is None
+
+
+def test_anova_tukey_kruskal_eta_match_scipy() -> None:
+    g1, g2, g3 = [10.0, 10.4, 9.8, 10.1], [10.9, 11.2, 10.7, 11.0], [10.3, 10.1, 10.6, 10.2]
+    m = parse_rows(rows("a", "none", g1) + rows("b", "tde:aes-128-cbc", g2)
+                   + rows("c", "tde:aes-256-cbc", g3))
+    (res,) = anova_by_step(m)
+    f = stats.f_oneway(g1, g2, g3)
+    kw = stats.kruskal(g1, g2, g3)
+    assert res.configs == ("a", "b", "c")
+    assert res.f_stat == pytest.approx(f.statistic) and res.p_anova == pytest.approx(f.pvalue)
+    assert res.p_kruskal == pytest.approx(kw.pvalue)
+    allv = np.concatenate([g1, g2, g3])
+    ss_b = sum(len(g) * (np.mean(g) - allv.mean()) ** 2 for g in (g1, g2, g3))
+    assert res.eta_squared == pytest.approx(ss_b / ((allv - allv.mean()) ** 2).sum())
+    tk = stats.tukey_hsd(g1, g2, g3)
+    ab = next(t for t in res.tukey if (t.config_a, t.config_b) == ("a", "b"))
+    assert ab.p_value == pytest.approx(tk.pvalue[0, 1])
+    assert ab.mean_diff == pytest.approx(np.mean(g2) - np.mean(g1))
+    assert ab.ci_low < ab.mean_diff < ab.ci_high
+    assert anova_by_step(parse_rows(rows("a", "none", g1) + rows("b", "x", g2))) == []
+
+
+def test_skew_detection_and_eta_edge_cases() -> None:
+    skewed, reason = skewness_check([np.array([1.0, 1.0, 1.1, 1.0, 1.05, 1.0, 3.0])])
+    assert skewed and reason
+    assert skewness_check([np.array([1.0, 1.1, 1.2, 1.3, 1.4])]) == (False, "")
+    assert eta_squared([np.array([1.0, 1.0]), np.array([1.0, 1.0])]) is None
+
+
+def test_caveats_speak_plainly() -> None:
+    noisy = [10.0, 11.5, 9.0]
+    m = parse_rows(rows("p", "none", noisy) + rows("e", "sqlcipher:aes-256-cbc", [10.1, 11.4, 9.2])
+                   + rows("p", "none", [1.0, 1.1], step="q01")
+                   + rows("p", "none", [float("nan")], step="q01", start_block=3, status="failed"))
+    a = analyze(m)
+    kinds = {c.kind for c in a.caveats}
+    assert {"noise", "small_n", "failures", "no_effect"} <= kinds
+    msg = next(c.message for c in a.caveats if c.kind == "no_effect")
+    assert "no measurable overhead at n = 3" in msg and "trials would resolve" in msg
+    assert any("CV" in c.message and "above 5%" in c.message for c in a.caveats)
+    folded = condense(all_caveats(a.summaries, a.overheads), lambda k: k.step == "total",
+                      fold_above=0)
+    assert any(c.key is None and "series" in c.message for c in folded)
