@@ -137,6 +137,15 @@ def compare_command(
     out.print(f"comparison: {compare_runs(baseline, other, target)}")
 
 
+from tdebench.cli.ciphers import ciphers_command  # noqa: E402 - command modules import lazily inside
+from tdebench.cli.manual import import_command, script_command, tde_setup_command  # noqa: E402
+
+app.command("ciphers")(ciphers_command)
+app.command("script")(script_command)
+app.command("import")(import_command)
+app.command("tde-setup")(tde_setup_command)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: one-line errors, exit 2 for bad input, no traceback unless --debug."""
     global _DEBUG

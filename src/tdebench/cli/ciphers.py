@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from rich.console import Console
@@ -14,10 +15,14 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from tdebench.errors import UsageError
-from tdebench.measure.ciphers import (
-    DEFAULT_BLOCK, DEFAULT_SECONDS, DECRYPT, ENCRYPT, REFERENCE, CipherSpeed, cpu_facts, lookup, measure_ciphers,
-    save_table, table_to_json,
-)
+
+if TYPE_CHECKING:
+    from tdebench.measure.ciphers import CipherSpeed
+
+# defaults repeated here so that registering the command does not import `cryptography` (tdebench --help stays fast)
+DEFAULT_SECONDS = 0.3
+DEFAULT_BLOCK = 16384
+REFERENCE = "AES-256-CTR"
 
 
 def _check(seconds: float, block_bytes: int) -> None:
@@ -29,7 +34,16 @@ def _check(seconds: float, block_bytes: int) -> None:
                          "give e.g. --block-bytes 16384 (the 16 KiB buffers of `openssl speed -evp`)")
 
 
+def _existing_parent(path: Path) -> Path:
+    parent = path.absolute().parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    return parent
+
+
 def _relative(speed: CipherSpeed, table: list[CipherSpeed]) -> str:
+    from tdebench.measure.ciphers import DECRYPT, ENCRYPT, lookup
+
     reference = lookup(table, REFERENCE, speed.operation if speed.operation in (ENCRYPT, DECRYPT) else ENCRYPT)
     if reference is None or reference.bytes_per_second <= 0:
         return "-"
@@ -56,8 +70,15 @@ def _render(table: list[CipherSpeed], facts: dict, console: Console) -> None:
     console.print(f"CPU: {facts.get('cpu_model')}, {facts.get('cores')} cores; AES-NI: {aes}")
     console.print(f"Library: cryptography {facts.get('cryptography')} with {facts.get('openssl', 'OpenSSL ?')}. "
                   "MB/s = 1024² bytes per second of one core's CPU time; median of 5 interleaved repetitions; "
+                  "per-call Python overhead taken out of all but the AEADs; "
                   "'± spread' = (max - min) / median. Bytes read ÷ decrypt speed + bytes written ÷ encrypt speed "
                   "is the least time encryption itself can add.", highlight=False)
+    noisy = [s for s in table if s.spread_pct > 25]
+    if noisy:
+        worst = max(noisy, key=lambda s: s.spread_pct)
+        console.print(f"[yellow]note:[/yellow] {len(noisy)} figures vary by more than 25% between repetitions "
+                      f"(up to {worst.spread_pct:.0f}%, {worst.name} {worst.operation}): the machine is busy or "
+                      "changing clock speed; rerun on an idle machine or with a larger --seconds.")
 
 
 def ciphers_command(
@@ -71,20 +92,28 @@ def ciphers_command(
 ) -> None:
     """Measure this machine's cipher speed per core: AES CBC/CTR/GCM/XTS, 3DES, ChaCha20-Poly1305, AES-SIV."""
     _check(seconds, block_bytes)
+    if out is not None and (out.is_dir() or not os.access(_existing_parent(out), os.W_OK)):
+        raise UsageError(f"cannot write the cipher table to {out}", "give --out a file path in a writable directory")
+    from tdebench.measure import ciphers as measure
+
     console = Console() if sys.stdout.isatty() else Console(width=140)
     err = Console(stderr=True)
     with Progress(TextColumn("timing ciphers"), BarColumn(), TimeRemainingColumn(), console=err,
                   transient=True, disable=not err.is_terminal) as progress:
         task = progress.add_task("ciphers", total=None)
-        table = measure_ciphers(seconds, block_bytes,
-                                progress=lambda done, total: progress.update(task, completed=done, total=total))
-    document = table_to_json(table, seconds)
+        table = measure.measure_ciphers(
+            seconds, block_bytes, progress=lambda done, total: progress.update(task, completed=done, total=total))
+    document = measure.table_to_json(table, seconds)
     if out is not None:
-        save_table(out, table, seconds)
+        try:
+            measure.save_table(out, table, seconds)
+        except OSError as exc:
+            raise UsageError(f"cannot write the cipher table to {out}: {exc.strerror}",
+                             "give --out a path in a writable directory") from exc
     if as_json:
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
         sys.stdout.flush()
         return
-    _render(table, {**cpu_facts(), **document}, console)
+    _render(table, document, console)
     if out is not None:
         console.print(f"written: {out}")

@@ -26,15 +26,9 @@ from tdebench.runner import cache
 from tdebench.runner.events import RunListener
 from tdebench.runner.plan import Block, RunPlan
 from tdebench.runner.recorder import Recorder
-from tdebench.runner.trial import TrialPlan, TrialResult, run_trial
-from tdebench.verify.answers import AnswerSet, answer_verdicts, load_reference
+from tdebench.runner.state import ConfigState, TrialResult
 from tdebench.verify.atrest import verify_at_rest
-from tdebench.workloads.tpch import answers, schema
-from tdebench.workloads.tpch.datagen import ensure_data
-from tdebench.workloads.tpch.loader import LoadResult, load_tpch
-from tdebench.workloads.tpch.power import run_stream
-from tdebench.workloads.tpch.refresh import (RefreshSet, apply_rf1, apply_rf2, expected_counts_from_data,
-                                              refresh_set)
+from tdebench.workloads import make_workload
 
 
 @dataclass
@@ -49,19 +43,6 @@ class RunOutcome:
     @property
     def ok(self) -> bool:
         return not self.failed_steps and not self.problems and not self.abandoned
-
-
-@dataclass
-class ConfigState:
-    """Per config: its instance, the update sets applied since load/restore, consecutive failures."""
-
-    config: Config
-    engine: Engine
-    instance: Instance
-    applied: list[RefreshSet] = field(default_factory=list)
-    failures_in_a_row: int = 0
-    snapshot: Path | None = None
-    abandoned: bool = False
 
 
 class Orchestrator:
@@ -79,19 +60,18 @@ class Orchestrator:
         self.run_id = rundir.path.name
         self.engines: dict[str, Engine] = {c.engine: get_engine(c.engine) for c in plan.configs}
         self.states: dict[str, ConfigState] = {}
-        self.answer_sets: dict[str, AnswerSet] = {}
+        self.workload = make_workload(plan, rundir)
         self.digests: dict[tuple[int, str], dict[int, str]] = {}
         self.verification: dict[str, Any] = {"schema_version": 1, "configs": {}}
         self.manifest: dict[str, Any] = manifest or {}
         self.outcome = RunOutcome(rundir)
-        self.data_dir = Path()
 
     # ------------------------------------------------------------------------------------------
     def execute(self) -> RunOutcome:
         """Do the whole run; instances are destroyed on success, error and Ctrl-C."""
         for engine in self.engines.values():
             engine.check_available()
-        self.data_dir, data_facts = self._data()
+        data_facts = self.workload.prepare(self.ui)
         self._start_manifest(data_facts)
         try:
             with ExitStack() as stack:
@@ -111,13 +91,6 @@ class Orchestrator:
         self._finish_manifest("completed" if self.outcome.ok else "completed with failures")
         return self.outcome
 
-    def _data(self) -> tuple[Path, dict[str, Any]]:
-        self.ui.task_started("data", f"TPC-H data SF {self.plan.sf:g}", None)
-        try:
-            return ensure_data(self.plan.sf, self.plan.data_dir, progress=self.ui.message)
-        finally:
-            self.ui.task_finished("data")
-
     def _workdir(self, stack: ExitStack) -> Path:
         root = self.work_root or Path(tempfile.gettempdir())
         root.mkdir(parents=True, exist_ok=True)
@@ -134,48 +107,22 @@ class Orchestrator:
         engine = self.engines[config.engine]
         instance = engine.create_instance(config, workdir)
         stack.callback(instance.destroy)
-        self.ui.task_started(f"load-{config.label}", f"load {config.label}", len(schema.TABLES))
         instance.start()
         state = ConfigState(config, engine, instance)
         self.states[config.label] = state
         rec = self._recorder(config.label, 0)
-
-        def on_table(table: str, rows: int, seconds: float) -> None:
-            self.ui.task_advanced(f"load-{config.label}", 1, f"load {config.label}: {table}")
-            rec.add("load", table, "elapsed", seconds, "s")
-            rec.add("load", table, "rows", rows, "rows")
-            rec.add("load", table, "input_bytes", (self.data_dir / f"{table}.tbl").stat().st_size, "bytes")
-
-        load = load_tpch(instance, engine.dialect, self.data_dir, on_table)
-        self.ui.task_finished(f"load-{config.label}")
-        rec.add("load", "total", "elapsed", load.total_seconds, "s")
-        rec.add("load", "constraints", "elapsed", load.constraints_seconds, "s")
-        self._validate(state, rec)
-        self._verify_instance(config.label, instance)
-        rec.add("storage", "total", "bytes", instance.storage_bytes(), "bytes")
-        self.rundir.append(rec.rows)
-        self._record_config(state, load)
+        try:
+            facts = self.workload.load(state, rec, self.ui)
+            self.outcome.failed_steps.extend(self.workload.validate(state, rec, self.ui))
+            self._verify_instance(config.label, instance)
+            rec.add("storage", "total", "bytes", instance.storage_bytes(), "bytes")
+        finally:
+            self.rundir.append(rec.rows)
+        self._record_config(state, facts)
         if self.plan.reset == "snapshot":
             state.snapshot = workdir / f"{config.label}.snapshot"
             self.ui.message(f"snapshot of {config.label} for resets between trials")
             instance.snapshot(state.snapshot)
-
-    def _validate(self, state: ConfigState, rec: Recorder) -> None:
-        """Stream 0 once on the freshly loaded data: these answers are checked against twin and reference."""
-        label = state.config.label
-        self.ui.task_started("trial", f"validation {label}", 22)
-        result = run_stream(state.instance, state.engine.dialect, self.plan.sf, 0,
-                            on_query=lambda run: self.ui.task_advanced("trial", 1))
-        self.ui.task_finished("trial")
-        for run in result.runs:
-            rec.add("validation", f"q{run.number:02d}", "elapsed", run.seconds, "s", 0)
-        for number, error in result.failures.items():
-            self.outcome.failed_steps.append(f"{label} validation q{number:02d}: {redact(error)}")
-        self.answer_sets[label] = {run.number: [answers.normalize_row(r) for r in run.rows] for run in result.runs}
-        if self.plan.keep_answers:
-            target = self.rundir.answers_dir(label)
-            for run in result.runs:
-                answers.write_answer_csv(target / f"q{run.number:02d}.csv", run.columns, run.rows)
 
     def _verify_instance(self, label: str, instance: Instance) -> None:
         """Status query + at-rest scan; an encrypted config that is not encrypted is refused."""
@@ -183,8 +130,8 @@ class Orchestrator:
         entry: dict[str, Any] = {"engine": instance.config.engine, "encryption": str(instance.config.spec)}
         try:
             entry["status"] = instance.encryption_status()
-            instance.check_encrypted([t.name for t in schema.TABLES])
-            entry.update(verify_at_rest(instance))
+            instance.check_encrypted(list(self.workload.schema_tables))
+            entry.update(verify_at_rest(instance, known_plaintext=self.workload.known_plaintext))
         except TdebenchError as exc:
             entry.update(passed=False, error=exc.one_line())
         self.verification["configs"][label] = entry
@@ -196,12 +143,11 @@ class Orchestrator:
             raise RunFailed(f"at-rest verification failed for {label}: {what}",
                             "do not trust this configuration; see verification.json")
 
-    def _record_config(self, state: ConfigState, load: LoadResult) -> None:
+    def _record_config(self, state: ConfigState, facts: dict[str, Any]) -> None:
         instance, engine = state.instance, state.engine
         entry = {"label": state.config.label, "engine": engine.name, "encryption": str(instance.config.spec),
                  "engine_version": engine.version(), "dialect": engine.dialect, "settings": instance.settings(),
-                 "storage_bytes": instance.storage_bytes(), "load_seconds": round(load.total_seconds, 6),
-                 "load_rows": load.rows}
+                 "storage_bytes": instance.storage_bytes(), **facts}
         breakdown = getattr(instance, "storage_breakdown", None)
         if callable(breakdown):
             entry["storage"] = breakdown()
@@ -221,25 +167,8 @@ class Orchestrator:
             self._run_one(block, state)
 
     def _replay(self, block: Block, state: ConfigState) -> None:
-        """Resume: apply (untimed) the update sets a trial completed before the crash used, so the reloaded
-        database is in the state its twins will be in."""
-        if self.plan.reset == "snapshot":
-            return
-        conn = state.instance.connect()
-        try:
-            for update_set in self.plan.update_sets(block.number):
-                rs = refresh_set(self.plan.sf, update_set)
-                apply_rf1(conn, state.engine.dialect, rs)
-                apply_rf2(conn, state.engine.dialect, rs)
-                state.applied.append(rs)
-        finally:
-            conn.close()
-
-    def _trial_plan(self, block: Block) -> TrialPlan:
-        sets = [refresh_set(self.plan.sf, u) for u in self.plan.update_sets(block.number)]
-        power = "power" in self.plan.tests
-        return TrialPlan(self.plan.tests, self.plan.sf, self.plan.stream_count, sets[0] if power else None,
-                         sets[1:] if power else sets, self.plan.query_timeout)
+        """Resume: bring the reloaded database to the state the completed trial left its twins in."""
+        self.workload.replay(state, block.number)
 
     def _run_one(self, block: Block, state: ConfigState) -> None:
         label = state.config.label
@@ -248,9 +177,7 @@ class Orchestrator:
         self.ui.task_started("trial", f"{name} {label}", None)
         try:
             self._prepare(state, rec)
-            result = run_trial(state.instance, state.engine.dialect, self._trial_plan(block), rec)
-            state.applied.extend(result.sets_applied)
-            self._check_counts(state, rec, result)
+            result = self.workload.trial(state, block.number, rec)
         except Exception as exc:  # noqa: BLE001 - a failed trial never stops the run
             result = TrialResult(failures=[f"{type(exc).__name__}: {redact(str(exc))}"])
         finally:
@@ -267,27 +194,6 @@ class Orchestrator:
         if self.plan.cache == "cold":
             note = cache.make_cold(state.instance)
             self.manifest.setdefault("cache_notes", {})[state.config.label] = note
-
-    def _check_counts(self, state: ConfigState, rec: Recorder, result: TrialResult) -> None:
-        """orders/lineitem rows after the trial must be what the applied update sets predict."""
-        if not state.applied and not result.sets_applied:
-            return
-        expected = expected_counts_from_data(self.data_dir, state.applied)
-        conn = state.instance.connect()
-        try:
-            cur = conn.cursor()
-            actual = {}
-            for table in ("orders", "lineitem"):
-                cur.execute(f"SELECT COUNT(*) FROM {table}")
-                actual[table] = int(cur.fetchone()[0])
-            conn.commit()
-        finally:
-            conn.close()
-        rec.add("refresh", "orders_rows", "rows", actual["orders"], "rows")
-        rec.add("refresh", "lineitem_rows", "rows", actual["lineitem"], "rows")
-        if (actual["orders"], actual["lineitem"]) != (expected.orders, expected.lineitem):
-            result.failures.append(f"row counts after refresh: orders {actual['orders']} (expected {expected.orders}), "
-                                   f"lineitem {actual['lineitem']} (expected {expected.lineitem})")
 
     def _close_trial(self, block: Block, state: ConfigState, rec: Recorder, result: TrialResult) -> None:
         label = state.config.label
@@ -345,7 +251,7 @@ class Orchestrator:
 
     def _check_answers(self) -> None:
         plain_of = {c.label: self._plain_of(c) for c in self.plan.configs}
-        verdicts = answer_verdicts(self.answer_sets, plain_of, load_reference(self.plan.sf), self.plan.sf)
+        verdicts = self.workload.answer_verdicts(plain_of)
         for label, verdict in verdicts.items():
             entry = self.verification["configs"].setdefault(label, {})
             if entry.get("answers") == verdict:
@@ -368,7 +274,7 @@ class Orchestrator:
             "status": "running",
             "host": host_facts(self.rundir.path),
             "plan": self.plan.to_json(),
-            "data": {**data_facts, "dir": str(self.data_dir)},
+            "data": data_facts,
         })
         if resumed:
             self.manifest.setdefault("resumed", []).append({"at": utc_now(), "command_line": [redact(a) for a in self.command_line]})

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from tdebench.encryption import redact
 from tdebench.engines.base import Instance
 from tdebench.runner.recorder import Recorder
+from tdebench.runner.state import TrialResult
 from tdebench.workloads.tpch import answers, metrics
 from tdebench.workloads.tpch.power import StreamResult, run_stream
 from tdebench.workloads.tpch.refresh import RefreshSet, RefreshTiming, apply_rf1, apply_rf2
@@ -26,13 +27,6 @@ class TrialPlan:
     query_timeout: float = 0.0
 
 
-@dataclass
-class TrialResult:
-    """Measurements are in the recorder; here: what went wrong and a digest of the power stream's answers."""
-
-    failures: list[str] = field(default_factory=list)
-    answer_digest: dict[int, str] = field(default_factory=dict)
-    sets_applied: list[RefreshSet] = field(default_factory=list)
 
 
 def _record_stream(rec: Recorder, test: str, result: StreamResult, out: TrialResult) -> None:

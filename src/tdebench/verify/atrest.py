@@ -98,13 +98,14 @@ def scan_directory(root: Path, markers: list[str]) -> ScanResult:
     return ScanResult(markers, files)
 
 
-def verify_at_rest(instance: Instance, markers: list[str] | None = None) -> dict[str, Any]:
+def verify_at_rest(instance: Instance, markers: list[str] | None = None,
+                   known_plaintext: tuple[str, ...] = TPCH_PLAINTEXT) -> dict[str, Any]:
     """Plant canaries, flush, scan the data directory; return the verdict for verification.json."""
     markers = markers or new_markers()
     instance.plant_canaries(markers)
     instance.flush_to_disk()
     canary = scan_directory(instance.data_dir, markers)
-    known = scan_directory(instance.data_dir, list(TPCH_PLAINTEXT))
+    known = scan_directory(instance.data_dir, list(known_plaintext)) if known_plaintext else ScanResult([], [])
     encrypted = not instance.config.spec.is_plain
     hits = canary.marker_hits + known.marker_hits
     return {

@@ -1,0 +1,111 @@
+"""What each console client needs in a script: timing on, markers, statement terminators, how to run it.
+
+Markers are printed by the client itself (sqlcmd ``PRINT``, SQL*Plus ``PROMPT``, psql ``\\echo``) or, for the
+mysql/mariadb client which cannot print, by a one-row ``SELECT``; the log parsers ignore the timing lines that
+belong to a marker. Stream start/end stamps come from the server clock in UTC, so a throughput test's wall
+time can be computed across sessions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Client:
+    """How one dialect's console client is driven."""
+
+    dialect: str
+    name: str
+    prologue: tuple[str, ...]
+    epilogue: tuple[str, ...]
+    marker_template: str  # {text}
+    stamp_template: str  # {prefix}
+    batch_end: str  # appended after every statement's ';' line ("" or "GO")
+    run_hint: str  # {script} {log}
+    timing_note: str
+
+    def marker(self, text: str) -> str:
+        """A line (or batch) that makes the client print ``text`` on a line of the log."""
+        return self.marker_template.format(text=text)
+
+    def stamp(self, prefix: str) -> str:
+        """A statement printing ``prefix`` followed by the server's current UTC time (ISO 8601)."""
+        return self.stamp_template.format(prefix=prefix)
+
+    def statement(self, sql: str) -> str:
+        """``sql`` terminated for this client (blank lines removed: SQL*Plus ends a statement at one)."""
+        body = "\n".join(line.rstrip() for line in sql.strip().rstrip(";").splitlines() if line.strip())
+        text = body + ";"
+        return f"{text}\n{self.batch_end}" if self.batch_end else text
+
+
+_MYSQL_STAMP = ("SELECT CONCAT('{prefix} ', DATE_FORMAT(UTC_TIMESTAMP(6), '%Y-%m-%dT%H:%i:%s.%f')) "
+                "AS tdebench;")
+_MYSQL_NOTE = ("the client's wall time per statement, measured after the whole result was fetched and before "
+               "it was printed ('N rows in set (X sec)', 'Query OK, … (X sec)'; 10 ms resolution)")
+
+CLIENTS: dict[str, Client] = {
+    "tsql": Client(
+        dialect="tsql", name="sqlcmd (SQL Server)",
+        prologue=("SET NOCOUNT OFF;", "SET STATISTICS TIME ON;", "GO"),
+        epilogue=("SET STATISTICS TIME OFF;", "GO"),
+        marker_template="PRINT '{text}';\nGO",
+        stamp_template="PRINT '{prefix} ' + CONVERT(varchar(33), SYSUTCDATETIME(), 126);\nGO",
+        batch_end="GO",
+        run_hint="sqlcmd -S <SERVER> -d <DATABASE> -U <USER> -i {script} -o {log}",
+        timing_note=("the server's 'SQL Server Execution Times' (elapsed and CPU, ms) of every statement "
+                     "between the markers, summed; parse-and-compile times are recorded separately"),
+    ),
+    "oracle": Client(
+        dialect="oracle", name="SQL*Plus (Oracle)",
+        prologue=("SET ECHO OFF", "SET DEFINE OFF", "SET SQLBLANKLINES ON", "SET PAGESIZE 50000",
+                  "SET LINESIZE 32767", "SET TRIMOUT ON", "SET TRIMSPOOL ON", "SET TAB OFF", "SET FEEDBACK ON",
+                  "SET ARRAYSIZE 500", "SET TERMOUT OFF", "WHENEVER SQLERROR CONTINUE", "SPOOL {log}",
+                  "SET TIMING ON"),
+        epilogue=("SET TIMING OFF", "SPOOL OFF", "EXIT"),
+        marker_template="PROMPT {text}",
+        stamp_template=("SELECT '{prefix} ' || TO_CHAR(SYS_EXTRACT_UTC(SYSTIMESTAMP), "
+                        "'YYYY-MM-DD\"T\"HH24:MI:SS.FF6') AS tdebench FROM dual;"),
+        batch_end="",
+        run_hint="sqlplus -S -L <USER>@<CONNECT_IDENTIFIER> @{script}    (the script spools to {log} itself)",
+        timing_note=("SQL*Plus 'Elapsed: HH:MI:SS.FF' of every statement between the markers, summed: client "
+                     "wall time including the fetch (rows are spooled, not shown: TERMOUT OFF)"),
+    ),
+    "mysql": Client(
+        dialect="mysql", name="mysql client (MySQL)",
+        prologue=(), epilogue=(),
+        marker_template="SELECT '{text}' AS tdebench;",
+        stamp_template=_MYSQL_STAMP,
+        batch_end="",
+        run_hint=("mysql -vvv --table --force --unbuffered --show-warnings -h <HOST> -u <USER> -p <DATABASE> "
+                  "< {script} > {log} 2>&1"),
+        timing_note=_MYSQL_NOTE,
+    ),
+    "mariadb": Client(
+        dialect="mariadb", name="mariadb client (MariaDB)",
+        prologue=(), epilogue=(),
+        marker_template="SELECT '{text}' AS tdebench;",
+        stamp_template=_MYSQL_STAMP,
+        batch_end="",
+        run_hint=("mariadb -vvv --table --force --unbuffered --show-warnings -h <HOST> -u <USER> -p <DATABASE> "
+                  "< {script} > {log} 2>&1"),
+        timing_note=_MYSQL_NOTE,
+    ),
+    "postgres": Client(
+        dialect="postgres", name="psql (PostgreSQL)",
+        prologue=("\\set ON_ERROR_STOP 0", "\\pset pager off", "\\timing on"),
+        epilogue=("\\timing off",),
+        marker_template="\\echo {text}",
+        stamp_template=("SELECT '{prefix} ' || to_char(clock_timestamp() AT TIME ZONE 'UTC', "
+                        "'YYYY-MM-DD\"T\"HH24:MI:SS.US') AS tdebench;"),
+        batch_end="",
+        run_hint="psql -X -h <HOST> -U <USER> -d <DATABASE> -f {script} > {log} 2>&1",
+        timing_note="psql's 'Time: N ms' of every statement between the markers, summed (client wall time)",
+    ),
+}
+
+
+def client_for(dialect: str) -> Client:
+    """The client of a manual-mode dialect."""
+    return CLIENTS[dialect]

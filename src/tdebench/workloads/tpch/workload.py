@@ -1,0 +1,133 @@
+"""TPC-H as a workload: data, load, validation answers, power/throughput trials with refresh functions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tdebench.encryption import redact
+from tdebench.runner.events import RunListener
+from tdebench.runner.recorder import Recorder
+from tdebench.runner.state import ConfigState, TrialResult
+from tdebench.verify.answers import AnswerSet, answer_verdicts, load_reference
+from tdebench.workloads.base import Workload
+from tdebench.workloads.tpch import answers, schema
+from tdebench.workloads.tpch.datagen import ensure_data
+from tdebench.workloads.tpch.loader import load_tpch
+from tdebench.workloads.tpch.power import run_stream
+from tdebench.workloads.tpch.refresh import apply_rf1, apply_rf2, expected_counts_from_data, refresh_set
+
+if TYPE_CHECKING:
+    from tdebench.results.rundir import RunDirectory
+    from tdebench.runner.plan import RunPlan
+
+
+class TpchWorkload(Workload):
+    """The TPC-H power and throughput tests with RF1/RF2 and the official metrics."""
+
+    name = "tpch"
+    known_plaintext = ("Customer#000000001", "Supplier#000000001", "DELIVER IN PERSON", "TAKE BACK RETURN")
+    schema_tables = tuple(t.name for t in schema.TABLES)
+
+    def __init__(self, plan: "RunPlan", rundir: "RunDirectory") -> None:
+        self.plan = plan
+        self.rundir = rundir
+        self.data_dir = Path()
+        self.answer_sets: dict[str, AnswerSet] = {}
+
+    def prepare(self, ui: RunListener) -> dict[str, Any]:
+        ui.task_started("data", f"TPC-H data SF {self.plan.sf:g}", None)
+        try:
+            self.data_dir, facts = ensure_data(self.plan.sf, self.plan.data_dir, progress=ui.message)
+        finally:
+            ui.task_finished("data")
+        return {**facts, "dir": str(self.data_dir)}
+
+    def load(self, state: ConfigState, rec: Recorder, ui: RunListener) -> dict[str, Any]:
+        key = f"load-{state.label}"
+        ui.task_started(key, f"load {state.label}", len(schema.TABLES))
+
+        def on_table(table: str, rows: int, seconds: float) -> None:
+            ui.task_advanced(key, 1, f"load {state.label}: {table}")
+            rec.add("load", table, "elapsed", seconds, "s")
+            rec.add("load", table, "rows", rows, "rows")
+            rec.add("load", table, "input_bytes", (self.data_dir / f"{table}.tbl").stat().st_size, "bytes")
+
+        try:
+            load = load_tpch(state.instance, state.dialect, self.data_dir, on_table)
+        finally:
+            ui.task_finished(key)
+        rec.add("load", "total", "elapsed", load.total_seconds, "s")
+        rec.add("load", "constraints", "elapsed", load.constraints_seconds, "s")
+        return {"load_seconds": round(load.total_seconds, 6), "load_rows": load.rows}
+
+    def validate(self, state: ConfigState, rec: Recorder, ui: RunListener) -> list[str]:
+        """Stream 0 once on the freshly loaded data: these answers are checked against twin and reference."""
+        ui.task_started("trial", f"validation {state.label}", 22)
+        try:
+            result = run_stream(state.instance, state.dialect, self.plan.sf, 0,
+                                on_query=lambda run: ui.task_advanced("trial", 1))
+        finally:
+            ui.task_finished("trial")
+        for run in result.runs:
+            rec.add("validation", f"q{run.number:02d}", "elapsed", run.seconds, "s", 0)
+        self.answer_sets[state.label] = {run.number: [answers.normalize_row(r) for r in run.rows]
+                                         for run in result.runs}
+        if self.plan.keep_answers:
+            target = self.rundir.answers_dir(state.label)
+            for run in result.runs:
+                answers.write_answer_csv(target / f"q{run.number:02d}.csv", run.columns, run.rows)
+        return [f"{state.label} validation q{n:02d}: {redact(e)}" for n, e in result.failures.items()]
+
+    def _trial_plan(self, block: int):
+        from tdebench.runner.trial import TrialPlan
+
+        sets = [refresh_set(self.plan.sf, u) for u in self.plan.update_sets(block)]
+        power = "power" in self.plan.tests
+        return TrialPlan(self.plan.tests, self.plan.sf, self.plan.stream_count, sets[0] if power else None,
+                         sets[1:] if power else sets, self.plan.query_timeout)
+
+    def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
+        from tdebench.runner.trial import run_trial
+
+        result = run_trial(state.instance, state.dialect, self._trial_plan(block), rec)
+        state.applied.extend(result.sets_applied)
+        self._check_counts(state, rec, result)
+        return result
+
+    def _check_counts(self, state: ConfigState, rec: Recorder, result: TrialResult) -> None:
+        """orders/lineitem rows after the trial must be what the applied update sets predict."""
+        if not state.applied:
+            return
+        expected = expected_counts_from_data(self.data_dir, state.applied)
+        conn = state.instance.connect()
+        try:
+            cur = conn.cursor()
+            actual = {}
+            for table in ("orders", "lineitem"):
+                cur.execute(f"SELECT COUNT(*) FROM {table}")
+                actual[table] = int(cur.fetchone()[0])
+            conn.commit()
+        finally:
+            conn.close()
+        rec.add("refresh", "orders_rows", "rows", actual["orders"], "rows")
+        rec.add("refresh", "lineitem_rows", "rows", actual["lineitem"], "rows")
+        if (actual["orders"], actual["lineitem"]) != (expected.orders, expected.lineitem):
+            result.failures.append(f"row counts after refresh: orders {actual['orders']} (expected {expected.orders}), "
+                                   f"lineitem {actual['lineitem']} (expected {expected.lineitem})")
+
+    def replay(self, state: ConfigState, block: int) -> None:
+        if self.plan.reset == "snapshot":
+            return
+        conn = state.instance.connect()
+        try:
+            for update_set in self.plan.update_sets(block):
+                rs = refresh_set(self.plan.sf, update_set)
+                apply_rf1(conn, state.dialect, rs)
+                apply_rf2(conn, state.dialect, rs)
+                state.applied.append(rs)
+        finally:
+            conn.close()
+
+    def answer_verdicts(self, plain_of: dict[str, str | None]) -> dict[str, dict[str, Any]]:
+        return answer_verdicts(self.answer_sets, plain_of, load_reference(self.plan.sf), self.plan.sf)
