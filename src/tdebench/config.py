@@ -3,7 +3,7 @@
 An experiment file uses the same vocabulary as the flags::
 
     [run]
-    workload = "tpch"          # tpch
+    workload = "tpch"          # tpch (see `tdebench run --help` for the others)
     sf = 0.1
     tests = ["power", "throughput"]
     streams = 2                # throughput streams; default: the spec minimum for the SF (at least 2)
@@ -15,6 +15,7 @@ An experiment file uses the same vocabulary as the flags::
     max_failures = 3           # consecutive failed trials before a config is abandoned
     seed = 42
     keep_answers = true
+    [run.options]              # options of the chosen workload, e.g. for tpcc: warehouses = 2
 
     [[engines]]
     name = "sqlite"
@@ -36,7 +37,6 @@ from tdebench.encryption import parse_spec
 from tdebench.errors import UsageError
 
 TESTS = ("power", "throughput")
-WORKLOADS = ("tpch",)
 
 
 class EngineSection(BaseModel):
@@ -59,7 +59,9 @@ class RunSection(BaseModel):
     """Options shared by every engine of the experiment."""
 
     model_config = ConfigDict(extra="forbid")
-    workload: Literal["tpch"] = "tpch"
+    workload: str = "tpch"
+    # workload-specific options (e.g. warehouses, vus, duration for tpcc); validated by the workload
+    options: dict[str, Any] = Field(default_factory=dict)
     sf: float = Field(0.01, gt=0)
     tests: list[Literal["power", "throughput"]] = Field(default_factory=lambda: ["power"], min_length=1)
     streams: int | None = Field(None, ge=1, le=100)

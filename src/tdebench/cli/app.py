@@ -46,6 +46,14 @@ def _parse_settings(items: list[str]) -> dict[str, str]:
     return settings
 
 
+def _workload_options(items: list[str], **named: object) -> dict[str, object]:
+    """Named workload flags plus --workload-option KEY=VALUE pairs (validated by the workload)."""
+    options = {k: v for k, v in named.items() if v is not None}
+    for key, value in _parse_settings(items).items():
+        options[key] = value
+    return options
+
+
 @app.command("run")
 def run_command(
     experiment: Annotated[Optional[Path], typer.Argument(
@@ -53,6 +61,7 @@ def run_command(
     engine: Annotated[str, typer.Option(help="Engine(s), comma-separated: sqlite (default), mariadb, postgres.")] = "sqlite",
     encryption: Annotated[Optional[str], typer.Option(
         help="Comma-separated encryption specs; default: none plus each engine's default encrypted spec.")] = None,
+    workload: Annotated[str, typer.Option(help="Workload: tpch (default), tpcc, sysbench, crud, load, backup.")] = "tpch",
     sf: Annotated[float, typer.Option(help="TPC-H scale factor.")] = 0.01,
     tests: Annotated[str, typer.Option(help="TPC-H tests: power, throughput or power,throughput.")] = "power",
     streams: Annotated[Optional[int], typer.Option(help="Throughput streams (default: spec minimum, at least 2).")] = None,
@@ -72,6 +81,13 @@ def run_command(
     tcp: Annotated[bool, typer.Option(help="Servers also listen on 127.0.0.1 (default: Unix socket only).")] = False,
     keep: Annotated[bool, typer.Option(help="Keep instance data directories after the run.")] = False,
     report: Annotated[bool, typer.Option(help="Build the HTML/Markdown report at the end.")] = True,
+    warehouses: Annotated[Optional[int], typer.Option(help="tpcc: warehouses.", show_default=False)] = None,
+    vus: Annotated[Optional[str], typer.Option(help="tpcc/sysbench: virtual users per step, e.g. 5,10,15.", show_default=False)] = None,
+    duration: Annotated[Optional[str], typer.Option(help="tpcc/sysbench: measured time per step, e.g. 30s, 5m.", show_default=False)] = None,
+    rampup: Annotated[Optional[str], typer.Option(help="tpcc/sysbench: ramp-up before measuring, e.g. 5s.", show_default=False)] = None,
+    rows: Annotated[Optional[int], typer.Option(help="crud: rows in the table.", show_default=False)] = None,
+    batches: Annotated[Optional[str], typer.Option(help="crud: batch sizes, e.g. 100000,200000.", show_default=False)] = None,
+    option: Annotated[list[str], typer.Option("--workload-option", help="KEY=VALUE option of the workload; repeatable.")] = [],
 ) -> None:
     """Compare twin configurations on TPC-H (default: SQLite vs SQLCipher, SF 0.01, 3 trials)."""
     from tdebench.cli import run as runner
@@ -86,7 +102,10 @@ def run_command(
         options = {"sf": sf, "tests": [t.strip() for t in tests.split(",") if t.strip()], "streams": streams,
                    "trials": trials, "warmup": warmup, "cache": cache, "reset": reset, "query_timeout": query_timeout,
                    "max_failures": max_failures, "seed": seed, "keep_answers": keep_answers,
-                   "data_dir": str(data_dir) if data_dir else None, "tcp": tcp, "keep": keep}
+                   "data_dir": str(data_dir) if data_dir else None, "tcp": tcp, "keep": keep,
+                   "workload": workload, "options": _workload_options(option, warehouses=warehouses, vus=vus,
+                                                                      duration=duration, rampup=rampup, rows=rows,
+                                                                      batches=batches)}
         parsed = runner.experiment_from_options(engine, encryption, _parse_settings(server_setting), options)
         plan = runner.plan_from_experiment(parsed)
         target = out_dir

@@ -62,7 +62,7 @@ def plan_from_experiment(experiment: Experiment) -> RunPlan:
     return RunPlan(configs=configs, sf=r.sf, trials=r.trials, warmup_trials=r.warmup, tests=tuple(r.tests),
                    keep_answers=r.keep_answers, data_dir=Path(r.data_dir) if r.data_dir else None, cache=r.cache,
                    streams=r.streams, reset=r.reset, query_timeout=r.query_timeout, max_failures=r.max_failures,
-                   **extra)
+                   workload=r.workload, workload_options=dict(r.options), **extra)
 
 
 def completed_trials(rundir: RunDirectory) -> set[tuple[int, str]]:

@@ -21,6 +21,7 @@ from tdebench.engines import get_engine
 from tdebench.engines.base import Config, Engine, Instance
 from tdebench.errors import RunFailed, TdebenchError
 from tdebench.measure.host import host_facts
+from tdebench.measure.sampler import ResourceSampler
 from tdebench.results.rundir import RunDirectory, utc_now
 from tdebench.runner import cache
 from tdebench.runner.events import RunListener
@@ -177,14 +178,37 @@ class Orchestrator:
         self.ui.task_started("trial", f"{name} {label}", None)
         try:
             self._prepare(state, rec)
-            result = self.workload.trial(state, block.number, rec)
+            state.sampler = ResourceSampler(state.instance.server_pids, interval=1.0, disk_path=state.instance.data_dir)
+            with state.sampler:
+                result = self.workload.trial(state, block.number, rec)
         except Exception as exc:  # noqa: BLE001 - a failed trial never stops the run
             result = TrialResult(failures=[f"{type(exc).__name__}: {redact(str(exc))}"])
         finally:
             self.ui.task_finished("trial")
+            self._record_samples(block, state, rec)
         self.digests[(block.number, label)] = result.answer_digest
         self._compare_digests(block.number, state)
         self._close_trial(block, state, rec, result)
+
+    def _record_samples(self, block: Block, state: ConfigState, rec: Recorder) -> None:
+        """Write the trial's resource series under samples/ and server CPU/IO per step as measurements."""
+        sampler, state.sampler = state.sampler, None
+        if sampler is None:
+            return
+        try:
+            series = sampler.stop()
+            series.write_csv(self.rundir.path / "samples" / state.label / f"block{block.number:03d}.csv")
+            for step, res in series.per_step().items():
+                rec.add("resources", step, "server_cpu", res.server_cpu_s, "s")
+                rec.add("resources", step, "server_read_bytes", res.read_bytes, "bytes")
+                rec.add("resources", step, "server_write_bytes", res.write_bytes, "bytes")
+                rec.add("resources", step, "server_peak_rss", res.peak_rss_bytes, "bytes")
+            total = series.total()
+            rec.add("resources", "trial", "server_cpu", total.server_cpu_s, "s")
+            rec.add("resources", "trial", "server_read_bytes", total.read_bytes, "bytes")
+            rec.add("resources", "trial", "server_write_bytes", total.write_bytes, "bytes")
+        except Exception as exc:  # noqa: BLE001 - sampling must never cost a measured trial
+            self.ui.message(f"resource samples of {state.label} block {block.number} not recorded: {exc}")
 
     def _prepare(self, state: ConfigState, rec: Recorder) -> None:
         """Reset to the snapshot and/or empty the caches before a trial, as the plan asks."""

@@ -11,7 +11,6 @@ from tdebench.engines.base import Config
 from tdebench.errors import UsageError
 from tdebench.workloads.tpch.streams import min_streams
 
-WORKLOADS = ("tpch",)
 TESTS = ("power", "throughput")
 
 
@@ -45,6 +44,7 @@ class RunPlan:
     reset: str = "none"
     query_timeout: float = 0.0
     max_failures: int = 3
+    workload_options: dict[str, Any] = field(default_factory=dict)  # validated by the workload itself
 
     def __post_init__(self) -> None:
         if not self.configs:
@@ -55,6 +55,10 @@ class RunPlan:
             raise UsageError(f"--trials must be at least 1, not {self.trials}", "use e.g. --trials 3")
         if self.warmup_trials not in (0, 1):
             raise UsageError(f"--warmup must be 0 or 1, not {self.warmup_trials}", "use --warmup 1 (default) or 0")
+        from tdebench.workloads import workload_names
+
+        if self.workload not in workload_names():
+            raise UsageError(f"unknown workload '{self.workload}'", f"use one of: {', '.join(workload_names())}")
         unknown = [t for t in self.tests if t not in TESTS]
         if unknown or not self.tests:
             raise UsageError(f"unknown test '{','.join(unknown) or '(none)'}' in --tests", f"use {', '.join(TESTS)}")
@@ -107,6 +111,7 @@ class RunPlan:
         """The plan as recorded in the manifest."""
         return {
             "workload": self.workload,
+            "workload_options": self.workload_options,
             "tests": list(self.tests),
             "sf": self.sf,
             "trials": self.trials,
@@ -138,4 +143,5 @@ def plan_from_json(data: dict[str, Any]) -> RunPlan:
                    workload=data["workload"], tests=tuple(data["tests"]), seed=data["seed"],
                    keep_answers=bool(data.get("keep_answers")), data_dir=Path(data_dir) if data_dir else None,
                    cache=data["cache"], streams=data.get("streams"), reset=data.get("reset", "none"),
-                   query_timeout=data.get("query_timeout", 0.0), max_failures=data.get("max_failures", 3))
+                   query_timeout=data.get("query_timeout", 0.0), max_failures=data.get("max_failures", 3),
+                   workload_options=dict(data.get("workload_options") or {}))

@@ -20,6 +20,12 @@ class ConfigState:
     failures_in_a_row: int = 0
     snapshot: Path | None = None
     abandoned: bool = False
+    sampler: Any = None  # the ResourceSampler watching the server during the current trial
+
+    def mark(self, step: str | None) -> None:
+        """Attribute server resources from now on to ``step`` (e.g. "q01"); no-op when not sampling."""
+        if self.sampler is not None:
+            self.sampler.mark(step)
 
     @property
     def label(self) -> str:

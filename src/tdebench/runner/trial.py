@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tdebench.encryption import redact
@@ -25,6 +26,7 @@ class TrialPlan:
     power_set: RefreshSet | None
     throughput_sets: list[RefreshSet]
     query_timeout: float = 0.0
+    mark: Callable[[str | None], None] | None = None  # attributes server resources to steps
 
 
 
@@ -53,19 +55,25 @@ def run_power(instance: Instance, dialect: str, plan: TrialPlan, rec: Recorder, 
     if plan.power_set is not None:
         conn = instance.connect()
         try:
+            if plan.mark:
+                plan.mark("rf1")
             rf1 = apply_rf1(conn, dialect, plan.power_set)
         finally:
             conn.close()
         _record_refresh(rec, "power", rf1, "rf1", 0)
-    stream = run_stream(instance, dialect, plan.sf, 0, query_timeout=plan.query_timeout)
+    stream = run_stream(instance, dialect, plan.sf, 0, query_timeout=plan.query_timeout, mark=plan.mark)
     _record_stream(rec, "power", stream, out)
     out.answer_digest = {run.number: _digest(run.rows) for run in stream.runs}
     if plan.power_set is not None:
         conn = instance.connect()
         try:
+            if plan.mark:
+                plan.mark("rf2")
             rf2 = apply_rf2(conn, dialect, plan.power_set)
         finally:
             conn.close()
+            if plan.mark:
+                plan.mark(None)
         _record_refresh(rec, "power", rf2, "rf2", 0)
         out.sets_applied.append(plan.power_set)
     if stream.ok and rf1 is not None and rf2 is not None:
@@ -76,7 +84,11 @@ def run_power(instance: Instance, dialect: str, plan: TrialPlan, rec: Recorder, 
 
 def run_throughput_test(instance: Instance, dialect: str, plan: TrialPlan, rec: Recorder, out: TrialResult) -> None:
     """S query streams and the refresh stream in parallel; Throughput@Size from Ts."""
+    if plan.mark:
+        plan.mark("throughput")
     result = run_throughput(instance, dialect, plan.sf, plan.streams, plan.throughput_sets, plan.query_timeout)
+    if plan.mark:
+        plan.mark(None)
     for stream in result.streams:
         _record_stream(rec, "throughput", stream, out)
     for i, timing in enumerate(result.refreshes):

@@ -55,7 +55,8 @@ def _timed_query(instance: Instance, conn, number: int, sql: str, timeout: float
 
 
 def run_stream(instance: Instance, dialect: str, sf: float, stream: int = POWER_STREAM,
-               on_query: Callable[[QueryRun], None] | None = None, query_timeout: float = 0.0) -> StreamResult:
+               on_query: Callable[[QueryRun], None] | None = None, query_timeout: float = 0.0,
+               mark: Callable[[str | None], None] | None = None) -> StreamResult:
     """Run the 22 queries of ``stream`` on one new connection; a failing query is recorded, not fatal.
 
     Raises :class:`ServerGone` when a query fails because the server is no longer running.
@@ -66,6 +67,8 @@ def run_stream(instance: Instance, dialect: str, sf: float, stream: int = POWER_
     try:
         for number in stream_order(stream):
             sql = params.render_query(number, dialect, sf)
+            if mark:
+                mark(f"q{number:02d}")
             try:
                 run, timed_out = _timed_query(instance, conn, number, sql, query_timeout)
             except Exception as exc:  # noqa: BLE001 - any driver error fails this query only
@@ -84,6 +87,8 @@ def run_stream(instance: Instance, dialect: str, sf: float, stream: int = POWER_
                 on_query(run)
     finally:
         result.wall_seconds = (time.perf_counter_ns() - started) / 1e9
+        if mark:
+            mark(None)
         try:
             conn.close()
         except Exception:  # noqa: BLE001 - a dead server's connection may not close cleanly

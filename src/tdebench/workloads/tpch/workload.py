@@ -79,18 +79,18 @@ class TpchWorkload(Workload):
                 answers.write_answer_csv(target / f"q{run.number:02d}.csv", run.columns, run.rows)
         return [f"{state.label} validation q{n:02d}: {redact(e)}" for n, e in result.failures.items()]
 
-    def _trial_plan(self, block: int):
+    def _trial_plan(self, state: ConfigState, block: int):
         from tdebench.runner.trial import TrialPlan
 
         sets = [refresh_set(self.plan.sf, u) for u in self.plan.update_sets(block)]
         power = "power" in self.plan.tests
         return TrialPlan(self.plan.tests, self.plan.sf, self.plan.stream_count, sets[0] if power else None,
-                         sets[1:] if power else sets, self.plan.query_timeout)
+                         sets[1:] if power else sets, self.plan.query_timeout, mark=state.mark)
 
     def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
         from tdebench.runner.trial import run_trial
 
-        result = run_trial(state.instance, state.dialect, self._trial_plan(block), rec)
+        result = run_trial(state.instance, state.dialect, self._trial_plan(state, block), rec)
         state.applied.extend(result.sets_applied)
         self._check_counts(state, rec, result)
         return result
