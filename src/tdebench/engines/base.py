@@ -141,6 +141,7 @@ class Instance(ABC):
         conn = self.connect()
         try:
             cur = conn.cursor()
+            cur.execute(f"DROP TABLE IF EXISTS {CANARY_TABLE}")  # verification may run more than once
             cur.execute(f"CREATE TABLE {CANARY_TABLE} (id INTEGER PRIMARY KEY, marker VARCHAR(64) NOT NULL)")
             for i, marker in enumerate(markers, start=1):
                 cur.execute(f"INSERT INTO {CANARY_TABLE} (id, marker) VALUES ({i}, '{marker}')")
