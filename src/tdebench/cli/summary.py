@@ -73,7 +73,30 @@ def build_summary(run_dir: Path) -> Group:
                 text += f" ({(median(values) / median(base) - 1) * 100:+.0f}%)"
             cells.append(text)
         queries.add_row(step, *cells)
-    return Group(totals, queries)
+    return Group(totals, queries, _storage_table(configs, plain))
+
+
+def _mib(n: float | None) -> str:
+    return f"{n / 1024**2:,.1f} MiB" if n else "–"
+
+
+def _growth(value: float | None, base: float | None) -> str:
+    return f"{value / base:.2f}×" if value and base else "–"
+
+
+def _storage_table(configs: list[dict], plain: dict[str, str]) -> Table:
+    """Storage per config with the growth factor vs the plain twin, as the studies reported it."""
+    table = Table(title="storage after load (growth vs plain)", title_justify="left")
+    for column in ("config", "tables+indexes", "growth", "on disk (all files)", "growth"):
+        table.add_column(column, justify="left" if column == "config" else "right")
+    by_label = {c["label"]: c for c in configs}
+    for c in configs:
+        base = by_label.get(plain.get(c["engine"], ""), {})
+        catalog = (c.get("storage") or {}).get("totals", {}).get("total_bytes")
+        base_catalog = (base.get("storage") or {}).get("totals", {}).get("total_bytes")
+        table.add_row(c["label"], _mib(catalog), _growth(catalog, base_catalog), _mib(c.get("storage_bytes")),
+                      _growth(c.get("storage_bytes"), base.get("storage_bytes")))
+    return table
 
 
 def print_summary(run_dir: Path, console: Console) -> None:
