@@ -174,6 +174,12 @@ def issued_secrets() -> frozenset[str]:
     return frozenset(_ISSUED)
 
 
+def register_secret(text: str) -> None:
+    """Have :func:`redact` scrub ``text`` too (e.g. an external server's password read from the environment)."""
+    if text:
+        _ISSUED.add(text)
+
+
 def redact(text: str) -> str:
     """Replace every issued secret in ``text`` with ``***``."""
     for secret in _ISSUED:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import signal
 import sys
+import threading
 import traceback
 from datetime import datetime
 from pathlib import Path
@@ -14,7 +17,7 @@ from rich.console import Console
 
 from tdebench import __version__
 from tdebench.encryption import redact
-from tdebench.errors import TdebenchError, UsageError
+from tdebench.errors import EnvironmentProblem, RunFailed, TdebenchError, UsageError
 
 app = typer.Typer(
     name="tdebench", add_completion=False, no_args_is_help=False, pretty_exceptions_enable=False,
@@ -24,6 +27,7 @@ app = typer.Typer(
 out = Console() if sys.stdout.isatty() else Console(width=140)
 err = Console(stderr=True) if sys.stderr.isatty() else Console(stderr=True, width=140)
 _DEBUG = False
+_SIGNALS = 0  # termination signals received; the 2nd and 3rd do not interrupt the clean-up
 
 
 @app.callback(invoke_without_command=True)
@@ -36,12 +40,12 @@ def _root(ctx: typer.Context,
         ctx.invoke(run_command)
 
 
-def _parse_settings(items: list[str]) -> dict[str, str]:
+def _parse_settings(items: list[str], option: str = "--server-setting", example: str = "page_size=8192") -> dict[str, str]:
     settings: dict[str, str] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise UsageError(f"bad --server-setting '{item}'", "write KEY=VALUE, e.g. --server-setting page_size=8192")
+            raise UsageError(f"bad {option} '{item}'", f"write KEY=VALUE, e.g. {option} {example}")
         settings[key.strip().lower()] = value.strip()
     return settings
 
@@ -49,7 +53,7 @@ def _parse_settings(items: list[str]) -> dict[str, str]:
 def _workload_options(items: list[str], **named: object) -> dict[str, object]:
     """Named workload flags plus --workload-option KEY=VALUE pairs (validated by the workload)."""
     options = {k: v for k, v in named.items() if v is not None}
-    for key, value in _parse_settings(items).items():
+    for key, value in _parse_settings(items, "--workload-option", "warehouses=2").items():
         options[key] = value
     return options
 
@@ -76,6 +80,8 @@ def run_command(
     keep_answers: Annotated[bool, typer.Option(help="Write every config's query answers under answers/.")] = False,
     data_dir: Annotated[Optional[Path], typer.Option(help="Where TPC-H data is generated and cached.")] = None,
     server_setting: Annotated[list[str], typer.Option(help="KEY=VALUE engine setting, same for every twin; repeatable.")] = [],
+    encrypt_columns: Annotated[Optional[str], typer.Option(
+        help="Column encryption: which columns (table.col,… or table.*); default every non-key column.")] = None,
     seed: Annotated[Optional[int], typer.Option(help="Seed of the randomized block order.")] = None,
     work_dir: Annotated[Optional[Path], typer.Option(help="Where instances keep their data (default: temp dir).")] = None,
     tcp: Annotated[bool, typer.Option(help="Servers also listen on 127.0.0.1 (default: Unix socket only).")] = False,
@@ -88,13 +94,21 @@ def run_command(
     rows: Annotated[Optional[int], typer.Option(help="crud: rows in the table.", show_default=False)] = None,
     batches: Annotated[Optional[str], typer.Option(help="crud: batch sizes, e.g. 100000,200000.", show_default=False)] = None,
     option: Annotated[list[str], typer.Option("--workload-option", help="KEY=VALUE option of the workload; repeatable.")] = [],
+    targets: Annotated[list[str], typer.Option("--target", help="LABEL=URL[#SPEC]: a server tdebench does not manage "
+        "(mysql://, mariadb://, postgresql://, mssql://, oracle://USER@HOST[:PORT]/DB), declared encryption after '#' "
+        "(default none); password from ?password_env=VAR, TDEBENCH_PASSWORD_<LABEL> or a prompt; repeatable. "
+        "Replaces --engine.")] = [],
+    override_check: Annotated[list[str], typer.Option("--override-encryption-check", help="Target LABEL (or all) "
+        "kept with its declared encryption although the server does not confirm it; recorded. Repeatable.")] = [],
+    skip_disk_check: Annotated[bool, typer.Option(
+        "--skip-disk-check", help="Run even if the work directory's filesystem looks too small for the databases.")] = False,
 ) -> None:
     """Compare twin configurations on TPC-H (default: SQLite vs SQLCipher, SF 0.01, 3 trials)."""
     from tdebench.cli import run as runner
-    from tdebench.results.rundir import RunDirectory
 
     if resume is not None:
-        raise typer.Exit(runner.resume_run(resume, work_dir=work_dir, report=report, console=out, err_console=err))
+        raise typer.Exit(runner.resume_run(resume, work_dir=work_dir, report=report, console=out, err_console=err,
+                                           disk_check=not skip_disk_check))
     if experiment is not None:
         plan, parsed = runner.load_plan_file(experiment)
         target = out_dir or (Path(parsed.run.out) if parsed.run.out else None)
@@ -106,11 +120,23 @@ def run_command(
                    "workload": workload, "options": _workload_options(option, warehouses=warehouses, vus=vus,
                                                                       duration=duration, rampup=rampup, rows=rows,
                                                                       batches=batches)}
-        parsed = runner.experiment_from_options(engine, encryption, _parse_settings(server_setting), options)
-        plan = runner.plan_from_experiment(parsed)
+        if targets:
+            if engine != "sqlite" or encryption or server_setting or encrypt_columns:
+                raise UsageError("--target replaces --engine, --encryption, --server-setting and --encrypt-columns",
+                                 "declare each target's encryption in its URL, e.g. --target enc=mysql://u@h/db#tde:aes-256-cbc")
+            plan = runner.plan_from_targets(targets, override_check, options)
+        else:
+            if override_check:
+                raise UsageError("--override-encryption-check applies to --target only", "leave it out")
+            settings = _parse_settings(server_setting)
+            if encrypt_columns:
+                settings["encrypt_columns"] = encrypt_columns
+            parsed = runner.experiment_from_options(engine, encryption, settings, options)
+            plan = runner.plan_from_experiment(parsed)
         target = out_dir
-    rundir = RunDirectory.create(target or default_out_dir("-".join(sorted({c.engine for c in plan.configs}))))
-    raise typer.Exit(runner.execute_plan(plan, rundir, work_dir=work_dir, report=report, console=out, err_console=err))
+    target = target or default_out_dir("-".join(sorted({c.engine for c in plan.configs})))
+    raise typer.Exit(runner.start_run(plan, target, work_dir=work_dir, report=report, console=out, err_console=err,
+                                      disk_check=not skip_disk_check))
 
 
 @app.command("engines")
@@ -132,12 +158,18 @@ def engines_command() -> None:
 @app.command("report")
 def report_command(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) -> None:
     """(Re)build the report of a run directory: report/index.html, summary.md, CSV tables."""
-    from tdebench.cli.run import build_report_for, check_run_dir
+    from tdebench.cli.run import check_run_dir
+    from tdebench.report import build_report
 
     check_run_dir(run_dir)
-    path = build_report_for(run_dir, err)
-    if path is not None:
-        out.print(f"report: {path}")
+    try:
+        path = build_report(run_dir)
+    except (OSError, TdebenchError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - the measurements are untouched; say so and fail
+        raise RunFailed(f"the report of {run_dir} could not be built: {type(exc).__name__}: {exc}",
+                        "the measurements are untouched; rerun with --debug for a traceback and report it") from exc
+    out.print(f"report: {path}")
 
 
 @app.command("compare")
@@ -156,6 +188,44 @@ def compare_command(
     out.print(f"comparison: {compare_runs(baseline, other, target)}")
 
 
+@app.command("cleanup")
+def cleanup_command(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would be stopped and removed.")] = False,
+) -> None:
+    """Stop servers, unmount filesystems and delete directories that killed runs left behind."""
+    from tdebench.runner import cleanup
+
+    failed: list[str] = []
+    for record in cleanup.live_runs():
+        out.print(f"run {record.get('run_id')} (pid {record['owner']['pid']}) is still running: left alone",
+                  markup=False, highlight=False)
+    dead = cleanup.dead_runs()
+    for path, record, found in dead:
+        name = f"run {record.get('run_id')} (pid {record.get('owner', {}).get('pid')}, killed)"
+        if dry_run:
+            what = [f"server {s['pid']} ({s.get('name')})" for s in found.servers] + found.mounts + found.dirs
+            out.print(f"{name} left: {'; '.join(what)}", markup=False, highlight=False)
+            continue
+        result = cleanup.clean_record(path, record)
+        kept = f", kept {len(result.kept)} dir(s) (--keep)" if result.kept else ""
+        out.print(f"{name}: stopped {result.stopped} server(s), unmounted {result.unmounted}, removed "
+                  f"{len(result.removed)} dir(s){kept}", markup=False, highlight=False)
+        failed.extend(result.failed)
+    stale = cleanup.stale_transient_dirs()
+    for directory in stale:
+        if dry_run:
+            out.print(f"stale secret directory: {directory}", markup=False, highlight=False)
+        else:
+            cleanup.remove_tree(directory, failed)
+    if stale and not dry_run:
+        out.print(f"removed {len(stale)} stale secret director{'y' if len(stale) == 1 else 'ies'}", markup=False)
+    if not dead and not stale:
+        out.print("nothing to clean up")
+    if failed:
+        raise EnvironmentProblem(f"could not remove everything: {'; '.join(failed[:3])}",
+                                 "stop what still uses those paths, then run `tdebench cleanup` again")
+
+
 from tdebench.cli.ciphers import ciphers_command  # noqa: E402 - command modules import lazily inside
 from tdebench.cli.manual import import_command, script_command, tde_setup_command  # noqa: E402
 
@@ -171,33 +241,77 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     _DEBUG = "--debug" in args
     args = [a for a in args if a != "--debug"]
-    signal.signal(signal.SIGTERM, _terminate)
+    previous = _install_signal_handlers()
     command = typer.main.get_command(app)
     try:
         try:
             code = command.main(args=args, prog_name="tdebench", standalone_mode=False)
         except Exception as exc:  # noqa: BLE001 - click's own exceptions (typer may vendor click)
+            if _SIGNALS:  # an error that follows an interrupt (a driver call cut short) is the interrupt
+                raise KeyboardInterrupt(type(exc).__name__) from exc
             code = _click_exit_code(exc)
             if code is None:
                 raise
-    except KeyboardInterrupt:
-        _fail("tdebench: interrupted; servers stopped and temporary data removed")
+    except KeyboardInterrupt as exc:
+        run_dir = getattr(exc, "run_dir", None)
+        resume = f"; continue it with: tdebench run --resume {run_dir}" if run_dir is not None else ""
+        _fail(f"tdebench: interrupted; servers stopped and temporary data removed{resume}")
         code = 130
     except TdebenchError as exc:
         if _DEBUG:
-            traceback.print_exc()
+            _print_traceback()
         _fail(f"tdebench: error: {redact(exc.one_line())}")
         code = exc.exit_code
+    except OSError as exc:  # a file system said no (full, read-only, permissions) outside the checks above
+        if _DEBUG:
+            _print_traceback()
+        problem = _os_problem(exc)
+        _fail(f"tdebench: error: {redact(problem.one_line())}")
+        code = problem.exit_code
     except Exception as exc:  # noqa: BLE001 - last resort: one line, traceback only with --debug
         if _DEBUG:
-            traceback.print_exc()
+            _print_traceback()
         _fail(f"tdebench: internal error: {type(exc).__name__}: {redact(str(exc))} (rerun with --debug for a traceback)")
         code = 1
     finally:
-        from tdebench.engines.process import stop_all
+        _stop_everything(console_script=argv is None)
+        if argv is not None:  # embedded use (tests): give the caller its handlers back
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+    code = code if isinstance(code, int) else 0
+    if argv is None and code == 130 and any(t.is_alive() and not t.daemon for t in threading.enumerate()
+                                             if t is not threading.main_thread()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)  # worker threads of an interrupted trial must not keep the process alive
+    sys.exit(code)
 
-        stop_all()
-    sys.exit(code if isinstance(code, int) else 0)
+
+def _stop_everything(console_script: bool) -> None:
+    """Last-resort clean-up: servers still running, other child processes, and what this run's ownership
+    record still lists (a mount or directory an interrupted clean-up did not get to)."""
+    from tdebench.engines.process import stop_all
+
+    stop_all(reap=console_script)
+    try:
+        from tdebench.runner.cleanup import clean_own_records
+
+        clean_own_records()
+    except Exception:  # noqa: BLE001 - `tdebench cleanup` can still do it later
+        pass
+
+
+def _os_problem(exc: OSError) -> TdebenchError:
+    """A one-line error with a fix for an OSError: 3 for a full disk or I/O error, 2 for a path that cannot be used."""
+    where = f" {exc.filename}" if exc.filename else ""
+    reason = exc.strerror or str(exc)
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return EnvironmentProblem(f"the disk is full writing{where} ({reason})",
+                                  "free space there or choose another location (--out, --work-dir, --data-dir)")
+    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.EISDIR, errno.ENOENT):
+        return UsageError(f"cannot use{where}: {reason}", "choose a path that exists and is writable")
+    return EnvironmentProblem(f"file system error{' on' + where if where else ''}: {reason}",
+                              "check the disk and the path, then try again")
 
 
 def _click_exit_code(exc: Exception) -> int | None:
@@ -218,13 +332,47 @@ def _click_exit_code(exc: Exception) -> int | None:
     return None
 
 
+def _print_traceback() -> None:
+    """--debug: the traceback, with every key and password replaced by ***."""
+    print(redact(traceback.format_exc()), file=sys.stderr, flush=True)
+
+
 def _fail(line: str) -> None:
     """Errors are one plain line on stderr (never wrapped by rich)."""
     print(line.replace("\n", " | ") if not _DEBUG else line, file=sys.stderr, flush=True)
 
 
+def _install_signal_handlers() -> dict[int, object]:
+    """SIGINT, SIGTERM and SIGHUP interrupt the run once; servers are then stopped and data removed.
+    Returns the handlers replaced."""
+    global _SIGNALS
+    from tdebench.engines.process import clear_interrupt
+
+    _SIGNALS = 0
+    clear_interrupt()
+    previous: dict[int, object] = {}
+    if threading.current_thread() is not threading.main_thread():
+        return previous
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        handler = signal.getsignal(sig)
+        if handler is not signal.SIG_IGN:  # nohup and background jobs ignore some on purpose
+            previous[sig] = handler
+            signal.signal(sig, _terminate)
+    return previous
+
+
 def _terminate(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+    """First signal: KeyboardInterrupt. 2nd and 3rd: ignored while cleaning up. 4th: give up cleaning up."""
+    global _SIGNALS
+    _SIGNALS += 1
+    if _SIGNALS == 1:
+        from tdebench.engines import process
+
+        process.interrupt()
+    if _SIGNALS == 1 or _SIGNALS >= 4:
+        raise KeyboardInterrupt
+    print("tdebench: stopping servers and removing temporary data, please wait (interrupting this leaves them "
+          "behind for `tdebench cleanup`)", file=sys.stderr, flush=True)
 
 
 def default_out_dir(engine: str) -> Path:

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import csv
+import math
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from tdebench.config import Experiment, load_experiment, validate_experiment
-from tdebench.encryption import parse_spec, parse_spec_list
+from tdebench.encryption import parse_spec, parse_spec_list, redact
 from tdebench.engines import get_engine
 from tdebench.engines.base import Config
 from tdebench.errors import UsageError
-from tdebench.results.rundir import COLUMNS, RunDirectory
+from tdebench.results.rundir import COLUMNS, RunDirectory, utc_now
 from tdebench.runner.orchestrator import Orchestrator
 from tdebench.runner.plan import RunPlan, plan_from_json
 
@@ -49,6 +51,8 @@ def plan_from_experiment(experiment: Experiment) -> RunPlan:
     """Validate engines, specs and settings of an experiment before any work starts."""
     configs: list[Config] = []
     r = experiment.run
+    if not math.isfinite(r.sf):
+        raise UsageError(f"bad value {r.sf} for the scale factor", "give a finite number > 0, e.g. --sf 0.01")
     for section in experiment.engines:
         engine = get_engine(section.name)
         specs = [parse_spec(t) for t in section.encryption] or [parse_spec("none"), engine.default_encrypted_spec()]
@@ -65,15 +69,63 @@ def plan_from_experiment(experiment: Experiment) -> RunPlan:
                    workload=r.workload, workload_options=dict(r.options), **extra)
 
 
+def plan_from_targets(targets: list[str], overrides: list[str], run: dict[str, Any]) -> RunPlan:
+    """A plan whose configs are external targets (``--target LABEL=URL[#SPEC]``), passwords resolved now."""
+    from dataclasses import replace
+
+    from tdebench.engines.external_target import check_run_options, target_configs
+
+    experiment = experiment_from_options("external", "none", {}, run)  # validates the run options as usual
+    r = experiment.run
+    check_run_options(r.cache, r.reset)
+    configs = [replace(c, keep=r.keep) for c in target_configs(targets, overrides, reach=True)]
+    return replace(plan_from_experiment(experiment), configs=configs)
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C/SIGTERM during a run: the CLI says how to continue it."""
+
+    def __init__(self, run_dir: Path) -> None:
+        super().__init__(str(run_dir))
+        self.run_dir = run_dir
+
+
+def start_run(plan: RunPlan, target: Path, *, work_dir: Path | None, report: bool, console: Console,
+              err_console: Console, disk_check: bool = True) -> int:
+    """Create the run directory with a first manifest (so that even an early interrupt is resumable), warn
+    about leftovers of killed runs, and execute the plan."""
+    from tdebench.runner.cleanup import leftover_warning
+
+    rundir = RunDirectory.create(target)
+    rundir.write_manifest({"run_id": rundir.path.name, "status": "created", "plan": plan.to_json(),
+                           "command_line": [redact(a) for a in sys.argv], "created_at": utc_now(), "configs": []})
+    warning = leftover_warning()
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
+    return execute_plan(plan, rundir, work_dir=work_dir, report=report, console=console, err_console=err_console,
+                        disk_check=disk_check)
+
+
 def completed_trials(rundir: RunDirectory) -> set[tuple[int, str]]:
     """(block, config) of every trial recorded as finished (ok or failed) in measurements.csv."""
     return {(int(r["block"]), r["config"]) for r in rundir.read_measurements()
-            if r["test"] == "trial" and r["metric"] == "completed"}
+            if _well_formed(r) and r["test"] == "trial" and r["metric"] == "completed"}
+
+
+def _well_formed(row: dict[str, Any]) -> bool:
+    """False for a row torn by a crash in the middle of an append (missing fields, no block number)."""
+    if None in row or any(row.get(c) is None for c in COLUMNS):
+        return False
+    try:
+        int(row["block"])
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def mark_unfinished(rundir: RunDirectory, done: set[tuple[int, str]]) -> int:
     """Rows of trials in flight when the run died become status 'aborted'; load rows 'superseded' (reloaded)."""
-    rows = rundir.read_measurements()
+    rows = [r for r in rundir.read_measurements() if _well_formed(r)]
     changed = 0
     for row in rows:
         if row["status"] in ("aborted", "superseded"):
@@ -96,7 +148,7 @@ def mark_unfinished(rundir: RunDirectory, done: set[tuple[int, str]]) -> int:
 
 def execute_plan(plan: RunPlan, rundir: RunDirectory, *, work_dir: Path | None, report: bool, console: Console,
                  err_console: Console, completed: set[tuple[int, str]] | None = None,
-                 manifest: dict[str, Any] | None = None) -> int:
+                 manifest: dict[str, Any] | None = None, disk_check: bool = True) -> int:
     """Run and return the exit code: 0 all good, 1 failures, abandoned configs or differing answers."""
     from tdebench.cli.summary import print_summary
     from tdebench.cli.ui import RichListener
@@ -104,9 +156,14 @@ def execute_plan(plan: RunPlan, rundir: RunDirectory, *, work_dir: Path | None, 
     tests = "+".join(plan.tests)
     console.print(f"tdebench: {', '.join(plan.labels)} · TPC-H {tests} SF {plan.sf:g} · {plan.trials} trials "
                   f"(+{plan.warmup_trials} warm-up) · cache {plan.cache} → {rundir.path}")
-    with RichListener(err_console) as listener:
-        outcome = Orchestrator(plan, rundir, listener, work_root=work_dir, completed=completed,
-                               manifest=manifest).execute()
+    try:
+        with RichListener(err_console) as listener:
+            outcome = Orchestrator(plan, rundir, listener, work_root=work_dir, completed=completed,
+                                   manifest=manifest, disk_check=disk_check).execute()
+    except RunInterrupted:
+        raise
+    except KeyboardInterrupt:
+        raise RunInterrupted(rundir.path) from None
     print_summary(rundir.path, console)
     if report:
         path = build_report_for(rundir.path, err_console)
@@ -119,19 +176,54 @@ def execute_plan(plan: RunPlan, rundir: RunDirectory, *, work_dir: Path | None, 
     return 0 if outcome.ok else 1
 
 
-def resume_run(run_dir: Path, *, work_dir: Path | None, report: bool, console: Console, err_console: Console) -> int:
+def resume_run(run_dir: Path, *, work_dir: Path | None, report: bool, console: Console, err_console: Console,
+               disk_check: bool = True) -> int:
     """Continue a killed run: completed trials are kept, the trial in flight is redone."""
     check_run_dir(run_dir)
     rundir = RunDirectory(run_dir)
-    manifest = rundir.read_manifest()
+    try:
+        manifest = rundir.read_manifest()
+    except ValueError as exc:
+        raise UsageError(f"{run_dir}/manifest.json is not valid JSON ({exc})",
+                         "restore it from a backup; tdebench writes it atomically, so it was edited by hand") from None
     if manifest.get("status") == "completed":
         raise UsageError(f"run {run_dir} is already completed", "start a new run with a new --out")
-    plan = plan_from_json(manifest["plan"])
+    if not isinstance(manifest.get("plan"), dict):
+        raise UsageError(f"{run_dir}/manifest.json has no plan", "this run cannot be resumed; start it again")
+    check_writable(run_dir)
+    _clean_dead_instances_of(run_dir, err_console)
+    try:
+        plan = plan_from_json(manifest["plan"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UsageError(f"the plan in {run_dir}/manifest.json is damaged ({type(exc).__name__}: {exc})",
+                         "this run cannot be resumed; start it again") from None
     done = completed_trials(rundir)
     mark_unfinished(rundir, done)
     console.print(f"resuming {run_dir}: {len(done)} trial(s) already done")
     return execute_plan(plan, rundir, work_dir=work_dir, report=report, console=console, err_console=err_console,
-                        completed=done, manifest=manifest)
+                        completed=done, manifest=manifest, disk_check=disk_check)
+
+
+def check_writable(run_dir: Path) -> None:
+    """UsageError unless files can be created in ``run_dir`` (a read-only copy cannot be resumed)."""
+    probe = run_dir / ".tdebench-write-test"
+    try:
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"cannot write to the run directory {run_dir}: {exc.strerror or exc}",
+                         "make it writable (or copy it somewhere writable) and resume that") from None
+
+
+def _clean_dead_instances_of(run_dir: Path, err_console: Console) -> None:
+    """Servers and directories that the killed process of this very run left behind go first."""
+    from tdebench.runner.cleanup import clean_record, dead_runs
+
+    for path, record, _ in dead_runs():
+        if Path(record.get("run_dir", "/nonexistent")).resolve() == run_dir.resolve():
+            result = clean_record(path, record)
+            err_console.print(f"removed what the killed run left: {result.stopped} server(s) stopped, "
+                              f"{result.unmounted} unmounted, {len(result.removed)} dir(s) removed", markup=False)
 
 
 def check_run_dir(run_dir: Path) -> None:
@@ -154,5 +246,9 @@ def build_report_for(run_dir: Path, err_console: Console) -> Path | None:
 
 def load_plan_file(path: Path) -> tuple[RunPlan, Experiment]:
     """An experiment file -> validated plan."""
-    experiment = load_experiment(path)
+    try:
+        experiment = load_experiment(path)
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"experiment file {path} is not UTF-8 text ({exc.reason} at byte {exc.start})",
+                         "save it as UTF-8 TOML") from None
     return plan_from_experiment(experiment), experiment

@@ -52,7 +52,8 @@ def build_summary(run_dir: Path) -> Group:
         values = series.get((label, "total"), [])
         base = series.get((plain.get(c["engine"], ""), "total"), [])
         ver = verification.get("configs", {}).get(label, {})
-        disk = "encrypted" if ver.get("encrypted_on_disk") else ("plaintext" if "encrypted_on_disk" in ver else "?")
+        disk = "encrypted" if ver.get("encrypted_on_disk") else ("plaintext" if "encrypted_on_disk" in ver else
+                                                                 "n/a" if ver.get("at_rest") == "not possible" else "?")
         ok = {True: "equal", False: "DIFFER", None: "–"}[ver.get("answers_equal")]
         totals.add_row(label, str(len(values)), f"{median(values):.3f}" if values else "–",
                        f"{min(values):.3f}–{max(values):.3f}" if values else "–",

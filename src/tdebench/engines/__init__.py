@@ -10,6 +10,10 @@ from tdebench.errors import UsageError
 # name -> "module:Class"; imported lazily so a missing driver only matters when the engine is used
 _REGISTRY: dict[str, str] = {
     "sqlite": "tdebench.engines.sqlite:SqliteEngine",
+    "postgres": "tdebench.engines.postgres:PostgresEngine",
+    "mariadb": "tdebench.engines.mariadb:MariadbEngine",
+    "mysql": "tdebench.engines.mysql:MysqlEngine",
+    "external": "tdebench.engines.external:ExternalEngine",
 }
 
 

@@ -39,15 +39,21 @@ class Config:
     settings: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
     tcp: bool = field(default=False, compare=False)  # servers: listen on 127.0.0.1 too (default: socket only)
     keep: bool = field(default=False, compare=False)  # leave data directories behind after the run
+    name: str = ""  # a user-chosen label (external targets: --target LABEL=URL); default engine-spec
 
     @property
     def label(self) -> str:
-        """File-system-safe label, e.g. ``sqlite-sqlcipher-aes-256-cbc``."""
-        return f"{self.engine}-{self.spec.label}"
+        """File-system-safe label, e.g. ``sqlite-sqlcipher-aes-256-cbc``, or the config's ``name``."""
+        return self.name or f"{self.engine}-{self.spec.label}"
 
 
 class Instance(ABC):
     """One provisioned database for one config. Use as a context manager: leaving it stops it."""
+
+    #: False for servers tdebench does not manage (external targets): no data directory to scan or to
+    #: record for clean-up, no server processes to sample; ``scan_note`` says so in verification.json.
+    scannable: ClassVar[bool] = True
+    scan_note: ClassVar[str] = ""
 
     def __init__(self, config: Config, workdir: Path) -> None:
         self.config = config

@@ -1,7 +1,8 @@
 """Server process lifecycle shared by server engines: find binaries, start, wait, stop, log tail.
 
 Every process started here is tracked; :func:`stop_all` (called by the CLI on exit, error,
-Ctrl-C and SIGTERM) stops whatever is still running. A pid file next to each server lets
+Ctrl-C and SIGTERM) stops whatever is still running. A pid file next to each server, and the
+run's ownership record (:mod:`tdebench.runner.ownership`, told through :func:`watch`), let
 ``tdebench cleanup`` find servers of a run that was killed.
 """
 
@@ -13,6 +14,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,6 +26,33 @@ from tdebench.errors import EnvironmentProblem
 
 SERVICE_USER = "tdebench"
 _LIVE: dict[int, "ServerProcess"] = {}
+# callbacks told ("started" | "stopped", server): the ownership record of the current run
+_WATCHERS: list[Callable[[str, "ServerProcess"], None]] = []
+_INTERRUPTED = threading.Event()
+_DISPOSABLE = [False]  # the current run deletes its data at the end (no --keep): servers may be killed
+
+
+def watch(callback: Callable[[str, "ServerProcess"], None]) -> Callable[[], None]:
+    """Call ``callback("started" | "stopped", server)`` when a server starts or stops, and
+    ``callback("path", directory)`` for :func:`own_path`; returns the function that unsubscribes."""
+    _WATCHERS.append(callback)
+    return lambda: _WATCHERS.remove(callback) if callback in _WATCHERS else None
+
+
+def _notify(event: str, subject: "ServerProcess | Path") -> None:
+    for callback in list(_WATCHERS):
+        try:
+            callback(event, subject)  # type: ignore[arg-type]
+        except Exception:  # noqa: BLE001 - bookkeeping must never stop a server from starting or stopping
+            pass
+
+
+def own_path(path: Path) -> Path:
+    """Tell the current run's ownership record about a ``tdebench-*`` directory made outside the work
+    directory (a short socket directory, a relocated instance, a pass-file directory), so that
+    ``tdebench cleanup`` removes it if the run is killed; returns ``path``. A no-op outside a run."""
+    _notify("path", path)
+    return path
 
 
 def find_binary(names: Sequence[str], search_dirs: Sequence[Path], package: str) -> Path:
@@ -125,6 +154,7 @@ class ServerProcess:
         finally:
             log.close()
         _LIVE[self.proc.pid] = self
+        _notify("started", self)
         self.pid_file.write_text(f"{self.proc.pid}\n")
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -208,6 +238,7 @@ class ServerProcess:
     def _forget(self) -> None:
         if self.proc is not None:
             _LIVE.pop(self.proc.pid, None)
+            _notify("stopped", self)
         self.pid_file.unlink(missing_ok=True)
 
 
@@ -216,8 +247,75 @@ def live_processes() -> list[ServerProcess]:
     return list(_LIVE.values())
 
 
-def stop_all() -> None:
-    """Stop every server still running (last-resort cleanup on exit, error and signals)."""
+def set_disposable(disposable: bool) -> None:
+    """Whether the running servers' data is deleted anyway, so an interrupt may kill them outright."""
+    _DISPOSABLE[0] = disposable
+
+
+def interrupt() -> None:
+    """Called from the CLI's signal handler on the first SIGINT/SIGTERM/SIGHUP: remember it (an error that
+    follows is a consequence of the interrupt) and kill disposable servers at once, so that no driver call
+    in flight waits on them (e.g. PyMySQL finishing an interrupted LOAD DATA for net_read_timeout)."""
+    _INTERRUPTED.set()
+    if _DISPOSABLE[0]:
+        kill_servers()
+
+
+def interrupted() -> bool:
+    """True once :func:`interrupt` was called (since the last :func:`clear_interrupt`)."""
+    return _INTERRUPTED.is_set()
+
+
+def clear_interrupt() -> None:
+    """A new command starts (embedded use runs several in one process)."""
+    _INTERRUPTED.clear()
+
+
+def kill_servers() -> int:
+    """SIGKILL every live server except FUSE daemons (their mounts are unmounted cleanly afterwards);
+    for an interrupted run whose data directories are deleted anyway. Returns how many were killed."""
+    try:
+        mounted = {line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()}
+    except OSError:
+        mounted = set()
+    killed = 0
     for server in list(_LIVE.values()):
-        server.terminate_tree(grace=10.0)
+        if any(os.path.abspath(arg) in mounted for arg in server.argv if arg.startswith("/")):
+            continue
+        server.kill()
+        killed += 1
+    return killed
+
+
+def stop_all(reap: bool = False) -> None:
+    """Stop every server still running (last-resort cleanup on exit, error and signals).
+
+    ``reap``: also end every other process descended from this one (drivers, clients, helpers);
+    only the console script asks for it, never code embedding tdebench.
+    """
+    for server in list(_LIVE.values()):
+        server.terminate_tree(grace=5.0)
         server._forget()
+    if reap:
+        terminate_descendants(grace=5.0)
+
+
+def terminate_descendants(grace: float = 5.0) -> list[int]:
+    """SIGTERM every descendant of this process, SIGKILL what is left after ``grace`` s; returns their PIDs."""
+    try:
+        procs = psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return []
+    for proc in procs:
+        try:
+            proc.terminate()
+        except psutil.Error:
+            pass
+    _, alive = psutil.wait_procs(procs, timeout=grace)
+    for proc in alive:
+        try:
+            proc.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(alive, timeout=2)
+    return [p.pid for p in procs]

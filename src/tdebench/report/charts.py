@@ -179,8 +179,8 @@ def overhead_heatmap(queries: Sequence[str], configs: Sequence[str],
 
 def tpm_vs_users(lines: Sequence[tuple[str, Sequence[int], Sequence[float],
                  Sequence[float | None], Sequence[float | None]]], colors: dict[str, str], *,
-                 title: str) -> str | None:
-    """TPC-C-like throughput (median TPM, CI whiskers) against virtual users, one line per config."""
+                 title: str, ylabel: str = "TPM (median)") -> str | None:
+    """OLTP throughput (median TPM, NOPM or tps, CI whiskers) against virtual users, one line per config."""
     lines = [line for line in lines if len(line[1])]
     if not lines:
         return None
@@ -194,7 +194,8 @@ def tpm_vs_users(lines: Sequence[tuple[str, Sequence[int], Sequence[float],
             ax.errorbar(vus, m, yerr=err, marker="o", capsize=3, label=label,
                         color=colors.get(label, PLAIN_COLOR))
         ax.set_xlabel("virtual users")
-        ax.set_ylabel("TPM (median)")
+        ax.set_ylabel(ylabel)
+        ax.set_xticks(sorted({v for line in lines for v in line[1]}))
         ax.grid(color=GRID)
         ax.legend()
         ax.set_title(title)

@@ -68,20 +68,53 @@ def overhead_heatmap(es: EngineSummary) -> Chart | None:
     return Chart(title, caption, svg) if svg else None
 
 
-def tpm_vs_users(a: Analysis, es: EngineSummary) -> Chart | None:
-    """Hook: TPM against virtual users (workload tpcc, metric tpm, steps ``vuN``)."""
+# throughput metrics drawn against virtual users, per test: (metric, label); sysbench tests show tps
+VU_METRICS = (("tpm", "TPM"), ("nopm", "NOPM"), ("tps", "transactions/s"))
+VU_CAPTIONS = {
+    "tpm": "TPM: committed transactions of all five kinds per minute of the measured window (after ramp-up).",
+    "nopm": "NOPM: committed New-Order transactions per minute; about 0.44 x TPM with the standard mix.",
+    "tps": "sysbench transactions per second over the measured window (after ramp-up).",
+}
+
+
+def _vu_lines(a: Analysis, es: EngineSummary, test: str, metric: str) -> list[tuple]:
     lines = []
     for c in es.configs:
-        pts = sorted((vu_count(k.step), s) for k, s in a.summaries.items()
-                     if k.config == c and k.metric == "tpm" and vu_count(k.step) is not None
-                     and s.median is not None)
+        pts = sorted(((vu_count(k.step) or 0, s) for k, s in a.summaries.items()
+                      if k.config == c and k.test == test and k.metric == metric
+                      and vu_count(k.step) is not None and s.median is not None), key=lambda p: p[0])
         if pts:
             lines.append((c, [p[0] for p in pts], [p[1].median for p in pts],
                           [p[1].median_ci_low for p in pts], [p[1].median_ci_high for p in pts]))
-    title = f"{es.engine}: TPM vs virtual users"
-    svg = charts.tpm_vs_users(lines, _colors(es), title=title) if lines else None
-    return Chart(title, "Median TPM per number of virtual users with 95% CI of the median.",
-                 svg) if svg else None
+    return lines
+
+
+def throughput_vs_users(a: Analysis, es: EngineSummary) -> list[Chart]:
+    """TPM and NOPM (tpcc) or tps (each sysbench test) against virtual users, one line per config with CIs."""
+    keys = [k for k in a.summaries if k.config in es.configs and vu_count(k.step) is not None]
+    out = []
+    for test in sorted({k.test for k in keys}):
+        metrics = {k.metric for k in keys if k.test == test}
+        for metric, label in VU_METRICS:
+            if metric not in metrics or (metric == "tpm" and "tps" in metrics):
+                continue
+            lines = _vu_lines(a, es, test, metric)
+            title = f"{es.engine}: {label} vs virtual users" + ("" if test == "tpcc" else f" ({test})")
+            svg = charts.tpm_vs_users(lines, _colors(es), title=title, ylabel=f"{label} (median)") if lines else None
+            caption = VU_CAPTIONS[metric] + (" Median over trials with the 95% bootstrap CI of the median; "
+                                             "interleaved blocks, warm-up discarded.")
+            if es.engine == "sqlite":
+                caption += (" SQLite allows one writer at a time: virtual users queue on its busy timeout, "
+                            "so throughput does not grow with them.")
+            if svg:
+                out.append(Chart(title, caption, svg))
+    return out
+
+
+def tpm_vs_users(a: Analysis, es: EngineSummary) -> Chart | None:
+    """Hook kept for callers: the first of :func:`throughput_vs_users` (TPM vs virtual users)."""
+    made = throughput_vs_users(a, es)
+    return made[0] if made else None
 
 
 def cipher_floor(a: Analysis) -> Chart | None:
@@ -96,6 +129,5 @@ def cipher_floor(a: Analysis) -> Chart | None:
 
 def engine_charts(rs: RunSummary, es: EngineSummary) -> list[Chart]:
     """All charts of one engine, in report order (absent data gives no chart)."""
-    made = [headline_box(rs, es), query_bars(es), overhead_heatmap(es),
-            tpm_vs_users(rs.analysis, es)]
+    made = [headline_box(rs, es), query_bars(es), overhead_heatmap(es), *throughput_vs_users(rs.analysis, es)]
     return [c for c in made if c is not None]

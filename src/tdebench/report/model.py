@@ -105,7 +105,8 @@ def verification_row(files: RunFiles, label: str, plain: bool) -> VerificationRo
     enc = enc if isinstance(enc, bool) else None
     status = entry.get("status") if isinstance(entry.get("status"), dict) else {}
     if enc is None:
-        verdict, good = "not checked", None
+        verdict = str(entry.get("note")) if entry.get("at_rest") == "not possible" else "not checked"
+        good = None
     elif plain:
         verdict, good = ("no (plain twin, as expected)", True) if not enc else ("yes (unexpected)", None)
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from tdebench import __version__
-from tdebench.report import texts
+from tdebench.report import extras, texts
 from tdebench.report.charts import Chart
 from tdebench.report.figures import cipher_floor, engine_charts
 from tdebench.report.fmt import DASH, fmt_bytes, fmt_ci, fmt_p, fmt_pct, fmt_value, fmt_value_ci
@@ -239,9 +239,9 @@ def render(rs: RunSummary) -> str:
         plan.get("cache") and f"{plan.get('cache')} cache", host and f"on {host}",
         m.get("status")) if x)
     body = [verdict_section(rs), warnings_section(rs.warnings)] + engine_sections(rs)
-    body += [verification_section(rs), methods_section(rs)]
+    body += extras.html_sections(rs) + [verification_section(rs), methods_section(rs)]
     nav = [("verdict", "Verdict"), ("warnings", "Warnings"), ("summary", "Summary"),
-           ("queries", "Per query"), ("charts", "Charts"), ("anova", "Across configs"),
+           ("queries", "Per query"), ("charts", "Charts"), ("anova", "Across configs"), *extras.NAV,
            ("verification", "Verification"), ("methods", "Methods")]
     present = "".join(body)
     nav = [(a, label) for a, label in nav if f'id="{a}"' in present]

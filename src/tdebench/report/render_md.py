@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from tdebench.report import texts
+from tdebench.report import extras, texts
 from tdebench.report.fmt import DASH, fmt_bytes, fmt_ci, fmt_p, fmt_pct, fmt_value, fmt_value_ci
 from tdebench.report.model import EngineSummary, RunSummary
 from tdebench.stats.describe import Summary
@@ -132,6 +132,7 @@ def render(rs: RunSummary) -> str:
             out += md_table(["config A", "config B", f"mean B − A ({unit or 'value'})", "p (Tukey)"],
                             [[t.config_a, t.config_b, f"{t.mean_diff:+.4g}", fmt_p(t.p_value)]
                              for t in a.tukey], {2, 3}) + [""]
+    out += extras.md_lines(rs)
     out += ["## Verification", ""] + verification_lines(rs) + [""]
     out += methods_lines(rs)
     return "\n".join(out).rstrip() + "\n"

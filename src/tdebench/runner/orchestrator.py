@@ -3,28 +3,35 @@
 Faults: a trial that fails (server died, query error, refresh error) is recorded as failed with the reason,
 the instance is restarted and the run goes on; after ``max_failures`` consecutive failures a config is
 abandoned while the others continue. Resume: trials recorded as completed in measurements.csv are skipped.
+
+Reliability: what the run owns (work dir, instance dirs, servers) is recorded for ``tdebench cleanup``
+(:mod:`tdebench.runner.ownership`); the disk guard refuses a run whose databases cannot fit, and a disk that
+fills up anyway ends the run with an EnvironmentProblem, the rows written so far intact
+(:mod:`tdebench.runner.diskguard`).
 """
 
 from __future__ import annotations
 
+import errno
 import shutil
 import sys
 import tempfile
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tdebench import __version__
 from tdebench.encryption import redact
-from tdebench.engines import get_engine
+from tdebench.engines import get_engine, process
 from tdebench.engines.base import Config, Engine, Instance
 from tdebench.errors import RunFailed, TdebenchError
 from tdebench.measure.host import host_facts
 from tdebench.measure.sampler import ResourceSampler
 from tdebench.results.rundir import RunDirectory, utc_now
-from tdebench.runner import cache
+from tdebench.runner import cache, diskguard
 from tdebench.runner.events import RunListener
+from tdebench.runner.ownership import Ownership, socket_dirs
 from tdebench.runner.plan import Block, RunPlan
 from tdebench.runner.recorder import Recorder
 from tdebench.runner.state import ConfigState, TrialResult
@@ -51,7 +58,8 @@ class Orchestrator:
 
     def __init__(self, plan: RunPlan, rundir: RunDirectory, listener: RunListener | None = None,
                  command_line: list[str] | None = None, work_root: Path | None = None,
-                 completed: set[tuple[int, str]] | None = None, manifest: dict[str, Any] | None = None) -> None:
+                 completed: set[tuple[int, str]] | None = None, manifest: dict[str, Any] | None = None,
+                 disk_check: bool = True) -> None:
         self.plan = plan
         self.rundir = rundir
         self.ui = listener or RunListener()
@@ -66,37 +74,88 @@ class Orchestrator:
         self.verification: dict[str, Any] = {"schema_version": 1, "configs": {}}
         self.manifest: dict[str, Any] = manifest or {}
         self.outcome = RunOutcome(rundir)
+        self.disk_check = disk_check
 
     # ------------------------------------------------------------------------------------------
     def execute(self) -> RunOutcome:
         """Do the whole run; instances are destroyed on success, error and Ctrl-C."""
-        for engine in self.engines.values():
-            engine.check_available()
-        data_facts = self.workload.prepare(self.ui)
-        self._start_manifest(data_facts)
+        reserve = diskguard.Reserve(self.rundir.path)
+        self._start_manifest({})
+        reserve.take()
         try:
+            self._check_environment()
+            data_facts = self.workload.prepare(self.ui)
+            self.manifest["data"] = data_facts
+            self.rundir.write_manifest(self.manifest)
+            note = diskguard.check_space(self.plan, data_facts, self._work_root()) if self.disk_check else None
+            if note:  # again with the real input size; said only when space is tight
+                self.ui.message(note)
             with ExitStack() as stack:
+                self._own(stack)
                 workdir = self._workdir(stack)
-                for config in self.plan.configs:
-                    self._provision(stack, config, workdir)
-                self._check_answers()
-                for block in self.plan.blocks():
-                    self._run_block(block)
+                process.set_disposable(not any(c.keep for c in self.plan.configs))
+                stack.callback(process.set_disposable, False)
+                try:
+                    for config in self.plan.configs:
+                        self._provision(stack, config, workdir)
+                    self._check_answers()
+                    for block in self.plan.blocks():
+                        self._run_block(block)
+                except KeyboardInterrupt:
+                    if not any(c.keep for c in self.plan.configs):  # the data is deleted anyway: no clean
+                        process.kill_servers()                       # shutdown, be gone within seconds
+                    raise
             self._check_answers()
         except KeyboardInterrupt:
-            self._finish_manifest("interrupted")
+            try:
+                self._finish_manifest("interrupted")
+            except OSError:
+                pass  # a full or read-only disk: the manifest keeps its last state, resume still works
             raise
         except BaseException as exc:
-            self._finish_manifest(f"failed: {redact(str(exc))}")
+            if process.interrupted():  # e.g. a driver call cut short by the interrupt: still an interrupt
+                self._finish_manifest("interrupted")
+                raise KeyboardInterrupt(f"interrupted ({type(exc).__name__} while stopping)") from exc
+            if diskguard.is_disk_full(exc):
+                raise diskguard.disk_full_error(exc, self.rundir, self._work_root(), reserve,
+                                                self._finish_manifest) from exc
+            try:
+                self._finish_manifest(f"failed: {redact(str(exc))}")
+            except OSError:
+                pass  # the original error says more
             raise
+        finally:
+            reserve.release()
         self._finish_manifest("completed" if self.outcome.ok else "completed with failures")
         return self.outcome
 
+    def _check_environment(self) -> None:
+        """Binaries, what each spec needs (gocryptfs, pgcrypto), the work dir and its space: before any work."""
+        for engine in self.engines.values():
+            engine.check_available()
+        for config in self.plan.configs:
+            check_spec = getattr(self.engines[config.engine], "check_spec_available", None)
+            if callable(check_spec):
+                check_spec(config.spec)
+        self._work_root().mkdir(parents=True, exist_ok=True)
+        if self.disk_check:  # before generating data: an absurd scale factor is refused at once
+            diskguard.check_space(self.plan, {}, self._work_root())
+
+    def _work_root(self) -> Path:
+        return self.work_root or Path(tempfile.gettempdir())
+
+    def _own(self, stack: ExitStack) -> None:
+        """Record what this run owns until everything is gone (registered first, so it closes last)."""
+        self.owned = Ownership(self.run_id, self.rundir.path, keep=any(c.keep for c in self.plan.configs),
+                               on_problem=self.ui.message)
+        stack.callback(self.owned.close)
+
     def _workdir(self, stack: ExitStack) -> Path:
-        root = self.work_root or Path(tempfile.gettempdir())
+        root = self._work_root()
         root.mkdir(parents=True, exist_ok=True)
         workdir = Path(tempfile.mkdtemp(prefix=f"tdebench-{self.run_id}-", dir=root))
         workdir.chmod(0o711)  # servers running as an unprivileged user must traverse it
+        self.owned.add_dir(workdir)
         if any(c.keep for c in self.plan.configs):
             self.ui.message(f"keeping instance data under {workdir}")
         else:
@@ -108,7 +167,9 @@ class Orchestrator:
         engine = self.engines[config.engine]
         instance = engine.create_instance(config, workdir)
         stack.callback(instance.destroy)
+        self._own_paths(instance)
         instance.start()
+        self._own_instance(instance)
         state = ConfigState(config, engine, instance)
         self.states[config.label] = state
         rec = self._recorder(config.label, 0)
@@ -125,6 +186,20 @@ class Orchestrator:
             self.ui.message(f"snapshot of {config.label} for resets between trials")
             instance.snapshot(state.snapshot)
 
+    def _own_paths(self, instance: Instance) -> None:
+        """Directories an instance makes outside the work dir before it starts (``owned_paths()``, optional)."""
+        extra = getattr(instance, "owned_paths", None)
+        for path in extra() if callable(extra) else []:
+            self.owned.add_dir(Path(path).resolve())
+
+    def _own_instance(self, instance: Instance) -> None:
+        """Record the started instance's directories (relocated ones, socket directories) for ``tdebench cleanup``."""
+        if not instance.scannable:  # external servers: no directory or process of ours
+            return
+        for path in [instance.data_dir, *socket_dirs(instance.server_pids())]:
+            self.owned.add_dir(Path(path).resolve())
+        self._own_paths(instance)
+
     def _verify_instance(self, label: str, instance: Instance) -> None:
         """Status query + at-rest scan; an encrypted config that is not encrypted is refused."""
         self.ui.message(f"verifying encryption at rest for {label}")
@@ -132,14 +207,17 @@ class Orchestrator:
         try:
             entry["status"] = instance.encryption_status()
             instance.check_encrypted(list(self.workload.schema_tables))
-            entry.update(verify_at_rest(instance, known_plaintext=self.workload.known_plaintext))
+            if instance.scannable:
+                entry.update(verify_at_rest(instance, known_plaintext=self.workload.known_plaintext))
+            else:  # the server's files are out of reach: its own status, checked above, is all there is
+                entry.update(passed=True, at_rest="not possible", note=instance.scan_note)
         except TdebenchError as exc:
             entry.update(passed=False, error=exc.one_line())
         self.verification["configs"][label] = entry
         self._write_verification()
         if not entry.get("passed"):
             what = entry.get("error") or f"{entry.get('marker_hits', 0)} marker hits in {entry.get('files_with_hits')}"
-            if instance.config.spec.is_plain:
+            if instance.config.spec.is_plain and instance.scannable:
                 what = f"the plain twin shows no plaintext, so the scanner cannot be trusted ({what})"
             raise RunFailed(f"at-rest verification failed for {label}: {what}",
                             "do not trust this configuration; see verification.json")
@@ -147,7 +225,8 @@ class Orchestrator:
     def _record_config(self, state: ConfigState, facts: dict[str, Any]) -> None:
         instance, engine = state.instance, state.engine
         entry = {"label": state.config.label, "engine": engine.name, "encryption": str(instance.config.spec),
-                 "engine_version": engine.version(), "dialect": engine.dialect, "settings": instance.settings(),
+                 "engine_version": getattr(instance, "server_version", "") or engine.version(),
+                 "dialect": getattr(instance, "dialect", engine.dialect), "settings": instance.settings(),
                  "storage_bytes": instance.storage_bytes(), **facts}
         breakdown = getattr(instance, "storage_breakdown", None)
         if callable(breakdown):
@@ -178,14 +257,21 @@ class Orchestrator:
         self.ui.task_started("trial", f"{name} {label}", None)
         try:
             self._prepare(state, rec)
-            state.sampler = ResourceSampler(state.instance.server_pids, interval=1.0, disk_path=state.instance.data_dir)
-            with state.sampler:
+            if state.instance.scannable:  # external servers: no local processes or disk to sample
+                state.sampler = ResourceSampler(state.instance.server_pids, interval=1.0,
+                                                disk_path=state.instance.data_dir)
+            with state.sampler or nullcontext():
                 result = self.workload.trial(state, block.number, rec)
-        except Exception as exc:  # noqa: BLE001 - a failed trial never stops the run
+        except Exception as exc:  # noqa: BLE001 - a failed trial never stops the run ...
+            if diskguard.is_disk_full(exc):
+                raise  # ... unless the disk is full: every further trial would fail too
             result = TrialResult(failures=[f"{type(exc).__name__}: {redact(str(exc))}"])
         finally:
             self.ui.task_finished("trial")
             self._record_samples(block, state, rec)
+        full = [f for f in result.failures if diskguard.text_is_disk_full(f)]
+        if full:  # left unrecorded: the trial in flight is redone on resume
+            raise OSError(errno.ENOSPC, full[0])
         self.digests[(block.number, label)] = result.answer_digest
         self._compare_digests(block.number, state)
         self._close_trial(block, state, rec, result)

@@ -127,7 +127,7 @@ class RunPlan:
             "keep_answers": self.keep_answers,
             "seed": self.seed,
             "configs": [{"label": c.label, "engine": c.engine, "encryption": str(c.spec), "settings": c.settings,
-                         "tcp": c.tcp, "keep": c.keep} for c in self.configs],
+                         "tcp": c.tcp, "keep": c.keep, "name": c.name} for c in self.configs],
             "blocks": [{"block": b.number, "warmup": b.warmup, "order": list(b.order)} for b in self.blocks()],
         }
 
@@ -137,7 +137,8 @@ def plan_from_json(data: dict[str, Any]) -> RunPlan:
     from tdebench.encryption import parse_spec
 
     configs = [Config(c["engine"], parse_spec(c["encryption"]), dict(c.get("settings") or {}),
-                      tcp=bool(c.get("tcp")), keep=bool(c.get("keep"))) for c in data["configs"]]
+                      tcp=bool(c.get("tcp")), keep=bool(c.get("keep")), name=str(c.get("name") or ""))
+               for c in data["configs"]]
     data_dir = data.get("data_dir")
     return RunPlan(configs=configs, sf=data["sf"], trials=data["trials"], warmup_trials=data["warmup_trials"],
                    workload=data["workload"], tests=tuple(data["tests"]), seed=data["seed"],

@@ -158,7 +158,7 @@ def parse_rows(records: Iterable[Mapping[str, str]]) -> Measurements:
             m.config_order.append(key.config)
         if status == "warmup" or block == 0:
             m.warmup_rows += 1
-        elif status in ("failed", "missing"):  # missing: an imported log lacks the query
+        elif status == "failed":
             m.failed[key] += 1
         elif status == "timeout":
             m.timeouts[key] += 1

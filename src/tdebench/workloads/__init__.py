@@ -14,6 +14,11 @@ if TYPE_CHECKING:
 
 _REGISTRY: dict[str, str] = {
     "tpch": "tdebench.workloads.tpch.workload:TpchWorkload",
+    "tpcc": "tdebench.workloads.tpcc.workload:TpccWorkload",
+    "sysbench": "tdebench.workloads.sysbench.workload:SysbenchWorkload",
+    "crud": "tdebench.workloads.crud.workload:CrudWorkload",
+    "backup": "tdebench.workloads.backup.workload:BackupWorkload",
+    "load": "tdebench.workloads.bulkload.workload:LoadWorkload",
 }
 
 

@@ -1,0 +1,339 @@
+"""Interrupt tdebench runs at random points and check that nothing is left behind and every run resumes.
+
+For each run: start ``tdebench run`` (sqlite, and mariadb/postgres when installed), send SIGINT, SIGTERM
+or SIGKILL after a random delay, then check
+
+* within 10 s of the signal: tdebench has exited and no process it started (servers, gocryptfs, helpers)
+  is alive, and no filesystem is mounted below the work directory (after SIGKILL: once
+  ``tdebench cleanup`` has run);
+* no temporary directory is left: the work directory and the private TMPDIR are empty, and none of the
+  directories the run recorded as its own (ownership records, Unix socket directories of its servers) exists;
+* ``tdebench run --resume`` completes the run, every trial exactly once, and again leaves nothing.
+
+Usage::
+
+    python benchmarks/interrupt_runs.py [--runs 20] [--seed N] [--engines sqlite,mariadb,postgres] [--keep]
+                                        [--src DIR]   # run tdebench from another source tree (to try a patch)
+
+Prints one line per run and a summary; exits 1 if any run left something behind or did not resume.
+The test ``tests/e2e/test_interrupt.py`` runs a short version of the same harness.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parents[1]
+SETTLE = 10.0  # seconds allowed between the signal and "nothing left"
+
+# (name, run arguments, rough duration in seconds of an uninterrupted run)
+PROFILES: dict[str, tuple[list[str], float]] = {
+    "sqlite": (["--engine", "sqlite", "--encryption", "none", "--trials", "3", "--warmup", "0"], 8.0),
+    "mariadb": (["--engine", "mariadb", "--encryption", "tde:aes-256-ctr", "--trials", "2", "--warmup", "0"], 20.0),
+    "postgres": (["--engine", "postgres", "--encryption", "fs:gocryptfs", "--trials", "2", "--warmup", "0"], 15.0),
+}
+
+
+@dataclass
+class Outcome:
+    """What one interrupted run did and left."""
+
+    name: str
+    engine: str
+    signal: str
+    delay: float
+    at: str = ""  # what the run was doing when the signal came
+    exit_code: int | None = None
+    settle_s: float | None = None  # signal -> no process and no mount left (after cleanup for SIGKILL)
+    left_processes: list[str] = field(default_factory=list)
+    left_mounts: list[str] = field(default_factory=list)
+    left_dirs: list[str] = field(default_factory=list)
+    resumed: str = ""  # "completed", "restarted" (interrupted before the run directory existed), or the error
+    resume_s: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return (not self.left_processes and not self.left_mounts and not self.left_dirs
+                and self.resumed in ("completed", "restarted", "finished before the signal")
+                and self.settle_s is not None and self.settle_s <= SETTLE)
+
+    def line(self) -> str:
+        left = self.left_processes + self.left_mounts + self.left_dirs
+        settle = f"{self.settle_s:.1f}s" if self.settle_s is not None else "-"
+        resume = f"{self.resumed} in {self.resume_s:.0f}s" if self.resume_s is not None else self.resumed
+        return (f"{'ok ' if self.ok else 'BAD'} {self.name:<12} {self.signal:<7} after {self.delay:5.1f}s "
+                f"during {self.at[:38]:<38} exit {self.exit_code!s:>4}  clean after {settle:>6}  "
+                f"left {len(left)}  resume: {resume}" + (f"  [{'; '.join(left + self.notes)[:300]}]"
+                                                          if left or self.notes else ""))
+
+
+class Watcher(threading.Thread):
+    """Remembers every descendant of a process (servers run in their own sessions but stay children) and
+    every directory the run owned: those in its ownership records and its servers' Unix socket directories."""
+
+    def __init__(self, pid: int, state: Path) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.state = state / "tdebench" / "owned"
+        self.seen: dict[int, tuple[float, str]] = {}
+        self.dirs: set[str] = set()
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                children = psutil.Process(self.pid).children(recursive=True)
+            except psutil.Error:
+                return
+            for child in children:
+                try:
+                    if child.pid not in self.seen:
+                        self.seen[child.pid] = (child.create_time(), " ".join(child.cmdline())[:120])
+                    self.dirs |= {str(Path(c.laddr).parent) for c in child.net_connections(kind="unix")
+                                  if c.laddr and "/tdebench-" in c.laddr}
+                except psutil.Error:
+                    pass
+            for path in self.state.glob("*.json") if self.state.is_dir() else []:
+                try:
+                    record = json.loads(path.read_text())
+                except (OSError, ValueError):
+                    continue
+                self.dirs |= set(record.get("dirs", []))
+                self.dirs |= {p for s in record.get("servers", []) for p in s.get("paths", [])}
+            time.sleep(0.05)
+
+    def alive(self) -> list[str]:
+        out = []
+        for pid, (started, cmd) in self.seen.items():
+            try:
+                proc = psutil.Process(pid)
+                if abs(proc.create_time() - started) < 1 and proc.status() != psutil.STATUS_ZOMBIE:
+                    out.append(f"pid {pid}: {cmd}")
+            except psutil.Error:
+                continue
+        return out
+
+
+def mounts_below(path: Path) -> list[str]:
+    prefix = str(path.resolve()).rstrip("/") + "/"
+    lines = Path("/proc/mounts").read_text().splitlines()
+    return [line.split()[1] for line in lines if line.split()[1].startswith(prefix)]
+
+
+class Harness:
+    """A private area (work dir, TMPDIR, state dir) in which runs are interrupted and resumed."""
+
+    def __init__(self, base: Path, data_dir: Path, src: Path = ROOT / "src") -> None:
+        self.base = base
+        self.data_dir = data_dir
+        self.work = base / "work"
+        self.tmp = base / "tmp"
+        for directory in (base, self.work, self.tmp):
+            directory.mkdir(parents=True, exist_ok=True)
+            directory.chmod(0o755)  # servers run as an unprivileged user and must reach their directories
+        self.env = {**os.environ, "PYTHONPATH": str(src) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                    "XDG_STATE_HOME": str(base / "state"), "TMPDIR": str(self.tmp)}
+
+    def tdebench(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "tdebench", *args], capture_output=True, text=True,
+                              env=self.env, timeout=timeout, check=False)
+
+    def run_args(self, engine: str, out: Path) -> list[str]:
+        return ["run", *PROFILES[engine][0], "--out", str(out), "--data-dir", str(self.data_dir),
+                "--work-dir", str(self.work), "--no-report"]
+
+    def interrupt(self, name: str, engine: str, sig: signal.Signals, delay: float) -> Outcome:
+        out = self.base / "runs" / name
+        outcome = Outcome(name, engine, sig.name, delay)
+        before = self._private_entries()
+        log = open(self.base / f"{name}.stderr", "w+")
+        proc = subprocess.Popen([sys.executable, "-m", "tdebench", *self.run_args(engine, out)], env=self.env,
+                                stdout=subprocess.DEVNULL, stderr=log)
+        watcher = Watcher(proc.pid, self.base / "state")
+        watcher.start()
+        try:
+            proc.wait(timeout=delay)
+            outcome.resumed = "finished before the signal"
+            outcome.exit_code = proc.returncode
+            outcome.settle_s = 0.0
+        except subprocess.TimeoutExpired:
+            outcome.at = self._doing(out, log)
+            sent = time.monotonic()
+            proc.send_signal(sig)
+            outcome.exit_code, outcome.settle_s = self._settle(proc, watcher, sent, sig)
+        watcher.stop.set()
+        log.close()
+        outcome.left_processes = watcher.alive()
+        outcome.left_mounts = mounts_below(self.work)
+        outcome.left_dirs = self._left_dirs(watcher.dirs, before)
+        if outcome.resumed != "finished before the signal":
+            self._resume(out, engine, outcome)
+        return outcome
+
+    def _settle(self, proc: subprocess.Popen, watcher: Watcher, sent: float,
+                sig: signal.Signals) -> tuple[int | None, float | None]:
+        """Wait for the exit (and for SIGKILL run `tdebench cleanup`), then until nothing is left."""
+        try:
+            code = proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            return None, None
+        if sig == signal.SIGKILL:
+            time.sleep(0.2)
+            cleanup = self.tdebench("cleanup", timeout=120)
+            if cleanup.returncode != 0:
+                watcher.seen[-1] = (0.0, f"cleanup failed: {cleanup.stderr.strip()[-200:]}")
+        deadline = sent + 60
+        while time.monotonic() < deadline:
+            if not watcher.alive() and not mounts_below(self.work):
+                return code, time.monotonic() - sent
+            time.sleep(0.1)
+        return code, None
+
+    def _private_entries(self) -> set[str]:
+        return {str(p) for p in self.work.iterdir()} | {str(p) for p in self.tmp.iterdir()}
+
+    def _left_dirs(self, owned: set[str], before: set[str]) -> list[str]:
+        left = sorted(self._private_entries() - before)  # an earlier run's leftover is counted once
+        return left + sorted(d for d in owned if os.path.lexists(d) and d not in left
+                             and not any(d.startswith(x + "/") for x in left))
+
+    @staticmethod
+    def _doing(out: Path, log) -> str:
+        """The phase at the signal: the last progress message, or the trials done so far."""
+        log.flush()
+        log.seek(0)
+        lines = [line.strip() for line in log.read().splitlines() if line.strip()]
+        done = 0
+        if (out / "measurements.csv").is_file():
+            with open(out / "measurements.csv", newline="") as handle:
+                done = sum(1 for r in csv.DictReader(handle)
+                           if r.get("test") == "trial" and r.get("metric") == "completed")
+        if done:
+            return f"trials ({done} done)"
+        if not (out / "manifest.json").exists():
+            return "start-up (no run directory yet)"
+        try:
+            manifest = json.loads((out / "manifest.json").read_text())
+        except (OSError, ValueError):
+            manifest = {}
+        if not manifest.get("data"):
+            return "start-up (checks, data)"
+        loaded = len(manifest.get("configs", []))
+        return lines[-1][:60] if lines and loaded else f"provisioning/loading ({loaded} loaded)"
+
+    def _resume(self, out: Path, engine: str, outcome: Outcome) -> None:
+        started = time.monotonic()
+        before = self._private_entries()
+        resumable = (out / "manifest.json").is_file()
+        args = (["run", "--resume", str(out), "--work-dir", str(self.work), "--no-report"] if resumable
+                else self.run_args(engine, out))  # interrupted before the run directory existed: start again
+        if not resumable:
+            shutil.rmtree(out, ignore_errors=True)
+        proc = subprocess.Popen([sys.executable, "-m", "tdebench", *args], env=self.env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        watcher = Watcher(proc.pid, self.base / "state")
+        watcher.start()
+        stdout, stderr = proc.communicate(timeout=900)
+        watcher.stop.set()
+        result = subprocess.CompletedProcess(args, proc.returncode, stdout, stderr)
+        outcome.resume_s = time.monotonic() - started
+        if result.returncode != 0:
+            outcome.resumed = f"exit {result.returncode}: {result.stderr.strip().splitlines()[-1:]}"
+            return
+        manifest = json.loads((out / "manifest.json").read_text())
+        with open(out / "measurements.csv", newline="") as handle:
+            rows = list(csv.DictReader(handle))
+        marks = [(r["block"], r["config"]) for r in rows
+                 if r["test"] == "trial" and r["metric"] == "completed" and r["status"] in ("ok", "warmup")]
+        plan = manifest["plan"]
+        expected = len(plan["configs"]) * (plan["trials"] + plan.get("warmup_trials", 0))
+        if manifest.get("status") != "completed" or len(marks) != len(set(marks)) or len(marks) != expected:
+            outcome.resumed = f"inconsistent: status {manifest.get('status')}, {len(marks)} trials of {expected}"
+            return
+        outcome.resumed = "completed" if resumable else "restarted"
+        left = self._left_dirs(watcher.dirs, before) + mounts_below(self.work) + watcher.alive()
+        if left:
+            outcome.notes.append(f"resume left {left}")
+            outcome.left_dirs += left
+
+
+def available_engines(wanted: list[str]) -> list[str]:
+    """The wanted engines that are installed here."""
+    found = []
+    for name in wanted:
+        if name == "sqlite":
+            found.append(name)
+        elif name == "mariadb" and (shutil.which("mariadbd") or Path("/usr/sbin/mariadbd").exists()):
+            found.append(name)
+        elif name == "postgres" and (Path("/usr/lib/postgresql").is_dir() or shutil.which("pg_config")) \
+                and shutil.which("gocryptfs") and Path("/dev/fuse").exists():
+            found.append(name)
+    return found
+
+
+def schedule(runs: int, engines: list[str], rng: random.Random) -> list[tuple[str, signal.Signals, float]]:
+    """(engine, signal, delay) per run: engines and signals round-robin, delays uniform over a run's duration."""
+    signals = [signal.SIGINT, signal.SIGTERM, signal.SIGKILL]
+    plan = []
+    for i in range(runs):
+        engine = engines[i % len(engines)]
+        duration = PROFILES[engine][1]
+        plan.append((engine, signals[(i // len(engines)) % len(signals)], round(rng.uniform(0.5, duration), 2)))
+    return plan
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--engines", default="sqlite,mariadb,postgres")
+    parser.add_argument("--keep", action="store_true", help="keep the harness directory for inspection")
+    parser.add_argument("--src", type=Path, default=ROOT / "src", help="source tree to run tdebench from")
+    args = parser.parse_args()
+    seed = args.seed if args.seed is not None else random.randrange(1 << 30)
+    rng = random.Random(seed)
+    engines = available_engines([e.strip() for e in args.engines.split(",") if e.strip()])
+    base = Path(tempfile.mkdtemp(prefix="interrupt-runs-", dir="/tmp"))
+    sys.path.insert(0, str(ROOT / "src"))
+    from tdebench.workloads.tpch.datagen import ensure_data
+
+    data_dir = base / "data"
+    ensure_data(0.01, data_dir)
+    harness = Harness(base, data_dir, args.src.resolve())
+    print(f"interrupting {args.runs} runs of {', '.join(engines)} (seed {seed}) under {base}, tdebench from "
+          f"{args.src}", flush=True)
+    outcomes = []
+    started = time.monotonic()
+    for i, (engine, sig, delay) in enumerate(schedule(args.runs, engines, rng), start=1):
+        outcome = harness.interrupt(f"run{i:02d}-{engine}", engine, sig, delay)
+        outcomes.append(outcome)
+        print(outcome.line(), flush=True)
+    bad = [o for o in outcomes if not o.ok]
+    settles = [o.settle_s for o in outcomes if o.settle_s is not None and o.resumed != "finished before the signal"]
+    print(f"\n{len(outcomes) - len(bad)}/{len(outcomes)} runs clean and resumed; "
+          f"signal -> nothing left: max {max(settles, default=0):.1f}s, mean {sum(settles) / max(1, len(settles)):.1f}s; "
+          f"total {time.monotonic() - started:.0f}s", flush=True)
+    if not args.keep:
+        shutil.rmtree(base, ignore_errors=True)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

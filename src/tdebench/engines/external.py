@@ -1,0 +1,267 @@
+"""The ``external`` engine: a database server tdebench does not manage, reached by URL.
+
+One config per ``--target LABEL=URL[#SPEC]`` (see :mod:`tdebench.engines.external_target`). tdebench never
+starts, stops or restarts such a server and cannot read its files, so:
+
+* :attr:`ExternalInstance.scannable` is False: there is no data directory to scan; the report says
+  "on-disk verification not possible for external targets" and relies on the server's own status;
+* the declared encryption is checked against the server's status (:mod:`~tdebench.engines.external_status`)
+  when the instance starts (server defaults) and after the load (the benchmark tables); a contradiction, or a
+  status that cannot be read, refuses the target unless its check was overridden — which is recorded;
+* the workload talks ``postgres`` (canonical SQL) to the instance and every statement is rewritten for the
+  target's dialect (:mod:`~tdebench.engines.external_sql`);
+* no server processes are visible: CPU/IO of the DBMS cannot be sampled, cold caches and snapshot resets are
+  impossible.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, ClassVar
+
+from tdebench.encryption import EncryptionSpec, parse_spec, redact
+from tdebench.engines import external_drivers as drivers
+from tdebench.engines.base import Config, Connection, Engine, Instance
+from tdebench.engines.external_schema import TPCH_TABLES, TranslatedSchemaMixin
+from tdebench.engines.external_sql import WORKLOAD_DIALECT, TranslatingConnection, Translator, raw_connection
+from tdebench.engines.external_status import (CONFIRMED, CONTRADICTED, PROBES, Finding, Verdict, evaluate)
+from tdebench.engines.external_target import (CHECK_OVERRIDDEN, ENGINE, NOT_SCANNABLE, all_specs, resolve_password,
+                                              target_of)
+from tdebench.errors import RunFailed, UsageError
+
+ENCRYPTION_WAIT = 300.0
+SETTINGS_KEYS = ("url", "label", "encryption_check")
+
+
+class ExternalEngine(Engine):
+    """Servers reached by URL (MySQL, MariaDB, PostgreSQL, SQL Server, Oracle)."""
+
+    name = ENGINE
+    dialect = WORKLOAD_DIALECT  # what the workload speaks to the instance; it translates per target
+    description = ("a server tdebench does not manage, by URL: mysql://, mariadb://, postgresql://, mssql://, "
+                   "oracle:// (--target LABEL=URL#SPEC); encryption as the server reports it")
+
+    def supported_specs(self) -> list[EncryptionSpec]:
+        return all_specs()
+
+    def default_encrypted_spec(self) -> EncryptionSpec:
+        return parse_spec("tde:aes-256-cbc")
+
+    def check_available(self) -> None:
+        """Nothing to find locally; each target's driver is checked when its config is built."""
+
+    def version(self) -> str:
+        return "external server (its version is recorded per target as settings.server_version)"
+
+    def validate_settings(self, settings: dict[str, str]) -> None:
+        unknown = sorted(set(settings) - set(SETTINGS_KEYS))
+        if unknown:
+            raise UsageError(f"external targets take no server settings ({', '.join(unknown)})",
+                             "configure the server yourself; give targets with --target LABEL=URL#SPEC")
+
+    def create_instance(self, config: Config, workdir: Path) -> "ExternalInstance":
+        self.validate_settings(dict(config.settings))
+        return ExternalInstance(config, workdir)
+
+
+class ExternalInstance(TranslatedSchemaMixin, Instance):
+    """One target: connections, loading in its dialect, and its encryption as the server reports it."""
+
+    scannable: ClassVar[bool] = False
+    scan_note: ClassVar[str] = NOT_SCANNABLE
+
+    def __init__(self, config: Config, workdir: Path) -> None:
+        super().__init__(config, workdir)
+        self.target = target_of(config)
+        self.kind = self.target.kind
+        self.dialect = self.kind.dialect
+        self.override = config.settings.get("encryption_check") == CHECK_OVERRIDDEN
+        self.translator = Translator(self.kind.dialect)
+        self.facts: dict[str, Any] = {}
+        self.load_methods: set[str] = set()
+        self.checks: dict[str, dict[str, Any]] = {}   # phase -> what was found and decided
+        self._loaded = False
+        self._started = False
+
+    # lifecycle: nothing to start or stop -------------------------------------------------------------------
+    def start(self) -> None:
+        """Connect once, record the server's facts and refuse a target whose server contradicts its label."""
+        if self._started:
+            return
+        raw = self._raw()
+        try:
+            self.facts = drivers.session_facts(self.kind, raw)
+            finding = PROBES[self.kind.scheme](raw, None)
+        finally:
+            raw.close()
+        self._decide("start", finding)
+        self._started = True
+
+    def stop(self) -> None:
+        """Connections are closed after each use; the server is not ours to stop."""
+
+    def restart(self) -> None:
+        """Nothing to restart (cold-cache runs are refused for external targets)."""
+
+    def destroy(self) -> None:
+        """Drop the benchmark tables again unless the run keeps its data (``--keep``)."""
+        if self.config.keep or not self._loaded:
+            return
+        try:
+            raw = self._raw()
+        except Exception:  # noqa: BLE001 - cleanup is best effort
+            return
+        try:
+            self.drop_tables(raw)
+        except Exception:  # noqa: BLE001
+            pass
+        finally:
+            raw.close()
+
+    def snapshot(self, target: Path) -> None:
+        raise UsageError(f"{self.config.label}: snapshots need the data directory of a server tdebench manages",
+                         "use --reset none with external targets")
+
+    restore = snapshot  # type: ignore[assignment]
+
+    def alive(self) -> bool:
+        try:
+            self._raw(timeout=5).close()
+        except Exception:  # noqa: BLE001 - unreachable counts as gone
+            return False
+        return True
+
+    def interrupt(self, conn: Connection) -> None:
+        drivers.cancel(self.kind, raw_connection(conn), self._raw)
+
+    # use ---------------------------------------------------------------------------------------------------
+    def _raw(self, timeout: int = 15) -> Any:
+        return drivers.connect(self.target, resolve_password(self.target), timeout=timeout)
+
+    def connect(self) -> Connection:
+        raw = self._raw()
+        return raw if self.translator.identity else TranslatingConnection(raw, self.translator)
+
+    def create_schema(self, conn: Connection, statements: list[str]) -> None:
+        super().create_schema(conn, statements)
+        self._loaded = True
+
+    def plant_canaries(self, markers: list[str]) -> None:
+        """Not done: nothing could look for them (the server's files are out of reach)."""
+
+    # facts -------------------------------------------------------------------------------------------------
+    @property
+    def data_dir(self) -> Path | None:  # type: ignore[override]
+        """None: the server's files are not readable from here (see :attr:`scannable`)."""
+        return None
+
+    def server_pids(self) -> list[int]:
+        return []
+
+    def storage_bytes(self) -> int:
+        raw = self._raw()
+        try:
+            return drivers.storage_bytes(self.kind, raw)
+        finally:
+            raw.close()
+
+    def settings(self) -> dict[str, Any]:
+        """The target as recorded: URL without password, server facts, declared and found encryption."""
+        return {"target": self.target.label, "url": self.target.url, "scheme": self.kind.scheme,
+                "dialect": self.dialect, **self.facts, "declared_encryption": str(self.config.spec),
+                "encryption_check": "overridden" if self.override else "required",
+                "load": ", ".join(sorted(self.load_methods)) or "not loaded yet", "at_rest_scan": NOT_SCANNABLE,
+                "sql_rewrites": dict(self.translator.sources),
+                "encryption_verdicts": "; ".join(f"{phase}: {c['verdict']} ({c['found']})"
+                                                 for phase, c in self.checks.items()) or "not checked yet"}
+
+    @property
+    def server_version(self) -> str:
+        return str(self.facts.get("server_version", ""))
+
+    def _settled(self, tables: list[str] | None, timeout: float = ENCRYPTION_WAIT) -> Finding:
+        """A finding, re-read while the server reports encryption in progress (up to ``timeout``)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            raw = self._raw()
+            try:
+                finding = PROBES[self.kind.scheme](raw, tables)
+            finally:
+                raw.close()
+            if finding.state != "pending" or time.monotonic() > deadline:
+                return finding
+            time.sleep(1.0)
+
+    def encryption_status(self) -> dict[str, Any]:
+        """What the server says, the verdict on the declared spec, and whether the check was overridden."""
+        phase = "tables" if self._loaded else "start"
+        finding = self._settled(TPCH_TABLES if self._loaded else None)
+        verdict = evaluate(self.config.spec, finding)
+        self.checks[phase] = self._record(finding, verdict)
+        return self.checks[phase]
+
+    def check_encrypted(self, schema_tables: list[str]) -> None:
+        """Refuse the target unless the server confirms the declared encryption of the benchmark tables."""
+        self._decide("tables", self._settled(list(schema_tables) or TPCH_TABLES))
+
+    def _record(self, finding: Finding, verdict: Verdict) -> dict[str, Any]:
+        """The status as recorded in verification.json (flat, so reports can show it in one cell)."""
+        entry: dict[str, Any] = {
+            "enabled": finding.state == "yes", "declared": str(self.config.spec), "server": finding.server,
+            "found": finding.state, "cipher": finding.cipher, "key_bits": finding.key_bits, "mode": finding.mode,
+            "tables": tables_text(finding.tables), "verdict": verdict.state, "reasons": "; ".join(verdict.reasons),
+            "evidence": evidence_text(finding.details),
+            "check": "overridden" if self.override else "required", "at_rest_scan": NOT_SCANNABLE}
+        if verdict.state != CONFIRMED and self.override:
+            entry["override"] = (f"label kept although the server's status is {verdict.state}: "
+                                 "--override-encryption-check was given")
+        return {k: v for k, v in entry.items() if v is not None and v != ""}
+
+    def _decide(self, phase: str, finding: Finding) -> None:
+        verdict = evaluate(self.config.spec, finding)
+        self.checks[phase] = self._record(finding, verdict)
+        if verdict.state == CONFIRMED or self.override:
+            return
+        what = "contradicts" if verdict.state == CONTRADICTED else "does not confirm"
+        fix = f"{verdict.fix}; " if verdict.fix else ""
+        raise RunFailed(f"target '{self.config.label}' is declared {self.config.spec}, but {finding.server} "
+                        f"{what} it: {redact('; '.join(verdict.reasons[:4]))}",
+                        f"{fix}correct the #SPEC of the target, or give --override-encryption-check "
+                        f"{self.config.label} to keep the label anyway (recorded in the results)")
+
+
+def tables_text(tables: dict[str, bool | None]) -> str | None:
+    """``8 of 8 encrypted`` (plus the plain or unknown ones when not all are)."""
+    if not tables:
+        return None
+    yes = [t for t, v in tables.items() if v]
+    text = f"{len(yes)} of {len(tables)} encrypted"
+    plain = [t for t, v in tables.items() if v is False]
+    unknown = [t for t, v in tables.items() if v is None]
+    if yes and plain:
+        text += f"; plain: {', '.join(plain)}"
+    if unknown:
+        text += f"; unknown: {', '.join(unknown)}"
+    return text
+
+
+_NOISE = ("innodb_encryption_rotate_key_age", "innodb_encryption_rotation_iops")
+
+
+def evidence_text(details: dict[str, Any], prefix: str = "") -> str:
+    """The server facts a verdict rests on as ``name=value`` pairs (nested dicts flattened, empty ones left out)."""
+    parts = []
+    for key, value in details.items():
+        if value is None or value == {} or key in _NOISE:
+            continue
+        if isinstance(value, dict):
+            inner = evidence_text(value, "" if key in ("variables", "tablespaces") else f"{key}.")
+            if inner:
+                parts.append(inner)
+        else:
+            parts.append(f"{prefix}{key}={value}")
+    return ", ".join(parts)
+
+
+__all__ = ["ExternalEngine", "ExternalInstance", "evidence_text", "tables_text"]

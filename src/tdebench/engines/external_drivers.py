@@ -1,0 +1,229 @@
+"""Driver-level work for external targets: connect, bulk load, statistics, sizes, cancel.
+
+Drivers are imported lazily so a missing one only matters for the target that needs it: PyMySQL (MySQL,
+MariaDB), psycopg (PostgreSQL), pymssql (SQL Server), oracledb (Oracle, thin mode: no Instant Client).
+
+Loading: MySQL/MariaDB ``LOAD DATA LOCAL INFILE`` (as the mariadb engine; falls back to batched INSERTs when
+the server has ``local_infile=OFF``), PostgreSQL ``COPY FROM STDIN``, SQL Server and Oracle ``executemany``
+batches of typed values (never strings the server would convert by its NLS/language settings).
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib
+from collections.abc import Callable, Iterator
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from tdebench.encryption import redact
+from tdebench.engines.external_target import Kind, Target, check_driver
+from tdebench.errors import EnvironmentProblem, RunFailed
+from tdebench.workloads.tpch import schema
+
+BATCH = 10_000
+_LOCAL_INFILE_OFF = (1148, 2068, 3948)  # "Loading local data is disabled" / "not allowed"
+
+
+def _driver(kind: Kind) -> Any:
+    check_driver(kind)
+    return importlib.import_module(kind.module)
+
+
+def connect(target: Target, password: str, timeout: int = 15) -> Any:
+    """A new driver connection (autocommit off) to the target's database."""
+    kind = target.kind
+    module = _driver(kind)
+    try:
+        if kind.module == "pymysql":
+            return module.connect(host=target.host, port=target.port, user=target.user, password=password,
+                                  database=target.database, local_infile=True, autocommit=False, charset="utf8mb4",
+                                  connect_timeout=timeout)
+        if kind.module == "psycopg":
+            return module.connect(host=target.host, port=target.port, user=target.user, password=password,
+                                  dbname=target.database, connect_timeout=timeout, autocommit=False,
+                                  application_name="tdebench")
+        if kind.module == "pymssql":
+            return module.connect(server=target.host, port=str(target.port), user=target.user, password=password,
+                                  database=target.database, login_timeout=timeout, autocommit=False,
+                                  tds_version="7.4")
+        module.defaults.fetch_decimals = True  # NUMBER as Decimal, like the other drivers' DECIMAL
+        return module.connect(user=target.user, password=password,
+                              dsn=f"{target.host}:{target.port}/{target.database}", tcp_connect_timeout=timeout)
+    except Exception as exc:  # noqa: BLE001 - every driver has its own error classes
+        raise EnvironmentProblem(f"cannot connect to target '{target.label}' ({target.url}): "
+                                 f"{redact(str(exc)).splitlines()[0] if str(exc) else type(exc).__name__}",
+                                 "check host, port, database, user and password (and that the server accepts "
+                                 "connections from this machine)") from exc
+
+
+# loading ----------------------------------------------------------------------------------------------------
+
+def _converters(table: str) -> list[Callable[[str], Any]]:
+    kinds: dict[str, Callable[[str], Any]] = {"int": int, "bigint": int, "decimal": Decimal,
+                                              "date": date.fromisoformat}
+    return [kinds.get(c.type.split("(")[0], str) for c in schema.table(table).columns]
+
+
+def typed_rows(table: str, path: Path) -> Iterator[list[Any]]:
+    """The rows of a ``.tbl`` file as Python values of the column types (the trailing ``|`` dropped)."""
+    converters = _converters(table)
+    with open(path, newline="", encoding="utf-8") as handle:
+        for record in csv.reader(handle, delimiter="|", quoting=csv.QUOTE_NONE):
+            yield [conv(v) for conv, v in zip(converters, record)]
+
+
+def insert_batches(raw: Any, table: str, columns: list[str], path: Path, markers: list[str]) -> int:
+    """Load ``path`` with ``executemany`` batches of :data:`BATCH` rows; one commit at the end."""
+    sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(markers)})"
+    cur = raw.cursor()
+    rows, batch = 0, []
+    for row in typed_rows(table, path):
+        batch.append(row)
+        if len(batch) >= BATCH:
+            cur.executemany(sql, batch)
+            rows, batch = rows + len(batch), []
+    if batch:
+        cur.executemany(sql, batch)
+        rows += len(batch)
+    raw.commit()
+    return rows
+
+
+def load_mysql(raw: Any, table: str, columns: list[str], path: Path) -> tuple[int, str]:
+    """LOAD DATA LOCAL INFILE (batched INSERTs when the server forbids it): (rows, method)."""
+    from tdebench.engines.mariadb import load_data_sql
+
+    cur = raw.cursor()
+    try:
+        cur.execute(load_data_sql(table, columns), (str(path),))
+    except Exception as exc:  # noqa: BLE001 - PyMySQL OperationalError/InternalError
+        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
+        if code not in _LOCAL_INFILE_OFF:
+            raise
+        raw.rollback()
+        return insert_batches(raw, table, columns, path, ["%s"] * len(columns)), "batched INSERT (local_infile=OFF)"
+    rows = int(cur.rowcount)
+    warnings = getattr(cur, "warning_count", 0)
+    if warnings:
+        cur.execute("SHOW WARNINGS LIMIT 3")
+        shown = cur.fetchall()
+        raw.rollback()
+        raise RunFailed(f"loading {path.name} into {table} gave warnings: {shown}",
+                        "the .tbl file does not match the table; regenerate the data")
+    raw.commit()
+    return rows, "LOAD DATA LOCAL INFILE"
+
+
+def bulk_load(kind: Kind, raw: Any, table: str, columns: list[str], path: Path) -> tuple[int, str]:
+    """Load one ``.tbl`` file by the target's fastest path: (rows, method)."""
+    if kind.module == "pymysql":
+        return load_mysql(raw, table, columns, path)
+    if kind.module == "psycopg":
+        from tdebench.engines.postgres import PostgresInstance
+
+        rows = PostgresInstance.copy_file(raw, table, columns, path)
+        raw.commit()
+        return rows, "COPY FROM STDIN"
+    markers = [f":{i}" for i in range(1, len(columns) + 1)] if kind.dialect == "oracle" else ["%s"] * len(columns)
+    return insert_batches(raw, table, columns, path, markers), f"executemany batches of {BATCH}"
+
+
+# after the load ---------------------------------------------------------------------------------------------
+
+def analyze(kind: Kind, raw: Any, tables: list[str]) -> None:
+    """Refresh optimizer statistics of the benchmark tables."""
+    cur = raw.cursor()
+    if kind.module == "pymysql":
+        cur.execute("ANALYZE TABLE " + ", ".join(f"`{t}`" for t in tables))
+        cur.fetchall()
+    elif kind.module == "psycopg":
+        raw.commit()
+        raw.autocommit = True
+        try:
+            cur.execute("VACUUM (ANALYZE) " + ", ".join(tables))
+        finally:
+            raw.autocommit = False
+    elif kind.dialect == "tsql":
+        for table in tables:
+            cur.execute(f"UPDATE STATISTICS {table} WITH FULLSCAN")
+    else:
+        cur.execute("BEGIN DBMS_STATS.GATHER_SCHEMA_STATS(USER); END;")
+    raw.commit()
+
+
+_SIZE_SQL = {
+    "mysql": "SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.TABLES "
+             "WHERE table_schema = DATABASE()",
+    "postgres": "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n "
+                "ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind = 'r'",
+    "tsql": "SELECT COALESCE(SUM(reserved_page_count), 0) * 8192 FROM sys.dm_db_partition_stats",
+    "oracle": "SELECT COALESCE(SUM(bytes), 0) FROM user_segments",
+}
+
+
+def storage_bytes(kind: Kind, raw: Any) -> int:
+    """Bytes the benchmark database's tables and indexes occupy, as the server's catalog says."""
+    cur = raw.cursor()
+    dialect = "mysql" if kind.module == "pymysql" else kind.dialect
+    if dialect == "mysql":
+        try:  # MySQL 8 caches these statistics for a day by default
+            cur.execute("SET SESSION information_schema_stats_expiry = 0")
+        except Exception:  # noqa: BLE001 - MariaDB has no such variable and no such cache
+            raw.rollback()
+    cur.execute(_SIZE_SQL[dialect])
+    value = cur.fetchone()[0]
+    raw.commit()
+    return int(value or 0)
+
+
+def cancel(kind: Kind, raw: Any, reconnect: Callable[[], Any]) -> None:
+    """Cancel the statement running on ``raw`` (called from another thread)."""
+    if kind.module == "pymysql":
+        other = reconnect()
+        try:
+            other.cursor().execute(f"KILL QUERY {int(raw.thread_id())}")
+        finally:
+            other.close()
+        return
+    target = raw if hasattr(raw, "cancel") else getattr(raw, "_conn", None)
+    if target is not None and hasattr(target, "cancel"):
+        target.cancel()
+
+
+_FACTS = {  # name -> query returning one value; each is tried on its own (versions differ)
+    "mysql": {"server_version": "SELECT VERSION()", "collation": "SELECT @@collation_database",
+              "buffer_cache": "SELECT @@innodb_buffer_pool_size",
+              "isolation": "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES "
+                           "WHERE VARIABLE_NAME IN ('TRANSACTION_ISOLATION', 'TX_ISOLATION') LIMIT 1"},
+    "postgres": {"server_version": "SELECT version()", "collation": "SELECT current_setting('lc_collate')",
+                 "buffer_cache": "SELECT current_setting('shared_buffers')",
+                 "isolation": "SELECT current_setting('default_transaction_isolation')"},
+    "tsql": {"server_version": "SELECT @@VERSION",
+             "collation": "SELECT CAST(DATABASEPROPERTYEX(DB_NAME(), 'Collation') AS NVARCHAR(128))"},
+    "oracle": {"server_version": "SELECT banner FROM v$version WHERE ROWNUM = 1",
+               "collation": "SELECT value FROM nls_session_parameters WHERE parameter = 'NLS_SORT'"},
+}
+
+
+def session_facts(kind: Kind, raw: Any) -> dict[str, Any]:
+    """Server facts worth recording: version and settings that change answers or plans."""
+    dialect = "mysql" if kind.module == "pymysql" else kind.dialect
+    facts: dict[str, Any] = {}
+    cur = raw.cursor()
+    for name, sql in _FACTS[dialect].items():
+        try:
+            cur.execute(sql)
+            row = cur.fetchone()
+            facts[name] = " ".join(str(row[0]).split())[:200] if row and row[0] is not None else None
+        except Exception as exc:  # noqa: BLE001 - e.g. no access to v$version
+            raw.rollback()
+            facts[name] = f"not readable: {redact(str(exc)).splitlines()[0][:120]}"
+    raw.commit()
+    return facts
+
+
+__all__ = ["analyze", "bulk_load", "cancel", "connect", "insert_batches", "session_facts", "storage_bytes",
+           "typed_rows"]

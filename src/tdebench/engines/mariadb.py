@@ -1,0 +1,572 @@
+"""MariaDB (10.6+) as a server engine: private plain and TDE twins.
+
+Encryption is MariaDB's data-at-rest encryption through the bundled ``file_key_management`` plugin:
+AES-128/192/256 (picked by the key length) in CBC or CTR mode. A spec may narrow what is encrypted
+with a scope suffix (see :mod:`tdebench.engines.mariadb_settings` and docs/engines/mariadb.md):
+
+* ``tde:aes-256-ctr``          everything MariaDB can encrypt (the default)
+* ``tde:aes-256-ctr@innodb``   InnoDB tablespaces, redo log and InnoDB temporary tablespace
+* ``tde:aes-256-ctr@tables``   InnoDB tablespaces only
+
+Each instance lives in ``<workdir>/<label>`` (0700): ``data/``, ``tmp/``, ``keys/keys.enc``,
+``my.cnf``, ``server.log``, the socket. When running as root the server runs as the unprivileged
+``tdebench`` user; if that user cannot traverse ``workdir`` (e.g. pytest's 0700 temp dirs) the
+instance is created under ``/var/tmp`` and ``<workdir>/<label>`` becomes a symlink to it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pymysql
+
+from tdebench.encryption import PLAIN, EncryptionSpec, generate_password, parse_spec, redact
+from tdebench.engines import mariadb_settings as ms
+from tdebench.engines.base import Config, Connection, Engine, Instance
+from tdebench.engines.mariadb_keys import KeyMaterial, remove_tree, transient_dir
+from tdebench.engines.mariadb_support import (close_quietly, error_lines, native_password_hash, run_group,
+                                              traversable_by)
+from tdebench.engines.process import ServerProcess, chown_tree, find_binary, free_port, service_user, tail
+from tdebench.errors import EnvironmentProblem, RunFailed
+
+PACKAGE = "mariadb-server"
+SBIN = (Path("/usr/sbin"), Path("/usr/bin"), Path("/usr/local/mysql/bin"), Path("/usr/local/sbin"))
+DATABASE = "tpch"
+BENCH_USER = "bench"
+DEFAULT_SPEC = parse_spec("tde:aes-256-ctr")
+SCOPE_WORDS = tuple(ms.SCOPES)
+START_TIMEOUT = 120.0
+STOP_TIMEOUT = 300.0
+ENCRYPTION_WAIT = 300.0
+ROTATION_GRACE = 20.0
+_SOCKET_MAX = 100  # sun_path is 108 bytes
+
+
+class MariadbEngine(Engine):
+    """Private MariaDB servers, plain or with file_key_management TDE."""
+
+    name = "mariadb"
+    dialect = "mariadb"
+    description = "MariaDB server, plain or data-at-rest encryption (file_key_management, AES-128/192/256 CBC/CTR)"
+
+    def __init__(self) -> None:
+        self._bins: dict[str, Path] = {}
+
+    def binary(self, name: str) -> Path:
+        """Path of ``mariadbd``, ``mariadb-install-db`` or the ``mariadb`` client."""
+        if name not in self._bins:
+            names = {"mariadbd": ("mariadbd", "mysqld"), "mariadb": ("mariadb", "mysql"),
+                     "mariadb-install-db": ("mariadb-install-db", "mysql_install_db")}[name]
+            package = "mariadb-client" if name == "mariadb" else PACKAGE
+            self._bins[name] = find_binary(names, SBIN, package)
+        return self._bins[name]
+
+    def supported_specs(self) -> list[EncryptionSpec]:
+        specs = [PLAIN]
+        for scope in SCOPE_WORDS:
+            for bits in (128, 192, 256):
+                for mode in ("cbc", "ctr"):
+                    specs.append(EncryptionSpec("tde", f"aes-{bits}-{mode}", scope))
+        return specs
+
+    def default_encrypted_spec(self) -> EncryptionSpec:
+        return DEFAULT_SPEC
+
+    def check_available(self) -> None:
+        self.binary("mariadbd")
+        self.binary("mariadb-install-db")
+        out = subprocess.run([str(self.binary("mariadbd")), "--no-defaults", "--verbose", "--help"],
+                             capture_output=True, text=True, check=False, timeout=60)
+        plugin_dir = re.search(r"^plugin-dir\s+(\S+)", out.stdout, re.M)
+        if plugin_dir and not any(Path(plugin_dir.group(1)).glob("file_key_management.*")):
+            raise EnvironmentProblem(f"MariaDB's file_key_management plugin is missing in {plugin_dir.group(1)}",
+                                     f"install the Debian package {PACKAGE}")
+
+    def version(self) -> str:
+        out = subprocess.run([str(self.binary("mariadbd")), "--version"], capture_output=True, text=True,
+                             check=False, timeout=60)
+        match = re.search(r"Ver\s+(\S+)", out.stdout)
+        return f"MariaDB {match.group(1)}" if match else out.stdout.strip()
+
+    def default_settings(self) -> dict[str, str]:
+        return dict(ms.DEFAULTS)
+
+    def validate_settings(self, settings: dict[str, str]) -> None:
+        ms.validate_settings(settings)
+
+    def create_instance(self, config: Config, workdir: Path) -> "MariadbInstance":
+        self.validate_spec(config.spec)
+        self.validate_settings(config.settings)
+        return MariadbInstance(config, workdir, self)
+
+
+class MariadbInstance(Instance):
+    """One private mariadbd with its own directories, socket, password and (for TDE) keys."""
+
+    def __init__(self, config: Config, workdir: Path, engine: MariadbEngine) -> None:
+        super().__init__(config, workdir)
+        self.engine = engine
+        self.options = ms.merged(config.settings)
+        self.user = service_user()
+        self.link = Path(workdir) / config.label
+        self.root: Path | None = None
+        self.relocated = ""
+        self._socket_dir: Path | None = None
+        self._password = generate_password()
+        self._keys = None if config.spec.is_plain else KeyMaterial.generate(config.spec.key_bits or 256)
+        self._port = free_port() if config.tcp else None
+        self._server: ServerProcess | None = None
+        self._transient: Path | None = None
+        self._created = False
+
+    # paths -------------------------------------------------------------------------------
+    @property
+    def encrypted(self) -> bool:
+        return self._keys is not None
+
+    def _path(self, *parts: str) -> Path:
+        if self.root is None:
+            raise EnvironmentProblem(f"{self.config.label}: the instance has not been started", "call start() first")
+        return self.root.joinpath(*parts)
+
+    @property
+    def data_dir(self) -> Path:
+        """The instance root: data/, tmp/, keys/, logs (everything the server writes)."""
+        return self._path()
+
+    @property
+    def datadir(self) -> Path:
+        return self._path("data")
+
+    @property
+    def socket(self) -> Path:
+        return (self._socket_dir or self._path()) / "mariadbd.sock"
+
+    @property
+    def log_path(self) -> Path:
+        return self._path("server.log")
+
+    def files_outside_scope(self) -> list[str]:
+        """Globs relative to :attr:`data_dir` that this spec's scope leaves plaintext by design."""
+        globs = ms.files_outside_scope(self.config.spec)
+        return [g[3:] if g.startswith("../") else f"data/{g}" for g in globs]
+
+    # lifecycle -----------------------------------------------------------------------------
+    def start(self) -> None:
+        if self._server is not None and self._server.running():
+            return
+        if not self._created:
+            self._create()
+        self._launch()
+
+    def running(self) -> bool:
+        return self._server is not None and self._server.running()
+
+    def stop(self) -> None:
+        self._stop(discard=False)
+
+    def _stop(self, discard: bool) -> None:
+        """SHUTDOWN (with innodb_fast_shutdown=2 when the files are deleted next), then TERM/KILL."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.stop(graceful=lambda: self._shutdown_statement(discard), timeout=STOP_TIMEOUT)
+        remove_tree(self._transient)
+        self._transient = None
+
+    def destroy(self) -> None:
+        discard = not self.config.keep and self.root is not None
+        self._stop(discard)
+        if not discard:
+            return
+        assert self.root is not None
+        shutil.rmtree(self.root, ignore_errors=True)
+        if self.link.is_symlink():
+            self.link.unlink()
+        if self._socket_dir is not None:
+            shutil.rmtree(self._socket_dir, ignore_errors=True)
+        self.root = None
+        self._created = False
+
+    def _make_root(self) -> Path:
+        self.link.parent.mkdir(parents=True, exist_ok=True)
+        if self.link.is_symlink():
+            self.link.unlink()
+        if self.link.exists():
+            raise EnvironmentProblem(f"{self.link} already exists (a kept instance?)",
+                                     "remove it or use another work directory")
+        if self.user is None or traversable_by(self.link.parent, self.user.pw_uid, self.user.pw_gid):
+            self.link.mkdir(mode=0o700)
+            return self.link
+        base = Path("/var/tmp") if Path("/var/tmp").is_dir() else Path(tempfile.gettempdir())
+        root = Path(tempfile.mkdtemp(prefix=f"tdebench-{self.config.label}-", dir=base))
+        self.link.symlink_to(root, target_is_directory=True)
+        self.relocated = (f"{self.link.parent} is not traversable by the service user '{self.user.pw_name}'; "
+                          f"instance created in {root}")
+        return root
+
+    def _create(self) -> None:
+        """Directories, keys, my.cnf, system tables and the benchmark user (first start only)."""
+        self.root = self._make_root()
+        os.chmod(self.root, 0o700)
+        for sub in ("data", "tmp", "keys"):
+            self._path(sub).mkdir(mode=0o700)
+        if len(str(self.socket)) > _SOCKET_MAX:
+            self._socket_dir = Path(tempfile.mkdtemp(prefix="tdebench-sock-", dir="/tmp"))
+            chown_tree(self._socket_dir, self.user)
+        if self._keys is not None:
+            self._keys.write_key_file(self._path("keys", "keys.enc"))
+        self._path("my.cnf").write_text(self._render_cnf())
+        os.chmod(self._path("my.cnf"), 0o600)
+        chown_tree(self.root, self.user)
+        try:
+            self._install()
+        except BaseException:
+            self.destroy()
+            raise
+        self._created = True
+
+    def _render_cnf(self) -> str:
+        lines = [f"datadir={self.datadir}", f"tmpdir={self._path('tmp')}", f"socket={self.socket}",
+                 f"pid_file={self._path('mariadbd.pid')}", "skip_name_resolve", "local_infile=ON"]
+        lines += ["bind_address=127.0.0.1", f"port={self._port}"] if self._port else ["skip_networking"]
+        lines += ms.server_lines(self.options)
+        enc = ms.encryption_options(self.config.spec, self._path("keys", "keys.enc"), self._filekey_placeholder(),
+                                    ms.binlog_on(self.options))
+        lines += [f"{k}={v}" for k, v in enc.items()]
+        return ms.render_cnf(lines)
+
+    def _filekey_placeholder(self) -> Path:
+        # the file key's real location is a fresh tmpfs directory per start, linked here (see _secrets)
+        return self._path("keys", "filekey")
+
+    def _secrets(self) -> Path:
+        """Write the file key (and nothing else) for one start-up; linked from keys/filekey."""
+        remove_tree(self._transient)
+        self._transient = transient_dir(self._path("keys"))
+        chown_tree(self._transient, self.user)
+        if self._keys is not None:
+            target = self._keys.write_filekey(self._transient)
+            chown_tree(self._transient, self.user)
+            link = self._filekey_placeholder()
+            if link.is_symlink() or link.exists():
+                link.unlink()
+            link.symlink_to(target)
+            if self.user is not None:
+                os.lchown(link, self.user.pw_uid, self.user.pw_gid)
+        return self._transient
+
+    def _forget_secrets(self) -> None:
+        link = self._filekey_placeholder() if self.root is not None else None
+        if link is not None and (link.is_symlink() or link.exists()):
+            link.unlink()
+        remove_tree(self._transient)
+        self._transient = None
+
+    def _install(self) -> None:
+        """mariadb-install-db with the benchmark user added (password hash only) and the tpch database."""
+        secret_dir = self._secrets()
+        extra = secret_dir / "bench-user.sql"
+        priv = ('{"access":18446744073709551615,"plugin":"mysql_native_password",'
+                f'"authentication_string":"{native_password_hash(self._password)}"}}')
+        hosts = ["localhost"] + (["127.0.0.1"] if self._port else [])
+        extra.write_text("".join(f"INSERT INTO mysql.global_priv (Host, User, Priv) VALUES ('{h}', '{BENCH_USER}', "
+                                 f"'{priv}');\n" for h in hosts) + f"CREATE DATABASE {DATABASE};\n")
+        os.chmod(extra, 0o600)
+        chown_tree(secret_dir, self.user)
+        argv = [str(self.engine.binary("mariadb-install-db")), f"--defaults-file={self._path('my.cnf')}",
+                "--skip-test-db", "--auth-root-authentication-method=socket", f"--extra-file={extra}"]
+        log = self._path("install.log")
+        try:
+            run_group(argv, log, self.user, timeout=START_TIMEOUT)
+        except subprocess.TimeoutExpired as exc:
+            raise EnvironmentProblem(f"mariadb-install-db did not finish within {START_TIMEOUT:.0f} s; last lines:\n"
+                                     f"{tail(log)}", "look at the log above") from exc
+        except subprocess.CalledProcessError as exc:
+            raise EnvironmentProblem(f"mariadb-install-db failed (code {exc.returncode}) for {self.config.label}; "
+                                     f"errors in its log:\n{error_lines(log)}",
+                                     "check the server settings you passed (--server-setting)") from exc
+        finally:
+            self._forget_secrets()
+
+    def _launch(self) -> None:
+        self._secrets()
+        argv = [str(self.engine.binary("mariadbd")), f"--defaults-file={self._path('my.cnf')}"]
+        server = ServerProcess(f"mariadbd ({self.config.label})", argv, self.log_path, self._path("tdebench.pid"),
+                               user=self.user)
+        try:
+            server.start(self._ping, timeout=START_TIMEOUT)
+        finally:
+            self._forget_secrets()  # the plugin has read the file key (or the start failed)
+        self._server = server
+
+    def _ping(self) -> bool:
+        conn = self._connect(timeout=2)
+        try:
+            conn.cursor().execute("SELECT 1")
+        finally:
+            close_quietly(conn)
+        return True
+
+    def _shutdown_statement(self, discard: bool = False) -> None:
+        conn = self._connect(timeout=5)
+        try:
+            cur = conn.cursor()
+            if discard:  # the data is deleted next: skip flushing the buffer pool and the purge
+                cur.execute("SET GLOBAL innodb_fast_shutdown = 2")
+            cur.execute("SHUTDOWN")
+        finally:
+            close_quietly(conn)  # the server is going away
+
+    # use -------------------------------------------------------------------------------------
+    def _connect(self, timeout: float = 10.0, database: str | None = DATABASE) -> "pymysql.connections.Connection":
+        target: dict[str, Any] = ({"host": "127.0.0.1", "port": self._port} if self._port
+                                  else {"unix_socket": str(self.socket)})
+        return pymysql.connect(user=BENCH_USER, password=self._password, database=database, local_infile=True,
+                               autocommit=False, charset="utf8mb4", connect_timeout=timeout, **target)
+
+    def check_alive(self) -> None:
+        """EnvironmentProblem (with the server log's tail) if the server is not running."""
+        if self._server is None:
+            raise EnvironmentProblem(f"mariadbd for {self.config.label} is not started", "call start() first")
+        if not self._server.running():
+            code = self._server.proc.returncode if self._server.proc else None
+            how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+            raise EnvironmentProblem(f"mariadbd for {self.config.label} is no longer running ({how}); "
+                                     f"last lines of its log:\n{tail(self.log_path)}",
+                                     "look at the log; restart() runs crash recovery")
+
+    def connect(self) -> Connection:
+        self.check_alive()
+        try:
+            return self._connect()
+        except pymysql.err.OperationalError as exc:
+            self.check_alive()
+            raise EnvironmentProblem(f"cannot connect to mariadbd for {self.config.label}: {redact(str(exc))}",
+                                     f"look at {self.log_path}") from exc
+
+    def bulk_load(self, conn: Connection, table: str, columns: list[str], path: Path) -> int:
+        """``LOAD DATA LOCAL INFILE`` into an empty, key-less table; the trailing ``|`` goes to a variable.
+
+        Plain row inserts: InnoDB's "bulk insert into an empty table" (unique_checks=0 and
+        foreign_key_checks=0) costs twice the server CPU here on tables without keys, so it stays off.
+        """
+        cur = conn.cursor()
+        cur.execute(load_data_sql(table, columns), (str(path),))
+        rows = int(cur.rowcount)
+        warnings = self._query(cur, "SHOW WARNINGS LIMIT 3") if getattr(cur, "warning_count", 0) else []
+        conn.commit()
+        if warnings:
+            raise RunFailed(f"loading {path.name} into {table} gave warnings: {warnings}",
+                            "the .tbl file does not match the table; regenerate the data")
+        return rows
+
+    def create_constraints(self, conn: Connection, statements: list[str]) -> None:
+        """Keys and indexes; foreign keys are added without re-checking dbgen's consistent data (no table copy)."""
+        cur = conn.cursor()
+        cur.execute("SET SESSION foreign_key_checks = 0")
+        for statement in statements:
+            cur.execute(statement)
+        conn.commit()
+        cur.execute("SET SESSION foreign_key_checks = 1")
+
+    def analyze(self, conn: Connection) -> None:
+        cur = conn.cursor()
+        cur.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() "
+                    "AND table_type = 'BASE TABLE' ORDER BY table_name")
+        tables = [row[0] for row in cur.fetchall()]
+        if tables:
+            cur.execute("ANALYZE TABLE " + ", ".join(f"`{t}`" for t in tables))
+            cur.fetchall()
+        conn.commit()
+
+    def flush_to_disk(self) -> None:
+        """Write every dirty InnoDB page to its file (max dirty pages 0 until none is left), flush Aria/MyISAM."""
+        conn = self.connect()
+        try:
+            cur = conn.cursor()
+            cur.execute("SELECT @@GLOBAL.innodb_max_dirty_pages_pct, @@GLOBAL.innodb_max_dirty_pages_pct_lwm")
+            pct, lwm = cur.fetchone()
+            restore = (f"SET GLOBAL innodb_max_dirty_pages_pct = {float(pct)}, "
+                       f"innodb_max_dirty_pages_pct_lwm = {float(lwm)}")
+            cur.execute("SET GLOBAL innodb_max_dirty_pages_pct_lwm = 0.001, innodb_max_dirty_pages_pct = 0")
+            try:
+                self._wait_no_dirty_pages(cur, timeout=300.0)
+            except BaseException:
+                with contextlib.suppress(Exception):  # keep the original error (e.g. Ctrl-C mid-read)
+                    cur.execute(restore)
+                raise
+            cur.execute(restore)
+            cur.execute("FLUSH TABLES")
+        finally:
+            close_quietly(conn)
+
+    def _wait_no_dirty_pages(self, cur: Any, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            cur.execute("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")
+            if int(cur.fetchone()[1]) == 0:
+                return
+            time.sleep(0.2)
+        raise EnvironmentProblem(f"{self.config.label}: dirty pages were not flushed within {timeout:.0f} s",
+                                 "the disk is too slow or the server is stuck")
+
+    def storage_bytes(self) -> int:
+        """Bytes of the data directory (tables, logs, system tablespace), not keys or server logs."""
+        return sum(p.stat().st_size for p in self.datadir.rglob("*") if p.is_file() and not p.is_symlink())
+
+    def server_pids(self) -> list[int]:
+        return self._server.tree_pids() if self._server is not None else []
+
+    # facts -------------------------------------------------------------------------------------
+    def settings(self) -> dict[str, Any]:
+        """Server options as configured (no paths, keys or passwords) and the encryption facts."""
+        out: dict[str, Any] = dict(self.options)
+        out["listen"] = "127.0.0.1 (tcp)" if self._port else "unix socket only"
+        out["service_user"] = self.user.pw_name if self.user else "(current user)"
+        enc = ms.encryption_options(self.config.spec, Path("keys.enc"), Path("filekey"), ms.binlog_on(self.options))
+        for key in ("file_key_management_filename", "file_key_management_filekey"):
+            enc.pop(key, None)
+        out.update(enc)
+        if self._keys is not None:
+            out["encryption_scope"] = ms.SCOPES[self.config.spec.scope]
+            out["key_bits"] = self._keys.bits
+            out["key_file"] = "keys 1 and 2, encrypted (AES-256-CBC) with a random file key kept in memory and tmpfs"
+        else:
+            out["encryption_scope"] = "none"
+        return out
+
+    def _query(self, cur: Any, sql: str) -> list[tuple[Any, ...]]:
+        cur.execute(sql)
+        return list(cur.fetchall())
+
+    def _tablespaces(self, cur: Any) -> dict[str, dict[str, Any]]:
+        """Every InnoDB tablespace with its encryption facts (none listed = never encrypted)."""
+        rows = self._query(cur, _TABLESPACES_SQL)
+        return {r[0]: {"scheme": int(r[1] or 0), "key_id": None if r[2] is None else int(r[2]),
+                       "min_key_version": int(r[3] or 0), "rotating": r[4] is not None or bool(r[5])}
+                for r in rows}
+
+    def encryption_status(self) -> dict[str, Any]:
+        """What the server says: plugin, encryption variables, tablespaces of the benchmark schema."""
+        return self._collect_status()[0]
+
+    def _collect_status(self) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        conn = self.connect()
+        try:
+            cur = conn.cursor()
+            plugin = self._query(cur, "SELECT plugin_status FROM information_schema.plugins "
+                                      "WHERE plugin_name = 'file_key_management'")
+            variables = dict(self._query(cur, "SHOW GLOBAL VARIABLES WHERE Variable_name LIKE '%encrypt%' "
+                                              "OR Variable_name = 'file_key_management_encryption_algorithm'"))
+            spaces = self._tablespaces(cur)
+        finally:
+            close_quietly(conn)
+        ours = {n: s for n, s in spaces.items() if n.startswith(f"{DATABASE}/")}
+        active = bool(plugin) and plugin[0][0] == "ACTIVE"
+        status = {
+            "enabled": active and str(variables.get("innodb_encrypt_tables", "OFF")).upper() in ("ON", "FORCE"),
+            "plugin": plugin[0][0] if plugin else "not loaded",
+            "scope": str(self.config.spec.scope or "all") if self.encrypted else "none",
+            "key_bits": self._keys.bits if self._keys else None,
+            "variables": {k: str(v) for k, v in sorted(variables.items())},
+            "tablespaces": {
+                "schema": DATABASE,
+                "total": len(ours),
+                "encrypted": sorted(n for n, s in ours.items() if s["scheme"] == 1),
+                "unencrypted": sorted(n for n, s in ours.items() if s["scheme"] != 1),
+                "rotating": sorted(n for n, s in spaces.items() if s["rotating"]),
+                "key_ids": sorted({s["key_id"] for s in ours.values() if s["key_id"] is not None}),
+                "system_tablespace_encrypted": spaces.get("innodb_system", {}).get("scheme") == 1,
+            },
+        }
+        return status, spaces
+
+    def _encryption_problems(self, tables: list[str]) -> tuple[list[str], bool]:
+        """(problems, worth waiting): variables/plugin mismatches are final, rotation in progress is not."""
+        status, spaces = self._collect_status()
+        if status["plugin"] != "ACTIVE":
+            return [f"the file_key_management plugin is {status['plugin']}"], False
+        expected = ms.encryption_options(self.config.spec, Path(), Path(), ms.binlog_on(self.options))
+        actual = status["variables"]
+        problems = [f"{key} is {actual[key]}, expected {value}" for key, value in expected.items()
+                    if key in actual and actual[key].upper() != value.upper()]
+        if problems:
+            return problems, False
+        names = sorted({n for n in spaces if n.startswith(f"{DATABASE}/")}
+                       | {f"{DATABASE}/{t.lower()}" for t in tables})
+        if self.config.spec.scope in ("", "innodb"):
+            names.append("innodb_system")
+        for name in names:
+            row = spaces.get(name)
+            if row is None:
+                problems.append(f"{name}: no InnoDB tablespace (not an InnoDB file-per-table table?)")
+            elif row["scheme"] != 1 or row["min_key_version"] < 1:
+                problems.append(f"{name}: not encrypted (ENCRYPTION_SCHEME={row['scheme']}, "
+                                f"MIN_KEY_VERSION={row['min_key_version']})")
+            elif row["rotating"]:
+                problems.append(f"{name}: encryption threads are still rotating it")
+            elif row["key_id"] != 1:
+                problems.append(f"{name}: encrypted with key {row['key_id']}, expected key 1")
+        return problems, True
+
+    def check_encrypted(self, schema_tables: list[str], timeout: float = ENCRYPTION_WAIT,
+                        grace: float = ROTATION_GRACE) -> None:
+        """RunFailed unless every tablespace of the schema is encrypted with key 1.
+
+        Waits while the encryption threads are rotating some tablespace (up to ``timeout``), and for
+        ``grace`` seconds for them to pick up a tablespace; a wrong variable or plugin fails at once.
+        """
+        if not self.encrypted:
+            return
+        started = time.monotonic()
+        while True:
+            problems, wait = self._encryption_problems(schema_tables)
+            if not problems:
+                return
+            elapsed = time.monotonic() - started
+            rotating = any("rotating" in p for p in problems)
+            if not wait or elapsed > timeout or (not rotating and elapsed > grace):
+                raise RunFailed(f"{self.config.label} is not encrypted as configured: {'; '.join(problems[:5])}"
+                                + (f" (+{len(problems) - 5} more)" if len(problems) > 5 else ""),
+                                "this config is not measured; check the server log and the encryption settings")
+            time.sleep(0.5)
+
+    def client_argv(self) -> tuple[list[str], int]:
+        """argv for the ``mariadb`` client connected to this instance, plus a pipe fd holding the password.
+
+        The password travels through an inherited pipe read as ``--defaults-extra-file=/dev/fd/N``,
+        never on the command line or in a file. Pass the fd in ``pass_fds`` and close it afterwards.
+        """
+        read_fd, write_fd = os.pipe()
+        os.write(write_fd, f"[client]\nuser={BENCH_USER}\npassword={self._password}\n".encode())
+        os.close(write_fd)
+        target = ["--host=127.0.0.1", f"--port={self._port}"] if self._port else [f"--socket={self.socket}"]
+        argv = [str(self.engine.binary("mariadb")), f"--defaults-extra-file=/dev/fd/{read_fd}", *target,
+                "--local-infile=1", DATABASE]
+        return argv, read_fd
+
+
+_TABLESPACES_SQL = (
+    "SELECT t.name, e.encryption_scheme, e.current_key_id, e.min_key_version, e.key_rotation_page_number, "
+    "e.rotating_or_flushing FROM information_schema.innodb_sys_tablespaces t "
+    "LEFT JOIN information_schema.innodb_tablespaces_encryption e ON e.space = t.space "
+    "UNION SELECT e.name, e.encryption_scheme, e.current_key_id, e.min_key_version, e.key_rotation_page_number, "
+    "e.rotating_or_flushing FROM information_schema.innodb_tablespaces_encryption e WHERE e.space = 0"
+)
+
+
+def load_data_sql(table: str, columns: list[str]) -> str:
+    """The LOAD DATA statement for one ``.tbl`` file (``%s`` = file name)."""
+    return (f"LOAD DATA LOCAL INFILE %s INTO TABLE `{table}` CHARACTER SET utf8mb4 "
+            f"FIELDS TERMINATED BY '|' LINES TERMINATED BY '\\n' ({', '.join(columns)}, @trailing)")
+
+
+__all__ = ["MariadbEngine", "MariadbInstance", "load_data_sql"]

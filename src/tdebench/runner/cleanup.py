@@ -1,0 +1,288 @@
+"""Find and remove what dead runs left behind: servers, mounts, directories (``tdebench cleanup``).
+
+A run is dead when the tdebench process that wrote its ownership record is gone (SIGKILL, OOM
+killer, power loss). Its servers run on in their own sessions; cleanup stops them (TERM, then
+KILL), lazily unmounts FUSE filesystems below its directories, deletes its ``tdebench-*``
+directories (and the ``tdebench-*`` directories their symlinks point to) unless the run used
+``--keep``, and finally removes transient secret directories that outlived any start-up.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from tdebench.runner.ownership import (PREFIX, owner_alive, read_records, removable, same_process,
+                                       temp_roots)
+
+# temp directories that only live while a server starts (gocryptfs/initdb pass files, MariaDB file key)
+TRANSIENT_PREFIXES = ("tdebench-secret-", "tdebench-mariadb-")
+TRANSIENT_MAX_AGE = 15 * 60.0
+
+
+@dataclass
+class Leftovers:
+    """What of a record is still there."""
+
+    servers: list[dict[str, Any]] = field(default_factory=list)
+    mounts: list[str] = field(default_factory=list)
+    dirs: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.servers or self.mounts or self.dirs)
+
+    def describe(self) -> str:
+        parts = [f"{len(self.servers)} server process(es)" if self.servers else "",
+                 f"{len(self.mounts)} mount(s)" if self.mounts else "",
+                 f"{len(self.dirs)} director{'y' if len(self.dirs) == 1 else 'ies'}" if self.dirs else ""]
+        return ", ".join(p for p in parts if p) or "nothing"
+
+
+def mount_points() -> list[tuple[str, str]]:
+    """(mount point, fstype) of every mount, from /proc/mounts."""
+    try:
+        lines = Path("/proc/mounts").read_text().splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        parts = line.split()
+        if len(parts) >= 3:
+            out.append((parts[1].replace("\\040", " ").replace("\\011", "\t").replace("\\134", "\\"), parts[2]))
+    return out
+
+
+def _under(path: str, dirs: list[str]) -> bool:
+    return any(path == d or path.startswith(d.rstrip("/") + "/") for d in dirs)
+
+
+def _linked_dirs(dirs: list[str]) -> list[str]:
+    """``tdebench-*`` directories outside ``dirs`` that symlinks inside them point to."""
+    found: list[str] = []
+    for directory in dirs:
+        for root, subdirs, files in os.walk(directory, followlinks=False):
+            for name in subdirs + files:
+                path = os.path.join(root, name)
+                if not os.path.islink(path):
+                    continue
+                target = Path(os.path.abspath(os.path.join(root, os.readlink(path))))
+                for top in [target, *target.parents]:
+                    if top.name.startswith(PREFIX) and top.parent in temp_roots():
+                        if not _under(str(top), dirs) and str(top) not in found:
+                            found.append(str(top))
+                        break
+    return found
+
+
+def leftovers(record: dict[str, Any], check_dirs: bool = True) -> Leftovers:
+    """Servers of ``record`` still running, mounts below its directories, its directories still on disk."""
+    dirs = [d for d in record.get("dirs", []) if removable(Path(d))]
+    servers = [s for s in record.get("servers", []) if same_process(int(s["pid"]), s.get("started"))]
+    mounts = [m for m, _ in mount_points() if _under(m, dirs)]
+    existing = [d for d in dirs if os.path.lexists(d)] if check_dirs else []
+    if check_dirs:
+        existing += [d for d in _linked_dirs(existing) if d not in existing]
+    outermost = [d for d in existing if not any(o != d and _under(d, [o]) for o in existing)]
+    return Leftovers(servers, mounts, outermost)
+
+
+def _tree(entry: dict[str, Any]) -> list[psutil.Process]:
+    try:
+        parent = psutil.Process(int(entry["pid"]))
+        return [parent, *parent.children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
+def _is_mount_daemon(entry: dict[str, Any], points: set[str]) -> bool:
+    """True for a server whose command line names a mounted directory (gocryptfs and other FUSE daemons)."""
+    try:
+        argv = psutil.Process(int(entry["pid"])).cmdline()
+    except psutil.Error:
+        return False
+    return any(os.path.abspath(a) in points for a in argv if a.startswith("/"))
+
+
+def _wait(procs: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+    """Wait until ``procs`` are gone (zombies count as gone: their parent reaps them); the ones left."""
+    deadline = time.monotonic() + timeout
+    while True:
+        alive = []
+        for proc in procs:
+            try:
+                if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+                    alive.append(proc)
+            except psutil.Error:
+                continue
+        if not alive or time.monotonic() >= deadline:
+            return alive
+        time.sleep(0.05)
+
+
+def stop_servers(entries: list[dict[str, Any]], grace: float) -> list[dict[str, Any]]:
+    """TERM the servers (databases first, then the FUSE daemons they live in), KILL what is left after
+    ``grace`` s; returns the entries that survived."""
+    points = {m for m, _ in mount_points()}
+    daemons = [e for e in entries if _is_mount_daemon(e, points)]
+    survivors = []
+    for phase in ([e for e in entries if e not in daemons], daemons):
+        procs = {e["pid"]: _tree(e) for e in phase}
+        everything = [p for tree in procs.values() for p in tree]
+        for tree in procs.values():  # the server itself shuts its children down
+            try:
+                tree[0].terminate()
+            except (psutil.Error, IndexError):
+                pass
+        alive = _wait(everything, grace)
+        for proc in alive:
+            try:
+                proc.kill()
+            except psutil.Error:
+                pass
+        left = {p.pid for p in _wait(alive, 5.0)}
+        survivors += [e for e in phase if any(p.pid in left for p in procs[e["pid"]])]
+    return survivors
+
+
+def _unmount(point: str, fstype: str) -> bool:
+    """Lazy unmount (the processes using it are gone); True once it is no longer mounted."""
+    tools = ([["fusermount3", "-u", "-z", point], ["fusermount", "-u", "-z", point]] if fstype.startswith("fuse")
+             else []) + [["umount", "-l", point]]
+    for argv in tools:
+        if shutil.which(argv[0]) is None:
+            continue
+        subprocess.run(argv, capture_output=True, check=False, timeout=30)
+        if point not in {m for m, _ in mount_points()}:
+            return True
+    return False
+
+
+@dataclass
+class CleanupResult:
+    """What cleanup did for one dead run, and what it could not do."""
+
+    run_id: str
+    run_dir: str
+    stopped: int = 0
+    unmounted: int = 0
+    removed: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+
+def clean_record(path: Path, record: dict[str, Any], grace: float = 10.0) -> CleanupResult:
+    """Stop, unmount and delete what a dead run left; the record goes once nothing is left."""
+    keep = bool(record.get("keep"))
+    result = CleanupResult(str(record.get("run_id", "?")), str(record.get("run_dir", "?")))
+    found = leftovers(record)
+    survivors = stop_servers(found.servers, grace)
+    result.stopped = len(found.servers) - len(survivors)
+    result.failed += [f"process {e['pid']} ({e.get('name')}) survived SIGKILL" for e in survivors]
+    types = dict(mount_points())
+    for point in sorted(found.mounts, key=len, reverse=True):
+        if _unmount(point, types.get(point, "")):
+            result.unmounted += 1
+        else:
+            result.failed.append(f"could not unmount {point} (try: umount -l {point})")
+    mounted = [m for m, _ in mount_points()]
+    for directory in found.dirs:
+        if keep and directory in record.get("dirs", []):
+            result.kept.append(directory)
+            continue
+        if any(_under(m, [directory]) for m in mounted):
+            result.failed.append(f"{directory} still has a mount below it")
+            continue
+        _remove(Path(directory), result)
+    if not result.failed:
+        path.unlink(missing_ok=True)
+    return result
+
+
+def _remove(path: Path, result: CleanupResult) -> None:
+    if not removable(path):
+        result.failed.append(f"refused to delete {path} (not a tdebench directory)")
+        return
+    try:
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+        else:
+            shutil.rmtree(path)
+        result.removed.append(str(path))
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        result.failed.append(f"could not delete {path}: {exc.strerror or exc}")
+
+
+def stale_transient_dirs(max_age: float = TRANSIENT_MAX_AGE) -> list[Path]:
+    """Secret directories that exist only while a server starts, older than ``max_age`` seconds."""
+    now = time.time()
+    stale = []
+    for root in temp_roots():
+        for path in root.glob(f"{PREFIX}*"):
+            try:
+                old = now - path.lstat().st_mtime > max_age
+            except OSError:
+                continue
+            if old and path.is_dir() and path.name.startswith(TRANSIENT_PREFIXES):
+                stale.append(path)
+    return stale
+
+
+def dead_runs(directory: Path | None = None) -> list[tuple[Path, dict[str, Any], Leftovers]]:
+    """Records of runs whose tdebench process is gone, with what they left; empty records are deleted."""
+    out = []
+    for path, record in read_records(directory):
+        if owner_alive(record):
+            continue
+        found = leftovers(record, check_dirs=not record.get("keep"))
+        if found.empty:
+            path.unlink(missing_ok=True)
+            continue
+        out.append((path, record, found))
+    return out
+
+
+def live_runs(directory: Path | None = None) -> list[dict[str, Any]]:
+    """Records of runs whose tdebench process still runs."""
+    return [record for _, record in read_records(directory) if owner_alive(record)]
+
+
+def leftover_warning(directory: Path | None = None) -> str | None:
+    """One line for ``tdebench run`` when dead runs left servers, mounts or directories behind."""
+    try:
+        dead = dead_runs(directory)
+    except OSError:
+        return None
+    if not dead:
+        return None
+    what = "; ".join(f"{r.get('run_id', '?')} (pid {r.get('owner', {}).get('pid', '?')}): {found.describe()}"
+                     for _, r, found in dead[:3])
+    more = f" and {len(dead) - 3} more" if len(dead) > 3 else ""
+    return (f"tdebench: warning: {len(dead)} killed run(s) left servers or files behind: {what}{more}; "
+            "run `tdebench cleanup` to remove them")
+
+
+def remove_tree(path: Path, failed: list[str]) -> None:
+    """Delete a ``tdebench-*`` directory; a failure is appended to ``failed``."""
+    result = CleanupResult("", "")
+    _remove(path, result)
+    failed.extend(result.failed)
+
+
+def clean_own_records(directory: Path | None = None) -> list[CleanupResult]:
+    """At exit (every run of this process is over): finish what an interrupted clean-up left."""
+    done = []
+    for path, record in read_records(directory):
+        owner = record.get("owner", {})
+        if int(owner.get("pid", -1)) == os.getpid() and same_process(os.getpid(), owner.get("started")):
+            done.append(clean_record(path, record))
+    return done

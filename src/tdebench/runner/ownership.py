@@ -1,0 +1,233 @@
+"""What a run owns -- server processes, directories, mounts -- recorded on disk while it runs.
+
+One JSON file per live run in ``$XDG_STATE_HOME/tdebench/owned/`` (default ``~/.local/state``),
+rewritten atomically whenever a server starts or stops or a directory is provisioned, and removed
+when the run ends with nothing left behind. A run killed with SIGKILL (or a machine that lost
+power) leaves its file; ``tdebench cleanup`` (:mod:`tdebench.runner.cleanup`) then stops its
+servers, unmounts its filesystems and deletes its directories, and ``tdebench run`` warns about it.
+
+The record holds paths and PIDs only, never keys or passwords (every text is redacted too).
+A server is identified by PID *and* start time, so a recycled PID is never killed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from tdebench.encryption import redact
+from tdebench.engines import process
+
+RECORD_VERSION = 1
+PREFIX = "tdebench-"
+# directories that are never removed, whatever a record says
+_NEVER = {Path("/"), Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), Path.home()}
+
+
+def state_dir() -> Path:
+    """``$XDG_STATE_HOME/tdebench/owned`` (``~/.local/state/tdebench/owned`` by default)."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "tdebench" / "owned"
+
+
+def started_at(pid: int) -> float | None:
+    """Start time of ``pid`` (seconds since the epoch), None if there is no such process."""
+    try:
+        return psutil.Process(pid).create_time()
+    except psutil.Error:
+        return None
+
+
+def same_process(pid: int, started: float | None) -> bool:
+    """True if ``pid`` is alive (not a zombie) and is the process that started at ``started`` (not a recycled PID)."""
+    try:
+        proc = psutil.Process(pid)
+        now, zombie = proc.create_time(), proc.status() == psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+    return not zombie and (started is None or abs(now - started) < 1.0)
+
+
+def temp_roots() -> list[Path]:
+    """Where tdebench and the engines create temporary directories."""
+    roots = [Path(tempfile.gettempdir()), Path("/tmp"), Path("/var/tmp"), Path("/dev/shm")]
+    return list(dict.fromkeys(r.resolve() for r in roots if r.is_dir()))
+
+
+def removable(path: Path) -> bool:
+    """Only ``tdebench-*`` directories (or paths inside one) may be deleted by cleanup."""
+    path = Path(os.path.abspath(path))
+    if path in _NEVER or len(path.parts) < 3:
+        return False
+    return any(part.startswith(PREFIX) for part in path.parts[1:])
+
+
+def owned_dirs_in_argv(argv: list[str]) -> list[str]:
+    """``tdebench-*`` directories directly under a temp root that a command line refers to
+    (e.g. gocryptfs' ``-passfile /tmp/tdebench-secret-x/pass``, a relocated instance's my.cnf)."""
+    roots = temp_roots()
+    found: list[str] = []
+    for item in argv:
+        text = item.split("=", 1)[1] if item.startswith("-") and "=" in item else item
+        if not text.startswith("/"):
+            continue
+        path = Path(os.path.abspath(text))
+        for root in roots:
+            if root in path.parents:
+                top = root / path.relative_to(root).parts[0]
+                if top.name.startswith(PREFIX) and str(top) not in found:
+                    found.append(str(top))
+    return found
+
+
+def socket_dirs(pids: list[int]) -> list[Path]:
+    """``tdebench-*`` directories holding the Unix sockets ``pids`` listen on (short socket paths live in
+    /tmp when the work directory is deep)."""
+    found: list[Path] = []
+    for pid in pids:
+        if pid == os.getpid():
+            continue
+        try:
+            conns = psutil.Process(pid).net_connections(kind="unix")
+        except psutil.Error:
+            continue
+        for conn in conns:
+            parent = Path(conn.laddr).parent if isinstance(conn.laddr, str) and conn.laddr.startswith("/") else None
+            if parent is not None and removable(parent) and parent not in found:
+                found.append(parent)
+    return found
+
+
+class Ownership:
+    """The record of the current run. Bookkeeping never fails a run: a problem is reported once."""
+
+    def __init__(self, run_id: str, run_dir: Path, keep: bool, directory: Path | None = None,
+                 on_problem: Any = None) -> None:
+        self.directory = directory or state_dir()
+        self.path = self.directory / f"{os.getpid()}-{run_id}.json"
+        self.on_problem = on_problem
+        self.broken = False
+        self.data: dict[str, Any] = {
+            "version": RECORD_VERSION, "run_id": run_id, "run_dir": str(run_dir.absolute()), "keep": keep,
+            "owner": {"pid": os.getpid(), "started": started_at(os.getpid()),
+                      "argv": [redact(a) for a in psutil.Process().cmdline()]},
+            "dirs": [], "servers": [],
+        }
+        self._lock = threading.RLock()  # a signal handler may stop a server while the main thread writes
+        self._unwatch = process.watch(self._on_server)
+        self._write()
+        self._stop = threading.Event()
+        self._poller = threading.Thread(target=self._poll_children, name="tdebench-ownership", daemon=True)
+        self._poller.start()
+
+    # recording --------------------------------------------------------------------------------
+    def add_dir(self, path: Path) -> None:
+        """A directory this run created (deleted by cleanup unless the run used --keep)."""
+        text = str(Path(os.path.abspath(path)))
+        with self._lock:
+            if text not in self.data["dirs"] and removable(Path(text)):
+                self.data["dirs"].append(text)
+                self._write()
+
+    def _poll_children(self, interval: float = 0.25) -> None:
+        """Record ``tdebench-*`` temp directories of helpers that are not servers (pass files of initdb,
+        mariadb-install-db, gocryptfs -init on their command lines) and the servers' socket directories."""
+        seen: set[int] = set()
+        while not self._stop.wait(interval):
+            try:
+                children = psutil.Process().children(recursive=True)
+            except psutil.Error:
+                continue
+            with self._lock:
+                servers = [int(s["pid"]) for s in self.data["servers"]]
+            for directory in socket_dirs(servers):  # short socket paths live outside the work dir
+                self.add_dir(directory)
+            for child in children:
+                if child.pid in seen:
+                    continue
+                seen.add(child.pid)
+                try:
+                    argv = child.cmdline()
+                except psutil.Error:
+                    continue
+                for directory in owned_dirs_in_argv(argv):
+                    self.add_dir(Path(directory))
+
+    def _on_server(self, event: str, server: process.ServerProcess) -> None:
+        if event == "path":  # process.own_path(): a directory, not a server
+            self.add_dir(Path(server))  # type: ignore[arg-type]
+            return
+        pid = server.pid
+        if pid is None:
+            return
+        with self._lock:
+            self._record_server(event, server, pid)
+
+    def _record_server(self, event: str, server: process.ServerProcess, pid: int) -> None:
+        servers = [s for s in self.data["servers"] if s["pid"] != pid]
+        if event == "started":
+            servers.append({"pid": pid, "started": started_at(pid), "name": redact(server.name),
+                            "pid_file": str(server.pid_file.absolute()),
+                            "paths": owned_dirs_in_argv(server.argv)})
+            for directory in [server.pid_file.parent, *map(Path, owned_dirs_in_argv(server.argv))]:
+                if removable(directory) and str(directory.absolute()) not in self.data["dirs"]:
+                    self.data["dirs"].append(str(directory.absolute()))
+        self.data["servers"] = servers
+        self._write()
+
+    # end of the run -----------------------------------------------------------------------------
+    def close(self) -> None:
+        """Stop recording; delete the record if nothing it lists is left (else cleanup will find it)."""
+        self._unwatch()
+        self._stop.set()
+        self._poller.join(timeout=2)
+        from tdebench.runner.cleanup import leftovers  # noqa: PLC0415 - cleanup imports this module
+
+        if self.broken:
+            return
+        if leftovers(self.data, check_dirs=not self.data["keep"]).empty:
+            self.path.unlink(missing_ok=True)
+        else:
+            self.data["owner"]["exited"] = True
+            self._write()
+
+    def _write(self) -> None:
+        if self.broken:
+            return
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd, tmp = tempfile.mkstemp(prefix=".owned-", dir=self.directory)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(redact(json.dumps(self.data, indent=1)))
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, self.path)
+        except OSError as exc:
+            self.broken = True
+            if self.on_problem is not None:
+                self.on_problem(f"cannot record what this run owns in {self.directory} ({exc.strerror or exc}); "
+                                "if tdebench is killed, `tdebench cleanup` will not find its servers")
+
+
+def read_records(directory: Path | None = None) -> list[tuple[Path, dict[str, Any]]]:
+    """Every ownership record (unreadable ones skipped)."""
+    folder = directory or state_dir()
+    records = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            records.append((path, json.loads(path.read_text(encoding="utf-8"))))
+        except (OSError, ValueError):
+            continue
+    return records
+
+
+def owner_alive(record: dict[str, Any]) -> bool:
+    """True while the tdebench process that wrote ``record`` runs (and has not finished)."""
+    owner = record.get("owner", {})
+    return not owner.get("exited") and same_process(int(owner.get("pid", 0)), owner.get("started"))

@@ -1,0 +1,89 @@
+"""What a backup kind is, and the context it works in.
+
+A kind makes a backup (a file or a directory under ``scratch``), says which paths hold its bytes for the
+at-rest scan (decompressing first when needed), and restores it: physical kinds **in place** (server stopped,
+the live data set aside, the backup put where the data was, server started, the aside copy deleted once the
+row counts match; put back if anything fails), logical kinds into a fresh database on the same server,
+dropped afterwards. Each returns the seconds of the work itself (never the stop of the running server).
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tdebench.runner.state import ConfigState
+
+RESTORE_DB = "tpch_restore"
+
+
+@dataclass(frozen=True)
+class KindInfo:
+    """Facts about a backup kind, shown in the report."""
+
+    name: str
+    engine: str
+    tool: str
+    description: str
+    logical: bool
+    compressed: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"engine": self.engine, "tool": self.tool, "description": self.description,
+                "logical": self.logical, "compressed": self.compressed}
+
+
+@dataclass
+class Context:
+    """One config's instance, its tables and the row counts a restore must reproduce."""
+
+    state: ConfigState
+    tables: list[str]
+    counts: dict[str, int]
+    scratch: Path
+    notes: list[str] = field(default_factory=list)
+
+
+class Stopwatch:
+    """Sums the seconds of the timed parts of a restore."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._t0: float | None = None
+
+    def __enter__(self) -> "Stopwatch":
+        self._t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._t0 is not None:
+            self.seconds += time.perf_counter() - self._t0
+        self._t0 = None
+
+
+class BackupKind(ABC):
+    """One way to back up and restore one engine's database."""
+
+    info: KindInfo
+
+    @abstractmethod
+    def backup(self, ctx: Context) -> Path:
+        """Make the backup under ``ctx.scratch``; returns its file or directory."""
+
+    def scan_paths(self, ctx: Context, artifact: Path) -> list[Path]:
+        """Files or directories whose bytes are the backup's content (decompressed copies for compressed kinds)."""
+        return [artifact]
+
+    @abstractmethod
+    def restore(self, ctx: Context, artifact: Path) -> float:
+        """Restore and leave the server running on the result; returns seconds of restore work."""
+
+    @abstractmethod
+    def restored_counts(self, ctx: Context) -> dict[str, int]:
+        """Row counts of the restored tables (logical kinds: in the fresh database)."""
+
+    def cleanup(self, ctx: Context) -> None:
+        """Drop what the restore created beside the live data (logical kinds: the fresh database)."""

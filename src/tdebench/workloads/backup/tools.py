@@ -1,0 +1,143 @@
+"""Running backup tools: subprocesses with optional gzip pipes, timing, tool CPU, moving data directories.
+
+Secrets never go on a command line: MariaDB tools read the password from an inherited pipe
+(``--defaults-extra-file=/dev/fd/N``, what ``MariadbInstance.client_argv`` sets up), PostgreSQL tools from a
+``PGPASSFILE`` that is a 0600 file in a fresh 0700 directory, deleted right after.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tdebench.encryption import redact
+from tdebench.errors import EnvironmentProblem
+
+GZIP_LEVEL = 6
+TIMEOUT = 6 * 3600.0
+
+
+@dataclass
+class ToolRun:
+    """CPU seconds the tools (our child processes) used."""
+
+    cpu_s: float = 0.0
+
+
+def children_cpu() -> float:
+    t = os.times()
+    return t.children_user + t.children_system
+
+
+def _check(proc: subprocess.Popen, argv: Sequence[str], err: bytes) -> None:
+    if proc.returncode != 0:
+        tail = redact(err.decode(errors="replace"))[-1500:]
+        raise EnvironmentProblem(f"{Path(argv[0]).name} failed (exit code {proc.returncode}): {tail}",
+                                 "see the tool's message above")
+
+
+def run(argv: Sequence[str], *, stdin: Path | None = None, stdout: Path | None = None, gzip_out: bool = False,
+        gunzip_in: bool = False, pass_fds: Sequence[int] = (), env: dict[str, str] | None = None,
+        cwd: Path | None = None) -> None:
+    """Run ``argv``; optionally read ``stdin`` (gunzipped on the fly) and write ``stdout`` (gzipped on the fly)."""
+    full_env = {**os.environ, **(env or {})}
+    feeder = None
+    src = open(stdin, "rb") if stdin is not None else subprocess.DEVNULL
+    try:
+        if gunzip_in and stdin is not None:
+            feeder = subprocess.Popen(["gzip", "-dc"], stdin=src, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            src_pipe = feeder.stdout
+        else:
+            src_pipe = src
+        out = open(stdout, "wb") if stdout is not None else subprocess.DEVNULL
+        try:
+            _pipeline(argv, src_pipe, out, gzip_out, pass_fds, full_env, cwd)
+        finally:
+            if stdout is not None:
+                out.close()
+        if feeder is not None:
+            feeder.stdout.close()
+            err = feeder.stderr.read()
+            feeder.wait()
+            _check(feeder, ["gzip"], err)
+    finally:
+        if stdin is not None:
+            src.close()
+
+
+def _pipeline(argv: Sequence[str], src: object, out: object, gzip_out: bool, pass_fds: Sequence[int],
+              env: dict[str, str], cwd: Path | None) -> None:
+    if not gzip_out:
+        proc = subprocess.Popen(list(argv), stdin=src, stdout=out, stderr=subprocess.PIPE, pass_fds=tuple(pass_fds),
+                                env=env, cwd=cwd)
+        _, err = proc.communicate(timeout=TIMEOUT)
+        _check(proc, argv, err)
+        return
+    proc = subprocess.Popen(list(argv), stdin=src, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            pass_fds=tuple(pass_fds), env=env, cwd=cwd)
+    packer = subprocess.Popen(["gzip", "-c", f"-{GZIP_LEVEL}"], stdin=proc.stdout, stdout=out,
+                              stderr=subprocess.PIPE)
+    proc.stdout.close()  # gzip holds the only reader now
+    err = proc.stderr.read()
+    proc.wait(timeout=TIMEOUT)
+    packer.wait(timeout=TIMEOUT)
+    _check(proc, argv, err)
+    _check(packer, ["gzip"], packer.stderr.read())
+
+
+def gzip_file(path: Path) -> Path:
+    """``path`` -> ``path.gz`` (the original removed)."""
+    target = path.with_name(path.name + ".gz")
+    run(["gzip", "-c", f"-{GZIP_LEVEL}", str(path)], stdout=target)
+    path.unlink()
+    return target
+
+
+def gunzip_to(path: Path, target: Path) -> Path:
+    run(["gzip", "-dc", str(path)], stdout=target)
+    return target
+
+
+def tree_bytes(path: Path) -> int:
+    """Size of a file or of every regular file under a directory."""
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def give_to(path: Path, user: pwd.struct_passwd | None, mode: int = 0o700) -> None:
+    """Restored files belong to the server's OS user; the top directory gets ``mode``."""
+    if user is not None:
+        for root, dirs, files in os.walk(path):
+            os.chown(root, user.pw_uid, user.pw_gid)
+            for name in dirs + files:
+                os.lchown(os.path.join(root, name), user.pw_uid, user.pw_gid)
+    os.chmod(path, mode)
+
+
+def set_aside(path: Path) -> Path:
+    """Rename a data directory (or file) out of the way before a restore puts the backup in its place."""
+    aside = path.with_name(path.name + ".before-restore")
+    if aside.exists():
+        shutil.rmtree(aside) if aside.is_dir() else aside.unlink()
+    path.rename(aside)
+    return aside
+
+
+def put_back(aside: Path, path: Path) -> None:
+    """Undo :func:`set_aside` after a failed restore."""
+    if path.exists():
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    aside.rename(path)
+
+
+def discard(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    elif path.exists():
+        path.unlink()

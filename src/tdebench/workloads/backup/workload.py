@@ -1,0 +1,177 @@
+"""The backup workload: backup and restore durations, sizes, and whether each backup is encrypted.
+
+Data: TPC-H at ``--sf`` (loaded as the tpch workload does). Per trial and backup kind of the config's engine:
+the backup (step ``<kind>``: elapsed, bytes on disk, server and tool CPU), a scan of the backup for the canary
+markers and TPC-H plaintext (untimed; verdicts in ``backups.json``), the restore (step ``<kind>_restore``:
+elapsed, server and tool CPU) with row counts checked, then the backup files are deleted.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tdebench.measure.storage import storage_breakdown
+from tdebench.results.rundir import utc_now, write_json
+from tdebench.runner.events import RunListener
+from tdebench.runner.recorder import Recorder
+from tdebench.runner.state import ConfigState, TrialResult
+from tdebench.verify.atrest import TPCH_PLAINTEXT
+from tdebench.workloads.backup import tools
+from tdebench.workloads.backup.kinds import BackupKind, Context
+from tdebench.workloads.backup.options import parse_options
+from tdebench.workloads.backup.scan import canary_markers, scan_backup
+from tdebench.workloads.base import Workload
+from tdebench.workloads.crud.meter import measured
+from tdebench.workloads.crud.workload import record_storage
+from tdebench.workloads.tpch import schema
+from tdebench.workloads.tpch.datagen import ensure_data
+from tdebench.workloads.tpch.loader import load_tpch
+
+if TYPE_CHECKING:
+    from tdebench.results.rundir import RunDirectory
+    from tdebench.runner.plan import RunPlan
+
+TEST = "backup"
+
+
+def engine_kinds(dialect: str) -> list[BackupKind]:
+    """Every backup kind of one engine."""
+    if dialect == "mariadb":
+        from tdebench.workloads.backup.mariadb_kinds import kinds
+    elif dialect == "postgres":
+        from tdebench.workloads.backup.postgres_kinds import kinds
+    else:
+        from tdebench.workloads.backup.sqlite_kinds import kinds
+    return kinds()
+
+
+class BackupWorkload(Workload):
+    """Backups with and without compression per engine, timed, sized, restored and scanned."""
+
+    name = "backup"
+    known_plaintext = TPCH_PLAINTEXT
+    schema_tables = tuple(t.name for t in schema.TABLES)
+
+    def __init__(self, plan: "RunPlan", rundir: "RunDirectory") -> None:
+        self.plan = plan
+        self.rundir = rundir
+        self.options = parse_options(plan.workload_options)
+        self.data_dir = Path()
+        self.counts: dict[str, dict[str, int]] = {}
+        self.verdicts: dict[str, Any] = {"schema_version": 1, "kinds": {}, "configs": {}}
+
+    def plan_json(self) -> dict[str, Any]:
+        return self.options.model_dump()
+
+    def prepare(self, ui: RunListener) -> dict[str, Any]:
+        ui.task_started("data", f"TPC-H data SF {self.plan.sf:g}", None)
+        try:
+            self.data_dir, facts = ensure_data(self.plan.sf, self.plan.data_dir, progress=ui.message)
+        finally:
+            ui.task_finished("data")
+        return {**facts, "dir": str(self.data_dir), "workload": "backup", **self.plan_json()}
+
+    def load(self, state: ConfigState, rec: Recorder, ui: RunListener) -> dict[str, Any]:
+        rec.workload = self.name
+        ui.task_started(f"load-{state.label}", f"load {state.label}", None)
+        try:
+            result = load_tpch(state.instance, state.dialect, self.data_dir)
+        finally:
+            ui.task_finished(f"load-{state.label}")
+        for table, (rows, seconds) in result.tables.items():
+            rec.add("load", table, "elapsed", seconds, "s")
+            rec.add("load", table, "rows", rows, "rows")
+        rec.add("load", "total", "elapsed", result.total_seconds, "s")
+        self.counts[state.label] = {t: rows for t, (rows, _) in result.tables.items()}
+        breakdown = storage_breakdown(state.instance, state.dialect, list(self.schema_tables))
+        record_storage(rec, breakdown)
+        return {"load_seconds": round(result.total_seconds, 6), "storage_tables": breakdown}
+
+    def _kinds(self, dialect: str) -> list[BackupKind]:
+        return [k for k in engine_kinds(dialect) if self.options.wants(k.info.name)]
+
+    def _context(self, state: ConfigState) -> Context:
+        scratch = Path(state.instance.workdir) / f"backups-{state.label}"
+        tools.discard(scratch)
+        scratch.mkdir(parents=True, mode=0o700)
+        return Context(state, list(self.schema_tables), self.counts.get(state.label, {}), scratch)
+
+    def _one(self, ctx: Context, kind: BackupKind, markers: list[str], rec: Recorder, block: int) -> list[str]:
+        """Backup, scan, restore and check one kind; returns failures."""
+        name, state = kind.info.name, ctx.state
+        tool0 = tools.children_cpu()
+        with measured(state, name) as t:
+            artifact = kind.backup(ctx)
+        tool1 = tools.children_cpu()
+        size = tools.tree_bytes(artifact)
+        rec.add(TEST, name, "elapsed", t.seconds, "s")
+        rec.add(TEST, name, "bytes", size, "bytes")
+        rec.add(TEST, name, "tool_cpu", tool1 - tool0, "s")
+        if t.server_cpu is not None:
+            rec.add(TEST, name, "server_cpu", t.server_cpu, "s")
+        scan = scan_backup(kind.scan_paths(ctx, artifact), markers, self.known_plaintext)
+        self._verdict(state, kind, scan.to_json() | {"bytes": size, "block": block, "at": utc_now()})
+        with measured(state, f"{name}_restore") as r:
+            seconds = kind.restore(ctx, artifact)
+        rec.add(TEST, f"{name}_restore", "elapsed", seconds, "s")
+        rec.add(TEST, f"{name}_restore", "tool_cpu", tools.children_cpu() - tool1, "s")
+        if r.server_cpu is not None:
+            rec.add(TEST, f"{name}_restore", "server_cpu", r.server_cpu, "s")
+        counts = kind.restored_counts(ctx)
+        kind.cleanup(ctx)
+        for path in ctx.scratch.iterdir():
+            tools.discard(path)
+        if counts != ctx.counts:
+            differ = [f"{t} {counts.get(t)} (expected {n})" for t, n in ctx.counts.items() if counts.get(t) != n]
+            return [f"{name}: restored row counts differ: {', '.join(differ[:4])}"]
+        return []
+
+    def _verdict(self, state: ConfigState, kind: BackupKind, entry: dict[str, Any]) -> None:
+        self.verdicts["kinds"][kind.info.name] = kind.info.to_json()
+        config = self.verdicts["configs"].setdefault(state.label, {
+            "engine": state.config.engine, "encryption": str(state.config.spec), "backups": {}})
+        previous = config["backups"].get(kind.info.name)
+        if previous is not None and previous.get("encrypted") != entry["encrypted"]:
+            entry["note"] = "the verdict changed between trials"
+        config["backups"][kind.info.name] = entry
+        write_json(self.rundir.path / "backups.json", self.verdicts)
+
+    def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
+        rec.workload = self.name
+        result = TrialResult()
+        markers = canary_markers(state.instance)
+        ctx = self._context(state)
+        total = time.perf_counter()
+        try:
+            for kind in self._kinds(state.dialect):
+                try:
+                    result.failures += self._one(ctx, kind, markers, rec, block)
+                except Exception as exc:  # noqa: BLE001 - one failing tool must not hide the others
+                    rec.add(TEST, kind.info.name, "elapsed", float("nan"), "s", status="failed")
+                    result.failures.append(f"{kind.info.name}: {type(exc).__name__}: {exc}")
+                    try:
+                        kind.cleanup(ctx)
+                    except Exception:  # noqa: BLE001 - the failure above is what matters
+                        pass
+        finally:
+            shutil.rmtree(ctx.scratch, ignore_errors=True)
+        rec.add(TEST, "total", "elapsed", time.perf_counter() - total, "s")
+        return result
+
+    def validate(self, state: ConfigState, rec: Recorder, ui: RunListener) -> list[str]:
+        rec.workload = self.name
+        expected = self.counts.get(state.label, {})
+        conn = state.instance.connect()
+        try:
+            cur = conn.cursor()
+            found = {}
+            for table in expected:
+                cur.execute(f"SELECT COUNT(*) FROM {table}")
+                found[table] = int(cur.fetchone()[0])
+            conn.commit()
+        finally:
+            conn.close()
+        return [f"{state.label}: {t} holds {found[t]} rows, expected {n}" for t, n in expected.items() if found[t] != n]

@@ -1,0 +1,169 @@
+"""``--workload load``: TPC-H loaded through the client in batches and through the bulk path, per table.
+
+Variants (each a set of steps under test ``ingest``; all by default):
+
+* ``bulk``        -- the engine's bulk path (COPY, LOAD DATA, executemany in one transaction), keys and
+  foreign keys added after the load (step ``bulk_constraints``): what the tpch workload does.
+* ``bulk_keys``   -- the bulk path into tables whose keys and foreign keys exist before the load.
+* ``insert``      -- client ``INSERT`` batches into key-less tables, keys added after.
+* ``insert_keys`` -- client ``INSERT`` batches into tables with keys and foreign keys defined.
+
+Per variant and table: elapsed, rows, rows/s, and the table's data and index bytes after the variant; plus
+``<variant>_constraints`` (creating keys and indexes, before or after the rows) and ``<variant>_total``.
+Row counts are checked against the input files. Each variant starts from dropped tables; the
+last one leaves the full TPC-H data in place.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from tdebench.engines.base import Connection
+from tdebench.errors import UsageError
+from tdebench.measure.storage import storage_breakdown, table_sizes
+from tdebench.runner.events import RunListener
+from tdebench.runner.recorder import Recorder
+from tdebench.runner.state import ConfigState, TrialResult
+from tdebench.verify.atrest import TPCH_PLAINTEXT
+from tdebench.workloads.base import Workload
+from tdebench.workloads.bulkload.client import drop_tpch, insert_batches
+from tdebench.workloads.crud.meter import measured
+from tdebench.workloads.crud.workload import record_storage
+from tdebench.workloads.tpch import schema
+from tdebench.workloads.tpch.datagen import ensure_data
+from tdebench.workloads.tpch.loader import load_tpch
+
+if TYPE_CHECKING:
+    from tdebench.results.rundir import RunDirectory
+    from tdebench.runner.plan import RunPlan
+
+TEST = "ingest"
+VARIANTS = ("bulk", "bulk_keys", "insert", "insert_keys")
+
+
+class LoadOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    variants: list[str] = list(VARIANTS)
+    batch_rows: int = Field(1000, ge=1, le=1_000_000)
+
+    @field_validator("variants", mode="before")
+    @classmethod
+    def _variants(cls, value: Any) -> list[str]:
+        items = value.split(",") if isinstance(value, str) else list(value)
+        out = [str(v).strip().lower() for v in items if str(v).strip()]
+        if not out or any(v not in VARIANTS for v in out):
+            raise ValueError(f"use one or more of {', '.join(VARIANTS)}")
+        return [v for v in VARIANTS if v in out]
+
+
+def parse_options(raw: dict[str, Any]) -> LoadOptions:
+    try:
+        return LoadOptions.model_validate(dict(raw))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err["loc"]) or "options"
+        if err["type"] == "extra_forbidden":
+            raise UsageError(f"unknown load option '{key}'", "use variants and batch_rows, e.g. "
+                             "--workload-option variants=bulk,insert_keys --workload-option batch_rows=1000") from None
+        raise UsageError(f"bad load option {key} {raw.get(key)!r}: {str(err.get('msg')).removeprefix('Value error, ')}",
+                         f"variants: {', '.join(VARIANTS)}; batch_rows: 1 to 1000000") from None
+
+
+class LoadWorkload(Workload):
+    """Client-side batched inserts vs the bulk path, with and without keys during the load."""
+
+    name = "load"
+    known_plaintext = TPCH_PLAINTEXT
+    schema_tables = tuple(t.name for t in schema.TABLES)
+
+    def __init__(self, plan: "RunPlan", rundir: "RunDirectory") -> None:
+        self.plan = plan
+        self.rundir = rundir
+        self.options = parse_options(plan.workload_options)
+        self.data_dir = Path()
+        self.expected: dict[str, int] = {}
+
+    def plan_json(self) -> dict[str, Any]:
+        return self.options.model_dump()
+
+    def prepare(self, ui: RunListener) -> dict[str, Any]:
+        ui.task_started("data", f"TPC-H data SF {self.plan.sf:g}", None)
+        try:
+            self.data_dir, facts = ensure_data(self.plan.sf, self.plan.data_dir, progress=ui.message)
+        finally:
+            ui.task_finished("data")
+        self.expected = {name.removesuffix(".tbl"): int(f.get("rows", -1))
+                         for name, f in facts.get("files", {}).items()}
+        return {**facts, "dir": str(self.data_dir), "workload": "load", **self.plan_json()}
+
+    def load(self, state: ConfigState, rec: Recorder, ui: RunListener) -> dict[str, Any]:
+        """The bulk load verification scans; trials then reload it every way."""
+        rec.workload = self.name
+        result = load_tpch(state.instance, state.dialect, self.data_dir)
+        rec.add("load", "total", "elapsed", result.total_seconds, "s")
+        breakdown = storage_breakdown(state.instance, state.dialect, list(self.schema_tables))
+        record_storage(rec, breakdown)
+        return {"load_seconds": round(result.total_seconds, 6), "storage_tables": breakdown}
+
+    def _load_table(self, state: ConfigState, conn: Connection, variant: str, table: str) -> int:
+        path = self.data_dir / f"{table}.tbl"
+        if variant.startswith("bulk"):
+            return state.instance.bulk_load(conn, table, schema.column_names(table), path)
+        return insert_batches(conn, state.dialect, table, path, self.options.batch_rows)
+
+    def _variant(self, state: ConfigState, conn: Connection, variant: str, rec: Recorder, out: TrialResult) -> float:
+        """Drop, create, (keys,) load every table, (keys,) analyze; returns the timed seconds."""
+        inst, dialect = state.instance, state.dialect
+        drop_tpch(inst, conn, dialect)
+        inst.create_schema(conn, schema.create_table_sql(dialect))
+        keys_first = variant.endswith("_keys")
+        total = 0.0
+        if keys_first:
+            with measured(state, f"{variant}_constraints") as t:
+                inst.create_constraints(conn, schema.constraint_and_index_sql(dialect))
+            rec.add(TEST, t.step, "elapsed", t.seconds, "s")
+            total += t.seconds
+        for table in (t.name for t in schema.TABLES):
+            with measured(state, f"{variant}_{table}") as t:
+                rows = self._load_table(state, conn, variant, table)
+            rec.add(TEST, t.step, "elapsed", t.seconds, "s")
+            rec.add(TEST, t.step, "rows", rows, "rows")
+            if self.expected.get(table, rows) != rows:
+                out.failures.append(f"{t.step}: {rows} rows loaded, the input has {self.expected[table]}")
+            rec.add(TEST, t.step, "rows_per_s", rows / t.seconds if t.seconds > 0 else 0.0, "rows/s")
+            if t.server_cpu is not None:
+                rec.add(TEST, t.step, "server_cpu", t.server_cpu, "s")
+            total += t.seconds
+        if not keys_first:
+            with measured(state, f"{variant}_constraints") as t:
+                inst.create_constraints(conn, schema.constraint_and_index_sql(dialect))
+            rec.add(TEST, t.step, "elapsed", t.seconds, "s")
+            total += t.seconds
+        inst.analyze(conn)
+        rec.add(TEST, f"{variant}_total", "elapsed", total, "s")
+        for table, sizes in table_sizes(inst, dialect, list(self.schema_tables), conn).items():
+            rec.add(TEST, f"{variant}_{table}", "table_bytes", sizes["table_bytes"], "bytes")
+            rec.add(TEST, f"{variant}_{table}", "index_bytes", sizes["index_bytes"], "bytes")
+        return total
+
+    def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
+        rec.workload = self.name
+        conn = state.instance.connect()
+        result, total = TrialResult(), 0.0
+        try:
+            for variant in self.options.variants:
+                total += self._variant(state, conn, variant, rec, result)
+        finally:
+            conn.close()
+        rec.add(TEST, "total", "elapsed", total, "s")
+        return result
+
+    def replay(self, state: ConfigState, block: int) -> None:
+        """Nothing to replay: every variant starts from dropped tables."""
+
+    def validate(self, state: ConfigState, rec: Recorder, ui: RunListener) -> list[str]:
+        rec.workload = self.name
+        return []

@@ -1,0 +1,1 @@
+"""CRUD workload: SELECT / INSERT / DELETE batches on a wide Persons table (see docs/workloads/crud.md)."""

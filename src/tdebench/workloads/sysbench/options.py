@@ -1,0 +1,65 @@
+"""Options of the sysbench workload, validated from the plan's raw ``workload_options``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from tdebench.errors import UsageError
+from tdebench.workloads.tpcc.options import model_error, parse_duration, parse_vus
+
+TESTS = ("oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_insert")
+
+
+class SysbenchOptions(BaseModel):
+    """sysbench OLTP tests, thread sweeps and table sizes."""
+
+    model_config = ConfigDict(extra="forbid")
+    tests: list[str] = Field(default_factory=lambda: ["oltp_read_write"])
+    vus: list[int] = Field(default_factory=lambda: [1])  # sysbench --threads per step
+    duration: float = Field(60.0, gt=0)
+    rampup: float = Field(10.0, ge=0)
+    tables: int = Field(4, ge=1, le=1000)
+    table_size: int = Field(10_000, ge=1, le=1_000_000_000)
+    seed: int = Field(1, ge=0)  # sysbench --rand-seed (plus the block number; 0 = from the clock)
+    range_size: int = Field(100, ge=1)
+
+    @field_validator("tests", mode="before")
+    @classmethod
+    def _tests(cls, value: Any) -> list[str]:
+        items = value if isinstance(value, (list, tuple)) else [p.strip() for p in str(value).split(",") if p.strip()]
+        unknown = [t for t in items if t not in TESTS]
+        if unknown or not items:
+            raise UsageError(f"unknown sysbench test '{','.join(map(str, unknown)) or '(none)'}' in option tests",
+                             f"use one or more of: {', '.join(TESTS)}")
+        if len(set(items)) != len(items):
+            raise UsageError(f"option tests lists a test twice: {value}", "list each test once")
+        return list(items)
+
+    @field_validator("vus", mode="before")
+    @classmethod
+    def _vus(cls, value: Any) -> list[int]:
+        return parse_vus(value)
+
+    @field_validator("duration", "rampup", mode="before")
+    @classmethod
+    def _seconds(cls, value: Any, info: Any) -> float:
+        return parse_duration(value, info.field_name)
+
+    @field_validator("duration", "rampup")
+    @classmethod
+    def _whole_seconds(cls, value: float, info: Any) -> float:
+        if value != int(value):
+            raise UsageError(f"sysbench takes whole seconds: {info.field_name} = {value:g} s",
+                             f"give e.g. {info.field_name} = {max(1, round(value))}s")
+        return value
+
+
+def parse_options(raw: dict[str, Any]) -> SysbenchOptions:
+    """Validate the raw option dict; UsageError naming the option on the first problem."""
+    data = {str(k).replace("-", "_"): v for k, v in (raw or {}).items()}
+    try:
+        return SysbenchOptions(**data)
+    except ValidationError as exc:
+        raise model_error(exc, SysbenchOptions, data, "sysbench") from None

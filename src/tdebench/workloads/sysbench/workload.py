@@ -1,0 +1,149 @@
+"""sysbench as an independent second OLTP driver (MariaDB and PostgreSQL), parsed into tdebench's measurements.
+
+The load is ``sysbench <first test> prepare`` (tables ``sbtest1..N``); every trial runs each test in
+``tests`` at each thread count in ``vus`` for ramp-up + duration. Measurements (test = the sysbench test,
+e.g. ``oltp_read_write``; step ``vuN``): ``tps``, ``qps``, ``tpm`` (tps x 60, so the TPM-vs-users chart and
+verdicts work as for tpcc) and ``server_cpu_per_txn`` (server CPU seconds of the measured window /
+transactions); step ``vuN.all``: ``reads``/``writes``/``other`` (queries per second by kind), ``transactions``,
+``latency_p50``/``latency_p95``/``latency_p99`` (from sysbench's histogram), ``latency_avg``, ``latency_min``,
+``latency_max`` (s), ``errors`` (sysbench's ignored errors: deadlocks, lock wait timeouts) and ``reconnects``.
+The per-second lines go to ``samples/<config>/sysbench-block<NNN>-<test>-vu<N>.csv``.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tdebench.errors import EnvironmentProblem, UsageError
+from tdebench.runner.events import RunListener
+from tdebench.runner.recorder import Recorder
+from tdebench.runner.state import ConfigState, TrialResult
+from tdebench.workloads.base import Workload
+from tdebench.workloads.sysbench import runner
+from tdebench.workloads.sysbench.accounts import sysbench_account
+from tdebench.workloads.sysbench.options import parse_options
+from tdebench.workloads.sysbench.output import Report
+from tdebench.workloads.tpcc.workload import server_cpu
+
+if TYPE_CHECKING:
+    from tdebench.results.rundir import RunDirectory
+    from tdebench.runner.plan import RunPlan
+
+DIALECTS = ("mariadb", "postgres")
+
+
+def record_report(rec: Recorder, test: str, threads: int, report: Report) -> None:
+    """The measurements of one sysbench step (names in the module docstring)."""
+    step, details = f"vu{threads}", f"vu{threads}.all"
+    rec.add(test, step, "tps", report.tps, "tps")
+    rec.add(test, step, "qps", report.qps, "qps")
+    rec.add(test, step, "tpm", report.tps * 60, "tpm")
+    window = report.transactions / report.tps if report.tps else 0.0
+    for name in ("reads", "writes", "other"):
+        rec.add(test, details, name, getattr(report, name) / window if window else 0.0, "qps")
+    rec.add(test, details, "transactions", report.transactions, "txn")
+    rec.add(test, details, "errors", report.errors, "count")
+    rec.add(test, details, "reconnects", report.reconnects, "count")
+    for key, value in sorted(report.latency.items()):
+        rec.add(test, details, f"latency_{key}", value, "s")
+
+
+def write_series(path: Path, report: Report, rampup: float) -> Path:
+    """The per-second lines of one step as CSV."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        out = csv.writer(handle)
+        out.writerow(["second", "phase", "threads", "tps", "qps", "reads_per_s", "writes_per_s", "other_per_s",
+                      "latency_pct", "latency_ms", "errors_per_s", "reconnects_per_s"])
+        for i in report.intervals:
+            out.writerow([i.second, "rampup" if i.second <= rampup else "measured", i.threads, i.tps, i.qps, i.reads,
+                          i.writes, i.other, i.latency_pct, i.latency_ms, i.errors, i.reconnects])
+    return path
+
+
+class SysbenchWorkload(Workload):
+    """sysbench oltp_* tests against tdebench's instances."""
+
+    name = "sysbench"
+    known_plaintext: tuple[str, ...] = ()  # sysbench's data are random digits: the canaries do the at-rest proof
+
+    def __init__(self, plan: "RunPlan", rundir: "RunDirectory") -> None:
+        self.plan = plan
+        self.rundir = rundir
+        self.opts = parse_options(plan.workload_options)
+        self.schema_tables = tuple(f"sbtest{i}" for i in range(1, self.opts.tables + 1))  # type: ignore[misc]
+        self._check_configs()
+
+    def _check_configs(self) -> None:
+        from tdebench.engines import get_engine
+
+        for config in self.plan.configs:
+            if get_engine(config.engine).dialect not in DIALECTS:
+                raise UsageError(f"--workload sysbench does not run on engine '{config.engine}'",
+                                 "use --engine mariadb or --engine postgres")
+            if config.spec.mechanism == "column":
+                raise UsageError(f"--workload sysbench cannot measure '{config.spec}': sysbench creates and queries "
+                                 "its own tables, which pgcrypto column encryption (decrypting views) does not cover",
+                                 "compare none with fs:* on postgres (e.g. --encryption none,fs:gocryptfs), or run "
+                                 "--workload tpcc for column:* specs")
+
+    def plan_json(self) -> dict[str, Any]:
+        return {"workload": self.name, **self.opts.model_dump()}
+
+    def prepare(self, ui: RunListener) -> dict[str, Any]:
+        # ~190 bytes per row (id, k, c CHAR(120), pad CHAR(60)): the disk guard's input estimate
+        return {"generator": runner.sysbench_version(), "options": self.plan_json(),
+                "raw_bytes": self.opts.tables * self.opts.table_size * 190}
+
+    def load(self, state: ConfigState, rec: Recorder, ui: RunListener) -> dict[str, Any]:
+        """``sysbench prepare`` with the first test's script, then statistics."""
+        rec.workload = self.name
+        ui.message(f"sysbench prepare on {state.label}: {self.opts.tables} x {self.opts.table_size} rows")
+        threads = max(1, min(self.opts.tables, os.cpu_count() or 1))
+        with sysbench_account(state.instance, state.dialect) as account:
+            outcome = runner.prepare(account, self.opts, self.opts.tests[0], threads)
+        if outcome.code != 0:
+            raise EnvironmentProblem(f"sysbench prepare failed on {state.label}: {outcome.error()}",
+                                     "look at the sysbench output above and the server log")
+        conn = state.instance.connect()
+        try:
+            state.instance.analyze(conn)
+        finally:
+            conn.close()
+        rec.add("load", "total", "elapsed", outcome.seconds, "s")
+        rec.add("load", "sbtest", "rows", self.opts.tables * self.opts.table_size, "rows")
+        return {"load_seconds": round(outcome.seconds, 6), "load_rows": self.opts.tables * self.opts.table_size,
+                "sysbench": runner.sysbench_version()}
+
+    def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
+        rec.workload = self.name
+        result = TrialResult()
+        with sysbench_account(state.instance, state.dialect) as account:
+            for test in self.opts.tests:
+                for threads in self.opts.vus:
+                    self._step(state, block, rec, result, account, test, threads)
+                    if not state.instance.alive():
+                        result.failures.append(f"the server of {state.label} died during {test} vu{threads}")
+                        return result
+        return result
+
+    def _step(self, state: ConfigState, block: int, rec: Recorder, result: TrialResult, account: Any, test: str,
+              threads: int) -> None:
+        mark = f"{test}.vu{threads}"
+        seed = self.opts.seed + block * 1000 + threads if self.opts.seed else 0
+        try:
+            outcome = runner.run(account, self.opts, test, threads, seed, on_measuring=lambda: state.mark(mark))
+        finally:
+            state.mark(None)
+        write_series(self.rundir.path / "samples" / state.label / f"sysbench-block{block:03d}-{test}-vu{threads}.csv",
+                     outcome.report, self.opts.rampup)
+        if outcome.code != 0 or not outcome.report.complete:
+            result.failures.append(f"{test} vu{threads}: {outcome.error()}")
+            return
+        record_report(rec, test, threads, outcome.report)
+        cpu = server_cpu(state, mark)
+        if cpu is not None and outcome.report.transactions:
+            rec.add(test, f"vu{threads}", "server_cpu_per_txn", cpu / outcome.report.transactions, "s")

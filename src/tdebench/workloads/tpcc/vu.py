@@ -1,0 +1,221 @@
+"""One virtual user: a forked process with its own connection and home warehouse.
+
+It waits for the common start time, runs the transaction mix (a shuffled 100-card deck: 45 New-Order,
+43 Payment, 4 each of Order-Status, Delivery and Stock-Level) until the end of the step, retrying
+deadlocks and serialization failures, and sends one :class:`VuResult` back through its pipe.
+Only transactions that finish inside the measured window (after the ramp-up) count.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+import psutil
+
+from tdebench.encryption import redact
+from tdebench.workloads.tpcc import procs
+from tdebench.workloads.tpcc.histogram import Histogram
+from tdebench.workloads.tpcc.rand import C_LAST_RUN, TpccRandom
+from tdebench.workloads.tpcc.session import RETRY_KINDS, Session, retry_kind
+from tdebench.workloads.tpcc.txns import KINDS, MIX, RUNNERS, WRITES, Inputs, Rollback, Terminal, draw
+
+# TPC-C clause 5.2.5: minimum keying time and mean think time per transaction (seconds)
+KEYING = {"new_order": 18.0, "payment": 3.0, "order_status": 2.0, "delivery": 2.0, "stock_level": 2.0}
+THINK = {"new_order": 12.0, "payment": 12.0, "order_status": 10.0, "delivery": 5.0, "stock_level": 5.0}
+
+
+@dataclass(frozen=True)
+class VuConfig:
+    """What one virtual user is told."""
+
+    index: int
+    terminal: Terminal
+    seed: int
+    rampup: float
+    duration: float
+    keying_thinking: bool = False
+    think_scale: float = 1.0
+    max_retries: int = 20
+    lock_wait: float = 50.0
+    procedures: bool = False
+
+
+@dataclass
+class VuResult:
+    """What one virtual user measured (measured window only, except the per-second series)."""
+
+    index: int
+    latency: dict[str, Histogram] = field(default_factory=lambda: {k: Histogram() for k in KINDS})
+    rolled_back: int = 0
+    retries: dict[str, int] = field(default_factory=lambda: {k: 0 for k in RETRY_KINDS})  # of measured txns
+    errors: int = 0
+    gave_up: int = 0
+    first_error: str = ""
+    skipped_districts: int = 0
+    per_second: list[list[int]] = field(default_factory=list)  # [committed, new_orders] per second from start
+    fatal: str = ""
+
+    def tick(self, second: int, kind: str) -> None:
+        while len(self.per_second) <= second:
+            self.per_second.append([0, 0])
+        self.per_second[second][0] += 1
+        if kind == "new_order":
+            self.per_second[second][1] += 1
+
+
+class GaveUp(Exception):
+    """A transaction still failed with a retryable error after ``max_retries`` retries."""
+
+
+class Deck:
+    """TPC-C's card deck (clause 5.2.4.2): exact mix proportions in every 100 transactions."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.cards: list[str] = []
+
+    def draw(self) -> str:
+        if not self.cards:
+            self.cards = [k for k, n in MIX.items() for _ in range(n)]
+            self.rng.shuffle(self.cards)
+        return self.cards.pop()
+
+
+def detach_signals() -> None:
+    """A forked child must not run the parent's handlers (the CLI stops every server on SIGINT/SIGTERM):
+    Ctrl-C is the parent's to handle (it stops the VUs), SIGTERM simply ends the child."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
+def adopt_server(instance: Any) -> None:
+    """In a forked child the server is not our child process: ``Popen.poll()`` would get ECHILD and
+    call it dead, so liveness checks (MariaDB's ``connect``) ask the kernel instead."""
+    def patch(obj: Any) -> None:
+        proc = getattr(obj, "proc", None)
+        if isinstance(proc, subprocess.Popen) and proc.returncode is None:
+            pid = proc.pid
+
+            def poll() -> int | None:
+                try:
+                    return None if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE else -1
+                except psutil.NoSuchProcess:
+                    return -1
+            proc.poll = poll  # type: ignore[method-assign]
+
+    for value in list(vars(instance).values()):
+        patch(value)
+        for inner in list(getattr(value, "__dict__", {}).values()):
+            patch(inner)
+
+
+def _safe_rollback(s: Session) -> bool:
+    try:
+        s.rollback()
+        return True
+    except Exception:  # noqa: BLE001 - the connection is gone
+        return False
+
+
+def execute(s: Session, t: Terminal, x: Inputs, retries: dict[str, int], max_retries: int) -> tuple[str, int]:
+    """Run one transaction to commit or intended rollback, retrying retryable errors (counted per kind in
+    ``retries``); returns (outcome, districts skipped by Delivery)."""
+    attempts = 0
+    while True:
+        try:
+            if s.procedures:
+                return procs.call(s, t, x)
+            s.begin(x.kind in WRITES)
+            extra = RUNNERS[x.kind](s, t, x)
+            s.commit()
+            return "commit", int(extra or 0)
+        except Rollback:
+            s.rollback()
+            return "rollback", 0
+        except Exception as exc:
+            kind = retry_kind(exc)
+            if not _safe_rollback(s) or kind is None:
+                raise
+            retries[kind] = retries.get(kind, 0) + 1
+            attempts += 1
+            if attempts > max_retries:
+                raise GaveUp(f"{x.kind} failed {attempts} times in a row: {exc}") from exc
+            time.sleep(0.001 * min(attempts, 10))
+
+
+def _pause(seconds: float, end: float) -> None:
+    time.sleep(max(0.0, min(seconds, end - time.monotonic())))
+
+
+def run_mix(s: Session, cfg: VuConfig, start: float, res: VuResult, abort: Any) -> None:
+    """The transaction loop from ``start`` until the end of the measured window."""
+    rng = TpccRandom(cfg.seed, c_last=C_LAST_RUN)
+    deck = Deck(rng.rng)
+    window_start, end = start + cfg.rampup, start + cfg.rampup + cfg.duration
+    while time.monotonic() < end and not abort.is_set():
+        kind = deck.draw()
+        x = draw(kind, rng, cfg.terminal)
+        if cfg.keying_thinking:
+            _pause(KEYING[kind] * cfg.think_scale, end)
+        began, retries = time.perf_counter_ns(), {}
+        try:
+            outcome, skipped = execute(s, cfg.terminal, x, retries, cfg.max_retries)
+        except GaveUp as exc:
+            res.gave_up += 1
+            res.first_error = res.first_error or redact(str(exc))[:500]
+            continue
+        except Exception as exc:  # noqa: BLE001 - counted; the trial fails on any error
+            res.errors += 1
+            res.first_error = res.first_error or f"{kind}: {type(exc).__name__}: {redact(str(exc))[:400]}"
+            if not _safe_rollback(s):
+                raise
+            continue
+        elapsed = time.perf_counter_ns() - began
+        done = time.monotonic()
+        if window_start <= done < end:
+            for retry, n in retries.items():
+                res.retries[retry] += n
+            if outcome == "commit":
+                res.latency[kind].add(elapsed)
+                res.skipped_districts += skipped
+            else:
+                res.rolled_back += 1
+        if outcome == "commit" and done < end:
+            res.tick(int(done - start), kind)
+        if cfg.keying_thinking:
+            mean = THINK[kind] * cfg.think_scale
+            _pause(min(rng.rng.expovariate(1 / mean), 10 * mean), end)
+
+
+def vu_main(instance: Any, dialect: str, cfg: VuConfig, channel: Any, go: Any, start: Any, abort: Any) -> None:
+    """Entry point of a virtual-user process: connect, report ready, run, report the result."""
+    res = VuResult(cfg.index)
+    session = None
+    try:
+        detach_signals()
+        adopt_server(instance)
+        session = Session(instance.connect(), dialect, cfg.lock_wait, cfg.procedures)
+        channel.send(("ready", os.getpid()))
+        go.wait()
+        if not abort.is_set():
+            run_mix(session, cfg, start.value, res, abort)
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails the trial
+        res.fatal = f"{type(exc).__name__}: {redact(str(exc))[:600]}"
+        if not isinstance(exc, Exception):
+            res.fatal += " " + redact(traceback.format_exc()[-600:])
+    finally:
+        if session is not None:
+            session.close()
+    try:
+        channel.send(("done", res))
+    finally:
+        channel.close()

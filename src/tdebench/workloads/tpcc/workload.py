@@ -1,0 +1,209 @@
+"""TPC-C-like OLTP (HammerDB TPROC-C style) as a workload: load, VU sweeps, TPM/NOPM, latency, consistency.
+
+Every trial runs the whole virtual-user sweep; each VU count is one step (``vu5``) measured after its
+own ramp-up. Measurements (test ``tpcc``):
+
+* step ``vuN``: ``tpm`` (committed transactions of all five kinds per minute), ``nopm`` (committed
+  New-Orders per minute), ``server_cpu_per_txn`` (server CPU seconds of the measured window / committed
+  transactions);
+* step ``vuN.all``: ``new_order_share`` (NOPM/TPM), ``committed``, ``rolled_back`` (the 1% New-Orders with
+  an unused item), ``deadlocks``, ``serialization_failures``, ``lock_timeouts``, ``busy`` (SQLite),
+  ``retries``, ``errors``, ``skipped_deliveries``;
+* step ``vuN.<kind>`` for kind in new_order, payment, order_status, delivery, stock_level:
+  ``latency_p50``, ``latency_p95``, ``latency_p99``, ``latency_mean``, ``latency_max`` (s) and ``count``;
+* step ``consistency``: ``condition_1_violations`` ... ``condition_4_violations`` (a violation fails the trial).
+
+The per-second throughput of each step goes to ``samples/<config>/tpcc-block<NNN>-vu<N>.csv``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tdebench.encryption import redact
+from tdebench.errors import UsageError
+from tdebench.runner.events import RunListener
+from tdebench.runner.recorder import Recorder
+from tdebench.runner.state import ConfigState, TrialResult
+from tdebench.workloads.base import Workload
+from tdebench.workloads.tpcc import schema
+from tdebench.workloads.tpcc.consistency import check_instance
+from tdebench.workloads.tpcc.datagen import ensure_data
+from tdebench.workloads.tpcc.driver import StepResult, run_step
+from tdebench.workloads.tpcc.loader import load_tpcc
+from tdebench.workloads.tpcc.options import parse_options
+from tdebench.workloads.tpcc.procs import DIALECTS, resolve_mode
+from tdebench.workloads.tpcc.session import RETRY_KINDS
+from tdebench.workloads.tpcc.smoke import data_digest, smoke_test
+
+if TYPE_CHECKING:
+    from tdebench.results.rundir import RunDirectory
+    from tdebench.runner.plan import RunPlan
+
+TEST = "tpcc"
+PERCENTILES = (50, 95, 99)
+
+
+def server_cpu(state: ConfigState, step: str) -> float | None:
+    """Server CPU seconds of the DBMS process tree during ``step`` so far (None when not sampling)."""
+    sampler = state.sampler
+    if sampler is None:
+        return None
+    try:
+        res = sampler.snapshot().per_step().get(step)
+    except Exception:  # noqa: BLE001 - resources never cost a measured trial
+        return None
+    return res.server_cpu_s if res is not None else None
+
+
+def record_step(rec: Recorder, step: StepResult) -> None:
+    """The measurements of one VU step (names in the module docstring)."""
+    name = f"vu{step.vus}"
+    rec.add(TEST, name, "tpm", step.tpm, "tpm")
+    rec.add(TEST, name, "nopm", step.nopm, "nopm")
+    counts = f"{name}.all"
+    if step.committed:
+        rec.add(TEST, counts, "new_order_share", step.nopm / step.tpm, "ratio")
+    rec.add(TEST, counts, "committed", step.committed, "txn")
+    rec.add(TEST, counts, "rolled_back", step.rolled_back, "txn")
+    for kind in RETRY_KINDS:
+        rec.add(TEST, counts, kind, step.retries.get(kind, 0), "count")
+    rec.add(TEST, counts, "retries", sum(step.retries.values()), "count")
+    rec.add(TEST, counts, "errors", step.errors + step.gave_up, "count")
+    rec.add(TEST, counts, "skipped_deliveries", step.skipped_districts, "count")
+    for kind, hist in step.latency.items():
+        sub = f"{name}.{kind}"
+        rec.add(TEST, sub, "count", hist.count, "txn")
+        if not hist.count:
+            continue
+        for pct in PERCENTILES:
+            rec.add(TEST, sub, f"latency_p{pct}", hist.percentile(pct) or 0.0, "s")
+        rec.add(TEST, sub, "latency_mean", hist.mean or 0.0, "s")
+        rec.add(TEST, sub, "latency_max", hist.max_ns / 1e9, "s")
+
+
+class TpccWorkload(Workload):
+    """HammerDB-TPROC-C-like OLTP with virtual-user sweeps."""
+
+    name = "tpcc"
+    # 10% of I_DATA and S_DATA hold "ORIGINAL" (non-key columns: encrypted by every mechanism we test)
+    known_plaintext = ("ORIGINAL",)
+    schema_tables = schema.TABLE_NAMES
+
+    def __init__(self, plan: "RunPlan", rundir: "RunDirectory") -> None:
+        self.plan = plan
+        self.rundir = rundir
+        self.opts = parse_options(plan.workload_options)
+        self._check_modes()
+        self.data_dir = Path()
+        self.digests: dict[str, dict[str, Any]] = {}
+
+    def _mode(self, dialect: str) -> str:
+        return resolve_mode(self.opts.mode, dialect)
+
+    def _check_modes(self) -> None:
+        """UsageError before any work if ``mode = procedures`` meets an engine without them."""
+        from tdebench.engines import get_engine
+
+        for config in self.plan.configs:
+            dialect = get_engine(config.engine).dialect
+            if self.opts.mode == "procedures" and dialect not in DIALECTS:
+                raise UsageError(f"tpcc option mode = procedures: engine '{config.engine}' has no stored procedures",
+                                 "use mode = statements or auto (statements on SQLite, procedures elsewhere)")
+
+    def plan_json(self) -> dict[str, Any]:
+        return {"workload": self.name, **self.opts.model_dump()}
+
+    def prepare(self, ui: RunListener) -> dict[str, Any]:
+        ui.task_started("data", f"TPC-C data, {self.opts.warehouses} warehouse(s)", None)
+        try:
+            self.data_dir, facts = ensure_data(self.opts.warehouses, self.opts.seed, self.plan.data_dir,
+                                               self.opts.load_workers, progress=ui.message)
+        finally:
+            ui.task_finished("data")
+        return {**facts, "dir": str(self.data_dir), "raw_bytes": facts.get("bytes", 0), "options": self.plan_json()}
+
+    def load(self, state: ConfigState, rec: Recorder, ui: RunListener) -> dict[str, Any]:
+        rec.workload = self.name
+        key = f"load-{state.label}"
+        ui.task_started(key, f"load {state.label}", len(schema.TABLES))
+
+        def on_table(table: str, rows: int, seconds: float) -> None:
+            ui.task_advanced(key, 1, f"load {state.label}: {table}")
+            rec.add("load", table, "elapsed", seconds, "s")
+            rec.add("load", table, "rows", rows, "rows")
+
+        try:
+            load = load_tpcc(state.instance, state.dialect, self.data_dir, self.opts.warehouses, on_table,
+                             procedures=self._mode(state.dialect) == "procedures")
+        finally:
+            ui.task_finished(key)
+        rec.add("load", "total", "elapsed", load.total_seconds, "s")
+        rec.add("load", "indexes", "elapsed", load.index_seconds, "s")
+        facts: dict[str, Any] = {"load_seconds": round(load.total_seconds, 6), "load_rows": load.rows,
+                                 "warehouses": self.opts.warehouses, "tpcc_mode": self._mode(state.dialect)}
+        if load.updatable_views:
+            facts["tpcc_updatable_views"] = ("INSTEAD OF UPDATE triggers re-encrypting changed columns on: "
+                                             + ", ".join(load.updatable_views))
+        if state.dialect == "sqlite":
+            facts["tpcc_note"] = ("SQLite has a single writer: write transactions start with BEGIN IMMEDIATE and "
+                                  "wait on the busy timeout, so TPM does not scale with virtual users")
+        return facts
+
+    def validate(self, state: ConfigState, rec: Recorder, ui: RunListener) -> list[str]:
+        """Each transaction once (fixed inputs, identical for twins), consistency, then a digest of the data."""
+        rec.workload = self.name
+        failures = [f"{state.label} validation: {redact(e)}" for e in smoke_test(state.instance, state.dialect,
+                                                                                  self.opts)]
+        problems = [p for ps in check_instance(state.instance).values() for p in ps]
+        rec.add("validation", "consistency", "violations", len(problems), "count")
+        failures += [f"{state.label} consistency after load: {p}" for p in problems[:5]]
+        conn = state.instance.connect()
+        try:
+            self.digests[state.label] = data_digest(conn)
+        finally:
+            conn.close()
+        return failures
+
+    def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
+        rec.workload = self.name
+        result = TrialResult()
+        for vus in self.opts.vus:
+            step = run_step(state.instance, state.dialect, self.opts, vus, self.opts.seed + 7919 * block + vus,
+                            mark=state.mark)
+            record_step(rec, step)
+            cpu = server_cpu(state, f"vu{vus}")
+            if cpu is not None and step.committed:
+                rec.add(TEST, f"vu{vus}", "server_cpu_per_txn", cpu / step.committed, "s")
+            path = self.rundir.path / "samples" / state.label / f"tpcc-block{block:03d}-vu{vus}.csv"
+            step.write_series(path, self.opts.rampup)
+            result.failures += [f"vu{vus}: {f}" for f in step.failures]
+            if not state.instance.alive():
+                result.failures.append(f"the server of {state.label} died during step vu{vus}")
+                return result
+        self._check_consistency(state, rec, result)
+        return result
+
+    def _check_consistency(self, state: ConfigState, rec: Recorder, result: TrialResult) -> None:
+        found = check_instance(state.instance)
+        for condition, problems in found.items():
+            rec.add(TEST, "consistency", f"{condition}_violations", len(problems), "count")
+            if problems:
+                shown = "; ".join(problems[:3]) + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else "")
+                result.failures.append(f"TPC-C consistency {condition.replace('_', ' ')} violated: {shown}")
+
+    def answer_verdicts(self, plain_of: dict[str, str | None]) -> dict[str, dict[str, Any]]:
+        """Per config: the loaded (and validated) data equal the plain twin's (row counts and sums)."""
+        verdicts: dict[str, dict[str, Any]] = {}
+        for label, digest in self.digests.items():
+            verdict: dict[str, Any] = {"checked": "row counts and column sums after load and one of each transaction"}
+            twin = plain_of.get(label)
+            if twin and twin != label and twin in self.digests:
+                theirs = self.digests[twin]
+                problems = [f"{k}: {digest.get(k)} vs {theirs.get(k)} in {twin}" for k in sorted(theirs)
+                            if digest.get(k) != theirs.get(k)]
+                verdict.update(compared_with=twin, equal_to_plain=not problems, plain_mismatches=problems[:10])
+            verdict["answers_equal"] = verdict.get("equal_to_plain")
+            verdicts[label] = verdict
+        return verdicts

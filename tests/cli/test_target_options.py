@@ -1,0 +1,43 @@
+"""`tdebench run --target ...`: bad input exits 2 with one line (never echoing a password), before any work."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+def tdebench(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""), **(env or {})}
+    return subprocess.run([sys.executable, "-m", "tdebench", *args], capture_output=True, text=True, env=full,
+                          timeout=120, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--target", "a=mysql://bench:Hunter2pw@h/db"], "the URL contains a password"),
+    (["--target", "a=mysql://bench@h/db#tde:aes-128-cbc"], "single key size: AES-256"),
+    (["--target", "a=mysql://bench@h/db", "--engine", "mariadb"], "--target replaces --engine"),
+    (["--target", "a=mysql://bench@h/db", "--cache", "cold"], "--cache cold needs a server tdebench can restart"),
+    (["--target", "a=mysql://bench@h/db", "--reset", "snapshot"], "--reset snapshot copies data directories"),
+    (["--target", "a=mysql://bench@h/db"], "target 'a': no password; fix: set TDEBENCH_PASSWORD_A"),
+    (["--override-encryption-check", "a"], "applies to --target only"),
+    (["--target", "a=mysql://bench@h/db", "--target", "b=oracle://bench@h/db"], "must be one DBMS"),
+])
+def test_bad_target_input(args, fragment, tmp_path):
+    result = tdebench("run", *args, "--out", str(tmp_path / "run"))
+    assert result.returncode == 2, result.stderr
+    assert fragment in result.stderr and "Traceback" not in result.stderr
+    assert "Hunter2pw" not in result.stderr + result.stdout
+    assert not (tmp_path / "run").exists()  # refused before the run directory is created
+
+
+def test_unreachable_target_is_an_environment_problem(tmp_path):
+    result = tdebench("run", "--target", "a=mysql://bench@127.0.0.1:1/db", "--sf", "0.01", "--trials", "1",
+                      "--out", str(tmp_path / "run"), env={"TDEBENCH_PASSWORD_A": "pw-not-shown-42"})
+    assert result.returncode == 3, result.stderr
+    assert "cannot connect to target 'a'" in result.stderr and "pw-not-shown-42" not in result.stderr

@@ -1,0 +1,342 @@
+"""Secret hygiene on every engine available: no key, password or file key in the run directory, the logs,
+error messages, or any process's command line or environment; key files 0600 in 0700 directories.
+
+Runs go through the real CLI in this process (``main(argv)``), so the secrets it generated are known
+(:func:`tdebench.encryption.issued_secrets`) while a watcher thread inspects the server processes, their
+listening sockets (see test_exposure.py) and the key files as the run goes.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import stat
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tdebench.cli.app import main
+from tdebench.encryption import issued_secrets
+
+SECRET_NAMES = ("key", "pass", "secret", "pwfile")
+
+
+def _have_mariadb() -> bool:
+    return bool(shutil.which("mariadbd") or Path("/usr/sbin/mariadbd").exists())
+
+
+def _have_postgres() -> bool:
+    return Path("/usr/lib/postgresql").is_dir() or bool(shutil.which("pg_config"))
+
+
+def _have_gocryptfs() -> bool:
+    return bool(shutil.which("gocryptfs")) and Path("/dev/fuse").exists()
+
+
+# name -> (run arguments, why it cannot run here or None)
+ENGINES: dict[str, tuple[list[str], str | None]] = {
+    "sqlite": (["--engine", "sqlite", "--encryption", "none,sqlcipher:aes-256-cbc"], None),
+    "mariadb": (["--engine", "mariadb", "--encryption", "tde:aes-256-ctr"],
+                None if _have_mariadb() else "mariadbd is not installed (apt-get install mariadb-server)"),
+    "postgres": (["--engine", "postgres", "--encryption", "column:aes-256,fs:gocryptfs", "--tcp"],
+                 None if _have_postgres() and _have_gocryptfs() else
+                 "postgres or gocryptfs is not installed (apt-get install postgresql postgresql-contrib gocryptfs)"),
+}
+
+
+@dataclass
+class Observed:
+    """What a watcher saw during one run."""
+
+    code: int = -1
+    stdout: str = ""
+    stderr: str = ""
+    cmdlines: dict[int, str] = field(default_factory=dict)
+    environs: dict[int, str] = field(default_factory=dict)
+    names: dict[int, str] = field(default_factory=dict)
+    listening: dict[int, list[tuple[str, str, int]]] = field(default_factory=dict)  # pid -> (proto, ip, port)
+    unix: dict[int, set[str]] = field(default_factory=dict)
+    unix_modes: dict[str, tuple[int, int]] = field(default_factory=dict)  # socket -> (mode, directory mode)
+    secret_files: dict[str, tuple[int, int]] = field(default_factory=dict)  # path -> (mode, parent mode)
+    run_dir: Path = Path()
+    work_dir: Path = Path()
+    secrets: frozenset[str] = frozenset()
+
+
+def _hex_ip(text: str) -> str:
+    """/proc/net/tcp address (little-endian hex) -> dotted or IPv6 text."""
+    raw = bytes.fromhex(text)
+    if len(raw) == 4:
+        return ".".join(str(b) for b in raw[::-1])
+    words = [raw[i:i + 4][::-1] for i in range(0, 16, 4)]
+    joined = b"".join(words)
+    if joined[:12] == b"\0" * 10 + b"\xff\xff":
+        return ".".join(str(b) for b in joined[12:])
+    return ":".join(joined[i:i + 2].hex() for i in range(0, 16, 2))
+
+
+def listening_sockets(pid: int) -> tuple[list[tuple[str, str, int]], set[str]]:
+    """(TCP listeners and bound UDP sockets as (proto, ip, port), Unix socket paths) of ``pid``, from /proc."""
+    inodes = set()
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    except OSError:
+        return [], set()
+    inet: list[tuple[str, str, int]] = []
+    for proto in ("tcp", "tcp6", "udp", "udp6"):
+        try:
+            lines = Path(f"/proc/{pid}/net/{proto}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            parts = line.split()
+            local, state, inode = parts[1], parts[3], parts[9]
+            if inode not in inodes or (proto.startswith("tcp") and state != "0A"):
+                continue
+            address, port = local.split(":")
+            inet.append((proto, _hex_ip(address), int(port, 16)))
+    paths = set()
+    try:
+        for line in Path(f"/proc/{pid}/net/unix").read_text().splitlines()[1:]:
+            parts = line.split()
+            if len(parts) >= 8 and parts[6] in inodes:
+                paths.add(parts[7])
+    except OSError:
+        pass
+    return inet, paths
+
+
+class Watcher(threading.Thread):
+    """Polls the descendants of this process and the key-file locations while a run goes."""
+
+    def __init__(self, seen: Observed, secret_globs: list[str]) -> None:
+        super().__init__(daemon=True)
+        self.seen = seen
+        self.globs = secret_globs
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            self.poll()
+            time.sleep(0.02)
+
+    def poll(self) -> None:
+        try:
+            children = psutil.Process().children(recursive=True)
+        except psutil.Error:
+            children = []
+        for child in children:
+            try:
+                self.seen.cmdlines.setdefault(child.pid, "\0".join(child.cmdline()))
+                self.seen.names.setdefault(child.pid, child.name())
+                env = child.environ()
+                self.seen.environs.setdefault(child.pid, "\0".join(f"{k}={v}" for k, v in env.items()))
+            except psutil.Error:
+                continue
+            inet, unix = listening_sockets(child.pid)
+            if inet:
+                self.seen.listening.setdefault(child.pid, [])
+                self.seen.listening[child.pid] = sorted(set(self.seen.listening[child.pid]) | set(inet))
+            if unix:
+                self.seen.unix.setdefault(child.pid, set()).update(unix)
+                for path in unix - set(self.seen.unix_modes):
+                    try:
+                        modes = (stat.S_IMODE(os.stat(path).st_mode),
+                                 stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode))
+                    except OSError:
+                        continue
+                    self.seen.unix_modes[path] = modes
+        for pattern in self.globs:
+            for path in _glob(pattern):
+                try:
+                    mode = stat.S_IMODE(os.lstat(path).st_mode)
+                    parent = stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode)
+                except OSError:
+                    continue
+                if os.path.isfile(path) and not os.path.islink(path):
+                    self.seen.secret_files.setdefault(path, (mode, parent))
+
+
+def _glob(pattern: str) -> list[str]:
+    import glob
+
+    return glob.glob(pattern)
+
+
+def _run_observed(name: str, extra: list[str], base: Path, data_dir: Path) -> Observed:
+    """One run of ``name`` through the CLI with a watcher; instance directories kept for the scan."""
+    seen = Observed(run_dir=base / f"run-{name}", work_dir=base / f"work-{name}")
+    seen.work_dir.mkdir(mode=0o755)
+    seen.work_dir.chmod(0o755)
+    private_tmp = Path(tempfile.gettempdir())
+    globs = [f"{seen.work_dir}/tdebench-*/*/keys/*", f"{seen.work_dir}/tdebench-*/*/keys/*/*",
+             "/dev/shm/tdebench-*/*", f"{private_tmp}/tdebench-secret-*/*", "/tmp/tdebench-secret-*/*"]
+    watcher = Watcher(seen, globs)
+    import io
+    import sys
+    from contextlib import redirect_stderr, redirect_stdout
+
+    out, err = io.StringIO(), io.StringIO()
+    watcher.start()
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                main(["run", *extra, "--trials", "1", "--warmup", "0", "--no-report", "--keep", "--out",
+                      str(seen.run_dir), "--data-dir", str(data_dir), "--work-dir", str(seen.work_dir)])
+            except SystemExit as exc:
+                seen.code = int(exc.code or 0)
+    finally:
+        watcher.stop.set()
+        watcher.join()
+    seen.stdout, seen.stderr = out.getvalue(), err.getvalue()
+    print(seen.stderr, file=sys.__stderr__)
+    seen.secrets = issued_secrets()
+    return seen
+
+
+@functools.lru_cache(maxsize=None)
+def observed_run(name: str) -> Observed:
+    """Run ``name`` once per session (shared with test_exposure.py); skip when it cannot run here."""
+    extra, missing = ENGINES[name]
+    if missing:
+        pytest.skip(missing)
+    from tdebench.workloads.tpch.datagen import ensure_data
+
+    base = Path(tempfile.mkdtemp(prefix=f"t10-security-{name}-"))
+    base.chmod(0o755)
+    data_dir, _ = ensure_data(0.01, Path(tempfile.gettempdir()) / "t10-tpch-data")
+    state = base / "state"
+    previous = os.environ.get("XDG_STATE_HOME")
+    os.environ["XDG_STATE_HOME"] = str(state)
+    try:
+        return _run_observed(name, extra, base, data_dir.parent)
+    finally:
+        if previous is None:
+            os.environ.pop("XDG_STATE_HOME", None)
+        else:
+            os.environ["XDG_STATE_HOME"] = previous
+        _remove_kept(base)
+
+
+def _remove_kept(base: Path) -> None:
+    """The run kept its instances (--keep) for the scan: scan now, then delete them."""
+    _SCANS[str(base)] = _scan_tree(base)
+    shutil.rmtree(base, ignore_errors=True)
+
+
+_SCANS: dict[str, dict[str, bytes]] = {}
+
+
+def _scan_tree(base: Path) -> dict[str, bytes]:
+    """Every regular file below ``base`` (run directory and kept instance directories) -> its bytes."""
+    files = {}
+    for root, _, names in os.walk(base):
+        for name in names:
+            path = os.path.join(root, name)
+            if os.path.isfile(path) and not os.path.islink(path):
+                try:
+                    with open(path, "rb") as handle:
+                        files[path] = handle.read()
+                except OSError:
+                    continue
+    return files
+
+
+def _forms(secret: str) -> list[bytes]:
+    """A secret as it could appear: text, upper-case hex, raw bytes of a hex key."""
+    forms = [secret.encode()]
+    if len(secret) >= 32 and all(c in "0123456789abcdefABCDEF" for c in secret):
+        forms.append(bytes.fromhex(secret))
+    return forms
+
+
+def _key_file(path: str) -> bool:
+    """Files that hold key material by design (mode-checked instead of grep'ed)."""
+    parts = Path(path).parts
+    return "keys" in parts or any(p.startswith(("tdebench-secret-", "tdebench-mariadb-")) for p in parts)
+
+
+@pytest.fixture(params=[pytest.param(n, marks=[pytest.mark.server] if n != "sqlite" else [])
+                        for n in sorted(ENGINES)])
+def observed(request) -> Observed:
+    return observed_run(request.param)
+
+
+def test_run_succeeds_and_generates_secrets(observed):
+    assert observed.code == 0, observed.stderr[-3000:]
+    assert observed.secrets, "an encrypted config should have generated a key or password"
+
+
+def test_no_secret_in_run_directory_or_kept_instances(observed):
+    files = next(v for k, v in _SCANS.items() if Path(observed.run_dir).parent == Path(k))
+    assert any("manifest.json" in p for p in files)
+    leaks = []
+    for path, data in files.items():
+        if _key_file(path):
+            continue
+        for secret in observed.secrets:
+            if any(form in data for form in _forms(secret)):
+                leaks.append(path)
+    assert not leaks, f"secrets found in {sorted(set(leaks))[:10]}"
+
+
+def test_no_secret_in_output_or_messages(observed):
+    for secret in observed.secrets:
+        assert secret not in observed.stdout and secret not in observed.stderr
+
+
+def test_no_secret_on_any_command_line_or_environment(observed):
+    assert observed.cmdlines or "sqlite" in observed.run_dir.name
+    for pid, cmdline in observed.cmdlines.items():
+        for secret in observed.secrets:
+            assert secret not in cmdline, f"secret on the command line of {observed.names.get(pid)}"
+            assert secret not in observed.environs.get(pid, ""), f"secret in the environment of {observed.names[pid]}"
+
+
+def test_key_files_are_0600_in_0700_directories(observed):
+    if "mariadb" in observed.run_dir.name:
+        assert any("keys.enc" in p for p in observed.secret_files), "the watcher never saw MariaDB's key file"
+    for path, (mode, parent) in observed.secret_files.items():
+        assert mode & 0o077 == 0, f"{path} has mode {mode:o}"
+        assert parent & 0o077 == 0, f"{os.path.dirname(path)} has mode {parent:o}"
+
+
+def test_errors_are_redacted_in_messages_and_manifest(tmp_path, capfd, monkeypatch, tpch_sf001):
+    """An error whose text carries the key (a DBMS echoing a statement) reaches the user as ***, also with --debug."""
+    import json
+
+    from tdebench.engines import sqlite
+    from tdebench.errors import EnvironmentProblem
+
+    def leaky_start(self):
+        if self._key is not None:
+            raise EnvironmentProblem(f"cannot open with PRAGMA key = \"x'{self._key.hex()}'\"", "check the key")
+        self._dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+
+    monkeypatch.setattr(sqlite.SqliteInstance, "start", leaky_start)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    for debug in ([], ["--debug"]):
+        out = tmp_path / f"run{len(debug)}"
+        capfd.readouterr()
+        with pytest.raises(SystemExit) as info:
+            main(["run", "--out", str(out), "--data-dir", str(Path(tpch_sf001[0]).parent), "--trials", "1",
+                  "--encryption", "sqlcipher:aes-256-cbc", "--no-report", *debug])
+        _, err = capfd.readouterr()
+        assert info.value.code == 3
+        assert "PRAGMA key" in err and "x'***'" in err
+        status = json.loads((out / "manifest.json").read_text())["status"]
+        assert "x'***'" in status
+        for secret in issued_secrets():
+            assert secret not in err and secret not in status

@@ -1,0 +1,121 @@
+"""End to end: `tdebench run --workload tpcc` on SQLite (always), MariaDB and PostgreSQL (when installed)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tdebench.cli.app import main
+from tdebench.encryption import issued_secrets
+from tdebench.workloads.tpcc.datagen import ensure_data
+from tdebench.workloads.tpcc.options import TpccOptions
+
+HAVE_MARIADB = Path("/usr/sbin/mariadbd").exists() or shutil.which("mariadbd") is not None
+HAVE_POSTGRES = any(Path("/usr/lib/postgresql").glob("*/bin/postgres")) or shutil.which("postgres") is not None
+KINDS = ("new_order", "payment", "order_status", "delivery", "stock_level")
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> Path:
+    """One TPC-C population (1 warehouse) for every test of the module."""
+    root = tmp_path_factory.mktemp("tpcc-data")
+    ensure_data(1, TpccOptions().seed, root)
+    return root
+
+
+def run_tpcc(out: Path, data: Path, engine: str, encryption: str, vus: str, *extra: str) -> None:
+    with pytest.raises(SystemExit) as code:
+        main(["run", "--engine", engine, "--encryption", encryption, "--workload", "tpcc", "--warehouses", "1",
+              "--vus", vus, "--duration", "2s", "--rampup", "1s", "--trials", "1", "--warmup", "0",
+              "--out", str(out), "--data-dir", str(data), *extra])
+    assert code.value.code == 0, (out / "manifest.json").read_text() if (out / "manifest.json").exists() else ""
+
+
+def ok_rows(run: Path) -> list[dict[str, str]]:
+    with open(run / "measurements.csv", newline="") as handle:
+        return [r for r in csv.DictReader(handle) if r["status"] == "ok" and r["workload"] == "tpcc"]
+
+
+def value(rows: list[dict[str, str]], config: str, step: str, metric: str) -> float:
+    found = [float(r["value"]) for r in rows if (r["config"], r["step"], r["metric"]) == (config, step, metric)]
+    assert len(found) == 1, (config, step, metric, found)
+    return found[0]
+
+
+def check_trial(run: Path, configs: list[str], vus: list[int]) -> list[dict[str, str]]:
+    """Throughput, mix, latencies, retry counters and consistency of every config and step."""
+    rows = ok_rows(run)
+    for config in configs:
+        for n in vus:
+            tpm, nopm = value(rows, config, f"vu{n}", "tpm"), value(rows, config, f"vu{n}", "nopm")
+            assert tpm > 0 and 0.25 < nopm / tpm < 0.65, (config, n, tpm, nopm)
+            assert value(rows, config, f"vu{n}.all", "errors") == 0
+            assert value(rows, config, f"vu{n}", "server_cpu_per_txn") > 0
+            for metric in ("deadlocks", "serialization_failures", "retries", "rolled_back"):
+                value(rows, config, f"vu{n}.all", metric)
+            for kind in ("new_order", "payment"):
+                p50 = value(rows, config, f"vu{n}.{kind}", "latency_p50")
+                assert 0 < p50 <= value(rows, config, f"vu{n}.{kind}", "latency_p99")
+            series = run / "samples" / config / f"tpcc-block001-vu{n}.csv"
+            assert series.is_file() and "measured" in series.read_text()
+        for condition in range(1, 5):
+            assert value(rows, config, "consistency", f"condition_{condition}_violations") == 0
+    return rows
+
+
+def check_common(run: Path, configs: list[str], report: bool = True) -> dict:
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["status"] == "completed" and not manifest.get("failed_steps")
+    verification = json.loads((run / "verification.json").read_text())["configs"]
+    for config in configs:
+        assert verification[config]["passed"] is True
+        if "none" not in config:
+            assert verification[config]["answers"]["equal_to_plain"] is True
+    if report:
+        html = (run / "report" / "index.html").read_text()
+        assert "TPM vs virtual users" in html and "NOPM vs virtual users" in html
+    secrets_ = [s for s in issued_secrets() if len(s) >= 16]
+    for path in run.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert not any(s.encode() in data for s in secrets_), f"secret in {path}"
+    return manifest
+
+
+def test_sqlite(tmp_path, data):
+    configs = ["sqlite-none", "sqlite-sqlcipher-aes-256-cbc"]
+    run_tpcc(tmp_path / "run", data, "sqlite", "none,sqlcipher:aes-256-cbc", "1,2")
+    check_trial(tmp_path / "run", configs, [1, 2])
+    manifest = check_common(tmp_path / "run", configs)
+    entries = {c["label"]: c for c in manifest["configs"]}
+    assert entries["sqlite-none"]["tpcc_mode"] == "statements"
+    assert "single writer" in entries["sqlite-none"]["tpcc_note"]
+    assert {f"vu{n}" for n in (1, 2)} <= {r["step"] for r in ok_rows(tmp_path / "run") if r["test"] == "resources"}
+
+
+@pytest.mark.server
+@pytest.mark.skipif(not HAVE_MARIADB, reason="mariadbd is not installed (Debian package mariadb-server)")
+def test_mariadb(tmp_path, data):
+    configs = ["mariadb-none", "mariadb-tde-aes-256-ctr"]
+    run_tpcc(tmp_path / "run", data, "mariadb", "none,tde:aes-256-ctr", "2",
+             "--server-setting", "innodb_buffer_pool_size=128M", "--no-report")
+    check_trial(tmp_path / "run", configs, [2])
+    manifest = check_common(tmp_path / "run", configs, report=False)
+    assert {c["tpcc_mode"] for c in manifest["configs"]} == {"procedures"}
+
+
+@pytest.mark.server
+@pytest.mark.skipif(not HAVE_POSTGRES, reason="PostgreSQL is not installed (Debian package postgresql)")
+def test_postgres_with_column_encryption(tmp_path, data):
+    configs = ["postgres-none", "postgres-column-aes-256"]
+    run_tpcc(tmp_path / "run", data, "postgres", "none,column:aes-256", "2", "--no-report")
+    check_trial(tmp_path / "run", configs, [2])
+    manifest = check_common(tmp_path / "run", configs, report=False)
+    column = next(c for c in manifest["configs"] if c["label"] == "postgres-column-aes-256")
+    assert "customer" in column["tpcc_updatable_views"] and "stock" in column["tpcc_updatable_views"]
+    status = json.loads((tmp_path / "run" / "verification.json").read_text())["configs"][configs[1]]["status"]
+    assert "c_balance" in status["encrypted_columns"]["customer"] and "s_data" in status["encrypted_columns"]["stock"]

@@ -1,0 +1,273 @@
+"""MariaDB through the engine conformance kit, plus MariaDB-specific checks (real servers)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tdebench.encryption import PLAIN, issued_secrets, parse_spec
+from tdebench.engines import Config, get_engine
+from tdebench.engines.process import free_port
+from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
+from tdebench.verify.atrest import new_markers, scan_directory
+from tests.engines.conformance import EngineConformance
+
+if not (Path("/usr/sbin/mariadbd").exists() or shutil.which("mariadbd")):
+    pytest.skip("mariadbd is not installed (Debian package mariadb-server)", allow_module_level=True)
+
+pytestmark = pytest.mark.server
+
+# small server for tests: the defaults (1G pool, 512M redo) are for benchmarks
+SMALL = {"innodb_buffer_pool_size": "64M", "innodb_log_file_size": "32M", "innodb_log_buffer_size": "4M"}
+ENCRYPTED = ("tde:aes-128-cbc", "tde:aes-192-ctr", "tde:aes-256-ctr")
+
+
+class TestMariadbConformance(EngineConformance):
+    engine_name = "mariadb"
+    encrypted_specs = ENCRYPTED
+    unsupported_specs = ("tde:aes-512-cbc", "column:aes-256", "sqlcipher:aes-256-cbc")
+    settings = SMALL
+
+    def test_no_secret_in_instance_files_or_command_lines(self, loaded):
+        """Keys, file keys and passwords appear in no file of any instance (followed through the
+        workdir symlinks) and in no mariadbd command line or environment."""
+        secrets_ = [s.encode() for s in issued_secrets() if len(s) >= 16]
+        assert secrets_
+        for inst in loaded.values():
+            for path in Path(inst.data_dir).rglob("*"):
+                if path.is_file() and not path.is_symlink():
+                    data = path.read_bytes()
+                    assert not any(s in data for s in secrets_), f"a secret appears in {path}"
+            for pid in inst.server_pids():
+                proc = psutil.Process(pid)
+                text = " ".join(proc.cmdline()).encode() + b"\0".join(
+                    f"{k}={v}".encode() for k, v in proc.environ().items())
+                assert not any(s in text for s in secrets_), f"a secret is on the command line of {pid}"
+
+    def test_key_files_are_private_and_encrypted(self, loaded):
+        for text, inst in loaded.items():
+            root = Path(inst.data_dir)
+            for sub in ("", "data", "tmp", "keys"):
+                assert stat.S_IMODE((root / sub).stat().st_mode) == 0o700, (text, sub)
+            key_file = root / "keys" / "keys.enc"
+            if text == "none":
+                assert not key_file.exists()
+                continue
+            assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+            blob = key_file.read_bytes()
+            assert blob.startswith(b"Salted__") and b"1;" not in blob
+            # the file key exists only while the server starts
+            assert not (root / "keys" / "filekey").exists() and not (root / "keys" / "filekey").is_symlink()
+            # the key file decrypts (openssl's own tool) to keys 1 and 2 of the spec's length
+            bits = parse_spec(text).key_bits
+            plain = _openssl_decrypt(key_file, inst._keys.filekey)
+            lines = plain.decode().split()
+            assert [line.split(";")[0] for line in lines] == ["1", "2"]
+            assert all(len(line.split(";")[1]) == bits // 4 for line in lines), text
+
+    def test_settings_identical_across_twins_except_encryption(self, loaded):
+        plain = loaded["none"].settings()
+        assert plain["innodb_buffer_pool_size"] == "64M" and plain["innodb_flush_method"] == "O_DIRECT"
+        for text, inst in loaded.items():
+            if text == "none":
+                continue
+            settings = inst.settings()
+            shared = {k: v for k, v in settings.items() if k in plain and k != "encryption_scope"}
+            assert shared == {k: v for k, v in plain.items() if k != "encryption_scope"}, text
+            assert settings["file_key_management_encryption_algorithm"] == f"AES_{parse_spec(text).mode.upper()}"
+            assert settings["key_bits"] == parse_spec(text).key_bits
+            assert not any("keys" in str(v) and "/" in str(v) for v in settings.values())
+
+    def test_status_reports_every_benchmark_tablespace(self, loaded):
+        for text, inst in loaded.items():
+            spaces = inst.encryption_status()["tablespaces"]
+            assert spaces["total"] >= 8
+            if text == "none":
+                assert spaces["encrypted"] == []
+            else:
+                assert spaces["unencrypted"] == [] and spaces["key_ids"] == [1]
+                assert spaces["system_tablespace_encrypted"]
+
+
+def _openssl_decrypt(path: Path, passphrase: str) -> bytes:
+    if not shutil.which("openssl"):
+        pytest.skip("openssl is not installed")
+    out = subprocess.run(["openssl", "enc", "-d", "-aes-256-cbc", "-md", "sha1", "-pass", "stdin", "-in", str(path)],
+                         input=passphrase.encode() + b"\n", capture_output=True, check=True)
+    return out.stdout
+
+
+@pytest.fixture(scope="module")
+def engine():
+    engine = get_engine("mariadb")
+    engine.check_available()
+    return engine
+
+
+def test_unsupported_specs_raise_usage_error_listing_supported(engine, tmp_path):
+    for text in ("tde:aes-512-cbc", "column:aes-256", "sqlcipher:aes-256-cbc", "tde:aes-256-gcm",
+                 "tde:aes-256-ctr@everything"):
+        try:
+            spec = parse_spec(text)
+        except UsageError:
+            continue
+        with pytest.raises(UsageError) as err:
+            engine.create_instance(Config("mariadb", spec), tmp_path)
+        message = str(err.value)
+        assert "mariadb" in message and "\n" not in message
+        for listed in ("none", "tde:aes-128-cbc", "tde:aes-192-ctr", "tde:aes-256-ctr", "tde:aes-256-cbc@tables",
+                       "tde:aes-128-ctr@innodb"):
+            assert listed in message
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_managed_settings_are_rejected(engine):
+    for key in ("datadir", "innodb_encrypt_tables", "innodb-encrypt-log", "file_key_management_filename",
+                "encrypt_tmp_files", "plugin_load_add", "socket", "port"):
+        with pytest.raises(UsageError, match="managed by tdebench"):
+            engine.validate_settings({key: "x"})
+    with pytest.raises(UsageError):
+        engine.validate_settings({"innodb_buffer_pool_size": "1G\ninnodb_encrypt_tables=OFF"})
+    engine.validate_settings({"innodb_buffer_pool_size": "2G", "innodb-flush-method": "fsync"})
+
+
+def test_bad_server_setting_fails_with_log_tail(engine, tmp_path):
+    for bad in ({"tdebench_no_such_variable": "1"}, {"innodb_flush_method": "no_such_method"}):
+        inst = engine.create_instance(Config("mariadb", PLAIN, {**SMALL, **bad}), tmp_path)
+        with pytest.raises(EnvironmentProblem) as err:
+            inst.start()
+        message = str(err.value)
+        assert "[ERROR]" in message and next(iter(bad.values())) in message, message
+        inst.destroy()
+        assert not _own_servers()
+        assert list(tmp_path.iterdir()) == []
+
+
+def test_server_that_cannot_start_shows_its_log_tail(engine, tmp_path):
+    """A server that fails after a good install (here: a bad option added by hand) shows its log's tail."""
+    inst = engine.create_instance(Config("mariadb", PLAIN, dict(SMALL)), tmp_path)
+    try:
+        inst.start()
+        inst.stop()
+        cnf = Path(inst.data_dir) / "my.cnf"
+        cnf.write_text(cnf.read_text() + "tdebench_broken_option=1\n")
+        with pytest.raises(EnvironmentProblem) as err:
+            inst.start()
+        message = str(err.value)
+        assert "exited during start-up" in message and "tdebench_broken_option" in message
+        assert not _own_servers()
+    finally:
+        inst.destroy()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_killed_server_is_detected_and_restart_recovers(engine, tmp_path):
+    inst = engine.create_instance(Config("mariadb", parse_spec("tde:aes-256-cbc"), dict(SMALL)), tmp_path)
+    try:
+        inst.start()
+        conn = inst.connect()
+        cur = conn.cursor()
+        cur.execute("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))")
+        cur.execute("INSERT INTO t VALUES (1, 'kept')")
+        conn.commit()
+        conn.close()
+        pid = inst.server_pids()[0]
+        os.kill(pid, signal.SIGKILL)
+        for _ in range(100):  # let the engine notice (and reap) the dead server itself
+            if not inst.running():
+                break
+            time.sleep(0.1)
+        with pytest.raises(EnvironmentProblem, match="no longer running .*signal 9"):
+            inst.connect()
+        inst.restart()  # crash recovery with the same keys
+        conn = inst.connect()
+        cur = conn.cursor()
+        cur.execute("SELECT v FROM t")
+        assert cur.fetchall() == (("kept",),)
+        conn.close()
+    finally:
+        inst.destroy()
+    assert not _own_servers()
+
+
+def test_scope_tables_encrypts_tablespaces_but_not_the_redo_log(engine, tmp_path):
+    inst = engine.create_instance(Config("mariadb", parse_spec("tde:aes-128-ctr@tables"), dict(SMALL)), tmp_path)
+    try:
+        inst.start()
+        markers = new_markers()
+        inst.plant_canaries(markers)
+        inst.flush_to_disk()
+        inst.check_encrypted(["tdebench_canary"])
+        status = inst.encryption_status()
+        assert status["enabled"] and status["variables"]["innodb_encrypt_log"] == "OFF"
+        outside = inst.files_outside_scope()
+        root = Path(inst.data_dir)
+        hits = scan_directory(root, markers).files_with_hits
+        assert "data/ib_logfile0" in hits  # proves the canaries reached disk in plaintext outside the scope
+        for path in hits:
+            assert any(root.joinpath(path) in root.glob(g) for g in outside), path
+    finally:
+        inst.destroy()
+
+
+def test_unencrypted_tablespace_is_refused_with_reason(engine, tmp_path):
+    inst = engine.create_instance(Config("mariadb", parse_spec("tde:aes-192-cbc"), dict(SMALL)), tmp_path)
+    try:
+        inst.start()
+        conn = inst.connect()
+        cur = conn.cursor()
+        cur.execute("CREATE TABLE sneaky (id INT PRIMARY KEY) ENCRYPTED=NO")
+        cur.execute("CREATE TABLE fine (id INT PRIMARY KEY)")
+        conn.commit()
+        conn.close()
+        with pytest.raises(RunFailed, match="tpch/sneaky: not encrypted") as err:
+            inst.check_encrypted(["fine", "sneaky"], grace=1.0)
+        assert "tpch/fine" not in str(err.value)
+        with pytest.raises(RunFailed, match="tpch/missing: no InnoDB tablespace"):
+            inst.check_encrypted(["fine", "missing"], grace=0.0)
+    finally:
+        inst.destroy()
+
+
+def test_tcp_listens_on_loopback_only(engine, tmp_path):
+    inst = engine.create_instance(Config("mariadb", PLAIN, dict(SMALL), tcp=True), tmp_path)
+    try:
+        inst.start()
+        conn = inst.connect()
+        cur = conn.cursor()
+        cur.execute("SELECT @@bind_address, @@port, @@skip_networking")
+        bind, port, skip = cur.fetchone()
+        conn.close()
+        assert bind == "127.0.0.1" and port > 0 and not skip
+        assert inst.settings()["listen"].startswith("127.0.0.1")
+        conns = [c for c in psutil.Process(inst.server_pids()[0]).net_connections("inet")
+                 if c.status == psutil.CONN_LISTEN]
+        assert conns and all(c.laddr.ip == "127.0.0.1" for c in conns)
+    finally:
+        inst.destroy()
+
+
+def test_socket_only_by_default(engine, tmp_path):
+    inst = engine.create_instance(Config("mariadb", PLAIN, dict(SMALL)), tmp_path)
+    try:
+        inst.start()
+        assert not [c for c in psutil.Process(inst.server_pids()[0]).net_connections("inet")
+                    if c.status == psutil.CONN_LISTEN]
+        assert inst.socket.is_socket()
+        assert free_port()  # nothing of ours holds a port
+    finally:
+        inst.destroy()
+    assert not os.path.lexists(tmp_path / "mariadb-none")
+
+
+def _own_servers() -> list[int]:
+    """mariadbd processes started by this test process (children, any depth)."""
+    return [p.pid for p in psutil.Process().children(recursive=True) if "mariadbd" in p.name()]
