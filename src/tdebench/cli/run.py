@@ -153,8 +153,12 @@ def execute_plan(plan: RunPlan, rundir: RunDirectory, *, work_dir: Path | None, 
     from tdebench.cli.summary import print_summary
     from tdebench.cli.ui import RichListener
 
-    tests = "+".join(plan.tests)
-    console.print(f"tdebench: {', '.join(plan.labels)} · TPC-H {tests} SF {plan.sf:g} · {plan.trials} trials "
+    if plan.workload == "tpch":
+        what = f"TPC-H {'+'.join(plan.tests)} SF {plan.sf:g}"
+    else:
+        options = ", ".join(f"{k} {v}" for k, v in plan.workload_options.items())
+        what = f"{plan.workload}" + (f" ({options})" if options else "")
+    console.print(f"tdebench: {', '.join(plan.labels)} · {what} · {plan.trials} trials "
                   f"(+{plan.warmup_trials} warm-up) · cache {plan.cache} → {rundir.path}")
     try:
         with RichListener(err_console) as listener:

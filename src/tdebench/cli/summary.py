@@ -35,6 +35,37 @@ def _pct(config_values: list[float], plain_values: list[float]) -> str:
     return f"{mid * 100:+.1f}% ({min(ratios) * 100:+.1f}…{max(ratios) * 100:+.1f})"
 
 
+_OLTP_METRICS = {"tpcc": ("tpm", "nopm"), "sysbench": ("tps",)}
+
+
+def _oltp_table(rundir: RunDirectory, workload: str, configs: list[dict], plain: dict[str, str]) -> Table:
+    """tpcc/sysbench: median TPM and NOPM (or tps) per config and virtual-user step, overhead vs plain."""
+    metrics = _OLTP_METRICS[workload]
+    series: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
+    for row in rundir.read_measurements():
+        if row["workload"] == workload and row["status"] == "ok" and row["metric"] in metrics \
+                and row["step"].startswith("vu") and "." not in row["step"]:
+            series[(row["config"], row["test"], row["step"], row["metric"])].append(float(row["value"]))
+    steps = sorted({(t, s) for _, t, s, _ in series}, key=lambda ts: (ts[0], int(ts[1][2:])))
+    table = Table(title=f"{workload}: median {' / '.join(m.upper() for m in metrics)} per virtual-user step "
+                        "(overhead vs plain, min…max over trials)", title_justify="left")
+    for column in ("config", "test", "step", "n", *metrics):
+        table.add_column(column, justify="left" if column in ("config", "test", "step") else "right")
+    for c in configs:
+        for test, step in steps:
+            cells = []
+            for metric in metrics:
+                values = series.get((c["label"], test, step, metric), [])
+                base = series.get((plain.get(c["engine"], ""), test, step, metric), [])
+                text = f"{median(values):,.0f}" if values else "–"
+                if values and base and c["label"] != plain.get(c["engine"]):
+                    text += f" {_pct(values, base)}"
+                cells.append(text)
+            n = len(series.get((c["label"], test, step, metrics[0]), []))
+            table.add_row(c["label"], test, step, str(n), *cells)
+    return table
+
+
 def build_summary(run_dir: Path) -> Group:
     """Rich tables for the terminal: one row per config, then per-query medians."""
     rundir = RunDirectory(run_dir)
@@ -43,6 +74,9 @@ def build_summary(run_dir: Path) -> Group:
     series = _power_series(rundir)
     configs = manifest.get("configs", [])
     plain = {c["engine"]: c["label"] for c in configs if c["encryption"] == "none"}
+    workload = (manifest.get("plan") or {}).get("workload", "tpch")
+    if workload in _OLTP_METRICS:
+        return Group(_oltp_table(rundir, workload, configs, plain), _storage_table(configs, plain))
 
     totals = Table(title="TPC-H power test (stream 0): total of the 22 query times", title_justify="left")
     for column in ("config", "n", "median s", "min–max s", "overhead vs plain (min…max)", "on disk", "answers"):

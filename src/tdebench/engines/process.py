@@ -132,13 +132,23 @@ class ServerProcess:
         self.user = user
         self.env = env
         self.proc: subprocess.Popen[bytes] | None = None
+        self._owner_pid = os.getpid()  # only this process can wait() for the server
 
     @property
     def pid(self) -> int | None:
         return self.proc.pid if self.proc else None
 
     def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+        if self.proc is None:
+            return False
+        if os.getpid() != self._owner_pid:
+            # a forked child (a TPC-C virtual user) cannot wait() for the server: poll() would get ECHILD
+            # and report it dead, so ask the kernel instead
+            try:
+                return psutil.Process(self.proc.pid).status() != psutil.STATUS_ZOMBIE
+            except psutil.NoSuchProcess:
+                return False
+        return self.proc.poll() is None
 
     def start(self, ready: Callable[[], bool], timeout: float = 60.0) -> None:
         """Start the server and wait until ``ready()`` is true; on failure show the log tail."""

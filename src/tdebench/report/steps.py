@@ -21,9 +21,16 @@ TESTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "crud": ("CRUD operations", ("elapsed", "server_cpu", "mb_per_s")),
     "ingest": ("Loading through the client vs the bulk path", ("elapsed", "rows_per_s")),
     "backup": ("Backup and restore", ("elapsed", "bytes", "server_cpu", "tool_cpu")),
+    "tpcc": ("TPC-C-like OLTP per virtual-user step",
+             ("tpm", "nopm", "latency_p50", "latency_p95", "latency_p99", "server_cpu_per_txn")),
+    **{t: (f"sysbench {t} per thread count", ("tps", "latency_p95", "server_cpu_per_txn"))
+       for t in ("oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_insert")},
 }
 METRIC_TITLES = {"elapsed": "elapsed", "server_cpu": "server CPU", "mb_per_s": "MB/s", "rows_per_s": "rows/s",
-                 "bytes": "size", "tool_cpu": "CPU of the backup tools (mariadb-backup, pg_dump, gzip, …)"}
+                 "bytes": "size", "tool_cpu": "CPU of the backup tools (mariadb-backup, pg_dump, gzip, …)",
+                 "tpm": "TPM", "nopm": "NOPM", "tps": "transactions/s", "latency_p50": "p50 latency",
+                 "latency_p95": "p95 latency", "latency_p99": "p99 latency",
+                 "server_cpu_per_txn": "server CPU per transaction"}
 
 
 @dataclass

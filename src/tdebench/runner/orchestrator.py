@@ -356,7 +356,7 @@ class Orchestrator:
 
     def _recorder(self, label: str, block: int) -> Recorder:
         config = self.plan.config(label)
-        return Recorder(self.run_id, block, label, config.engine, str(config.spec),
+        return Recorder(self.run_id, block, label, config.engine, str(config.spec), workload=self.plan.workload,
                         status="warmup" if block == 0 and self.plan.warmup_trials else "ok")
 
     def _check_answers(self) -> None:
