@@ -184,6 +184,10 @@ class Instance(ABC):
     def check_encrypted(self, schema_tables: list[str]) -> None:
         """Raise :class:`tdebench.errors.RunFailed` if an encrypted config is not encrypted."""
 
+    def files_outside_scope(self) -> list[str]:
+        """Glob patterns (relative to :attr:`data_dir`) of files a narrower encryption scope leaves plaintext."""
+        return []
+
     def flush_to_disk(self) -> None:
         """Force everything written so far to the files (checkpoint/flush) before a scan."""
 

@@ -206,7 +206,7 @@ class MariadbInstance(Instance):
             self.link.mkdir(mode=0o700)
             return self.link
         base = Path("/var/tmp") if Path("/var/tmp").is_dir() else Path(tempfile.gettempdir())
-        root = Path(tempfile.mkdtemp(prefix=f"tdebench-{self.config.label}-", dir=base))
+        root = Path(tempfile.mkdtemp(prefix=f"tdebench-inst-{self.config.label}-", dir=base))
         self.link.symlink_to(root, target_is_directory=True)
         self.relocated = (f"{self.link.parent} is not traversable by the service user '{self.user.pw_name}'; "
                           f"instance created in {root}")
@@ -338,7 +338,7 @@ class MariadbInstance(Instance):
             raise EnvironmentProblem(f"mariadbd for {self.config.label} is not started", "call start() first")
         if not self._server.running():
             code = self._server.proc.returncode if self._server.proc else None
-            how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+            how = ("exited" if code is None else f"killed by signal {-code}" if code < 0 else f"exit code {code}")
             raise EnvironmentProblem(f"mariadbd for {self.config.label} is no longer running ({how}); "
                                      f"last lines of its log:\n{tail(self.log_path)}",
                                      "look at the log; restart() runs crash recovery")

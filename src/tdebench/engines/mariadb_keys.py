@@ -69,7 +69,7 @@ def transient_dir(fallback: Path) -> Path:
     shm = Path("/dev/shm")
     base = shm if shm.is_dir() and os.access(shm, os.W_OK | os.X_OK) else fallback
     base.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return Path(tempfile.mkdtemp(prefix="tdebench-mariadb-", dir=base))
+    return Path(tempfile.mkdtemp(prefix="tdebench-secret-mariadb-", dir=base))
 
 
 @dataclass

@@ -6,6 +6,7 @@ the files its scope covers. Works for any engine through the :class:`Instance` i
 
 from __future__ import annotations
 
+import fnmatch
 import mmap
 import secrets
 from dataclasses import asdict, dataclass, field
@@ -108,10 +109,15 @@ def verify_at_rest(instance: Instance, markers: list[str] | None = None,
     known = scan_directory(instance.data_dir, list(known_plaintext)) if known_plaintext else ScanResult([], [])
     encrypted = not instance.config.spec.is_plain
     hits = canary.marker_hits + known.marker_hits
+    outside = instance.files_outside_scope()
+    in_scope = sum(f.total_hits for f in canary.files + known.files
+                   if not any(fnmatch.fnmatch(f.path, pattern) for pattern in outside))
     return {
         "expected_encrypted": encrypted,
-        "encrypted_on_disk": hits == 0,
-        "passed": (hits == 0) if encrypted else (hits > 0),
+        "encrypted_on_disk": in_scope == 0,
+        "passed": (in_scope == 0) if encrypted else (hits > 0),
+        "outside_scope": outside,
+        "outside_scope_hits": hits - in_scope,
         "marker_hits": canary.marker_hits,
         "known_plaintext_hits": known.marker_hits,
         "files_scanned": len(canary.files),
