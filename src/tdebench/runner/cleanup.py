@@ -23,7 +23,7 @@ from tdebench.runner.ownership import (PREFIX, owner_alive, read_records, remova
                                        temp_roots)
 
 # temp directories that only live while a server starts (gocryptfs/initdb pass files, MariaDB file key)
-TRANSIENT_PREFIXES = ("tdebench-secret-")
+TRANSIENT_PREFIXES = ("tdebench-secret-",)
 TRANSIENT_MAX_AGE = 15 * 60.0
 
 
