@@ -69,3 +69,20 @@ def test_no_key_or_password_anywhere_in_the_run_directory(run_dir):
             data = path.read_bytes()
             for secret in secrets_:
                 assert secret.encode() not in data, f"secret in {path}"
+
+
+def test_no_argument_run_is_sqlite_vs_sqlcipher(tmp_path, monkeypatch, tpch_sf001):
+    """The README's main command: `tdebench` alone runs the default comparison into results/."""
+    cache = tmp_path / "cache"
+    (cache / "tdebench").mkdir(parents=True)
+    (cache / "tdebench" / "tpch").symlink_to(Path(tpch_sf001[0]).parent)  # reuse the session's SF 0.01 data
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as code:
+        main([])
+    assert code.value.code == 0
+    (run,) = (tmp_path / "results").iterdir()
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert [c["label"] for c in manifest["plan"]["configs"]] == ["sqlite-none", "sqlite-sqlcipher-aes-256-cbc"]
+    assert manifest["plan"]["sf"] == 0.01 and manifest["plan"]["trials"] == 3
+    assert (run / "report" / "index.html").is_file()

@@ -37,7 +37,7 @@ def _root(ctx: typer.Context,
         out.print(f"tdebench {__version__}")
         raise typer.Exit()
     if ctx.invoked_subcommand is None:
-        ctx.invoke(run_command)
+        ctx.invoke(run_command, ctx=ctx)
 
 
 def _parse_settings(items: list[str], option: str = "--server-setting", example: str = "page_size=8192") -> dict[str, str]:
@@ -58,8 +58,15 @@ def _workload_options(items: list[str], **named: object) -> dict[str, object]:
     return options
 
 
+def _given(ctx: typer.Context, name: str) -> bool:
+    """True when option ``name`` was typed on the command line (it then overrides the experiment file)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
+
+
 @app.command("run")
 def run_command(
+    ctx: typer.Context,
     experiment: Annotated[Optional[Path], typer.Argument(
         help="Experiment file (TOML); its [run] keys are the options below.", show_default=False)] = None,
     engine: Annotated[str, typer.Option(help="Engine(s), comma-separated: sqlite (default), mariadb, postgres.")] = "sqlite",
@@ -110,7 +117,13 @@ def run_command(
         raise typer.Exit(runner.resume_run(resume, work_dir=work_dir, report=report, console=out, err_console=err,
                                            disk_check=not skip_disk_check))
     if experiment is not None:
-        plan, parsed = runner.load_plan_file(experiment)
+        overrides = {name: value for name, value in (
+            ("sf", sf), ("tests", [t.strip() for t in tests.split(",") if t.strip()]), ("streams", streams),
+            ("trials", trials), ("warmup", warmup), ("cache", cache), ("reset", reset),
+            ("query_timeout", query_timeout), ("max_failures", max_failures), ("seed", seed),
+            ("keep_answers", keep_answers), ("data_dir", str(data_dir) if data_dir else None), ("tcp", tcp),
+            ("keep", keep)) if _given(ctx, name)}
+        plan, parsed = runner.load_plan_file(experiment, overrides)
         target = out_dir or (Path(parsed.run.out) if parsed.run.out else None)
     else:
         options = {"sf": sf, "tests": [t.strip() for t in tests.split(",") if t.strip()], "streams": streams,

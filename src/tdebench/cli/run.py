@@ -248,11 +248,15 @@ def build_report_for(run_dir: Path, err_console: Console) -> Path | None:
         return None
 
 
-def load_plan_file(path: Path) -> tuple[RunPlan, Experiment]:
-    """An experiment file -> validated plan."""
+def load_plan_file(path: Path, overrides: dict[str, Any] | None = None) -> tuple[RunPlan, Experiment]:
+    """An experiment file -> validated plan; options typed on the command line override the file's [run]."""
     try:
         experiment = load_experiment(path)
     except UnicodeDecodeError as exc:
         raise UsageError(f"experiment file {path} is not UTF-8 text ({exc.reason} at byte {exc.start})",
                          "save it as UTF-8 TOML") from None
+    if overrides:
+        data = experiment.model_dump()
+        data["run"].update(overrides)
+        experiment = validate_experiment(data, "command line")
     return plan_from_experiment(experiment), experiment
