@@ -16,10 +16,13 @@ from tdebench.results.rundir import RunDirectory
 Series = dict[tuple[str, str], list[float]]  # (config, step) -> values over trials
 
 
-def _power_series(rundir: RunDirectory) -> Series:
+STEP_TESTS = {"crud": "crud", "load": "ingest", "backup": "backup"}  # workloads whose steps live in one test
+
+
+def _power_series(rundir: RunDirectory, test: str = "power") -> Series:
     series: Series = defaultdict(list)
     for row in rundir.read_measurements():
-        if row["test"] == "power" and row["status"] == "ok" and row["metric"] == "elapsed":
+        if row["test"] == test and row["status"] == "ok" and row["metric"] == "elapsed":
             value = float(row["value"])
             if not math.isnan(value):
                 series[(row["config"], row["step"])].append(value)
@@ -77,6 +80,9 @@ def build_summary(run_dir: Path) -> Group:
     workload = (manifest.get("plan") or {}).get("workload", "tpch")
     if workload in _OLTP_METRICS:
         return Group(_oltp_table(rundir, workload, configs, plain), _storage_table(configs, plain))
+    if workload in STEP_TESTS:
+        test = STEP_TESTS[workload]
+        return Group(_steps_table(configs, plain, _power_series(rundir, test), test), _storage_table(configs, plain))
 
     totals = Table(title="TPC-H power test (stream 0): total of the 22 query times", title_justify="left")
     for column in ("config", "n", "median s", "min–max s", "overhead vs plain (min…max)", "on disk", "answers"):
@@ -111,6 +117,25 @@ def build_summary(run_dir: Path) -> Group:
     return Group(totals, queries, _storage_table(configs, plain))
 
 
+def _steps_table(configs: list[dict], plain: dict[str, str], series: Series, test: str) -> Table:
+    """crud/load/backup: median seconds per step, with the overhead vs plain (min…max over trials)."""
+    table = Table(title=f"{test}: median seconds per step (overhead vs plain, min…max)", title_justify="left")
+    table.add_column("step")
+    for c in configs:
+        table.add_column(c["label"], justify="right")
+    for step in dict.fromkeys(step for _, step in series):
+        cells = []
+        for c in configs:
+            values = series.get((c["label"], step), [])
+            base = series.get((plain.get(c["engine"], ""), step), [])
+            text = f"{median(values):.4f}" if values else "–"
+            if values and base and c["label"] != plain.get(c["engine"]):
+                text += f" ({_pct(values, base)})"
+            cells.append(text)
+        table.add_row(step, *cells)
+    return table
+
+
 def _mib(n: float | None) -> str:
     return f"{n / 1024**2:,.1f} MiB" if n else "–"
 
@@ -127,8 +152,8 @@ def _storage_table(configs: list[dict], plain: dict[str, str]) -> Table:
     by_label = {c["label"]: c for c in configs}
     for c in configs:
         base = by_label.get(plain.get(c["engine"], ""), {})
-        catalog = (c.get("storage") or {}).get("totals", {}).get("total_bytes")
-        base_catalog = (base.get("storage") or {}).get("totals", {}).get("total_bytes")
+        catalog = (c.get("storage") or c.get("storage_tables") or {}).get("totals", {}).get("total_bytes")
+        base_catalog = (base.get("storage") or base.get("storage_tables") or {}).get("totals", {}).get("total_bytes")
         table.add_row(c["label"], _mib(catalog), _growth(catalog, base_catalog), _mib(c.get("storage_bytes")),
                       _growth(c.get("storage_bytes"), base.get("storage_bytes")))
     return table

@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -262,6 +263,19 @@ class MariadbInstance(Instance):
             if self.user is not None:
                 os.lchown(link, self.user.pw_uid, self.user.pw_gid)
         return self._transient
+
+    @contextlib.contextmanager
+    def key_material(self) -> Iterator[None]:
+        """The file key readable at ``keys/filekey`` (0600, tmpfs) while the block runs, for tools that load the
+        key plugin themselves (``mariadb-backup --backup/--prepare``); removed afterwards. No-op when plain."""
+        if self._keys is None:
+            yield
+            return
+        self._secrets()
+        try:
+            yield
+        finally:
+            self._forget_secrets()
 
     def _forget_secrets(self) -> None:
         link = self._filekey_placeholder() if self.root is not None else None

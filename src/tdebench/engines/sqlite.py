@@ -110,7 +110,11 @@ class SqliteInstance(Instance):
         shutil.rmtree(self._dir, ignore_errors=True)
 
     def connect(self) -> Connection:
-        conn = sqlcipher3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+        return self.connect_path(self.path)
+
+    def connect_path(self, path: Path) -> Connection:
+        """A connection to ``path`` with this instance's key and settings (backups into a second file)."""
+        conn = sqlcipher3.connect(str(path), check_same_thread=False, isolation_level=None)
         s = self._settings
         if self._key is not None:
             # raw key: x'<64 hex>' skips PBKDF2; must be the first statement on the connection

@@ -97,11 +97,20 @@ def sqlite_dbstat(path: Path, tables: list[str]) -> dict[str, dict[str, int]] | 
     return out
 
 
+def family(instance: Instance, dialect: str) -> str:
+    """Which catalog to ask: by engine (a MySQL engine may speak the postgres dialect), else by dialect."""
+    engine = getattr(getattr(instance, "config", None), "engine", "")
+    if engine in ("mariadb", "mysql") or dialect in ("mariadb", "mysql"):
+        return "mariadb"
+    return "postgres" if engine == "postgres" or dialect == "postgres" else "sqlite"
+
+
 def table_sizes(instance: Instance, dialect: str, tables: list[str], conn: Connection | None = None
                 ) -> dict[str, dict[str, int]]:
     """Per-table sizes (empty dict for SQLite without dbstat); uses ``conn`` or a new connection."""
     own = conn is None
     conn = conn or instance.connect()
+    dialect = family(instance, dialect)
     try:
         if dialect == "mariadb":
             return mariadb_sizes(conn, tables)
@@ -138,6 +147,7 @@ def user_tables(instance: Instance, dialect: str, conn: Connection) -> list[str]
 def storage_breakdown(instance: Instance, dialect: str, tables: list[str] | None = None) -> dict[str, Any]:
     """Data-directory bytes plus per-table data/index bytes (all user tables when ``tables`` is None)."""
     conn = instance.connect()
+    dialect = family(instance, dialect)
     try:
         names = tables if tables is not None else user_tables(instance, dialect, conn)
         sizes = table_sizes(instance, dialect, names, conn)

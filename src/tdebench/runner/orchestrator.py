@@ -228,12 +228,22 @@ class Orchestrator:
                  "engine_version": getattr(instance, "server_version", "") or engine.version(),
                  "dialect": getattr(instance, "dialect", engine.dialect), "settings": instance.settings(),
                  "storage_bytes": instance.storage_bytes(), **facts}
-        breakdown = getattr(instance, "storage_breakdown", None)
-        if callable(breakdown):
-            entry["storage"] = breakdown()
+        entry["storage"] = self._storage(state)
         configs = [c for c in self.manifest.get("configs", []) if c.get("label") != state.config.label]
         self.manifest["configs"] = [*configs, entry]
         self.rundir.write_manifest(self.manifest)
+
+    def _storage(self, state: ConfigState) -> dict[str, Any]:
+        """Per-table data/index bytes for every engine: the engine's own breakdown, else the generic one."""
+        from tdebench.measure.storage import storage_breakdown
+
+        own = getattr(state.instance, "storage_breakdown", None)
+        try:
+            if callable(own):
+                return own()
+            return storage_breakdown(state.instance, state.dialect, list(self.workload.schema_tables) or None)
+        except Exception as exc:  # noqa: BLE001 - sizes are facts, never a reason to fail a run
+            return {"error": redact(str(exc))[:300]}
 
     # ------------------------------------------------------------------------------------------
     def _run_block(self, block: Block) -> None:

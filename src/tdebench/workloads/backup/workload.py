@@ -37,14 +37,16 @@ if TYPE_CHECKING:
 TEST = "backup"
 
 
-def engine_kinds(dialect: str) -> list[BackupKind]:
-    """Every backup kind of one engine."""
-    if dialect == "mariadb":
+def engine_kinds(engine: str) -> list[BackupKind]:
+    """Every backup kind of one engine (none for engines without backup tooling here)."""
+    if engine == "mariadb":
         from tdebench.workloads.backup.mariadb_kinds import kinds
-    elif dialect == "postgres":
+    elif engine == "postgres":
         from tdebench.workloads.backup.postgres_kinds import kinds
-    else:
+    elif engine == "sqlite":
         from tdebench.workloads.backup.sqlite_kinds import kinds
+    else:
+        return []
     return kinds()
 
 
@@ -90,8 +92,8 @@ class BackupWorkload(Workload):
         record_storage(rec, breakdown)
         return {"load_seconds": round(result.total_seconds, 6), "storage_tables": breakdown}
 
-    def _kinds(self, dialect: str) -> list[BackupKind]:
-        return [k for k in engine_kinds(dialect) if self.options.wants(k.info.name)]
+    def _kinds(self, engine: str) -> list[BackupKind]:
+        return [k for k in engine_kinds(engine) if self.options.wants(k.info.name)]
 
     def _context(self, state: ConfigState) -> Context:
         scratch = Path(state.instance.workdir) / f"backups-{state.label}"
@@ -145,8 +147,12 @@ class BackupWorkload(Workload):
         markers = canary_markers(state.instance)
         ctx = self._context(state)
         total = time.perf_counter()
+        kinds = self._kinds(state.config.engine)
+        if not kinds:
+            result.failures.append(f"no backup kind selected for engine {state.config.engine} "
+                                   f"(kinds: {', '.join(self.options.kinds)}; compression: {self.options.compression})")
         try:
-            for kind in self._kinds(state.dialect):
+            for kind in kinds:
                 try:
                     result.failures += self._one(ctx, kind, markers, rec, block)
                 except Exception as exc:  # noqa: BLE001 - one failing tool must not hide the others

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tdebench.engines.base import Connection
-from tdebench.measure.storage import sqlite_total, table_sizes
+from tdebench.measure.storage import family, sqlite_total, table_sizes
 from tdebench.runner.recorder import Recorder
 from tdebench.runner.state import ConfigState
 from tdebench.workloads.crud import schema
@@ -44,10 +44,14 @@ def query_one(conn: Connection, sql: str) -> tuple[Any, ...]:
 
 
 def persons_bytes(state: ConfigState, conn: Connection) -> int | None:
-    """Data + index bytes of ``persons`` (SQLite: pages in use of the whole database file)."""
-    if state.dialect == "sqlite":
-        return sqlite_total(conn)
-    sizes = table_sizes(state.instance, state.dialect, ["persons"], conn)
+    """Data + index bytes of ``persons`` (SQLite: pages in use of the whole database file); None if unknown."""
+    try:
+        if family(state.instance, state.dialect) == "sqlite":
+            return sqlite_total(conn)
+        sizes = table_sizes(state.instance, state.dialect, ["persons"], conn)
+    except Exception:  # noqa: BLE001 - a size is a side fact; an engine without these catalogs has none
+        conn.rollback()
+        return None
     return sizes["persons"]["total_bytes"] if "persons" in sizes else None
 
 

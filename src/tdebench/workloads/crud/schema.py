@@ -30,6 +30,8 @@ _LOGICAL = (("id", "bigint", 0), ("first_name", "text", 64), ("last_name", "text
 
 
 def _check(dialect: str) -> str:
+    if dialect == "mysql":
+        return "mariadb"
     if dialect not in _TYPES:
         raise ValueError(f"unknown SQL dialect {dialect!r}; known: {', '.join(_TYPES)}")
     return dialect
@@ -37,7 +39,8 @@ def _check(dialect: str) -> str:
 
 def create_table_sql(dialect: str, table: str) -> str:
     """CREATE TABLE with the primary key on id (SQLite: a rowid alias; MariaDB: the clustered index)."""
-    types = _TYPES[_check(dialect)]
+    dialect = _check(dialect)
+    types = _TYPES[dialect]
     cols = ",\n".join(f"  {name} {types[kind].format(size)} NOT NULL" for name, kind, size in _LOGICAL)
     suffix = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4" if dialect == "mariadb" else ""
     return f"CREATE TABLE {table} (\n{cols},\n  PRIMARY KEY (id)\n){suffix}"

@@ -94,7 +94,7 @@ class CrudWorkload(Workload):
         return rows + len(batch)
 
     def load(self, state: ConfigState, rec: Recorder, ui: RunListener) -> dict[str, Any]:
-        rec.workload = self.name  # the orchestrator's recorders default to "tpch"
+        rec.workload = self.name  # also right with orchestrators whose recorders default to "tpch"
         o = self.options
         ui.task_started(f"load-{state.label}", f"load {state.label}", 4)
         t_all = time.perf_counter()
