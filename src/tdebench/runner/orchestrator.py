@@ -265,6 +265,9 @@ class Orchestrator:
         name = "warm-up" if block.warmup else f"trial {block.number}/{self.plan.trials}"
         rec = self._recorder(label, block.number)
         self.ui.task_started("trial", f"{name} {label}", None)
+        # the trial in flight, so a reader (or --resume) knows what a crash interrupted
+        self.manifest["in_flight"] = {"config": label, "block": block.number, "started_at": utc_now()}
+        self.rundir.write_manifest(self.manifest)
         try:
             self._prepare(state, rec)
             if state.instance.scannable:  # external servers: no local processes or disk to sample
@@ -330,6 +333,7 @@ class Orchestrator:
             state.failures_in_a_row = 0
             rec.add("trial", "trial", "completed", 1, "flag")
         self.rundir.append(rec.rows)
+        self.manifest.pop("in_flight", None)
         self.rundir.write_manifest(self.manifest)
 
     def _recover(self, state: ConfigState) -> None:
