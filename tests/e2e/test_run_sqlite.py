@@ -86,3 +86,15 @@ def test_no_argument_run_is_sqlite_vs_sqlcipher(tmp_path, monkeypatch, tpch_sf00
     assert [c["label"] for c in manifest["plan"]["configs"]] == ["sqlite-none", "sqlite-sqlcipher-aes-256-cbc"]
     assert manifest["plan"]["sf"] == 0.01 and manifest["plan"]["trials"] == 3
     assert (run / "report" / "index.html").is_file()
+
+
+def test_verify_command_checks_without_trials(tmp_path, tpch_sf001, capsys):
+    out = tmp_path / "verify"
+    with pytest.raises(SystemExit) as code:
+        main(["verify", "--engine", "sqlite", "--out", str(out), "--data-dir", str(Path(tpch_sf001[0]).parent)])
+    assert code.value.code == 0
+    text = capsys.readouterr().out
+    assert "sqlite-none: PLAINTEXT on disk" in text and "sqlite-sqlcipher-aes-256-cbc: encrypted on disk" in text
+    verification = json.loads((out / "verification.json").read_text())["configs"]
+    assert verification["sqlite-sqlcipher-aes-256-cbc"]["marker_hits"] == 0
+    assert not [line for line in (out / "measurements.csv").read_text().splitlines() if ",power," in line]

@@ -152,6 +152,26 @@ def run_command(
                                       disk_check=not skip_disk_check))
 
 
+@app.command("verify")
+def verify_command(
+    engine: Annotated[str, typer.Option(help="Engine(s), comma-separated.")] = "sqlite",
+    encryption: Annotated[Optional[str], typer.Option(help="Comma-separated specs (default: none + engine default).")] = None,
+    sf: Annotated[float, typer.Option(help="TPC-H scale factor of the data loaded for the check.")] = 0.01,
+    out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default results/<time>-verify).")] = None,
+    data_dir: Annotated[Optional[Path], typer.Option(help="Where TPC-H data is generated and cached.")] = None,
+    server_setting: Annotated[list[str], typer.Option(help="KEY=VALUE engine setting; repeatable.")] = [],
+) -> None:
+    """Provision, load and verify encryption at rest (status query + canary scan + answers), without trials."""
+    from tdebench.cli import run as runner
+    from tdebench.results.rundir import RunDirectory
+
+    options = {"sf": sf, "trials": 1, "warmup": 0, "data_dir": str(data_dir) if data_dir else None}
+    plan = runner.plan_from_experiment(
+        runner.experiment_from_options(engine, encryption, _parse_settings(server_setting), options))
+    rundir = RunDirectory.create(out_dir or default_out_dir("verify"))
+    raise typer.Exit(runner.verify_plan(plan, rundir, console=out, err_console=err))
+
+
 @app.command("engines")
 def engines_command() -> None:
     """List the engines, their versions here and the encryption specs each supports."""

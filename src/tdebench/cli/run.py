@@ -260,3 +260,28 @@ def load_plan_file(path: Path, overrides: dict[str, Any] | None = None) -> tuple
         data["run"].update(overrides)
         experiment = validate_experiment(data, "command line")
     return plan_from_experiment(experiment), experiment
+
+
+def verify_plan(plan: RunPlan, rundir: RunDirectory, *, console: Console, err_console: Console) -> int:
+    """`tdebench verify`: every config provisioned, loaded and verified; 0 when every verdict holds."""
+    import json
+
+    from tdebench.cli.ui import RichListener
+    from tdebench.errors import RunFailed
+
+    failed = None
+    with RichListener(err_console) as listener:
+        try:
+            Orchestrator(plan, rundir, listener, verify_only=True).execute()
+        except RunFailed as exc:
+            failed = exc
+    verification = json.loads(rundir.verification_path.read_text()) if rundir.verification_path.exists() else {}
+    for label, entry in verification.get("configs", {}).items():
+        verdict = "encrypted on disk" if entry.get("encrypted_on_disk") else "PLAINTEXT on disk"
+        console.print(f"{label}: {verdict}; status enabled={entry.get('status', {}).get('enabled')}; "
+                      f"{entry.get('marker_hits', '?')} canary hits in {entry.get('files_scanned', '?')} files; "
+                      f"answers equal: {entry.get('answers_equal')}; check {'passed' if entry.get('passed') else 'FAILED'}")
+    console.print(f"verification: {rundir.verification_path}")
+    if failed is not None:
+        raise failed
+    return 0

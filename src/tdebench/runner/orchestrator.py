@@ -59,8 +59,9 @@ class Orchestrator:
     def __init__(self, plan: RunPlan, rundir: RunDirectory, listener: RunListener | None = None,
                  command_line: list[str] | None = None, work_root: Path | None = None,
                  completed: set[tuple[int, str]] | None = None, manifest: dict[str, Any] | None = None,
-                 disk_check: bool = True) -> None:
+                 disk_check: bool = True, verify_only: bool = False) -> None:
         self.plan = plan
+        self.verify_only = verify_only  # `tdebench verify`: provision, load and verify, no trials
         self.rundir = rundir
         self.ui = listener or RunListener()
         self.command_line = command_line or sys.argv
@@ -99,7 +100,7 @@ class Orchestrator:
                     for config in self.plan.configs:
                         self._provision(stack, config, workdir)
                     self._check_answers()
-                    for block in self.plan.blocks():
+                    for block in ([] if self.verify_only else self.plan.blocks()):
                         self._run_block(block)
                 except KeyboardInterrupt:
                     if not any(c.keep for c in self.plan.configs):  # the data is deleted anyway: no clean
