@@ -25,8 +25,8 @@ def _servers(seen) -> list[int]:
 
 
 @pytest.mark.parametrize("name, tcp", [("mariadb", False), ("postgres", True)])
-def test_servers_of_a_run_listen_only_locally(name, tcp):
-    seen = observed_run(name)
+def test_servers_of_a_run_listen_only_locally(name, tcp, tpch_sf001):
+    seen = observed_run(name, Path(tpch_sf001[0]).parent)
     assert seen.code == 0, seen.stderr[-2000:]
     servers = _servers(seen)
     assert servers, f"no server process seen during the {name} run"

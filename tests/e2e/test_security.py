@@ -207,21 +207,19 @@ def _run_observed(name: str, extra: list[str], base: Path, data_dir: Path) -> Ob
 
 
 @functools.lru_cache(maxsize=None)
-def observed_run(name: str) -> Observed:
-    """Run ``name`` once per session (shared with test_exposure.py); skip when it cannot run here."""
+def observed_run(name: str, data_dir: Path) -> Observed:
+    """Run ``name`` once per session (shared with test_exposure.py); skip when it cannot run here.
+    ``data_dir``: the TPC-H SF 0.01 directory of the session (fixture ``tpch_sf001``)."""
     extra, missing = ENGINES[name]
     if missing:
         pytest.skip(missing)
-    from tdebench.workloads.tpch.datagen import ensure_data
-
     base = Path(tempfile.mkdtemp(prefix=f"t10-security-{name}-"))
     base.chmod(0o755)
-    data_dir, _ = ensure_data(0.01, Path(tempfile.gettempdir()) / "t10-tpch-data")
     state = base / "state"
     previous = os.environ.get("XDG_STATE_HOME")
     os.environ["XDG_STATE_HOME"] = str(state)
     try:
-        return _run_observed(name, extra, base, data_dir.parent)
+        return _run_observed(name, extra, base, data_dir)
     finally:
         if previous is None:
             os.environ.pop("XDG_STATE_HOME", None)
@@ -270,8 +268,8 @@ def _key_file(path: str) -> bool:
 
 @pytest.fixture(params=[pytest.param(n, marks=[pytest.mark.server] if n != "sqlite" else [])
                         for n in sorted(ENGINES)])
-def observed(request) -> Observed:
-    return observed_run(request.param)
+def observed(request, tpch_sf001) -> Observed:
+    return observed_run(request.param, Path(tpch_sf001[0]).parent)
 
 
 def test_run_succeeds_and_generates_secrets(observed):

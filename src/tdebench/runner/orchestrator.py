@@ -99,6 +99,7 @@ class Orchestrator:
                 try:
                     for config in self.plan.configs:
                         self._provision(stack, config, workdir)
+                    self.owned.stop_polling()
                     self._check_answers()
                     for block in ([] if self.verify_only else self.plan.blocks()):
                         self._run_block(block)

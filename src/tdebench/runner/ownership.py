@@ -135,9 +135,14 @@ class Ownership:
                 self.data["dirs"].append(text)
                 self._write()
 
+    def stop_polling(self) -> None:
+        """Provisioning is over: no more helpers to watch, and measured trials get no extra /proc reads."""
+        self._stop.set()
+
     def _poll_children(self, interval: float = 0.25) -> None:
-        """Record ``tdebench-*`` temp directories of helpers that are not servers (pass files of initdb,
-        mariadb-install-db, gocryptfs -init on their command lines) and the servers' socket directories."""
+        """While instances are provisioned: record ``tdebench-*`` temp directories of helpers that are not
+        servers (pass files of initdb, mariadb-install-db, gocryptfs -init on their command lines) and the
+        servers' socket directories."""
         seen: set[int] = set()
         while not self._stop.wait(interval):
             try:
@@ -185,7 +190,7 @@ class Ownership:
     def close(self) -> None:
         """Stop recording; delete the record if nothing it lists is left (else cleanup will find it)."""
         self._unwatch()
-        self._stop.set()
+        self.stop_polling()
         self._poller.join(timeout=2)
         from tdebench.runner.cleanup import leftovers  # noqa: PLC0415 - cleanup imports this module
 
