@@ -288,14 +288,26 @@ def available_engines(wanted: list[str]) -> list[str]:
     return found
 
 
-def schedule(runs: int, engines: list[str], rng: random.Random) -> list[tuple[str, signal.Signals, float]]:
-    """(engine, signal, delay) per run: engines and signals round-robin, delays uniform over a run's duration."""
+def calibrate(harness: Harness, engines: list[str]) -> dict[str, float]:
+    """Seconds an uninterrupted run of each engine takes here (so the random points cover the whole run)."""
+    durations = {}
+    for engine in engines:
+        started = time.monotonic()
+        result = harness.tdebench(*harness.run_args(engine, harness.base / "runs" / f"calibrate-{engine}"))
+        durations[engine] = time.monotonic() - started if result.returncode == 0 else PROFILES[engine][1]
+    return durations
+
+
+def schedule(runs: int, engines: list[str], rng: random.Random,
+             durations: dict[str, float] | None = None) -> list[tuple[str, signal.Signals, float]]:
+    """(engine, signal, delay) per run: engines and signals round-robin, delays uniform over 5-95 % of a run."""
     signals = [signal.SIGINT, signal.SIGTERM, signal.SIGKILL]
     plan = []
     for i in range(runs):
         engine = engines[i % len(engines)]
-        duration = PROFILES[engine][1]
-        plan.append((engine, signals[(i // len(engines)) % len(signals)], round(rng.uniform(0.5, duration), 2)))
+        duration = (durations or {}).get(engine, PROFILES[engine][1])
+        delay = round(rng.uniform(0.05 * duration, 0.95 * duration), 2)
+        plan.append((engine, signals[(i // len(engines)) % len(signals)], delay))
     return plan
 
 
@@ -319,9 +331,11 @@ def main() -> int:
     harness = Harness(base, data_dir, args.src.resolve())
     print(f"interrupting {args.runs} runs of {', '.join(engines)} (seed {seed}) under {base}, tdebench from "
           f"{args.src}", flush=True)
+    durations = calibrate(harness, engines)
+    print("uninterrupted runs take " + ", ".join(f"{e} {d:.1f}s" for e, d in durations.items()), flush=True)
     outcomes = []
     started = time.monotonic()
-    for i, (engine, sig, delay) in enumerate(schedule(args.runs, engines, rng), start=1):
+    for i, (engine, sig, delay) in enumerate(schedule(args.runs, engines, rng, durations), start=1):
         outcome = harness.interrupt(f"run{i:02d}-{engine}", engine, sig, delay)
         outcomes.append(outcome)
         print(outcome.line(), flush=True)

@@ -81,7 +81,7 @@ def test_resume_after_sigkill_does_not_repeat_completed_trials(tmp_path, tpch_sf
     first_done = None
     while time.monotonic() < deadline and proc.poll() is None:
         if (out / "measurements.csv").exists():
-            done = [r for r in rows(out) if r["step"] == "trial" and r["block"] == "1"]
+            done = [r for r in rows(out) if r["test"] == "trial" and r["block"] == "1"]
             if done:
                 first_done = (done[0]["block"], done[0]["config"])
                 break
@@ -93,7 +93,7 @@ def test_resume_after_sigkill_does_not_repeat_completed_trials(tmp_path, tpch_sf
     result = tdebench("run", "--resume", str(out), "--work-dir", str(tmp_path / "work"))
     assert result.returncode == 0, result.stderr[-3000:]
     after = rows(out)
-    markers = [(r["block"], r["config"]) for r in after if r["step"] == "trial" and r["status"] in ("ok", "warmup")]
+    markers = [(r["block"], r["config"]) for r in after if r["test"] == "trial" and r["status"] in ("ok", "warmup")]
     assert len(markers) == len(set(markers)) == 2 * 4  # warm-up + 3 trials for each of 2 configs, none twice
     again = [r for r in after if (r["block"], r["config"]) == first_done and r["status"] == "ok"]
     assert again == before  # the completed trial was kept, not redone
