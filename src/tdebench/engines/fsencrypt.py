@@ -179,8 +179,8 @@ class GocryptfsMount:
         """Unmount (``fusermount3 -u``, retried; lazy as the last resort) and end the daemon; idempotent."""
         lazy = self._fusermount() if self.mounted() else False
         server = self._server
-        if server is not None and server.running():  # it exits by itself once unmounted; after a lazy
-            server.stop(graceful=lambda: None, timeout=1.0 if lazy else 10.0)  # unmount: TERM, then KILL
+        if server is not None:  # it exits by itself once unmounted (stop() then only forgets it); after a
+            server.stop(graceful=lambda: None, timeout=1.0 if lazy else 10.0)  # lazy unmount: TERM, then KILL
         if self.mounted():
             raise EnvironmentProblem(f"could not unmount {self.plain_dir}",
                                      f"stop what still uses it (fuser -vm {self.plain_dir}) and run "
