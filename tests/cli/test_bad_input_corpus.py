@@ -185,6 +185,13 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     # run: the disk guard (refused before any data is generated)
     ("disk-guard", [*RUN, "--sf", "100000"], 3, "not enough disk space"),
     # other commands
+    ("verify-engine", ["verify", "--engine", "nosuchdb", "--out", "{tmp}/out"], 2, "unknown engine 'nosuchdb'"),
+    ("verify-spec", ["verify", "--encryption", "rot13", "--out", "{tmp}/out"], 2, "unknown encryption spec"),
+    ("verify-sf", ["verify", "--sf", "0", "--out", "{tmp}/out"], 2, "--sf"),
+    ("verify-sf-type", ["verify", "--sf", "x"], 2, "Invalid value for '--sf'"),
+    ("verify-setting", ["verify", "--server-setting", "nosuch=1", "--out", "{tmp}/out"], 2, "unknown sqlite setting"),
+    ("verify-out-under-file", ["verify", "--out", "{file}/v"], 2, "cannot write the output directory"),
+    ("verify-option", ["verify", "--bogus"], 2, "No such option"),
     ("command-unknown", ["frobnicate"], 2, "No such command"),
     ("engines-extra-arg", ["engines", "extra"], 2, "unexpected extra argument"),
     ("report-missing", ["report", "{tmp}/nosuch"], 2, "is not a tdebench run directory"),
@@ -231,6 +238,10 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     ("tde-setup-no-engine", ["tde-setup", "--encryption", "tde:aes-256"], 2, "Missing option '--engine'"),
     ("tde-setup-engine", ["tde-setup", "--engine", "db2", "--encryption", "tde:aes-256"], 2, "db2"),
     ("tde-setup-spec", ["tde-setup", "--engine", "mysql", "--encryption", "rot13"], 2, "rot13"),
+    ("verify-engine", ["verify", "--engine", "nosuchdb"], 2, "unknown engine 'nosuchdb'"),
+    ("verify-spec", ["verify", "--encryption", "tde:aes-128-cbc"], 2, "does not support encryption"),
+    ("verify-sf", ["verify", "--sf", "0"], 2, "bad value 0.0 for --sf"),
+    ("verify-setting", ["verify", "--server-setting", "nosuch=1"], 2, "unknown sqlite setting 'nosuch'"),
     ("cleanup-extra-arg", ["cleanup", "now"], 2, "unexpected extra argument"),
     ("cleanup-option", ["cleanup", "--force"], 2, "No such option"),
 ]

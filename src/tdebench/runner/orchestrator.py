@@ -330,7 +330,7 @@ class Orchestrator:
             self.manifest.setdefault("failures", []).append({"config": label, "block": block.number,
                                                              "reason": reason, "at": utc_now()})
             self.ui.message(f"{label} block {block.number} failed: {reason[:200]}")
-            self._recover(state)
+            self._recover(state, block)
         else:
             state.failures_in_a_row = 0
             rec.add("trial", "trial", "completed", 1, "flag")
@@ -338,7 +338,7 @@ class Orchestrator:
         self.manifest.pop("in_flight", None)
         self.rundir.write_manifest(self.manifest)
 
-    def _recover(self, state: ConfigState) -> None:
+    def _recover(self, state: ConfigState, block: Block) -> None:
         """Restart the instance after a failed trial; abandon the config after too many failures in a row."""
         label = state.config.label
         if state.failures_in_a_row >= self.plan.max_failures:
@@ -350,6 +350,8 @@ class Orchestrator:
             return
         try:
             state.instance.restart()
+            # finish the failed trial's data changes, so the data match the twins' again
+            self.workload.recover(state, block.number)
         except Exception as exc:  # noqa: BLE001 - counted as another failure next time
             self.ui.message(f"restart of {label} failed: {redact(str(exc))[:200]}")
 

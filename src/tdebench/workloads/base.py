@@ -38,6 +38,9 @@ class Workload(ABC):
     def replay(self, state: ConfigState, block: int) -> None:
         """On resume: bring a reloaded database to the state a completed trial of ``block`` left it in."""
 
+    def recover(self, state: ConfigState, block: int) -> None:
+        """After a failed trial and a restart: bring the data to the state the trial would have left."""
+
     def answer_verdicts(self, plain_of: dict[str, str | None]) -> dict[str, dict[str, Any]]:
         """Per config: are its answers equal to its plain twin's (and a reference)?"""
         return {}
