@@ -302,9 +302,6 @@ def main(argv: list[str] | None = None) -> None:
         _fail(f"tdebench: error: {redact(problem.one_line())}")
         code = problem.exit_code
     except Exception as exc:  # noqa: BLE001 - last resort: one line, traceback only with --debug
-        if isinstance(exc.__context__, KeyboardInterrupt):  # a driver error raised while cleaning up after Ctrl-C
-            _fail("tdebench: interrupted; servers stopped and temporary data removed")
-            sys.exit(130)
         if _DEBUG:
             _print_traceback()
         _fail(f"tdebench: internal error: {type(exc).__name__}: {redact(str(exc))} (rerun with --debug for a traceback)")

@@ -92,7 +92,8 @@ def ciphers_command(
 ) -> None:
     """Measure this machine's cipher speed per core: AES CBC/CTR/GCM/XTS, 3DES, ChaCha20-Poly1305, AES-SIV."""
     _check(seconds, block_bytes)
-    if out is not None and (out.is_dir() or not os.access(_existing_parent(out), os.W_OK)):
+    if out is not None and (out.is_dir() or not _existing_parent(out).is_dir()
+                            or not os.access(_existing_parent(out), os.W_OK)):
         raise UsageError(f"cannot write the cipher table to {out}", "give --out a file path in a writable directory")
     from tdebench.measure import ciphers as measure
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.encryption import EncryptionSpec, generate_password, parse_spec, redact, write_secret_file
-from tdebench.engines.process import ServerProcess, find_binary, tail
+from tdebench.engines.process import ServerProcess, find_binary, own_path, tail
 from tdebench.errors import EnvironmentProblem, UsageError
 
 # spec cipher -> (what gocryptfs uses, extra -init flags)
@@ -107,7 +107,7 @@ def mount_entry(target: Path) -> dict[str, str] | None:
 @contextmanager
 def temp_secret_file(password: str, owner: int | None = None) -> Iterator[Path]:
     """A 0600 file holding ``password`` inside a fresh 0700 temp dir; both removed afterwards."""
-    directory = Path(tempfile.mkdtemp(prefix="tdebench-secret-"))
+    directory = own_path(Path(tempfile.mkdtemp(prefix="tdebench-secret-")))  # for `tdebench cleanup`
     try:
         path = write_secret_file(directory / "pass", password)
         if owner is not None:

@@ -35,7 +35,8 @@ from tdebench.engines.base import Config, Connection, Engine, Instance
 from tdebench.engines.mariadb_keys import KeyMaterial, remove_tree, transient_dir
 from tdebench.engines.mariadb_support import (close_quietly, error_lines, native_password_hash, run_group,
                                               traversable_by)
-from tdebench.engines.process import ServerProcess, chown_tree, find_binary, free_port, service_user, tail
+from tdebench.engines.process import (ServerProcess, chown_tree, find_binary, free_port, own_path, service_user,
+                                      tail)
 from tdebench.errors import EnvironmentProblem, RunFailed
 
 PACKAGE = "mariadb-server"
@@ -220,7 +221,7 @@ class MariadbInstance(Instance):
         for sub in ("data", "tmp", "keys"):
             self._path(sub).mkdir(mode=0o700)
         if len(str(self.socket)) > _SOCKET_MAX:
-            self._socket_dir = Path(tempfile.mkdtemp(prefix="tdebench-sock-", dir="/tmp"))
+            self._socket_dir = own_path(Path(tempfile.mkdtemp(prefix="tdebench-sock-", dir="/tmp")))
             chown_tree(self._socket_dir, self.user)
         if self._keys is not None:
             self._keys.write_key_file(self._path("keys", "keys.enc"))

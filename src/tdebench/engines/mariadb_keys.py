@@ -28,6 +28,7 @@ from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from tdebench.encryption import SecretKey, generate_password, write_secret_file
+from tdebench.engines.process import own_path
 
 OPENSSL_MAGIC = b"Salted__"
 KEY_IDS = (1, 2)  # 1 = system/table data (innodb_default_encryption_key_id), 2 = temporary data
@@ -69,7 +70,7 @@ def transient_dir(fallback: Path) -> Path:
     shm = Path("/dev/shm")
     base = shm if shm.is_dir() and os.access(shm, os.W_OK | os.X_OK) else fallback
     base.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return Path(tempfile.mkdtemp(prefix="tdebench-secret-mariadb-", dir=base))
+    return own_path(Path(tempfile.mkdtemp(prefix="tdebench-secret-mariadb-", dir=base)))  # for `tdebench cleanup`
 
 
 @dataclass

@@ -21,7 +21,7 @@ from typing import Any
 
 from tdebench.encryption import generate_password, redact
 from tdebench.engines.fsencrypt import temp_secret_file
-from tdebench.engines.process import ServerProcess, chown_tree, find_binary, free_port
+from tdebench.engines.process import ServerProcess, chown_tree, find_binary, free_port, own_path
 from tdebench.errors import EnvironmentProblem, UsageError
 
 PACKAGES = "postgresql postgresql-contrib"
@@ -169,7 +169,8 @@ class PgCluster:
         inside = self.home / "run"
         if len(f"{inside}/.s.PGSQL.{self.port}") <= _SOCKET_MAX:
             return inside
-        return Path(tempfile.mkdtemp(prefix="tdebench-pg-"))  # deep work dir: short private path instead
+        # deep work dir: a short private path instead, recorded at once for `tdebench cleanup`
+        return own_path(Path(tempfile.mkdtemp(prefix="tdebench-pg-")))
 
     @property
     def private_socket_dir(self) -> bool:

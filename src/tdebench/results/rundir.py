@@ -135,10 +135,20 @@ class RunDirectory:
         text = redact(buffer.getvalue())
         if not text:
             return
-        with open(self.measurements_path, "a", newline="", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
+        data = text.encode("utf-8")
+        fd = os.open(self.measurements_path, os.O_WRONLY | os.O_APPEND)
+        try:
+            start = os.lseek(fd, 0, os.SEEK_END)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            except OSError:
+                os.ftruncate(fd, start)  # a full disk costs this call's rows, never a torn row
+                raise
+        finally:
+            os.close(fd)
 
     def read_measurements(self) -> list[dict[str, str]]:
         with open(self.measurements_path, newline="", encoding="utf-8") as handle:
