@@ -212,18 +212,7 @@ class ServerProcess:
             procs = [parent, *parent.children(recursive=True)]
         except psutil.NoSuchProcess:
             procs = []
-        for proc in procs:
-            try:
-                proc.terminate()
-            except psutil.NoSuchProcess:
-                pass
-        _, alive = psutil.wait_procs(procs, timeout=grace)
-        for proc in alive:
-            try:
-                proc.kill()
-            except psutil.NoSuchProcess:
-                pass
-        psutil.wait_procs(alive, timeout=5)
+        terminate_processes(procs, grace, kill_wait=5.0)
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -316,6 +305,12 @@ def terminate_descendants(grace: float = 5.0) -> list[int]:
         procs = psutil.Process().children(recursive=True)
     except psutil.Error:
         return []
+    terminate_processes(procs, grace, kill_wait=2.0)
+    return [p.pid for p in procs]
+
+
+def terminate_processes(procs: list[psutil.Process], grace: float, kill_wait: float) -> None:
+    """SIGTERM ``procs``, SIGKILL those still alive after ``grace`` s, then wait up to ``kill_wait`` s for them."""
     for proc in procs:
         try:
             proc.terminate()
@@ -327,5 +322,4 @@ def terminate_descendants(grace: float = 5.0) -> list[int]:
             proc.kill()
         except psutil.Error:
             pass
-    psutil.wait_procs(alive, timeout=2)
-    return [p.pid for p in procs]
+    psutil.wait_procs(alive, timeout=kill_wait)
