@@ -292,7 +292,7 @@ def stop_all(reap: bool = False) -> None:
     ``reap``: also end every other process descended from this one (drivers, clients, helpers);
     only the console script asks for it, never code embedding tdebench.
     """
-    for server in list(_LIVE.values()):
+    for server in reversed(list(_LIVE.values())):  # newest first: a server stops before the FUSE mount under it
         server.terminate_tree(grace=5.0)
         server._forget()
     if reap:
