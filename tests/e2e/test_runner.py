@@ -102,11 +102,19 @@ def test_resume_after_sigkill_does_not_repeat_completed_trials(tmp_path, tpch_sf
 
 
 def test_query_timeout_is_recorded(tmp_path, tpch_sf001):
+    """Timed-out queries are recorded as such, and so are the resources of the trial they failed: the
+    server CPU/IO of a failed trial never passes for that of a completed one."""
+    from tdebench.stats.load import load_measurements
+
     out = tmp_path / "run"
     result = tdebench("run", "--encryption", "sqlcipher:aes-256-cbc", "--trials", "1", "--warmup", "0",
                       "--query-timeout", "0.001", "--max-failures", "1", "--out", str(out), "--no-report",
                       "--data-dir", str(Path(tpch_sf001[0]).parent))
     assert result.returncode == 1
-    timed_out = [r for r in rows(out) if r["status"] == "timeout"]
+    timed_out = [r for r in rows(out) if r["status"] == "timeout" and r["test"] != "resources"]
     assert timed_out and all(float(r["value"]) == 0.001 for r in timed_out)
     assert "ABANDONED" in result.stderr and "timed out" in result.stderr
+    resources = [r for r in rows(out) if r["test"] == "resources"]
+    assert {r["step"] for r in resources} >= {"trial", "q01"}
+    assert {r["status"] for r in resources} == {"timeout"}, {(r["step"], r["status"]) for r in resources}
+    assert not [k for k in load_measurements(out).series if k.test == "resources"]

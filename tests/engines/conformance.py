@@ -24,6 +24,9 @@ from tdebench.workloads.tpch.loader import load_tpch
 SF = 0.01
 
 
+# class-scoped fixtures run once per class, so they are classmethods reading the subclass's attributes
+# (as instance methods pytest deprecates them); any such deprecation fails the kit
+@pytest.mark.filterwarnings("error::pytest.PytestRemovedIn10Warning")
 class EngineConformance:
     engine_name: str = ""
     encrypted_specs: tuple[str, ...] = ()
@@ -31,20 +34,22 @@ class EngineConformance:
     settings: dict[str, str] = {}
 
     @pytest.fixture(scope="class")
-    def engine(self):
-        engine = get_engine(self.engine_name)
+    @classmethod
+    def engine(cls):
+        engine = get_engine(cls.engine_name)
         engine.check_available()
         return engine
 
-    @pytest.fixture(scope="class", params=None)
-    def loaded(self, engine, tpch_sf001, tmp_path_factory):
+    @pytest.fixture(scope="class")
+    @classmethod
+    def loaded(cls, engine, tpch_sf001, tmp_path_factory):
         """Every config of the kit, loaded with TPC-H SF 0.01, started; destroyed afterwards."""
         data_dir, _ = tpch_sf001
-        workdir = tmp_path_factory.mktemp(f"conf-{self.engine_name}")
+        workdir = tmp_path_factory.mktemp(f"conf-{cls.engine_name}")
         instances = {}
         try:
-            for text in ("none", *self.encrypted_specs):
-                config = Config(self.engine_name, parse_spec(text), dict(self.settings))
+            for text in ("none", *cls.encrypted_specs):
+                config = Config(cls.engine_name, parse_spec(text), dict(cls.settings))
                 inst = engine.create_instance(config, workdir)
                 instances[text] = inst
                 inst.start()

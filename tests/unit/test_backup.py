@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import pytest
+
+import tdebench.workloads
 
 from tdebench.encryption import parse_spec
 from tdebench.engines import Config, get_engine
@@ -58,9 +61,9 @@ def test_scanner_counts_markers_and_known_plaintext_in_files_and_directories(tmp
     assert scan_backup([tmp_path / "noise.bin"], ["MARKER-1"], ("Customer#000000001",)).encrypted
 
 
-def _context(spec: str, tmp_path: Path):
+def _context(spec: str, tmp_path: Path, **settings: str):
     engine = get_engine("sqlite")
-    config = Config("sqlite", parse_spec(spec), engine.default_settings())
+    config = Config("sqlite", parse_spec(spec), {**engine.default_settings(), **settings})
     inst = engine.create_instance(config, tmp_path / "work")
     inst.start()
     conn = inst.connect()
@@ -87,6 +90,39 @@ def test_sqlite_kinds_back_up_scan_and_restore(spec: str, name: str, tmp_path: P
         _back_up_scan_restore(ctx, kind)
     finally:
         ctx.state.instance.destroy()
+
+
+def test_backup_api_copy_keeps_non_default_cipher_settings(tmp_path: Path) -> None:
+    """The backup API's target file is opened by the engine's public connect_path with the instance's key,
+    page size and HMAC setting; a copy with other settings could not be opened again after the restore."""
+    ctx = _context("sqlcipher:aes-256-cbc", tmp_path, page_size="8192", cipher_use_hmac="off", journal_mode="wal")
+    try:
+        _back_up_scan_restore(ctx, KINDS["sqlite_backup_api"])
+    finally:
+        ctx.state.instance.destroy()
+
+
+def test_key_material_is_part_of_every_instance(tmp_path: Path) -> None:
+    """Instance.key_material() is public API: a no-op where the engine's tools need no key file."""
+    ctx = _context("sqlcipher:aes-256-cbc", tmp_path)
+    try:
+        with ctx.state.instance.key_material():
+            conn = ctx.state.instance.connect()
+            assert conn.execute("SELECT COUNT(*) FROM persons").fetchone()[0] == 800
+            conn.close()
+    finally:
+        ctx.state.instance.destroy()
+
+
+PRIVATE_ACCESS = re.compile(r"\b(?:instance|inst|cluster|engine|server)\._[a-z]|getattr\([^,]+,\s*[\"']_[a-z]")
+
+
+def test_workloads_use_only_public_engine_api() -> None:
+    """No workload reaches into an engine's private attributes (they may change with the engine)."""
+    root = Path(tdebench.workloads.__file__).parent
+    hits = [f"{path.relative_to(root)}:{n}: {line.strip()}" for path in sorted(root.rglob("*.py"))
+            for n, line in enumerate(path.read_text().splitlines(), 1) if PRIVATE_ACCESS.search(line)]
+    assert not hits, "\n".join(hits)
 
 
 def _back_up_scan_restore(ctx: Context, kind) -> None:

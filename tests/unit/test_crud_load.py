@@ -11,7 +11,7 @@ from tdebench.encryption import parse_spec
 from tdebench.engines import Config, get_engine
 from tdebench.errors import UsageError
 from tdebench.workloads.bulkload.client import converters, drop_tpch, insert_batches, read_rows
-from tdebench.workloads.bulkload.workload import VARIANTS, parse_options
+from tdebench.workloads.bulkload.options import VARIANTS, parse_options
 from tdebench.workloads.tpch import schema
 
 

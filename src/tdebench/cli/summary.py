@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from collections import defaultdict
 from pathlib import Path
 from statistics import median
@@ -12,6 +11,7 @@ from rich.console import Console, Group
 from rich.table import Table
 
 from tdebench.results.rundir import RunDirectory
+from tdebench.stats.load import Measurements, load_measurements
 
 Series = dict[tuple[str, str], list[float]]  # (config, step) -> values over trials
 
@@ -19,13 +19,12 @@ Series = dict[tuple[str, str], list[float]]  # (config, step) -> values over tri
 STEP_TESTS = {"crud": "crud", "load": "ingest", "backup": "backup"}  # workloads whose steps live in one test
 
 
-def _power_series(rundir: RunDirectory, test: str = "power") -> Series:
+def _elapsed_series(measurements: Measurements, test: str = "power") -> Series:
+    """Seconds per (config, step) of ``test``: the rows the report keeps (ok, warm-up block 0 left out)."""
     series: Series = defaultdict(list)
-    for row in rundir.read_measurements():
-        if row["test"] == test and row["status"] == "ok" and row["metric"] == "elapsed":
-            value = float(row["value"])
-            if not math.isnan(value):
-                series[(row["config"], row["step"])].append(value)
+    for key, sample in measurements.series.items():
+        if key.test == test and key.metric == "elapsed":
+            series[(key.config, key.step)].extend(sample.values.tolist())
     return series
 
 
@@ -41,14 +40,13 @@ def _pct(config_values: list[float], plain_values: list[float]) -> str:
 _OLTP_METRICS = {"tpcc": ("tpm", "nopm"), "sysbench": ("tps",)}
 
 
-def _oltp_table(rundir: RunDirectory, workload: str, configs: list[dict], plain: dict[str, str]) -> Table:
+def _oltp_table(measurements: Measurements, workload: str, configs: list[dict], plain: dict[str, str]) -> Table:
     """tpcc/sysbench: median TPM and NOPM (or tps) per config and virtual-user step, overhead vs plain."""
     metrics = _OLTP_METRICS[workload]
     series: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
-    for row in rundir.read_measurements():
-        if row["workload"] == workload and row["status"] == "ok" and row["metric"] in metrics \
-                and row["step"].startswith("vu") and "." not in row["step"]:
-            series[(row["config"], row["test"], row["step"], row["metric"])].append(float(row["value"]))
+    for key, sample in measurements.series.items():
+        if key.workload == workload and key.metric in metrics and key.step.startswith("vu") and "." not in key.step:
+            series[(key.config, key.test, key.step, key.metric)].extend(sample.values.tolist())
     steps = sorted({(t, s) for _, t, s, _ in series}, key=lambda ts: (ts[0], int(ts[1][2:])))
     table = Table(title=f"{workload}: median {' / '.join(m.upper() for m in metrics)} per virtual-user step "
                         "(overhead vs plain, min…max over trials)", title_justify="left")
@@ -74,15 +72,17 @@ def build_summary(run_dir: Path) -> Group:
     rundir = RunDirectory(run_dir)
     manifest = rundir.read_manifest()
     verification = json.loads(rundir.verification_path.read_text()) if rundir.verification_path.exists() else {}
-    series = _power_series(rundir)
+    measurements = load_measurements(rundir.measurements_path)
+    series = _elapsed_series(measurements)
     configs = manifest.get("configs", [])
     plain = {c["engine"]: c["label"] for c in configs if c["encryption"] == "none"}
     workload = (manifest.get("plan") or {}).get("workload", "tpch")
     if workload in _OLTP_METRICS:
-        return Group(_oltp_table(rundir, workload, configs, plain), _storage_table(configs, plain))
+        return Group(_oltp_table(measurements, workload, configs, plain), _storage_table(configs, plain))
     if workload in STEP_TESTS:
         test = STEP_TESTS[workload]
-        return Group(_steps_table(configs, plain, _power_series(rundir, test), test), _storage_table(configs, plain))
+        steps = _steps_table(configs, plain, _elapsed_series(measurements, test), test)
+        return Group(steps, _storage_table(configs, plain))
 
     totals = Table(title="TPC-H power test (stream 0): total of the 22 query times", title_justify="left")
     for column in ("config", "n", "median s", "min–max s", "overhead vs plain (min…max)", "on disk", "answers"):

@@ -8,9 +8,11 @@ explicitly in :mod:`tdebench.engines`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -154,6 +156,12 @@ class Instance(ABC):
             conn.commit()
         finally:
             conn.close()
+
+    @contextlib.contextmanager
+    def key_material(self) -> Iterator[None]:
+        """While the block runs, the key is where the engine's own tools outside the server expect it (e.g.
+        ``mariadb-backup`` loading the key plugin itself); removed afterwards. No-op when none is needed."""
+        yield
 
     @staticmethod
     def execute_all(conn: Connection, statements: list[str]) -> None:

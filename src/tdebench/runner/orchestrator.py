@@ -27,7 +27,7 @@ from tdebench.engines import get_engine, process
 from tdebench.engines.base import Config, Engine, Instance
 from tdebench.errors import RunFailed, TdebenchError
 from tdebench.measure.host import host_facts
-from tdebench.measure.sampler import ResourceSampler
+from tdebench.measure.sampler import ResourceSampler, ResourceSeries
 from tdebench.results.rundir import RunDirectory, utc_now
 from tdebench.runner import cache, diskguard
 from tdebench.runner.events import RunListener
@@ -283,33 +283,46 @@ class Orchestrator:
             result = TrialResult(failures=[f"{type(exc).__name__}: {redact(str(exc))}"])
         finally:
             self.ui.task_finished("trial")
-            self._record_samples(block, state, rec)
+            series = self._save_samples(block, state)
         full = [f for f in result.failures if diskguard.text_is_disk_full(f)]
         if full:  # left unrecorded: the trial in flight is redone on resume
             raise OSError(errno.ENOSPC, full[0])
+        self._record_resources(block, state, rec, series, result.status)
         self.digests[(block.number, label)] = result.answer_digest
         self._compare_digests(block.number, state)
         self._close_trial(block, state, rec, result)
 
-    def _record_samples(self, block: Block, state: ConfigState, rec: Recorder) -> None:
-        """Write the trial's resource series under samples/ and server CPU/IO per step as measurements."""
+    def _save_samples(self, block: Block, state: ConfigState) -> ResourceSeries | None:
+        """Stop the trial's sampler and write its series under samples/ (None when nothing was sampled)."""
         sampler, state.sampler = state.sampler, None
         if sampler is None:
-            return
+            return None
         try:
             series = sampler.stop()
             series.write_csv(self.rundir.path / "samples" / state.label / f"block{block.number:03d}.csv")
-            for step, res in series.per_step().items():
-                rec.add("resources", step, "server_cpu", res.server_cpu_s, "s")
-                rec.add("resources", step, "server_read_bytes", res.read_bytes, "bytes")
-                rec.add("resources", step, "server_write_bytes", res.write_bytes, "bytes")
-                rec.add("resources", step, "server_peak_rss", res.peak_rss_bytes, "bytes")
-            total = series.total()
-            rec.add("resources", "trial", "server_cpu", total.server_cpu_s, "s")
-            rec.add("resources", "trial", "server_read_bytes", total.read_bytes, "bytes")
-            rec.add("resources", "trial", "server_write_bytes", total.write_bytes, "bytes")
+            return series
         except Exception as exc:  # noqa: BLE001 - sampling must never cost a measured trial
             self.ui.message(f"resource samples of {state.label} block {block.number} not recorded: {exc}")
+            return None
+
+    def _record_resources(self, block: Block, state: ConfigState, rec: Recorder, series: ResourceSeries | None,
+                          status: str | None) -> None:
+        """Server CPU/IO per step and for the whole trial as measurements, with the trial's outcome as status
+        (a failed trial's resources are not those of a completed one)."""
+        if series is None:
+            return
+        try:
+            for step, res in series.per_step().items():
+                rec.add("resources", step, "server_cpu", res.server_cpu_s, "s", status=status)
+                rec.add("resources", step, "server_read_bytes", res.read_bytes, "bytes", status=status)
+                rec.add("resources", step, "server_write_bytes", res.write_bytes, "bytes", status=status)
+                rec.add("resources", step, "server_peak_rss", res.peak_rss_bytes, "bytes", status=status)
+            total = series.total()
+            rec.add("resources", "trial", "server_cpu", total.server_cpu_s, "s", status=status)
+            rec.add("resources", "trial", "server_read_bytes", total.read_bytes, "bytes", status=status)
+            rec.add("resources", "trial", "server_write_bytes", total.write_bytes, "bytes", status=status)
+        except Exception as exc:  # noqa: BLE001 - sampling must never cost a measured trial
+            self.ui.message(f"resources of {state.label} block {block.number} not recorded: {exc}")
 
     def _prepare(self, state: ConfigState, rec: Recorder) -> None:
         """Reset to the snapshot and/or empty the caches before a trial, as the plan asks."""

@@ -44,7 +44,7 @@ class RunPlan:
     reset: str = "none"
     query_timeout: float = 0.0
     max_failures: int = 3
-    workload_options: dict[str, Any] = field(default_factory=dict)  # validated by the workload itself
+    workload_options: dict[str, Any] = field(default_factory=dict)  # raw; checked against the workload's model
 
     def __post_init__(self) -> None:
         if not self.configs:
@@ -55,10 +55,9 @@ class RunPlan:
             raise UsageError(f"--trials must be at least 1, not {self.trials}", "use e.g. --trials 3")
         if self.warmup_trials not in (0, 1):
             raise UsageError(f"--warmup must be 0 or 1, not {self.warmup_trials}", "use --warmup 1 (default) or 0")
-        from tdebench.workloads import workload_names
+        from tdebench.workloads import check_workload_options
 
-        if self.workload not in workload_names():
-            raise UsageError(f"unknown workload '{self.workload}'", f"use one of: {', '.join(workload_names())}")
+        check_workload_options(self.workload, self.workload_options)  # unknown workload or option: UsageError
         unknown = [t for t in self.tests if t not in TESTS]
         if unknown or not self.tests:
             raise UsageError(f"unknown test '{','.join(unknown) or '(none)'}' in --tests", f"use {', '.join(TESTS)}")

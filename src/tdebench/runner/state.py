@@ -43,3 +43,11 @@ class TrialResult:
     failures: list[str] = field(default_factory=list)
     answer_digest: dict[int, str] = field(default_factory=dict)
     sets_applied: list[Any] = field(default_factory=list)
+    timeouts: int = 0  # how many of ``failures`` are timeouts
+
+    @property
+    def status(self) -> str | None:
+        """None when the trial succeeded; else "timeout" (it only timed out) or "failed"."""
+        if not self.failures:
+            return None
+        return "timeout" if self.timeouts >= len(self.failures) else "failed"

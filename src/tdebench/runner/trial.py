@@ -40,6 +40,7 @@ def _record_stream(rec: Recorder, test: str, result: StreamResult, out: TrialRes
     for number, limit in result.timeouts.items():
         rec.add(test, f"q{number:02d}", "elapsed", limit, "s", result.stream, status="timeout")
         out.failures.append(f"{test} stream {result.stream} q{number:02d}: timed out after {limit:g} s")
+        out.timeouts += 1
     status = None if result.ok else "failed"
     rec.add(test, "total", "elapsed", sum(r.seconds for r in result.runs), "s", result.stream, status=status)
 

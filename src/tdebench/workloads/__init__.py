@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tdebench.errors import UsageError
 
@@ -11,14 +11,18 @@ if TYPE_CHECKING:
     from tdebench.results.rundir import RunDirectory
     from tdebench.runner.plan import RunPlan
     from tdebench.workloads.base import Workload
+    from tdebench.workloads.options import WorkloadOptions
 
-_REGISTRY: dict[str, str] = {
-    "tpch": "tdebench.workloads.tpch.workload:TpchWorkload",
-    "tpcc": "tdebench.workloads.tpcc.workload:TpccWorkload",
-    "sysbench": "tdebench.workloads.sysbench.workload:SysbenchWorkload",
-    "crud": "tdebench.workloads.crud.workload:CrudWorkload",
-    "backup": "tdebench.workloads.backup.workload:BackupWorkload",
-    "load": "tdebench.workloads.bulkload.workload:LoadWorkload",
+# name -> (workload class, options model); the options modules are light, so a plan can check its
+# options without importing drivers and loaders
+_REGISTRY: dict[str, tuple[str, str]] = {
+    "tpch": ("tdebench.workloads.tpch.workload:TpchWorkload", "tdebench.workloads.tpch.options:TpchOptions"),
+    "tpcc": ("tdebench.workloads.tpcc.workload:TpccWorkload", "tdebench.workloads.tpcc.options:TpccOptions"),
+    "sysbench": ("tdebench.workloads.sysbench.workload:SysbenchWorkload",
+                 "tdebench.workloads.sysbench.options:SysbenchOptions"),
+    "crud": ("tdebench.workloads.crud.workload:CrudWorkload", "tdebench.workloads.crud.options:CrudOptions"),
+    "backup": ("tdebench.workloads.backup.workload:BackupWorkload", "tdebench.workloads.backup.options:BackupOptions"),
+    "load": ("tdebench.workloads.bulkload.workload:LoadWorkload", "tdebench.workloads.bulkload.options:LoadOptions"),
 }
 
 
@@ -26,10 +30,19 @@ def workload_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def _load(name: str, part: int) -> Any:
+    entry = _REGISTRY.get(name)
+    if entry is None:
+        raise UsageError(f"unknown workload '{name}'", f"use one of: {', '.join(workload_names())}")
+    module, _, attr = entry[part].partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def check_workload_options(name: str, raw: dict[str, Any]) -> "WorkloadOptions":
+    """The workload's validated options; UsageError naming the key, the workload and the allowed keys."""
+    return _load(name, 1).parse(raw)
+
+
 def make_workload(plan: "RunPlan", rundir: "RunDirectory") -> "Workload":
     """The workload the plan names, bound to the plan and run directory."""
-    target = _REGISTRY.get(plan.workload)
-    if target is None:
-        raise UsageError(f"unknown workload '{plan.workload}'", f"use one of: {', '.join(workload_names())}")
-    module, _, cls = target.partition(":")
-    return getattr(importlib.import_module(module), cls)(plan, rundir)
+    return _load(plan.workload, 0)(plan, rundir)

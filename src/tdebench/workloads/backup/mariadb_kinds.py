@@ -1,12 +1,10 @@
 """MariaDB: mariadb-backup (physical, hot) and mariadb-dump (logical), each plain and gzip-compressed.
 
 Connection options come from the public ``MariadbInstance.client_argv()`` (password through an inherited
-pipe). One thing has no public API yet: with TDE, ``mariadb-backup --backup`` and ``--prepare`` load the
-``file_key_management`` plugin themselves and need the file key that the engine writes only while the
-server starts. :func:`file_key_present` makes it available the same way (0600 on tmpfs, linked from
-``keys/filekey``) for the duration of the tool and removes it after, through the engine's private
-``_secrets``/``_forget_secrets`` -- isolated here and proposed as a public ``MariadbInstance.key_material()``
-context manager.
+pipe). With TDE, ``mariadb-backup --backup`` and ``--prepare`` load the ``file_key_management`` plugin
+themselves and need the file key that the engine writes only while the server starts: ``key_material()``
+(see :class:`tdebench.engines.base.Instance`) makes it available for the duration of the tool and removes it
+after.
 """
 
 from __future__ import annotations
@@ -31,19 +29,6 @@ def binary(name: str) -> str:
              "mbstream": ("mbstream",), "mariadb": ("mariadb", "mysql")}[name]
     package = PACKAGE if name in ("mariadb-backup", "mbstream") else "mariadb-client"
     return str(find_binary(names, BIN_DIRS, package))
-
-
-@contextmanager
-def file_key_present(instance: Any) -> Iterator[None]:
-    """The TDE file key readable at ``keys/filekey`` while the block runs (no-op for plain instances)."""
-    if not getattr(instance, "encrypted", False):
-        yield
-        return
-    instance._secrets()  # noqa: SLF001 - see the module docstring
-    try:
-        yield
-    finally:
-        instance._forget_secrets()  # noqa: SLF001
 
 
 @contextmanager
@@ -86,7 +71,7 @@ class MariadbBackupKind(BackupKind):
         inst = ctx.state.instance
         work = ctx.scratch / "mb-work"
         target = ctx.scratch / ("mariadb_backup.xb.gz" if self.info.compressed else "mariadb_backup")
-        with client(inst, "mariadb-backup") as (argv, fd), file_key_present(inst):
+        with client(inst, "mariadb-backup") as (argv, fd), inst.key_material():
             if self.info.compressed:
                 tools.run([*argv, "--backup", "--stream=mbstream", f"--target-dir={work}"], stdout=target,
                           gzip_out=True, pass_fds=[fd])
@@ -111,7 +96,7 @@ class MariadbBackupKind(BackupKind):
                 tools.run([binary("mbstream"), "-x", "-C", str(prepared)], stdin=artifact, gunzip_in=True)
             else:
                 shutil.copytree(artifact, prepared, symlinks=True)
-            with file_key_present(inst):
+            with inst.key_material():
                 tools.run([binary("mariadb-backup"), "--prepare", f"--target-dir={prepared}"])
         inst.stop()
         aside = tools.set_aside(inst.datadir)

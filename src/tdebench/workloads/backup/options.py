@@ -4,30 +4,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import field_validator
 
-from tdebench.errors import UsageError
+from tdebench.workloads.options import WorkloadOptions, word_list
 
 ALL_KINDS = ("mariadb_backup", "mariadb_dump", "pg_basebackup", "pg_dump", "sqlite_backup_api", "vacuum_into")
 COMPRESSION = ("both", "none", "gzip")
 
 
-def _words(value: Any) -> list[str]:
-    items = value.split(",") if isinstance(value, str) else list(value)
-    return [str(v).strip().lower().replace("-", "_") for v in items if str(v).strip()]
-
-
-class BackupOptions(BaseModel):
+class BackupOptions(WorkloadOptions):
     """``kinds``: base kinds to run (``_gz`` variants follow ``compression``); default: every kind of each engine."""
 
-    model_config = ConfigDict(extra="forbid")
+    workload_name = "backup"
+    fix_hint = "e.g. --workload-option kinds=mariadb_dump,pg_dump --workload-option compression=gzip"
     kinds: list[str] = list(ALL_KINDS)
     compression: str = "both"
 
     @field_validator("kinds", mode="before")
     @classmethod
     def _kinds(cls, value: Any) -> list[str]:
-        out = [k.removesuffix("_gz") for k in _words(value)]
+        out = [k.replace("-", "_").removesuffix("_gz") for k in word_list(value)]
         bad = [k for k in out if k not in ALL_KINDS]
         if bad or not out:
             raise ValueError(f"use one or more of {', '.join(ALL_KINDS)}")
@@ -51,14 +47,4 @@ class BackupOptions(BaseModel):
 
 def parse_options(raw: dict[str, Any]) -> BackupOptions:
     """UsageError naming the option, the bad value and what is allowed."""
-    try:
-        return BackupOptions.model_validate(dict(raw))
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(str(p) for p in err["loc"]) or "options"
-        if err["type"] == "extra_forbidden":
-            raise UsageError(f"unknown backup option '{key}'", "use kinds and compression, e.g. "
-                             "--workload-option kinds=mariadb_dump,pg_dump --workload-option compression=both") from None
-        message = str(err.get("msg", "")).removeprefix("Value error, ")
-        raise UsageError(f"bad backup option {key} {raw.get(key)!r}: {message}",
-                         "e.g. --workload-option kinds=mariadb_dump,pg_dump --workload-option compression=gzip") from None
+    return BackupOptions.parse(raw)

@@ -1,33 +1,18 @@
 """SQLite / SQLCipher: the online backup API and ``VACUUM INTO``, each plain and gzip-compressed.
 
 The backup API copies pages into a second connection, which must use the source's key (SQLCipher refuses
-to copy between databases with different keys). No public API opens another file with an instance's key, so
-:func:`connect_path` uses the engine's private ``_key`` -- isolated here and proposed as a public
-``SqliteInstance.connect_path(path)``. ``VACUUM INTO`` needs nothing: SQLCipher writes the copy with the same
-key. Restores are in place: the backup file replaces the database file and is opened again.
+to copy between databases with different keys): ``SqliteInstance.connect_path`` opens the target file with the
+instance's key and settings. ``VACUUM INTO`` needs nothing: SQLCipher writes the copy with the same key.
+Restores are in place: the backup file replaces the database file and is opened again.
 """
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
-
-import sqlcipher3
 
 from tdebench.workloads.backup import tools
 from tdebench.workloads.backup.kinds import BackupKind, Context, KindInfo, Stopwatch
-
-
-def connect_path(instance: Any, path: Path) -> Any:
-    """A connection to another database file, keyed like ``instance`` (plain when it is plain)."""
-    conn = sqlcipher3.connect(str(path), isolation_level=None)
-    key = getattr(instance, "_key", None)  # noqa: SLF001 - see the module docstring
-    if key is not None:
-        conn.execute(f"PRAGMA key = \"x'{key.hex()}'\"")
-        conn.execute(f"PRAGMA cipher_page_size = {int(instance._settings['page_size'])}")  # noqa: SLF001
-        conn.execute(f"PRAGMA cipher_use_hmac = {instance._settings['cipher_use_hmac'].upper()}")  # noqa: SLF001
-    return conn
 
 
 def _count(ctx: Context) -> dict[str, int]:
@@ -56,7 +41,7 @@ class SqliteKind(BackupKind):
         src = inst.connect()
         try:
             if self.method == "api":
-                dest = connect_path(inst, target)
+                dest = inst.connect_path(target)
                 try:
                     src.backup(dest)
                 finally:

@@ -19,10 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
 from tdebench.engines.base import Connection
-from tdebench.errors import UsageError
 from tdebench.measure.storage import storage_breakdown, table_sizes
 from tdebench.runner.events import RunListener
 from tdebench.runner.recorder import Recorder
@@ -30,6 +27,7 @@ from tdebench.runner.state import ConfigState, TrialResult
 from tdebench.verify.atrest import TPCH_PLAINTEXT
 from tdebench.workloads.base import Workload
 from tdebench.workloads.bulkload.client import drop_tpch, insert_batches
+from tdebench.workloads.bulkload.options import parse_options
 from tdebench.workloads.crud.meter import measured
 from tdebench.workloads.crud.workload import record_storage
 from tdebench.workloads.tpch import schema
@@ -41,35 +39,6 @@ if TYPE_CHECKING:
     from tdebench.runner.plan import RunPlan
 
 TEST = "ingest"
-VARIANTS = ("bulk", "bulk_keys", "insert", "insert_keys")
-
-
-class LoadOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    variants: list[str] = list(VARIANTS)
-    batch_rows: int = Field(1000, ge=1, le=1_000_000)
-
-    @field_validator("variants", mode="before")
-    @classmethod
-    def _variants(cls, value: Any) -> list[str]:
-        items = value.split(",") if isinstance(value, str) else list(value)
-        out = [str(v).strip().lower() for v in items if str(v).strip()]
-        if not out or any(v not in VARIANTS for v in out):
-            raise ValueError(f"use one or more of {', '.join(VARIANTS)}")
-        return [v for v in VARIANTS if v in out]
-
-
-def parse_options(raw: dict[str, Any]) -> LoadOptions:
-    try:
-        return LoadOptions.model_validate(dict(raw))
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(str(p) for p in err["loc"]) or "options"
-        if err["type"] == "extra_forbidden":
-            raise UsageError(f"unknown load option '{key}'", "use variants and batch_rows, e.g. "
-                             "--workload-option variants=bulk,insert_keys --workload-option batch_rows=1000") from None
-        raise UsageError(f"bad load option {key} {raw.get(key)!r}: {str(err.get('msg')).removeprefix('Value error, ')}",
-                         f"variants: {', '.join(VARIANTS)}; batch_rows: 1 to 1000000") from None
 
 
 class LoadWorkload(Workload):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator
 
-from tdebench.errors import UsageError
+from tdebench.workloads.options import WorkloadOptions, word_list
 
 OPERATIONS = ("select", "insert", "delete")
 DEFAULT_ROWS = 1_000_000
@@ -30,16 +30,12 @@ def int_list(value: Any) -> list[int]:
     raise ValueError("give whole numbers separated by commas, e.g. 100000,200000")
 
 
-def word_list(value: Any) -> list[str]:
-    """``"select,insert"`` or a list -> lower-case words."""
-    items = value.split(",") if isinstance(value, str) else list(value)
-    return [str(v).strip().lower() for v in items if str(v).strip()]
-
-
-class CrudOptions(BaseModel):
+class CrudOptions(WorkloadOptions):
     """Validated options; built by :func:`parse_options`."""
 
-    model_config = ConfigDict(extra="forbid")
+    workload_name = "crud"
+    fix_hint = ("rows: whole number >= 1 (default 1000000); batches: sizes like 100000,200000, each <= rows; "
+                "operations: select,insert,delete")
     rows: int = Field(DEFAULT_ROWS, ge=1, le=500_000_000)
     batches: list[int] = Field(default_factory=lambda: list(DEFAULT_BATCHES))
     operations: list[str] = Field(default_factory=lambda: list(OPERATIONS))
@@ -49,7 +45,8 @@ class CrudOptions(BaseModel):
     @field_validator("rows", "seed", "fetch_size", mode="before")
     @classmethod
     def _int(cls, value: Any) -> Any:
-        return int(str(value).replace("_", "")) if isinstance(value, str) and value.strip() else value
+        text = value.strip().replace("_", "") if isinstance(value, str) else ""
+        return int(text) if text.isdigit() else value  # anything else: pydantic's own message
 
     @field_validator("batches", mode="before")
     @classmethod
@@ -58,6 +55,16 @@ class CrudOptions(BaseModel):
         if any(n < 1 for n in out):
             raise ValueError("every batch size must be at least 1")
         return list(dict.fromkeys(out))
+
+    @field_validator("batches")
+    @classmethod
+    def _fits(cls, value: list[int], info: ValidationInfo) -> list[int]:
+        rows = info.data.get("rows")  # absent when rows itself was refused
+        too_big = [b for b in value if rows is not None and b > rows]
+        if too_big:
+            raise ValueError(f"batch {too_big[0]} is larger than rows ({rows}); "
+                             f"each SELECT/DELETE batch must fit in the table")
+        return value
 
     @field_validator("operations", mode="before")
     @classmethod
@@ -68,14 +75,6 @@ class CrudOptions(BaseModel):
             raise ValueError(f"use one or more of {', '.join(OPERATIONS)}")
         return [o for o in OPERATIONS if o in out]
 
-    @model_validator(mode="after")
-    def _fits(self) -> "CrudOptions":
-        too_big = [b for b in self.batches if b > self.rows]
-        if too_big:
-            raise ValueError(f"batch {too_big[0]} is larger than rows ({self.rows}); "
-                             f"each SELECT/DELETE batch must fit in the table")
-        return self
-
     @property
     def max_batch(self) -> int:
         return max(self.batches)
@@ -83,18 +82,4 @@ class CrudOptions(BaseModel):
 
 def parse_options(raw: dict[str, Any]) -> CrudOptions:
     """UsageError naming the option, the bad value and what is allowed."""
-    try:
-        return CrudOptions.model_validate(dict(raw))
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(str(p) for p in err["loc"]) or "batches"  # the only whole-model check compares batches
-        if err["type"] == "extra_forbidden":
-            raise UsageError(f"unknown crud option '{key}'",
-                             "use rows, batches, operations, seed or fetch_size "
-                             "(e.g. --rows 1000000 --batches 100000,200000)") from None
-        value = raw.get(key, "") if key in raw else ""
-        message = str(err.get("msg", "")).removeprefix("Value error, ")
-        shown = f" {value!r}" if value != "" else ""
-        raise UsageError(f"bad crud option {key}{shown}: {message}",
-                         "rows: whole number >= 1 (default 1000000); batches: sizes like 100000,200000, each "
-                         "<= rows; operations: select,insert,delete") from None
+    return CrudOptions.parse(raw)

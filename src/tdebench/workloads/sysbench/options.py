@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
-from tdebench.errors import UsageError
-from tdebench.workloads.tpcc.options import model_error, parse_duration, parse_vus
+from tdebench.workloads.options import WorkloadOptions
+from tdebench.workloads.tpcc.options import parse_duration, parse_vus
 
 TESTS = ("oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_insert")
 
 
-class SysbenchOptions(BaseModel):
+class SysbenchOptions(WorkloadOptions):
     """sysbench OLTP tests, thread sweeps and table sizes."""
 
-    model_config = ConfigDict(extra="forbid")
+    workload_name = "sysbench"
     tests: list[str] = Field(default_factory=lambda: ["oltp_read_write"])
     vus: list[int] = Field(default_factory=lambda: [1])  # sysbench --threads per step
     duration: float = Field(60.0, gt=0)
@@ -31,10 +31,10 @@ class SysbenchOptions(BaseModel):
         items = value if isinstance(value, (list, tuple)) else [p.strip() for p in str(value).split(",") if p.strip()]
         unknown = [t for t in items if t not in TESTS]
         if unknown or not items:
-            raise UsageError(f"unknown sysbench test '{','.join(map(str, unknown)) or '(none)'}' in option tests",
+            raise ValueError(f"unknown sysbench test '{','.join(map(str, unknown)) or '(none)'}'; "
                              f"use one or more of: {', '.join(TESTS)}")
         if len(set(items)) != len(items):
-            raise UsageError(f"option tests lists a test twice: {value}", "list each test once")
+            raise ValueError("a test is listed twice; list each test once")
         return list(items)
 
     @field_validator("vus", mode="before")
@@ -49,17 +49,12 @@ class SysbenchOptions(BaseModel):
 
     @field_validator("duration", "rampup")
     @classmethod
-    def _whole_seconds(cls, value: float, info: Any) -> float:
+    def _whole_seconds(cls, value: float) -> float:
         if value != int(value):
-            raise UsageError(f"sysbench takes whole seconds: {info.field_name} = {value:g} s",
-                             f"give e.g. {info.field_name} = {max(1, round(value))}s")
+            raise ValueError(f"sysbench takes whole seconds, e.g. {max(1, round(value))}s")
         return value
 
 
 def parse_options(raw: dict[str, Any]) -> SysbenchOptions:
     """Validate the raw option dict; UsageError naming the option on the first problem."""
-    data = {str(k).replace("-", "_"): v for k, v in (raw or {}).items()}
-    try:
-        return SysbenchOptions(**data)
-    except ValidationError as exc:
-        raise model_error(exc, SysbenchOptions, data, "sysbench") from None
+    return SysbenchOptions.parse(raw)

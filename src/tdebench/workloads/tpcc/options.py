@@ -1,7 +1,7 @@
 """Options of the TPC-C-like workload, validated from the plan's raw ``workload_options``.
 
 They come from ``--warehouses``, ``--vus``, ``--duration``, ``--rampup``, ``--workload-option KEY=VALUE``
-or an experiment file's ``[run.options]``; every error names the option, the bad value and what is allowed.
+or an experiment file's ``[run.options]``; :class:`WorkloadOptions` turns a problem into a UsageError.
 """
 
 from __future__ import annotations
@@ -9,35 +9,35 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
-from tdebench.errors import UsageError
+from tdebench.workloads.options import WorkloadOptions
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|m|min|h)?\s*$", re.I)
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
 MAX_VUS = 1000
 
 
-def parse_duration(value: Any, option: str) -> float:
-    """``"30s"``, ``"5m"``, ``"1h"``, ``"500ms"`` or a number of seconds -> seconds."""
+def parse_duration(value: Any, option: str = "duration") -> float:
+    """``"30s"``, ``"5m"``, ``"1h"``, ``"500ms"`` or a number of seconds -> seconds; ValueError if not."""
     if isinstance(value, bool):
-        raise UsageError(f"bad value {value!r} for {option}", "give a duration such as 30s, 5m or 1h")
+        raise ValueError("give a duration such as 30s, 5m or 1h")
     if isinstance(value, (int, float)):
         seconds = float(value)
     else:
         match = _DURATION.match(str(value))
         if not match:
-            raise UsageError(f"bad value '{value}' for {option}", "give a duration such as 30s, 5m, 1h or 90 (seconds)")
+            raise ValueError("give a duration such as 30s, 5m, 1h or 90 (seconds)")
         seconds = float(match.group(1)) * _UNIT_SECONDS[(match.group(2) or "s").lower()]
     if seconds < 0:
-        raise UsageError(f"{option} must not be negative, not {value!r}", "give e.g. 30s")
+        raise ValueError(f"{option} must not be negative")
     return seconds
 
 
 def parse_vus(value: Any, option: str = "vus") -> list[int]:
-    """``"5,10,15"``, ``5`` or ``[5, 10]`` -> sorted-as-given list of positive ints (duplicates refused)."""
+    """``"5,10,15"``, ``5`` or ``[5, 10]`` -> list of positive ints in the given order; ValueError if not."""
     if isinstance(value, bool):
-        raise UsageError(f"bad value {value!r} for {option}", "give virtual users as e.g. 5,10,15")
+        raise ValueError("give virtual users as e.g. 5,10,15")
     items: list[Any]
     if isinstance(value, int):
         items = [value]
@@ -50,21 +50,21 @@ def parse_vus(value: Any, option: str = "vus") -> list[int]:
         try:
             number = int(item)
         except (TypeError, ValueError):
-            raise UsageError(f"bad value '{item}' in {option}", "give whole numbers, e.g. --vus 5,10,15") from None
+            raise ValueError(f"'{item}' is not a whole number; give e.g. 5,10,15") from None
         if not 1 <= number <= MAX_VUS:
-            raise UsageError(f"{option} must be between 1 and {MAX_VUS}, not {number}", "give e.g. --vus 1,2,4")
+            raise ValueError(f"{option} must be between 1 and {MAX_VUS}, not {number}")
         out.append(number)
     if not out:
-        raise UsageError(f"{option} is empty", "give at least one number, e.g. --vus 5")
+        raise ValueError(f"{option} is empty; give at least one number, e.g. 5")
     if len(set(out)) != len(out):
-        raise UsageError(f"{option} lists a number twice: {value}", "list each virtual-user count once")
+        raise ValueError(f"{option} lists a number twice; list each virtual-user count once")
     return out
 
 
-class TpccOptions(BaseModel):
+class TpccOptions(WorkloadOptions):
     """Everything a TPC-C run can be told; defaults make a short HammerDB-like sweep."""
 
-    model_config = ConfigDict(extra="forbid")
+    workload_name = "tpcc"
     warehouses: int = Field(1, ge=1, le=10_000)
     vus: list[int] = Field(default_factory=lambda: [1])
     duration: float = Field(60.0, gt=0)
@@ -91,24 +91,6 @@ class TpccOptions(BaseModel):
         return parse_duration(value, info.field_name)
 
 
-def model_error(exc: ValidationError, model: type[BaseModel], raw: dict[str, Any], workload: str) -> UsageError:
-    """The first pydantic error as a UsageError naming the option, the value and what is allowed."""
-    err = exc.errors()[0]
-    key = str(err["loc"][0]) if err["loc"] else "?"
-    if err["type"] == "extra_forbidden":
-        allowed = ", ".join(sorted(model.model_fields))
-        return UsageError(f"unknown {workload} option '{key}'", f"use one of: {allowed}")
-    cause = err.get("ctx", {}).get("error")
-    if isinstance(cause, UsageError):
-        return cause
-    return UsageError(f"bad value {raw.get(key)!r} for {workload} option '{key}': {err['msg']}",
-                      f"see docs/workloads/{workload}.md for the allowed values of '{key}'")
-
-
 def parse_options(raw: dict[str, Any]) -> TpccOptions:
     """Validate the raw option dict; UsageError on the first problem."""
-    data = {str(k).replace("-", "_"): v for k, v in (raw or {}).items()}
-    try:
-        return TpccOptions(**data)
-    except ValidationError as exc:
-        raise model_error(exc, TpccOptions, data, "tpcc") from None
+    return TpccOptions.parse(raw)

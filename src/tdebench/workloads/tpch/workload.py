@@ -14,6 +14,7 @@ from tdebench.workloads.base import Workload
 from tdebench.workloads.tpch import answers, schema
 from tdebench.workloads.tpch.datagen import ensure_data
 from tdebench.workloads.tpch.loader import load_tpch
+from tdebench.workloads.tpch.options import parse_options
 from tdebench.workloads.tpch.power import run_stream
 from tdebench.workloads.tpch.refresh import apply_rf1, apply_rf2, expected_counts_from_data, refresh_set
 
@@ -32,6 +33,7 @@ class TpchWorkload(Workload):
     def __init__(self, plan: "RunPlan", rundir: "RunDirectory") -> None:
         self.plan = plan
         self.rundir = rundir
+        parse_options(plan.workload_options)  # refuses any option instead of ignoring it
         self.data_dir = Path()
         self.answer_sets: dict[str, AnswerSet] = {}
 

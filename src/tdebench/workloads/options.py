@@ -1,0 +1,70 @@
+"""Workload options: one pydantic base class and one parser shared by every workload.
+
+Options come from named flags (``--warehouses``, ``--vus``, ``--rows``, ...), ``--workload-option KEY=VALUE``
+and an experiment file's ``[run.options]``. The plan checks them before any work starts
+(:func:`tdebench.workloads.check_workload_options`); an unknown or ill-typed option is a one-line
+UsageError naming the key, the workload and what is allowed. Validators raise ``ValueError`` with a short
+reason; the key, the value and the workload are added here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, Self
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from tdebench.errors import UsageError
+
+
+def word_list(value: Any) -> list[str]:
+    """``"select,insert"`` or a list -> lower-case words; ValueError for anything else."""
+    if not isinstance(value, (str, list, tuple)):
+        raise ValueError("give words separated by commas")
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return [str(v).strip().lower() for v in items if str(v).strip()]
+
+
+class WorkloadOptions(BaseModel):
+    """Base of every workload's options model; subclasses set ``workload_name`` and may set ``fix_hint``."""
+
+    model_config = ConfigDict(extra="forbid")
+    workload_name: ClassVar[str] = ""
+    # how to write good values: the fix of a bad-value error (default: the workload's documentation)
+    fix_hint: ClassVar[str] = ""
+
+    @classmethod
+    def allowed_keys(cls) -> list[str]:
+        return sorted(cls.model_fields)
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any] | None) -> Self:
+        """Validate raw options (``-`` in a key is read as ``_``); UsageError on the first problem."""
+        data = {str(k).strip().lower().replace("-", "_"): v for k, v in (raw or {}).items()}
+        unknown = [k for k in data if k not in cls.model_fields]
+        if unknown:
+            raise cls._unknown(unknown[0])
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise cls._bad_value(exc.errors()[0], data) from None
+
+    @classmethod
+    def _unknown(cls, key: str) -> UsageError:
+        name = cls.workload_name
+        if not cls.model_fields:
+            return UsageError(f"unknown {name} option '{key}'; {name} takes no workload options (allowed keys: none)",
+                              f"remove it from --workload-option / [run.options]; flags such as --warehouses or "
+                              f"--rows belong to other workloads")
+        return UsageError(f"unknown {name} option '{key}'; allowed keys: {', '.join(cls.allowed_keys())}",
+                          f"correct or remove it in --workload-option / [run.options]; see docs/workloads/{name}.md")
+
+    @classmethod
+    def _bad_value(cls, error: Mapping[str, Any], data: Mapping[str, Any]) -> UsageError:
+        reason = str(error.get("msg", "")).removeprefix("Value error, ")
+        fix = cls.fix_hint or f"see docs/workloads/{cls.workload_name}.md for the allowed values"
+        loc = error.get("loc") or ()
+        if not loc:
+            return UsageError(f"bad {cls.workload_name} options: {reason}", fix)
+        key = str(loc[0])
+        return UsageError(f"bad value {data.get(key)!r} for {cls.workload_name} option '{key}': {reason}", fix)

@@ -1,0 +1,114 @@
+"""Workload options (``--workload-option``, named flags, ``[run.options]``): every workload refuses an unknown
+or ill-typed option with exit 2 and one line naming the key, the workload and what is allowed, before any work.
+
+Runs are made unable to do work (no tpchgen-cli on PATH): a check that came too late would show up as exit 3
+or as a run directory.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tdebench.cli.app import main
+from tdebench.workloads import workload_names
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+PYTHON = sys.executable  # before the fixture hides it
+# a key each workload takes (shown in the 'allowed keys' of the error); tpch takes none
+A_KEY = {"tpch": "none", "tpcc": "warehouses", "crud": "batches", "load": "variants", "backup": "compression",
+         "sysbench": "table_size"}
+ILL_TYPED = [("tpcc", "warehouses", "two"), ("crud", "rows", "many"), ("load", "batch_rows", "lots"),
+             ("backup", "compression", "zip"), ("sysbench", "tables", "x"), ("tpcc", "vus", "1,x")]
+
+
+@pytest.fixture(autouse=True)
+def _no_work_possible(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python-here"))
+    monkeypatch.chdir(tmp_path)
+
+
+def cli(capfd, *args: str) -> tuple[int, str]:
+    """``tdebench ARGS`` in this process: (exit code, stderr)."""
+    capfd.readouterr()
+    with pytest.raises(SystemExit) as info:
+        main(list(args))
+    return int(info.value.code or 0), capfd.readouterr().err
+
+
+def refused(code: int, err: str, out: Path, *fragments: str) -> str:
+    """Exit 2, one stderr line holding every fragment and a fix, nothing written."""
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2, err
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert all(f in lines[0] for f in fragments), lines[0]
+    assert "fix:" in lines[0]
+    assert not out.exists(), "the run directory was created before the options were checked"
+    return lines[0]
+
+
+def test_every_registered_workload_is_covered():
+    assert set(A_KEY) == set(workload_names())
+
+
+@pytest.mark.parametrize("workload", sorted(A_KEY))
+def test_unknown_option_flag(workload, tmp_path, capfd):
+    out = tmp_path / "out"
+    code, err = cli(capfd, "run", "--workload", workload, "--workload-option", "bogus=1", "--out", str(out))
+    refused(code, err, out, f"unknown {workload} option 'bogus'", "allowed keys", A_KEY[workload])
+
+
+@pytest.mark.parametrize("workload", sorted(A_KEY))
+def test_unknown_option_in_experiment_file(workload, tmp_path, capfd):
+    path = tmp_path / "x.toml"
+    path.write_text(f'[run]\nworkload = "{workload}"\nout = "{tmp_path / "out"}"\n[run.options]\nbogus = 1\n'
+                    '[[engines]]\nname = "sqlite"\n')
+    code, err = cli(capfd, "run", str(path))
+    refused(code, err, tmp_path / "out", f"unknown {workload} option 'bogus'", A_KEY[workload])
+
+
+@pytest.mark.parametrize("workload, key, value", ILL_TYPED, ids=[f"{w}-{k}" for w, k, _ in ILL_TYPED])
+def test_ill_typed_option_flag(workload, key, value, tmp_path, capfd):
+    out = tmp_path / "out"
+    code, err = cli(capfd, "run", "--workload", workload, "--workload-option", f"{key}={value}", "--out", str(out))
+    refused(code, err, out, f"bad value '{value}' for {workload} option '{key}'")
+
+
+@pytest.mark.parametrize("options, fragment", [
+    ('vus = [1, "x"]', "for tpcc option 'vus': 'x' is not a whole number"),
+    ("warehouses = 1.5", "bad value 1.5 for tpcc option 'warehouses'"),
+    ('keying_thinking = "maybe"', "bad value 'maybe' for tpcc option 'keying_thinking'"),
+])
+def test_ill_typed_option_in_experiment_file(options, fragment, tmp_path, capfd):
+    path = tmp_path / "x.toml"
+    path.write_text(f'[run]\nworkload = "tpcc"\n[run.options]\n{options}\n[[engines]]\nname = "sqlite"\n')
+    code, err = cli(capfd, "run", str(path), "--out", str(tmp_path / "out"))
+    refused(code, err, tmp_path / "out", fragment)
+
+
+def test_flag_of_another_workload_is_refused(tmp_path, capfd):
+    """--warehouses means nothing to TPC-H: refused, not ignored."""
+    out = tmp_path / "out"
+    code, err = cli(capfd, "run", "--warehouses", "2", "--out", str(out))
+    refused(code, err, out, "unknown tpch option 'warehouses'", "takes no workload options")
+
+
+def test_crud_option_that_needs_another_is_checked_early(tmp_path, capfd):
+    out = tmp_path / "out"
+    code, err = cli(capfd, "run", "--workload", "crud", "--rows", "100", "--batches", "200", "--out", str(out))
+    refused(code, err, out, "crud option 'batches'", "larger than rows")
+
+
+def test_subprocess_tpch_option_exit_2(tmp_path):
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           "XDG_STATE_HOME": str(tmp_path / "state")}
+    result = subprocess.run([PYTHON, "-m", "tdebench", "run",
+                             "--workload-option", "streams=4", "--out", str(tmp_path / "out")],
+                            capture_output=True, text=True, env=env, timeout=120, stdin=subprocess.DEVNULL)
+    refused(result.returncode, result.stderr, tmp_path / "out", "unknown tpch option 'streams'")
