@@ -130,6 +130,13 @@ class Watcher(threading.Thread):
         return out
 
 
+def _default_signals() -> None:
+    """In the child: SIGINT/SIGTERM/SIGHUP handled by default. A harness started in the background (``&``,
+    nohup, some CI runners) has SIGINT ignored, and tdebench keeps ignored signals ignored on purpose."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def mounts_below(path: Path) -> list[str]:
     prefix = str(path.resolve()).rstrip("/") + "/"
     lines = Path("/proc/mounts").read_text().splitlines()
@@ -164,7 +171,7 @@ class Harness:
         before = self._private_entries()
         log = open(self.base / f"{name}.stderr", "w+")
         proc = subprocess.Popen([sys.executable, "-m", "tdebench", *self.run_args(engine, out)], env=self.env,
-                                stdout=subprocess.DEVNULL, stderr=log)
+                                stdout=subprocess.DEVNULL, stderr=log, preexec_fn=_default_signals)
         watcher = Watcher(proc.pid, self.base / "state")
         watcher.start()
         try:

@@ -96,23 +96,28 @@ def test_variants(spec, flag, name, tmp_path):
 
 @needs_fuse
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to mount for another user")
-def test_allow_other_for_the_service_user():
+def test_mount_runs_as_the_service_user_and_admits_only_it():
+    """gocryptfs as root with -allow_other hits gocryptfs#892 (random EPERM): it must run as the server's user."""
     user = service_user()
     base = Path(tempfile.mkdtemp(prefix="tdebench-fstest-"))  # pytest's tmp dirs are 0700 root
     os.chmod(base, 0o755)
     fs = fsencrypt.GocryptfsMount(parse_spec("fs:gocryptfs"), base / "fs", owner=user)
     try:
         fs.mount()
-        assert "allow_other" in fs.status()["mount"]["options"]
-        st = fs.plain_dir.stat()
-        assert st.st_uid == user.pw_uid and stat.S_IMODE(st.st_mode) == 0o700
+        options = fs.status()["mount"]["options"]
+        assert f"user_id={user.pw_uid}" in options and "allow_other" not in options, options
+        assert {psutil.Process(pid).uids().effective for pid in fs.pids()} == {user.pw_uid}
+        assert (fs.cipher_dir / "gocryptfs.conf").stat().st_uid == user.pw_uid
         probe = subprocess.run(["/usr/bin/touch", str(fs.plain_dir / "probe")], user=user.pw_uid, group=user.pw_gid,
                                extra_groups=[], capture_output=True, check=False)
         assert probe.returncode == 0, probe.stderr
-        assert (fs.plain_dir / "probe").stat().st_uid == user.pw_uid  # gocryptfs creates files as the caller
+        with pytest.raises(PermissionError):  # nobody else, root included, gets in
+            os.listdir(fs.plain_dir)
+        assert len([p for p in fs.cipher_dir.iterdir() if p.name not in ("gocryptfs.conf", "gocryptfs.diriv")]) == 1
     finally:
         fs.destroy()
         shutil.rmtree(base, ignore_errors=True)
+    assert not base.exists()
 
 
 @needs_fuse

@@ -11,9 +11,15 @@ The password is random (:func:`tdebench.encryption.generate_password`), lives in
 gocryptfs through a 0600 pass file in a private 0700 temporary directory that is deleted as soon as
 gocryptfs has read it. gocryptfs runs in the foreground (``-fg``) as a tracked :class:`ServerProcess`,
 so :func:`tdebench.engines.process.stop_all` ends it on exit, error and Ctrl-C (gocryptfs unmounts
-itself on SIGTERM). When the database server runs as another OS user (tdebench as root), the mount
-gets ``-allow_other`` (gocryptfs then also enables ``default_permissions``, so the kernel checks
-file modes).
+itself on SIGTERM).
+
+When the database server runs as another OS user (tdebench as root, servers as ``tdebench``), gocryptfs
+is initialised and run *as that user* too, without ``-allow_other``: only the server's user can enter the
+mount (root included is refused; tdebench reaches inside through :mod:`tdebench.engines.asuser`). Running
+gocryptfs as root with ``-allow_other`` makes it switch identities per request, and gocryptfs 2.3 (Debian
+12) then fails now and then with EPERM -- e.g. PostgreSQL's ``could not create temporary file
+"base/pgsql_tmp/...": Operation not permitted`` in a parallel CREATE INDEX (gocryptfs issue #892, fixed
+in 2.5.1). As the owner it never switches, and the mount is also more private.
 
 Unmount: ``fusermount3 -u``, retried while the mount is busy, lazy ``-u -z`` as the last resort.
 """
@@ -122,8 +128,8 @@ class GocryptfsMount:
     """One gocryptfs filesystem: ``root/cipher`` (on disk) mounted at ``root/plain``."""
 
     def __init__(self, spec: EncryptionSpec, root: Path, owner: pwd.struct_passwd | None = None) -> None:
-        """``owner``: the OS user the database server runs as, if not us; it owns the mount's root
-        directory (mode 0700) and the mount gets ``-allow_other``."""
+        """``owner``: the OS user the database server runs as, if not us; gocryptfs runs as that user and
+        the mount is reachable by that user only."""
         if not is_fs_spec(spec) or spec.cipher not in VARIANTS:
             raise UsageError(f"'{spec}' is not a gocryptfs spec", f"use one of: {', '.join(map(str, fs_specs()))}")
         self.spec = spec
@@ -131,7 +137,6 @@ class GocryptfsMount:
         self.cipher_dir = root / "cipher"
         self.plain_dir = root / "plain"
         self.owner = owner if owner is not None and owner.pw_uid != os.geteuid() else None
-        self.allow_other = self.owner is not None
         self.algorithm, self._init_flags = VARIANTS[spec.cipher]
         self._password = generate_password(24)
         self._server: ServerProcess | None = None
@@ -146,10 +151,12 @@ class GocryptfsMount:
         self.cipher_dir.mkdir(mode=0o700, exist_ok=True)
         if self.owner is not None:  # the mount's root directory shows the cipher directory's owner and mode
             os.chown(self.cipher_dir, self.owner.pw_uid, self.owner.pw_gid)
-        with temp_secret_file(self._password) as passfile:
+        as_owner = ({"user": self.owner.pw_uid, "group": self.owner.pw_gid, "extra_groups": []}
+                    if self.owner is not None else {})
+        with temp_secret_file(self._password, owner=self.owner.pw_uid if self.owner else None) as passfile:
             result = subprocess.run(
                 [str(gocryptfs), "-init", "-q", "-passfile", str(passfile), *self._init_flags, str(self.cipher_dir)],
-                capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
+                capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False, **as_owner)
         if result.returncode != 0:  # stdout may hold the master key on a terminal: show stderr only
             raise EnvironmentProblem(f"gocryptfs -init failed (code {result.returncode}): "
                                      f"{redact(result.stderr.strip())[-400:]}",
@@ -163,16 +170,16 @@ class GocryptfsMount:
             self._fusermount(lazy=True)
         self.create()
         gocryptfs, _ = check_available()
-        self.plain_dir.mkdir(mode=0o755, exist_ok=True)
+        self.plain_dir.mkdir(mode=0o700, exist_ok=True)
         if any(self.plain_dir.iterdir()):
             raise EnvironmentProblem(f"mount point {self.plain_dir} is not empty",
                                      "remove its contents (nothing should be written there while unmounted)")
-        with temp_secret_file(self._password) as passfile:
-            argv = [str(gocryptfs), "-fg", "-passfile", str(passfile)]
-            if self.allow_other:
-                argv.append("-allow_other")
-            argv += [str(self.cipher_dir), str(self.plain_dir)]
-            self._server = ServerProcess("gocryptfs", argv, self.root / "gocryptfs.log", self.root / "gocryptfs.pid")
+        if self.owner is not None:  # fusermount3 lets a user mount only on a directory it may write
+            os.chown(self.plain_dir, self.owner.pw_uid, self.owner.pw_gid)
+        with temp_secret_file(self._password, owner=self.owner.pw_uid if self.owner else None) as passfile:
+            argv = [str(gocryptfs), "-fg", "-passfile", str(passfile), str(self.cipher_dir), str(self.plain_dir)]
+            self._server = ServerProcess("gocryptfs", argv, self.root / "gocryptfs.log", self.root / "gocryptfs.pid",
+                                         user=self.owner)
             self._server.start(self.mounted, timeout=timeout)
 
     def unmount(self) -> None:

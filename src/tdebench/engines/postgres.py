@@ -281,7 +281,8 @@ class PostgresInstance(Instance):
         })
         if self.fs is not None:
             out["fs_encryption"] = {"tool": fsencrypt.gocryptfs_version(), "cipher": self.fs.algorithm,
-                                    "allow_other": self.fs.allow_other}
+                                    "runs_as": self.fs.owner.pw_name if self.fs.owner else "(current user)",
+                                    "mount_reachable_by": "that user only (no -allow_other)"}
         return out
 
     def encryption_status(self) -> dict[str, Any]:

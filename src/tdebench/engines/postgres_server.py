@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.encryption import generate_password, redact
+from tdebench.engines import asuser
 from tdebench.engines.fsencrypt import temp_secret_file
 from tdebench.engines.process import ServerProcess, chown_tree, find_binary, free_port, own_path
 from tdebench.errors import EnvironmentProblem, UsageError
@@ -179,7 +180,7 @@ class PgCluster:
 
     # creation -----------------------------------------------------------------------------------
     def initialized(self) -> bool:
-        return (self.pgdata / "PG_VERSION").is_file()
+        return asuser.is_file(self.user, self.pgdata / "PG_VERSION")
 
     def initdb(self) -> None:
         """Create the cluster (C locale, UTF8, SCRAM auth) and write the configuration.
@@ -218,16 +219,13 @@ class PgCluster:
             f"{key} = {_conf_value(value)}" for key, value in merged.items()]
 
     def write_conf(self) -> None:
-        conf = self.pgdata / "tdebench.conf"
-        conf.write_text("\n".join(self.conf_lines()) + "\n")
+        """tdebench.conf, included from postgresql.conf; written as the server's user (a gocryptfs mount
+        admits no one else)."""
+        asuser.write_text(self.user, self.pgdata / "tdebench.conf", "\n".join(self.conf_lines()) + "\n")
         main = self.pgdata / "postgresql.conf"
-        text = main.read_text()
+        text = asuser.read_text(self.user, main)
         if "include 'tdebench.conf'" not in text:
-            main.write_text(text + "\ninclude 'tdebench.conf'\n")
-        for path in (conf, main):
-            os.chmod(path, 0o600)
-            if self.user is not None:
-                os.chown(path, self.user.pw_uid, self.user.pw_gid)
+            asuser.write_text(self.user, main, text + "\ninclude 'tdebench.conf'\n")
 
     # running --------------------------------------------------------------------------------------
     def running(self) -> bool:

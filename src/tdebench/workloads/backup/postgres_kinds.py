@@ -3,17 +3,18 @@
 Uses the instance's public ``cluster`` (socket directory, port, role, password, ``pgdata``, ``stop``/``start``)
 and ``bindir``. The password reaches the tools through ``PGPASSFILE``: a 0600 file in a fresh 0700 directory,
 removed as soon as the tool has finished. Physical restores stop only the server (a gocryptfs mount stays
-mounted), so ``fs:*`` configs restore inside their encrypted file system.
+mounted), so ``fs:*`` configs restore inside their encrypted file system; the files are written by the
+server's OS user (:mod:`tdebench.engines.asuser`), the only user such a mount admits.
 """
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from tdebench.engines import asuser
 from tdebench.engines.fsencrypt import temp_secret_file
 from tdebench.engines.postgres_server import ROLE
 from tdebench.errors import EnvironmentProblem
@@ -64,37 +65,42 @@ class PgBasebackupKind(BackupKind):
             return [artifact]
         return [tools.gunzip_to(p, ctx.scratch / f"scan-{p.name[:-3]}") for p in sorted(artifact.glob("*.tar.gz"))]
 
-    def _unpack(self, artifact: Path, pgdata: Path) -> None:
+    def _unpack(self, artifact: Path, pgdata: Path, user: Any) -> None:
+        """Put the backup in place as the server's OS user (a gocryptfs mount admits only that user)."""
         if not self.info.compressed:
-            shutil.copytree(artifact, pgdata, symlinks=True)
+            asuser.copy_tree(user, artifact, pgdata)
             return
-        pgdata.mkdir()
-        tools.run(["tar", "-xzf", str(artifact / "base.tar.gz"), "-C", str(pgdata)])
+        asuser.make_dir(user, pgdata)
+        asuser.extract_tar(user, artifact / "base.tar.gz", pgdata, gzip=True)
         wal = artifact / "pg_wal.tar.gz"
         if wal.is_file():
-            (pgdata / "pg_wal").mkdir(exist_ok=True)
-            tools.run(["tar", "-xzf", str(wal), "-C", str(pgdata / "pg_wal")])
+            if not asuser.exists(user, pgdata / "pg_wal"):
+                asuser.make_dir(user, pgdata / "pg_wal")
+            asuser.extract_tar(user, wal, pgdata / "pg_wal", gzip=True)
 
     def restore(self, ctx: Context, artifact: Path) -> float:
         inst = ctx.state.instance
         cluster = inst.cluster
+        user = cluster.user
         clock = Stopwatch()
         cluster.stop()
-        aside = tools.set_aside(cluster.pgdata)
+        aside = cluster.pgdata.with_name(cluster.pgdata.name + ".before-restore")
+        asuser.remove_tree(user, aside)
+        asuser.rename(user, cluster.pgdata, aside)
         try:
             with clock:
-                self._unpack(artifact, cluster.pgdata)
-                tools.give_to(cluster.pgdata, cluster.user)
+                self._unpack(artifact, cluster.pgdata, user)
                 cluster.start()
             if _count(ctx, "tpch") != ctx.counts:
                 raise EnvironmentProblem("the restored PostgreSQL data directory does not hold the loaded rows",
                                          "look at the server log of the instance")
         except BaseException:
             cluster.stop()
-            tools.put_back(aside, cluster.pgdata)
+            asuser.remove_tree(user, cluster.pgdata)
+            asuser.rename(user, aside, cluster.pgdata)
             cluster.start()
             raise
-        tools.discard(aside)
+        asuser.remove_tree(user, aside)
         return clock.seconds
 
     def restored_counts(self, ctx: Context) -> dict[str, int]:
