@@ -23,6 +23,8 @@ FIXTURE = FIXTURES / "rundir_sqlite"
 SNAPSHOT = FIXTURES / "rundir_sqlite_expected" / "summary.md"
 STABLE_COLUMNS = ["engine", "config", "workload", "step", "n", "median_plain", "median_config",
                   "overhead_pct", "ci_low_pct", "ci_high_pct", "p_value"]
+LATER_COLUMNS = ["test", "metric", "unit", "encryption", "plain_config", "n_plain", "n_config", "paired",
+                 "ci_method", "p_method"]
 VOID = {"meta", "br", "hr", "img", "input", "link", "col", "wbr", "area", "base", "source"}
 
 
@@ -96,34 +98,58 @@ def test_html_shows_verdict_tables_and_methods(run: Path) -> None:
                      r"\(95% CI \d+\.\d–\d+\.\d%, p=0\.\d{3}, n = 3\)", html)
     for text in ("Read with care", "Per query", "q22", "Power@Size", "Verification", "Methods",
                  "AMD EPYC 7B13", "SQLCipher 4.6.1", "0 (warm-up)", "warm", "1 timed out",
-                 "bootstrap with 10,000 resamples", "encrypted on disk"):
+                 "t-interval on the log ratios", "benchmarks/stats_coverage.py --reps 2000",
+                 "bootstrap interval (10,000 resamples", "paired t-test on the log ratios",
+                 "encrypted on disk"):
         assert text in html, text
+
+
+def _log_t(plain: dict[int, float], enc: dict[int, float]) -> tuple[str, float, float, float, float]:
+    """Independent recomputation: paired t on log ratios when the blocks match, else Welch on logs."""
+    if plain.keys() == enc.keys():
+        blocks = sorted(plain)
+        d = np.log([enc[b] for b in blocks]) - np.log([plain[b] for b in blocks])
+        res, est = stats.ttest_1samp(d, 0.0), d.mean()
+        method = "t-log-paired"
+    else:
+        lp, le = np.log(list(plain.values())), np.log(list(enc.values()))
+        res, est = stats.ttest_ind(le, lp, equal_var=False), le.mean() - lp.mean()
+        method = "welch-log"
+    ci = res.confidence_interval(0.95)
+    return method, *(float(np.expm1(x) * 100) for x in (est, ci.low, ci.high)), float(res.pvalue)
 
 
 def test_overhead_csv_can_be_recomputed_from_measurements(run: Path) -> None:
     with (run / "report" / "overhead.csv").open() as fh:
         reader = csv.DictReader(fh)
-        assert reader.fieldnames[:11] == STABLE_COLUMNS
+        assert reader.fieldnames == STABLE_COLUMNS + LATER_COLUMNS  # new columns only at the end
         overhead = list(reader)
-    values: dict[tuple[str, ...], list[float]] = {}
+    values: dict[tuple[str, ...], dict[int, float]] = {}
     with (FIXTURE / "measurements.csv").open() as fh:
         for r in csv.DictReader(fh):
             if r["status"] == "ok" and r["block"] != "0":
                 key = (r["config"], r["test"], r["step"], r["metric"])
-                values.setdefault(key, []).append(float(r["value"]))
+                values.setdefault(key, {})[int(r["block"])] = float(r["value"])
     assert len(overhead) == 22 + 4 + 4  # queries, rf1/rf2/total/power_at_size, load steps
+    methods = set()
     for row in overhead:
         plain = values[("sqlite-none", row["test"], row["step"], row["metric"])]
         enc = values[(row["config"], row["test"], row["step"], row["metric"])]
-        assert float(row["median_plain"]) == pytest.approx(np.median(plain), rel=1e-12)
-        assert float(row["median_config"]) == pytest.approx(np.median(enc), rel=1e-12)
-        assert float(row["overhead_pct"]) == pytest.approx(
-            (np.median(enc) / np.median(plain) - 1) * 100, rel=1e-9)
-        if len(plain) >= 2 and len(enc) >= 2:
-            p = stats.ttest_ind(enc, plain, equal_var=False).pvalue
-            assert round(float(row["p_value"]), 3) == round(float(p), 3)
+        assert float(row["median_plain"]) == pytest.approx(np.median(list(plain.values())), rel=1e-12)
+        assert float(row["median_config"]) == pytest.approx(np.median(list(enc.values())), rel=1e-12)
+        if len(plain) >= 2 and len(enc) >= 2:  # the fixture has 3 trials: t-intervals on logs
+            method, est, low, high, p = _log_t(plain, enc)
+            assert (row["ci_method"], row["p_method"]) == (method, method)
+            assert float(row["overhead_pct"]) == pytest.approx(est, rel=1e-9)
+            assert float(row["ci_low_pct"]) == pytest.approx(low, rel=1e-9)
+            assert float(row["ci_high_pct"]) == pytest.approx(high, rel=1e-9)
+            assert float(row["p_value"]) == pytest.approx(p, rel=1e-9)
+            methods.add(method)
         else:
-            assert row["p_value"] == "" and row["ci_low_pct"] == ""
+            assert float(row["overhead_pct"]) == pytest.approx(
+                (np.median(list(enc.values())) / np.median(list(plain.values())) - 1) * 100, rel=1e-9)
+            assert row["p_value"] == row["ci_low_pct"] == row["ci_method"] == row["p_method"] == ""
+    assert methods == {"t-log-paired", "welch-log"}  # q20 lost a trial, so it is not paired
 
 
 def test_summary_csv_has_stats_per_config_and_step(run: Path) -> None:

@@ -56,7 +56,13 @@ def test_change_statistics_match_scipy(tmp_path: Path) -> None:
     a = cmp.base.analysis.measurements.sample(key).values
     b = cmp.other.analysis.measurements.sample(key).values
     change = cmp.change(key)
-    assert change.change_pct == pytest.approx((np.median(b) / np.median(a) - 1) * 100, abs=1e-3)
-    assert change.p_value == pytest.approx(stats.ttest_ind(b, a, equal_var=False).pvalue)
+    # runs are never paired: ratio of geometric means with Welch on the logs (n = 3 < 10)
+    assert change.ci_method == "welch-log"
+    assert change.change_pct == pytest.approx((stats.gmean(b) / stats.gmean(a) - 1) * 100, abs=1e-3)
+    ref = stats.ttest_ind(np.log(b), np.log(a), equal_var=False)
+    assert change.p_value == pytest.approx(ref.pvalue)
+    ci = ref.confidence_interval(0.95)
+    assert change.ci_low_pct == pytest.approx(np.expm1(ci.low) * 100)
+    assert change.ci_high_pct == pytest.approx(np.expm1(ci.high) * 100)
     assert cmp.matched == ["sqlite-none", "sqlite-sqlcipher-aes-256-cbc"]
     assert cmp.only_base == [] and cmp.only_other == []

@@ -9,11 +9,13 @@ import pytest
 from scipy import stats
 
 from tdebench.stats import (
-    SeriesKey, all_caveats, analyze, anova_by_step, bootstrap_median_ci, bootstrap_ratio_ci,
-    compare_samples, compute_overheads, condense, describe, eta_squared, mde_pct, parse_rows,
-    significance, summarize_series, trials_needed, welch_p,
+    BOOTSTRAP_MIN_N, SeriesKey, StatsSettings, all_caveats, analyze, anova_by_step,
+    bootstrap_median_ci, bootstrap_ratio_ci, compare_samples, compute_overheads, condense, describe,
+    eta_squared, log_t, mde_pct, overhead_interval, parse_rows, significance, summarize_series,
+    trials_needed, welch_p,
 )
 from tdebench.stats.anova import skewness_check
+from tdebench.stats.coverage import COMMAND, COVERAGE, coverage_phrase
 from tdebench.stats.load import Sample
 
 PLAIN = [10.2, 10.5, 9.9, 10.8, 10.1, 10.4, 9.7, 10.6, 10.3, 10.0, 10.9, 10.2]
@@ -68,24 +70,92 @@ def test_welch_p_matches_scipy_and_needs_two_values() -> None:
     assert welch_p(np.array([1.0, 1.0]), np.array([1.0, 1.0])) is None  # nan -> None
 
 
-def test_overhead_point_estimate_pairing_and_p() -> None:
+def test_overhead_from_ten_trials_is_the_bootstrapped_ratio_of_medians() -> None:
+    assert len(PLAIN) >= BOOTSTRAP_MIN_N
     m = parse_rows(rows("p", "none", PLAIN) + rows("e", "sqlcipher:aes-256-cbc", ENC))
     (o,) = compute_overheads(m, n_resamples=2000)
     assert o.overhead_pct == pytest.approx((np.median(ENC) / np.median(PLAIN) - 1) * 100)
     assert o.median_plain == pytest.approx(np.median(PLAIN))
-    assert o.p_value == pytest.approx(stats.ttest_ind(ENC, PLAIN, equal_var=False).pvalue)
+    assert o.p_value == pytest.approx(stats.ttest_rel(np.log(ENC), np.log(PLAIN)).pvalue)
+    assert (o.ci_method, o.p_method) == ("bootstrap-percentile-paired", "t-log-paired")
     assert o.paired and o.n == 12 and o.plain_config == "p"
     assert o.ci_low_pct < o.overhead_pct < o.ci_high_pct
     assert significance(o.p_value, o.ci_spans_zero) == "significant"
-    # different blocks -> independent resampling
+    # different blocks -> independent resampling and Welch on the logs
     m2 = parse_rows(rows("p", "none", PLAIN) + rows("e", "x", ENC, start_block=20))
-    assert not compute_overheads(m2, n_resamples=500)[0].paired
+    o2 = compute_overheads(m2, n_resamples=500)[0]
+    assert not o2.paired and (o2.ci_method, o2.p_method) == ("bootstrap-percentile", "welch-log")
+    assert o2.p_value == pytest.approx(
+        stats.ttest_ind(np.log(ENC), np.log(PLAIN), equal_var=False).pvalue)
+
+
+def test_few_trials_get_the_paired_t_interval_on_log_ratios() -> None:
+    plain, enc = PLAIN[:3], [11.6, 10.9, 11.9]
+    m = parse_rows(rows("p", "none", plain) + rows("e", "sqlcipher:aes-256-cbc", enc))
+    (o,) = compute_overheads(m)
+    d = np.log(enc) - np.log(plain)
+    ref = stats.ttest_1samp(d, 0.0)
+    ci = ref.confidence_interval(0.95)
+    assert (o.ci_method, o.p_method, o.paired) == ("t-log-paired", "t-log-paired", True)
+    assert o.overhead_pct == pytest.approx(np.expm1(d.mean()) * 100)  # geometric mean ratio − 1
+    assert o.overhead_pct == pytest.approx((stats.gmean(enc) / stats.gmean(plain) - 1) * 100)
+    assert (o.ci_low_pct, o.ci_high_pct) == pytest.approx((np.expm1(ci.low) * 100, np.expm1(ci.high) * 100))
+    assert o.p_value == pytest.approx(ref.pvalue)
+    assert o.median_plain == pytest.approx(np.median(plain))  # medians stay medians
+    assert o.ci_low_pct < o.overhead_pct < o.ci_high_pct
+
+
+def test_unpaired_few_trials_get_welch_on_logs() -> None:
+    plain, enc = [10.2, 10.5, 9.9], [11.1, 11.6]
+    m = parse_rows(rows("p", "none", plain) + rows("e", "x", enc, start_block=2))
+    (o,) = compute_overheads(m)
+    ref = stats.ttest_ind(np.log(enc), np.log(plain), equal_var=False)
+    ci = ref.confidence_interval(0.95)
+    assert (o.ci_method, o.p_method, o.paired) == ("welch-log", "welch-log", False)
+    assert o.overhead_pct == pytest.approx((stats.gmean(enc) / stats.gmean(plain) - 1) * 100)
+    assert (o.ci_low_pct, o.ci_high_pct) == pytest.approx((np.expm1(ci.low) * 100, np.expm1(ci.high) * 100))
+    assert o.p_value == pytest.approx(ref.pvalue)
+
+
+def test_t_interval_and_its_p_value_agree() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        plain = np.exp(rng.normal(0, 0.05, 3))
+        enc = plain * np.exp(rng.normal(0.03, 0.05, 3))
+        r = log_t(plain, enc, paired=True)
+        assert (r.p_value < 0.05) == (r.ci[0] > 0 or r.ci[1] < 0)
+
+
+def test_non_positive_values_fall_back_to_the_bootstrap_and_raw_welch() -> None:
+    plain, enc = np.array([0.0, 1.0, 2.0]), np.array([1.0, 2.0, 3.0])
+    iv = overhead_interval(plain, enc, paired=True, n_resamples=500)
+    assert (iv.ci_method, iv.p_method) == ("bootstrap-percentile-paired", "welch")
+    assert iv.estimate == pytest.approx(1.0)  # ratio of medians − 1
+    assert iv.p_value == pytest.approx(welch_p(plain, enc))
+    assert log_t(plain, enc, paired=True) is None
+
+
+def test_constant_ratio_gives_a_point_interval_and_no_p() -> None:
+    plain = np.array([1.0, 2.0, 4.0])
+    iv = overhead_interval(plain, plain * 1.1, paired=True)
+    assert iv.ci_method == "t-log-paired" and iv.p_value is None and iv.p_method == ""
+    assert iv.ci == pytest.approx((0.1, 0.1)) and iv.estimate == pytest.approx(0.1)
+
+
+def test_method_setting_overrides_the_n_threshold() -> None:
+    m = parse_rows(rows("p", "none", PLAIN) + rows("e", "x", ENC))
+    (forced_t,) = analyze(m, settings=StatsSettings(ci_method="t-log", n_resamples=200)).overheads
+    assert forced_t.ci_method == "t-log-paired"
+    small = parse_rows(rows("p", "none", PLAIN[:3]) + rows("e", "x", ENC[:3]))
+    (boot,) = analyze(small, settings=StatsSettings(ci_method="bca", n_resamples=200)).overheads
+    assert boot.ci_method == "bootstrap-bca-paired"
+    assert boot.overhead_pct == pytest.approx((np.median(ENC[:3]) / np.median(PLAIN[:3]) - 1) * 100)
 
 
 def test_single_value_gives_no_ci_and_no_p() -> None:
     c = compare_samples(Sample(np.array([1.0]), np.array([1])), Sample(np.array([1.2]), np.array([1])))
     assert c.pct == pytest.approx(20.0)
-    assert c.ci_low_pct is None and c.p_value is None
+    assert c.ci_low_pct is None and c.p_value is None and (c.ci_method, c.p_method) == ("", "")
     assert significance(c.p_value, True) == "too few trials"
 
 
@@ -178,3 +248,16 @@ def test_caveats_speak_plainly() -> None:
     folded = condense(all_caveats(a.summaries, a.overheads), lambda k: k.step == "total",
                       fold_above=0)
     assert any(c.key is None and "series" in c.message for c in folded)
+
+
+def test_small_n_note_states_the_measured_coverage_of_the_method_used() -> None:
+    m = parse_rows(rows("p", "none", PLAIN[:3]) + rows("e", "x", ENC[:3]))
+    (note,) = [c for c in analyze(m).caveats if c.kind == "small_n_ci"]
+    t3 = COVERAGE["t-log-paired"][3]
+    assert f"{t3.low * 100:.1f}–{t3.high * 100:.1f}%" in note.message and COMMAND in note.message
+    assert "t-interval on the paired log ratios" in note.message and "too narrow" not in note.message
+    boot = analyze(m, settings=StatsSettings(ci_method="percentile", n_resamples=200)).caveats
+    (old,) = [c for c in boot if c.kind == "small_n_ci"]
+    b3 = COVERAGE["bootstrap-percentile-paired"][3]
+    assert f"{b3.low * 100:.1f}–{b3.high * 100:.1f}%" in old.message and "too narrow" in old.message
+    assert coverage_phrase("t-log-paired", 4).startswith("not simulated at n = 4 (n = 3: ")

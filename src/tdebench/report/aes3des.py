@@ -2,8 +2,9 @@
 
 Each 3DES config is paired with every AES config of the same engine and mechanism family (pgcrypto raw
 ``column:3des`` with ``column:aes-*``; OpenPGP ``column:pgp-3des`` with ``column:pgp-aes*``). Per step: the
-medians and how many times longer 3DES took (ratio of medians, 95% bootstrap CI, paired by block when
-possible), beside how many times slower the 3DES cipher itself is than that AES on this machine.
+medians and how many times longer 3DES took (the overhead estimate of :func:`compare_samples` + 1 with its
+95% CI, paired by block when possible), beside how many times slower the 3DES cipher itself is than that AES
+on this machine.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from tdebench.stats.overhead import compare_samples, significance
 
 @dataclass(frozen=True)
 class Change:
-    """One series of one config: run B against run A (percent change of the medians)."""
+    """One series of one config: run B against run A in percent (estimate and CI as in ``ci_method``)."""
 
     engine: str
     config: str
@@ -34,6 +34,7 @@ class Change:
     ci_low_pct: float | None
     ci_high_pct: float | None
     p_value: float | None
+    ci_method: str = ""
 
     @property
     def key(self) -> SeriesKey:
@@ -84,7 +85,8 @@ def _changes(base: RunSummary, other: RunSummary, matched: list[str],
         c = compare_samples(sa, sb, seed=settings.seed, n_resamples=settings.n_resamples,
                             method=settings.ci_method, allow_pairing=False)
         out.append(Change(*key[:6], ma.units.get(key, ""), c.n_base, c.n_other, c.median_base,
-                          c.median_other, c.pct, c.ci_low_pct, c.ci_high_pct, c.p_value))
+                          c.median_other, c.pct, c.ci_low_pct, c.ci_high_pct, c.p_value,
+                          c.ci_method))
     return out
 
 

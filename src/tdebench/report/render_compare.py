@@ -11,6 +11,7 @@ from tdebench.report.fmt import DASH, fmt_ci, fmt_p, fmt_pct, fmt_value
 from tdebench.report.htmlkit import Col, Safe, esc, join, page, pill, table, tag
 from tdebench.report.render_html import figure, warnings_section
 from tdebench.report.render_md import md_table
+from tdebench.stats.interval import BOOTSTRAP_MIN_N
 from tdebench.stats.metrics import query_number
 
 _KIND = {"significant": "good", "not significant": "neutral", "inconclusive": "warn",
@@ -128,8 +129,10 @@ def render_html(cmp: RunComparison) -> str:
         body.append(tag("section", join([tag("h2", "Charts")] + figs), id="charts"))
     body.append(tag("section", join([tag("h2", "Methods"), table(
         [Col("fact"), Col("run A"), Col("run B"), Col("")], _facts_rows(cmp))] + [
-        tag("p", "Runs are compared without pairing (their blocks are unrelated): each run is "
-                 "resampled on its own.")] + [tag("p", t) for t in texts.stats_methods(
+        tag("p", "Runs are compared without pairing (their blocks are unrelated): Welch's interval "
+                 f"and test on the log values below {BOOTSTRAP_MIN_N} trials, each run resampled on "
+                 f"its own by the bootstrap from {BOOTSTRAP_MIN_N} on; comparison.csv names the "
+                 "method of each row in ci_method.")] + [tag("p", t) for t in texts.stats_methods(
             cmp.base.analysis.settings)]), id="methods"))
     nav = [(a, label) for a, label in (("verdict", "Verdict"), ("warnings", "Warnings"),
                                        ("summary", "Headline"), ("queries", "Per query"),

@@ -38,8 +38,8 @@ def verdict_section(rs: RunSummary) -> Safe:
     cards = []
     for es in rs.engines:
         n = max((r.headline.n for r in es.rows if r.headline), default=0)
-        note = (f"{texts.headline_label(es.headline)}, median of {n} trials per config; overhead "
-                "= ratio of medians − 1 with a 95% bootstrap CI and a Welch t-test.")
+        note = (f"{texts.headline_label(es.headline)}, median of {n} trials per config; "
+                + texts.overhead_note(r.overhead for r in es.rows if r.overhead))
         bad = [f"{r.label}: {r.verification.verdict}" for r in es.rows if r.verification.good is False]
         body = [tag("h3", es.engine)] + [tag("p", _verdict_html(v), class_="verdict") for v in es.verdicts]
         body += [tag("p", pill("verification failed", "bad") + esc(" " + b)) for b in bad]

@@ -112,8 +112,8 @@ def render(rs: RunSummary) -> str:
     out += ["## Verdict", ""]
     for es in rs.engines:
         out += [f"- **{es.engine}** ({texts.headline_label(es.headline)}): {v}" for v in es.verdicts]
-    out += ["", "_Median over trials; overhead = ratio of medians − 1 with a 95% bootstrap CI; "
-            "p from a Welch t-test._", ""]
+    headline = [r.overhead for es in rs.engines for r in es.rows if r.overhead]
+    out += ["", f"_Median over trials; {texts.overhead_note(headline)}_", ""]
     if rs.warnings:
         out += ["## Warnings", ""]
         out += [f"- {'Note' if w.severity == 'info' else '**Warning**'}: {w.message}"

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from tdebench.report.fmt import DASH, fmt_ci, fmt_pct, fmt_value, fmt_value_ci
 from tdebench.report.htmlkit import Col, Safe, esc, join, table, tag
 from tdebench.report.model import RunSummary
+from tdebench.report.texts import RATIO_METHOD
 from tdebench.stats.describe import Summary
 from tdebench.stats.load import SeriesKey, is_plain
 from tdebench.stats.overhead import Overhead
@@ -122,7 +123,7 @@ def html_section(tables: list[StepTable]) -> Safe:
         for metric in t.metrics:
             parts += [tag("h3", f"{t.engine}: {t.title}, {METRIC_TITLES.get(metric, metric)}"), html_table(t, metric)]
     parts.append(tag("p", "Median over trials with its 95% bootstrap interval (small grey text); overhead = "
-                          "median(config) / median(plain twin) − 1 with its 95% bootstrap interval. For MB/s, "
+                          f"config vs plain twin with its 95% interval ({RATIO_METHOD}). For MB/s, "
                           "a negative overhead means lower throughput. MB/s = bytes processed (the rows' value "
                           "sizes as the DBMS reports them) / elapsed / 1024².", class_="note"))
     return tag("section", join(parts), id="operations")

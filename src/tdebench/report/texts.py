@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from tdebench.report.fmt import fmt_bytes
 from tdebench.report.model import RunSummary, VerificationRow
 from tdebench.stats.analysis import StatsSettings
+from tdebench.stats.coverage import (
+    COMMAND, COVERAGE, P_METHOD_NAMES, coverage_phrase, estimate_name, measured, method_name,
+    span_text,
+)
+from tdebench.stats.interval import BOOTSTRAP_MIN_N
 from tdebench.stats.load import SeriesKey
 from tdebench.stats.metrics import step_label
+from tdebench.stats.overhead import Overhead
+
+RATIO_METHOD = (f"below {BOOTSTRAP_MIN_N} trials the geometric-mean ratio with a t-interval on the log "
+                f"values, from {BOOTSTRAP_MIN_N} on the ratio of medians with a bootstrap interval; "
+                "see Methods")
 
 
 def headline_label(key: SeriesKey | None) -> str:
@@ -20,21 +31,78 @@ def headline_label(key: SeriesKey | None) -> str:
     return f"{key.test} {step_label(key.step)}"
 
 
+def _bootstrap_text(s: StatsSettings) -> str:
+    kind = "bias-corrected and accelerated (BCa)" if s.ci_method == "bca" else "percentile"
+    return (f"median(config) / median(plain twin) − 1 with a {kind} bootstrap interval "
+            f"({s.n_resamples:,} resamples, numpy default_rng, seed {s.seed}; blocks resampled as "
+            "pairs when both configs have one value in the same blocks)")
+
+
+_T_TEXT = ("when both configs have one value in the same blocks, the geometric mean of the per-block "
+           "ratios config / plain − 1, with a t-interval on the log ratios (mean ± t(n−1) · sd / √n, "
+           "then exp(·) − 1); otherwise the ratio of the geometric means − 1 with Welch's interval on "
+           "the log values")
+
+
+def overhead_method(s: StatsSettings) -> str:
+    """How the overhead and its interval are computed under these settings."""
+    conf = f"{s.confidence:.0%}"
+    if s.ci_method == "auto":
+        return (f"Overhead vs the plain twin and its {conf} confidence interval: below "
+                f"{BOOTSTRAP_MIN_N} trials per config, {_T_TEXT}. From {BOOTSTRAP_MIN_N} trials on, "
+                f"and whenever a value is not positive (no logarithm): {_bootstrap_text(s)}. The "
+                "method of each row is in overhead.csv's ci_method column.")
+    if s.ci_method == "t-log":
+        return (f"Overhead vs the plain twin and its {conf} confidence interval: {_T_TEXT}; when a "
+                f"value is not positive (no logarithm): {_bootstrap_text(s)}. The method of each row "
+                "is in overhead.csv's ci_method column.")
+    return f"Overhead = {_bootstrap_text(s)}, at {conf}."
+
+
+def _why_auto() -> str:
+    """Why ``auto`` switches methods at BOOTSTRAP_MIN_N, in the measured figures."""
+    old, t10 = measured("bootstrap-percentile-paired", 3), measured("t-log-paired", 10)
+    b10 = measured("bootstrap-percentile-paired", 10)
+    if not (old and t10 and b10):
+        return ""
+    floor = min(min(m.low, m.outliers)
+                for name in ("bootstrap-percentile-paired", "bootstrap-percentile")
+                for n, m in COVERAGE[name].items() if n >= BOOTSTRAP_MIN_N)
+    return (f" The paired percentile bootstrap covers only {span_text(old)} at n = 3, hence the "
+            f"t-interval below {BOOTSTRAP_MIN_N} trials; from {BOOTSTRAP_MIN_N} on the bootstrap "
+            f"covers {floor * 100:.1f}% or more and stays narrow with outliers "
+            f"({b10.width_outliers_pp:.0f} vs {t10.width_outliers_pp:.0f} points for the "
+            f"t-interval at n = 10).")
+
+
+def coverage_method(s: StatsSettings) -> str:
+    """Measured coverage of the intervals these settings use (from the simulation benchmark)."""
+    t_cells = [("t-log-paired", 3), ("t-log-paired", 5), ("welch-log", 3)]
+    used = {"auto": t_cells + [("bootstrap-percentile-paired", BOOTSTRAP_MIN_N)],
+            "t-log": t_cells}.get(s.ci_method,
+                                  [(f"bootstrap-{s.ci_method}-paired", n) for n in (3, 5, 10)])
+    facts = "; ".join(f"{method_name(m)} at n = {n}: {coverage_phrase(m, n)}" for m, n in used)
+    return (f"Measured coverage of a nominal 95% interval around a known +10% overhead in "
+            f"simulation (“{COMMAND}”; lognormal noise with CV 2–15%, in paired cases with a block "
+            f"effect shared by the twins; outliers: 5% of values doubled): {facts}."
+            + (_why_auto() if s.ci_method == "auto" else ""))
+
+
 def stats_methods(s: StatsSettings) -> list[str]:
     """The statistical methods, one paragraph each."""
-    method = "percentile" if s.ci_method == "percentile" else "bias-corrected and accelerated (BCa)"
     return [
         "Only rows with status ok count. Block 0 (warm-up) is discarded; failed and timed-out "
         "values are counted and excluded.",
         "Per config and step: n, mean, median, standard deviation (n−1), coefficient of variation "
         "(CV = sd / mean), min and max.",
-        f"Overhead = median(config) / median(plain twin) − 1. Its {s.confidence:.0%} confidence "
-        f"interval is a {method} bootstrap with {s.n_resamples:,} resamples "
-        f"(numpy default_rng, seed {s.seed}): when both configs have one value in the same "
-        "blocks, blocks are resampled as pairs; otherwise each config is resampled on its own.",
-        "The p-value is a two-sided Welch t-test (unequal variances) on the raw values; it needs at "
-        f"least 2 values per config. \"Significant\" means p < {s.alpha:g} and an interval that "
-        "excludes 0; \"inconclusive\" means the two disagree.",
+        overhead_method(s),
+        coverage_method(s),
+        "The p-value is a two-sided t-test on the log values: paired by block (on the log ratios) "
+        "when both configs have one value in the same blocks, Welch's otherwise, so with the "
+        "t-interval p < 0.05 exactly when the interval excludes 0; when a value is not positive, "
+        "Welch's test on the raw values (overhead.csv's p_method column). It needs at least 2 "
+        f"values per config. \"Significant\" means p < {s.alpha:g} and an interval that excludes 0; "
+        "\"inconclusive\" means the two disagree.",
         "With three or more configs of one engine: one-way ANOVA with eta-squared, Tukey HSD for "
         "each pair, and Kruskal–Wallis, which is the test to read when a group is skewed "
         "(|skew| > 1 or Shapiro–Wilk p < 0.05).",
@@ -44,6 +112,19 @@ def stats_methods(s: StatsSettings) -> list[str]:
         f"Warnings are raised for a CV above {s.cv_limit_pct:g}%, fewer than {s.min_trials} "
         "values, and intervals that span zero.",
     ]
+
+
+def overhead_note(overheads: Iterable[Overhead]) -> str:
+    """``overhead = …; p from …`` for the methods these rows actually used."""
+    rows = list(overheads)
+    ci = sorted({o.ci_method for o in rows if o.ci_method})
+    p = sorted({o.p_method for o in rows if o.p_method})
+    if not ci:
+        return "overhead = ratio of medians − 1 (no interval: too few trials)."
+    parts = [f"{estimate_name(m)} with a 95% {method_name(m)}" for m in ci]
+    tests = [P_METHOD_NAMES.get(m, m) for m in p]
+    return ("overhead = " + "; or ".join(parts)
+            + (f"; p from the {' or '.join(tests)}" if tests else "") + ".")
 
 
 def yes_no(x: bool | None) -> str:

@@ -8,9 +8,10 @@ from functools import cached_property
 from pathlib import Path
 
 from tdebench.stats.anova import AnovaResult, anova_by_step
-from tdebench.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, CIMethod
+from tdebench.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from tdebench.stats.caveats import CV_LIMIT_PCT, MIN_TRIALS, Caveat, all_caveats
 from tdebench.stats.describe import Summary, summarize_series
+from tdebench.stats.interval import DEFAULT_METHOD, IntervalMethod
 from tdebench.stats.load import Measurements, SeriesKey, load_measurements
 from tdebench.stats.overhead import Overhead, compute_overheads, default_baselines
 
@@ -21,7 +22,7 @@ class StatsSettings:
 
     seed: int = DEFAULT_SEED
     n_resamples: int = DEFAULT_RESAMPLES
-    ci_method: CIMethod = "percentile"
+    ci_method: IntervalMethod = DEFAULT_METHOD
     confidence: float = 0.95
     alpha: float = 0.05
     power: float = 0.8

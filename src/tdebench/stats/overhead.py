@@ -1,18 +1,18 @@
-"""Overhead of each config against its plain twin: ratio of medians − 1, bootstrap CI, Welch p."""
+"""Overhead of each config against its plain twin, with its CI and p-value.
+
+The estimate and interval depend on n and on the values (see :mod:`tdebench.stats.interval`);
+every row records which method gave its interval (``ci_method``) and its p-value (``p_method``).
+"""
 
 from __future__ import annotations
 
-import math
-import warnings
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
-from scipy import stats
 
-from tdebench.stats.bootstrap import (
-    DEFAULT_RESAMPLES, DEFAULT_SEED, CIMethod, bootstrap_ratio_ci, ratio_minus_one,
-)
+from tdebench.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+from tdebench.stats.interval import DEFAULT_METHOD, IntervalMethod, overhead_interval
 from tdebench.stats.load import Measurements, Sample, SeriesKey, is_plain
 
 
@@ -29,11 +29,17 @@ class Comparison:
     ci_high_pct: float | None
     p_value: float | None
     paired: bool
+    ci_method: str = ""
+    p_method: str = ""
 
 
 @dataclass(frozen=True)
 class Overhead:
-    """One row of ``overhead.csv``; the first eleven fields are the stable public columns."""
+    """One row of ``overhead.csv``; the first eleven fields are the stable public columns.
+
+    ``overhead_pct`` is the estimate of ``ci_method``: the ratio of geometric means − 1 for the
+    t methods, the ratio of medians − 1 for the bootstrap (and when there is no interval).
+    """
 
     engine: str
     config: str
@@ -54,6 +60,8 @@ class Overhead:
     n_plain: int = 0
     n_config: int = 0
     paired: bool = False
+    ci_method: str = ""
+    p_method: str = ""
 
     @property
     def key(self) -> SeriesKey:
@@ -86,16 +94,6 @@ def significance(p_value: float | None, ci_spans_zero: bool, alpha: float = 0.05
     return "inconclusive"
 
 
-def welch_p(base: np.ndarray, other: np.ndarray) -> float | None:
-    """Two-sided Welch t-test p-value; None when either side has fewer than 2 values."""
-    if np.asarray(base).size < 2 or np.asarray(other).size < 2:
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        p = float(stats.ttest_ind(other, base, equal_var=False).pvalue)
-    return p if math.isfinite(p) else None
-
-
 def pair_by_block(base: Sample, other: Sample) -> tuple[np.ndarray, np.ndarray] | None:
     """Values of both sides ordered by block when both have one value in exactly the same blocks."""
     if base.n != other.n or base.n < 2:
@@ -106,21 +104,19 @@ def pair_by_block(base: Sample, other: Sample) -> tuple[np.ndarray, np.ndarray] 
 
 
 def compare_samples(base: Sample, other: Sample, *, seed: int = DEFAULT_SEED,
-                    n_resamples: int = DEFAULT_RESAMPLES, method: CIMethod = "percentile",
+                    n_resamples: int = DEFAULT_RESAMPLES, method: IntervalMethod = DEFAULT_METHOD,
                     allow_pairing: bool = True) -> Comparison:
-    """Ratio of medians − 1 of ``other`` vs ``base`` with a bootstrap CI and the Welch p-value."""
+    """``other`` vs ``base`` in percent with CI and p (paired by block when the blocks match)."""
     pairs = pair_by_block(base, other) if allow_pairing else None
     b, o = pairs if pairs is not None else (base.values, other.values)
-    ci = None
-    if min(base.n, other.n) >= 2:  # a CI from a single value per side would be a fake
-        ci = bootstrap_ratio_ci(b, o, paired=pairs is not None, seed=seed,
-                                n_resamples=n_resamples, method=method)
+    iv = overhead_interval(b, o, paired=pairs is not None, method=method, seed=seed,
+                           n_resamples=n_resamples)
     return Comparison(
         n_base=base.n, n_other=other.n, median_base=float(np.median(base.values)),
-        median_other=float(np.median(other.values)),
-        pct=ratio_minus_one(base.values, other.values) * 100.0,
-        ci_low_pct=ci[0] * 100.0 if ci else None, ci_high_pct=ci[1] * 100.0 if ci else None,
-        p_value=welch_p(base.values, other.values), paired=pairs is not None,
+        median_other=float(np.median(other.values)), pct=iv.estimate * 100.0,
+        ci_low_pct=iv.ci[0] * 100.0 if iv.ci else None,
+        ci_high_pct=iv.ci[1] * 100.0 if iv.ci else None,
+        p_value=iv.p_value, paired=pairs is not None, ci_method=iv.ci_method, p_method=iv.p_method,
     )
 
 
@@ -145,7 +141,7 @@ def default_baselines(m: Measurements) -> dict[str, str]:
 
 def compute_overheads(m: Measurements, *, baselines: Mapping[str, str] | None = None,
                       seed: int = DEFAULT_SEED, n_resamples: int = DEFAULT_RESAMPLES,
-                      method: CIMethod = "percentile") -> list[Overhead]:
+                      method: IntervalMethod = DEFAULT_METHOD) -> list[Overhead]:
     """Overhead rows for every series of every encrypted config that has a plain twin with data."""
     baselines = default_baselines(m) if baselines is None else baselines
     out: list[Overhead] = []
@@ -161,6 +157,7 @@ def compute_overheads(m: Measurements, *, baselines: Mapping[str, str] | None = 
             overhead_pct=c.pct, ci_low_pct=c.ci_low_pct, ci_high_pct=c.ci_high_pct,
             p_value=c.p_value, test=key.test, metric=key.metric, unit=m.units.get(key, ""),
             encryption=m.encryption.get(key.config, ""), plain_config=plain,
-            n_plain=c.n_base, n_config=c.n_other, paired=c.paired,
+            n_plain=c.n_base, n_config=c.n_other, paired=c.paired, ci_method=c.ci_method,
+            p_method=c.p_method,
         ))
     return out
