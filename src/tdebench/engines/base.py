@@ -74,6 +74,12 @@ class Instance(ABC):
         """False once the server has died (embedded engines are always alive)."""
         return True
 
+    def problem(self) -> BaseException | None:
+        """What an engine's own watch over the instance found wrong, e.g. a server waiting for disk space
+        instead of failing (its statements were killed, so they report only a lost connection). The runner
+        raises it in place of the error of the step that failed. Stays set after stop/destroy."""
+        return None
+
     def interrupt(self, conn: Connection) -> None:
         """Cancel the statement running on ``conn`` (query timeouts). Called from another thread."""
         if hasattr(conn, "interrupt"):  # sqlite3 / sqlcipher3

@@ -17,6 +17,7 @@ instance is created under ``/var/tmp`` and ``<workdir>/<label>`` becomes a symli
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import shutil
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pymysql
+from pymysql.constants.CR import CR_SERVER_LOST
 
 from tdebench.encryption import PLAIN, EncryptionSpec, generate_password, parse_spec, redact
 from tdebench.engines import mariadb_settings as ms
@@ -35,6 +37,7 @@ from tdebench.engines.base import Config, Connection, Engine, Instance
 from tdebench.engines.mariadb_keys import KeyMaterial, remove_tree, transient_dir
 from tdebench.engines.mariadb_support import (close_quietly, error_lines, native_password_hash, run_group,
                                               traversable_by)
+from tdebench.engines.mariadb_watchdog import DiskFullWatchdog, full_disk_reason, log_size
 from tdebench.engines.process import (ServerProcess, chown_tree, find_binary, free_port, own_path, service_user,
                                       tail)
 from tdebench.errors import EnvironmentProblem, RunFailed
@@ -126,6 +129,7 @@ class MariadbInstance(Instance):
         self._keys = None if config.spec.is_plain else KeyMaterial.generate(config.spec.key_bits or 256)
         self._port = free_port() if config.tcp else None
         self._server: ServerProcess | None = None
+        self._watchdog: DiskFullWatchdog | None = None
         self._transient: Path | None = None
         self._created = False
 
@@ -176,9 +180,14 @@ class MariadbInstance(Instance):
         self._stop(discard=False)
 
     def _stop(self, discard: bool) -> None:
-        """SHUTDOWN (with innodb_fast_shutdown=2 when the files are deleted next), then TERM/KILL."""
+        """SHUTDOWN (with innodb_fast_shutdown=2 when the files are deleted next), then TERM/KILL; a server
+        that waited for disk space is killed outright when its files are deleted next."""
         server, self._server = self._server, None
-        if server is not None:
+        if self._watchdog is not None:
+            self._watchdog.stop()
+        if server is not None and discard and self.problem() is not None:
+            server.kill()
+        elif server is not None:
             server.stop(graceful=lambda: self._shutdown_statement(discard), timeout=STOP_TIMEOUT)
         remove_tree(self._transient)
         self._transient = None
@@ -316,11 +325,24 @@ class MariadbInstance(Instance):
         argv = [str(self.engine.binary("mariadbd")), f"--defaults-file={self._path('my.cnf')}"]
         server = ServerProcess(f"mariadbd ({self.config.label})", argv, self.log_path, self._path("tdebench.pid"),
                                user=self.user)
+        since = log_size(self.log_path)
         try:
             server.start(self._ping, timeout=START_TIMEOUT)
+        except EnvironmentProblem as exc:
+            full = full_disk_reason(self.log_path, self._path(), since)
+            if full:  # e.g. InnoDB cannot create ibtmp1, or binlog recovery waits for space
+                raise OSError(errno.ENOSPC, f"mariadbd ({self.config.label}) did not start: {full}") from exc
+            raise
         finally:
             self._forget_secrets()  # the plugin has read the file key (or the start failed)
         self._server = server
+        self._watchdog = DiskFullWatchdog(f"mariadbd ({self.config.label})", self.log_path, self._path(),
+                                          lambda: self._connect(timeout=5, database=None))
+        self._watchdog.start()
+
+    def problem(self) -> OSError | None:
+        """ENOSPC once a statement of this server waited for disk space (its connection was killed)."""
+        return self._watchdog.problem if self._watchdog is not None else None
 
     def _ping(self) -> bool:
         conn = self._connect(timeout=2)
@@ -374,7 +396,15 @@ class MariadbInstance(Instance):
         foreign_key_checks=0) costs twice the server CPU here on tables without keys, so it stays off.
         """
         cur = conn.cursor()
-        cur.execute(load_data_sql(table, columns), (str(path),))
+        since = log_size(self.log_path)
+        try:
+            cur.execute(load_data_sql(table, columns), (str(path),))
+        except pymysql.err.OperationalError as exc:
+            full = full_disk_reason(self.log_path, self._path(), since) if exc.args[:1] == (CR_SERVER_LOST,) else None
+            if full:  # the server dropped the connection of a LOAD DATA that failed mid-file on the full disk
+                raise OSError(errno.ENOSPC, f"mariadbd ({self.config.label}) dropped the connection loading "
+                                            f"{table}: {full}") from exc
+            raise
         rows = int(cur.rowcount)
         warnings = self._query(cur, "SHOW WARNINGS LIMIT 3") if getattr(cur, "warning_count", 0) else []
         conn.commit()

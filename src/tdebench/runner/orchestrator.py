@@ -118,13 +118,16 @@ class Orchestrator:
             if process.interrupted():  # e.g. a driver call cut short by the interrupt: still an interrupt
                 self._finish_manifest("interrupted")
                 raise KeyboardInterrupt(f"interrupted ({type(exc).__name__} while stopping)") from exc
-            if diskguard.is_disk_full(exc):
-                raise diskguard.disk_full_error(exc, self.rundir, self._work_root(), reserve,
+            cause = self._instance_problem() or exc  # e.g. a server that waited for disk space: the real reason
+            if diskguard.is_disk_full(cause):
+                raise diskguard.disk_full_error(cause, self.rundir, self._work_root(), reserve,
                                                 self._finish_manifest) from exc
             try:
-                self._finish_manifest(f"failed: {redact(str(exc))}")
+                self._finish_manifest(f"failed: {redact(str(cause))}")
             except OSError:
                 pass  # the original error says more
+            if cause is not exc:
+                raise cause from exc
             raise
         finally:
             reserve.release()
@@ -142,6 +145,14 @@ class Orchestrator:
         self._work_root().mkdir(parents=True, exist_ok=True)
         if self.disk_check:  # before generating data: an absurd scale factor is refused at once
             diskguard.check_space(self.plan, {}, self._work_root())
+
+    def _instance_problem(self) -> BaseException | None:
+        """The first problem an engine found by watching its instance (``Instance.problem()``)."""
+        for state in self.states.values():
+            found = state.instance.problem()
+            if found is not None:
+                return found
+        return None
 
     def _work_root(self) -> Path:
         return self.work_root or Path(tempfile.gettempdir())
@@ -278,12 +289,19 @@ class Orchestrator:
             with state.sampler or nullcontext():
                 result = self.workload.trial(state, block.number, rec)
         except Exception as exc:  # noqa: BLE001 - a failed trial never stops the run ...
-            if diskguard.is_disk_full(exc):
-                raise  # ... unless the disk is full: every further trial would fail too
+            if process.interrupted():  # ... unless it failed because a signal cut a driver call short
+                raise KeyboardInterrupt(f"interrupted ({type(exc).__name__} in a trial)") from exc
+            if diskguard.is_disk_full(exc) or state.instance.problem() is not None:
+                raise  # ... unless the disk is full (or the engine saw why): every further trial would fail too
             result = TrialResult(failures=[f"{type(exc).__name__}: {redact(str(exc))}"])
         finally:
             self.ui.task_finished("trial")
             series = self._save_samples(block, state)
+        if process.interrupted():  # a workload that records a cut-short query as a failure and goes on
+            raise KeyboardInterrupt("interrupted during a trial")
+        found = state.instance.problem()
+        if found is not None:  # its statements were killed: the failures say only "lost connection"
+            raise found
         full = [f for f in result.failures if diskguard.text_is_disk_full(f)]
         if full:  # left unrecorded: the trial in flight is redone on resume
             raise OSError(errno.ENOSPC, full[0])
