@@ -134,6 +134,22 @@ def test_only_tdebench_directories_are_removable(tmp_path):
                                         "/var/tmp/tdebench-mariadb-none-1"]
 
 
+def test_a_users_tdebench_named_directory_above_tmpdir_is_never_ours(monkeypatch, tmp_path):
+    """TMPDIR=/tmp/tdebench-probe/work once made /tmp/tdebench-probe (and the user's files in it) ours."""
+    from tdebench.runner import ownership
+
+    top = Path("/tmp") / f"tdebench-probe-{os.getpid()}"
+    work = top / "work"
+    monkeypatch.setattr(tempfile, "tempdir", str(work))
+    assert owned_dirs_in_argv(["/usr/bin/initdb", f"--pwfile={work}/tdebench-secret-x/pass"]) == []
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    run_dir = Path("/var/tmp") / f"tdebench-results-{os.getpid()}" / "run1"
+    monkeypatch.setattr(ownership, "_PROTECTED", set())
+    ownership.protect(run_dir)
+    assert owned_dirs_in_argv([f"{run_dir.parent}/x"]) == []
+    assert owned_dirs_in_argv(["/var/tmp/tdebench-mariadb-none-2/my.cnf"]) == ["/var/tmp/tdebench-mariadb-none-2"]
+
+
 def test_ownership_record_follows_servers(tmp_path):
     """Started servers are added, stopped ones dropped; the record goes when nothing is left."""
     from tdebench.engines.process import ServerProcess

@@ -29,7 +29,7 @@ from tdebench.errors import RunFailed, TdebenchError
 from tdebench.measure.host import host_facts
 from tdebench.measure.sampler import ResourceSampler, ResourceSeries
 from tdebench.results.rundir import RunDirectory, utc_now
-from tdebench.runner import cache, diskguard
+from tdebench.runner import cache, diskguard, ownership
 from tdebench.runner.events import RunListener
 from tdebench.runner.ownership import Ownership, socket_dirs
 from tdebench.runner.plan import Block, RunPlan
@@ -166,6 +166,7 @@ class Orchestrator:
     def _workdir(self, stack: ExitStack) -> Path:
         root = self._work_root()
         root.mkdir(parents=True, exist_ok=True)
+        ownership.protect(root)  # the user's: a tdebench-* name above it must not make it ours
         workdir = Path(tempfile.mkdtemp(prefix=f"tdebench-{self.run_id}-", dir=root))
         workdir.chmod(0o711)  # servers running as an unprivileged user must traverse it
         self.owned.add_dir(workdir)

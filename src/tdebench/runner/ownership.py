@@ -68,9 +68,25 @@ def removable(path: Path) -> bool:
     return any(part.startswith(PREFIX) for part in path.parts[1:])
 
 
+_PROTECTED: set[Path] = set()  # the user's directories: never recorded as ours, whatever their names
+
+
+def protect(path: Path) -> None:
+    """Never record ``path`` or a directory above it as owned (a run directory, a --work-dir, TMPDIR)."""
+    _PROTECTED.add(Path(os.path.abspath(path)))
+
+
+def _holds_protected(directory: Path) -> bool:
+    """True if deleting ``directory`` would delete TMPDIR, the current directory or a protected path."""
+    protected = {*_PROTECTED, Path(os.path.abspath(tempfile.gettempdir())), Path(os.path.abspath(os.getcwd()))}
+    return any(p == directory or directory in p.parents for p in protected)
+
+
 def owned_dirs_in_argv(argv: list[str]) -> list[str]:
     """``tdebench-*`` directories directly under a temp root that a command line refers to
-    (e.g. gocryptfs' ``-passfile /tmp/tdebench-secret-x/pass``, a relocated instance's my.cnf)."""
+    (e.g. gocryptfs' ``-passfile /tmp/tdebench-secret-x/pass``, a relocated instance's my.cnf) -- never
+    one that holds TMPDIR, the current directory or a protected path (``TMPDIR=/tmp/tdebench-probe/work``
+    must not make ``/tmp/tdebench-probe`` ours)."""
     roots = temp_roots()
     found: list[str] = []
     for item in argv:
@@ -81,7 +97,7 @@ def owned_dirs_in_argv(argv: list[str]) -> list[str]:
         for root in roots:
             if root in path.parents:
                 top = root / path.relative_to(root).parts[0]
-                if top.name.startswith(PREFIX) and str(top) not in found:
+                if top.name.startswith(PREFIX) and str(top) not in found and not _holds_protected(top):
                     found.append(str(top))
     return found
 
@@ -110,6 +126,7 @@ class Ownership:
     def __init__(self, run_id: str, run_dir: Path, keep: bool, directory: Path | None = None,
                  on_problem: Any = None) -> None:
         self.directory = directory or state_dir()
+        protect(run_dir)
         self.path = self.directory / f"{os.getpid()}-{run_id}.json"
         self.on_problem = on_problem
         self.broken = False
