@@ -4,9 +4,9 @@ An experiment file uses the same vocabulary as the flags::
 
     [run]
     workload = "tpch"          # tpch (see `tdebench run --help` for the others)
-    sf = 0.1
-    tests = ["power", "throughput"]
-    streams = 2                # throughput streams; default: the spec minimum for the SF (at least 2)
+    sf = 0.1                   # workloads that load TPC-H data (tpch, load, backup): the scale factor
+    tests = ["power", "throughput"]   # tpch: which tests
+    streams = 2                # tpch: throughput streams; default: the spec minimum for the SF (at least 2)
     trials = 3
     warmup = 1
     cache = "warm"             # warm | cold
@@ -15,7 +15,8 @@ An experiment file uses the same vocabulary as the flags::
     max_failures = 3           # consecutive failed trials before a config is abandoned
     seed = 42
     keep_answers = true
-    [run.options]              # options of the chosen workload, e.g. for tpcc: warehouses = 2
+    [run.options]              # options of the chosen workload, e.g. for tpcc: warehouses = 2 (sf, tests and
+                               # streams may go here too: they are the tpch workload's options)
 
     [[engines]]
     name = "sqlite"
@@ -36,7 +37,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tdebench.encryption import parse_spec
 from tdebench.errors import UsageError
 
-TESTS = ("power", "throughput")
 
 
 class EngineSection(BaseModel):
@@ -62,8 +62,9 @@ class RunSection(BaseModel):
     workload: str = "tpch"
     # workload-specific options (e.g. warehouses, vus, duration for tpcc); validated by the workload
     options: dict[str, Any] = Field(default_factory=dict)
-    sf: float = Field(0.01, gt=0)
-    tests: list[Literal["power", "throughput"]] = Field(default_factory=lambda: ["power"], min_length=1)
+    # the data and tests of the workloads that read TPC-H data; handed to the workload's options
+    sf: float | None = Field(None, gt=0)
+    tests: list[Literal["power", "throughput"]] | None = Field(None, min_length=1)
     streams: int | None = Field(None, ge=1, le=100)
     trials: int = Field(3, ge=1)
     warmup: int = Field(1, ge=0, le=1)

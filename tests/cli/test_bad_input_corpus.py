@@ -300,7 +300,7 @@ def test_wrong_password_is_exit_3(tmp_path, capfd, monkeypatch):
     """A reachable server that refuses the password: exit 3 naming the target, the password nowhere."""
     from tdebench.encryption import parse_spec
     from tdebench.engines import get_engine
-    from tdebench.engines.base import Config
+    from tdebench.api.engine import Config
 
     if not Path("/usr/lib/postgresql").is_dir() and shutil.which("pg_config") is None:
         pytest.skip("postgres is not installed (apt-get install postgresql)")

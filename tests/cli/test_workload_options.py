@@ -19,8 +19,8 @@ from tdebench.workloads import workload_names
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 PYTHON = sys.executable  # before the fixture hides it
-# a key each workload takes (shown in the 'allowed keys' of the error); tpch takes none
-A_KEY = {"tpch": "none", "tpcc": "warehouses", "crud": "batches", "load": "variants", "backup": "compression",
+# a key each workload takes (shown in the 'allowed keys' of the error)
+A_KEY = {"tpch": "sf", "tpcc": "warehouses", "crud": "batches", "load": "variants", "backup": "compression",
          "sysbench": "table_size"}
 ILL_TYPED = [("tpcc", "warehouses", "two"), ("crud", "rows", "many"), ("load", "batch_rows", "lots"),
              ("backup", "compression", "zip"), ("sysbench", "tables", "x"), ("tpcc", "vus", "1,x")]
@@ -96,7 +96,16 @@ def test_flag_of_another_workload_is_refused(tmp_path, capfd):
     """--warehouses means nothing to TPC-H: refused, not ignored."""
     out = tmp_path / "out"
     code, err = cli(capfd, "run", "--warehouses", "2", "--out", str(out))
-    refused(code, err, out, "unknown tpch option 'warehouses'", "takes no workload options")
+    refused(code, err, out, "unknown tpch option 'warehouses'", "allowed keys: sf, streams, tests")
+
+
+def test_tpch_data_flags_are_refused_by_workloads_that_do_not_take_them(tmp_path, capfd):
+    """--sf means nothing to CRUD (its own --rows sets the size): refused, not ignored."""
+    out = tmp_path / "out"
+    code, err = cli(capfd, "run", "--workload", "crud", "--sf", "1", "--out", str(out))
+    refused(code, err, out, "--sf does not apply to --workload crud")
+    code, err = cli(capfd, "run", "--workload", "backup", "--tests", "throughput", "--out", str(out))
+    refused(code, err, out, "--tests does not apply to --workload backup")
 
 
 def test_crud_option_that_needs_another_is_checked_early(tmp_path, capfd):
@@ -109,6 +118,6 @@ def test_subprocess_tpch_option_exit_2(tmp_path):
     env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
            "XDG_STATE_HOME": str(tmp_path / "state")}
     result = subprocess.run([PYTHON, "-m", "tdebench", "run",
-                             "--workload-option", "streams=4", "--out", str(tmp_path / "out")],
+                             "--workload-option", "rows=4", "--out", str(tmp_path / "out")],
                             capture_output=True, text=True, env=env, timeout=120, stdin=subprocess.DEVNULL)
-    refused(result.returncode, result.stderr, tmp_path / "out", "unknown tpch option 'streams'")
+    refused(result.returncode, result.stderr, tmp_path / "out", "unknown tpch option 'rows'")

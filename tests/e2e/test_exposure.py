@@ -51,7 +51,7 @@ def test_servers_of_a_run_listen_only_locally(name, tcp, tpch_sf001):
 def _start_instance(engine_name: str, spec: str, tcp: bool, workdir: Path):
     from tdebench.encryption import parse_spec
     from tdebench.engines import get_engine
-    from tdebench.engines.base import Config
+    from tdebench.api.engine import Config
 
     engine = get_engine(engine_name)
     config = Config(engine_name, parse_spec(spec), engine.default_settings(), tcp=tcp)

@@ -10,17 +10,27 @@ import pytest
 from tdebench.cli.app import main
 from tdebench.encryption import issued_secrets
 from tdebench.workloads.tpch import answers
+from tests.e2e import examples as ex
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory, tpch_sf001) -> Path:
+    """docs/examples/sqlite-power.toml (SQLite vs SQLCipher at SF 0.01, power test, answers kept) with one
+    trial after its warm-up: the run every test of this module reads, and that example's end-to-end run."""
     out = tmp_path_factory.mktemp("e2e") / "run"
     data_root = Path(tpch_sf001[0]).parent
     with pytest.raises(SystemExit) as code:
-        main(["run", "--engine", "sqlite", "--encryption", "none,sqlcipher:aes-256-cbc", "--sf", "0.01",
-              "--trials", "1", "--keep-answers", "--out", str(out), "--data-dir", str(data_root)])
+        main(["run", str(ex.example("sqlite-power")), "--trials", "1", "--warmup", "1", "--out", str(out),
+              "--data-dir", str(data_root)])
     assert code.value.code == 0
+    ex.check_example_run(out)
     return out
+
+
+def test_the_example_ran_both_configs(run_dir):
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert [c["label"] for c in manifest["plan"]["configs"]] == ["sqlite-none", "sqlite-sqlcipher-aes-256-cbc"]
+    assert manifest["plan"]["tests"] == ["power"] and manifest["plan"]["sf"] == 0.01
 
 
 def test_answers_of_both_configs_equal_the_reference(run_dir):
@@ -84,7 +94,7 @@ def test_no_argument_run_is_sqlite_vs_sqlcipher(tmp_path, monkeypatch, tpch_sf00
     (run,) = (tmp_path / "results").iterdir()
     manifest = json.loads((run / "manifest.json").read_text())
     assert [c["label"] for c in manifest["plan"]["configs"]] == ["sqlite-none", "sqlite-sqlcipher-aes-256-cbc"]
-    assert manifest["plan"]["sf"] == 0.01 and manifest["plan"]["trials"] == 3
+    assert manifest["plan"]["workload_options"]["sf"] == 0.01 and manifest["plan"]["trials"] == 3
     assert (run / "report" / "index.html").is_file()
 
 

@@ -81,8 +81,27 @@ def _hex_ip(text: str) -> str:
     return ":".join(joined[i:i + 2].hex() for i in range(0, 16, 2))
 
 
-def listening_sockets(pid: int) -> tuple[list[tuple[str, str, int]], set[str]]:
-    """(TCP listeners and bound UDP sockets as (proto, ip, port), Unix socket paths) of ``pid``, from /proc."""
+def _net_table(pid: int, name: str, tables: dict[tuple[str, str], list[str]] | None) -> list[str]:
+    """Lines of ``/proc/<pid>/net/<name>`` without the header (OSError if unreadable). The table is that of the
+    process's network namespace: with ``tables`` (one dict per poll) it is read once per namespace, not per pid."""
+    key = None
+    if tables is not None:
+        try:
+            key = (os.readlink(f"/proc/{pid}/ns/net"), name)
+        except OSError:
+            key = None
+        if key in tables:
+            return tables[key]
+    lines = Path(f"/proc/{pid}/net/{name}").read_text().splitlines()[1:]
+    if key is not None:
+        tables[key] = lines
+    return lines
+
+
+def listening_sockets(pid: int, tables: dict[tuple[str, str], list[str]] | None = None,
+                      ) -> tuple[list[tuple[str, str, int]], set[str]]:
+    """(TCP listeners and bound UDP sockets as (proto, ip, port), Unix socket paths) of ``pid``, from /proc.
+    ``tables``: a cache of the /proc/net tables shared by the calls of one poll (see :func:`_net_table`)."""
     inodes = set()
     try:
         for fd in os.listdir(f"/proc/{pid}/fd"):
@@ -94,10 +113,12 @@ def listening_sockets(pid: int) -> tuple[list[tuple[str, str, int]], set[str]]:
                 inodes.add(target[8:-1])
     except OSError:
         return [], set()
+    if not inodes:  # no socket open: nothing in the tables can be this process's
+        return [], set()
     inet: list[tuple[str, str, int]] = []
     for proto in ("tcp", "tcp6", "udp", "udp6"):
         try:
-            lines = Path(f"/proc/{pid}/net/{proto}").read_text().splitlines()[1:]
+            lines = _net_table(pid, proto, tables)
         except OSError:
             continue
         for line in lines:
@@ -109,7 +130,7 @@ def listening_sockets(pid: int) -> tuple[list[tuple[str, str, int]], set[str]]:
             inet.append((proto, _hex_ip(address), int(port, 16)))
     paths = set()
     try:
-        for line in Path(f"/proc/{pid}/net/unix").read_text().splitlines()[1:]:
+        for line in _net_table(pid, "unix", tables):
             parts = line.split()
             if len(parts) >= 8 and parts[6] in inodes:
                 paths.add(parts[7])
@@ -137,15 +158,17 @@ class Watcher(threading.Thread):
             children = psutil.Process().children(recursive=True)
         except psutil.Error:
             children = []
+        tables: dict[tuple[str, str], list[str]] = {}  # /proc/net tables, read once per poll
         for child in children:
-            try:
-                self.seen.cmdlines.setdefault(child.pid, "\0".join(child.cmdline()))
-                self.seen.names.setdefault(child.pid, child.name())
-                env = child.environ()
-                self.seen.environs.setdefault(child.pid, "\0".join(f"{k}={v}" for k, v in env.items()))
-            except psutil.Error:
-                continue
-            inet, unix = listening_sockets(child.pid)
+            if child.pid not in self.seen.environs:  # recorded once per pid (the first sighting is kept)
+                try:
+                    self.seen.cmdlines.setdefault(child.pid, "\0".join(child.cmdline()))
+                    self.seen.names.setdefault(child.pid, child.name())
+                    env = child.environ()
+                    self.seen.environs.setdefault(child.pid, "\0".join(f"{k}={v}" for k, v in env.items()))
+                except psutil.Error:
+                    continue
+            inet, unix = listening_sockets(child.pid, tables)
             if inet:
                 self.seen.listening.setdefault(child.pid, [])
                 self.seen.listening[child.pid] = sorted(set(self.seen.listening[child.pid]) | set(inet))

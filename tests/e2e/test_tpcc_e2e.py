@@ -1,4 +1,8 @@
-"""End to end: `tdebench run --workload tpcc` on SQLite (always), MariaDB and PostgreSQL (when installed)."""
+"""End to end: `tdebench run --workload tpcc` on SQLite (always), MariaDB and PostgreSQL (when installed).
+
+The SQLite and MariaDB runs are those of docs/examples/tpcc-sqlite.toml and tpcc-mariadb.toml (with shorter
+steps): one run checks both the workload and the example (test_runner.py runs the other examples).
+"""
 
 from __future__ import annotations
 
@@ -11,8 +15,7 @@ import pytest
 
 from tdebench.cli.app import main
 from tdebench.encryption import issued_secrets
-from tdebench.workloads.tpcc.datagen import ensure_data
-from tdebench.workloads.tpcc.options import TpccOptions
+from tests.e2e import examples as ex
 
 HAVE_MARIADB = Path("/usr/sbin/mariadbd").exists() or shutil.which("mariadbd") is not None
 HAVE_POSTGRES = any(Path("/usr/lib/postgresql").glob("*/bin/postgres")) or shutil.which("postgres") is not None
@@ -20,11 +23,9 @@ KINDS = ("new_order", "payment", "order_status", "delivery", "stock_level")
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory) -> Path:
-    """One TPC-C population (1 warehouse) for every test of the module."""
-    root = tmp_path_factory.mktemp("tpcc-data")
-    ensure_data(1, TpccOptions().seed, root)
-    return root
+def data(tpcc_w1) -> Path:
+    """The data directory holding the session's TPC-C population (1 warehouse), for every test of the module."""
+    return tpcc_w1[0].parent
 
 
 def run_tpcc(out: Path, data: Path, engine: str, encryption: str, vus: str, *extra: str) -> None:
@@ -32,6 +33,14 @@ def run_tpcc(out: Path, data: Path, engine: str, encryption: str, vus: str, *ext
         main(["run", "--engine", engine, "--encryption", encryption, "--workload", "tpcc", "--warehouses", "1",
               "--vus", vus, "--duration", "2s", "--rampup", "1s", "--trials", "1", "--warmup", "0",
               "--out", str(out), "--data-dir", str(data), *extra])
+    assert code.value.code == 0, (out / "manifest.json").read_text() if (out / "manifest.json").exists() else ""
+
+
+def run_example(out: Path, data: Path, example: Path) -> None:
+    """An example file with steps of 2 s after 1 s of ramp-up (as run_tpcc), 1 trial, no warm-up."""
+    sized = ex.sized_copy(example, out.parent, duration="2s", rampup="1s")
+    with pytest.raises(SystemExit) as code:
+        main(["run", str(sized), "--trials", "1", "--warmup", "0", "--out", str(out), "--data-dir", str(data)])
     assert code.value.code == 0, (out / "manifest.json").read_text() if (out / "manifest.json").exists() else ""
 
 
@@ -87,8 +96,10 @@ def check_common(run: Path, configs: list[str], report: bool = True) -> dict:
 
 
 def test_sqlite(tmp_path, data):
+    """docs/examples/tpcc-sqlite.toml: SQLite vs SQLCipher, 1 warehouse, 1 then 2 virtual users."""
     configs = ["sqlite-none", "sqlite-sqlcipher-aes-256-cbc"]
-    run_tpcc(tmp_path / "run", data, "sqlite", "none,sqlcipher:aes-256-cbc", "1,2")
+    run_example(tmp_path / "run", data, ex.example("tpcc-sqlite"))
+    ex.check_example_run(tmp_path / "run")
     check_trial(tmp_path / "run", configs, [1, 2])
     manifest = check_common(tmp_path / "run", configs)
     entries = {c["label"]: c for c in manifest["configs"]}
@@ -100,11 +111,12 @@ def test_sqlite(tmp_path, data):
 @pytest.mark.server
 @pytest.mark.skipif(not HAVE_MARIADB, reason="mariadbd is not installed (Debian package mariadb-server)")
 def test_mariadb(tmp_path, data):
+    """docs/examples/tpcc-mariadb.toml: plain vs InnoDB TDE (AES-256-CTR), 1 then 2 virtual users."""
     configs = ["mariadb-none", "mariadb-tde-aes-256-ctr"]
-    run_tpcc(tmp_path / "run", data, "mariadb", "none,tde:aes-256-ctr", "2",
-             "--server-setting", "innodb_buffer_pool_size=128M", "--no-report")
-    check_trial(tmp_path / "run", configs, [2])
-    manifest = check_common(tmp_path / "run", configs, report=False)
+    run_example(tmp_path / "run", data, ex.example("tpcc-mariadb"))
+    ex.check_example_run(tmp_path / "run")
+    check_trial(tmp_path / "run", configs, [1, 2])
+    manifest = check_common(tmp_path / "run", configs)
     assert {c["tpcc_mode"] for c in manifest["configs"]} == {"procedures"}
 
 

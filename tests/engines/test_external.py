@@ -18,7 +18,7 @@ import pytest
 
 from tdebench.encryption import PLAIN, parse_spec
 from tdebench.engines import Config, get_engine
-from tdebench.engines.base import Instance
+from tdebench.api.engine import Instance
 from tdebench.engines.external_target import target_configs
 from tdebench.errors import EnvironmentProblem, RunFailed
 from tdebench.workloads.tpch import answers
@@ -236,7 +236,7 @@ def test_run_with_two_targets_end_to_end(mariadb, tpch_sf001, tmp_path):
     out = tmp_path / "run"
     result = _tdebench("run", "--target", f"plain={_mysql_url(plain_port)}",
                        "--target", f"enc=mysql://bench@127.0.0.1:{tde_port}/tpch?password_env=ENC_PW#tde:aes-256-cbc",
-                       "--sf", "0.01", "--trials", "1", "--data-dir", str(Path(tpch_sf001[0]).parent),
+                       "--sf", "0.01", "--trials", "1", "--warmup", "0", "--data-dir", str(Path(tpch_sf001[0]).parent),
                        "--out", str(out), env={"TDEBENCH_PASSWORD_PLAIN": plain_pw, "ENC_PW": tde_pw})
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     manifest = json.loads((out / "manifest.json").read_text())
@@ -292,7 +292,8 @@ def test_killed_run_resumes_with_its_targets(mariadb, tpch_sf001, tmp_path):
     env = {**os.environ, "TDEBENCH_PASSWORD_PLAIN": plain_pw, "TDEBENCH_PASSWORD_ENC": tde_pw,
            "PYTHONPATH": str(ROOT / "src")}
     args = ["--target", f"plain={_mysql_url(plain_port)}", "--target", f"enc={_mysql_url(tde_port, 'tde:aes-256-cbc')}",
-            "--sf", "0.01", "--trials", "3", "--no-report", "--data-dir", str(Path(tpch_sf001[0]).parent)]
+            "--sf", "0.01", "--trials", "2", "--no-report", "--data-dir", str(Path(tpch_sf001[0]).parent)]
+    # warm-up + 2 trials of 2 targets: killed after 3 of the 6, so 3 are left for the resumed run
     proc = subprocess.Popen([sys.executable, "-m", "tdebench", "run", *args, "--out", str(out)], env=env, cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

@@ -11,11 +11,12 @@ import pytest
 
 import tdebench.workloads
 
+from tdebench.api.dialect import MARIADB, POSTGRES, SQLITE
 from tdebench.encryption import parse_spec
 from tdebench.engines import Config, get_engine
 from tdebench.errors import UsageError
 from tdebench.report.backups_view import BackupRow, sentences
-from tdebench.runner.state import ConfigState
+from tdebench.api.trial import ConfigState
 from tdebench.workloads.backup import sqlite_kinds
 from tdebench.workloads.backup.kinds import Context
 from tdebench.workloads.backup.options import parse_options
@@ -29,7 +30,7 @@ def test_options_select_kinds_and_compression() -> None:
     assert o.kinds == ["mariadb_dump", "pg_dump"]
     assert o.wants("pg_dump_gz") and not o.wants("pg_dump") and not o.wants("mariadb_backup_gz")
     everything = parse_options({})
-    assert all(everything.wants(k.info.name) for d in ("sqlite", "mariadb", "postgres") for k in engine_kinds(d))
+    assert all(everything.wants(k.info.name) for d in (SQLITE, MARIADB, POSTGRES) for k in engine_kinds(d))
 
 
 @pytest.mark.parametrize("raw, words", [({"kinds": "tarball"}, ["kinds", "tarball", "mariadb_backup"]),
@@ -42,8 +43,8 @@ def test_bad_options_are_named(raw: dict, words: list[str]) -> None:
 
 
 def test_every_engine_has_plain_and_compressed_kinds() -> None:
-    for dialect, tools in (("mariadb", {"mariadb-backup", "mariadb-dump"}), ("postgres", {"pg_basebackup", "pg_dump"}),
-                           ("sqlite", {"sqlite3_backup API", "VACUUM INTO"})):
+    for dialect, tools in ((MARIADB, {"mariadb-backup", "mariadb-dump"}), (POSTGRES, {"pg_basebackup", "pg_dump"}),
+                           (SQLITE, {"sqlite3_backup API", "VACUUM INTO"})):
         infos = [k.info for k in engine_kinds(dialect)]
         assert {i.tool for i in infos} == tools
         assert sorted(i.compressed for i in infos) == [False, False, True, True]

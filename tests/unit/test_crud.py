@@ -11,9 +11,8 @@ from tdebench.engines import Config, get_engine
 from tdebench.engines.postgres_column import parse_create_table
 from tdebench.errors import UsageError
 from tdebench.measure.storage import growth, storage_breakdown
-from tdebench.runner.plan import RunPlan
-from tdebench.runner.recorder import Recorder
-from tdebench.runner.state import ConfigState
+from tdebench.api.plan import RunPlan
+from tdebench.api.trial import ConfigState, Recorder
 from tdebench.workloads import make_workload, workload_names
 from tdebench.workloads.crud import data, schema
 from tdebench.workloads.crud.ops import MIB
@@ -112,7 +111,7 @@ class _Rundir:
 
 @pytest.fixture(params=["none", "sqlcipher:aes-256-cbc"])
 def loaded(request, tmp_path: Path):
-    from tdebench.runner.events import RunListener
+    from tdebench.api.events import RunListener
 
     plan = _plan(tmp_path, "sqlcipher:aes-256-cbc")
     wl = make_workload(plan, _Rundir(tmp_path))  # type: ignore[arg-type]
@@ -134,7 +133,7 @@ def _values(rec: Recorder, step: str, metric: str) -> list[float]:
 
 def test_load_validates_and_reports_storage(loaded) -> None:
     wl, state, rec, facts = loaded
-    from tdebench.runner.events import RunListener
+    from tdebench.api.events import RunListener
 
     assert wl.validate(state, rec, RunListener()) == []
     assert wl.digests[state.label][0] == 3000
@@ -198,7 +197,7 @@ def test_storage_breakdown_of_plain_sqlite_has_tables(tmp_path: Path) -> None:
         conn.executemany("INSERT INTO persons VALUES (?,?,?,?,?,?,?,?)", list(data.persons(1, 500, 3)))
         conn.execute("COMMIT")
         conn.close()
-        b = storage_breakdown(inst, "sqlite")
+        b = storage_breakdown(inst)
         assert b["tables"]["persons"]["rows"] == 500 and b["tables"]["persons"]["table_bytes"] > 0
         assert b["database_bytes"] > 0
     finally:

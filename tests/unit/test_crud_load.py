@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from tdebench.api.dialect import MARIADB, POSTGRES, SQLITE
 from tdebench.encryption import parse_spec
 from tdebench.engines import Config, get_engine
 from tdebench.errors import UsageError
-from tdebench.workloads.bulkload.client import converters, drop_tpch, insert_batches, read_rows
+from tdebench.workloads.bulkload.client import converters, insert_batches, read_rows
 from tdebench.workloads.bulkload.options import VARIANTS, parse_options
 from tdebench.workloads.tpch import schema
 
@@ -28,10 +29,10 @@ def test_options() -> None:
 
 def test_values_are_typed_as_an_application_holds_them(tpch_sf001) -> None:
     path = Path(tpch_sf001[0]) / "orders.tbl"
-    row = next(read_rows(path, "orders", "postgres"))
+    row = next(read_rows(path, schema.table("orders"), POSTGRES))
     assert isinstance(row[0], int) and isinstance(row[3], Decimal) and row[4].count("-") == 2
-    assert isinstance(next(read_rows(path, "orders", "sqlite"))[3], float)
-    assert len(converters("lineitem", "mariadb")) == len(schema.column_names("lineitem"))
+    assert isinstance(next(read_rows(path, schema.table("orders"), SQLITE))[3], float)
+    assert len(converters(schema.table("lineitem"), MARIADB)) == len(schema.column_names("lineitem"))
 
 
 def test_client_batches_then_drop_on_sqlite(tmp_path: Path, tpch_sf001) -> None:
@@ -40,12 +41,12 @@ def test_client_batches_then_drop_on_sqlite(tmp_path: Path, tpch_sf001) -> None:
     inst.start()
     try:
         conn = inst.connect()
-        inst.create_schema(conn, schema.create_table_sql("sqlite"))
+        inst.create_schema(conn, schema.create_table_sql("sqlite"), schema.TABLES)
         inst.create_constraints(conn, schema.constraint_and_index_sql("sqlite"))
         for table in ("region", "nation", "supplier"):
-            rows = insert_batches(conn, "sqlite", table, Path(tpch_sf001[0]) / f"{table}.tbl", batch_rows=7)
+            rows = insert_batches(conn, SQLITE, schema.table(table), Path(tpch_sf001[0]) / f"{table}.tbl", batch_rows=7)
             assert rows == conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] > 0
-        drop_tpch(inst, conn, "sqlite")
+        inst.drop_tables(conn, [t.name for t in schema.TABLES])
         left = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
         assert left == []
         conn.close()

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from tdebench.api.engine import Config
+from tdebench.api.footprint import GIB, MIB, UNMEASURED, size_setting
+from tdebench.api.plan import RunPlan
 from tdebench.encryption import parse_spec
 from tdebench.engines import get_engine
-from tdebench.engines.base import Config
 from tdebench.errors import EnvironmentProblem
 from tdebench.runner import diskguard
-from tdebench.runner.diskguard import GIB, MIB
-from tdebench.runner.plan import RunPlan
+from tdebench.workloads.tpch.datagen import TPCH_RAW_PER_SF
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "reliability.md"
 ROW = re.compile(r"^\| (\w+) \| `([^`]+)` \| ([^|]+) \| (\d+) \| ([\d.]+) \| ([\d,.]+) \| ([\d,.]+) \| ([\d,.]+) \|")
@@ -46,14 +47,28 @@ def measured_rows() -> list[tuple[Config, int, int, int]]:
     return rows
 
 
+def footprint(engine: str, spec: str, **settings: str):
+    return diskguard.footprint(config(engine, spec, **settings))
+
+
+def kind(cfg: Config) -> str:
+    """The mechanism a footprint was measured for: pgcrypto's PGP messages apart from its raw ciphers."""
+    if cfg.spec.mechanism == "column" and cfg.spec.cipher.startswith("pgp"):
+        return "column-pgp"
+    return cfg.spec.mechanism
+
+
+MEASURED = {"sqlite": ["none", "sqlcipher:aes-256-cbc"], "mariadb": ["none", "tde:aes-256-ctr"],
+            "postgres": ["none", "column:aes-256", "column:pgp-aes256", "fs:gocryptfs"]}
+
+
 # the input ---------------------------------------------------------------------------------------------
-def test_raw_bytes_prefer_the_input_files_then_the_workloads_figure_then_the_tpch_rule():
-    plan = RunPlan([config("sqlite")], sf=2)
+def test_raw_bytes_prefer_the_input_files_then_the_workloads_data_then_its_estimate():
     files = {"a.tbl": {"bytes": 300}, "b.tbl": {"bytes": 700}}
-    assert diskguard.raw_bytes(plan, {"files": files, "raw_bytes": 5}) == (1000, "input files")
-    assert diskguard.raw_bytes(plan, {"raw_bytes": 5}) == (5, "workload estimate")
-    assert diskguard.raw_bytes(plan, {})[0] == 2 * diskguard.TPCH_RAW_PER_SF
-    assert diskguard.raw_bytes(RunPlan([config("sqlite")], workload="crud"), {}) is None
+    assert diskguard.raw_bytes({"files": files, "raw_bytes": 5}, 9) == (1000, "input files")
+    assert diskguard.raw_bytes({"raw_bytes": 5}, 9) == (5, "workload estimate")
+    assert diskguard.raw_bytes({}, 2 * TPCH_RAW_PER_SF)[0] == 2 * TPCH_RAW_PER_SF
+    assert diskguard.raw_bytes({}) is None
     assert diskguard.estimate(RunPlan([config("sqlite")], workload="crud"), {}) is None
 
 
@@ -63,31 +78,29 @@ def test_raw_bytes_prefer_the_input_files_then_the_workloads_figure_then_the_tpc
     ("lots", 1, 7), (None, 1, 7),
 ])
 def test_size_settings_are_read_in_the_servers_units(value, unit, expected):
-    assert diskguard.size_setting(value, unit, 7) == expected
+    assert size_setting(value, unit, 7) == expected
 
 
 # footprints per engine and mechanism -------------------------------------------------------------------
-def test_every_engine_and_mechanism_measured_here_has_its_own_footprint():
-    specs = {"sqlite": ["none", "sqlcipher:aes-256-cbc"], "mariadb": ["none", "tde:aes-256-ctr"],
-             "postgres": ["none", "column:aes-256", "column:pgp-aes256", "fs:gocryptfs"]}
-    keys = {(engine, diskguard.kind(parse_spec(spec))) for engine, names in specs.items() for spec in names}
-    assert keys == set(diskguard.FOOTPRINTS)
+def test_every_engine_gives_a_measured_footprint_for_each_mechanism_it_has():
+    for engine, specs in MEASURED.items():
+        for spec in specs:
+            assert footprint(engine, spec) is not UNMEASURED, (engine, spec)
+    assert footprint("sqlite", "sqlcipher:aes-256-cbc").final > footprint("sqlite", "none").final
+    assert footprint("postgres", "fs:gocryptfs").fixed > footprint("postgres", "none").fixed
 
 
 def test_pgp_column_encryption_takes_far_more_than_raw_ciphers_and_plain():
-    plain, raw, pgp = (diskguard.footprint("postgres", parse_spec(s))
-                       for s in ("none", "column:aes-256", "column:pgp-aes256"))
+    plain, raw, pgp = (footprint("postgres", s) for s in ("none", "column:aes-256", "column:pgp-aes256"))
     assert pgp.peak > 2 * raw.peak and raw.peak > plain.peak
-    assert diskguard.footprint("postgres", parse_spec("column:3des")) == raw
-    assert diskguard.footprint("postgres", parse_spec("column:pgp-3des")) == pgp
-    assert diskguard.footprint("postgres", parse_spec("fs:gocryptfs-xchacha")) == \
-        diskguard.footprint("postgres", parse_spec("fs:gocryptfs"))
+    assert footprint("postgres", "column:3des") == raw
+    assert footprint("postgres", "column:pgp-3des") == pgp
+    assert footprint("postgres", "fs:gocryptfs-xchacha") == footprint("postgres", "fs:gocryptfs")
 
 
 def test_other_scopes_and_ciphers_share_their_mechanisms_footprint_and_unknown_engines_get_the_fallback():
-    assert diskguard.footprint("mariadb", parse_spec("tde:aes-128-cbc@tables")) == \
-        diskguard.footprint("mariadb", parse_spec("tde:aes-256-ctr"))
-    assert diskguard.footprint("mysql", parse_spec("tde:aes-256-cbc")) is diskguard.UNMEASURED
+    assert footprint("mariadb", "tde:aes-128-cbc@tables") == footprint("mariadb", "tde:aes-256-ctr")
+    assert diskguard.footprint(Config("mysql", parse_spec("tde:aes-256-cbc"))) is UNMEASURED
 
 
 def test_the_estimate_sums_local_configs_and_leaves_external_servers_out():
@@ -103,8 +116,8 @@ def test_the_estimate_sums_local_configs_and_leaves_external_servers_out():
 
 # logs that do not grow with the data ---------------------------------------------------------------------
 def test_postgres_wal_grows_with_the_input_only_up_to_max_wal_size():
-    f = diskguard.footprint("postgres", parse_spec("column:pgp-aes256"))
     pg = config("postgres", "column:pgp-aes256")  # the default max_wal_size, 4GB
+    f = diskguard.footprint(pg)
     small, large, larger = 10 * MIB, 100 * GIB, 200 * GIB
     assert need(pg, 2 * small) - need(pg, small) == pytest.approx(small * (f.peak + f.log), abs=2)
     assert need(pg, larger) - need(pg, large) == pytest.approx(100 * GIB * f.peak, abs=2)  # WAL at its cap
@@ -128,7 +141,8 @@ def test_a_snapshot_adds_a_copy_of_the_loaded_database_not_of_the_load_peak():
 
 # the measurements ------------------------------------------------------------------------------------------
 def test_docs_table_has_every_measured_engine_and_mechanism():
-    assert {(c.engine, diskguard.kind(c.spec)) for c, *_ in measured_rows()} == set(diskguard.FOOTPRINTS)
+    measured = {(engine, kind(config(engine, spec))) for engine, specs in MEASURED.items() for spec in specs}
+    assert {(c.engine, kind(c)) for c, *_ in measured_rows()} == measured
 
 
 @pytest.mark.parametrize("cfg, raw, peak, final", measured_rows(),
@@ -140,16 +154,17 @@ def test_every_measured_peak_in_the_docs_is_covered_by_the_estimate(cfg, raw, pe
 
 # checking free space on a real filesystem ------------------------------------------------------------------
 def test_check_space_refuses_a_run_that_cannot_fit(tmp_path):
-    plan = RunPlan([config("sqlite"), config("sqlite", "sqlcipher:aes-256-cbc")], sf=100000)
+    plan = RunPlan([config("sqlite"), config("sqlite", "sqlcipher:aes-256-cbc")])
     with pytest.raises(EnvironmentProblem, match="not enough disk space") as caught:
-        diskguard.check_space(plan, {}, tmp_path / "not" / "yet")
+        diskguard.check_space(plan, {}, tmp_path / "not" / "yet", 100000 * TPCH_RAW_PER_SF, "SF 100000")
     assert str(tmp_path) in str(caught.value)
 
 
 def test_check_space_says_when_space_is_tight_and_nothing_when_it_is_plenty(tmp_path):
     free = shutil.disk_usage(tmp_path).free
     cfg = config("sqlite")
-    per_sf = need(cfg, diskguard.TPCH_RAW_PER_SF) - need(cfg, 0)
-    tight = RunPlan([cfg], sf=free / 2 / per_sf)  # needs about half of what is free
-    assert "disk guard:" in (diskguard.check_space(tight, {}, tmp_path) or "")
-    assert diskguard.check_space(RunPlan([cfg], sf=0.0001), {}, tmp_path) is None
+    per_sf = need(cfg, TPCH_RAW_PER_SF) - need(cfg, 0)
+    plan = RunPlan([cfg])
+    tight = free / 2 / per_sf  # an SF that needs about half of what is free
+    assert "disk guard:" in (diskguard.check_space(plan, {}, tmp_path, int(tight * TPCH_RAW_PER_SF)) or "")
+    assert diskguard.check_space(plan, {}, tmp_path, int(0.0001 * TPCH_RAW_PER_SF)) is None

@@ -12,13 +12,14 @@ import sqlglot
 from tdebench.encryption import parse_spec
 from tdebench.engines import external_drivers as drivers
 from tdebench.engines.external import evidence_text, tables_text
-from tdebench.engines.external_sql import (Translator, TranslatingConnection, constraint_sql, create_table_sql,
-                                          drop_table_sql, recognise_query, render_for)
+from tdebench.api.dialect import POSTGRES
+from tdebench.engines.external_sql import Translator, TranslatingConnection, drop_table_sql
 from tdebench.engines.external_status import (Finding, evaluate, probe_mssql, probe_mysql_family, probe_oracle)
 from tdebench.engines.external_target import KINDS
-from tdebench.manual import dialects
-from tdebench.workloads.tpch import params, schema
+from tdebench.workloads.tpch import dialects, params, schema
 from tdebench.workloads.tpch.refresh import delete_sql, insert_sql
+from tdebench.workloads.tpch.translate import (TpchTranslator, constraint_sql, create_table_sql, recognise_query,
+                                               render_for)
 
 TABLES = [t.name for t in schema.TABLES]
 
@@ -36,13 +37,13 @@ def test_every_rendered_query_is_recognised_and_rendered_as_script_mode_does(sf)
 
 
 def test_translator_paths():
-    tsql, oracle = Translator("tsql"), Translator("oracle")
+    tsql, oracle = Translator("tsql", TpchTranslator()), Translator("oracle", TpchTranslator())
     q6 = params.render_query(6, "postgres", 1)
-    assert tsql(q6) == dialects.render_query(6, "tsql", 1) and tsql.sources["query"] == 1
-    insert = insert_sql("orders", "postgres")
+    assert tsql(q6) == dialects.render_query(6, "tsql", 1) and tsql.sources["workload"] == 1
+    insert = insert_sql("orders", POSTGRES)
     assert tsql(insert, True) == insert  # pymssql takes %s
     assert oracle(insert, True).endswith(":8, :9)") and "%s" not in oracle(insert, True)
-    assert oracle(delete_sql("orders", "o_orderkey", "postgres"), True) == "DELETE FROM orders WHERE o_orderkey = :1"
+    assert oracle(delete_sql("orders", "o_orderkey", POSTGRES), True) == "DELETE FROM orders WHERE o_orderkey = :1"
     assert "COUNT_BIG(*)" in tsql("SELECT COUNT(*) FROM orders") and tsql.sources["sqlglot"] == 1
     assert Translator("postgres").identity and Translator("postgres")(q6) == q6
 
@@ -116,9 +117,9 @@ class FakeConn:
 
 def test_translating_connection_hands_translated_sql_to_the_driver():
     raw = FakeConn(FakeCursor())
-    conn = TranslatingConnection(raw, Translator("oracle"))
+    conn = TranslatingConnection(raw, Translator("oracle", TpchTranslator()))
     conn.cursor().execute(params.render_query(1, "postgres", 1))
-    conn.cursor().executemany(delete_sql("orders", "o_orderkey", "postgres"), [(1,), (2,)])
+    conn.cursor().executemany(delete_sql("orders", "o_orderkey", POSTGRES), [(1,), (2,)])
     assert raw.cur.executed[0][0] == dialects.render_query(1, "oracle", 1)
     assert raw.cur.executed[1][0].endswith("= :1") and conn.autocommit is False
 
@@ -205,11 +206,11 @@ def test_status_texts():
 def test_typed_rows_and_batches(tmp_path: Path, monkeypatch):
     path = tmp_path / "orders.tbl"
     path.write_text("1|370|O|172799.49|1996-01-02|5-LOW|Clerk#000000951|0|nstructions sleep|\n" * 3)
-    row = next(drivers.typed_rows("orders", path))
+    row = next(drivers.typed_rows(schema.table("orders"), path))
     assert row[:5] == [1, 370, "O", Decimal("172799.49"), date(1996, 1, 2)] and len(row) == 9
     monkeypatch.setattr(drivers, "BATCH", 2)
     raw = FakeConn(FakeCursor())
-    rows, method = drivers.bulk_load(KINDS["oracle"], raw, "orders", schema.column_names("orders"), path)
+    rows, method = drivers.bulk_load(KINDS["oracle"], raw, schema.table("orders"), path)
     assert rows == 3 and method.startswith("executemany") and raw.commits == 1
     sql, batch = raw.cur.executed[0]
     assert sql.startswith("INSERT INTO orders (o_orderkey") and sql.endswith(":9)") and len(batch) == 2

@@ -9,8 +9,9 @@ import pytest
 import sqlglot
 
 from tdebench.errors import UsageError
-from tdebench.manual import dialects
-from tdebench.manual.dialects import SQLGLOT_OF, q15_view_statements, query_statements, render_query
+from tdebench.workloads.tpch import dialects
+from tdebench.sqltext import SQLGLOT_OF
+from tdebench.workloads.tpch.dialects import q15_view_statements, query_statements, render_query
 from tdebench.workloads.tpch import params
 
 QUERIES = range(1, 23)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tdebench.api.manifest import SCHEMA_VERSION
 from tdebench.errors import UsageError
 from tdebench.manual.importer import ImportRequest, import_logs
 from tdebench.results.rundir import RunDirectory
@@ -34,10 +35,10 @@ def test_new_run_directory(tmp_path: Path) -> None:
     assert result.trials == [1]
     assert result.status == {"ok": 5, "failed": 1, "missing": 16}
     manifest = RunDirectory(run).read_manifest()
-    assert manifest["schema_version"] == 1
+    assert manifest["schema_version"] == SCHEMA_VERSION
     assert manifest["host"] == "unknown (imported)"
-    assert manifest["plan"]["workload"] == "tpch" and manifest["plan"]["sf"] == 1.0
-    assert manifest["plan"]["tests"] == ["power"] and manifest["plan"]["trials"] == 1
+    assert manifest["plan"]["workload"] == "tpch" and manifest["plan"]["workload_options"]["sf"] == 1.0
+    assert manifest["plan"]["workload_options"]["tests"] == ["power"] and manifest["plan"]["trials"] == 1
     config = manifest["configs"][0]
     assert {k: config[k] for k in ("label", "engine", "encryption", "engine_version", "settings")} == {
         "label": "plain", "engine": "sqlserver", "encryption": "none", "engine_version": "16.0.4185.3",

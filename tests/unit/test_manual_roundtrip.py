@@ -159,11 +159,11 @@ def test_script_then_import_two_configs(tmp_path: Path, dialect: str, q15: str) 
 
     rundir = RunDirectory(run_dir)
     manifest = rundir.read_manifest()
-    assert manifest["schema_version"] == 1
+    assert manifest["schema_version"] == 2
     assert manifest["host"] == "unknown (imported)"
     assert [c["label"] for c in manifest["configs"]] == ["plain", "tde"]
-    assert manifest["plan"]["tests"] == ["power", "throughput"]
-    assert manifest["plan"]["sf"] == 1.0
+    assert manifest["plan"]["workload_options"]["tests"] == ["power", "throughput"]
+    assert manifest["plan"]["workload_options"]["sf"] == 1.0
     assert manifest["plan"]["blocks"] == [{"block": 1, "warmup": False, "order": ["plain", "tde"]}]
     assert all(len(entry["logs"]) == 3 for entry in manifest["imports"])
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tdebench.errors import UsageError
-from tdebench.manual.dialects import render_query
+from tdebench.workloads.tpch.dialects import render_query
 from tdebench.manual.script import plan_scripts, stream_script, write_scripts
 from tdebench.workloads.tpch import params
 from tdebench.workloads.tpch.streams import stream_order

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tdebench.encryption import parse_spec
-from tdebench.engines.base import Config
+from tdebench.api.engine import Config
 from tdebench.errors import UsageError
-from tdebench.runner.plan import RunPlan
+from tdebench.api.plan import RunPlan
 
 CONFIGS = [Config("sqlite", parse_spec("none")), Config("sqlite", parse_spec("sqlcipher:aes-256-cbc"))]
 
@@ -29,11 +29,29 @@ def test_block_order_is_random_but_reproducible_from_the_seed():
 
 
 @pytest.mark.parametrize("kwargs, fragment", [
-    ({"sf": 0}, "--sf"), ({"sf": -1}, "--sf"), ({"trials": 0}, "--trials"), ({"warmup_trials": 2}, "--warmup"),
+    ({"trials": 0}, "--trials"), ({"warmup_trials": 2}, "--warmup"), ({"cache": "hot"}, "--cache"),
 ])
 def test_invalid_plans_are_usage_errors(kwargs, fragment):
     with pytest.raises(UsageError, match=fragment):
         RunPlan(CONFIGS, **kwargs)
+
+
+@pytest.mark.parametrize("sf", [0, -1, float("inf")])
+def test_a_bad_scale_factor_is_a_usage_error_of_the_tpch_options(sf):
+    from tdebench.workloads.tpch.options import parse_options
+
+    with pytest.raises(UsageError, match="'sf'"):
+        parse_options({"sf": sf})
+
+
+def test_a_plan_of_manifest_schema_1_keeps_its_tpch_options():
+    from tdebench.api.plan import plan_from_json
+
+    old = {**RunPlan(CONFIGS, trials=2, seed=3).to_json(), "sf": 0.1, "tests": ["power", "throughput"], "streams": 2}
+    old.pop("workload_options")
+    plan = plan_from_json(old)
+    assert plan.workload_options == {"sf": 0.1, "tests": ["power", "throughput"], "streams": 2}
+    assert plan.blocks() == RunPlan(CONFIGS, trials=2, seed=3).blocks()
 
 
 def test_duplicate_configs_are_rejected():

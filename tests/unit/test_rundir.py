@@ -9,6 +9,8 @@ import pytest
 
 from tdebench.encryption import SecretKey
 from tdebench.errors import UsageError
+from tdebench.api.manifest import SCHEMA_VERSION
+from tdebench.errors import UsageError
 from tdebench.results.rundir import COLUMNS, Measurement, RunDirectory
 
 
@@ -37,7 +39,21 @@ def test_manifest_is_versioned_and_redacted(tmp_path):
     rundir.write_manifest({"command_line": ["tdebench", key.hex()]})
     text = rundir.manifest_path.read_text()
     assert key.hex() not in text
-    assert json.loads(text)["schema_version"] == 1
+    assert json.loads(text)["schema_version"] == SCHEMA_VERSION == 2
+
+
+@pytest.mark.parametrize("version", [0, 3, "2", None])
+def test_a_manifest_of_an_unknown_version_is_refused_on_read(tmp_path, version):
+    rundir = RunDirectory.create(tmp_path / "run")
+    rundir.manifest_path.write_text(json.dumps({"schema_version": version, "run_id": "x"}))
+    with pytest.raises(UsageError, match="schema_version .* cannot read"):
+        rundir.read_manifest()
+
+
+def test_a_manifest_of_schema_1_is_still_read(tmp_path):
+    rundir = RunDirectory.create(tmp_path / "run")
+    rundir.manifest_path.write_text(json.dumps({"schema_version": 1, "run_id": "x", "plan": {"sf": 0.1}}))
+    assert rundir.read_manifest()["plan"]["sf"] == 0.1
 
 
 def test_refuses_a_non_empty_directory(tmp_path):

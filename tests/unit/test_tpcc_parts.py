@@ -139,15 +139,20 @@ def test_item_encoding_for_mariadb():
 
 def test_workload_refuses_bad_options_before_any_work(tmp_path):
     from tdebench.encryption import PLAIN
-    from tdebench.engines.base import Config
+    from tdebench.api.engine import Config
     from tdebench.results.rundir import RunDirectory
-    from tdebench.runner.plan import RunPlan
+    from tdebench.api.plan import RunPlan
     from tdebench.workloads import make_workload
 
     rundir = RunDirectory.create(tmp_path / "run")
     configs = [Config("sqlite", PLAIN)]
+    from tdebench.api.dialect import MARIADB, SQLITE
+
+    procedures = make_workload(RunPlan(configs=configs, workload="tpcc", workload_options={"mode": "procedures"}),
+                               rundir)
     with pytest.raises(UsageError, match="mode = procedures"):
-        make_workload(RunPlan(configs=configs, workload="tpcc", workload_options={"mode": "procedures"}), rundir)
+        procedures.check_dialect("sqlite-none", SQLITE)  # the orchestrator asks before any work
+    procedures.check_dialect("mariadb-none", MARIADB)
     with pytest.raises(UsageError, match="duration"):
         make_workload(RunPlan(configs=configs, workload="tpcc", workload_options={"duration": "-3s"}), rundir)
     workload = make_workload(RunPlan(configs=configs, workload="tpcc", workload_options={"vus": "1,2"}), rundir)

@@ -6,10 +6,10 @@ import csv
 
 import pytest
 
+from tdebench.api.dialect import SQLITE
 from tdebench.encryption import PLAIN
 from tdebench.engines import Config, get_engine
 from tdebench.workloads.tpcc.consistency import check, check_instance
-from tdebench.workloads.tpcc.datagen import ensure_data
 from tdebench.workloads.tpcc.driver import run_step
 from tdebench.workloads.tpcc.loader import load_tpcc
 from tdebench.workloads.tpcc.options import parse_options
@@ -17,13 +17,13 @@ from tdebench.workloads.tpcc.smoke import data_digest, smoke_test
 
 
 @pytest.fixture(scope="module")
-def loaded(tmp_path_factory):
-    data_dir, facts = ensure_data(1, 99, tmp_path_factory.mktemp("tpcc-data"))
+def loaded(tmp_path_factory, tpcc_w1):
+    data_dir, facts = tpcc_w1  # the session's 1-warehouse population (shared with the e2e tpcc runs)
     engine = get_engine("sqlite")
     instance = engine.create_instance(Config("sqlite", PLAIN, engine.default_settings()),
                                       tmp_path_factory.mktemp("tpcc-sqlite"))
     instance.start()
-    result = load_tpcc(instance, "sqlite", data_dir, 1)
+    result = load_tpcc(instance, SQLITE, data_dir, 1)
     yield instance, result, facts
     instance.destroy()
 
@@ -41,7 +41,7 @@ def test_every_transaction_runs_and_new_order_rolls_back(loaded):
     conn = instance.connect()
     before = data_digest(conn)
     conn.close()
-    assert smoke_test(instance, "sqlite", opts) == []
+    assert smoke_test(instance, SQLITE, opts) == []
     conn = instance.connect()
     after = data_digest(conn)
     conn.close()
@@ -55,7 +55,7 @@ def test_a_short_step_with_two_virtual_users(loaded, tmp_path):
     instance, _, _ = loaded
     opts = parse_options({"vus": "2", "duration": "2s", "rampup": "0.5s"})
     marks: list[str | None] = []
-    step = run_step(instance, "sqlite", opts, 2, seed=5, mark=marks.append)
+    step = run_step(instance, SQLITE, opts, 2, seed=5, mark=marks.append)
     assert step.failures == [] and step.committed > 20
     assert 0.25 < step.nopm / step.tpm < 0.65
     assert step.latency["new_order"].percentile(99) >= step.latency["new_order"].percentile(50) > 0

@@ -9,6 +9,7 @@ from decimal import Decimal
 
 import pytest
 
+from tdebench.api.dialect import MARIADB, POSTGRES, SQLITE
 from tdebench.encryption import parse_spec
 from tdebench.engines import Config, get_engine
 from tdebench.errors import EnvironmentProblem, UsageError
@@ -155,16 +156,14 @@ def test_rows_follow_the_spec_column_rules(sf):
 
 def test_params_per_dialect():
     rs = rf.refresh_set(SF, 1)
-    orders, lineitems, keys = rs.params("sqlite")
+    orders, lineitems, keys = rs.params(SQLITE)
     assert isinstance(orders[0][3], float) and orders[0][4] == rs.orders[0][4].isoformat()
     assert lineitems[0][6] == float(rs.lineitems[0][6])
     assert keys == [(k,) for k in rs.delete_keys]
-    orders, _, _ = rs.params("postgres")
+    orders, _, _ = rs.params(POSTGRES)
     assert isinstance(orders[0][3], Decimal) and isinstance(orders[0][4], date)
-    assert rf.insert_sql("orders", "mariadb").endswith("VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)")
-    assert rf.delete_sql("lineitem", "l_orderkey", "sqlite") == "DELETE FROM lineitem WHERE l_orderkey = ?"
-    with pytest.raises(ValueError):
-        rs.params("oracle")
+    assert rf.insert_sql("orders", MARIADB).endswith("VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)")
+    assert rf.delete_sql("lineitem", "l_orderkey", SQLITE) == "DELETE FROM lineitem WHERE l_orderkey = ?"
 
 
 def test_deleted_lineitem_counts_match_a_full_scan(data_dir):
@@ -268,6 +267,6 @@ def test_failed_refresh_rolls_back(refreshed):
     fresh = rf.refresh_set(SF, 4)
     duplicate_line = rf.RefreshSet(SF, 4, fresh.orders[:1], fresh.lineitems[:1] * 2, fresh.delete_keys[:1])
     with pytest.raises(Exception, match="UNIQUE"):
-        rf.apply_rf1(conn, "sqlite", duplicate_line)
+        rf.apply_rf1(conn, SQLITE, duplicate_line)
     assert (count(conn, "orders"), count(conn, "lineitem")) == before
     assert not conn.in_transaction

@@ -58,6 +58,11 @@ def _workload_options(items: list[str], **named: object) -> dict[str, object]:
     return options
 
 
+def _words(text: str | None) -> list[str] | None:
+    """``power,throughput`` -> ["power", "throughput"]; None stays None (not given)."""
+    return None if text is None else [t.strip() for t in text.split(",") if t.strip()]
+
+
 def _given(ctx: typer.Context, name: str) -> bool:
     """True when option ``name`` was typed on the command line (it then overrides the experiment file)."""
     source = ctx.get_parameter_source(name)
@@ -73,8 +78,10 @@ def run_command(
     encryption: Annotated[Optional[str], typer.Option(
         help="Comma-separated encryption specs; default: none plus each engine's default encrypted spec.")] = None,
     workload: Annotated[str, typer.Option(help="Workload: tpch (default), tpcc, sysbench, crud, load, backup.")] = "tpch",
-    sf: Annotated[float, typer.Option(help="TPC-H scale factor.")] = 0.01,
-    tests: Annotated[str, typer.Option(help="TPC-H tests: power, throughput or power,throughput.")] = "power",
+    sf: Annotated[Optional[float], typer.Option(
+        help="TPC-H scale factor (tpch, load, backup) [default: 0.01].", show_default=False)] = None,
+    tests: Annotated[Optional[str], typer.Option(
+        help="TPC-H tests: power, throughput or power,throughput [default: power].", show_default=False)] = None,
     streams: Annotated[Optional[int], typer.Option(help="Throughput streams (default: spec minimum, at least 2).")] = None,
     trials: Annotated[int, typer.Option(help="Measured trials per config (after the warm-up).")] = 3,
     warmup: Annotated[int, typer.Option(help="Warm-up trials per config, discarded (0 or 1).")] = 1,
@@ -118,7 +125,7 @@ def run_command(
                                            disk_check=not skip_disk_check))
     if experiment is not None:
         overrides = {name: value for name, value in (
-            ("sf", sf), ("tests", [t.strip() for t in tests.split(",") if t.strip()]), ("streams", streams),
+            ("sf", sf), ("tests", _words(tests)), ("streams", streams),
             ("trials", trials), ("warmup", warmup), ("cache", cache), ("reset", reset),
             ("query_timeout", query_timeout), ("max_failures", max_failures), ("seed", seed),
             ("keep_answers", keep_answers), ("data_dir", str(data_dir) if data_dir else None), ("tcp", tcp),
@@ -126,7 +133,7 @@ def run_command(
         plan, parsed = runner.load_plan_file(experiment, overrides)
         target = out_dir or (Path(parsed.run.out) if parsed.run.out else None)
     else:
-        options = {"sf": sf, "tests": [t.strip() for t in tests.split(",") if t.strip()], "streams": streams,
+        options = {"sf": sf, "tests": _words(tests), "streams": streams,
                    "trials": trials, "warmup": warmup, "cache": cache, "reset": reset, "query_timeout": query_timeout,
                    "max_failures": max_failures, "seed": seed, "keep_answers": keep_answers,
                    "data_dir": str(data_dir) if data_dir else None, "tcp": tcp, "keep": keep,

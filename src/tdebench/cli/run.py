@@ -14,11 +14,12 @@ from rich.console import Console
 from tdebench.config import Experiment, load_experiment, validate_experiment
 from tdebench.encryption import parse_spec, parse_spec_list, redact
 from tdebench.engines import get_engine
-from tdebench.engines.base import Config
+from tdebench.api.engine import Config
+from tdebench.api.manifest import new_manifest
 from tdebench.errors import UsageError
 from tdebench.results.rundir import COLUMNS, RunDirectory, utc_now
 from tdebench.runner.orchestrator import Orchestrator
-from tdebench.runner.plan import RunPlan, plan_from_json
+from tdebench.api.plan import RunPlan, plan_from_json
 
 
 def experiment_from_options(engines: str, encryption: str | None, settings: dict[str, str],
@@ -47,12 +48,38 @@ def experiment_from_options(engines: str, encryption: str | None, settings: dict
                                "command line")
 
 
+# run-level keys that are really options of the workloads reading TPC-H data
+WORKLOAD_KEYS = ("sf", "tests", "streams")
+
+
+def workload_options(experiment: Experiment) -> dict[str, Any]:
+    """The workload's options: ``[run.options]`` plus ``sf``/``tests``/``streams`` where given, checked by the
+    workload's own model (UsageError for an option it does not take)."""
+    from tdebench.workloads import check_workload_options, options_model
+
+    r = experiment.run
+    options = dict(r.options)
+    fields = options_model(r.workload).model_fields
+    for key in WORKLOAD_KEYS:
+        value = getattr(r, key)
+        if value is None:
+            continue
+        if key not in fields:
+            raise UsageError(f"--{key} does not apply to --workload {r.workload}",
+                             f"leave it out (it is an option of the workloads that read TPC-H data: tpch"
+                             f"{', load, backup' if key == 'sf' else ''})")
+        options.setdefault(key, value)
+    check_workload_options(r.workload, options)
+    return options
+
+
 def plan_from_experiment(experiment: Experiment) -> RunPlan:
-    """Validate engines, specs and settings of an experiment before any work starts."""
+    """Validate engines, specs, settings and workload options of an experiment before any work starts."""
     configs: list[Config] = []
     r = experiment.run
-    if not math.isfinite(r.sf):
+    if r.sf is not None and not math.isfinite(r.sf):
         raise UsageError(f"bad value {r.sf} for the scale factor", "give a finite number > 0, e.g. --sf 0.01")
+    options = workload_options(experiment)
     for section in experiment.engines:
         engine = get_engine(section.name)
         specs = [parse_spec(t) for t in section.encryption] or [parse_spec("none"), engine.default_encrypted_spec()]
@@ -63,10 +90,10 @@ def plan_from_experiment(experiment: Experiment) -> RunPlan:
         engine.validate_settings(merged)
         configs.extend(Config(engine.name, spec, dict(merged), tcp=r.tcp, keep=r.keep) for spec in specs)
     extra = {"seed": r.seed} if r.seed is not None else {}
-    return RunPlan(configs=configs, sf=r.sf, trials=r.trials, warmup_trials=r.warmup, tests=tuple(r.tests),
-                   keep_answers=r.keep_answers, data_dir=Path(r.data_dir) if r.data_dir else None, cache=r.cache,
-                   streams=r.streams, reset=r.reset, query_timeout=r.query_timeout, max_failures=r.max_failures,
-                   workload=r.workload, workload_options=dict(r.options), **extra)
+    return RunPlan(configs=configs, trials=r.trials, warmup_trials=r.warmup, keep_answers=r.keep_answers,
+                   data_dir=Path(r.data_dir) if r.data_dir else None, cache=r.cache, reset=r.reset,
+                   query_timeout=r.query_timeout, max_failures=r.max_failures, workload=r.workload,
+                   workload_options=options, **extra)
 
 
 def plan_from_targets(targets: list[str], overrides: list[str], run: dict[str, Any]) -> RunPlan:
@@ -97,8 +124,7 @@ def start_run(plan: RunPlan, target: Path, *, work_dir: Path | None, report: boo
     from tdebench.runner.cleanup import leftover_warning
 
     rundir = RunDirectory.create(target)
-    rundir.write_manifest({"run_id": rundir.path.name, "status": "created", "plan": plan.to_json(),
-                           "command_line": [redact(a) for a in sys.argv], "created_at": utc_now(), "configs": []})
+    rundir.write_manifest(new_manifest(rundir.path.name, plan.to_json(), [redact(a) for a in sys.argv]))
     warning = leftover_warning()
     if warning:
         print(warning, file=sys.stderr, flush=True)
@@ -153,17 +179,14 @@ def execute_plan(plan: RunPlan, rundir: RunDirectory, *, work_dir: Path | None, 
     from tdebench.cli.summary import print_summary
     from tdebench.cli.ui import RichListener
 
-    if plan.workload == "tpch":
-        what = f"TPC-H {'+'.join(plan.tests)} SF {plan.sf:g}"
-    else:
-        options = ", ".join(f"{k} {v}" for k, v in plan.workload_options.items())
-        what = f"{plan.workload}" + (f" ({options})" if options else "")
-    console.print(f"tdebench: {', '.join(plan.labels)} · {what} · {plan.trials} trials "
+    orchestrator = Orchestrator(plan, rundir, work_root=work_dir, completed=completed, manifest=manifest,
+                                disk_check=disk_check)
+    console.print(f"tdebench: {', '.join(plan.labels)} · {orchestrator.workload.describe()} · {plan.trials} trials "
                   f"(+{plan.warmup_trials} warm-up) · cache {plan.cache} → {rundir.path}")
     try:
         with RichListener(err_console) as listener:
-            outcome = Orchestrator(plan, rundir, listener, work_root=work_dir, completed=completed,
-                                   manifest=manifest, disk_check=disk_check).execute()
+            orchestrator.ui = listener
+            outcome = orchestrator.execute()
     except RunInterrupted:
         raise
     except KeyboardInterrupt:

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from tdebench.encryption import redact
-from tdebench.runner.events import RunListener
+from tdebench.api.events import RunListener
 
 
 class RichListener(RunListener):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from tdebench.engines.base import Config, Engine, Instance
+from tdebench.api.engine import Config, Engine, Instance
 from tdebench.errors import UsageError
 
 # name -> "module:Class"; imported lazily so a missing driver only matters when the engine is used

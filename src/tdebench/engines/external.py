@@ -17,17 +17,20 @@ starts, stops or restarts such a server and cannot read its files, so:
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from tdebench.api.dialect import Dialect
+from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
+from tdebench.api.tables import TableSpec
 from tdebench.encryption import EncryptionSpec, parse_spec, redact
 from tdebench.engines import external_drivers as drivers
-from tdebench.engines.base import Config, Connection, Engine, Instance
-from tdebench.engines.external_schema import TPCH_TABLES, TranslatedSchemaMixin
-from tdebench.engines.external_sql import WORKLOAD_DIALECT, TranslatingConnection, Translator, raw_connection
+from tdebench.engines.external_schema import TranslatedSchemaMixin
+from tdebench.engines.external_sql import TranslatingConnection, Translator, raw_connection
 from tdebench.engines.external_status import (CONFIRMED, CONTRADICTED, PROBES, Finding, Verdict, evaluate)
-from tdebench.engines.external_target import (CHECK_OVERRIDDEN, ENGINE, NOT_SCANNABLE, all_specs, resolve_password,
-                                              target_of)
+from tdebench.engines.external_target import (CHECK_OVERRIDDEN, ENGINE, NOT_SCANNABLE, all_specs, kind_dialect,
+                                              resolve_password, target_of)
 from tdebench.errors import RunFailed, UsageError
 
 ENCRYPTION_WAIT = 300.0
@@ -38,7 +41,8 @@ class ExternalEngine(Engine):
     """Servers reached by URL (MySQL, MariaDB, PostgreSQL, SQL Server, Oracle)."""
 
     name = ENGINE
-    dialect = WORKLOAD_DIALECT  # what the workload speaks to the instance; it translates per target
+    dialect = Dialect("postgres", "a server reached by URL", "by URL", "format", translated=True)  # per target
+    remote = True
     description = ("a server tdebench does not manage, by URL: mysql://, mariadb://, postgresql://, mssql://, "
                    "oracle:// (--target LABEL=URL#SPEC); encryption as the server reports it")
 
@@ -60,7 +64,8 @@ class ExternalEngine(Engine):
             raise UsageError(f"external targets take no server settings ({', '.join(unknown)})",
                              "configure the server yourself; give targets with --target LABEL=URL#SPEC")
 
-    def create_instance(self, config: Config, workdir: Path) -> "ExternalInstance":
+    def create_instance(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> "ExternalInstance":
+        """The database is the one in the target's URL (reserved for tdebench), whatever ``database`` says."""
         self.validate_settings(dict(config.settings))
         return ExternalInstance(config, workdir)
 
@@ -72,10 +77,10 @@ class ExternalInstance(TranslatedSchemaMixin, Instance):
     scan_note: ClassVar[str] = NOT_SCANNABLE
 
     def __init__(self, config: Config, workdir: Path) -> None:
-        super().__init__(config, workdir)
         self.target = target_of(config)
+        super().__init__(config, workdir, self.target.database)
         self.kind = self.target.kind
-        self.dialect = self.kind.dialect
+        self.dialect = kind_dialect(self.kind)
         self.override = config.settings.get("encryption_check") == CHECK_OVERRIDDEN
         self.translator = Translator(self.kind.dialect)
         self.facts: dict[str, Any] = {}
@@ -143,8 +148,8 @@ class ExternalInstance(TranslatedSchemaMixin, Instance):
         raw = self._raw()
         return raw if self.translator.identity else TranslatingConnection(raw, self.translator)
 
-    def create_schema(self, conn: Connection, statements: list[str]) -> None:
-        super().create_schema(conn, statements)
+    def create_schema(self, conn: Connection, statements: Sequence[str], tables: Sequence[TableSpec] = ()) -> None:
+        super().create_schema(conn, statements, tables)
         self._loaded = True
 
     def plant_canaries(self, markers: list[str]) -> None:
@@ -169,7 +174,7 @@ class ExternalInstance(TranslatedSchemaMixin, Instance):
     def settings(self) -> dict[str, Any]:
         """The target as recorded: URL without password, server facts, declared and found encryption."""
         return {"target": self.target.label, "url": self.target.url, "scheme": self.kind.scheme,
-                "dialect": self.dialect, **self.facts, "declared_encryption": str(self.config.spec),
+                "dialect": self.kind.dialect, **self.facts, "declared_encryption": str(self.config.spec),
                 "encryption_check": "overridden" if self.override else "required",
                 "load": ", ".join(sorted(self.load_methods)) or "not loaded yet", "at_rest_scan": NOT_SCANNABLE,
                 "sql_rewrites": dict(self.translator.sources),
@@ -196,14 +201,14 @@ class ExternalInstance(TranslatedSchemaMixin, Instance):
     def encryption_status(self) -> dict[str, Any]:
         """What the server says, the verdict on the declared spec, and whether the check was overridden."""
         phase = "tables" if self._loaded else "start"
-        finding = self._settled(TPCH_TABLES if self._loaded else None)
+        finding = self._settled(list(self.tables) if self._loaded else None)
         verdict = evaluate(self.config.spec, finding)
         self.checks[phase] = self._record(finding, verdict)
         return self.checks[phase]
 
     def check_encrypted(self, schema_tables: list[str]) -> None:
         """Refuse the target unless the server confirms the declared encryption of the benchmark tables."""
-        self._decide("tables", self._settled(list(schema_tables) or TPCH_TABLES))
+        self._decide("tables", self._settled(list(schema_tables) or list(self.tables)))
 
     def _record(self, finding: Finding, verdict: Verdict) -> dict[str, Any]:
         """The status as recorded in verification.json (flat, so reports can show it in one cell)."""

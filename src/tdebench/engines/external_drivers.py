@@ -10,18 +10,17 @@ batches of typed values (never strings the server would convert by its NLS/langu
 
 from __future__ import annotations
 
-import csv
 import importlib
 from collections.abc import Callable, Iterator
-from datetime import date
+from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from tdebench.api.tables import TableSpec, split_line
 from tdebench.encryption import redact
 from tdebench.engines.external_target import Kind, Target, check_driver
 from tdebench.errors import EnvironmentProblem, RunFailed
-from tdebench.workloads.tpch import schema
 
 BATCH = 10_000
 _LOCAL_INFILE_OFF = (1148, 2068, 3948)  # "Loading local data is disabled" / "not allowed"
@@ -61,23 +60,29 @@ def connect(target: Target, password: str, timeout: int = 15) -> Any:
 
 # loading ----------------------------------------------------------------------------------------------------
 
-def _converters(table: str) -> list[Callable[[str], Any]]:
-    kinds: dict[str, Callable[[str], Any]] = {"int": int, "bigint": int, "decimal": Decimal,
-                                              "date": date.fromisoformat}
-    return [kinds.get(c.type.split("(")[0], str) for c in schema.table(table).columns]
+_TYPED: dict[str, Callable[[str], Any]] = {"int": int, "bigint": int, "bool": int, "decimal": Decimal,
+                                            "float": float, "date": date.fromisoformat,
+                                            "timestamp": datetime.fromisoformat}
 
 
-def typed_rows(table: str, path: Path) -> Iterator[list[Any]]:
-    """The rows of a ``.tbl`` file as Python values of the column types (the trailing ``|`` dropped)."""
-    converters = _converters(table)
+def _converter(kind: str) -> Callable[[str | None], Any]:
+    convert = _TYPED.get(kind)
+    if convert is None:
+        return lambda text: text
+    return lambda text: None if text is None or text == "" else convert(text)
+
+
+def typed_rows(table: TableSpec, path: Path) -> Iterator[list[Any]]:
+    """The rows of a data file as Python values of the column types (escapes resolved, ``\\N`` as None)."""
+    converters = [_converter(c.kind) for c in table.columns]
     with open(path, newline="", encoding="utf-8") as handle:
-        for record in csv.reader(handle, delimiter="|", quoting=csv.QUOTE_NONE):
-            yield [conv(v) for conv, v in zip(converters, record)]
+        for line in handle:
+            yield [conv(v) for conv, v in zip(converters, split_line(line.rstrip("\n")))]
 
 
-def insert_batches(raw: Any, table: str, columns: list[str], path: Path, markers: list[str]) -> int:
+def insert_batches(raw: Any, table: TableSpec, path: Path, markers: list[str]) -> int:
     """Load ``path`` with ``executemany`` batches of :data:`BATCH` rows; one commit at the end."""
-    sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(markers)})"
+    sql = f"INSERT INTO {table.name} ({', '.join(table.column_names)}) VALUES ({', '.join(markers)})"
     cur = raw.cursor()
     rows, batch = 0, []
     for row in typed_rows(table, path):
@@ -92,43 +97,44 @@ def insert_batches(raw: Any, table: str, columns: list[str], path: Path, markers
     return rows
 
 
-def load_mysql(raw: Any, table: str, columns: list[str], path: Path) -> tuple[int, str]:
+def load_mysql(raw: Any, table: TableSpec, path: Path) -> tuple[int, str]:
     """LOAD DATA LOCAL INFILE (batched INSERTs when the server forbids it): (rows, method)."""
     from tdebench.engines.mariadb import load_data_sql
 
     cur = raw.cursor()
     try:
-        cur.execute(load_data_sql(table, columns), (str(path),))
+        cur.execute(load_data_sql(table.name, table.column_names), (str(path),))
     except Exception as exc:  # noqa: BLE001 - PyMySQL OperationalError/InternalError
         code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
         if code not in _LOCAL_INFILE_OFF:
             raise
         raw.rollback()
-        return insert_batches(raw, table, columns, path, ["%s"] * len(columns)), "batched INSERT (local_infile=OFF)"
+        return insert_batches(raw, table, path, ["%s"] * len(table.columns)), "batched INSERT (local_infile=OFF)"
     rows = int(cur.rowcount)
     warnings = getattr(cur, "warning_count", 0)
     if warnings:
         cur.execute("SHOW WARNINGS LIMIT 3")
         shown = cur.fetchall()
         raw.rollback()
-        raise RunFailed(f"loading {path.name} into {table} gave warnings: {shown}",
+        raise RunFailed(f"loading {path.name} into {table.name} gave warnings: {shown}",
                         "the .tbl file does not match the table; regenerate the data")
     raw.commit()
     return rows, "LOAD DATA LOCAL INFILE"
 
 
-def bulk_load(kind: Kind, raw: Any, table: str, columns: list[str], path: Path) -> tuple[int, str]:
-    """Load one ``.tbl`` file by the target's fastest path: (rows, method)."""
+def bulk_load(kind: Kind, raw: Any, table: TableSpec, path: Path) -> tuple[int, str]:
+    """Load one data file by the target's fastest path: (rows, method)."""
     if kind.module == "pymysql":
-        return load_mysql(raw, table, columns, path)
+        return load_mysql(raw, table, path)
     if kind.module == "psycopg":
         from tdebench.engines.postgres import PostgresInstance
 
-        rows = PostgresInstance.copy_file(raw, table, columns, path)
+        rows = PostgresInstance.copy_file(raw, table.name, table.column_names, path)
         raw.commit()
         return rows, "COPY FROM STDIN"
-    markers = [f":{i}" for i in range(1, len(columns) + 1)] if kind.dialect == "oracle" else ["%s"] * len(columns)
-    return insert_batches(raw, table, columns, path, markers), f"executemany batches of {BATCH}"
+    count = len(table.columns)
+    markers = [f":{i}" for i in range(1, count + 1)] if kind.dialect == "oracle" else ["%s"] * count
+    return insert_batches(raw, table, path, markers), f"executemany batches of {BATCH}"
 
 
 # after the load ---------------------------------------------------------------------------------------------

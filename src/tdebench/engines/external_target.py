@@ -28,8 +28,9 @@ from importlib.util import find_spec
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 from tdebench import encryption
+from tdebench.api.dialect import Dialect, StorageCatalog
 from tdebench.encryption import PLAIN, EncryptionSpec, parse_spec
-from tdebench.engines.base import Config
+from tdebench.api.engine import Config
 from tdebench.errors import EnvironmentProblem, UsageError
 
 ENGINE = "external"
@@ -70,6 +71,17 @@ KINDS: dict[str, Kind] = {
                    _specs("none", *(f"tde:{a}" for a in _AES), "tde:3des")),
 }
 ALIASES = {"postgres": "postgresql", "sqlserver": "mssql", "mysql+pymysql": "mysql"}
+_CATALOGS: dict[str, StorageCatalog] = {"mysql": "information_schema", "mariadb": "information_schema",
+                                        "postgres": "pg_class"}
+_PROTOCOLS = {"pymysql": "mysql", "psycopg": "postgres", "pymssql": "tds", "oracledb": "oracle"}
+_LOADS = {"pymysql": "LOAD DATA LOCAL INFILE (batched INSERT when local_infile is off)", "psycopg": "COPY FROM STDIN"}
+
+
+def kind_dialect(kind: Kind) -> Dialect:
+    """What a target of ``kind`` offers a workload: canonical SQL, rewritten for the server's own dialect."""
+    return Dialect("postgres", kind.product, _PROTOCOLS[kind.module], "format", translated=True, target=kind.dialect,
+                   storage_catalog=_CATALOGS.get(kind.dialect, "none"),
+                   bulk_load=_LOADS.get(kind.module, "executemany batches"))
 
 
 def all_specs() -> list[EncryptionSpec]:

@@ -24,16 +24,19 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pymysql
 from pymysql.constants.CR import CR_SERVER_LOST
 
-from tdebench.encryption import PLAIN, EncryptionSpec, generate_password, parse_spec, redact
+from tdebench.api.dialect import MARIADB
+from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
+from tdebench.api.footprint import DEFAULT_REDO, MIB, Footprint, size_setting
+from tdebench.api.tables import TableSpec
+from tdebench.encryption import PLAIN, EncryptionSpec, generate_password, parse_spec, redact, write_secret_file
 from tdebench.engines import mariadb_settings as ms
-from tdebench.engines.base import Config, Connection, Engine, Instance
 from tdebench.engines.mariadb_keys import KeyMaterial, remove_tree, transient_dir
 from tdebench.engines.mariadb_support import (close_quietly, error_lines, native_password_hash, run_group,
                                               traversable_by)
@@ -44,7 +47,6 @@ from tdebench.errors import EnvironmentProblem, RunFailed
 
 PACKAGE = "mariadb-server"
 SBIN = (Path("/usr/sbin"), Path("/usr/bin"), Path("/usr/local/mysql/bin"), Path("/usr/local/sbin"))
-DATABASE = "tpch"
 BENCH_USER = "bench"
 DEFAULT_SPEC = parse_spec("tde:aes-256-ctr")
 SCOPE_WORDS = tuple(ms.SCOPES)
@@ -59,7 +61,7 @@ class MariadbEngine(Engine):
     """Private MariaDB servers, plain or with file_key_management TDE."""
 
     name = "mariadb"
-    dialect = "mariadb"
+    dialect = MARIADB
     description = "MariaDB server, plain or data-at-rest encryption (file_key_management, AES-128/192/256 CBC/CTR)"
 
     def __init__(self) -> None:
@@ -107,17 +109,25 @@ class MariadbEngine(Engine):
     def validate_settings(self, settings: dict[str, str]) -> None:
         ms.validate_settings(settings)
 
-    def create_instance(self, config: Config, workdir: Path) -> "MariadbInstance":
+    def create_instance(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> "MariadbInstance":
         self.validate_spec(config.spec)
         self.validate_settings(config.settings)
-        return MariadbInstance(config, workdir, self)
+        return MariadbInstance(config, workdir, self, database)
+
+    def disk_footprint(self, spec: EncryptionSpec, settings: dict[str, str]) -> Footprint:
+        """Measured alike for the plain and TDE twins; the redo log is created at full size on start."""
+        redo = size_setting(settings.get("innodb_log_file_size"), 1, DEFAULT_REDO)
+        return Footprint(peak=5.0, final=2.0, fixed=144 * MIB + redo)
 
 
 class MariadbInstance(Instance):
     """One private mariadbd with its own directories, socket, password and (for TDE) keys."""
 
-    def __init__(self, config: Config, workdir: Path, engine: MariadbEngine) -> None:
-        super().__init__(config, workdir)
+    dialect = MARIADB
+
+    def __init__(self, config: Config, workdir: Path, engine: MariadbEngine,
+                 database: str = DEFAULT_DATABASE) -> None:
+        super().__init__(config, workdir, database)
         self.engine = engine
         self.options = ms.merged(config.settings)
         self.user = service_user()
@@ -301,9 +311,10 @@ class MariadbInstance(Instance):
         priv = ('{"access":18446744073709551615,"plugin":"mysql_native_password",'
                 f'"authentication_string":"{native_password_hash(self._password)}"}}')
         hosts = ["localhost"] + (["127.0.0.1"] if self._port else [])
-        extra.write_text("".join(f"INSERT INTO mysql.global_priv (Host, User, Priv) VALUES ('{h}', '{BENCH_USER}', "
-                                 f"'{priv}');\n" for h in hosts) + f"CREATE DATABASE {DATABASE};\n")
-        os.chmod(extra, 0o600)
+        # created 0600: a file written first and chmod-ed after would be world-readable for a moment
+        write_secret_file(extra, "".join(f"INSERT INTO mysql.global_priv (Host, User, Priv) VALUES ('{h}', "
+                                         f"'{BENCH_USER}', '{priv}');\n" for h in hosts)
+                          + f"CREATE DATABASE {self.database};\n")
         chown_tree(secret_dir, self.user)
         argv = [str(self.engine.binary("mariadb-install-db")), f"--defaults-file={self._path('my.cnf')}",
                 "--skip-test-db", "--auth-root-authentication-method=socket", f"--extra-file={extra}"]
@@ -337,7 +348,7 @@ class MariadbInstance(Instance):
             self._forget_secrets()  # the plugin has read the file key (or the start failed)
         self._server = server
         self._watchdog = DiskFullWatchdog(f"mariadbd ({self.config.label})", self.log_path, self._path(),
-                                          lambda: self._connect(timeout=5, database=None))
+                                          lambda: self._connect(timeout=5, use_database=False))
         self._watchdog.start()
 
     def problem(self) -> OSError | None:
@@ -363,9 +374,10 @@ class MariadbInstance(Instance):
             close_quietly(conn)  # the server is going away
 
     # use -------------------------------------------------------------------------------------
-    def _connect(self, timeout: float = 10.0, database: str | None = DATABASE) -> "pymysql.connections.Connection":
+    def _connect(self, timeout: float = 10.0, use_database: bool = True) -> "pymysql.connections.Connection":
         target: dict[str, Any] = ({"host": "127.0.0.1", "port": self._port} if self._port
                                   else {"unix_socket": str(self.socket)})
+        database = self.database if use_database else None
         return pymysql.connect(user=BENCH_USER, password=self._password, database=database, local_infile=True,
                                autocommit=False, charset="utf8mb4", connect_timeout=timeout, **target)
 
@@ -389,7 +401,7 @@ class MariadbInstance(Instance):
             raise EnvironmentProblem(f"cannot connect to mariadbd for {self.config.label}: {redact(str(exc))}",
                                      f"look at {self.log_path}") from exc
 
-    def bulk_load(self, conn: Connection, table: str, columns: list[str], path: Path) -> int:
+    def bulk_load(self, conn: Connection, table: TableSpec, path: Path) -> int:
         """``LOAD DATA LOCAL INFILE`` into an empty, key-less table; the trailing ``|`` goes to a variable.
 
         Plain row inserts: InnoDB's "bulk insert into an empty table" (unique_checks=0 and
@@ -398,7 +410,7 @@ class MariadbInstance(Instance):
         cur = conn.cursor()
         since = log_size(self.log_path)
         try:
-            cur.execute(load_data_sql(table, columns), (str(path),))
+            cur.execute(load_data_sql(table.name, table.column_names), (str(path),))
         except pymysql.err.OperationalError as exc:
             full = full_disk_reason(self.log_path, self._path(), since) if exc.args[:1] == (CR_SERVER_LOST,) else None
             if full:  # the server dropped the connection of a LOAD DATA that failed mid-file on the full disk
@@ -409,11 +421,19 @@ class MariadbInstance(Instance):
         warnings = self._query(cur, "SHOW WARNINGS LIMIT 3") if getattr(cur, "warning_count", 0) else []
         conn.commit()
         if warnings:
-            raise RunFailed(f"loading {path.name} into {table} gave warnings: {warnings}",
+            raise RunFailed(f"loading {path.name} into {table.name} gave warnings: {warnings}",
                             "the .tbl file does not match the table; regenerate the data")
         return rows
 
-    def create_constraints(self, conn: Connection, statements: list[str]) -> None:
+    def drop_tables(self, conn: Connection, tables: Sequence[str]) -> None:
+        """One DROP for all, foreign keys not checked (so the order does not matter)."""
+        cur = conn.cursor()
+        cur.execute("SET SESSION foreign_key_checks = 0")
+        cur.execute("DROP TABLE IF EXISTS " + ", ".join(f"`{t}`" for t in reversed(tables)))
+        cur.execute("SET SESSION foreign_key_checks = 1")
+        conn.commit()
+
+    def create_constraints(self, conn: Connection, statements: Sequence[str]) -> None:
         """Keys and indexes; foreign keys are added without re-checking dbgen's consistent data (no table copy)."""
         cur = conn.cursor()
         cur.execute("SET SESSION foreign_key_checks = 0")
@@ -514,7 +534,7 @@ class MariadbInstance(Instance):
             spaces = self._tablespaces(cur)
         finally:
             close_quietly(conn)
-        ours = {n: s for n, s in spaces.items() if n.startswith(f"{DATABASE}/")}
+        ours = {n: s for n, s in spaces.items() if n.startswith(f"{self.database}/")}
         active = bool(plugin) and plugin[0][0] == "ACTIVE"
         status = {
             "enabled": active and str(variables.get("innodb_encrypt_tables", "OFF")).upper() in ("ON", "FORCE"),
@@ -523,7 +543,7 @@ class MariadbInstance(Instance):
             "key_bits": self._keys.bits if self._keys else None,
             "variables": {k: str(v) for k, v in sorted(variables.items())},
             "tablespaces": {
-                "schema": DATABASE,
+                "schema": self.database,
                 "total": len(ours),
                 "encrypted": sorted(n for n, s in ours.items() if s["scheme"] == 1),
                 "unencrypted": sorted(n for n, s in ours.items() if s["scheme"] != 1),
@@ -545,8 +565,8 @@ class MariadbInstance(Instance):
                     if key in actual and actual[key].upper() != value.upper()]
         if problems:
             return problems, False
-        names = sorted({n for n in spaces if n.startswith(f"{DATABASE}/")}
-                       | {f"{DATABASE}/{t.lower()}" for t in tables})
+        names = sorted({n for n in spaces if n.startswith(f"{self.database}/")}
+                       | {f"{self.database}/{t.lower()}" for t in tables})
         if self.config.spec.scope in ("", "innodb"):
             names.append("innodb_system")
         for name in names:
@@ -609,7 +629,8 @@ _TABLESPACES_SQL = (
 
 
 def load_data_sql(table: str, columns: list[str]) -> str:
-    """The LOAD DATA statement for one ``.tbl`` file (``%s`` = file name)."""
+    """The LOAD DATA statement for one data file (``%s`` = file name): ``|`` between fields and after the last,
+    backslash escapes (LOAD DATA's default ``ESCAPED BY '\\\\'``: ``\\N`` is NULL)."""
     return (f"LOAD DATA LOCAL INFILE %s INTO TABLE `{table}` CHARACTER SET utf8mb4 "
             f"FIELDS TERMINATED BY '|' LINES TERMINATED BY '\\n' ({', '.join(columns)}, @trailing)")
 

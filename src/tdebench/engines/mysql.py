@@ -28,13 +28,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
 from tdebench.encryption import PLAIN, EncryptionSpec, generate_password, parse_spec, redact
 from tdebench.engines import mysql_setup as setup
-from tdebench.engines.base import Config, Connection, Engine, Instance
-from tdebench.engines.external_schema import TPCH_TABLES, TranslatedSchemaMixin
+from tdebench.engines.external_schema import TranslatedSchemaMixin
 from tdebench.engines.external_sql import TranslatingConnection, Translator
 from tdebench.engines.external_status import probe_mysql_family
-from tdebench.engines.external_target import KINDS, mysql_key_size_reason
+from tdebench.engines.external_target import KINDS, kind_dialect, mysql_key_size_reason
 from tdebench.engines.postgres_server import user_can_reach
 from tdebench.engines.process import ServerProcess, chown_tree, free_port, service_user, tail
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
@@ -42,7 +42,6 @@ from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
 SBIN = (Path("/usr/sbin"), Path("/usr/local/mysql/bin"), Path("/usr/local/sbin"), Path("/opt/mysql/bin"),
         Path("/usr/bin"))
 SPEC = parse_spec("tde:aes-256-cbc")
-DATABASE = "tpch"
 BENCH_USER = "bench"
 MIN_VERSION = (8, 0, 24)  # component_keyring_file and performance_schema.keyring_component_status
 START_TIMEOUT = 180.0
@@ -82,7 +81,7 @@ class MysqlEngine(Engine):
     """Private MySQL servers, plain or with InnoDB data-at-rest encryption (AES-256)."""
 
     name = "mysql"
-    dialect = "postgres"  # canonical SQL, translated to MySQL per statement (as for MySQL external targets)
+    dialect = kind_dialect(KINDS["mysql"])  # canonical SQL, translated to MySQL (as for MySQL external targets)
     description = "MySQL 8.0.24+ server (when installed), plain or InnoDB encryption with component_keyring_file"
 
     def __init__(self) -> None:
@@ -129,19 +128,21 @@ class MysqlEngine(Engine):
     def validate_settings(self, settings: dict[str, str]) -> None:
         setup.validate_settings(settings)
 
-    def create_instance(self, config: Config, workdir: Path) -> "MysqlInstance":
+    def create_instance(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> "MysqlInstance":
         self.validate_spec(config.spec)
         self.validate_settings(config.settings)
         if not config.spec.is_plain:
             setup.check_global_keyring_files(self.mysqld, self.plugin_dir())
-        return MysqlInstance(config, workdir, self)
+        return MysqlInstance(config, workdir, self, database)
 
 
 class MysqlInstance(TranslatedSchemaMixin, Instance):
     """One private mysqld: its directories, socket, generated password and (encrypted twin) keyring."""
 
-    def __init__(self, config: Config, workdir: Path, engine: MysqlEngine) -> None:
-        super().__init__(config, workdir)
+    dialect = kind_dialect(KINDS["mysql"])
+
+    def __init__(self, config: Config, workdir: Path, engine: MysqlEngine, database: str = DEFAULT_DATABASE) -> None:
+        super().__init__(config, workdir, database)
         self.engine = engine
         self.kind = KINDS["mysql"]
         self.translator = Translator("mysql")
@@ -226,7 +227,7 @@ class MysqlInstance(TranslatedSchemaMixin, Instance):
             for host in ["localhost"] + (["127.0.0.1"] if self._port else []):
                 cur.execute(f"CREATE USER '{BENCH_USER}'@'{host}' IDENTIFIED BY %s", (self._password,))
                 cur.execute(f"GRANT ALL ON *.* TO '{BENCH_USER}'@'{host}'")
-            cur.execute(f"CREATE DATABASE {DATABASE}")
+            cur.execute(f"CREATE DATABASE {self.database}")
             if self.encrypted:
                 cur.execute("ALTER TABLESPACE mysql ENCRYPTION = 'Y'")
             cur.execute("ALTER USER 'root'@'localhost' ACCOUNT LOCK")
@@ -271,7 +272,7 @@ class MysqlInstance(TranslatedSchemaMixin, Instance):
 
         target: dict[str, Any] = ({"host": "127.0.0.1", "port": self._port} if self._port
                                   else {"unix_socket": str(self.socket)})
-        return pymysql.connect(user=BENCH_USER, password=self._password, database=DATABASE, local_infile=True,
+        return pymysql.connect(user=BENCH_USER, password=self._password, database=self.database, local_infile=True,
                                autocommit=False, charset="utf8mb4", connect_timeout=timeout, **target)
 
     def connect(self) -> Connection:
@@ -330,7 +331,7 @@ class MysqlInstance(TranslatedSchemaMixin, Instance):
     def encryption_status(self) -> dict[str, Any]:
         conn = self._connect()
         try:
-            finding = probe_mysql_family(conn, TPCH_TABLES)
+            finding = probe_mysql_family(conn, list(self.tables))
         finally:
             conn.close()
         return {"enabled": finding.state == "yes", "found": finding.state, "cipher": finding.cipher,

@@ -26,14 +26,18 @@ import logging
 import os
 import secrets
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tdebench.api.dialect import POSTGRES
+from tdebench.api.engine import CANARY_TABLE, DEFAULT_DATABASE, Config, Connection, Engine, Instance
+from tdebench.api.footprint import MIB, Footprint, size_setting
+from tdebench.api.tables import TableSpec
 from tdebench.encryption import PLAIN, EncryptionSpec, parse_spec
 from tdebench.engines import fsencrypt
-from tdebench.engines.base import CANARY_TABLE, Config, Connection, Engine, Instance
-from tdebench.engines.postgres_server import (DATABASE, DEFAULTS, PgCluster, extension_available,
-                                              find_bindir, server_version, user_can_reach, validate_gucs)
+from tdebench.engines.postgres_server import (DEFAULTS, PgCluster, extension_available, find_bindir,
+                                              server_version, user_can_reach, validate_gucs)
 from tdebench.engines.process import service_user
 from tdebench.errors import EnvironmentProblem, RunFailed
 
@@ -52,7 +56,7 @@ class PostgresEngine(Engine):
     """A private PostgreSQL cluster per config."""
 
     name = "postgres"
-    dialect = "postgres"
+    dialect = POSTGRES
     description = ("PostgreSQL (Debian postgresql), plain, pgcrypto column encryption (AES-128/192/256, 3DES, "
                    "OpenPGP) or the data directory on gocryptfs (AES-256-GCM, AES-SIV, XChaCha20-Poly1305)")
 
@@ -97,24 +101,43 @@ class PostgresEngine(Engine):
         validate_gucs({k: v for k, v in settings.items() if k not in TDEBENCH_KEYS})
         validate_column_options(settings)
 
-    def create_instance(self, config: Config, workdir: Path) -> "PostgresInstance":
+    def create_instance(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> "PostgresInstance":
         self.validate_spec(config.spec)
         self.validate_settings(dict(config.settings))
         self.check_spec_available(config.spec)
         if config.spec.mechanism == "column":
             from tdebench.engines.postgres_column import PgColumnInstance
 
-            return PgColumnInstance(config, workdir, self.bindir)
-        return PostgresInstance(config, workdir, self.bindir)
+            return PgColumnInstance(config, workdir, self.bindir, database)
+        return PostgresInstance(config, workdir, self.bindir, database)
+
+    def check_tables(self, config: Config, tables: Sequence[TableSpec]) -> None:
+        """``encrypt_columns`` must name non-key columns of the workload's tables."""
+        if config.settings.get("encrypt_columns"):
+            from tdebench.engines.postgres_column import check_encrypt_columns
+
+            check_encrypt_columns(config.settings["encrypt_columns"], tables)
+
+    def disk_footprint(self, spec: EncryptionSpec, settings: dict[str, str]) -> Footprint:
+        """Measured per mechanism (docs/reliability.md); WAL is capped by max_wal_size (+25%: a soft limit).
+        gocryptfs hides which files are WAL, so fs takes plain PostgreSQL's log factor."""
+        cap = size_setting(settings.get("max_wal_size"), MIB, 1024 * MIB) * 1.25
+        if spec.mechanism == "column" and spec.cipher.startswith("pgp"):
+            return Footprint(peak=11.5, final=9.3, log=8.9, fixed=80 * MIB, log_cap=cap)
+        if spec.mechanism == "column":
+            return Footprint(peak=3.4, final=3.0, log=3.3, fixed=80 * MIB, log_cap=cap)
+        fixed = 80 * MIB if fsencrypt.is_fs_spec(spec) else 64 * MIB
+        return Footprint(peak=2.7, final=2.0, log=1.8, fixed=fixed, log_cap=cap)
 
 
 class PostgresInstance(Instance):
     """One private cluster (plain, or on a gocryptfs mount for ``fs:*``)."""
 
+    dialect = POSTGRES
     extensions: tuple[str, ...] = ()
 
-    def __init__(self, config: Config, workdir: Path, bindir: Path) -> None:
-        super().__init__(config, workdir)
+    def __init__(self, config: Config, workdir: Path, bindir: Path, database: str = DEFAULT_DATABASE) -> None:
+        super().__init__(config, workdir, database)
         self.bindir = bindir
         self.link = workdir / config.label
         self.user = service_user()
@@ -134,7 +157,7 @@ class PostgresInstance(Instance):
                    if fsencrypt.is_fs_spec(self.config.spec) else None)
         pgdata = self.fs.plain_dir / "pgdata" if self.fs else home / "pgdata"
         gucs = {k: v for k, v in self.config.settings.items() if k not in TDEBENCH_KEYS}
-        self.cluster = PgCluster(self.bindir, home, pgdata, gucs, self.config.tcp, self.user)
+        self.cluster = PgCluster(self.bindir, home, pgdata, gucs, self.config.tcp, self.user, self.database)
 
     # lifecycle ---------------------------------------------------------------------------------
     def start(self) -> None:
@@ -202,16 +225,23 @@ class PostgresInstance(Instance):
 
     # use ---------------------------------------------------------------------------------------
     def connect(self) -> Connection:
-        return self.cluster.connect(DATABASE)
+        return self.cluster.connect()
 
-    def bulk_load(self, conn: Connection, table: str, columns: list[str], path: Path) -> int:
-        rows = self.copy_file(conn, table, columns, path)
+    def bulk_load(self, conn: Connection, table: TableSpec, path: Path) -> int:
+        rows = self.copy_file(conn, table.name, table.column_names, path)
         conn.commit()
         return rows
 
+    def drop_tables(self, conn: Connection, tables: Sequence[str]) -> None:
+        cur = conn.cursor()
+        for name in reversed(tables):
+            cur.execute(f"DROP TABLE IF EXISTS {self.relation_name(name)} CASCADE")
+        conn.commit()
+
     @staticmethod
     def copy_file(conn: Any, target: str, columns: list[str], path: Path) -> int:
-        """COPY a ``|``-separated ``.tbl`` file (trailing ``|`` per line) into ``target``; returns rows."""
+        """COPY a data file (``|`` between fields and after the last, backslash escapes: the layout of
+        :mod:`tdebench.api.tables`, which is COPY's text format but for the trailing ``|``) into ``target``."""
         rows = 0
         with conn.cursor() as cur:
             sql = f"COPY {target} ({', '.join(columns)}) FROM STDIN (FORMAT text, DELIMITER '|')"
@@ -226,7 +256,7 @@ class PostgresInstance(Instance):
                         if not chunk.endswith(b"\n"):
                             chunk += b"\n"
                         rows += chunk.count(b"\n")
-                        copy.write(chunk.replace(b"\\", b"\\\\").replace(b"|\n", b"\n"))
+                        copy.write(chunk.replace(b"|\n", b"\n"))
                     if not block:
                         break
         return rows
@@ -308,12 +338,8 @@ class PostgresInstance(Instance):
                             "check the gocryptfs log in the instance directory")
 
     def flush_to_disk(self) -> None:
-        with self.cluster.connect(DATABASE, autocommit=True) as conn:
+        with self.cluster.connect(autocommit=True) as conn:
             conn.execute("CHECKPOINT")
-
-    def relation_name(self, table: str) -> str:
-        """The relation that stores ``table``'s rows (``<table>_enc`` for encrypted tables)."""
-        return table
 
     def storage_breakdown(self) -> dict[str, Any]:
         """Catalog sizes per table (heap, TOAST, indexes, total), the database, WAL and bytes on disk.
@@ -330,7 +356,7 @@ class PostgresInstance(Instance):
             WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') ORDER BY c.relname"""
         names = {self.relation_name(t): t for t in self.logical_tables()}
         tables: dict[str, dict[str, Any]] = {}
-        with self.cluster.connect(DATABASE, autocommit=True) as conn:
+        with self.cluster.connect(autocommit=True) as conn:
             for relname, rows, heap, toast, index, total in conn.execute(sql).fetchall():
                 if relname.startswith(CANARY_TABLE):
                     continue
@@ -344,9 +370,8 @@ class PostgresInstance(Instance):
                 "database_bytes": int(database), "wal_bytes": int(wal), "data_dir_bytes": self.storage_bytes()}
 
     def logical_tables(self) -> list[str]:
-        from tdebench.workloads.tpch import schema
-
-        return [t.name for t in schema.TABLES]
+        """The workload's tables (as given to :meth:`create_schema`)."""
+        return list(self.tables)
 
 
 def storage_growth(baseline: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:

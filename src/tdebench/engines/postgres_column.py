@@ -26,8 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from collections.abc import Sequence
+
+from tdebench.api.engine import CANARY_TABLE, DEFAULT_DATABASE, Config, Connection
+from tdebench.api.tables import TableSpec
 from tdebench.encryption import EncryptionSpec, SecretKey
-from tdebench.engines.base import CANARY_TABLE, Config, Connection
 from tdebench.engines.postgres import PostgresInstance
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
 
@@ -176,41 +179,57 @@ def validate_column_options(settings: dict[str, str]) -> None:
                              "give pgcrypto options such as s2k-mode=3,s2k-count=65536 (the spec sets cipher-algo)")
 
 
-def tpch_key_columns(table: str) -> set[str] | None:
-    """Primary- and foreign-key columns of a TPC-H table (None if ``table`` is not one)."""
-    from tdebench.workloads.tpch import schema
-
-    try:
-        t = schema.table(table)
-    except ValueError:
-        return None
-    keys = set(t.primary_key)
-    for fk in schema.FOREIGN_KEYS:
-        if fk.table == table:
-            keys |= set(fk.columns)
-    return keys
-
-
 def parse_encrypt_columns(text: str) -> dict[str, set[str]]:
-    """``table.col,table.*,...`` -> {table: {col, ...}} (``*`` = every non-key column; ``{"*"}`` kept)."""
-    from tdebench.workloads.tpch import schema
-
+    """``table.col,table.*,...`` -> {table: {col, ...}} (``*`` = every non-key column; ``{"*"}`` kept).
+    Only the syntax is checked here; the tables and columns are checked against the workload's tables by
+    :func:`check_encrypt_columns` before any work starts."""
     out: dict[str, set[str]] = {}
     for item in filter(None, (p.strip().lower() for p in text.split(","))):
         table, dot, column = item.partition(".")
         if not dot or not re.match(r"^\w+$", table) or not re.match(r"^(\w+|\*)$", column):
             raise UsageError(f"bad encrypt_columns item '{item}'",
                              "write table.column or table.*, e.g. lineitem.l_comment")
-        keys = tpch_key_columns(table)
-        if keys is not None and column != "*":
-            if column not in schema.column_names(table):
-                raise UsageError(f"TPC-H table {table} has no column {column}",
-                                 f"columns of {table}: {', '.join(schema.column_names(table))}")
-            if column in keys:
-                raise UsageError(f"{table}.{column} is a key column and stays plaintext so joins and keys work",
-                                 f"encrypt non-key columns only; keys of {table}: {', '.join(sorted(keys))}")
         out.setdefault(table, set()).add(column)
     return out
+
+
+def check_encrypt_columns(text: str, tables: Sequence[TableSpec]) -> None:
+    """UsageError for an ``encrypt_columns`` item that names no column of the workload's tables, or a key."""
+    by_name = {t.name: t for t in tables}
+    for table, columns in parse_encrypt_columns(text).items():
+        spec = by_name.get(table)
+        if spec is None:
+            raise UsageError(f"encrypt_columns names table {table}, which the workload does not create",
+                             f"its tables: {', '.join(by_name) or '(none)'}")
+        for column in sorted(columns - {"*"}):
+            if column not in spec.column_names:
+                raise UsageError(f"table {table} has no column {column}",
+                                 f"columns of {table}: {', '.join(spec.column_names)}")
+            if column in spec.key_columns:
+                raise UsageError(f"{table}.{column} is a key column and stays plaintext so joins and keys work",
+                                 f"encrypt non-key columns only; keys of {table}: {', '.join(sorted(spec.key_columns))}")
+
+
+def update_trigger_sql(view: str, base: str, columns: list[str], key: tuple[str, ...], encrypted: set[str],
+                       encrypt: Any) -> list[str]:
+    """CREATE FUNCTION + CREATE TRIGGER making ``view`` updatable: only changed encrypted columns are encrypted
+    again, rows are found by ``key`` (never updated). A workload that updates rows (TPC-C) locks them first
+    (SELECT ... FOR UPDATE), so NEW is computed from the latest value."""
+    sets = []
+    for c in columns:
+        if c in key:
+            continue
+        if c in encrypted:
+            sets.append(f"{c} = CASE WHEN NEW.{c} IS DISTINCT FROM OLD.{c} THEN {encrypt(f'(NEW.{c})::text')} "
+                        f"ELSE {c} END")
+        else:
+            sets.append(f"{c} = NEW.{c}")
+    where = " AND ".join(f"{k} = OLD.{k}" for k in key)
+    function = (f"CREATE OR REPLACE FUNCTION {view}_encrypt_update() RETURNS trigger LANGUAGE plpgsql AS $fn$\n"
+                f"BEGIN\n  UPDATE {base} SET {', '.join(sets)} WHERE {where};\n  RETURN NEW;\nEND\n$fn$")
+    trigger = (f"CREATE TRIGGER {view}_encrypt_update INSTEAD OF UPDATE ON {view} "
+               f"FOR EACH ROW EXECUTE FUNCTION {view}_encrypt_update()")
+    return [function, trigger]
 
 
 @dataclass
@@ -222,6 +241,7 @@ class TableDef:
     clauses: list[str] = field(default_factory=list)
     inline_keys: set[str] = field(default_factory=set)
     suffix: str = ""
+    primary_key: tuple[str, ...] = ()  # rows of the view are updated by this key (none: not updatable)
 
 
 _CREATE = re.compile(r"^\s*CREATE\s+TABLE\s+(\w+)\s*\((.*)\)\s*([^()]*)$", re.I | re.S)
@@ -276,9 +296,11 @@ class EncryptedSchema:
         self.plaintext: dict[str, list[str]] = {}
         self.skipped: list[str] = []
 
-    def add(self, table: TableDef) -> None:
-        keys = tpch_key_columns(table.name)
-        keys = table.inline_keys if keys is None else keys | table.inline_keys
+    def add(self, table: TableDef, spec: TableSpec | None = None) -> None:
+        """Decide which columns of ``table`` are encrypted: every non-key column (``spec`` names the keys; keys
+        declared in the statement count too), or those ``encrypt_columns`` selects."""
+        keys = table.inline_keys | (spec.key_columns if spec is not None else set())
+        table.primary_key = spec.primary_key if spec is not None else ()
         names = [c for c, _ in table.columns]
         if self.selection is None:
             wanted = set(names) - keys
@@ -317,7 +339,9 @@ class EncryptedSchema:
                     f"BEGIN\n  INSERT INTO {base} ({cols}) VALUES ({values});\n  RETURN NEW;\nEND\n$fn$")
         trigger = (f"CREATE TRIGGER {table.name}_encrypt_insert INSTEAD OF INSERT ON {table.name} "
                    f"FOR EACH ROW EXECUTE FUNCTION {table.name}_encrypt_insert()")
-        return [create, view, function, trigger]
+        update = (update_trigger_sql(table.name, base, [c for c, _ in table.columns], table.primary_key, enc,
+                                     self.cipher.encrypt_sql) if table.primary_key else [])
+        return [create, view, function, trigger, *update]
 
     def encrypt_expr(self, source: str, column: str, enc: set[str]) -> str:
         return self.cipher.encrypt_sql(f"({source})::text") if column in enc else source
@@ -357,8 +381,8 @@ class PgColumnInstance(PostgresInstance):
 
     extensions = ("pgcrypto",)
 
-    def __init__(self, config: Config, workdir: Path, bindir: Path) -> None:
-        super().__init__(config, workdir, bindir)
+    def __init__(self, config: Config, workdir: Path, bindir: Path, database: str = DEFAULT_DATABASE) -> None:
+        super().__init__(config, workdir, bindir, database)
         settings = config.settings
         self.cipher = PgCipher.from_spec(config.spec, settings.get("pgp_options", DEFAULT_PGP_OPTIONS))
         selection = parse_encrypt_columns(settings["encrypt_columns"]) if settings.get("encrypt_columns") else None
@@ -385,31 +409,44 @@ class PgColumnInstance(PostgresInstance):
         return conn
 
     # schema and load ---------------------------------------------------------------------------------
-    def create_schema(self, conn: Connection, statements: list[str]) -> None:
+    def create_schema(self, conn: Connection, statements: Sequence[str], tables: Sequence[TableSpec] = ()) -> None:
+        """Base tables, decrypting views and INSERT/UPDATE triggers in place of each CREATE TABLE."""
+        self.tables.update({t.name: t for t in tables})
         out: list[str] = []
         for statement in statements:
             table = parse_create_table(statement)
             if table is None:
                 out.append(statement)
                 continue
-            self.schema.add(table)
+            self.schema.add(table, self.tables.get(table.name))
             out += self.schema.ddl(table)
         self.execute_all(conn, out)
 
-    def bulk_load(self, conn: Connection, table: str, columns: list[str], path: Path) -> int:
-        if not self.schema.managed(table):
-            return super().bulk_load(conn, table, columns, path)
-        stage, ddl = self.schema.staging_ddl(table)
+    def bulk_load(self, conn: Connection, table: TableSpec, path: Path) -> int:
+        if not self.schema.managed(table.name):
+            return super().bulk_load(conn, table, path)
+        stage, ddl = self.schema.staging_ddl(table.name)
         cur = conn.cursor()
         cur.execute(ddl)
-        self.copy_file(conn, stage, columns, path)
-        cur.execute(self.schema.insert_select(table, stage))
+        self.copy_file(conn, stage, table.column_names, path)
+        cur.execute(self.schema.insert_select(table.name, stage))
         rows = cur.rowcount
         cur.execute(f"DROP TABLE pg_temp.{stage}")
         conn.commit()
         return rows
 
-    def create_constraints(self, conn: Connection, statements: list[str]) -> None:
+    def drop_tables(self, conn: Connection, tables: Sequence[str]) -> None:
+        """Views, their base tables and trigger functions (CASCADE takes the triggers)."""
+        cur = conn.cursor()
+        for name in reversed(tables):
+            if self.schema.managed(name):
+                cur.execute(f"DROP VIEW IF EXISTS {name} CASCADE")
+                cur.execute(f"DROP FUNCTION IF EXISTS {name}_encrypt_insert() CASCADE")
+                cur.execute(f"DROP FUNCTION IF EXISTS {name}_encrypt_update() CASCADE")
+            cur.execute(f"DROP TABLE IF EXISTS {self.schema.relation(name)} CASCADE")
+        conn.commit()
+
+    def create_constraints(self, conn: Connection, statements: Sequence[str]) -> None:
         kept = [s for s in (self.schema.rewrite(st) for st in statements) if s is not None]
         self.execute_all(conn, kept)
 

@@ -27,7 +27,6 @@ from tdebench.errors import EnvironmentProblem, UsageError
 
 PACKAGES = "postgresql postgresql-contrib"
 ROLE = "tdebench"
-DATABASE = "tpch"
 # Benchmark defaults, identical for every twin; each can be overridden with --server-setting.
 DEFAULTS: dict[str, str] = {
     "shared_buffers": "512MB",
@@ -153,7 +152,8 @@ class PgCluster:
     """initdb, configuration, start/stop and connections of one private cluster."""
 
     def __init__(self, bindir: Path, home: Path, pgdata: Path, settings: dict[str, str], tcp: bool,
-                 user: pwd.struct_passwd | None) -> None:
+                 user: pwd.struct_passwd | None, database: str) -> None:
+        self.database = database  # the benchmark database
         self.bindir = bindir
         self.home = home
         self.pgdata = pgdata
@@ -268,8 +268,11 @@ class PgCluster:
             shutil.rmtree(self.socket_dir, ignore_errors=True)
 
     # connections ------------------------------------------------------------------------------------
-    def connect(self, dbname: str = DATABASE, connect_timeout: int = 10, autocommit: bool = False) -> Any:
+    def connect(self, dbname: str | None = None, connect_timeout: int = 10, autocommit: bool = False) -> Any:
+        """A connection to ``dbname`` (default: the benchmark database)."""
         import psycopg
+
+        dbname = dbname or self.database
 
         host = "127.0.0.1" if self.tcp else str(self.socket_dir)
         return psycopg.connect(host=host, port=self.port, user=ROLE, password=self.password, dbname=dbname,
@@ -279,11 +282,11 @@ class PgCluster:
     def create_database(self, extensions: tuple[str, ...] = ()) -> None:
         """Create the benchmark database (first start) and the given extensions in it."""
         with self.connect("postgres", autocommit=True) as conn:
-            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE]).fetchone()
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [self.database]).fetchone()
             if not exists:
-                conn.execute(f"CREATE DATABASE {DATABASE}")
+                conn.execute(f"CREATE DATABASE {self.database}")
         if extensions:
-            with self.connect(DATABASE, autocommit=True) as conn:
+            with self.connect(autocommit=True) as conn:
                 for name in extensions:
                     conn.execute(f"CREATE EXTENSION IF NOT EXISTS {name}")
 

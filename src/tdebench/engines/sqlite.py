@@ -7,7 +7,6 @@ random 256-bit raw key (64 hex digits, so no PBKDF2 on every open) that lives on
 
 from __future__ import annotations
 
-import csv
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -15,10 +14,12 @@ from typing import Any
 
 import sqlcipher3
 
+from tdebench.api.dialect import SQLITE
+from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
+from tdebench.api.footprint import MIB, Footprint
+from tdebench.api.tables import ColumnSpec, TableSpec, split_line
 from tdebench.encryption import PLAIN, EncryptionSpec, SecretKey, parse_spec
-from tdebench.engines.base import Config, Connection, Engine, Instance
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
-from tdebench.workloads.tpch import schema
 
 SQLCIPHER = parse_spec("sqlcipher:aes-256-cbc")
 # settings a user may change with --server-setting; identical for both twins
@@ -29,17 +30,26 @@ _CHOICES = {"cipher_use_hmac": ("on", "off"), "journal_mode": ("delete", "wal", 
 _LOAD_BATCH = 20_000
 
 
-def _converters(table: str) -> list[Callable[[str], Any]]:
-    """Text -> Python value per column: integers, REAL for decimals, text for the rest."""
-    kinds = {"int": int, "bigint": int, "decimal": float}
-    return [kinds.get(c.type.split("(")[0], str) for c in schema.table(table).columns]
+_NUMBERS: dict[str, Callable[[str], Any]] = {"int": int, "bigint": int, "bool": int, "decimal": float,
+                                              "float": float}
+
+
+def _converter(column: ColumnSpec) -> Callable[[str | None], Any]:
+    """Data-file text -> the value SQLite stores: integers, REAL for decimals, text for the rest (NULL stays)."""
+    number = _NUMBERS.get(column.kind)
+    if number is None:
+        return lambda text: text
+
+    def convert(text: str | None) -> Any:
+        return None if text is None or text == "" else number(text)
+    return convert
 
 
 class SqliteEngine(Engine):
     """Embedded SQLite/SQLCipher."""
 
     name = "sqlite"
-    dialect = "sqlite"
+    dialect = SQLITE
     description = "SQLite 3 file, plain or SQLCipher 4 (AES-256-CBC + HMAC-SHA512 per page)"
 
     def supported_specs(self) -> list[EncryptionSpec]:
@@ -78,18 +88,23 @@ class SqliteEngine(Engine):
         if size < 512 or size > 65536 or size & (size - 1):
             raise UsageError(f"bad page_size {size}", "use a power of two from 512 to 65536")
 
-    def create_instance(self, config: Config, workdir: Path) -> "SqliteInstance":
-        return SqliteInstance(config, workdir)
+    def create_instance(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> "SqliteInstance":
+        return SqliteInstance(config, workdir, database)
+
+    def disk_footprint(self, spec: EncryptionSpec, settings: dict[str, str]) -> Footprint:
+        return Footprint(peak=1.7, final=1.7 if spec == SQLCIPHER else 1.6, fixed=16 * MIB)
 
 
 class SqliteInstance(Instance):
     """One database file in its own 0700 directory."""
 
-    def __init__(self, config: Config, workdir: Path) -> None:
-        super().__init__(config, workdir)
+    dialect = SQLITE
+
+    def __init__(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> None:
+        super().__init__(config, workdir, database)
         self._settings = {**_DEFAULTS, **{k: v.lower() for k, v in config.settings.items()}}
         self._dir = workdir / config.label
-        self.path = self._dir / "tpch.db"
+        self.path = self._dir / f"{database}.db"
         self._key = SecretKey.generate(256) if config.spec == SQLCIPHER else None
 
     @property
@@ -99,6 +114,9 @@ class SqliteInstance(Instance):
     @property
     def data_dir(self) -> Path:
         return self._dir
+
+    def database_file(self) -> Path:
+        return self.path
 
     def start(self) -> None:
         self._dir.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -131,18 +149,18 @@ class SqliteInstance(Instance):
         conn.execute("PRAGMA busy_timeout = 600000")  # throughput test: readers wait for the refresh stream
         return conn
 
-    def bulk_load(self, conn: Connection, table: str, columns: list[str], path: Path) -> int:
-        converters = _converters(table)
-        placeholders = ", ".join("?" for _ in columns)
-        sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({placeholders})"
+    def bulk_load(self, conn: Connection, table: TableSpec, path: Path) -> int:
+        converters = [_converter(c) for c in table.columns]
+        placeholders = ", ".join("?" for _ in converters)
+        sql = f"INSERT INTO {table.name} ({', '.join(table.column_names)}) VALUES ({placeholders})"
         cur = conn.cursor()
         rows = 0
         cur.execute("BEGIN")
         with open(path, newline="", encoding="utf-8") as handle:
-            reader = csv.reader(handle, delimiter="|", quoting=csv.QUOTE_NONE)
             batch: list[list[Any]] = []
-            for record in reader:
-                batch.append([conv(v) for conv, v in zip(converters, record)])
+            for line in handle:
+                fields = split_line(line.rstrip("\n"))
+                batch.append([conv(v) for conv, v in zip(converters, fields)])
                 if len(batch) >= _LOAD_BATCH:
                     cur.executemany(sql, batch)
                     rows += len(batch)

@@ -1,6 +1,6 @@
 """``tdebench import``: console logs of ``tdebench script`` scripts -> a normal run directory.
 
-A new directory gets a manifest (schema_version 1) and measurements.csv; an existing one gets the new config
+A new directory gets a manifest (schema_version 2) and measurements.csv; an existing one gets the new config
 (or a new trial of a known config) added, so plain and TDE logs imported one after the other are compared like
 twins of an automated run. Trial *n* of every config is block *n* (warm-up logs: block 0, trial 0).
 """
@@ -17,7 +17,7 @@ from typing import Any
 from tdebench import __version__
 from tdebench.encryption import parse_spec
 from tdebench.errors import UsageError
-from tdebench.manual.dialects import ENGINE_OF, check_dialect
+from tdebench.workloads.tpch.dialects import ENGINE_OF, check_dialect
 from tdebench.manual.logparse import ParsedLog, StreamRun, parse_log
 from tdebench.results.rundir import Measurement, RunDirectory, utc_now
 
@@ -82,7 +82,8 @@ def _scale_factor(req: ImportRequest, logs: list[ParsedLog], manifest: dict[str,
                     pass
     if req.sf is not None:
         seen.add(float(req.sf))
-    plan_sf = (manifest or {}).get("plan", {}).get("sf")
+    plan = (manifest or {}).get("plan", {})
+    plan_sf = plan.get("workload_options", {}).get("sf", plan.get("sf"))  # schema 1 kept it at the top
     if plan_sf is not None:
         seen.add(float(plan_sf))
     if len(seen) > 1:
@@ -127,8 +128,8 @@ def _new_manifest(run_id: str, dialect: str, sf: float) -> dict[str, Any]:
         "tool": {"name": "tdebench", "version": __version__},
         "run_id": run_id, "command_line": [], "created_at": utc_now(), "status": "completed",
         "host": "unknown (imported)",
-        "plan": {"workload": "tpch", "mode": "manual", "dialect": dialect, "tests": [], "sf": sf, "trials": 0,
-                 "warmup_trials": 0, "cache": "unknown", "seed": None, "configs": [], "blocks": []},
+        "plan": {"workload": "tpch", "mode": "manual", "dialect": dialect, "workload_options": {"sf": sf, "tests": []},
+                 "trials": 0, "warmup_trials": 0, "cache": "unknown", "seed": None, "configs": [], "blocks": []},
         "data": {"generator": "unknown (imported)", "sf": sf},
         "configs": [], "imports": [],
     }
@@ -238,7 +239,7 @@ def _update_plan(manifest: dict[str, Any], rows: list[dict[str, str]]) -> None:
     plan["configs"] = [{"label": c["label"], "engine": c["engine"], "encryption": c["encryption"]}
                        for c in manifest.get("configs", [])]
     measured = [r for r in rows if r["status"] != "warmup" and r["block"] != "0"]
-    plan["tests"] = sorted({r["test"] for r in rows}, key=lambda t: (t != "power", t))
+    plan.setdefault("workload_options", {})["tests"] = sorted({r["test"] for r in rows}, key=lambda t: (t != "power", t))
     plan["trials"] = max((int(r["trial"]) for r in measured), default=0)
     plan["warmup_trials"] = 1 if any(r["block"] == "0" for r in rows) else 0
     order: dict[int, list[str]] = {}

@@ -17,7 +17,7 @@ import sqlglot
 from tdebench import __version__
 from tdebench.errors import UsageError
 from tdebench.manual.clients import client_for
-from tdebench.manual.dialects import Q15_MODES, check_dialect, query_statements
+from tdebench.workloads.tpch.dialects import Q15_MODES, check_dialect, query_statements
 from tdebench.manual.readme import readme_text
 from tdebench.workloads.tpch.streams import min_streams, stream_order
 

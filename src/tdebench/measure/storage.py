@@ -18,7 +18,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from tdebench.engines.base import CANARY_TABLE, Connection, Instance
+from tdebench.api.engine import CANARY_TABLE, Connection, Instance
 
 KEYS = ("table_bytes", "index_bytes", "total_bytes")
 
@@ -33,8 +33,7 @@ def _rows(conn: Connection, sql: str) -> list[tuple[Any, ...]]:
 
 def relation(instance: Instance, table: str) -> str:
     """The relation holding ``table``'s rows (engines with decrypting views store them elsewhere)."""
-    name = getattr(instance, "relation_name", None)
-    return str(name(table)) if callable(name) else table
+    return instance.relation_name(table)
 
 
 def mariadb_sizes(conn: Connection, tables: list[str]) -> dict[str, dict[str, int]]:
@@ -97,27 +96,19 @@ def sqlite_dbstat(path: Path, tables: list[str]) -> dict[str, dict[str, int]] | 
     return out
 
 
-def family(instance: Instance, dialect: str) -> str:
-    """Which catalog to ask: by engine (a MySQL engine may speak the postgres dialect), else by dialect."""
-    engine = getattr(getattr(instance, "config", None), "engine", "")
-    if engine in ("mariadb", "mysql") or dialect in ("mariadb", "mysql"):
-        return "mariadb"
-    return "postgres" if engine == "postgres" or dialect == "postgres" else "sqlite"
-
-
-def table_sizes(instance: Instance, dialect: str, tables: list[str], conn: Connection | None = None
-                ) -> dict[str, dict[str, int]]:
-    """Per-table sizes (empty dict for SQLite without dbstat); uses ``conn`` or a new connection."""
+def table_sizes(instance: Instance, tables: list[str], conn: Connection | None = None) -> dict[str, dict[str, int]]:
+    """Per-table sizes from the instance's storage catalog (empty dict where there is none, e.g. SQLCipher
+    without dbstat); uses ``conn`` or a new connection."""
     own = conn is None
     conn = conn or instance.connect()
-    dialect = family(instance, dialect)
+    catalog = instance.dialect.storage_catalog
     try:
-        if dialect == "mariadb":
+        if catalog == "information_schema":
             return mariadb_sizes(conn, tables)
-        if dialect == "postgres":
+        if catalog == "pg_class":
             return postgres_sizes(conn, instance, tables)
-        path = getattr(instance, "path", None)
-        found = sqlite_dbstat(Path(path), tables) if path else None
+        path = instance.database_file() if catalog == "dbstat" else None
+        found = sqlite_dbstat(path, tables) if path else None
         if found is None:
             return {}
         for table in tables:
@@ -129,33 +120,36 @@ def table_sizes(instance: Instance, dialect: str, tables: list[str], conn: Conne
             conn.close()
 
 
-def user_tables(instance: Instance, dialect: str, conn: Connection) -> list[str]:
+def user_tables(instance: Instance, conn: Connection) -> list[str]:
     """Every table of the benchmark database except the canary table (logical names)."""
-    if dialect == "mariadb":
+    catalog = instance.dialect.storage_catalog
+    if catalog == "information_schema":
         sql = ("SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() "
                "AND table_type = 'BASE TABLE'")
-    elif dialect == "postgres":
+    elif catalog == "pg_class":
         sql = ("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
                "AND table_type IN ('BASE TABLE', 'VIEW')")
-    else:
+    elif catalog == "dbstat":
         sql = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    else:
+        return list(instance.tables)
     names = sorted(str(r[0]) for r in _rows(conn, sql))
     logical = [n for n in names if not (n.endswith("_enc") and n[:-4] in names)]
     return [n for n in logical if not n.startswith(CANARY_TABLE)]
 
 
-def storage_breakdown(instance: Instance, dialect: str, tables: list[str] | None = None) -> dict[str, Any]:
+def storage_breakdown(instance: Instance, tables: list[str] | None = None) -> dict[str, Any]:
     """Data-directory bytes plus per-table data/index bytes (all user tables when ``tables`` is None)."""
     conn = instance.connect()
-    dialect = family(instance, dialect)
+    catalog = instance.dialect.storage_catalog
     try:
-        names = tables if tables is not None else user_tables(instance, dialect, conn)
-        sizes = table_sizes(instance, dialect, names, conn)
-        total = sqlite_total(conn) if dialect == "sqlite" else None
+        names = tables if tables is not None else user_tables(instance, conn)
+        sizes = table_sizes(instance, names, conn)
+        total = sqlite_total(conn) if catalog == "dbstat" else None
     finally:
         conn.close()
     out: dict[str, Any] = {"tables": sizes, "totals": {k: sum(t[k] for t in sizes.values()) for k in KEYS},
-                           "data_dir_bytes": instance.storage_bytes(), "method": METHODS.get(dialect, "")}
+                           "data_dir_bytes": instance.storage_bytes(), "method": METHODS.get(catalog, "")}
     if total is not None:
         out["database_bytes"] = total
         if not sizes:
@@ -164,9 +158,9 @@ def storage_breakdown(instance: Instance, dialect: str, tables: list[str] | None
 
 
 METHODS = {
-    "mariadb": "ANALYZE TABLE, then information_schema.TABLES data_length / index_length",
-    "postgres": "pg_table_size / pg_indexes_size of the storing relation",
-    "sqlite": "dbstat page sizes (plain files, Python's sqlite3); (page_count - freelist_count) x page_size",
+    "information_schema": "ANALYZE TABLE, then information_schema.TABLES data_length / index_length",
+    "pg_class": "pg_table_size / pg_indexes_size of the storing relation",
+    "dbstat": "dbstat page sizes (plain files, Python's sqlite3); (page_count - freelist_count) x page_size",
 }
 
 

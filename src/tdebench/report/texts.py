@@ -158,12 +158,15 @@ def plan_facts(manifest: dict[str, Any]) -> list[tuple[str, object]]:
     p = manifest.get("plan") if isinstance(manifest.get("plan"), dict) else {}
     d = manifest.get("data") if isinstance(manifest.get("data"), dict) else {}
     tool = manifest.get("tool") if isinstance(manifest.get("tool"), dict) else {}
-    tests = p.get("tests")
+    options = p.get("workload_options") if isinstance(p.get("workload_options"), dict) else {}
+    tests = options.get("tests", p.get("tests"))  # schema 1 kept TPC-H's options at the top of the plan
+    others = {k: v for k, v in options.items() if k not in ("sf", "tests")}
     return [
         ("tool", f"{tool.get('name', 'tdebench')} {tool.get('version', '')}".strip()),
         ("workload", p.get("workload")),
         ("tests", ", ".join(map(str, tests)) if isinstance(tests, list) else tests),
-        ("scale factor", p.get("sf", d.get("sf"))), ("trials per config", p.get("trials")),
+        ("workload options", ", ".join(f"{k} {v}" for k, v in others.items()) or None),
+        ("scale factor", options.get("sf", p.get("sf", d.get("sf")))), ("trials per config", p.get("trials")),
         ("warm-up trials", p.get("warmup_trials")), ("cache", p.get("cache")),
         ("plan seed", p.get("seed")), ("data generator", d.get("generator")),
         ("started", manifest.get("created_at")), ("finished", manifest.get("finished_at")),

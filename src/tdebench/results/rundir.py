@@ -13,50 +13,15 @@ import json
 import os
 import tempfile
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from tdebench.api.manifest import SCHEMA_VERSION, check_manifest
+from tdebench.api.measurement import COLUMNS, Measurement, utc_now
 from tdebench.encryption import redact
 from tdebench.errors import UsageError
 
-SCHEMA_VERSION = 1
-COLUMNS = ("run_id", "block", "trial", "config", "engine", "encryption", "workload", "test", "stream",
-           "step", "metric", "value", "unit", "started_at", "status")
-
-
-def utc_now() -> str:
-    """Current time, ISO-8601 UTC with milliseconds."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-@dataclass
-class Measurement:
-    """One measured value (one row of measurements.csv)."""
-
-    run_id: str
-    block: int
-    trial: int
-    config: str
-    engine: str
-    encryption: str
-    workload: str
-    test: str
-    step: str
-    metric: str
-    value: float
-    unit: str
-    stream: int | None = None
-    started_at: str = field(default_factory=utc_now)
-    status: str = "ok"
-
-    def row(self) -> list[str]:
-        values = asdict(self)
-        values["stream"] = "" if self.stream is None else str(self.stream)
-        values["value"] = repr(float(self.value))
-        return [str(values[c]) for c in COLUMNS]
-
+__all__ = ["COLUMNS", "Measurement", "RunDirectory", "atomic_write_text", "utc_now", "write_json"]
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` via a temp file + rename, fsync'ed; redacted."""
@@ -121,7 +86,15 @@ class RunDirectory:
         write_json(self.manifest_path, {"schema_version": SCHEMA_VERSION, **manifest})
 
     def read_manifest(self) -> dict[str, Any]:
-        return json.loads(self.manifest_path.read_text())
+        """manifest.json, its schema version checked (UsageError for a version this tdebench cannot read, or
+        for a file that is not valid JSON)."""
+        try:
+            data = json.loads(self.manifest_path.read_text())
+        except ValueError as exc:
+            raise UsageError(f"{self.manifest_path} is not valid JSON ({exc})",
+                             "restore it from a backup; tdebench writes it atomically, so it was edited by hand") from None
+        check_manifest(data, str(self.manifest_path))
+        return data
 
     def write_verification(self, verification: dict[str, Any]) -> None:
         write_json(self.verification_path, verification)

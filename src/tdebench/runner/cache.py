@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tdebench.engines.base import Instance
+from tdebench.api.engine import Instance
 
 DROP_CACHES = Path("/proc/sys/vm/drop_caches")
 

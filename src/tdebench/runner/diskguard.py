@@ -1,15 +1,17 @@
 """Disk guard: refuse a run whose databases cannot fit, and turn "disk full" into a clear error.
 
 Estimate (before any instance is loaded), per config with ``raw`` = the workload's input bytes (sum of
-``data["files"][*]["bytes"]``, or ``data["raw_bytes"]``, else TPC-H's ~1050 MiB per scale factor)::
+``data["files"][*]["bytes"]``, or ``data["raw_bytes"]``, else the workload's own estimate from its options,
+e.g. TPC-H's ~1050 MiB per scale factor)::
 
-    log   = min(raw * f.log, 1.25 * max_wal_size)         PostgreSQL's WAL while loading; else 0
-    fixed = f.fixed + innodb_log_file_size (MariaDB)      catalogs, first WAL segments, the redo log
+    log   = min(raw * f.log, f.log_cap)                   PostgreSQL's WAL while loading (capped); else 0
+    fixed = f.fixed                                       catalogs, first WAL segments, MariaDB's redo log
     peak  = raw * f.peak + log + fixed                    the most the instance takes while loading
     final = raw * f.final + log + fixed                   the loaded instance (what a snapshot copies)
     need  = sum over configs of peak, or of max(peak, 2 * final) with --reset snapshot
 
-``f`` is the :class:`Footprint` of the config's engine and encryption mechanism, measured with
+``f`` is the :class:`~tdebench.api.footprint.Footprint` the config's engine gives for its encryption mechanism
+and settings (:meth:`Engine.disk_footprint <tdebench.api.engine.Engine.disk_footprint>`), measured with
 ``benchmarks/disk_footprint.py`` at TPC-H SF 0.01, 0.1 and 1 (table in docs/reliability.md, "Disk guard"):
 each factor is the steepest measured growth per input byte x 1.25, rounded up to 0.1; each fixed part the
 measured intercept x 1.25, rounded up to 16 MiB. The peak factor covers what the final size does not show:
@@ -25,13 +27,12 @@ its peak factor.
 
 Summing per-config needs is safe: configs load one after the other, and meanwhile each earlier one
 occupies no more than its own need. Workloads other than TPC-H give their own ``raw`` and get the TPC-H
-factors; engines not measured here (MySQL) get :data:`UNMEASURED`.
+factors; engines not measured here (MySQL) get :data:`tdebench.api.footprint.UNMEASURED`.
 """
 
 from __future__ import annotations
 
 import errno
-import math
 import re
 import shutil
 from collections.abc import Callable
@@ -39,49 +40,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tdebench.encryption import EncryptionSpec, redact
+from tdebench.api.footprint import Footprint
+from tdebench.encryption import redact
+from tdebench.engines import get_engine
 from tdebench.errors import EnvironmentProblem
 
-MIB = 1024 * 1024
-GIB = 1024 * MIB
-TPCH_RAW_PER_SF = 1050 * MIB
-
-
-@dataclass(frozen=True)
-class Footprint:
-    """Bytes one instance occupies: per input byte (``peak``, ``final``, ``log``) and ``fixed``."""
-
-    peak: float  # while loading, the log excluded: tables, indexes, staging tables, sort files, rebuilds
-    final: float  # once loaded, the log excluded
-    log: float = 0.0  # WAL / redo per input byte, before :func:`wal_cap` bounds it
-    fixed: int = 0  # a fresh instance, MariaDB's preallocated redo log excluded (see :func:`preallocated`)
-
-
-# Measured slope x 1.25 rounded up to 0.1, intercept x 1.25 rounded up to 16 MiB, the steeper of a load alone
-# and a load with one power-test trial (docs/reliability.md, "Disk guard"). MariaDB's twins measured alike
-# within run-to-run noise, so they share the larger numbers; gocryptfs hides which files are WAL, so fs takes
-# plain PostgreSQL's log factor and the rest of its growth as peak.
-FOOTPRINTS: dict[tuple[str, str], Footprint] = {
-    ("sqlite", "none"): Footprint(peak=1.7, final=1.6, fixed=16 * MIB),
-    ("sqlite", "sqlcipher"): Footprint(peak=1.7, final=1.7, fixed=16 * MIB),
-    ("mariadb", "none"): Footprint(peak=5.0, final=2.0, fixed=144 * MIB),
-    ("mariadb", "tde"): Footprint(peak=5.0, final=2.0, fixed=144 * MIB),
-    ("postgres", "none"): Footprint(peak=2.7, final=2.0, log=1.8, fixed=64 * MIB),
-    ("postgres", "column"): Footprint(peak=3.4, final=3.0, log=3.3, fixed=80 * MIB),
-    ("postgres", "column-pgp"): Footprint(peak=11.5, final=9.3, log=8.9, fixed=80 * MIB),
-    ("postgres", "fs"): Footprint(peak=2.7, final=2.0, log=1.8, fixed=80 * MIB),
-}
-# Engines not measured here (MySQL: no Debian 12 package) get a generous guess: InnoDB-like, larger margins.
-UNMEASURED = Footprint(peak=6.0, final=4.0, fixed=1 * GIB)
-WAL_CAP_MARGIN = 1.25  # max_wal_size is a soft limit
-DEFAULT_MAX_WAL = 1 * GIB  # PostgreSQL's own default, should the setting be missing
-DEFAULT_REDO = 96 * MIB  # MariaDB's own default innodb_log_file_size
-REMOTE = {"external"}  # servers tdebench does not manage: their disks are not ours to check
+WAL_CAP_MARGIN = 1.25  # max_wal_size is a soft limit (the engine applies it to its footprint's log_cap)
 TIGHT = 3.0  # say something when less than this many times the need is free
 DISK_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 DISK_FULL = re.compile(r"no space left on device|database or disk is full|disk full|errcode: 28|errno: 28|"
                        r"disk quota exceeded|could not extend file|the table '[^']*' is full", re.I)
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.I)
 
 
 @dataclass(frozen=True)
@@ -94,8 +62,9 @@ class Estimate:
     basis: str
 
 
-def raw_bytes(plan: Any, data_facts: dict[str, Any]) -> tuple[int, str] | None:
-    """Input size of the workload: measured files, a workload's own figure, or the TPC-H rule."""
+def raw_bytes(data_facts: dict[str, Any], workload_estimate: int | None = None) -> tuple[int, str] | None:
+    """Input size of the workload: measured files, a workload's own figure (from its data or, before the data
+    exist, from its options)."""
     files = data_facts.get("files")
     if isinstance(files, dict) and files:
         total = sum(int(f.get("bytes", 0)) for f in files.values() if isinstance(f, dict))
@@ -103,65 +72,32 @@ def raw_bytes(plan: Any, data_facts: dict[str, Any]) -> tuple[int, str] | None:
             return total, "input files"
     if isinstance(data_facts.get("raw_bytes"), (int, float)):
         return int(data_facts["raw_bytes"]), "workload estimate"
-    if getattr(plan, "workload", "tpch") == "tpch":
-        return int(TPCH_RAW_PER_SF * plan.sf), f"TPC-H {TPCH_RAW_PER_SF // MIB} MiB per SF"
+    if workload_estimate is not None:
+        return int(workload_estimate), "workload estimate from its options"
     return None
 
 
-def kind(spec: EncryptionSpec) -> str:
-    """The mechanism whose footprint ``spec`` has: pgcrypto's PGP messages apart from its raw ciphers."""
-    if spec.mechanism == "column" and spec.cipher.startswith("pgp"):
-        return "column-pgp"
-    return spec.mechanism
-
-
-def footprint(engine: str, spec: EncryptionSpec) -> Footprint:
-    """The measured footprint of ``engine`` with ``spec``; the plain one for an unmeasured mechanism."""
-    return FOOTPRINTS.get((engine, kind(spec))) or FOOTPRINTS.get((engine, "none")) or UNMEASURED
-
-
-def size_setting(value: str | None, unit: int, default: int) -> int:
-    """Bytes of a size setting such as ``4GB``, ``512M`` or ``1024`` (in ``unit``); ``default`` if unreadable."""
-    match = _SIZE.match(value or "")
-    if not match:
-        return default
-    number, prefix = float(match.group(1)), match.group(2).lower()
-    scale = 1024 ** ("kmgt".index(prefix) + 1) if prefix else unit
-    return int(number * scale)
-
-
-def wal_cap(engine: str, settings: dict[str, str]) -> float:
-    """Most WAL an engine keeps however much is loaded: PostgreSQL's max_wal_size (+25%), else unbounded."""
-    if engine == "postgres":
-        return size_setting(settings.get("max_wal_size"), MIB, DEFAULT_MAX_WAL) * WAL_CAP_MARGIN
-    return math.inf
-
-
-def preallocated(engine: str, settings: dict[str, str]) -> int:
-    """Log files created at full size when the instance starts: MariaDB's redo log."""
-    if engine == "mariadb":
-        return size_setting(settings.get("innodb_log_file_size"), 1, DEFAULT_REDO)
-    return 0
+def footprint(config: Any) -> Footprint:
+    """The measured footprint of ``config``'s engine with its spec and settings (the engine's own figures)."""
+    return get_engine(config.engine).disk_footprint(config.spec, dict(getattr(config, "settings", None) or {}))
 
 
 def config_need(config: Any, raw: int, snapshot: bool) -> float:
     """Bytes one config needs at most: its load's peak, or with a snapshot also the database and its copy."""
-    f = footprint(config.engine, config.spec)
-    settings = getattr(config, "settings", None) or {}
-    log = min(raw * f.log, wal_cap(config.engine, settings))
-    fixed = f.fixed + preallocated(config.engine, settings)
-    peak = raw * f.peak + log + fixed
-    final = raw * f.final + log + fixed
+    f = footprint(config)
+    log = min(raw * f.log, f.log_cap)
+    peak = raw * f.peak + log + f.fixed
+    final = raw * f.final + log + f.fixed
     return max(peak, 2 * final) if snapshot else peak
 
 
-def estimate(plan: Any, data_facts: dict[str, Any]) -> Estimate | None:
+def estimate(plan: Any, data_facts: dict[str, Any], workload_estimate: int | None = None) -> Estimate | None:
     """What the plan's databases will occupy, or None when the workload gives no size."""
-    raw = raw_bytes(plan, data_facts)
+    raw = raw_bytes(data_facts, workload_estimate)
     if raw is None:
         return None
     size, basis = raw
-    local = [c for c in plan.configs if c.engine not in REMOTE]
+    local = [c for c in plan.configs if not get_engine(c.engine).remote]
     snapshot = getattr(plan, "reset", "none") == "snapshot"
     need = sum(config_need(c, size, snapshot) for c in local)
     return Estimate(int(need), size, len(local), basis)
@@ -183,10 +119,11 @@ def human(n: float) -> str:
     return f"{n:.1f} TiB"
 
 
-def check_space(plan: Any, data_facts: dict[str, Any], work_root: Path) -> str | None:
+def check_space(plan: Any, data_facts: dict[str, Any], work_root: Path, workload_estimate: int | None = None,
+                what: str = "") -> str | None:
     """EnvironmentProblem if ``work_root``'s filesystem cannot hold the plan; a note when space is tight or
-    cannot be estimated; else None."""
-    est = estimate(plan, data_facts)
+    cannot be estimated; else None. ``what`` names the workload's size for the message (e.g. "SF 1")."""
+    est = estimate(plan, data_facts, workload_estimate)
     where, free = free_bytes(work_root)
     if est is None:
         return f"disk guard: no size estimate for workload '{plan.workload}'; {human(free)} free in {where}"
@@ -196,12 +133,12 @@ def check_space(plan: Any, data_facts: dict[str, Any], work_root: Path) -> str |
             f"{est.basis}), only {human(free)} free in {where}")
     if free < est.need:
         raise EnvironmentProblem(
-            f"not enough disk space for this run: about {human(est.need)} needed for {est.configs} config(s) at "
-            f"SF {plan.sf:g} ({human(est.raw)} of input data times each engine's and encryption's measured "
+            f"not enough disk space for this run: about {human(est.need)} needed for {est.configs} config(s)"
+            f"{' at ' + what if what else ''} ({human(est.raw)} of input data times each engine's and encryption's measured "
             f"footprint with indexes, WAL and sort files, see docs/reliability.md), "
             f"but only {human(free)} free in {where}",
-            "free space there, put the instances on a bigger filesystem with --work-dir, lower --sf or run "
-            "fewer configs; --skip-disk-check runs anyway")
+            "free space there, put the instances on a bigger filesystem with --work-dir, load less data (e.g. a "
+            "lower --sf) or run fewer configs; --skip-disk-check runs anyway")
     return note if free < TIGHT * est.need else None
 
 

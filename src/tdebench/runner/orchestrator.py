@@ -17,24 +17,24 @@ import shutil
 import sys
 import tempfile
 from contextlib import ExitStack, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tdebench import __version__
 from tdebench.encryption import redact
 from tdebench.engines import get_engine, process
-from tdebench.engines.base import Config, Engine, Instance
+from tdebench.api.engine import Config, Engine, Instance
+from tdebench.api.manifest import new_manifest
 from tdebench.errors import RunFailed, TdebenchError
 from tdebench.measure.host import host_facts
 from tdebench.measure.sampler import ResourceSampler, ResourceSeries
 from tdebench.results.rundir import RunDirectory, utc_now
 from tdebench.runner import cache, diskguard, ownership
-from tdebench.runner.events import RunListener
+from tdebench.api.events import RunListener
 from tdebench.runner.ownership import Ownership, socket_dirs
-from tdebench.runner.plan import Block, RunPlan
-from tdebench.runner.recorder import Recorder
-from tdebench.runner.state import ConfigState, TrialResult
+from tdebench.api.plan import Block, RunPlan
+from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.verify.atrest import verify_at_rest
 from tdebench.workloads import make_workload
 
@@ -88,7 +88,7 @@ class Orchestrator:
             data_facts = self.workload.prepare(self.ui)
             self.manifest["data"] = data_facts
             self.rundir.write_manifest(self.manifest)
-            note = diskguard.check_space(self.plan, data_facts, self._work_root()) if self.disk_check else None
+            note = self._check_space(data_facts) if self.disk_check else None
             if note:  # again with the real input size; said only when space is tight
                 self.ui.message(note)
             with ExitStack() as stack:
@@ -135,16 +135,23 @@ class Orchestrator:
         return self.outcome
 
     def _check_environment(self) -> None:
-        """Binaries, what each spec needs (gocryptfs, pgcrypto), the work dir and its space: before any work."""
+        """Binaries, what each spec needs (gocryptfs, pgcrypto), settings against the workload's tables, the work
+        dir and its space: before any work."""
         for engine in self.engines.values():
             engine.check_available()
+        tables = self.workload.tables()
         for config in self.plan.configs:
-            check_spec = getattr(self.engines[config.engine], "check_spec_available", None)
-            if callable(check_spec):
-                check_spec(config.spec)
+            engine = self.engines[config.engine]
+            engine.check_spec_available(config.spec)
+            engine.check_tables(config, tables)
+            self.workload.check_dialect(config.label, engine.dialect)
         self._work_root().mkdir(parents=True, exist_ok=True)
         if self.disk_check:  # before generating data: an absurd scale factor is refused at once
-            diskguard.check_space(self.plan, {}, self._work_root())
+            self._check_space({})
+
+    def _check_space(self, data_facts: dict[str, Any]) -> str | None:
+        return diskguard.check_space(self.plan, data_facts, self._work_root(), self.workload.estimated_input_bytes(),
+                                     self.workload.describe())
 
     def _instance_problem(self) -> BaseException | None:
         """The first problem an engine found by watching its instance (``Instance.problem()``)."""
@@ -179,7 +186,8 @@ class Orchestrator:
     # ------------------------------------------------------------------------------------------
     def _provision(self, stack: ExitStack, config: Config, workdir: Path) -> None:
         engine = self.engines[config.engine]
-        instance = engine.create_instance(config, workdir)
+        instance = engine.create_instance(config, workdir, self.workload.database)
+        instance.use_translator(self.workload.sql_translator())
         stack.callback(instance.destroy)
         self._own_paths(instance)
         instance.start()
@@ -201,9 +209,8 @@ class Orchestrator:
             instance.snapshot(state.snapshot)
 
     def _own_paths(self, instance: Instance) -> None:
-        """Directories an instance makes outside the work dir before it starts (``owned_paths()``, optional)."""
-        extra = getattr(instance, "owned_paths", None)
-        for path in extra() if callable(extra) else []:
+        """Directories an instance makes outside the work dir before it starts."""
+        for path in instance.owned_paths():
             self.owned.add_dir(Path(path).resolve())
 
     def _own_instance(self, instance: Instance) -> None:
@@ -220,7 +227,7 @@ class Orchestrator:
         entry: dict[str, Any] = {"engine": instance.config.engine, "encryption": str(instance.config.spec)}
         try:
             entry["status"] = instance.encryption_status()
-            instance.check_encrypted(list(self.workload.schema_tables))
+            instance.check_encrypted(self._table_names())
             if instance.scannable:
                 entry.update(verify_at_rest(instance, known_plaintext=self.workload.known_plaintext))
             else:  # the server's files are out of reach: its own status, checked above, is all there is
@@ -239,8 +246,8 @@ class Orchestrator:
     def _record_config(self, state: ConfigState, facts: dict[str, Any]) -> None:
         instance, engine = state.instance, state.engine
         entry = {"label": state.config.label, "engine": engine.name, "encryption": str(instance.config.spec),
-                 "engine_version": getattr(instance, "server_version", "") or engine.version(),
-                 "dialect": getattr(instance, "dialect", engine.dialect), "settings": instance.settings(),
+                 "engine_version": instance.server_version or engine.version(),
+                 "dialect": asdict(instance.dialect), "settings": instance.settings(),
                  "storage_bytes": instance.storage_bytes(), **facts}
         entry["storage"] = self._storage(state)
         configs = [c for c in self.manifest.get("configs", []) if c.get("label") != state.config.label]
@@ -251,11 +258,11 @@ class Orchestrator:
         """Per-table data/index bytes for every engine: the engine's own breakdown, else the generic one."""
         from tdebench.measure.storage import storage_breakdown
 
-        own = getattr(state.instance, "storage_breakdown", None)
         try:
-            if callable(own):
-                return own()
-            return storage_breakdown(state.instance, state.dialect, list(self.workload.schema_tables) or None)
+            own = state.instance.storage_breakdown()
+            if own is not None:
+                return own
+            return storage_breakdown(state.instance, self._table_names() or None)
         except Exception as exc:  # noqa: BLE001 - sizes are facts, never a reason to fail a run
             return {"error": redact(str(exc))[:300]}
 
@@ -404,6 +411,10 @@ class Orchestrator:
         twins = [c.label for c in self.plan.configs if c.engine == config.engine and c.spec.is_plain]
         return twins[0] if twins else None
 
+    def _table_names(self) -> list[str]:
+        """The workload's tables (the encryption check and storage sizes look at these)."""
+        return [t.name for t in self.workload.tables()] or list(self.workload.schema_tables)
+
     def _recorder(self, label: str, block: int) -> Recorder:
         config = self.plan.config(label)
         return Recorder(self.run_id, block, label, config.engine, str(config.spec), workload=self.plan.workload,
@@ -427,7 +438,11 @@ class Orchestrator:
         self.rundir.write_verification(self.verification)
 
     def _start_manifest(self, data_facts: dict[str, Any]) -> None:
-        resumed = bool(self.manifest)
+        command_line = [redact(a) for a in self.command_line]
+        if self.manifest:
+            self.manifest.setdefault("resumed", []).append({"at": utc_now(), "command_line": command_line})
+        else:
+            self.manifest.update(new_manifest(self.run_id, {}, command_line))
         self.manifest.update({
             "tool": {"name": "tdebench", "version": __version__},
             "run_id": self.run_id,
@@ -436,10 +451,6 @@ class Orchestrator:
             "plan": self.plan.to_json(),
             "data": data_facts,
         })
-        if resumed:
-            self.manifest.setdefault("resumed", []).append({"at": utc_now(), "command_line": [redact(a) for a in self.command_line]})
-        else:
-            self.manifest.update(command_line=[redact(a) for a in self.command_line], created_at=utc_now(), configs=[])
         self.rundir.write_manifest(self.manifest)
 
     def _finish_manifest(self, status: str) -> None:

@@ -17,10 +17,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-COLUMNS = (
-    "run_id", "block", "trial", "config", "engine", "encryption", "workload", "test",
-    "stream", "step", "metric", "value", "unit", "started_at", "status",
-)
+from tdebench.api.measurement import COLUMNS
+
 PLAIN_SPECS = frozenset({"none", "", "plain", "off"})
 
 

@@ -8,9 +8,8 @@ from typing import TYPE_CHECKING, Any
 from tdebench.errors import UsageError
 
 if TYPE_CHECKING:
-    from tdebench.results.rundir import RunDirectory
-    from tdebench.runner.plan import RunPlan
-    from tdebench.workloads.base import Workload
+    from tdebench.api.plan import RunPlan
+    from tdebench.api.workload import RunFiles, Workload
     from tdebench.workloads.options import WorkloadOptions
 
 # name -> (workload class, options model); the options modules are light, so a plan can check its
@@ -27,7 +26,13 @@ _REGISTRY: dict[str, tuple[str, str]] = {
 
 
 def workload_names() -> list[str]:
+    """Names of every registered workload."""
     return sorted(_REGISTRY)
+
+
+def options_model(name: str) -> "type[WorkloadOptions]":
+    """The options model of workload ``name`` (UsageError listing the known workloads otherwise)."""
+    return _load(name, 1)
 
 
 def _load(name: str, part: int) -> Any:
@@ -43,6 +48,6 @@ def check_workload_options(name: str, raw: dict[str, Any]) -> "WorkloadOptions":
     return _load(name, 1).parse(raw)
 
 
-def make_workload(plan: "RunPlan", rundir: "RunDirectory") -> "Workload":
+def make_workload(plan: "RunPlan", rundir: "RunFiles") -> "Workload":
     """The workload the plan names, bound to the plan and run directory."""
     return _load(plan.workload, 0)(plan, rundir)

@@ -9,10 +9,11 @@ reason; the key, the value and the workload are added here.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from tdebench.errors import UsageError
 
@@ -68,3 +69,16 @@ class WorkloadOptions(BaseModel):
             return UsageError(f"bad {cls.workload_name} options: {reason}", fix)
         key = str(loc[0])
         return UsageError(f"bad value {data.get(key)!r} for {cls.workload_name} option '{key}': {reason}", fix)
+
+
+class ScaleFactorOption(WorkloadOptions):
+    """Options of workloads that load TPC-H data: its scale factor (``--sf``)."""
+
+    sf: float = Field(0.01, gt=0)
+
+    @field_validator("sf")
+    @classmethod
+    def _finite(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise ValueError("give a finite number > 0, e.g. 0.01, 0.1 or 1")
+        return value

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tdebench.runner.state import ConfigState
+from tdebench.api.trial import ConfigState
 
 RESTORE_DB = "tpch_restore"
 

@@ -3,7 +3,7 @@
 Connection options come from the public ``MariadbInstance.client_argv()`` (password through an inherited
 pipe). With TDE, ``mariadb-backup --backup`` and ``--prepare`` load the ``file_key_management`` plugin
 themselves and need the file key that the engine writes only while the server starts: ``key_material()``
-(see :class:`tdebench.engines.base.Instance`) makes it available for the duration of the tool and removes it
+(see :class:`tdebench.api.engine.Instance`) makes it available for the duration of the tool and removes it
 after.
 """
 

@@ -6,13 +6,13 @@ from typing import Any
 
 from pydantic import field_validator
 
-from tdebench.workloads.options import WorkloadOptions, word_list
+from tdebench.workloads.options import ScaleFactorOption, word_list
 
 ALL_KINDS = ("mariadb_backup", "mariadb_dump", "pg_basebackup", "pg_dump", "sqlite_backup_api", "vacuum_into")
 COMPRESSION = ("both", "none", "gzip")
 
 
-class BackupOptions(WorkloadOptions):
+class BackupOptions(ScaleFactorOption):
     """``kinds``: base kinds to run (``_gz`` variants follow ``compression``); default: every kind of each engine."""
 
     workload_name = "backup"

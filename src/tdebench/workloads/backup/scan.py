@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tdebench.engines.base import CANARY_TABLE, Instance
+from tdebench.api.engine import CANARY_TABLE, Instance
 from tdebench.verify.atrest import count_in_file, scan_directory
 
 

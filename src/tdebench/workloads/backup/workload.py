@@ -10,56 +10,51 @@ from __future__ import annotations
 
 import shutil
 import time
+import importlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from tdebench.api.dialect import Dialect
+from tdebench.api.events import RunListener
+from tdebench.api.plan import RunPlan
+from tdebench.api.tables import TableSpec
+from tdebench.api.trial import ConfigState, Recorder, TrialResult
+from tdebench.api.workload import RunFiles, Workload
 from tdebench.measure.storage import storage_breakdown
 from tdebench.results.rundir import utc_now, write_json
-from tdebench.runner.events import RunListener
-from tdebench.runner.recorder import Recorder
-from tdebench.runner.state import ConfigState, TrialResult
-from tdebench.verify.atrest import TPCH_PLAINTEXT
 from tdebench.workloads.backup import tools
 from tdebench.workloads.backup.kinds import BackupKind, Context
 from tdebench.workloads.backup.options import parse_options
 from tdebench.workloads.backup.scan import canary_markers, scan_backup
-from tdebench.workloads.base import Workload
 from tdebench.workloads.crud.meter import measured
 from tdebench.workloads.crud.workload import record_storage
 from tdebench.workloads.tpch import schema
-from tdebench.workloads.tpch.datagen import ensure_data
+from tdebench.workloads.tpch.datagen import TPCH_RAW_PER_SF, ensure_data
 from tdebench.workloads.tpch.loader import load_tpch
-
-if TYPE_CHECKING:
-    from tdebench.results.rundir import RunDirectory
-    from tdebench.runner.plan import RunPlan
+from tdebench.workloads.tpch.workload import TpchWorkload
 
 TEST = "backup"
+# backup tool an engine declares (Dialect.backup_tools) -> the module with the kinds that use it
+_KIND_MODULES = {"mariadb-backup": "mariadb_kinds", "mariadb-dump": "mariadb_kinds", "pg_basebackup": "postgres_kinds",
+                 "pg_dump": "postgres_kinds", "sqlite-backup-api": "sqlite_kinds", "sqlite-dump": "sqlite_kinds"}
 
 
-def engine_kinds(engine: str) -> list[BackupKind]:
-    """Every backup kind of one engine (none for engines without backup tooling here)."""
-    if engine == "mariadb":
-        from tdebench.workloads.backup.mariadb_kinds import kinds
-    elif engine == "postgres":
-        from tdebench.workloads.backup.postgres_kinds import kinds
-    elif engine == "sqlite":
-        from tdebench.workloads.backup.sqlite_kinds import kinds
-    else:
-        return []
-    return kinds()
+def engine_kinds(dialect: Dialect) -> list[BackupKind]:
+    """Every backup kind that works with the tools the engine declares (none for engines without any)."""
+    modules = dict.fromkeys(_KIND_MODULES[t] for t in dialect.backup_tools if t in _KIND_MODULES)
+    return [kind for m in modules for kind in importlib.import_module(f"tdebench.workloads.backup.{m}").kinds()]
 
 
 class BackupWorkload(Workload):
     """Backups with and without compression per engine, timed, sized, restored and scanned."""
 
     name = "backup"
-    known_plaintext = TPCH_PLAINTEXT
+    database = "tpch"
+    known_plaintext = TpchWorkload.known_plaintext
     schema_tables = tuple(t.name for t in schema.TABLES)
 
-    def __init__(self, plan: "RunPlan", rundir: "RunDirectory") -> None:
-        self.plan = plan
-        self.rundir = rundir
+    def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
+        super().__init__(plan, rundir)
         self.options = parse_options(plan.workload_options)
         self.data_dir = Path()
         self.counts: dict[str, dict[str, int]] = {}
@@ -68,10 +63,16 @@ class BackupWorkload(Workload):
     def plan_json(self) -> dict[str, Any]:
         return self.options.model_dump()
 
+    def tables(self) -> tuple[TableSpec, ...]:
+        return schema.TABLES
+
+    def estimated_input_bytes(self) -> int:
+        return int(TPCH_RAW_PER_SF * self.options.sf)
+
     def prepare(self, ui: RunListener) -> dict[str, Any]:
-        ui.task_started("data", f"TPC-H data SF {self.plan.sf:g}", None)
+        ui.task_started("data", f"TPC-H data SF {self.options.sf:g}", None)
         try:
-            self.data_dir, facts = ensure_data(self.plan.sf, self.plan.data_dir, progress=ui.message)
+            self.data_dir, facts = ensure_data(self.options.sf, self.plan.data_dir, progress=ui.message)
         finally:
             ui.task_finished("data")
         return {**facts, "dir": str(self.data_dir), "workload": "backup", **self.plan_json()}
@@ -88,12 +89,12 @@ class BackupWorkload(Workload):
             rec.add("load", table, "rows", rows, "rows")
         rec.add("load", "total", "elapsed", result.total_seconds, "s")
         self.counts[state.label] = {t: rows for t, (rows, _) in result.tables.items()}
-        breakdown = storage_breakdown(state.instance, state.dialect, list(self.schema_tables))
+        breakdown = storage_breakdown(state.instance, list(self.schema_tables))
         record_storage(rec, breakdown)
         return {"load_seconds": round(result.total_seconds, 6), "storage_tables": breakdown}
 
-    def _kinds(self, engine: str) -> list[BackupKind]:
-        return [k for k in engine_kinds(engine) if self.options.wants(k.info.name)]
+    def _kinds(self, dialect: Dialect) -> list[BackupKind]:
+        return [k for k in engine_kinds(dialect) if self.options.wants(k.info.name)]
 
     def _context(self, state: ConfigState) -> Context:
         scratch = Path(state.instance.workdir) / f"backups-{state.label}"
@@ -147,7 +148,7 @@ class BackupWorkload(Workload):
         markers = canary_markers(state.instance)
         ctx = self._context(state)
         total = time.perf_counter()
-        kinds = self._kinds(state.config.engine)
+        kinds = self._kinds(state.dialect)
         if not kinds:
             result.failures.append(f"no backup kind selected for engine {state.config.engine} "
                                    f"(kinds: {', '.join(self.options.kinds)}; compression: {self.options.compression})")

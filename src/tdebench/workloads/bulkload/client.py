@@ -1,52 +1,57 @@
-"""Loading TPC-H tables through the client, as an application would, and dropping them again.
+"""Loading tables through the client, as an application would.
 
 Client path: parameterized ``INSERT … VALUES`` through the driver's ``executemany`` in batches of
 ``batch_rows`` rows, one transaction per batch, values typed as an application holds them (int, Decimal --
-float for SQLite --, dates as ISO text). Engines that encrypt columns through views (PostgreSQL ``column:*``)
-take the inserts through their INSTEAD OF trigger, i.e. through pgcrypto, row by row.
+float where the driver has no decimals (SQLite) --, dates as ISO text). Engines that encrypt columns through
+views (PostgreSQL ``column:*``) take the inserts through their INSTEAD OF trigger, i.e. through pgcrypto, row
+by row.
 """
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from tdebench.engines.base import Connection, Instance
-from tdebench.workloads.tpch import schema
-from tdebench.workloads.tpch.refresh import insert_sql
+from tdebench.api.dialect import Dialect
+from tdebench.api.engine import Connection
+from tdebench.api.tables import TableSpec, split_line
+from tdebench.workloads.tpch.refresh import placeholder
 
 
-def converters(table: str, dialect: str) -> list[Callable[[str], Any]]:
-    """Text -> the Python value an application would bind, per column."""
-    decimal: Callable[[str], Any] = float if dialect == "sqlite" else Decimal
-    kinds: dict[str, Callable[[str], Any]] = {"int": int, "bigint": int, "decimal": decimal}
-    return [kinds.get(c.type.split("(")[0], str) for c in schema.table(table).columns]
+def converters(table: TableSpec, dialect: Dialect) -> list[Callable[[str | None], Any]]:
+    """Data-file text -> the Python value an application would bind, per column."""
+    decimal: Callable[[str], Any] = Decimal if dialect.typed_values else float
+    kinds: dict[str, Callable[[str], Any]] = {"int": int, "bigint": int, "decimal": decimal, "float": float}
+
+    def one(kind: str) -> Callable[[str | None], Any]:
+        convert = kinds.get(kind)
+        return (lambda v: v) if convert is None else (lambda v: None if v is None else convert(v))
+    return [one(c.kind) for c in table.columns]
 
 
-def read_rows(path: Path, table: str, dialect: str) -> Iterator[list[Any]]:
+def read_rows(path: Path, table: TableSpec, dialect: Dialect) -> Iterator[list[Any]]:
     conv = converters(table, dialect)
     with open(path, newline="", encoding="utf-8") as handle:
-        for record in csv.reader(handle, delimiter="|", quoting=csv.QUOTE_NONE):
-            yield [c(v) for c, v in zip(conv, record)]
+        for line in handle:
+            yield [c(v) for c, v in zip(conv, split_line(line.rstrip("\n")))]
 
 
-def insert_batches(conn: Connection, dialect: str, table: str, path: Path, batch_rows: int) -> int:
+def insert_batches(conn: Connection, dialect: Dialect, table: TableSpec, path: Path, batch_rows: int) -> int:
     """executemany per batch, commit per batch; returns rows inserted."""
-    sql = insert_sql(table, dialect)
+    marks = ", ".join(placeholder(dialect) for _ in table.columns)
+    sql = f"INSERT INTO {table.name} ({', '.join(table.column_names)}) VALUES ({marks})"
     cur = conn.cursor()
     rows, batch = 0, []
-    explicit = dialect == "sqlite"  # autocommit connection: one explicit transaction per batch
 
     def flush() -> None:
-        if explicit:
-            cur.execute("BEGIN")
-        cur.executemany(sql, batch)
-        if explicit:
+        if dialect.autocommit:  # one explicit transaction per batch
+            cur.execute(dialect.begin_sql)
+            cur.executemany(sql, batch)
             cur.execute("COMMIT")
         else:
+            cur.executemany(sql, batch)
             conn.commit()
 
     for row in read_rows(path, table, dialect):
@@ -58,30 +63,3 @@ def insert_batches(conn: Connection, dialect: str, table: str, path: Path, batch
         flush()
         rows += len(batch)
     return rows
-
-
-def drop_tpch(instance: Instance, conn: Connection, dialect: str) -> None:
-    """Drop every TPC-H table (children first), including an engine's base tables, views and triggers."""
-    cur = conn.cursor()
-    names = [t.name for t in reversed(schema.TABLES)]
-    if dialect == "mariadb":
-        cur.execute("SET SESSION foreign_key_checks = 0")
-        cur.execute("DROP TABLE IF EXISTS " + ", ".join(names))
-        cur.execute("SET SESSION foreign_key_checks = 1")
-    elif dialect == "postgres":
-        for name in names:
-            cur.execute("SELECT relkind FROM pg_class WHERE relname = %s AND relnamespace = 'public'::regnamespace",
-                        [name])
-            found = cur.fetchone()
-            if found and found[0] == "v":
-                cur.execute(f"DROP VIEW {name} CASCADE")
-            elif found:
-                cur.execute(f"DROP TABLE {name} CASCADE")
-            base = getattr(instance, "relation_name", lambda t: t)(name)
-            if base != name:
-                cur.execute(f"DROP TABLE IF EXISTS {base} CASCADE")
-                cur.execute(f"DROP FUNCTION IF EXISTS {name}_encrypt_insert() CASCADE")
-    else:
-        for name in names:
-            cur.execute(f"DROP TABLE IF EXISTS {name}")
-    conn.commit()

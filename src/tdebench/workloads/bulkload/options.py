@@ -6,13 +6,14 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from tdebench.workloads.options import WorkloadOptions, word_list
+from tdebench.workloads.options import ScaleFactorOption, word_list
 
 VARIANTS = ("bulk", "bulk_keys", "insert", "insert_keys")
 
 
-class LoadOptions(WorkloadOptions):
-    """``variants``: the load paths to time (all by default); ``batch_rows``: rows per client INSERT batch."""
+class LoadOptions(ScaleFactorOption):
+    """``variants``: the load paths to time (all by default); ``batch_rows``: rows per client INSERT batch;
+    ``sf``: the TPC-H scale factor of the data loaded."""
 
     workload_name = "load"
     fix_hint = f"variants: one or more of {', '.join(VARIANTS)}; batch_rows: 1 to 1000000"

@@ -17,26 +17,23 @@ last one leaves the full TPC-H data in place.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tdebench.engines.base import Connection
+from tdebench.api.engine import Connection
+from tdebench.api.events import RunListener
+from tdebench.api.plan import RunPlan
+from tdebench.api.tables import TableSpec
+from tdebench.api.trial import ConfigState, Recorder, TrialResult
+from tdebench.api.workload import RunFiles, Workload
 from tdebench.measure.storage import storage_breakdown, table_sizes
-from tdebench.runner.events import RunListener
-from tdebench.runner.recorder import Recorder
-from tdebench.runner.state import ConfigState, TrialResult
-from tdebench.verify.atrest import TPCH_PLAINTEXT
-from tdebench.workloads.base import Workload
-from tdebench.workloads.bulkload.client import drop_tpch, insert_batches
+from tdebench.workloads.bulkload.client import insert_batches
 from tdebench.workloads.bulkload.options import parse_options
 from tdebench.workloads.crud.meter import measured
 from tdebench.workloads.crud.workload import record_storage
 from tdebench.workloads.tpch import schema
-from tdebench.workloads.tpch.datagen import ensure_data
+from tdebench.workloads.tpch.datagen import TPCH_RAW_PER_SF, ensure_data
 from tdebench.workloads.tpch.loader import load_tpch
-
-if TYPE_CHECKING:
-    from tdebench.results.rundir import RunDirectory
-    from tdebench.runner.plan import RunPlan
+from tdebench.workloads.tpch.workload import TpchWorkload
 
 TEST = "ingest"
 
@@ -45,12 +42,12 @@ class LoadWorkload(Workload):
     """Client-side batched inserts vs the bulk path, with and without keys during the load."""
 
     name = "load"
-    known_plaintext = TPCH_PLAINTEXT
+    database = "tpch"
+    known_plaintext = TpchWorkload.known_plaintext
     schema_tables = tuple(t.name for t in schema.TABLES)
 
-    def __init__(self, plan: "RunPlan", rundir: "RunDirectory") -> None:
-        self.plan = plan
-        self.rundir = rundir
+    def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
+        super().__init__(plan, rundir)
         self.options = parse_options(plan.workload_options)
         self.data_dir = Path()
         self.expected: dict[str, int] = {}
@@ -58,10 +55,16 @@ class LoadWorkload(Workload):
     def plan_json(self) -> dict[str, Any]:
         return self.options.model_dump()
 
+    def tables(self) -> tuple[TableSpec, ...]:
+        return schema.TABLES
+
+    def estimated_input_bytes(self) -> int:
+        return int(TPCH_RAW_PER_SF * self.options.sf)
+
     def prepare(self, ui: RunListener) -> dict[str, Any]:
-        ui.task_started("data", f"TPC-H data SF {self.plan.sf:g}", None)
+        ui.task_started("data", f"TPC-H data SF {self.options.sf:g}", None)
         try:
-            self.data_dir, facts = ensure_data(self.plan.sf, self.plan.data_dir, progress=ui.message)
+            self.data_dir, facts = ensure_data(self.options.sf, self.plan.data_dir, progress=ui.message)
         finally:
             ui.task_finished("data")
         self.expected = {name.removesuffix(".tbl"): int(f.get("rows", -1))
@@ -73,31 +76,32 @@ class LoadWorkload(Workload):
         rec.workload = self.name
         result = load_tpch(state.instance, state.dialect, self.data_dir)
         rec.add("load", "total", "elapsed", result.total_seconds, "s")
-        breakdown = storage_breakdown(state.instance, state.dialect, list(self.schema_tables))
+        breakdown = storage_breakdown(state.instance, list(self.schema_tables))
         record_storage(rec, breakdown)
         return {"load_seconds": round(result.total_seconds, 6), "storage_tables": breakdown}
 
-    def _load_table(self, state: ConfigState, conn: Connection, variant: str, table: str) -> int:
-        path = self.data_dir / f"{table}.tbl"
+    def _load_table(self, state: ConfigState, conn: Connection, variant: str, table: TableSpec) -> int:
+        path = self.data_dir / f"{table.name}.tbl"
         if variant.startswith("bulk"):
-            return state.instance.bulk_load(conn, table, schema.column_names(table), path)
+            return state.instance.bulk_load(conn, table, path)
         return insert_batches(conn, state.dialect, table, path, self.options.batch_rows)
 
     def _variant(self, state: ConfigState, conn: Connection, variant: str, rec: Recorder, out: TrialResult) -> float:
         """Drop, create, (keys,) load every table, (keys,) analyze; returns the timed seconds."""
         inst, dialect = state.instance, state.dialect
-        drop_tpch(inst, conn, dialect)
-        inst.create_schema(conn, schema.create_table_sql(dialect))
+        inst.drop_tables(conn, list(self.schema_tables))
+        inst.create_schema(conn, schema.create_table_sql(dialect.family), schema.TABLES)
         keys_first = variant.endswith("_keys")
         total = 0.0
         if keys_first:
             with measured(state, f"{variant}_constraints") as t:
-                inst.create_constraints(conn, schema.constraint_and_index_sql(dialect))
+                inst.create_constraints(conn, schema.constraint_and_index_sql(dialect.family))
             rec.add(TEST, t.step, "elapsed", t.seconds, "s")
             total += t.seconds
-        for table in (t.name for t in schema.TABLES):
+        for spec in schema.TABLES:
+            table = spec.name
             with measured(state, f"{variant}_{table}") as t:
-                rows = self._load_table(state, conn, variant, table)
+                rows = self._load_table(state, conn, variant, spec)
             rec.add(TEST, t.step, "elapsed", t.seconds, "s")
             rec.add(TEST, t.step, "rows", rows, "rows")
             if self.expected.get(table, rows) != rows:
@@ -108,12 +112,12 @@ class LoadWorkload(Workload):
             total += t.seconds
         if not keys_first:
             with measured(state, f"{variant}_constraints") as t:
-                inst.create_constraints(conn, schema.constraint_and_index_sql(dialect))
+                inst.create_constraints(conn, schema.constraint_and_index_sql(dialect.family))
             rec.add(TEST, t.step, "elapsed", t.seconds, "s")
             total += t.seconds
         inst.analyze(conn)
         rec.add(TEST, f"{variant}_total", "elapsed", total, "s")
-        for table, sizes in table_sizes(inst, dialect, list(self.schema_tables), conn).items():
+        for table, sizes in table_sizes(inst, list(self.schema_tables), conn).items():
             rec.add(TEST, f"{variant}_{table}", "table_bytes", sizes["table_bytes"], "bytes")
             rec.add(TEST, f"{variant}_{table}", "index_bytes", sizes["index_bytes"], "bytes")
         return total

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from tdebench.runner.state import ConfigState
+from tdebench.api.trial import ConfigState
 
 
 @dataclass

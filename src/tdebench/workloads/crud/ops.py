@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tdebench.engines.base import Connection
-from tdebench.measure.storage import family, sqlite_total, table_sizes
-from tdebench.runner.recorder import Recorder
-from tdebench.runner.state import ConfigState
+from tdebench.api.engine import Connection
+from tdebench.measure.storage import sqlite_total, table_sizes
+from tdebench.api.trial import ConfigState, Recorder
 from tdebench.workloads.crud import schema
 from tdebench.workloads.crud.meter import measured
 
@@ -46,9 +45,9 @@ def query_one(conn: Connection, sql: str) -> tuple[Any, ...]:
 def persons_bytes(state: ConfigState, conn: Connection) -> int | None:
     """Data + index bytes of ``persons`` (SQLite: pages in use of the whole database file); None if unknown."""
     try:
-        if family(state.instance, state.dialect) == "sqlite":
+        if state.dialect.storage_catalog == "dbstat":
             return sqlite_total(conn)
-        sizes = table_sizes(state.instance, state.dialect, ["persons"], conn)
+        sizes = table_sizes(state.instance, ["persons"], conn)
     except Exception:  # noqa: BLE001 - a size is a side fact; an engine without these catalogs has none
         conn.rollback()
         return None
@@ -84,7 +83,7 @@ def _execute(conn: Connection, op: str, first: int, last: int, fetch_size: int) 
 def run_op(state: ConfigState, conn: Connection, op: str, k: int, rows: int, fetch_size: int) -> OpResult:
     """Measure one operation of ``k`` rows; the bytes come from the DBMS before the statement runs."""
     table, first, last = batch_range(op, k, rows)
-    count, nbytes, _, _ = query_one(conn, schema.measure_sql(state.dialect, table, first, last))
+    count, nbytes, _, _ = query_one(conn, schema.measure_sql(state.dialect.family, table, first, last))
     before = persons_bytes(state, conn)
     with measured(state, f"{op}_{k}") as timing:
         done = _execute(conn, op, first, last, fetch_size)

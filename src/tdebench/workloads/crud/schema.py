@@ -14,6 +14,8 @@ card: 8 bytes each, INT age: 4 bytes), summed over the rows of the batch.
 
 from __future__ import annotations
 
+from tdebench.api.tables import ColumnSpec, TableSpec
+
 TABLES = ("persons", "persons_stage", "persons_undo")
 COLUMNS = ("id", "first_name", "last_name", "age", "credit_card", "address", "city_of_birth", "gender")
 TEXT_COLUMNS = ("first_name", "last_name", "address", "city_of_birth", "gender")
@@ -27,6 +29,15 @@ _TYPES = {
 _LOGICAL = (("id", "bigint", 0), ("first_name", "text", 64), ("last_name", "text", 64), ("age", "int", 0),
             ("credit_card", "bigint", 0), ("address", "text", 128), ("city_of_birth", "text", 64),
             ("gender", "text", 8))
+
+
+def table_spec(table: str) -> TableSpec:
+    """One of the three tables as the engines load it."""
+    types = {"bigint": "bigint", "int": "int", "text": "varchar({})"}
+    return TableSpec(table, tuple(ColumnSpec(n, types[k].format(size)) for n, k, size in _LOGICAL), ("id",))
+
+
+TABLE_SPECS: tuple[TableSpec, ...] = tuple(table_spec(t) for t in TABLES)
 
 
 def _check(dialect: str) -> str:

@@ -14,25 +14,23 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tdebench.api.dialect import Dialect
+from tdebench.api.events import RunListener
+from tdebench.api.plan import RunPlan
+from tdebench.api.tables import TableSpec
+from tdebench.api.trial import ConfigState, Recorder, TrialResult
+from tdebench.api.workload import RunFiles, Workload
 from tdebench.errors import RunFailed
 from tdebench.measure.storage import storage_breakdown
-from tdebench.runner.events import RunListener
-from tdebench.runner.recorder import Recorder
-from tdebench.runner.state import ConfigState, TrialResult
-from tdebench.workloads.base import Workload
 from tdebench.workloads.crud import data, schema
 from tdebench.workloads.crud.ops import TEST, query_one, record, run_op
 from tdebench.workloads.crud.options import parse_options
 
 if TYPE_CHECKING:
-    from tdebench.engines.base import Connection
-    from tdebench.results.rundir import RunDirectory
-    from tdebench.runner.plan import RunPlan
-
-LOAD_BATCH = 20_000
+    from tdebench.api.engine import Connection
 
 
-def cache_root(plan: "RunPlan") -> Path:
+def cache_root(plan: RunPlan) -> Path:
     """``<--data-dir>/crud`` or ``$XDG_CACHE_HOME/tdebench/crud``."""
     from tdebench.workloads.tpch.datagen import default_cache_root
 
@@ -51,18 +49,20 @@ class CrudWorkload(Workload):
     """SELECT/INSERT/DELETE batches with elapsed time, server CPU, MB/s and table sizes."""
 
     name = "crud"
+    database = "crud"
     known_plaintext = (data.KNOWN_CITY, data.KNOWN_STREET)
-    schema_tables = schema.TABLES
 
-    def __init__(self, plan: "RunPlan", rundir: "RunDirectory") -> None:
-        self.plan = plan
-        self.rundir = rundir
+    def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
+        super().__init__(plan, rundir)
         self.options = parse_options(plan.workload_options)
         self.files = Path()
         self.digests: dict[str, tuple[int, ...]] = {}
 
     def plan_json(self) -> dict[str, Any]:
         return self.options.model_dump()
+
+    def tables(self) -> tuple[TableSpec, ...]:
+        return schema.TABLE_SPECS
 
     def prepare(self, ui: RunListener) -> dict[str, Any]:
         o = self.options
@@ -76,23 +76,6 @@ class CrudWorkload(Workload):
                 **self.plan_json()}
 
     # load --------------------------------------------------------------------------------------------
-    def _bulk(self, state: ConfigState, conn: "Connection", table: str, path: Path) -> int:
-        """The engine's bulk path; SQLite (whose bulk_load knows only TPC-H tables) via executemany."""
-        if state.dialect != "sqlite":
-            return state.instance.bulk_load(conn, table, list(schema.COLUMNS), path)
-        sql = f"INSERT INTO {table} ({', '.join(schema.COLUMNS)}) VALUES ({', '.join('?' * len(schema.COLUMNS))})"
-        cur = conn.cursor()
-        cur.execute("BEGIN")
-        rows, batch = 0, []
-        for row in data.read_tbl(path):
-            batch.append(row)
-            if len(batch) >= LOAD_BATCH:
-                cur.executemany(sql, batch)
-                rows, batch = rows + len(batch), []
-        cur.executemany(sql, batch)
-        cur.execute("COMMIT")
-        return rows + len(batch)
-
     def load(self, state: ConfigState, rec: Recorder, ui: RunListener) -> dict[str, Any]:
         rec.workload = self.name  # also right with orchestrators whose recorders default to "tpch"
         o = self.options
@@ -100,11 +83,11 @@ class CrudWorkload(Workload):
         t_all = time.perf_counter()
         conn = state.instance.connect()
         try:
-            state.instance.create_schema(conn, schema.create_all_sql(state.dialect))
+            state.instance.create_schema(conn, schema.create_all_sql(state.dialect.family), schema.TABLE_SPECS)
             for table, path in (("persons", self.files / "persons.tbl"),
                                 ("persons_stage", self.files / f"persons_stage-{o.max_batch}.tbl")):
                 t0 = time.perf_counter()
-                rows = self._bulk(state, conn, table, path)
+                rows = state.instance.bulk_load(conn, schema.table_spec(table), path)
                 rec.add("load", table, "elapsed", time.perf_counter() - t0, "s")
                 rec.add("load", table, "rows", rows, "rows")
                 rec.add("load", table, "input_bytes", path.stat().st_size, "bytes")
@@ -118,13 +101,13 @@ class CrudWorkload(Workload):
             conn.close()
             ui.task_finished(f"load-{state.label}")
         rec.add("load", "total", "elapsed", time.perf_counter() - t_all, "s")
-        breakdown = storage_breakdown(state.instance, state.dialect, list(schema.TABLES))
+        breakdown = storage_breakdown(state.instance, list(schema.TABLES))
         record_storage(rec, breakdown)
         return {"load_seconds": round(time.perf_counter() - t_all, 6), "storage_tables": breakdown}
 
     # checks ------------------------------------------------------------------------------------------
-    def _digest(self, conn: "Connection", dialect: str) -> tuple[int, ...]:
-        return tuple(int(v) for v in query_one(conn, schema.measure_sql(dialect, "persons", 1, self.options.rows)))
+    def _digest(self, conn: "Connection", dialect: Dialect) -> tuple[int, ...]:
+        return tuple(int(v) for v in query_one(conn, schema.measure_sql(dialect.family, "persons", 1, self.options.rows)))
 
     def validate(self, state: ConfigState, rec: Recorder, ui: RunListener) -> list[str]:
         """Row count and a checksum of the loaded table, compared with the plain twin later."""

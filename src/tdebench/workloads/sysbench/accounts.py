@@ -106,9 +106,10 @@ def _postgres_drop(conn: Any) -> None:
 
 
 @contextmanager
-def sysbench_account(instance: Any, dialect: str) -> Iterator[Account]:
-    """An account for sysbench on ``instance`` that exists only inside the ``with`` block."""
-    create, drop = ((_mariadb_create, _mariadb_drop) if dialect == "mariadb" else (_postgres_create, _postgres_drop))
+def sysbench_account(instance: Any, protocol: str) -> Iterator[Account]:
+    """An account for sysbench on ``instance`` (a server speaking ``protocol``: ``mysql`` or ``postgres``) that
+    exists only inside the ``with`` block."""
+    create, drop = (_mariadb_create, _mariadb_drop) if protocol == "mysql" else (_postgres_create, _postgres_drop)
     password = generate_password(24)
     conn = instance.connect()
     try:

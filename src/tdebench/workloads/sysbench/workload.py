@@ -15,24 +15,21 @@ from __future__ import annotations
 import csv
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from tdebench.api.dialect import Dialect
+from tdebench.api.events import RunListener
+from tdebench.api.plan import RunPlan
+from tdebench.api.trial import ConfigState, Recorder, TrialResult
+from tdebench.api.workload import RunFiles, Workload
 from tdebench.errors import EnvironmentProblem, UsageError
-from tdebench.runner.events import RunListener
-from tdebench.runner.recorder import Recorder
-from tdebench.runner.state import ConfigState, TrialResult
-from tdebench.workloads.base import Workload
 from tdebench.workloads.sysbench import runner
 from tdebench.workloads.sysbench.accounts import sysbench_account
 from tdebench.workloads.sysbench.options import parse_options
 from tdebench.workloads.sysbench.output import Report
 from tdebench.workloads.tpcc.workload import server_cpu
 
-if TYPE_CHECKING:
-    from tdebench.results.rundir import RunDirectory
-    from tdebench.runner.plan import RunPlan
-
-DIALECTS = ("mariadb", "postgres")
+PROTOCOLS = ("mysql", "postgres")  # the servers sysbench has drivers for
 
 
 def record_report(rec: Recorder, test: str, threads: int, report: Report) -> None:
@@ -68,22 +65,23 @@ class SysbenchWorkload(Workload):
     """sysbench oltp_* tests against tdebench's instances."""
 
     name = "sysbench"
+    database = "sbtest"
     known_plaintext: tuple[str, ...] = ()  # sysbench's data are random digits: the canaries do the at-rest proof
 
-    def __init__(self, plan: "RunPlan", rundir: "RunDirectory") -> None:
-        self.plan = plan
-        self.rundir = rundir
+    def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
+        super().__init__(plan, rundir)
         self.opts = parse_options(plan.workload_options)
-        self.schema_tables = tuple(f"sbtest{i}" for i in range(1, self.opts.tables + 1))  # type: ignore[misc]
-        self._check_configs()
+        self.schema_tables = tuple(f"sbtest{i}" for i in range(1, self.opts.tables + 1))
+        self._check_specs()
 
-    def _check_configs(self) -> None:
-        from tdebench.engines import get_engine
+    def check_dialect(self, label: str, dialect: Dialect) -> None:
+        """sysbench's own drivers reach MySQL-protocol and PostgreSQL servers, with their own SQL."""
+        if dialect.protocol not in PROTOCOLS or dialect.translated:
+            raise UsageError(f"--workload sysbench does not run on '{label}' ({dialect.product})",
+                             "use --engine mariadb or --engine postgres")
 
+    def _check_specs(self) -> None:
         for config in self.plan.configs:
-            if get_engine(config.engine).dialect not in DIALECTS:
-                raise UsageError(f"--workload sysbench does not run on engine '{config.engine}'",
-                                 "use --engine mariadb or --engine postgres")
             if config.spec.mechanism == "column":
                 raise UsageError(f"--workload sysbench cannot measure '{config.spec}': sysbench creates and queries "
                                  "its own tables, which pgcrypto column encryption (decrypting views) does not cover",
@@ -103,7 +101,7 @@ class SysbenchWorkload(Workload):
         rec.workload = self.name
         ui.message(f"sysbench prepare on {state.label}: {self.opts.tables} x {self.opts.table_size} rows")
         threads = max(1, min(self.opts.tables, os.cpu_count() or 1))
-        with sysbench_account(state.instance, state.dialect) as account:
+        with sysbench_account(state.instance, state.dialect.protocol) as account:
             outcome = runner.prepare(account, self.opts, self.opts.tests[0], threads)
         if outcome.code != 0:
             raise EnvironmentProblem(f"sysbench prepare failed on {state.label}: {outcome.error()}",
@@ -121,7 +119,7 @@ class SysbenchWorkload(Workload):
     def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
         rec.workload = self.name
         result = TrialResult()
-        with sysbench_account(state.instance, state.dialect) as account:
+        with sysbench_account(state.instance, state.dialect.protocol) as account:
             for test in self.opts.tests:
                 for threads in self.opts.vus:
                     self._step(state, block, rec, result, account, test, threads)

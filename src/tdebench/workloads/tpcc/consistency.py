@@ -11,7 +11,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from tdebench.engines.base import Connection
+from tdebench.api.engine import Connection
 
 _MONEY_TOLERANCE = Decimal("0.005")  # SQLite keeps money as REAL
 

@@ -11,7 +11,8 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any
 
-from tdebench.engines.base import Instance
+from tdebench.api.dialect import Dialect
+from tdebench.api.engine import Instance
 from tdebench.workloads.tpcc.histogram import Histogram
 from tdebench.workloads.tpcc.options import TpccOptions
 from tdebench.workloads.tpcc.procs import resolve_mode
@@ -115,7 +116,7 @@ def _sleep_until(moment: float, procs: list[Any]) -> bool:
         time.sleep(min(left, 0.25))
 
 
-def run_step(instance: Instance, dialect: str, opts: TpccOptions, vus: int, seed: int,
+def run_step(instance: Instance, dialect: Dialect, opts: TpccOptions, vus: int, seed: int,
              mark: Callable[[str | None], None] | None = None) -> StepResult:
     """Run ``vus`` virtual users for ramp-up + duration; the server is attributed to ``vu<N>`` while measured."""
     ctx = multiprocessing.get_context("fork")

@@ -10,25 +10,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from tdebench.engines.base import Connection
+from tdebench.api.dialect import Dialect
+from tdebench.api.engine import Connection
 from tdebench.workloads.tpcc import procs_mariadb, procs_postgres
 from tdebench.workloads.tpcc.session import Session
 from tdebench.workloads.tpcc.txns import (DELIVERY, NEW_ORDER, ORDER_STATUS, PAYMENT, STOCK_LEVEL, Inputs, Terminal,
                                           now_text)
 
-DIALECTS = ("mariadb", "postgres")
+LANGUAGES = ("sql/psm", "plpgsql")  # the procedure languages the five transactions are written in
 
 
-def resolve_mode(mode: str, dialect: str) -> str:
+def has_procedures(dialect: Dialect) -> bool:
+    """True when the five transactions exist in the dialect's procedure language."""
+    return dialect.procedure_language in LANGUAGES
+
+
+def resolve_mode(mode: str, dialect: Dialect) -> str:
     """``auto`` -> procedures where the dialect has them, statements elsewhere."""
     if mode == "auto":
-        return "procedures" if dialect in DIALECTS else "statements"
+        return "procedures" if has_procedures(dialect) else "statements"
     return mode
 
 
-def install(conn: Connection, dialect: str) -> None:
+def install(conn: Connection, dialect: Dialect) -> None:
     """Create (or replace) the five procedures/functions."""
-    statements = procs_mariadb.install_sql() if dialect == "mariadb" else procs_postgres.install_sql()
+    psm = dialect.procedure_language == "sql/psm"
+    statements = procs_mariadb.install_sql() if psm else procs_postgres.install_sql()
     cur = conn.cursor()
     for statement in statements:
         cur.execute(statement)
@@ -72,7 +79,7 @@ def _postgres(t: Terminal, x: Inputs) -> tuple[str, tuple[Any, ...]]:
 
 def call(s: Session, t: Terminal, x: Inputs) -> tuple[str, int]:
     """One transaction as one call: ("commit" | "rollback", districts skipped by Delivery)."""
-    mariadb = s.dialect == "mariadb"
+    mariadb = s.dialect.procedure_language == "sql/psm"
     sql, params = _mariadb(t, x) if mariadb else _postgres(t, x)
     try:
         if mariadb and x.kind != DELIVERY:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tdebench.api.tables import ColumnSpec, TableSpec
+
 UNDELIVERED_CARRIER = 0
 UNDELIVERED_DATE = "1900-01-01 00:00:00"
 
@@ -29,6 +31,22 @@ class Table:
     @property
     def column_names(self) -> list[str]:
         return [c for c, _ in self.columns]
+
+    @property
+    def spec(self) -> TableSpec:
+        """The table as the engines load it (portable column types)."""
+        return TableSpec(self.name, tuple(ColumnSpec(c, portable_type(k)) for c, k in self.columns), self.primary_key)
+
+
+_PORTABLE = {"int": "int", "ts": "timestamp", "money": "decimal(12,2)", "rate": "decimal(4,4)",
+             "amount": "decimal(6,2)", "price": "decimal(5,2)"}
+
+
+def portable_type(kind: str) -> str:
+    """A column kind (``int``, ``v20``, ``c2``, ``money``, ...) as a :class:`ColumnSpec` type."""
+    if kind.startswith(("v", "c")) and kind[1:].isdigit():
+        return f"{'varchar' if kind[0] == 'v' else 'char'}({kind[1:]})"
+    return _PORTABLE[kind]
 
 
 def _cols(spec: str) -> tuple[tuple[str, str], ...]:
@@ -60,6 +78,7 @@ TABLES: tuple[Table, ...] = (
                          + ", s_ytd int, s_order_cnt int, s_remote_cnt int, s_data v50"), ("s_w_id", "s_i_id")),
 )
 TABLE_NAMES = tuple(t.name for t in TABLES)
+TABLE_SPECS = tuple(t.spec for t in TABLES)
 # secondary indexes (HammerDB's customer_i2 and orders_i2)
 INDEXES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("customer_name", "customer", ("c_w_id", "c_d_id", "c_last", "c_first", "c_id")),

@@ -1,8 +1,9 @@
 """One virtual user's connection: dialect differences, transaction control, retryable errors.
 
 Statements are written once with ``%s`` placeholders and ``{fu}`` where a row lock is taken
-(``FOR UPDATE``); SQLite gets ``?`` and no lock clause (a write transaction starts with
-``BEGIN IMMEDIATE``: SQLite has one writer at a time and the busy timeout queues the others).
+(``FOR UPDATE``); a ``qmark`` driver gets ``?``, a dialect without row locks (SQLite) no lock clause: its write
+transaction starts with ``begin_sql`` (SQLite's ``BEGIN IMMEDIATE``: one writer at a time, the busy timeout
+queues the others).
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from tdebench.engines.base import Connection
+from tdebench.api.dialect import Dialect
+from tdebench.api.engine import Connection
 
 # error kinds a transaction is retried on, and what they are counted as
 DEADLOCK = "deadlocks"
@@ -39,44 +41,40 @@ def retry_kind(exc: BaseException) -> str | None:
 class Session:
     """A connection plus the dialect's way of running TPC-C statements."""
 
-    def __init__(self, conn: Connection, dialect: str, lock_wait: float = 50.0, procedures: bool = False) -> None:
+    def __init__(self, conn: Connection, dialect: Dialect, lock_wait: float = 50.0, procedures: bool = False) -> None:
         self.conn = conn
         self.dialect = dialect
         self.procedures = procedures
         self.cur = conn.cursor()
         self._sql: dict[str, str] = {}
         self._setup(lock_wait)
-        if procedures and dialect == "postgres":
+        if procedures and dialect.procedure_language == "plpgsql":
             conn.autocommit = True  # type: ignore[attr-defined]  # each function call is its own transaction
 
     def _setup(self, lock_wait: float) -> None:
-        if self.dialect == "mariadb":
-            self.cur.execute(f"SET SESSION innodb_lock_wait_timeout = {max(1, round(lock_wait))}")
-        elif self.dialect == "postgres":
-            self.cur.execute(f"SET lock_timeout = '{int(lock_wait * 1000)}ms'")
-        elif self.dialect == "sqlite":
-            self.cur.execute(f"PRAGMA busy_timeout = {int(lock_wait * 1000)}")
+        statement = self.dialect.lock_timeout(lock_wait)
+        if statement:
+            self.cur.execute(statement)
         self.conn.commit()
 
     def sql(self, text: str) -> str:
         """``text`` in this dialect (cached)."""
         out = self._sql.get(text)
         if out is None:
-            lock = "" if self.dialect == "sqlite" else " FOR UPDATE"
-            out = text.replace("{fu}", lock)
-            if self.dialect == "sqlite":
+            out = text.replace("{fu}", " FOR UPDATE" if self.dialect.row_locks else "")
+            if self.dialect.paramstyle == "qmark":
                 out = out.replace("%s", "?")
             self._sql[text] = out
         return out
 
     def money(self, value: Decimal) -> Any:
-        """A decimal parameter (SQLite's driver takes floats only)."""
-        return float(value) if self.dialect == "sqlite" else value
+        """A decimal parameter (a driver without decimals, SQLite's, takes floats)."""
+        return value if self.dialect.typed_values else float(value)
 
     def begin(self, write: bool) -> None:
         """Start a transaction (explicit only where the driver does not start one itself)."""
-        if self.dialect == "sqlite":
-            self.cur.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        if self.dialect.autocommit:
+            self.cur.execute(self.dialect.begin_sql if write else "BEGIN")
 
     def rows(self, text: str, params: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
         self.cur.execute(self.sql(text), params)
@@ -95,13 +93,13 @@ class Session:
         return int(self.cur.rowcount)
 
     def commit(self) -> None:
-        if self.dialect == "sqlite":
+        if self.dialect.autocommit:
             self.cur.execute("COMMIT")
         else:
             self.conn.commit()
 
     def rollback(self) -> None:
-        if self.dialect == "sqlite":
+        if self.dialect.autocommit:
             if getattr(self.conn, "in_transaction", True):
                 self.cur.execute("ROLLBACK")
         else:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from tdebench.engines.base import Connection, Instance
+from tdebench.api.dialect import Dialect
+from tdebench.api.engine import Connection, Instance
 from tdebench.workloads.tpcc import schema
 from tdebench.workloads.tpcc.options import TpccOptions
 from tdebench.workloads.tpcc.procs import resolve_mode
@@ -25,7 +26,7 @@ _SUMS = (("warehouse", "w_ytd"), ("district", "d_ytd"), ("district", "d_next_o_i
          ("order_line", "ol_amount"), ("history", "h_amount"))
 
 
-def smoke_test(instance: Instance, dialect: str, opts: TpccOptions) -> list[str]:
+def smoke_test(instance: Instance, dialect: Dialect, opts: TpccOptions) -> list[str]:
     """Run New-Order, a rolled-back New-Order, Payment, Order-Status, Delivery and Stock-Level once."""
     rng = TpccRandom(SMOKE_SEED, c_last=C_LAST_RUN)
     terminal = Terminal(1, opts.warehouses)

@@ -19,6 +19,7 @@ from typing import Any
 
 import psutil
 
+from tdebench.api.dialect import Dialect
 from tdebench.encryption import redact
 from tdebench.workloads.tpcc import procs
 from tdebench.workloads.tpcc.histogram import Histogram
@@ -196,7 +197,7 @@ def run_mix(s: Session, cfg: VuConfig, start: float, res: VuResult, abort: Any) 
             _pause(min(rng.rng.expovariate(1 / mean), 10 * mean), end)
 
 
-def vu_main(instance: Any, dialect: str, cfg: VuConfig, channel: Any, go: Any, start: Any, abort: Any) -> None:
+def vu_main(instance: Any, dialect: Dialect, cfg: VuConfig, channel: Any, go: Any, start: Any, abort: Any) -> None:
     """Entry point of a virtual-user process: connect, report ready, run, report the result."""
     res = VuResult(cfg.index)
     session = None

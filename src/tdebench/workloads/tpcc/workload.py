@@ -19,27 +19,25 @@ The per-second throughput of each step goes to ``samples/<config>/tpcc-block<NNN
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from tdebench.api.dialect import Dialect
+from tdebench.api.events import RunListener
+from tdebench.api.plan import RunPlan
+from tdebench.api.tables import TableSpec
+from tdebench.api.trial import ConfigState, Recorder, TrialResult
+from tdebench.api.workload import RunFiles, Workload
 from tdebench.encryption import redact
 from tdebench.errors import UsageError
-from tdebench.runner.events import RunListener
-from tdebench.runner.recorder import Recorder
-from tdebench.runner.state import ConfigState, TrialResult
-from tdebench.workloads.base import Workload
 from tdebench.workloads.tpcc import schema
 from tdebench.workloads.tpcc.consistency import check_instance
 from tdebench.workloads.tpcc.datagen import ensure_data
 from tdebench.workloads.tpcc.driver import StepResult, run_step
 from tdebench.workloads.tpcc.loader import load_tpcc
 from tdebench.workloads.tpcc.options import parse_options
-from tdebench.workloads.tpcc.procs import DIALECTS, resolve_mode
+from tdebench.workloads.tpcc.procs import has_procedures, resolve_mode
 from tdebench.workloads.tpcc.session import RETRY_KINDS
 from tdebench.workloads.tpcc.smoke import data_digest, smoke_test
-
-if TYPE_CHECKING:
-    from tdebench.results.rundir import RunDirectory
-    from tdebench.runner.plan import RunPlan
 
 TEST = "tpcc"
 PERCENTILES = (50, 95, 99)
@@ -87,30 +85,29 @@ class TpccWorkload(Workload):
     """HammerDB-TPROC-C-like OLTP with virtual-user sweeps."""
 
     name = "tpcc"
+    database = "tpcc"
     # 10% of I_DATA and S_DATA hold "ORIGINAL" (non-key columns: encrypted by every mechanism we test)
     known_plaintext = ("ORIGINAL",)
     schema_tables = schema.TABLE_NAMES
 
-    def __init__(self, plan: "RunPlan", rundir: "RunDirectory") -> None:
-        self.plan = plan
-        self.rundir = rundir
+    def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
+        super().__init__(plan, rundir)
         self.opts = parse_options(plan.workload_options)
-        self._check_modes()
         self.data_dir = Path()
         self.digests: dict[str, dict[str, Any]] = {}
 
-    def _mode(self, dialect: str) -> str:
+    def _mode(self, dialect: Dialect) -> str:
         return resolve_mode(self.opts.mode, dialect)
 
-    def _check_modes(self) -> None:
-        """UsageError before any work if ``mode = procedures`` meets an engine without them."""
-        from tdebench.engines import get_engine
+    def tables(self) -> tuple[TableSpec, ...]:
+        return schema.TABLE_SPECS
 
-        for config in self.plan.configs:
-            dialect = get_engine(config.engine).dialect
-            if self.opts.mode == "procedures" and dialect not in DIALECTS:
-                raise UsageError(f"tpcc option mode = procedures: engine '{config.engine}' has no stored procedures",
-                                 "use mode = statements or auto (statements on SQLite, procedures elsewhere)")
+    def check_dialect(self, label: str, dialect: Dialect) -> None:
+        """``mode = procedures`` needs an engine that has them."""
+        if self.opts.mode == "procedures" and not has_procedures(dialect):
+            raise UsageError(f"tpcc option mode = procedures: config '{label}' ({dialect.product}) has no stored "
+                             "procedures tdebench can install",
+                             "use mode = statements or auto (statements on SQLite, procedures elsewhere)")
 
     def plan_json(self) -> dict[str, Any]:
         return {"workload": self.name, **self.opts.model_dump()}
@@ -143,12 +140,10 @@ class TpccWorkload(Workload):
         rec.add("load", "indexes", "elapsed", load.index_seconds, "s")
         facts: dict[str, Any] = {"load_seconds": round(load.total_seconds, 6), "load_rows": load.rows,
                                  "warehouses": self.opts.warehouses, "tpcc_mode": self._mode(state.dialect)}
-        if load.updatable_views:
-            facts["tpcc_updatable_views"] = ("INSTEAD OF UPDATE triggers re-encrypting changed columns on: "
-                                             + ", ".join(load.updatable_views))
-        if state.dialect == "sqlite":
-            facts["tpcc_note"] = ("SQLite has a single writer: write transactions start with BEGIN IMMEDIATE and "
-                                  "wait on the busy timeout, so TPM does not scale with virtual users")
+        if not state.dialect.row_locks:
+            facts["tpcc_note"] = (f"{state.dialect.product} has a single writer: write transactions start with "
+                                  f"{state.dialect.begin_sql} and wait on the busy timeout, so TPM does not scale "
+                                  "with virtual users")
         return facts
 
     def validate(self, state: ConfigState, rec: Recorder, ui: RunListener) -> list[str]:

@@ -20,6 +20,8 @@ from typing import Any
 
 from tdebench.errors import EnvironmentProblem, UsageError
 
+# bytes of .tbl files per unit of scale factor (measured: SF 1 is ~1050 MiB), the disk guard's estimate
+TPCH_RAW_PER_SF = 1050 * 1024 * 1024
 TABLE_FILES = ("region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem")
 _MANIFEST = "manifest.json"
 

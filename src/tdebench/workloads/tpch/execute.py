@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from tdebench.engines.base import Connection
+from tdebench.api.engine import Connection
 
 
 @dataclass

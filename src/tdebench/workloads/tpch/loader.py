@@ -7,7 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tdebench.engines.base import Instance
+from tdebench.api.dialect import Dialect
+from tdebench.api.engine import Instance
 from tdebench.workloads.tpch import schema
 
 
@@ -25,23 +26,24 @@ class LoadResult:
         return sum(rows for rows, _ in self.tables.values())
 
 
-def load_tpch(instance: Instance, dialect: str, data_dir: Path,
+def load_tpch(instance: Instance, dialect: Dialect, data_dir: Path,
               on_table: Callable[[str, int, float], None] | None = None) -> LoadResult:
     """Create the schema, bulk-load every table, then add keys and indexes and analyze."""
     result = LoadResult()
     started = time.perf_counter()
     conn = instance.connect()
     try:
-        instance.create_schema(conn, schema.create_table_sql(dialect))
-        for table in (t.name for t in schema.TABLES):
+        instance.create_schema(conn, schema.create_table_sql(dialect.family), schema.TABLES)
+        for spec in schema.TABLES:
+            table = spec.name
             t0 = time.perf_counter()
-            rows = instance.bulk_load(conn, table, schema.column_names(table), data_dir / f"{table}.tbl")
+            rows = instance.bulk_load(conn, spec, data_dir / f"{table}.tbl")
             seconds = time.perf_counter() - t0
             result.tables[table] = (rows, seconds)
             if on_table:
                 on_table(table, rows, seconds)
         t0 = time.perf_counter()
-        instance.create_constraints(conn, schema.constraint_and_index_sql(dialect))
+        instance.create_constraints(conn, schema.constraint_and_index_sql(dialect.family))
         result.constraints_seconds = time.perf_counter() - t0
         t0 = time.perf_counter()
         instance.analyze(conn)

@@ -7,7 +7,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tdebench.engines.base import Instance
+from tdebench.api.dialect import Dialect
+from tdebench.api.engine import Instance
 from tdebench.workloads.tpch import params
 from tdebench.workloads.tpch.execute import QueryRun, run_query
 from tdebench.workloads.tpch.streams import POWER_STREAM, stream_order
@@ -54,7 +55,7 @@ def _timed_query(instance: Instance, conn, number: int, sql: str, timeout: float
         timer.cancel()
 
 
-def run_stream(instance: Instance, dialect: str, sf: float, stream: int = POWER_STREAM,
+def run_stream(instance: Instance, dialect: Dialect, sf: float, stream: int = POWER_STREAM,
                on_query: Callable[[QueryRun], None] | None = None, query_timeout: float = 0.0,
                mark: Callable[[str | None], None] | None = None) -> StreamResult:
     """Run the 22 queries of ``stream`` on one new connection; a failing query is recorded, not fatal.
@@ -66,7 +67,7 @@ def run_stream(instance: Instance, dialect: str, sf: float, stream: int = POWER_
     started = time.perf_counter_ns()
     try:
         for number in stream_order(stream):
-            sql = params.render_query(number, dialect, sf)
+            sql = params.render_query(number, dialect.family, sf)
             if mark:
                 mark(f"q{number:02d}")
             try:

@@ -33,7 +33,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from tdebench.engines.base import Connection
+from tdebench.api.dialect import Dialect
+from tdebench.api.engine import Connection
 from tdebench.errors import UsageError
 from tdebench.workloads.tpch import schema
 
@@ -61,8 +62,7 @@ PRIORITIES = ("1-URGENT", "2-HIGH", "3-MEDIUM", "4-NOT SPECIFIED", "5-LOW")
 INSTRUCTIONS = ("DELIVER IN PERSON", "COLLECT COD", "NONE", "TAKE BACK RETURN")
 SHIP_MODES = ("REG AIR", "AIR", "RAIL", "SHIP", "TRUCK", "MAIL", "FOB")
 
-# paramstyle of the driver each dialect uses: sqlite3/sqlcipher3 qmark, PyMySQL and psycopg format
-PLACEHOLDERS = {"sqlite": "?", "mariadb": "%s", "postgres": "%s"}
+PLACEHOLDERS = {"qmark": "?", "format": "%s"}  # a driver's parameter marker by its paramstyle
 
 ORDER_COLUMNS = tuple(schema.column_names("orders"))
 LINEITEM_COLUMNS = tuple(schema.column_names("lineitem"))
@@ -162,21 +162,21 @@ class RefreshSet:
     def insert_keys(self) -> tuple[int, ...]:
         return tuple(row[0] for row in self.orders)
 
-    def params(self, dialect: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[int]]]:
+    def params(self, dialect: Dialect) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[int]]]:
         """(order rows, lineitem rows, delete-key rows) as the dialect's driver takes them; cached."""
-        if dialect not in self._params:
-            schema.check_dialect(dialect)
-            convert = _to_sqlite if dialect == "sqlite" else _identity
-            self._params[dialect] = ([convert(r) for r in self.orders], [convert(r) for r in self.lineitems],
-                                     [(k,) for k in self.delete_keys])
-        return self._params[dialect]
+        kind = "typed" if dialect.typed_values else "untyped"
+        if kind not in self._params:
+            convert = _identity if dialect.typed_values else _untyped
+            self._params[kind] = ([convert(r) for r in self.orders], [convert(r) for r in self.lineitems],
+                                  [(k,) for k in self.delete_keys])
+        return self._params[kind]
 
 
 def _identity(row: tuple[Any, ...]) -> tuple[Any, ...]:
     return row
 
 
-def _to_sqlite(row: tuple[Any, ...]) -> tuple[Any, ...]:
+def _untyped(row: tuple[Any, ...]) -> tuple[Any, ...]:
     """Decimals -> the nearest double (what loading ``.tbl`` text gives), dates -> ``YYYY-MM-DD`` text."""
     return tuple(float(v) if isinstance(v, Decimal) else v.isoformat() if isinstance(v, date) else v
                  for v in row)
@@ -370,33 +370,31 @@ class RefreshTiming:
         return self.nanoseconds / 1e9
 
 
-def placeholder(dialect: str) -> str:
+def placeholder(dialect: Dialect) -> str:
     """The parameter marker of the dialect's driver (``?`` for SQLite, ``%s`` for PyMySQL and psycopg)."""
-    return PLACEHOLDERS[schema.check_dialect(dialect)]
+    return PLACEHOLDERS[dialect.paramstyle]
 
 
-def insert_sql(table: str, dialect: str) -> str:
+def insert_sql(table: str, dialect: Dialect) -> str:
     columns = schema.column_names(table)
     marks = ", ".join(placeholder(dialect) for _ in columns)
     return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"
 
 
-def delete_sql(table: str, key_column: str, dialect: str) -> str:
+def delete_sql(table: str, key_column: str, dialect: Dialect) -> str:
     return f"DELETE FROM {table} WHERE {key_column} = {placeholder(dialect)}"
 
 
-def _begin(conn: Connection, cur: Any, dialect: str) -> None:
+def _begin(conn: Connection, cur: Any, dialect: Dialect) -> None:
     """Open one explicit transaction whatever the connection's autocommit mode."""
-    if dialect == "sqlite":
+    if dialect.autocommit:
         if not getattr(conn, "in_transaction", False):
-            cur.execute("BEGIN IMMEDIATE")  # take the write lock now, not at the first INSERT
-    elif dialect == "mariadb":
-        cur.execute("START TRANSACTION")
-    elif getattr(conn, "autocommit", False):  # psycopg opens a transaction itself unless in autocommit
+            cur.execute(dialect.begin_sql)
+    elif getattr(conn, "autocommit", False) is True:  # psycopg opens one itself unless switched to autocommit
         cur.execute("BEGIN")
 
 
-def _run(conn: Connection, dialect: str,
+def _run(conn: Connection, dialect: Dialect,
          steps: Sequence[tuple[str, list[tuple[Any, ...]]]]) -> tuple[int, list[int]]:
     """Run ``executemany`` steps in one transaction; (nanoseconds, row count per step)."""
     cur = conn.cursor()
@@ -419,7 +417,7 @@ def _run(conn: Connection, dialect: str,
     return elapsed, counts
 
 
-def apply_rf1(conn: Connection, dialect: str, rs: RefreshSet) -> RefreshTiming:
+def apply_rf1(conn: Connection, dialect: Dialect, rs: RefreshSet) -> RefreshTiming:
     """RF1 (new sales): insert the set's orders, then their lineitems, in one transaction."""
     orders, lineitems, _ = rs.params(dialect)
     elapsed, _ = _run(conn, dialect, [(insert_sql("orders", dialect), orders),
@@ -427,7 +425,7 @@ def apply_rf1(conn: Connection, dialect: str, rs: RefreshSet) -> RefreshTiming:
     return RefreshTiming("RF1", rs.update_set, elapsed, len(orders), len(lineitems))
 
 
-def apply_rf2(conn: Connection, dialect: str, rs: RefreshSet) -> RefreshTiming:
+def apply_rf2(conn: Connection, dialect: Dialect, rs: RefreshSet) -> RefreshTiming:
     """RF2 (old sales): delete the set's orders' lineitems, then the orders, in one transaction."""
     _, _, keys = rs.params(dialect)
     elapsed, counts = _run(conn, dialect, [(delete_sql("lineitem", "l_orderkey", dialect), keys),

@@ -25,22 +25,11 @@ constraints after the load) would double the load and change the storage layout.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from tdebench.api.tables import ColumnSpec, TableSpec
 
 DIALECTS = ("sqlite", "mariadb", "postgres")
-
-
-@dataclass(frozen=True)
-class Column:
-    name: str
-    type: str
-
-
-@dataclass(frozen=True)
-class Table:
-    name: str
-    columns: tuple[Column, ...]
-    primary_key: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -66,14 +55,14 @@ class Index:
         return f"{self.table}_{'_'.join(self.columns)}_idx"
 
 
-def _table(name: str, pk: tuple[str, ...], *columns: tuple[str, str]) -> Table:
-    return Table(name, tuple(Column(n, t) for n, t in columns), pk)
+def _table(name: str, pk: tuple[str, ...], *columns: tuple[str, str]) -> TableSpec:
+    return TableSpec(name, tuple(ColumnSpec(n, t) for n, t in columns), pk)
 
 
 _MONEY = "decimal(15,2)"
 
 # Ordered for loading: every table after the tables it references.
-TABLES: tuple[Table, ...] = (
+TABLES: tuple[TableSpec, ...] = (
     _table("region", ("r_regionkey",),
            ("r_regionkey", "int"), ("r_name", "char(25)"), ("r_comment", "varchar(152)")),
     _table("nation", ("n_nationkey",),
@@ -132,6 +121,9 @@ DATE_INDEXES: tuple[Index, ...] = (
     Index("lineitem", ("l_shipdate",), "date"),
 )
 
+# every table knows its foreign-key columns (column encryption keeps them plaintext, so joins work)
+TABLES = tuple(replace(t, foreign_key_columns=tuple(c for f in FOREIGN_KEYS if f.table == t.name for c in f.columns))
+               for t in TABLES)
 _BY_NAME = {t.name: t for t in TABLES}
 
 _TYPES = {
@@ -152,7 +144,7 @@ def check_dialect(dialect: str) -> str:
     return dialect
 
 
-def table(name: str) -> Table:
+def table(name: str) -> TableSpec:
     """The table called ``name`` (ValueError if there is none)."""
     try:
         return _BY_NAME[name]

@@ -6,7 +6,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from tdebench.engines.base import Instance
+from tdebench.api.dialect import Dialect
+from tdebench.api.engine import Instance
 from tdebench.workloads.tpch.power import StreamResult, run_stream
 from tdebench.workloads.tpch.refresh import RefreshSet, RefreshTiming, apply_rf1, apply_rf2
 
@@ -25,7 +26,7 @@ class ThroughputResult:
         return self.refresh_error is None and all(s.ok for s in self.streams)
 
 
-def _refresh_stream(instance: Instance, dialect: str, sets: list[RefreshSet], out: ThroughputResult) -> None:
+def _refresh_stream(instance: Instance, dialect: Dialect, sets: list[RefreshSet], out: ThroughputResult) -> None:
     try:
         conn = instance.connect()
         try:
@@ -38,7 +39,7 @@ def _refresh_stream(instance: Instance, dialect: str, sets: list[RefreshSet], ou
         out.refresh_error = f"{type(exc).__name__}: {exc}"
 
 
-def run_throughput(instance: Instance, dialect: str, sf: float, streams: int, sets: list[RefreshSet],
+def run_throughput(instance: Instance, dialect: Dialect, sf: float, streams: int, sets: list[RefreshSet],
                    query_timeout: float = 0.0) -> ThroughputResult:
     """Run streams 1..S (one connection each) and the refresh stream concurrently; Ts spans all of them."""
     result = ThroughputResult(streams=[StreamResult(s) for s in range(1, streams + 1)])

@@ -3,44 +3,57 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from tdebench.api.engine import SqlTranslator
+from tdebench.api.events import RunListener
+from tdebench.api.plan import RunPlan
+from tdebench.api.tables import TableSpec
+from tdebench.api.trial import ConfigState, Recorder, TrialResult
+from tdebench.api.workload import RunFiles, Workload
 from tdebench.encryption import redact
-from tdebench.runner.events import RunListener
-from tdebench.runner.recorder import Recorder
-from tdebench.runner.state import ConfigState, TrialResult
-from tdebench.verify.answers import AnswerSet, answer_verdicts, load_reference
-from tdebench.workloads.base import Workload
+from tdebench.workloads.tpch.verdicts import AnswerSet, answer_verdicts, load_reference
 from tdebench.workloads.tpch import answers, schema
-from tdebench.workloads.tpch.datagen import ensure_data
+from tdebench.workloads.tpch.datagen import TPCH_RAW_PER_SF, ensure_data
 from tdebench.workloads.tpch.loader import load_tpch
 from tdebench.workloads.tpch.options import parse_options
 from tdebench.workloads.tpch.power import run_stream
 from tdebench.workloads.tpch.refresh import apply_rf1, apply_rf2, expected_counts_from_data, refresh_set
-
-if TYPE_CHECKING:
-    from tdebench.results.rundir import RunDirectory
-    from tdebench.runner.plan import RunPlan
+from tdebench.workloads.tpch.translate import TpchTranslator
+from tdebench.workloads.tpch.trial import TrialPlan, run_trial
 
 
 class TpchWorkload(Workload):
     """The TPC-H power and throughput tests with RF1/RF2 and the official metrics."""
 
     name = "tpch"
+    database = "tpch"
     known_plaintext = ("Customer#000000001", "Supplier#000000001", "DELIVER IN PERSON", "TAKE BACK RETURN")
     schema_tables = tuple(t.name for t in schema.TABLES)
 
-    def __init__(self, plan: "RunPlan", rundir: "RunDirectory") -> None:
-        self.plan = plan
-        self.rundir = rundir
-        parse_options(plan.workload_options)  # refuses any option instead of ignoring it
+    def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
+        super().__init__(plan, rundir)
+        self.options = parse_options(plan.workload_options)
+        self.sf = self.options.sf
         self.data_dir = Path()
         self.answer_sets: dict[str, AnswerSet] = {}
 
+    def tables(self) -> tuple[TableSpec, ...]:
+        return schema.TABLES
+
+    def sql_translator(self) -> SqlTranslator:
+        return TpchTranslator()
+
+    def estimated_input_bytes(self) -> int:
+        return int(TPCH_RAW_PER_SF * self.sf)
+
+    def describe(self) -> str:
+        return f"TPC-H {'+'.join(self.options.tests)} SF {self.sf:g}"
+
     def prepare(self, ui: RunListener) -> dict[str, Any]:
-        ui.task_started("data", f"TPC-H data SF {self.plan.sf:g}", None)
+        ui.task_started("data", f"TPC-H data SF {self.sf:g}", None)
         try:
-            self.data_dir, facts = ensure_data(self.plan.sf, self.plan.data_dir, progress=ui.message)
+            self.data_dir, facts = ensure_data(self.sf, self.plan.data_dir, progress=ui.message)
         finally:
             ui.task_finished("data")
         return {**facts, "dir": str(self.data_dir)}
@@ -67,7 +80,7 @@ class TpchWorkload(Workload):
         """Stream 0 once on the freshly loaded data: these answers are checked against twin and reference."""
         ui.task_started("trial", f"validation {state.label}", 22)
         try:
-            result = run_stream(state.instance, state.dialect, self.plan.sf, 0,
+            result = run_stream(state.instance, state.dialect, self.sf, 0,
                                 on_query=lambda run: ui.task_advanced("trial", 1))
         finally:
             ui.task_finished("trial")
@@ -81,17 +94,13 @@ class TpchWorkload(Workload):
                 answers.write_answer_csv(target / f"q{run.number:02d}.csv", run.columns, run.rows)
         return [f"{state.label} validation q{n:02d}: {redact(e)}" for n, e in result.failures.items()]
 
-    def _trial_plan(self, state: ConfigState, block: int):
-        from tdebench.runner.trial import TrialPlan
-
-        sets = [refresh_set(self.plan.sf, u) for u in self.plan.update_sets(block)]
-        power = "power" in self.plan.tests
-        return TrialPlan(self.plan.tests, self.plan.sf, self.plan.stream_count, sets[0] if power else None,
+    def _trial_plan(self, state: ConfigState, block: int) -> TrialPlan:
+        sets = [refresh_set(self.sf, u) for u in self.options.update_sets(block)]
+        power = "power" in self.options.tests
+        return TrialPlan(self.options.tests, self.sf, self.options.stream_count, sets[0] if power else None,
                          sets[1:] if power else sets, self.plan.query_timeout, mark=state.mark)
 
     def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
-        from tdebench.runner.trial import run_trial
-
         result = run_trial(state.instance, state.dialect, self._trial_plan(state, block), rec)
         state.applied.extend(result.sets_applied)
         self._check_counts(state, rec, result)
@@ -123,8 +132,8 @@ class TpchWorkload(Workload):
             return
         conn = state.instance.connect()
         try:
-            for update_set in self.plan.update_sets(block):
-                rs = refresh_set(self.plan.sf, update_set)
+            for update_set in self.options.update_sets(block):
+                rs = refresh_set(self.sf, update_set)
                 apply_rf1(conn, state.dialect, rs)
                 apply_rf2(conn, state.dialect, rs)
                 state.applied.append(rs)
@@ -139,10 +148,10 @@ class TpchWorkload(Workload):
         done = {rs.update_set for rs in state.applied}
         conn = state.instance.connect()
         try:
-            for update_set in self.plan.update_sets(block):
+            for update_set in self.options.update_sets(block):
                 if update_set in done:
                     continue
-                rs = refresh_set(self.plan.sf, update_set)
+                rs = refresh_set(self.sf, update_set)
                 if not _order_exists(conn, rs.insert_keys[0]):
                     apply_rf1(conn, state.dialect, rs)
                 if _order_exists(conn, rs.delete_keys[0]):
@@ -152,7 +161,7 @@ class TpchWorkload(Workload):
             conn.close()
 
     def answer_verdicts(self, plain_of: dict[str, str | None]) -> dict[str, dict[str, Any]]:
-        return answer_verdicts(self.answer_sets, plain_of, load_reference(self.plan.sf), self.plan.sf)
+        return answer_verdicts(self.answer_sets, plain_of, load_reference(self.sf), self.sf)
 
 
 def _order_exists(conn, key: int) -> bool:

@@ -2,8 +2,12 @@
 
 An :class:`Engine` knows a DBMS: where its binaries are, its version, which encryption specs it
 supports and how to provision an :class:`Instance` for one :class:`Config`. An instance is one
-private database (a file or a server) that a workload loads and queries. Engines are registered
-explicitly in :mod:`tdebench.engines`.
+private database (a file or a server) that a workload loads and queries; it knows nothing of any
+workload: the workload hands it SQL text in the instance's :class:`~tdebench.api.dialect.Dialect`
+family and :class:`~tdebench.api.tables.TableSpec` descriptions of its tables. Engines are
+registered explicitly in :mod:`tdebench.engines`.
+
+Optional behaviour is a documented method with a default here (never looked up with ``getattr``).
 """
 
 from __future__ import annotations
@@ -17,10 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+from collections.abc import Sequence
+
+from tdebench.api.dialect import Dialect
+from tdebench.api.footprint import UNMEASURED, Footprint
+from tdebench.api.tables import TableSpec
 from tdebench.encryption import EncryptionSpec
 from tdebench.errors import UsageError
 
 CANARY_TABLE = "tdebench_canary"
+DEFAULT_DATABASE = "tdebench"
 
 
 class Connection(Protocol):
@@ -30,6 +40,18 @@ class Connection(Protocol):
     def commit(self) -> None: ...
     def rollback(self) -> None: ...
     def close(self) -> None: ...
+
+
+class SqlTranslator(Protocol):
+    """A workload's own rendering of its canonical (``postgres`` family) SQL for a server's dialect (``target``:
+    ``mysql``, ``mariadb``, ``postgres``, ``tsql`` or ``oracle``). Instances whose dialect is ``translated`` ask
+    it first and rewrite generically (sqlglot) what it leaves (None)."""
+
+    def statements(self, statements: Sequence[str], target: str) -> list[str] | None:
+        """A whole batch (e.g. the schema's DDL) in ``target``'s SQL, or None."""
+
+    def statement(self, sql: str, target: str) -> str | None:
+        """One statement in ``target``'s SQL, or None."""
 
 
 @dataclass(frozen=True)
@@ -56,10 +78,16 @@ class Instance(ABC):
     #: record for clean-up, no server processes to sample; ``scan_note`` says so in verification.json.
     scannable: ClassVar[bool] = True
     scan_note: ClassVar[str] = ""
+    #: the SQL and driver capabilities of this instance (an external target sets its own per instance)
+    dialect: Dialect
 
-    def __init__(self, config: Config, workdir: Path) -> None:
+    def __init__(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> None:
         self.config = config
         self.workdir = workdir
+        #: the database (schema) name the workload asked for; servers create it, files are named after it
+        self.database = database
+        #: the workload's tables, as handed to :meth:`create_schema`
+        self.tables: dict[str, TableSpec] = {}
 
     # lifecycle -----------------------------------------------------------------------------
     @abstractmethod
@@ -136,14 +164,25 @@ class Instance(ABC):
         """A new connection to the benchmark database."""
 
     @abstractmethod
-    def bulk_load(self, conn: Connection, table: str, columns: list[str], path: Path) -> int:
-        """Load a ``|``-separated ``.tbl`` file into ``table`` by the engine's fastest path; returns rows."""
+    def bulk_load(self, conn: Connection, table: TableSpec, path: Path) -> int:
+        """Load a data file (the layout of :mod:`tdebench.api.tables`) into ``table`` by the engine's fastest
+        path; returns rows."""
 
-    def create_schema(self, conn: Connection, statements: list[str]) -> None:
-        """Create the workload's tables (engines that encrypt columns create tables + decrypting views)."""
+    def create_schema(self, conn: Connection, statements: Sequence[str], tables: Sequence[TableSpec] = ()) -> None:
+        """Create the workload's tables: ``statements`` (in the instance's dialect family) create ``tables``.
+        Engines that encrypt columns create tables plus decrypting, updatable views instead."""
+        self.tables.update({t.name: t for t in tables})
         self.execute_all(conn, statements)
 
-    def create_constraints(self, conn: Connection, statements: list[str]) -> None:
+    def drop_tables(self, conn: Connection, tables: Sequence[str]) -> None:
+        """Drop the workload's ``tables`` if they exist (children last in ``tables``, so dropped first), with
+        whatever the engine made for them (base tables, views, triggers)."""
+        cur = conn.cursor()
+        for name in reversed(tables):
+            cur.execute(f"DROP TABLE IF EXISTS {name}")
+        conn.commit()
+
+    def create_constraints(self, conn: Connection, statements: Sequence[str]) -> None:
         """Create keys and indexes after the load."""
         self.execute_all(conn, statements)
 
@@ -163,6 +202,10 @@ class Instance(ABC):
         finally:
             conn.close()
 
+    def use_translator(self, translator: SqlTranslator | None) -> None:
+        """Instances whose dialect is ``translated`` rewrite the workload's statements with ``translator`` first.
+        Default: the instance runs the workload's SQL as it is."""
+
     @contextlib.contextmanager
     def key_material(self) -> Iterator[None]:
         """While the block runs, the key is where the engine's own tools outside the server expect it (e.g.
@@ -170,7 +213,7 @@ class Instance(ABC):
         yield
 
     @staticmethod
-    def execute_all(conn: Connection, statements: list[str]) -> None:
+    def execute_all(conn: Connection, statements: Sequence[str]) -> None:
         """Run statements in order on one cursor and commit."""
         cur = conn.cursor()
         for statement in statements:
@@ -209,6 +252,28 @@ class Instance(ABC):
         """Bytes the database occupies on disk (all files under :attr:`data_dir`)."""
         return sum(p.stat().st_size for p in self.data_dir.rglob("*") if p.is_file())
 
+    def storage_breakdown(self) -> dict[str, Any] | None:
+        """The engine's own per-table sizes (``{"tables": {...}, "totals": {...}, ...}``), or None to let
+        :mod:`tdebench.measure.storage` read them from the dialect's storage catalog."""
+        return None
+
+    def relation_name(self, table: str) -> str:
+        """The relation that stores ``table``'s rows (column encryption keeps them in another table)."""
+        return table
+
+    def database_file(self) -> Path | None:
+        """The one file an embedded database lives in (SQLite), else None."""
+        return None
+
+    def owned_paths(self) -> list[Path]:
+        """Directories the instance makes outside its work dir (recorded for ``tdebench cleanup``)."""
+        return []
+
+    @property
+    def server_version(self) -> str:
+        """The version the running server reports ("" : the engine's :meth:`Engine.version` is recorded)."""
+        return ""
+
 
 def _special_files(directory: str, names: list[str]) -> list[str]:
     """Sockets, FIFOs and the like are not copied (they belong to a running server)."""
@@ -220,8 +285,11 @@ class Engine(ABC):
     """A DBMS plug-in."""
 
     name: ClassVar[str]
-    dialect: ClassVar[str]
+    #: the SQL and driver capabilities of this engine's instances
+    dialect: ClassVar[Dialect]
     description: ClassVar[str] = ""
+    #: servers tdebench does not manage (external targets): their disks are not ours to check
+    remote: ClassVar[bool] = False
 
     @abstractmethod
     def supported_specs(self) -> list[EncryptionSpec]:
@@ -240,8 +308,20 @@ class Engine(ABC):
         """The DBMS version string."""
 
     @abstractmethod
-    def create_instance(self, config: Config, workdir: Path) -> Instance:
-        """An unstarted instance for ``config`` living under ``workdir``."""
+    def create_instance(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> Instance:
+        """An unstarted instance for ``config`` living under ``workdir``, holding database ``database``."""
+
+    def check_spec_available(self, spec: EncryptionSpec) -> None:
+        """Raise :class:`tdebench.errors.EnvironmentProblem` if what ``spec`` needs (a tool, an extension) is
+        missing here; called before any work starts. Default: nothing beyond :meth:`check_available`."""
+
+    def check_tables(self, config: Config, tables: Sequence[TableSpec]) -> None:
+        """Raise UsageError if ``config``'s settings do not fit the workload's tables (e.g. a column to encrypt
+        that no table has); called before any work starts. Default: nothing to check."""
+
+    def disk_footprint(self, spec: EncryptionSpec, settings: dict[str, str]) -> Footprint:
+        """Disk one instance takes per byte of input data (the disk guard). Default: a generous guess."""
+        return UNMEASURED
 
     def default_settings(self) -> dict[str, str]:
         """Settings every twin gets unless overridden with ``--server-setting``."""

@@ -1,4 +1,4 @@
-"""Per-config state during a run, shared by the orchestrator and the workloads."""
+"""What a trial works on and produces: one config's state, its recorder, its result."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tdebench.engines.base import Config, Engine, Instance
+from tdebench.api.dialect import Dialect
+from tdebench.api.engine import Config, Engine, Instance
+from tdebench.api.measurement import Measurement
 
 
 @dataclass
@@ -32,8 +34,8 @@ class ConfigState:
         return self.config.label
 
     @property
-    def dialect(self) -> str:
-        return self.engine.dialect
+    def dialect(self) -> Dialect:
+        return self.instance.dialect
 
 
 @dataclass
@@ -51,3 +53,24 @@ class TrialResult:
         if not self.failures:
             return None
         return "timeout" if self.timeouts >= len(self.failures) else "failed"
+
+
+@dataclass
+class Recorder:
+    """Collects the measurements of one trial (or of a load) before they are appended in one go."""
+
+    run_id: str
+    block: int
+    config: str
+    engine: str
+    encryption: str
+    workload: str = "tpch"
+    status: str = "ok"
+    rows: list[Measurement] = field(default_factory=list)
+
+    def add(self, test: str, step: str, metric: str, value: float, unit: str, stream: int | None = None,
+            status: str | None = None) -> None:
+        """One measured value; ``status`` defaults to the recorder's (``warmup`` for block 0)."""
+        self.rows.append(Measurement(self.run_id, self.block, self.block, self.config, self.engine, self.encryption,
+                                     self.workload, test, step, metric, float(value), unit, stream,
+                                     status=status or self.status))

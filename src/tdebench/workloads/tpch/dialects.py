@@ -22,10 +22,7 @@ from dataclasses import dataclass
 from datetime import date
 from importlib import resources
 
-import sqlglot
-from sqlglot import exp
-from sqlglot.dialects.dialect import Dialect
-
+from tdebench import sqltext
 from tdebench.errors import UsageError
 from tdebench.workloads.tpch import params
 
@@ -34,8 +31,6 @@ TRANSPILED = ("tsql", "oracle", "mysql")
 # dialect -> default engine name recorded in the run directory
 ENGINE_OF = {"tsql": "sqlserver", "oracle": "oracle", "mysql": "mysql", "mariadb": "mariadb",
              "postgres": "postgres"}
-# dialect -> sqlglot dialect used to parse / write its SQL
-SQLGLOT_OF = {"tsql": "tsql", "oracle": "oracle", "mysql": "mysql", "mariadb": "mysql", "postgres": "postgres"}
 Q15_MODES = ("with", "view")
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
@@ -98,22 +93,10 @@ def canonical_text(number: int) -> str:
     return _queries_root().joinpath(f"q{number:02d}.sql").read_text(encoding="utf-8").strip()
 
 
-def _fix_null_ordering(tree: exp.Expression, target: str) -> exp.Expression:
-    order = Dialect.get_or_raise(target).NULL_ORDERING
-    for node in tree.find_all(exp.Ordered):
-        desc = bool(node.args.get("desc"))
-        first = (not desc) if order == "nulls_are_small" else (desc if order == "nulls_are_large" else False)
-        node.set("nulls_first", first)
-    return tree
-
-
 def transpile(template: str, dialect: str) -> str:
     """A canonical template (with ``{{name}}`` placeholders) rewritten for ``dialect``, placeholders kept."""
-    target = SQLGLOT_OF[dialect]
     marked = _PLACEHOLDER.sub(lambda m: f"'{_SENTINEL}{m.group(1)}'", template)
-    tree = sqlglot.parse_one(marked, read="postgres")
-    sql = _fix_null_ordering(tree, target).sql(dialect=target, pretty=True,
-                                                 unsupported_level=sqlglot.ErrorLevel.RAISE)
+    sql = sqltext.transpile(marked, dialect)
     return re.sub(rf"'{_SENTINEL}(\w+)'", lambda m: "{{" + m.group(1) + "}}", sql)
 
 

@@ -1,4 +1,4 @@
-"""Answer equality: every config's query answers must equal the plain twin's and the reference."""
+"""TPC-H answer equality: every config's query answers must equal the plain twin's and the reference."""
 
 from __future__ import annotations
 

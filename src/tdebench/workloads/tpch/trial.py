@@ -6,10 +6,10 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from tdebench.api.dialect import Dialect
+from tdebench.api.engine import Instance
+from tdebench.api.trial import Recorder, TrialResult
 from tdebench.encryption import redact
-from tdebench.engines.base import Instance
-from tdebench.runner.recorder import Recorder
-from tdebench.runner.state import TrialResult
 from tdebench.workloads.tpch import answers, metrics
 from tdebench.workloads.tpch.power import StreamResult, run_stream
 from tdebench.workloads.tpch.refresh import RefreshSet, RefreshTiming, apply_rf1, apply_rf2
@@ -27,8 +27,6 @@ class TrialPlan:
     throughput_sets: list[RefreshSet]
     query_timeout: float = 0.0
     mark: Callable[[str | None], None] | None = None  # attributes server resources to steps
-
-
 
 
 def _record_stream(rec: Recorder, test: str, result: StreamResult, out: TrialResult) -> None:
@@ -50,7 +48,7 @@ def _record_refresh(rec: Recorder, test: str, timing: RefreshTiming, step: str, 
     rec.add(test, step, "rows", timing.orders + max(timing.lineitems, 0), "rows", stream)
 
 
-def run_power(instance: Instance, dialect: str, plan: TrialPlan, rec: Recorder, out: TrialResult) -> None:
+def run_power(instance: Instance, dialect: Dialect, plan: TrialPlan, rec: Recorder, out: TrialResult) -> None:
     """RF1, stream 0, RF2 in one session each; Power@Size when everything succeeded."""
     rf1 = rf2 = None
     if plan.power_set is not None:
@@ -83,7 +81,7 @@ def run_power(instance: Instance, dialect: str, plan: TrialPlan, rec: Recorder, 
         rec.add("power", "power_at_size", "power_at_size", power, "qph")
 
 
-def run_throughput_test(instance: Instance, dialect: str, plan: TrialPlan, rec: Recorder, out: TrialResult) -> None:
+def run_throughput_test(instance: Instance, dialect: Dialect, plan: TrialPlan, rec: Recorder, out: TrialResult) -> None:
     """S query streams and the refresh stream in parallel; Throughput@Size from Ts."""
     if plan.mark:
         plan.mark("throughput")
@@ -105,7 +103,7 @@ def run_throughput_test(instance: Instance, dialect: str, plan: TrialPlan, rec: 
         rec.add("throughput", "throughput_at_size", "throughput_at_size", value, "qph")
 
 
-def run_trial(instance: Instance, dialect: str, plan: TrialPlan, rec: Recorder) -> TrialResult:
+def run_trial(instance: Instance, dialect: Dialect, plan: TrialPlan, rec: Recorder) -> TrialResult:
     """Run the selected tests in spec order (power, then throughput) and QphH@Size when both ran."""
     out = TrialResult()
     if "power" in plan.tests:

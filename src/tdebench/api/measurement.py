@@ -1,0 +1,43 @@
+"""One measured value: a row of ``measurements.csv``. Its columns are defined here and nowhere else."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+
+COLUMNS = ("run_id", "block", "trial", "config", "engine", "encryption", "workload", "test", "stream",
+           "step", "metric", "value", "unit", "started_at", "status")
+#: statuses a row can have (docs/result-format.md says what each means)
+STATUSES = ("ok", "failed", "timeout", "warmup", "missing", "aborted", "superseded")
+
+
+def utc_now() -> str:
+    """Current time, ISO-8601 UTC with milliseconds."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class Measurement:
+    """One measured value (one row of measurements.csv)."""
+
+    run_id: str
+    block: int
+    trial: int
+    config: str
+    engine: str
+    encryption: str
+    workload: str
+    test: str
+    step: str
+    metric: str
+    value: float
+    unit: str
+    stream: int | None = None
+    started_at: str = field(default_factory=utc_now)
+    status: str = "ok"
+
+    def row(self) -> list[str]:
+        values = asdict(self)
+        values["stream"] = "" if self.stream is None else str(self.stream)
+        values["value"] = repr(float(self.value))
+        return [str(values[c]) for c in COLUMNS]
