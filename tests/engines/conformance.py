@@ -20,6 +20,7 @@ from tdebench.verify.atrest import verify_at_rest
 from tdebench.workloads.tpch import answers, params
 from tdebench.workloads.tpch.execute import run_query
 from tdebench.workloads.tpch.loader import load_tpch
+from tdebench.workloads.tpch.workload import TpchWorkload
 
 SF = 0.01
 
@@ -50,7 +51,7 @@ class EngineConformance:
         try:
             for text in ("none", *cls.encrypted_specs):
                 config = Config(cls.engine_name, parse_spec(text), dict(cls.settings))
-                inst = engine.create_instance(config, workdir)
+                inst = engine.create_instance(config, workdir, TpchWorkload.database)
                 instances[text] = inst
                 inst.start()
                 load_tpch(inst, engine.dialect, data_dir)
@@ -86,7 +87,7 @@ class EngineConformance:
             conn = inst.connect()
             try:
                 for number in params.QUERY_NUMBERS:
-                    result = run_query(conn, number, params.render_query(number, engine.dialect, SF))
+                    result = run_query(conn, number, params.render_query(number, engine.dialect.family, SF))
                     _, expected = answers.read_answer_csv(ref / f"q{number:02d}.csv")
                     actual = [answers.normalize_row(r) for r in result.rows]
                     assert answers.compare_answers(number, expected, actual) == [], f"{text} q{number}"
@@ -101,7 +102,7 @@ class EngineConformance:
 
     def test_at_rest_scan_plain_hits_encrypted_none(self, loaded):
         for text, inst in loaded.items():
-            verdict = verify_at_rest(inst)
+            verdict = verify_at_rest(inst, known_plaintext=TpchWorkload.known_plaintext)
             assert verdict["files_scanned"] > 0
             if text == "none":
                 assert verdict["marker_hits"] > 0 and verdict["known_plaintext_hits"] > 0, verdict["files_with_hits"]

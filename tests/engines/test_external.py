@@ -24,6 +24,7 @@ from tdebench.errors import EnvironmentProblem, RunFailed
 from tdebench.workloads.tpch import answers
 from tdebench.workloads.tpch.loader import load_tpch
 from tdebench.workloads.tpch.power import run_stream
+from tdebench.workloads.tpch.translate import TpchTranslator
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = {"innodb_buffer_pool_size": "64M", "innodb_log_file_size": "32M", "innodb_log_buffer_size": "4M"}
@@ -61,9 +62,9 @@ def mariadb(tmp_path_factory):
         pytest.skip(MARIADB_MISSING)
     engine = get_engine("mariadb")
     work = tmp_path_factory.mktemp("ext-mariadb")
-    servers = {"plain": engine.create_instance(Config("mariadb", PLAIN, dict(SMALL), tcp=True), work),
+    servers = {"plain": engine.create_instance(Config("mariadb", PLAIN, dict(SMALL), tcp=True), work, "tpch"),
                "tde": engine.create_instance(Config("mariadb", parse_spec("tde:aes-256-cbc"), dict(SMALL), tcp=True),
-                                             work)}
+                                             work, "tpch")}
     try:
         for server in servers.values():
             server.start()
@@ -84,7 +85,7 @@ def postgres(tmp_path_factory):
     if POSTGRES_MISSING:
         pytest.skip(POSTGRES_MISSING)
     engine = get_engine("postgres")
-    server = engine.create_instance(Config("postgres", PLAIN, {}, tcp=True), tmp_path_factory.mktemp("ext-pg"))
+    server = engine.create_instance(Config("postgres", PLAIN, {}, tcp=True), tmp_path_factory.mktemp("ext-pg"), "tpch")
     try:
         server.start()
         yield server.cluster.port, server.cluster.password
@@ -95,7 +96,9 @@ def postgres(tmp_path_factory):
 def _target(label: str, url: str, password: str, monkeypatch, override: bool = False):
     monkeypatch.setenv(f"TDEBENCH_PASSWORD_{label.upper()}", password)
     config = target_configs([f"{label}={url}"], [label] if override else [], interactive=False)[0]
-    return get_engine("external").create_instance(config, Path("/nonexistent"))
+    instance = get_engine("external").create_instance(config, Path("/nonexistent"))
+    instance.use_translator(TpchTranslator())  # what the orchestrator hands it for the tpch workload
+    return instance
 
 
 def _mysql_url(port: int, spec: str = "", scheme: str = "mysql") -> str:
@@ -103,7 +106,7 @@ def _mysql_url(port: int, spec: str = "", scheme: str = "mysql") -> str:
 
 
 def _answers_ok(instance) -> None:
-    result = run_stream(instance, get_engine("external").dialect, SF, 0)
+    result = run_stream(instance, instance.dialect, SF, 0)
     assert not result.failures, result.failures
     ref = answers.reference_dir(SF)
     for run in result.runs:
@@ -123,7 +126,7 @@ def test_status_recorded_load_and_answers(mariadb, tpch_sf001, monkeypatch, sche
     enc = _target("enc", _mysql_url(tde_port, "tde:aes-256-cbc", scheme), tde_pw, monkeypatch)
     for inst in (plain, enc):
         inst.start()
-        load_tpch(inst, get_engine("external").dialect, tpch_sf001[0])
+        load_tpch(inst, inst.dialect, tpch_sf001[0])
         inst.check_encrypted([])
         _answers_ok(inst)
     try:
@@ -140,7 +143,7 @@ def test_status_recorded_load_and_answers(mariadb, tpch_sf001, monkeypatch, sche
         assert facts["load"] == "LOAD DATA LOCAL INFILE"
         assert facts["encryption_verdicts"] == "start: confirmed (yes); tables: confirmed (yes)"
         assert enc.storage_bytes() > 1_000_000
-        assert enc.translator.sources["query"] >= 22 or scheme == "mysql"
+        assert enc.translator.sources["workload"] >= 22 or scheme == "mysql"
         assert not enc.scannable and enc.data_dir is None and enc.server_pids() == []
     finally:
         plain.destroy()
@@ -177,7 +180,7 @@ def test_override_is_recorded(mariadb, tpch_sf001, monkeypatch):
     inst = _target("forced", _mysql_url(port, "tde:aes-256-cbc"), password, monkeypatch, override=True)
     inst.start()
     try:
-        load_tpch(inst, get_engine("external").dialect, tpch_sf001[0])
+        load_tpch(inst, inst.dialect, tpch_sf001[0])
         inst.check_encrypted([])  # not refused ...
         status = inst.encryption_status()
         assert status["verdict"] == "contradicted" and status["check"] == "overridden"  # ... but recorded
@@ -205,7 +208,7 @@ def test_postgres_target(postgres, tpch_sf001, monkeypatch):
     inst = _target("pg", url, password, monkeypatch)
     inst.start()
     try:
-        load_tpch(inst, get_engine("external").dialect, tpch_sf001[0])
+        load_tpch(inst, inst.dialect, tpch_sf001[0])
         inst.check_encrypted([])
         _answers_ok(inst)
         status = inst.encryption_status()

@@ -228,10 +228,10 @@ def test_unencrypted_tablespace_is_refused_with_reason(engine, tmp_path):
         cur.execute("CREATE TABLE fine (id INT PRIMARY KEY)")
         conn.commit()
         conn.close()
-        with pytest.raises(RunFailed, match="tpch/sneaky: not encrypted") as err:
+        with pytest.raises(RunFailed, match="tdebench/sneaky: not encrypted") as err:
             inst.check_encrypted(["fine", "sneaky"], grace=1.0)
         assert "tpch/fine" not in str(err.value)
-        with pytest.raises(RunFailed, match="tpch/missing: no InnoDB tablespace"):
+        with pytest.raises(RunFailed, match="tdebench/missing: no InnoDB tablespace"):
             inst.check_encrypted(["fine", "missing"], grace=0.0)
     finally:
         inst.destroy()
