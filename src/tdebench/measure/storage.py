@@ -107,7 +107,14 @@ def family(instance: Instance, dialect: str) -> str:
 
 def table_sizes(instance: Instance, dialect: str, tables: list[str], conn: Connection | None = None
                 ) -> dict[str, dict[str, int]]:
-    """Per-table sizes (empty dict for SQLite without dbstat); uses ``conn`` or a new connection."""
+    """Per-table sizes (empty dict for SQLite without dbstat); uses ``conn`` or a new connection.
+
+    An instance that answers from its own catalog (``catalog_sizes``, e.g. an external target, whose SQL
+    dialect is not the workload's) is asked directly.
+    """
+    catalog = getattr(instance, "catalog_sizes", None)
+    if callable(catalog):
+        return catalog(tables)
     own = conn is None
     conn = conn or instance.connect()
     dialect = family(instance, dialect)
@@ -146,6 +153,9 @@ def user_tables(instance: Instance, dialect: str, conn: Connection) -> list[str]
 
 def storage_breakdown(instance: Instance, dialect: str, tables: list[str] | None = None) -> dict[str, Any]:
     """Data-directory bytes plus per-table data/index bytes (all user tables when ``tables`` is None)."""
+    catalog = getattr(instance, "catalog_breakdown", None)
+    if callable(catalog):  # its own catalog, no data directory (external targets)
+        return catalog(tables)
     conn = instance.connect()
     dialect = family(instance, dialect)
     try:
