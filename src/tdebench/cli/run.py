@@ -174,7 +174,8 @@ def execute_plan(plan: RunPlan, rundir: RunDirectory, *, work_dir: Path | None, 
         if path is not None:
             console.print(f"report: {path}")
     for line in [*(f"PROBLEM: {p}" for p in outcome.problems), *(f"FAILED: {s}" for s in outcome.failed_steps),
-                 *(f"ABANDONED: {a}" for a in outcome.abandoned), *(f"WARNING: {w}" for w in label_warnings(rundir.path))]:
+                 *(f"ABANDONED: {a}" for a in outcome.abandoned),
+                 *(f"WARNING: {w}" for w in label_warnings(rundir.path))]:
         err_console.print(f"tdebench: {line}", markup=False, soft_wrap=True)
     console.print(f"results: {rundir.path}")
     # an overridden label is not a failure: the override was asked for, and every view marks the label

@@ -164,7 +164,8 @@ def preflight(target: Target, raw: Any, override: bool) -> dict[str, str]:
         facts["status_access"] = "readable"
         return facts
     fixes = grants(scheme, denied, account(scheme, raw, target), product)
-    what = f"target '{target.label}': its login cannot read the server's encryption status: " + redact("; ".join(errors))
+    what = (f"target '{target.label}': its login cannot read the server's encryption status: "
+            + redact("; ".join(errors)))
     if override:
         facts["status_access"] = f"not readable ({'; '.join(denied)}); label kept by --override-encryption-check"
         return facts

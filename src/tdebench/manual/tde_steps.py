@@ -30,8 +30,8 @@ def _import_hint(comment: str, dialect: str, setup: "Setup") -> list[str]:
     label = "plain" if setup.plain else setup.spec.label
     spec = "" if setup.plain else f"#{setup.spec}"
     return [f"{comment} then measure it over the network (the login needs the grant above):",
-            f"{comment}   tdebench run --target '{label}={_SCHEMES[dialect]}://<TDEBENCH_USER>@<HOST>/<DATABASE>{spec}' "
-            "--target ...",
+            f"{comment}   tdebench run --target '{label}={_SCHEMES[dialect]}://<TDEBENCH_USER>@<HOST>/<DATABASE>"
+            f"{spec}' --target ...",
             f"{comment} or by hand with `tdebench script --dialect {dialect} …` and record the logs with",
             f"{comment}   tdebench import --dialect {dialect} --config {label} --encryption {setup.spec} "
             "--out <RUN_DIR> <LOGS>"]
@@ -283,7 +283,8 @@ def oracle(setup: "Setup") -> str:
              "Undo, redo and temp blocks of an encrypted tablespace are encrypted too."]
     if setup.algorithm == "3DES168":
         notes += ["3DES168 is far slower than AES; measure it only to show that."]
-    notes += ["Oracle 19.16+: with TABLESPACE_ENCRYPTION = DECRYPT_ONLY no tablespace can be encrypted (step 4 shows it)."]
+    notes += ["Oracle 19.16+: with TABLESPACE_ENCRYPTION = DECRYPT_ONLY no tablespace can be encrypted (step 4",
+              "shows it)."]
     lines = _head(setup, c, notes)
     lines += _step(c, 1, "where the keystore lives (one restart)") + [
         "ALTER SYSTEM SET WALLET_ROOT = '<WALLET_ROOT_DIR>' SCOPE = SPFILE;",
