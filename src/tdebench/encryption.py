@@ -35,6 +35,14 @@ _AES = re.compile(r"^aes-(128|192|256)(?:-(cbc|ctr|gcm|xts))?$")
 _PGP = re.compile(r"^pgp-(aes128|aes192|aes256|3des)$")
 _FS = re.compile(r"^gocryptfs(?:-(aessiv|xchacha))?$")
 _SCOPE = re.compile(r"^[a-z][a-z0-9_-]*$")
+# pgcrypto's Blowfish and CAST5 (raw and OpenPGP): known, and refused with this reason wherever they are asked for
+REFUSED_CIPHERS = ("bf", "cast5", "pgp-bf", "pgp-cast5")
+LEGACY_PGCRYPTO_REASON = (
+    "pgcrypto's Blowfish and CAST5 need OpenSSL's legacy provider, which OpenSSL 3 does not load by default; "
+    "without it, PostgreSQL before 15.19 (16.15, 17.11, 18.6) stores pgp_sym_encrypt(..., 'cipher-algo=bf' or "
+    "'cast5') as plaintext (CVE-2026-14663), so a result labelled so would measure no encryption")
+LEGACY_PGCRYPTO_FIX = ("use AES (column:aes-256, column:pgp-aes256) or 3DES (column:3des, column:pgp-3des); "
+                       "tdebench does not measure Blowfish or CAST5")
 GRAMMAR_HINT = (
     "write 'none' or MECHANISM:CIPHER[@SCOPE], e.g. sqlcipher:aes-256-cbc, tde:aes-128-ctr, "
     "column:aes-256, column:pgp-aes256, fs:gocryptfs"
@@ -104,6 +112,8 @@ def parse_spec(text: str) -> EncryptionSpec:
             f"{GRAMMAR_HINT}; mechanisms: none, {', '.join(MECHANISMS)}",
         )
     cipher, _, scope = rest.partition("@")
+    if cipher in REFUSED_CIPHERS:
+        raise UsageError(f"tdebench refuses '{text.strip()}': {LEGACY_PGCRYPTO_REASON}", LEGACY_PGCRYPTO_FIX)
     if not (_AES.match(cipher) or _PGP.match(cipher) or _FS.match(cipher) or cipher == "3des"):
         raise UsageError(f"unknown cipher '{cipher}' in encryption spec '{text}'", GRAMMAR_HINT)
     if "@" in rest and not _SCOPE.match(scope):

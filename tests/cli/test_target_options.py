@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,9 @@ def tdebench(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
     (["--target", "a=mysql://bench:Hunter2pw@h/db"], "the URL contains a password"),
     (["--target", "a=mysql://bench@h/db#tde:aes-128-cbc"], "single key size: AES-256"),
     (["--target", "a=mysql://bench@h/db", "--engine", "mariadb"], "--target replaces --engine"),
+    (["--target", "a=mysql://bench@h/db", "--engine", "sqlite"], "--target replaces --engine"),
+    (["--target", "a=mysql://bench@h/db#tde:3des"], "has no 3DES"),
+    (["--target", "a=mssql://sa@h/db#tde:aes-256-cbc"], "no mode option"),
     (["--target", "a=mysql://bench@h/db", "--cache", "cold"], "--cache cold needs a server tdebench can restart"),
     (["--target", "a=mysql://bench@h/db", "--reset", "snapshot"], "--reset snapshot copies data directories"),
     (["--target", "a=mysql://bench@h/db"], "target 'a': no password; fix: set TDEBENCH_PASSWORD_A"),
@@ -41,3 +45,28 @@ def test_unreachable_target_is_an_environment_problem(tmp_path):
                       "--out", str(tmp_path / "run"), env={"TDEBENCH_PASSWORD_A": "pw-not-shown-42"})
     assert result.returncode == 3, result.stderr
     assert "cannot connect to target 'a'" in result.stderr and "pw-not-shown-42" not in result.stderr
+
+
+def test_run_help_lists_every_engine_it_takes():
+    import typer
+
+    from tdebench.cli.app import app
+    from tdebench.engines import engine_names
+
+    run = typer.main.get_command(app).commands["run"]
+    engine_help = next(p for p in run.params if p.name == "engine").help
+    for name in engine_names():
+        if name != "external":  # reached with --target
+            assert re.search(rf"\b{name}\b", engine_help), (name, engine_help)
+
+
+def test_engines_lists_per_scheme_limits():
+    text = tdebench("engines").stdout
+    assert "mysql://: none, tde:aes-256-cbc" in text and "mssql://: none, tde:aes-128" in text
+    assert "InnoDB encrypts with AES-256 in CBC mode only" in text
+
+
+@pytest.mark.parametrize("spec", ["column:bf", "column:pgp-cast5"])
+def test_pgcrypto_blowfish_and_cast5_refused_with_the_reason(spec, tmp_path):
+    result = tdebench("run", "--engine", "postgres", "--encryption", f"none,{spec}", "--out", str(tmp_path / "r"))
+    assert result.returncode == 2 and "stores pgp_sym_encrypt" in result.stderr and "unknown cipher" not in result.stderr

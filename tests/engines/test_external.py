@@ -20,8 +20,8 @@ from tdebench.encryption import PLAIN, parse_spec
 from tdebench.engines import Config, get_engine
 from tdebench.api.engine import Instance
 from tdebench.engines.external_target import target_configs
-from tdebench.errors import EnvironmentProblem, RunFailed
-from tdebench.workloads.tpch import answers
+from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
+from tdebench.workloads.tpch import answers, schema
 from tdebench.workloads.tpch.loader import load_tpch
 from tdebench.workloads.tpch.power import run_stream
 from tdebench.workloads.tpch.translate import TpchTranslator
@@ -101,7 +101,7 @@ def _target(label: str, url: str, password: str, monkeypatch, override: bool = F
     return instance
 
 
-def _mysql_url(port: int, spec: str = "", scheme: str = "mysql") -> str:
+def _mysql_url(port: int, spec: str = "", scheme: str = "mariadb") -> str:
     return f"{scheme}://bench@127.0.0.1:{port}/tpch" + (f"#{spec}" if spec else "")
 
 
@@ -115,10 +115,21 @@ def _answers_ok(instance) -> None:
         assert answers.compare_answers(run.number, expected, actual) == [], f"q{run.number:02d}"
 
 
-# MariaDB servers reached as mysql:// and mariadb:// targets -------------------------------------------------
+# MariaDB servers reached as mariadb:// targets (a mysql:// URL is refused with the scheme to use) ------------------
 
 @needs_mariadb
-@pytest.mark.parametrize("scheme", ["mysql", "mariadb"])
+def test_mysql_url_on_a_mariadb_server_is_refused_with_the_scheme_to_use(mariadb, monkeypatch):
+    port, password = mariadb["tde"]
+    inst = _target("wrongscheme", _mysql_url(port, "tde:aes-256-cbc", "mysql"), password, monkeypatch)
+    with pytest.raises(UsageError) as err:
+        inst.start()
+    text = err.value.one_line()
+    assert "this server is MariaDB 10." in text and f"use mariadb://: --target 'wrongscheme=mariadb://bench@127.0.0.1:" \
+        f"{port}/tpch#tde:aes-256-cbc'" in text, text
+
+
+@needs_mariadb
+@pytest.mark.parametrize("scheme", ["mariadb"])
 def test_status_recorded_load_and_answers(mariadb, tpch_sf001, monkeypatch, scheme):
     plain_port, plain_pw = mariadb["plain"]
     tde_port, tde_pw = mariadb["tde"]
@@ -136,10 +147,16 @@ def test_status_recorded_load_and_answers(mariadb, tpch_sf001, monkeypatch, sche
         assert "encryption_plugins.file_key_management=ACTIVE" in status["evidence"]
         assert "innodb_encrypt_tables=ON" in status["evidence"]
         assert "AES-256 is as declared, not verified" in status["reasons"]  # MariaDB hides the key length
+        assert status["label_status"] == "unverifiable" and status["label_note"].startswith("key length")
         status = plain.encryption_status()
         assert not status["enabled"] and status["verdict"] == "confirmed" and status["tables"] == "0 of 8 encrypted"
         facts = enc.settings()
         assert "MariaDB" in facts["server_version"] and facts["dialect"] == scheme
+        assert facts["product"].startswith("MariaDB 10.") and facts["status_access"] == "readable"
+        sizes = enc.storage_breakdown()  # the target's own catalog, never a PostgreSQL function
+        assert sizes["scope"] == "catalog" and sizes["data_dir_bytes"] is None
+        assert set(sizes["tables"]) == {t.name for t in schema.TABLES}
+        assert sizes["tables"]["lineitem"]["table_bytes"] > 0 and sizes["tables"]["lineitem"]["rows"] > 0
         assert facts["load"] == "LOAD DATA LOCAL INFILE"
         assert facts["encryption_verdicts"] == "start: confirmed (yes); tables: confirmed (yes)"
         assert enc.storage_bytes() > 1_000_000
@@ -238,7 +255,7 @@ def test_run_with_two_targets_end_to_end(mariadb, tpch_sf001, tmp_path):
     (plain_port, plain_pw), (tde_port, tde_pw) = mariadb["plain"], mariadb["tde"]
     out = tmp_path / "run"
     result = _tdebench("run", "--target", f"plain={_mysql_url(plain_port)}",
-                       "--target", f"enc=mysql://bench@127.0.0.1:{tde_port}/tpch?password_env=ENC_PW#tde:aes-256-cbc",
+                       "--target", f"enc=mariadb://bench@127.0.0.1:{tde_port}/tpch?password_env=ENC_PW#tde:aes-256-cbc",
                        "--sf", "0.01", "--trials", "1", "--warmup", "0", "--data-dir", str(Path(tpch_sf001[0]).parent),
                        "--out", str(out), env={"TDEBENCH_PASSWORD_PLAIN": plain_pw, "ENC_PW": tde_pw})
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
@@ -249,6 +266,8 @@ def test_run_with_two_targets_end_to_end(mariadb, tpch_sf001, tmp_path):
     assert configs["plain"]["settings"]["encryption_verdicts"] == "start: confirmed (no); tables: confirmed (no)"
     assert "MariaDB" in configs["enc"]["engine_version"]
     verification = json.loads((out / "verification.json").read_text())["configs"]
+    assert configs["plain"]["label_status"] == "confirmed" and configs["enc"]["label_status"] == "unverifiable"
+    assert configs["enc"]["storage"]["scope"] == "catalog" and "error" not in configs["enc"]["storage"]
     for label, enabled in (("plain", False), ("enc", True)):
         entry = verification[label]
         assert entry["status"]["enabled"] is enabled and entry["status"]["verdict"] == "confirmed"
@@ -273,7 +292,7 @@ def test_run_refuses_mislabel_unless_overridden(mariadb, tpch_sf001, tmp_path):
                      f"fake={_mysql_url(port, 'tde:aes-256-cbc')}", *common, "--out", str(tmp_path / "same"), env=env)
     assert same.returncode == 2 and "two targets use the same database" in same.stderr
     targets = ["--target", f"base={_mysql_url(port)}",
-               "--target", f"fake=mysql://bench@127.0.0.1:{port}/tpch2#tde:aes-256-cbc"]
+               "--target", f"fake=mariadb://bench@127.0.0.1:{port}/tpch2#tde:aes-256-cbc"]
     refused = _tdebench("run", *targets, *common, "--out", str(tmp_path / "refused"), env=env)
     assert refused.returncode == 1 and "'fake' is declared tde:aes-256-cbc" in refused.stderr, refused.stderr[-2000:]
     kept = _tdebench("run", *targets, "--override-encryption-check", "fake", *common, "--out", str(tmp_path / "kept"),
@@ -283,6 +302,8 @@ def test_run_refuses_mislabel_unless_overridden(mariadb, tpch_sf001, tmp_path):
     assert verification["fake"]["status"]["check"] == "overridden"
     assert verification["fake"]["status"]["verdict"] == "contradicted"
     assert "override-encryption-check" in verification["fake"]["status"]["override"]
+    assert verification["fake"]["label_status"] == "overridden"
+    assert "OVERRIDDEN, NOT CONFIRMED" in kept.stdout + kept.stderr
 
 
 @needs_mariadb

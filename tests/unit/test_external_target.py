@@ -125,3 +125,56 @@ def test_engine_declares_specs():
     assert PLAIN in engine.supported_specs() and engine.default_encrypted_spec() in engine.supported_specs()
     with pytest.raises(UsageError, match="no server settings"):
         engine.validate_settings({"innodb_buffer_pool_size": "1G"})
+
+
+# issue #17: refusals give the DBMS's own reason -------------------------------------------------------------
+
+def test_mysql_3des_is_refused_for_having_no_3des() -> None:
+    with pytest.raises(UsageError) as err:
+        parse_target("a=mysql://u@h/db#tde:3des")
+    text = err.value.one_line()
+    assert "has no 3DES" in text and "AES-128/192" not in text
+    from tdebench.engines.mysql import MysqlEngine
+
+    with pytest.raises(UsageError, match="has no 3DES"):
+        MysqlEngine().validate_spec(parse_spec("tde:3des"))
+
+
+@pytest.mark.parametrize("spec", ["tde:aes-256-ctr", "tde:aes-128-cbc"])
+def test_mysql_refusals_point_a_mariadb_server_to_mariadb_urls(spec: str) -> None:
+    with pytest.raises(UsageError, match="mariadb://USER@HOST/DB"):
+        parse_target(f"a=mysql://u@h/db#{spec}")
+    assert parse_target(f"a=mariadb://u@h/db#{spec}").spec == parse_spec(spec)
+
+
+@pytest.mark.parametrize("url", ["mssql://sa@h/tpch#tde:aes-256-cbc", "oracle://u@h/svc#tde:aes-128-cbc"])
+def test_modes_that_no_status_view_reports_are_refused_as_tde_setup_does(url: str) -> None:
+    from tdebench.manual.tdesetup import validate
+
+    with pytest.raises(UsageError, match="no mode option|algorithm name only"):
+        parse_target(f"a={url}")
+    engine = "sqlserver" if url.startswith("mssql") else "oracle"
+    with pytest.raises(UsageError):
+        validate(engine, url.split("#")[1])
+
+
+def test_external_doc_and_tde_setup_agree_on_sql_server_and_oracle_specs() -> None:
+    from pathlib import Path
+
+    from tdebench.engines.external_target import KINDS
+    from tdebench.manual.tdesetup import validate
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "engines" / "external.md").read_text()
+    for scheme, engine in (("mssql", "sqlserver"), ("oracle", "oracle")):
+        row = next(line for line in doc.splitlines() if line.startswith(f"| `{scheme}`"))
+        assert "cbc" not in row, row
+        for spec in KINDS[scheme].specs:
+            validate(engine, str(spec))  # every declarable spec has DBA steps
+
+
+def test_engines_lists_what_each_scheme_can_declare() -> None:
+    notes = get_engine("external").spec_notes()
+    mysql = next(n for n in notes if n.startswith("mysql://"))
+    assert "tde:aes-256-cbc" in mysql and "aes-128" not in mysql and "CBC mode only" in mysql
+    assert any(n.startswith("mssql://") and "tde:3des" in n and "-cbc" not in n for n in notes)
+    assert any(n.startswith("mariadb://") and "unverifiable" in n for n in notes)

@@ -93,6 +93,57 @@ def test_no_secret_is_ever_printed(engine: str, spec: str) -> None:
         assert all(not p or (p.startswith("<") and p.endswith(">")) for p in password)
 
 
+# issue #17: the steps checked against the vendors' documentation --------------------------------------------
+
+def _block(text: str, step: int) -> str:
+    return text.split(f"Step {step}:")[1].split("Step ")[0]
+
+
+def test_sqlserver_3des_sets_compatibility_level_120_before_the_key() -> None:
+    text = setup_text("sqlserver", "tde:3des")
+    step3 = _block(text, 3)
+    assert "ALTER DATABASE <DATABASE> SET COMPATIBILITY_LEVEL = 120;" in step3
+    assert step3.index("COMPATIBILITY_LEVEL = 120") < step3.index("CREATE DATABASE ENCRYPTION KEY")
+    assert "SQL Server 2016 (13.x)" in text and "baseline database to 120 as well" in text
+    assert "COMPATIBILITY_LEVEL = 120" not in setup_text("sqlserver", "tde:aes-256")
+    assert "COMPATIBILITY_LEVEL = 120" in setup_text("sqlserver", "none")  # the 3DES baseline needs the same
+
+
+def test_sqlserver_wait_loop_has_a_limit_and_state_1_is_no_progress() -> None:
+    loop = _block(setup_text("sqlserver", "tde:aes-256"), 5)
+    assert "@limit int = <MAX_WAIT_SECONDS>" in loop and "IF @waited >= @limit" in loop
+    assert "SET @waited = @waited + 10;" in loop
+    assert "NOT IN (2, 4, 6)" in loop and "(1, 2" not in loop
+    assert "ENCRYPTION RESUME" in loop  # a suspended scan (2019+) is named
+
+
+@pytest.mark.parametrize("spec", ["none", "tde:aes-256"])
+def test_oracle_checks_tablespace_encryption_first(spec: str) -> None:
+    text = setup_text("oracle", spec)
+    assert "SHOW PARAMETER tablespace_encryption" in text and "19.16" in text
+    assert "takes precedence over" in text and "AUTO_ENABLE" in text
+    assert text.index("tablespace_encryption") < text.index("encrypt_new_tablespaces")
+
+
+def test_mariadb_warns_about_pbkdf2_and_names_the_option_file() -> None:
+    text = setup_text("mariadb", "tde:aes-256-ctr")
+    keys = _block(text, 1)
+    assert "-md sha1" in keys and "-pbkdf2" in keys and "Do NOT" in keys and "10.11" in keys
+    assert "openssl enc -aes-256-cbc -md sha1 -pass file:keyfile.key" in keys  # the command itself has no -pbkdf2
+    options = _block(text, 2)
+    assert "/etc/mysql/mariadb.conf.d/99-encryption.cnf" in options and "[mariadb]" in options
+
+
+@pytest.mark.parametrize("engine,grant", [
+    ("mariadb", "GRANT PROCESS ON *.* TO '<TDEBENCH_USER>'@'<CLIENT_HOST>';"),
+    ("mysql", "GRANT SELECT ON performance_schema.keyring_component_status"),
+    ("sqlserver", "GRANT VIEW SERVER SECURITY STATE"),
+    ("oracle", "GRANT SELECT_CATALOG_ROLE TO <TPCH_USER>;"),
+])
+def test_steps_end_with_the_grant_tdebench_needs(engine: str, grant: str) -> None:
+    assert grant in setup_text(engine, "tde:aes-256")
+
+
 # ------------------------------------------------------------------------------------------- CLI
 @pytest.fixture()
 def cli() -> Iterator[object]:

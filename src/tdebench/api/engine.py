@@ -257,6 +257,12 @@ class Instance(ABC):
         :mod:`tdebench.measure.storage` read them from the dialect's storage catalog."""
         return None
 
+    def catalog_sizes(self, tables: Sequence[str]) -> dict[str, dict[str, int]] | None:
+        """Per-table sizes (``rows``, ``table_bytes``, ``index_bytes``, ``total_bytes``) that the engine reads from
+        its server's own catalog itself (a server whose connection rewrites the workload's SQL); None: read from
+        the dialect's storage catalog by :mod:`tdebench.measure.storage`."""
+        return None
+
     def relation_name(self, table: str) -> str:
         """The relation that stores ``table``'s rows (column encryption keeps them in another table)."""
         return table

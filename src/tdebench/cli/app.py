@@ -63,6 +63,16 @@ def _words(text: str | None) -> list[str] | None:
     return None if text is None else [t.strip() for t in text.split(",") if t.strip()]
 
 
+def _engine_choices() -> str:
+    """The engines ``--engine`` takes, from the registry (``external`` is reached with ``--target``)."""
+    from tdebench.engines import engine_names
+
+    return ", ".join(f"{n} (default)" if n == "sqlite" else n for n in engine_names() if n != "external")
+
+
+_ENGINE_CHOICES = _engine_choices()
+
+
 def _given(ctx: typer.Context, name: str) -> bool:
     """True when option ``name`` was typed on the command line (it then overrides the experiment file)."""
     source = ctx.get_parameter_source(name)
@@ -74,7 +84,7 @@ def run_command(
     ctx: typer.Context,
     experiment: Annotated[Optional[Path], typer.Argument(
         help="Experiment file (TOML); its [run] keys are the options below.", show_default=False)] = None,
-    engine: Annotated[str, typer.Option(help="Engine(s), comma-separated: sqlite (default), mariadb, postgres.")] = "sqlite",
+    engine: Annotated[str, typer.Option(help=f"Engine(s), comma-separated: {_ENGINE_CHOICES}.")] = "sqlite",
     encryption: Annotated[Optional[str], typer.Option(
         help="Comma-separated encryption specs; default: none plus each engine's default encrypted spec.")] = None,
     workload: Annotated[str, typer.Option(help="Workload: tpch (default), tpcc, sysbench, crud, load, backup.")] = "tpch",
@@ -141,7 +151,7 @@ def run_command(
                                                                       duration=duration, rampup=rampup, rows=rows,
                                                                       batches=batches)}
         if targets:
-            if engine != "sqlite" or encryption or server_setting or encrypt_columns:
+            if _given(ctx, "engine") or encryption or server_setting or encrypt_columns:
                 raise UsageError("--target replaces --engine, --encryption, --server-setting and --encrypt-columns",
                                  "declare each target's encryption in its URL, e.g. --target enc=mysql://u@h/db#tde:aes-256-cbc")
             plan = runner.plan_from_targets(targets, override_check, options)
@@ -191,8 +201,11 @@ def engines_command() -> None:
             version = engine.version()
         except TdebenchError as exc:
             version = f"not available: {exc.one_line()}"
-        specs = ", ".join(str(s) for s in engine.supported_specs())
-        out.print(f"[bold]{name}[/bold]  {version}\n  specs: {specs}\n  default encrypted: {engine.default_encrypted_spec()}")
+        notes = getattr(engine, "spec_notes", None)
+        lines = notes() if callable(notes) else [f"specs: {', '.join(str(s) for s in engine.supported_specs())}"]
+        out.print(f"[bold]{name}[/bold]  {version}", highlight=False)
+        for line in [*lines, f"default encrypted: {engine.default_encrypted_spec()}"]:
+            out.print(f"  {line}", markup=False, highlight=False)
 
 
 @app.command("report")

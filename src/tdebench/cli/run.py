@@ -176,7 +176,7 @@ def execute_plan(plan: RunPlan, rundir: RunDirectory, *, work_dir: Path | None, 
                  err_console: Console, completed: set[tuple[int, str]] | None = None,
                  manifest: dict[str, Any] | None = None, disk_check: bool = True) -> int:
     """Run and return the exit code: 0 all good, 1 failures, abandoned configs or differing answers."""
-    from tdebench.cli.summary import print_summary
+    from tdebench.cli.summary import label_warnings, print_summary
     from tdebench.cli.ui import RichListener
 
     orchestrator = Orchestrator(plan, rundir, work_root=work_dir, completed=completed, manifest=manifest,
@@ -197,9 +197,11 @@ def execute_plan(plan: RunPlan, rundir: RunDirectory, *, work_dir: Path | None, 
         if path is not None:
             console.print(f"report: {path}")
     for line in [*(f"PROBLEM: {p}" for p in outcome.problems), *(f"FAILED: {s}" for s in outcome.failed_steps),
-                 *(f"ABANDONED: {a}" for a in outcome.abandoned)]:
-        err_console.print(f"tdebench: {line}", markup=False)
+                 *(f"ABANDONED: {a}" for a in outcome.abandoned),
+                 *(f"WARNING: {w}" for w in label_warnings(rundir.path))]:
+        err_console.print(f"tdebench: {line}", markup=False, soft_wrap=True)
     console.print(f"results: {rundir.path}")
+    # an overridden label is not a failure: the override was asked for, and every view marks the label
     return 0 if outcome.ok else 1
 
 

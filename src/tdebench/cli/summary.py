@@ -10,6 +10,7 @@ from statistics import median
 from rich.console import Console, Group
 from rich.table import Table
 
+from tdebench.results.labels import LabelStatus, label_status, manifest_label_status
 from tdebench.results.rundir import RunDirectory
 from tdebench.stats.load import Measurements, load_measurements
 
@@ -63,8 +64,35 @@ def _oltp_table(measurements: Measurements, workload: str, configs: list[dict], 
                     text += f" {_pct(values, base)}"
                 cells.append(text)
             n = len(series.get((c["label"], test, step, metrics[0]), []))
-            table.add_row(c["label"], test, step, str(n), *cells)
+            table.add_row(c.get("label_shown", c["label"]), test, step, str(n), *cells)
     return table
+
+
+def _labels(manifest: dict, verification: dict) -> dict[str, LabelStatus]:
+    """Config label -> its label status (recorded in the manifest, else derived from verification.json)."""
+    out = {}
+    for c in manifest.get("configs", []):
+        entry = verification.get("configs", {}).get(c["label"])
+        out[c["label"]] = manifest_label_status(c) or label_status(entry, c.get("encryption") == "none")
+    return out
+
+
+def label_warnings(run_dir: Path) -> list[str]:
+    """One line per config whose label the evidence does not confirm (overridden, unverifiable)."""
+    rundir = RunDirectory(run_dir)
+    manifest = rundir.read_manifest()
+    verification = json.loads(rundir.verification_path.read_text()) if rundir.verification_path.exists() else {}
+    labels = _labels(manifest, verification)
+    return [labels[c["label"]].warning(c["label"], c.get("encryption", "")) for c in manifest.get("configs", [])
+            if labels[c["label"]].flagged]
+
+
+def _shown(c: dict, labels: dict[str, LabelStatus]) -> str:
+    """The config as the console shows it: label and, unless confirmed, its encryption and label status."""
+    status = labels.get(c["label"])
+    if status is None or not status.flagged:
+        return c["label"]
+    return f"{c['label']} ({c.get('encryption', '?')}, {status.text})"
 
 
 def build_summary(run_dir: Path) -> Group:
@@ -74,7 +102,8 @@ def build_summary(run_dir: Path) -> Group:
     verification = json.loads(rundir.verification_path.read_text()) if rundir.verification_path.exists() else {}
     measurements = load_measurements(rundir.measurements_path)
     series = _elapsed_series(measurements)
-    configs = manifest.get("configs", [])
+    labels = _labels(manifest, verification)
+    configs = [{**c, "label_shown": _shown(c, labels)} for c in manifest.get("configs", [])]
     plain = {c["engine"]: c["label"] for c in configs if c["encryption"] == "none"}
     workload = (manifest.get("plan") or {}).get("workload", "tpch")
     if workload in _OLTP_METRICS:
@@ -95,14 +124,14 @@ def build_summary(run_dir: Path) -> Group:
         disk = "encrypted" if ver.get("encrypted_on_disk") else ("plaintext" if "encrypted_on_disk" in ver else
                                                                  "n/a" if ver.get("at_rest") == "not possible" else "?")
         ok = {True: "equal", False: "DIFFER", None: "–"}[ver.get("answers_equal")]
-        totals.add_row(label, str(len(values)), f"{median(values):.3f}" if values else "–",
+        totals.add_row(c.get("label_shown", label), str(len(values)), f"{median(values):.3f}" if values else "–",
                        f"{min(values):.3f}–{max(values):.3f}" if values else "–",
                        "baseline" if label == plain.get(c["engine"]) else _pct(values, base), disk, ok)
 
     queries = Table(title="median seconds per query (overhead vs plain)", title_justify="left")
     queries.add_column("query")
     for c in configs:
-        queries.add_column(c["label"], justify="right")
+        queries.add_column(c.get("label_shown", c["label"]), justify="right")
     for number in range(1, 23):
         step = f"q{number:02d}"
         cells = []
@@ -122,7 +151,7 @@ def _steps_table(configs: list[dict], plain: dict[str, str], series: Series, tes
     table = Table(title=f"{test}: median seconds per step (overhead vs plain, min…max)", title_justify="left")
     table.add_column("step")
     for c in configs:
-        table.add_column(c["label"], justify="right")
+        table.add_column(c.get("label_shown", c["label"]), justify="right")
     for step in dict.fromkeys(step for _, step in series):
         cells = []
         for c in configs:
@@ -154,11 +183,22 @@ def _storage_table(configs: list[dict], plain: dict[str, str]) -> Table:
         base = by_label.get(plain.get(c["engine"], ""), {})
         catalog = (c.get("storage") or c.get("storage_tables") or {}).get("totals", {}).get("total_bytes")
         base_catalog = (base.get("storage") or base.get("storage_tables") or {}).get("totals", {}).get("total_bytes")
-        table.add_row(c["label"], _mib(catalog), _growth(catalog, base_catalog), _mib(c.get("storage_bytes")),
-                      _growth(c.get("storage_bytes"), base.get("storage_bytes")))
+        if _catalog_only(c):  # a server whose files are not visible: its catalog is all there is
+            table.add_row(c.get("label_shown", c["label"]), f"{_mib(catalog)} (catalog)",
+                          _growth(catalog, base_catalog), "n/a: files not visible", "–")
+            continue
+        table.add_row(c.get("label_shown", c["label"]), _mib(catalog), _growth(catalog, base_catalog),
+                      _mib(c.get("storage_bytes")), _growth(c.get("storage_bytes"), base.get("storage_bytes")))
     return table
 
 
+def _catalog_only(c: dict) -> bool:
+    storage = c.get("storage")
+    return isinstance(storage, dict) and storage.get("scope") == "catalog"
+
+
 def print_summary(run_dir: Path, console: Console) -> None:
-    """Print the summary tables."""
+    """Print the summary tables, after a warning for every label the evidence does not confirm."""
+    for line in label_warnings(run_dir):
+        console.print(f"WARNING: {line}", style="bold red", markup=False, highlight=False, soft_wrap=True)
     console.print(build_summary(run_dir))

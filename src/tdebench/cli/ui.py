@@ -28,6 +28,9 @@ class RichListener(RunListener):
         self.progress.stop()
 
     def message(self, text: str) -> None:
+        if text.startswith("WARNING:"):  # e.g. a label the server does not confirm: loud, unwrapped, as is
+            self.progress.console.print(redact(text), style="bold red", markup=False, highlight=False, soft_wrap=True)
+            return
         self.progress.console.print(f"[dim]{redact(text)}[/dim]")
 
     def task_started(self, key: str, description: str, total: float | None) -> None:

@@ -3,11 +3,15 @@
 One config per ``--target LABEL=URL[#SPEC]`` (see :mod:`tdebench.engines.external_target`). tdebench never
 starts, stops or restarts such a server and cannot read its files, so:
 
+* before anything is created, the server must be the DBMS its URL names and its login must be able to read the
+  encryption status (:mod:`~tdebench.engines.external_access`, with the exact GRANT when it cannot);
 * :attr:`ExternalInstance.scannable` is False: there is no data directory to scan; the report says
   "on-disk verification not possible for external targets" and relies on the server's own status;
 * the declared encryption is checked against the server's status (:mod:`~tdebench.engines.external_status`)
   when the instance starts (server defaults) and after the load (the benchmark tables); a contradiction, or a
-  status that cannot be read, refuses the target unless its check was overridden — which is recorded;
+  status that cannot be read, refuses the target unless its check was overridden — which is recorded, as is
+  the label's status (confirmed / unverifiable / overridden, :mod:`tdebench.results.labels`);
+* storage is what the server's catalog reports per table (:meth:`ExternalInstance.catalog_breakdown`);
 * the workload talks ``postgres`` (canonical SQL) to the instance and every statement is rewritten for the
   target's dialect (:mod:`~tdebench.engines.external_sql`);
 * no server processes are visible: CPU/IO of the DBMS cannot be sampled, cold caches and snapshot resets are
@@ -26,15 +30,26 @@ from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, In
 from tdebench.api.tables import TableSpec
 from tdebench.encryption import EncryptionSpec, parse_spec, redact
 from tdebench.engines import external_drivers as drivers
+from tdebench.engines.external_access import account, grants, preflight
 from tdebench.engines.external_schema import TranslatedSchemaMixin
 from tdebench.engines.external_sql import TranslatingConnection, Translator, raw_connection
-from tdebench.engines.external_status import (CONFIRMED, CONTRADICTED, PROBES, Finding, Verdict, evaluate)
-from tdebench.engines.external_target import (CHECK_OVERRIDDEN, ENGINE, NOT_SCANNABLE, all_specs, kind_dialect,
+from tdebench.engines.external_status import (CONFIRMED, CONTRADICTED, PROBES, Finding, Verdict, evaluate,
+                                              label_status)
+from tdebench.engines.external_target import (CHECK_OVERRIDDEN, ENGINE, KINDS, NOT_SCANNABLE, all_specs, kind_dialect,
                                               resolve_password, target_of)
 from tdebench.errors import RunFailed, UsageError
 
 ENCRYPTION_WAIT = 300.0
+SCHEME_LIMITS = {
+    "mysql": "InnoDB encrypts with AES-256 in CBC mode only",
+    "mariadb": "key length is set by the key file and not reported, so it is recorded as unverifiable",
+    "postgresql": "table encryption needs pg_tde (tde_heap); pgcrypto encrypts values, not tables",
+    "mssql": "no mode can be declared (the DEK has none); 3DES needs compatibility level <= 120 from 2016 on",
+    "oracle": "no mode can be declared (ENCRYPTION USING takes an algorithm only)",
+}
 SETTINGS_KEYS = ("url", "label", "encryption_check")
+CATALOG_NOTE = ("external targets: sizes as the server's own catalog reports them (tables and indexes); "
+                "its files are not visible from here")
 
 
 class ExternalEngine(Engine):
@@ -51,6 +66,12 @@ class ExternalEngine(Engine):
 
     def default_encrypted_spec(self) -> EncryptionSpec:
         return parse_spec("tde:aes-256-cbc")
+
+    def spec_notes(self) -> list[str]:
+        """What each URL scheme can declare (``tdebench engines``): the limits are the DBMS's own."""
+        return [f"{kind.scheme}://: {', '.join(str(s) for s in kind.specs)}, fs:* (needs the override flag)"
+                + (f" -- {SCHEME_LIMITS[kind.scheme]}" if kind.scheme in SCHEME_LIMITS else "")
+                for kind in KINDS.values()]
 
     def check_available(self) -> None:
         """Nothing to find locally; each target's driver is checked when its config is built."""
@@ -97,6 +118,7 @@ class ExternalInstance(TranslatedSchemaMixin, Instance):
         raw = self._raw()
         try:
             self.facts = drivers.session_facts(self.kind, raw)
+            self.facts.update(preflight(self.target, raw, self.override))  # before the schema is created
             finding = PROBES[self.kind.scheme](raw, None)
         finally:
             raw.close()
@@ -165,11 +187,32 @@ class ExternalInstance(TranslatedSchemaMixin, Instance):
         return []
 
     def storage_bytes(self) -> int:
+        """Bytes of the benchmark database's tables and indexes as the server's catalog reports them (not files)."""
         raw = self._raw()
         try:
             return drivers.storage_bytes(self.kind, raw)
         finally:
             raw.close()
+
+    def catalog_sizes(self, tables: Sequence[str]) -> dict[str, dict[str, int]]:
+        """Per table: rows, table/index/total bytes from the target's own catalog."""
+        raw = self._raw()
+        try:
+            return drivers.table_sizes(self.kind, raw, list(tables))
+        finally:
+            raw.close()
+
+    def catalog_breakdown(self, tables: list[str] | None = None) -> dict[str, Any]:
+        """The storage breakdown of the benchmark tables: catalog sizes, no data directory (none is visible)."""
+        sizes = self.catalog_sizes(list(tables) if tables else list(self.tables))
+        keys = ("table_bytes", "index_bytes", "total_bytes")
+        return {"tables": sizes, "totals": {k: sum(t[k] for t in sizes.values()) for k in keys},
+                "data_dir_bytes": None, "scope": "catalog", "method": drivers.SIZE_METHODS[drivers.family(self.kind)],
+                "note": CATALOG_NOTE}
+
+    def storage_breakdown(self) -> dict[str, Any]:
+        """What the run records as this target's storage (see :meth:`catalog_breakdown`)."""
+        return self.catalog_breakdown(None)
 
     def settings(self) -> dict[str, Any]:
         """The target as recorded: URL without password, server facts, declared and found encryption."""
@@ -177,9 +220,16 @@ class ExternalInstance(TranslatedSchemaMixin, Instance):
                 "dialect": self.kind.dialect, **self.facts, "declared_encryption": str(self.config.spec),
                 "encryption_check": "overridden" if self.override else "required",
                 "load": ", ".join(sorted(self.load_methods)) or "not loaded yet", "at_rest_scan": NOT_SCANNABLE,
+                "storage": "catalog sizes (the server's files are not visible)",
                 "sql_rewrites": dict(self.translator.sources),
                 "encryption_verdicts": "; ".join(f"{phase}: {c['verdict']} ({c['found']})"
-                                                 for phase, c in self.checks.items()) or "not checked yet"}
+                                                 for phase, c in self.checks.items()) or "not checked yet",
+                **self._label_settings()}
+
+    def _label_settings(self) -> dict[str, str]:
+        """The label status of the last check (``label_status``, ``label_note``) for the manifest."""
+        last = next(reversed(self.checks.values()), None) if self.checks else None
+        return {k: last[k] for k in ("label_status", "label_note") if last and k in last}
 
     @property
     def server_version(self) -> str:
@@ -221,6 +271,7 @@ class ExternalInstance(TranslatedSchemaMixin, Instance):
         if verdict.state != CONFIRMED and self.override:
             entry["override"] = (f"label kept although the server's status is {verdict.state}: "
                                  "--override-encryption-check was given")
+        entry["label_status"], entry["label_note"] = label_status(verdict, self.override)
         return {k: v for k, v in entry.items() if v is not None and v != ""}
 
     def _decide(self, phase: str, finding: Finding) -> None:
@@ -229,11 +280,22 @@ class ExternalInstance(TranslatedSchemaMixin, Instance):
         if verdict.state == CONFIRMED or self.override:
             return
         what = "contradicts" if verdict.state == CONTRADICTED else "does not confirm"
-        fix = f"{verdict.fix}; " if verdict.fix else ""
+        fix = f"{verdict.fix}; or " if verdict.fix else ""
+        if finding.denied:  # the status could not be read: the grant is the fix, not another label
+            fix = f"as an administrator run {'; '.join(self._grants(finding.denied))}; or "
         raise RunFailed(f"target '{self.config.label}' is declared {self.config.spec}, but {finding.server} "
                         f"{what} it: {redact('; '.join(verdict.reasons[:4]))}",
                         f"{fix}correct the #SPEC of the target, or give --override-encryption-check "
-                        f"{self.config.label} to keep the label anyway (recorded in the results)")
+                        f"{self.config.label} to keep the label anyway (marked 'overridden, not confirmed' "
+                        "in every result)")
+
+    def _grants(self, denied: list[str]) -> list[str]:
+        raw = self._raw()
+        try:
+            return grants(self.kind.scheme, denied, account(self.kind.scheme, raw, self.target)) or [
+                f"a grant that lets the login read {', '.join(denied)}"]
+        finally:
+            raw.close()
 
 
 def tables_text(tables: dict[str, bool | None]) -> str | None:

@@ -170,19 +170,79 @@ _SIZE_SQL = {
 }
 
 
-def storage_bytes(kind: Kind, raw: Any) -> int:
-    """Bytes the benchmark database's tables and indexes occupy, as the server's catalog says."""
-    cur = raw.cursor()
-    dialect = "mysql" if kind.module == "pymysql" else kind.dialect
+def family(kind: Kind) -> str:
+    """Which catalog answers size questions: ``mysql`` (MySQL and MariaDB), ``postgres``, ``tsql``, ``oracle``."""
+    return "mysql" if kind.module == "pymysql" else kind.dialect
+
+
+def _fresh_statistics(cur: Any, raw: Any, dialect: str) -> None:
     if dialect == "mysql":
         try:  # MySQL 8 caches these statistics for a day by default
             cur.execute("SET SESSION information_schema_stats_expiry = 0")
         except Exception:  # noqa: BLE001 - MariaDB has no such variable and no such cache
             raw.rollback()
+
+
+def storage_bytes(kind: Kind, raw: Any) -> int:
+    """Bytes the benchmark database's tables and indexes occupy, as the server's catalog says."""
+    cur = raw.cursor()
+    dialect = family(kind)
+    _fresh_statistics(cur, raw, dialect)
     cur.execute(_SIZE_SQL[dialect])
     value = cur.fetchone()[0]
     raw.commit()
     return int(value or 0)
+
+
+SIZE_METHODS = {
+    "mysql": "information_schema.TABLES data_length / index_length / table_rows (after ANALYZE TABLE)",
+    "postgres": "pg_table_size / pg_indexes_size (together pg_total_relation_size), reltuples",
+    "tsql": "sys.allocation_units total_pages x 8 KiB per heap/clustered (data) and other indexes, sys.partitions rows",
+    "oracle": "USER_SEGMENTS bytes of each table and of its indexes (USER_INDEXES), USER_TABLES.NUM_ROWS",
+}
+
+
+def _names(tables: list[str], upper: bool = False) -> str:
+    return ", ".join(f"'{t.upper() if upper else t}'" for t in tables) or "''"
+
+
+def _table_size_sql(dialect: str, tables: list[str]) -> str:
+    """(name, rows, table bytes, index bytes) per benchmark table, from the dialect's own catalog."""
+    if dialect == "mysql":
+        return ("SELECT table_name, table_rows, data_length, index_length FROM information_schema.TABLES "
+                f"WHERE table_schema = DATABASE() AND table_name IN ({_names(tables)})")
+    if dialect == "postgres":
+        return ("SELECT c.relname, c.reltuples, pg_table_size(c.oid), pg_indexes_size(c.oid) FROM pg_class c "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() "
+                f"AND c.relkind = 'r' AND c.relname IN ({_names(tables)})")
+    if dialect == "tsql":
+        return ("SELECT t.name, (SELECT SUM(p2.rows) FROM sys.partitions p2 WHERE p2.object_id = t.object_id "
+                "AND p2.index_id IN (0, 1)), "
+                "SUM(CASE WHEN p.index_id IN (0, 1) THEN a.total_pages ELSE 0 END) * 8192, "
+                "SUM(CASE WHEN p.index_id > 1 THEN a.total_pages ELSE 0 END) * 8192 "
+                "FROM sys.tables t JOIN sys.partitions p ON p.object_id = t.object_id "
+                "JOIN sys.allocation_units a ON a.container_id = p.partition_id "
+                f"WHERE t.schema_id = SCHEMA_ID() AND t.name IN ({_names(tables)}) GROUP BY t.name, t.object_id")
+    return ("SELECT LOWER(t.table_name), t.num_rows, "
+            "(SELECT NVL(SUM(s.bytes), 0) FROM user_segments s WHERE s.segment_name = t.table_name), "
+            "(SELECT NVL(SUM(s.bytes), 0) FROM user_segments s JOIN user_indexes i ON i.index_name = s.segment_name "
+            "WHERE i.table_name = t.table_name) "
+            f"FROM user_tables t WHERE t.table_name IN ({_names(tables, upper=True)})")
+
+
+def table_sizes(kind: Kind, raw: Any, tables: list[str]) -> dict[str, dict[str, int]]:
+    """Per benchmark table: rows (the catalog's estimate), table, index and total bytes, as the server reports."""
+    cur = raw.cursor()
+    dialect = family(kind)
+    _fresh_statistics(cur, raw, dialect)
+    cur.execute(_table_size_sql(dialect, tables))
+    out = {}
+    for name, rows, table, index in cur.fetchall():
+        table_bytes, index_bytes = int(table or 0), int(index or 0)
+        out[str(name).lower()] = {"rows": max(int(rows or 0), 0), "table_bytes": table_bytes,
+                                  "index_bytes": index_bytes, "total_bytes": table_bytes + index_bytes}
+    raw.commit()
+    return out
 
 
 def cancel(kind: Kind, raw: Any, reconnect: Callable[[], Any]) -> None:
@@ -200,7 +260,8 @@ def cancel(kind: Kind, raw: Any, reconnect: Callable[[], Any]) -> None:
 
 
 _FACTS = {  # name -> query returning one value; each is tried on its own (versions differ)
-    "mysql": {"server_version": "SELECT VERSION()", "collation": "SELECT @@collation_database",
+    "mysql": {"server_version": "SELECT VERSION()", "version_comment": "SELECT @@version_comment",
+              "collation": "SELECT @@collation_database",
               "buffer_cache": "SELECT @@innodb_buffer_pool_size",
               "isolation": "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES "
                            "WHERE VARIABLE_NAME IN ('TRANSACTION_ISOLATION', 'TX_ISOLATION') LIMIT 1"},
@@ -231,5 +292,5 @@ def session_facts(kind: Kind, raw: Any) -> dict[str, Any]:
     return facts
 
 
-__all__ = ["analyze", "bulk_load", "cancel", "connect", "insert_batches", "session_facts", "storage_bytes",
-           "typed_rows"]
+__all__ = ["SIZE_METHODS", "analyze", "bulk_load", "cancel", "connect", "family", "insert_batches", "session_facts",
+           "storage_bytes", "table_sizes", "typed_rows"]

@@ -19,12 +19,16 @@ Without ``tables`` a probe judges what tables created now would get (server/data
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from tdebench.encryption import EncryptionSpec, redact
 
 CONFIRMED, CONTRADICTED, UNCONFIRMED = "confirmed", "contradicted", "unconfirmed"
+# what the label of a target's results may claim (verification.json ``label_status``; read by tdebench.results.labels)
+LABEL_CONFIRMED, LABEL_OVERRIDDEN, LABEL_UNVERIFIABLE = "confirmed", "overridden", "unverifiable"
+LABEL_REFUSED = "not confirmed"  # the target is refused: no results carry this label
 
 
 @dataclass
@@ -40,6 +44,7 @@ class Finding:
     details: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    denied: list[str] = field(default_factory=list)  # what could not be read (see external_access)
     fix: str = ""
 
 
@@ -50,6 +55,16 @@ class Verdict:
     state: str
     reasons: list[str]
     fix: str = ""
+    unverified: list[str] = field(default_factory=list)  # parts of the label the server does not report
+
+
+_SOURCE = re.compile(r"\b(?:FROM|JOIN)\s+([\w.$]+)", re.I)
+
+
+def source_of(sql: str) -> str:
+    """What a status query reads, e.g. ``information_schema.INNODB_SYS_TABLESPACES`` (or the statement's verb)."""
+    names = list(dict.fromkeys(_SOURCE.findall(sql)))
+    return " + ".join(names) if names else " ".join(sql.split()[:3])
 
 
 def _rows(cur: Any, sql: str, finding: Finding) -> list[tuple[Any, ...]] | None:
@@ -58,7 +73,10 @@ def _rows(cur: Any, sql: str, finding: Finding) -> list[tuple[Any, ...]] | None:
         cur.execute(sql)
         return [tuple(r) for r in cur.fetchall()]
     except Exception as exc:  # noqa: BLE001 - missing privileges or views: the status is then unknown
-        finding.errors.append(f"{' '.join(sql.split())[:80]}...: {redact(str(exc)).splitlines()[0][:200]}")
+        source = source_of(sql)
+        message = redact(str(exc)).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        finding.errors.append(f"{source} could not be read: {message}")
+        finding.denied.append(source)
         rollback = getattr(getattr(cur, "connection", None), "rollback", None)
         if callable(rollback):
             try:
@@ -296,6 +314,20 @@ def _cipher_mismatch(spec: EncryptionSpec, f: Finding) -> str:
     return ""
 
 
+def label_status(verdict: Verdict, override: bool) -> tuple[str, str]:
+    """(status, note) of a target's label: confirmed, unverifiable (parts not reported), overridden or refused."""
+    if verdict.state == CONFIRMED:
+        if verdict.unverified:
+            return LABEL_UNVERIFIABLE, (f"{' and '.join(verdict.unverified)} not reported by the server: "
+                                        "as declared, not verified")
+        return LABEL_CONFIRMED, ""
+    reason = verdict.reasons[0] if verdict.reasons else verdict.state
+    if override:
+        return LABEL_OVERRIDDEN, (f"kept by --override-encryption-check although the server's status is "
+                                  f"{verdict.state}: {reason}")
+    return LABEL_REFUSED, f"{verdict.state}: {reason}"
+
+
 def evaluate(spec: EncryptionSpec, f: Finding) -> Verdict:
     """Does the server confirm the declared ``spec``?"""
     why = f.notes + f.errors
@@ -321,13 +353,16 @@ def evaluate(spec: EncryptionSpec, f: Finding) -> Verdict:
     mismatch = _cipher_mismatch(spec, f)
     if mismatch:
         return Verdict(CONTRADICTED, [mismatch, *why], "declare what the server uses")
-    unverified = []
+    unverified, notes = [], []
     if spec.key_bits and f.key_bits is None and spec.cipher != "3des":
-        unverified.append(f"key length not reported by the server: AES-{spec.key_bits} is as declared, not verified")
+        unverified.append("key length")
+        notes.append(f"key length not reported by the server: AES-{spec.key_bits} is as declared, not verified")
     if spec.mode and f.mode is None:
-        unverified.append(f"mode not reported by the server: {spec.mode.upper()} is as declared, not verified")
+        unverified.append("mode")
+        notes.append(f"mode not reported by the server: {spec.mode.upper()} is as declared, not verified")
     return Verdict(CONFIRMED, ["the server reports encryption" + (f" ({f.cipher})" if f.cipher else ""),
-                               *unverified, *why])
+                               *notes, *why], unverified=unverified)
 
 
-__all__ = ["CONFIRMED", "CONTRADICTED", "PROBES", "UNCONFIRMED", "Finding", "Verdict", "evaluate"]
+__all__ = ["CONFIRMED", "CONTRADICTED", "LABEL_CONFIRMED", "LABEL_OVERRIDDEN", "LABEL_UNVERIFIABLE", "PROBES",
+           "UNCONFIRMED", "Finding", "Verdict", "evaluate", "label_status", "source_of"]

@@ -66,7 +66,7 @@ KINDS: dict[str, Kind] = {
     "postgresql": Kind("postgresql", "PostgreSQL", "postgres", "psycopg", "psycopg[binary]", 5432,
                        _specs("none", "tde:aes-128-cbc", "tde:aes-256-cbc")),
     "mssql": Kind("mssql", "SQL Server", "tsql", "pymssql", "pymssql", 1433,
-                  _specs("none", *(f"tde:{a}" for a in _AES), *(f"tde:{a}-cbc" for a in _AES), "tde:3des")),
+                  _specs("none", *(f"tde:{a}" for a in _AES), "tde:3des")),
     "oracle": Kind("oracle", "Oracle", "oracle", "oracledb", "oracledb", 1521,
                    _specs("none", *(f"tde:{a}" for a in _AES), "tde:3des")),
 }
@@ -119,14 +119,40 @@ def _host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
+MARIADB_HINT = ("a MariaDB server is measured as mariadb://USER@HOST/DB, which declares AES-128/192/256 in CBC or "
+                "CTR mode")
+
+
 def mysql_key_size_reason(spec: EncryptionSpec) -> str:
     """Why MySQL cannot do ``spec`` (empty if it can)."""
-    if spec.mechanism == "tde" and spec.key_bits in (128, 192):
+    if spec.mechanism != "tde":
+        return ""
+    if spec.cipher == "3des":
+        return ("MySQL InnoDB data-at-rest encryption has no 3DES: it encrypts with AES-256 only (3DES TDE exists "
+                "on SQL Server and Oracle: mssql://, oracle://)")
+    if spec.key_bits in (128, 192):
         return ("MySQL InnoDB data-at-rest encryption has a single key size: AES-256 (the tablespace key is "
                 "AES-256, data is encrypted in CBC mode); AES-128/192 cannot be chosen, so a result labelled "
-                "so would measure AES-256")
-    if spec.mechanism == "tde" and spec.mode not in (None, "cbc"):
-        return "MySQL InnoDB encrypts tablespace data with AES-256 in CBC mode only"
+                f"so would measure AES-256 ({MARIADB_HINT})")
+    if spec.mode not in (None, "cbc"):
+        return f"MySQL InnoDB encrypts tablespace data with AES-256 in CBC mode only ({MARIADB_HINT})"
+    return ""
+
+
+def _kind_reason(kind: Kind, spec: EncryptionSpec) -> str:
+    """Why a target of ``kind`` cannot declare ``spec``, in the DBMS's own terms (empty if no special reason)."""
+    if spec.mechanism == "column":
+        return ("column encryption changes the schema; external targets are measured as they are, "
+                "so declare table-level encryption (tde:*) or none")
+    if kind.scheme == "mysql":
+        return mysql_key_size_reason(spec)
+    if kind.scheme in ("mssql", "oracle") and spec.mechanism == "tde" and spec.mode is not None:
+        what = ("the database encryption key (CREATE DATABASE ENCRYPTION KEY WITH ALGORITHM = AES_n) has no mode "
+                "option and sys.dm_database_encryption_keys reports none" if kind.scheme == "mssql" else
+                "ENCRYPTION USING takes an algorithm name only (AESn); the mode is Oracle's and is not reported")
+        return f"{what}, so a mode in the label could never be confirmed: declare tde:aes-{spec.key_bits}"
+    if kind.scheme == "mariadb" and spec.cipher == "3des":
+        return "MariaDB's key management plugins encrypt with AES only"
     return ""
 
 
@@ -138,10 +164,7 @@ def check_spec(kind: Kind, spec: EncryptionSpec) -> None:
     if spec in kind.specs or spec.mechanism == "fs":
         return
     allowed = ", ".join(str(s) for s in kind.specs) + ", fs:* (declared only; needs the override flag)"
-    reason = mysql_key_size_reason(spec) if kind.scheme == "mysql" else ""
-    if spec.mechanism == "column":
-        reason = ("column encryption changes the schema; external targets are measured as they are, "
-                  "so declare table-level encryption (tde:*) or none")
+    reason = _kind_reason(kind, spec)
     raise UsageError(f"a {kind.product} target cannot declare '{spec}'" + (f": {reason}" if reason else ""),
                      f"declare one of: {allowed}")
 
@@ -309,12 +332,23 @@ def target_configs(texts: list[str], overrides: list[str], interactive: bool | N
     for target in targets:
         check_driver(target.kind)
         password = resolve_password(target, interactive)
+        override = "all" in overrides or target.label in overrides
         if reach:
-            from tdebench.engines.external_drivers import connect
-
-            connect(target, password, timeout=10).close()
-        configs.append(target_config(target, override="all" in overrides or target.label in overrides))
+            _reach(target, password, override)
+        configs.append(target_config(target, override=override))
     return configs
+
+
+def _reach(target: Target, password: str, override: bool) -> None:
+    """Log in once: a wrong host or password, a wrong scheme or a status the login cannot read fail now."""
+    from tdebench.engines.external_access import preflight
+    from tdebench.engines.external_drivers import connect
+
+    raw = connect(target, password, timeout=10)
+    try:
+        preflight(target, raw, override)
+    finally:
+        raw.close()
 
 
 def check_run_options(cache: str, reset: str) -> None:

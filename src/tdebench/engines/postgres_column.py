@@ -22,15 +22,14 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from collections.abc import Sequence
-
 from tdebench.api.engine import CANARY_TABLE, DEFAULT_DATABASE, Config, Connection
 from tdebench.api.tables import TableSpec
-from tdebench.encryption import EncryptionSpec, SecretKey
+from tdebench.encryption import LEGACY_PGCRYPTO_FIX, LEGACY_PGCRYPTO_REASON, EncryptionSpec, SecretKey
 from tdebench.engines.postgres import PostgresInstance
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
 
@@ -133,10 +132,8 @@ def cipher_safety_check(conn: Any, cipher: PgCipher, *, require_legacy_provider:
         result["openssl_legacy_provider"] = active
         if require_legacy_provider and not active:
             raise EnvironmentProblem(
-                f"refusing pgcrypto cipher '{cipher.algo}': OpenSSL's legacy provider is not active in this server, "
-                "and without it pgcrypto before 15.19 stores PGP data for bf/cast5 in plaintext (CVE-2026-14663)",
-                "use AES (column:aes-256, column:pgp-aes256), or activate the legacy provider in openssl.cnf "
-                "and upgrade PostgreSQL")
+                f"refusing pgcrypto cipher '{cipher.algo}': OpenSSL's legacy provider is not active in this server; "
+                f"{LEGACY_PGCRYPTO_REASON}", LEGACY_PGCRYPTO_FIX)
     marker = f"TDEBENCH-CIPHER-CHECK-{secrets.token_hex(8)}-" * 4
     with conn.transaction():
         ciphertext = bytes(conn.execute(f"SELECT {cipher.encrypt_sql('%s::text')}", [marker]).fetchone()[0])

@@ -23,9 +23,16 @@ def _step(comment: str, number: int, title: str) -> list[str]:
     return ["", f"{comment} {_RULE}", f"{comment} Step {number}: {title}", f"{comment} {_RULE}"]
 
 
+_SCHEMES = {"mysql": "mysql", "mariadb": "mariadb", "tsql": "mssql", "oracle": "oracle"}
+
+
 def _import_hint(comment: str, dialect: str, setup: "Setup") -> list[str]:
     label = "plain" if setup.plain else setup.spec.label
-    return [f"{comment} then measure with `tdebench script --dialect {dialect} …` and record the logs with",
+    spec = "" if setup.plain else f"#{setup.spec}"
+    return [f"{comment} then measure it over the network (the login needs the grant above):",
+            f"{comment}   tdebench run --target '{label}={_SCHEMES[dialect]}://<TDEBENCH_USER>@<HOST>/<DATABASE>"
+            f"{spec}' --target ...",
+            f"{comment} or by hand with `tdebench script --dialect {dialect} …` and record the logs with",
             f"{comment}   tdebench import --dialect {dialect} --config {label} --encryption {setup.spec} "
             "--out <RUN_DIR> <LOGS>"]
 
@@ -113,6 +120,10 @@ def mysql(setup: "Setup") -> str:
         "SELECT TABLE_NAME, CREATE_OPTIONS FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = '<DATABASE>';",
         "--   CREATE_OPTIONS contains ENCRYPTION='Y'",
         "SHOW GLOBAL VARIABLES LIKE '%encrypt%';",
+    ]
+    lines += _step(c, 8, "let tdebench's login read the encryption status (for tdebench run --target)") + [
+        "GRANT PROCESS ON *.* TO '<TDEBENCH_USER>'@'<CLIENT_HOST>';   -- INFORMATION_SCHEMA.INNODB_TABLESPACES",
+        "GRANT SELECT ON performance_schema.keyring_component_status TO '<TDEBENCH_USER>'@'<CLIENT_HOST>';",
     ] + [""] + _import_hint(c, "mysql", setup)
     return "\n".join(lines)
 
@@ -134,17 +145,24 @@ def sqlserver(setup: "Setup") -> str:
             "SELECT DB_NAME(database_id) AS database_name, encryption_state FROM sys.dm_database_encryption_keys;",
             "GO",
             "--   must return no rows at all: a row for tempdb (database_id 2) means some database uses TDE",
-            "SELECT name, is_encrypted FROM sys.databases;",
+            "SELECT name, is_encrypted, compatibility_level FROM sys.databases;",
             "GO",
-            "--   is_encrypted = 0 everywhere",
+            "--   is_encrypted = 0 everywhere. Compared with tde:3des, the baseline database needs the same",
+            "--   compatibility level as the 3DES one (120 from SQL Server 2016 on: 3DES requires it):",
+            "--   ALTER DATABASE <DATABASE> SET COMPATIBILITY_LEVEL = 120;",
         ] + [""] + _import_hint(c, "tsql", setup)
         return "\n".join(lines)
+    des = setup.algorithm == "TRIPLE_DES_3KEY"
     notes = [f"SQL Server Transparent Data Encryption, DEK WITH ALGORITHM = {setup.algorithm}, database <DATABASE>.",
              "Run in sqlcmd or SSMS as sysadmin. TDE needs Enterprise or Developer edition (Standard from 2019).",
              "", *trap]
-    if setup.algorithm == "TRIPLE_DES_3KEY":
+    if des:
         notes += ["", "TRIPLE_DES_3KEY is deprecated since SQL Server 2016 and far slower than AES; measure it only "
-                  "to show that."]
+                  "to show that.",
+                  "From SQL Server 2016 (13.x) on, CREATE DATABASE ENCRYPTION KEY accepts TRIPLE_DES_3KEY only in a",
+                  "database at compatibility level 120 or lower (Microsoft Learn, CREATE DATABASE ENCRYPTION KEY):",
+                  "step 3 sets 120. That level also selects the SQL Server 2014 query optimizer, so set the plain",
+                  "baseline database to 120 as well, or the comparison measures the optimizer, not the cipher."]
     lines = _head(setup, c, notes)
     lines += _step(c, 1, "database master key and certificate in master") + [
         "USE master;",
@@ -164,7 +182,14 @@ def sqlserver(setup: "Setup") -> str:
         "GO",
         "-- keep both files and the password away from the server and from the database backups",
     ]
-    lines += _step(c, 3, f"database encryption key with ALGORITHM = {setup.algorithm}") + [
+    compat = ([
+        "-- SQL Server 2016+ refuses TRIPLE_DES_3KEY above compatibility level 120; note the old level first:",
+        "SELECT name, compatibility_level FROM sys.databases WHERE name = N'<DATABASE>';",
+        "GO",
+        "ALTER DATABASE <DATABASE> SET COMPATIBILITY_LEVEL = 120;   -- and the same on the plain baseline database",
+        "GO",
+    ] if des else [])
+    lines += _step(c, 3, f"database encryption key with ALGORITHM = {setup.algorithm}") + compat + [
         "USE <DATABASE>;",
         "GO",
         "CREATE DATABASE ENCRYPTION KEY",
@@ -176,24 +201,35 @@ def sqlserver(setup: "Setup") -> str:
         "ALTER DATABASE <DATABASE> SET ENCRYPTION ON;",
         "GO",
     ]
-    lines += _step(c, 5, "wait until encryption_state = 3 (encrypted); 2 = encryption in progress") + [
-        "DECLARE @state int;",
+    lines += _step(c, 5, "wait until encryption_state = 3 (encrypted), at most <MAX_WAIT_SECONDS>") + [
+        "-- encryption_state: 0 no key, 1 unencrypted, 2 encryption in progress, 3 encrypted, 4 key change in",
+        "-- progress, 5 decryption in progress, 6 protection change in progress. Only 2, 4 and 6 are on the way",
+        "-- to 3; 1 means SET ENCRYPTION ON did not take effect. SQL Server 2019+: a scan that stays at 2 may be",
+        "-- suspended (encryption_scan_state = 2): ALTER DATABASE <DATABASE> SET ENCRYPTION RESUME;",
+        "DECLARE @state int, @waited int = 0, @limit int = <MAX_WAIT_SECONDS>;   -- e.g. 3600; more for large data",
         "WHILE 1 = 1",
         "BEGIN",
         "    SET @state = NULL;",
         "    SELECT @state = encryption_state FROM sys.dm_database_encryption_keys",
         "     WHERE database_id = DB_ID(N'<DATABASE>');",
         "    IF @state = 3 BREAK;",
-        "    IF @state IS NULL OR @state NOT IN (1, 2, 4, 6)",
+        "    IF @state IS NULL OR @state NOT IN (2, 4, 6)",
         "    BEGIN",
-        "        RAISERROR('encryption_state is %d, not on its way to 3: check the error log', 16, 1, @state);",
+        "        RAISERROR('encryption_state is %d, not on its way to 3 (1: not started): check the error log',",
+        "                  16, 1, @state);",
+        "        BREAK;",
+        "    END;",
+        "    IF @waited >= @limit",
+        "    BEGIN",
+        "        RAISERROR('still encrypting after %d s: check percent_complete and encryption_scan_state',",
+        "                  16, 1, @waited);",
         "        BREAK;",
         "    END;",
         "    WAITFOR DELAY '00:00:10';",
+        "    SET @waited = @waited + 10;",
         "END;",
         "GO",
     ]
-    des = setup.algorithm == "TRIPLE_DES_3KEY"
     algorithm, bits = ("TRIPLE_DES_3KEY", 192) if des else ("AES", setup.bits)
     lines += _step(c, 6, "check before measuring") + [
         "SELECT DB_NAME(database_id) AS database_name, encryption_state, key_algorithm, key_length, percent_complete",
@@ -201,7 +237,16 @@ def sqlserver(setup: "Setup") -> str:
         "GO",
         f"--   <DATABASE>: encryption_state 3, key_algorithm {algorithm}, key_length {bits}",
         "--   tempdb (database_id 2) now shows encryption_state 3 too: the shared-tempdb trap above",
-        "SELECT name, is_encrypted FROM sys.databases WHERE name IN (N'<DATABASE>', N'tempdb');",
+        "SELECT name, is_encrypted, compatibility_level FROM sys.databases WHERE name IN (N'<DATABASE>', N'tempdb');",
+        "GO",
+        *(["--   compatibility_level 120 (3DES), like the plain baseline database"] if des else []),
+    ]
+    lines += _step(c, 7, "let tdebench's login read the encryption status (for tdebench run --target)") + [
+        "USE master;",
+        "GO",
+        "GRANT VIEW SERVER STATE TO [<TDEBENCH_LOGIN>];            -- SQL Server 2016-2019",
+        "-- GRANT VIEW SERVER SECURITY STATE TO [<TDEBENCH_LOGIN>]; -- SQL Server 2022 and later",
+        "-- Azure SQL Database (in the database): GRANT VIEW DATABASE STATE TO [<TDEBENCH_USER>];",
         "GO",
     ] + [""] + _import_hint(c, "tsql", setup)
     return "\n".join(lines)
@@ -212,9 +257,15 @@ def oracle(setup: "Setup") -> str:
     """Oracle 19c+: keystore (ADMINISTER KEY MANAGEMENT) and an encrypted tablespace for the TPC-H data."""
     c = "--"
     check_param = [
+        "SHOW PARAMETER tablespace_encryption",
+        "--   Oracle 19.16 (19c RU 19.16) and later: TABLESPACE_ENCRYPTION takes precedence over",
+        "--   ENCRYPT_NEW_TABLESPACES. AUTO_ENABLE (the default on Oracle Cloud) encrypts every new",
+        "--   tablespace, whatever CREATE TABLESPACE says: a 'plain' baseline there is not plain.",
+        "--   MANUAL_ENABLE (on-premises default) leaves it to CREATE TABLESPACE and ENCRYPT_NEW_TABLESPACES;",
+        "--   DECRYPT_ONLY forbids encrypting. Before 19.16 the parameter does not exist (no rows).",
         "SHOW PARAMETER encrypt_new_tablespaces",
-        "--   ALWAYS (the default on Oracle Cloud) encrypts every new tablespace with",
-        "--   TABLESPACE_ENCRYPTION_DEFAULT_ALGORITHM: a 'plain' baseline there is not plain.",
+        "--   with MANUAL_ENABLE, or before 19.16: ALWAYS (the default on Oracle Cloud) encrypts every new",
+        "--   tablespace with TABLESPACE_ENCRYPTION_DEFAULT_ALGORITHM; DDL and CLOUD_ONLY (on-premises) do not.",
     ]
     if setup.plain:
         lines = _head(setup, c, ["Plain Oracle baseline: make sure the TPC-H tablespace is not encrypted."])
@@ -222,6 +273,8 @@ def oracle(setup: "Setup") -> str:
             "SELECT tablespace_name, encrypted FROM dba_tablespaces;",
             "--   the tablespace(s) of the TPC-H segments: ENCRYPTED = NO",
             "SELECT DISTINCT tablespace_name FROM dba_segments WHERE owner = UPPER('<TPCH_USER>');",
+            "--   with TABLESPACE_ENCRYPTION = AUTO_ENABLE every new tablespace comes out encrypted: keep the",
+            "--   baseline's data in a tablespace created before it was set, or on another database.",
         ] + [""] + _import_hint(c, "oracle", setup)
         return "\n".join(lines)
     notes = [f"Oracle TDE tablespace encryption, ENCRYPTION USING '{setup.algorithm}' (Oracle 19c and later).",
@@ -230,6 +283,8 @@ def oracle(setup: "Setup") -> str:
              "Undo, redo and temp blocks of an encrypted tablespace are encrypted too."]
     if setup.algorithm == "3DES168":
         notes += ["3DES168 is far slower than AES; measure it only to show that."]
+    notes += ["Oracle 19.16+: with TABLESPACE_ENCRYPTION = DECRYPT_ONLY no tablespace can be encrypted (step 4",
+              "shows it)."]
     lines = _head(setup, c, notes)
     lines += _step(c, 1, "where the keystore lives (one restart)") + [
         "ALTER SYSTEM SET WALLET_ROOT = '<WALLET_ROOT_DIR>' SCOPE = SPFILE;",
@@ -269,6 +324,11 @@ def oracle(setup: "Setup") -> str:
         "--   only TPCH_TDE",
         "-- for the plain baseline, on its own tablespace:",
         *check_param,
+    ]
+    lines += _step(c, 5, "let tdebench's login read the encryption status (for tdebench run --target)") + [
+        "GRANT SELECT_CATALOG_ROLE TO <TPCH_USER>;   -- as SYS, in the PDB; or, view by view:",
+        "-- GRANT SELECT ON SYS.V_$ENCRYPTED_TABLESPACES TO <TPCH_USER>;  (and V_$TABLESPACE, V_$ENCRYPTION_WALLET,",
+        "-- V_$VERSION)",
     ] + [""] + _import_hint(c, "oracle", setup)
     return "\n".join(lines)
 
@@ -305,6 +365,11 @@ def mariadb(setup: "Setup") -> str:
         "# key 1: tables and system data, key 2: temporary data. Encrypt the key file with a file key:",
         "( umask 077; openssl rand -hex 128 > keyfile.key )",
         "openssl enc -aes-256-cbc -md sha1 -pass file:keyfile.key -in keyfile -out keyfile.enc",
+        "# OpenSSL 3 warns 'deprecated key derivation used. Using -iter or -pbkdf2 would be better.' Do NOT",
+        "# follow that advice: MariaDB 10.11's file_key_management decrypts the key file only as written",
+        "# above (aes-256-cbc, key from EVP_BytesToKey with SHA-1 and one iteration: -md sha1, no -pbkdf2,",
+        "# no -iter); a file written with -pbkdf2 or -iter cannot be decrypted and the server does not start.",
+        "# (OpenSSL 3's default digest is SHA-256, so -md sha1 is needed too.)",
         "shred -u keyfile",
         "chown mysql:mysql keyfile.enc keyfile.key && chmod 0400 keyfile.enc keyfile.key",
         "# back up keyfile.enc and keyfile.key apart from the data",
@@ -319,7 +384,11 @@ def mariadb(setup: "Setup") -> str:
     if scope == "all":
         cnf += ["encrypt_tmp_files = ON", "encrypt_tmp_disk_tables = ON", "aria_encrypt_tables = ON",
                 "encrypt_binlog = ON"]
-    lines += _step(c, 2, "server options (my.cnf)") + cnf
+    lines += _step(c, 2, "server options: a file of their own, group [mariadb]") + [
+        "# Debian/Ubuntu: /etc/mysql/mariadb.conf.d/99-encryption.cnf (read through the !includedir in",
+        "# /etc/mysql/mariadb.cnf, after 50-server.cnf); RHEL/Fedora/SUSE: /etc/my.cnf.d/encryption.cnf.",
+        "# [mariadb] is read by MariaDB servers only ([mysqld] works too, but MySQL would also read it).",
+    ] + cnf
     lines += _step(c, 3, "restart and check the plugin") + [
         "systemctl restart mariadb",
         "mariadb -u root -p -e \"SELECT PLUGIN_NAME, PLUGIN_STATUS FROM information_schema.PLUGINS "
@@ -331,5 +400,11 @@ def mariadb(setup: "Setup") -> str:
         "  FROM information_schema.INNODB_TABLESPACES_ENCRYPTION WHERE NAME LIKE '<DATABASE>/%';",
         "#   every TPC-H table: ENCRYPTION_SCHEME = 1, ROTATING_OR_FLUSHING = 0",
         "# a table that stays at 0: ALTER TABLE <DATABASE>.<TABLE> ENCRYPTED = YES ENCRYPTION_KEY_ID = 1;",
+        "# The key length (AES-128/192/256) is set by the key file and no SQL reports it: tdebench records it as",
+        "# declared but unverifiable.",
+    ]
+    lines += _step(c, 5, "let tdebench's login read the encryption status (for tdebench run --target)") + [
+        "GRANT PROCESS ON *.* TO '<TDEBENCH_USER>'@'<CLIENT_HOST>';",
+        "#   PROCESS: information_schema.INNODB_SYS_TABLESPACES and INNODB_TABLESPACES_ENCRYPTION",
     ] + [""] + _import_hint(c, "mariadb", setup)
     return "\n".join(lines)

@@ -98,7 +98,12 @@ def sqlite_dbstat(path: Path, tables: list[str]) -> dict[str, dict[str, int]] | 
 
 def table_sizes(instance: Instance, tables: list[str], conn: Connection | None = None) -> dict[str, dict[str, int]]:
     """Per-table sizes from the instance's storage catalog (empty dict where there is none, e.g. SQLCipher
-    without dbstat); uses ``conn`` or a new connection."""
+    without dbstat); uses ``conn`` or a new connection. An instance that reads its server's catalog itself
+    (:meth:`Instance.catalog_sizes <tdebench.api.engine.Instance.catalog_sizes>`, e.g. an external target whose
+    connection rewrites SQL) is asked directly."""
+    own_sizes = instance.catalog_sizes(tables)
+    if own_sizes is not None:
+        return own_sizes
     own = conn is None
     conn = conn or instance.connect()
     catalog = instance.dialect.storage_catalog
@@ -139,7 +144,11 @@ def user_tables(instance: Instance, conn: Connection) -> list[str]:
 
 
 def storage_breakdown(instance: Instance, tables: list[str] | None = None) -> dict[str, Any]:
-    """Data-directory bytes plus per-table data/index bytes (all user tables when ``tables`` is None)."""
+    """Data-directory bytes plus per-table data/index bytes (all user tables when ``tables`` is None); the
+    engine's own breakdown where it has one (:meth:`Instance.storage_breakdown`)."""
+    own = instance.storage_breakdown()
+    if own is not None:
+        return own
     conn = instance.connect()
     catalog = instance.dialect.storage_catalog
     try:

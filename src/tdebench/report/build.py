@@ -13,7 +13,7 @@ from tdebench.stats.analysis import StatsSettings
 def write_report(rs: RunSummary, out_dir: Path) -> Path:
     """Write index.html, summary.md and the CSV tables of a summary into ``out_dir``."""
     out_dir = Path(out_dir)
-    write_tables(rs.analysis, out_dir)
+    write_tables(rs.analysis, out_dir, {r.label: r.label_status.status for es in rs.engines for r in es.rows})
     write_text(out_dir / "summary.md", render_md.render(rs))
     return write_text(out_dir / "index.html", render_html.render(rs))
 

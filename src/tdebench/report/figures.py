@@ -9,8 +9,15 @@ from tdebench.stats.analysis import Analysis
 from tdebench.stats.metrics import step_label, vu_count
 
 
+def _names(es: EngineSummary) -> dict[str, str]:
+    """Config label -> the name a chart shows: with its label status when the server does not confirm it."""
+    shown = {r.label: r.shown_label for r in es.rows}
+    return {c: shown.get(c, c) for c in es.configs}
+
+
 def _colors(es: EngineSummary) -> dict[str, str]:
-    return charts.color_map(es.configs, [r.label for r in es.rows if r.is_plain])
+    names = _names(es)
+    return charts.color_map([names[c] for c in es.configs], [names[r.label] for r in es.rows if r.is_plain])
 
 
 def headline_box(rs: RunSummary, es: EngineSummary) -> Chart | None:
@@ -21,7 +28,7 @@ def headline_box(rs: RunSummary, es: EngineSummary) -> Chart | None:
     for c in es.configs:
         sample = rs.analysis.measurements.sample(es.headline._replace(config=c))
         if sample is not None:
-            groups.append((c, sample.values))
+            groups.append((_names(es).get(c, c), sample.values))
     h = es.headline
     unit = rs.analysis.measurements.units.get(h._replace(config=es.configs[0]), "s") if es.configs else "s"
     title = f"{es.engine}: {h.test} test {step_label(h.step)} per trial"
@@ -40,7 +47,7 @@ def query_bars(es: EngineSummary) -> Chart | None:
         sums = [q.summaries.get(c) for q in es.queries]
         if not any(s and s.n for s in sums):
             continue
-        series.append((c, [s.median if s else None for s in sums],
+        series.append((_names(es).get(c, c), [s.median if s else None for s in sums],
                        [s.median_ci_low if s else None for s in sums],
                        [s.median_ci_high if s else None for s in sums]))
     title = f"{es.engine}: median time per query (power test)"
@@ -62,7 +69,8 @@ def overhead_heatmap(es: EngineSummary) -> Chart | None:
         sig.append([bool(o and not o.ci_spans_zero and o.p_value is not None and o.p_value < 0.05)
                     for o in row])
     title = f"{es.engine}: overhead vs plain per query (%)"
-    svg = charts.overhead_heatmap([q.step for q in es.queries], configs, pct, sig, title=title)
+    svg = charts.overhead_heatmap([q.step for q in es.queries], [_names(es).get(c, c) for c in configs], pct, sig,
+                                  title=title)
     caption = ("Red: slower than the plain twin, blue: faster. Bold numbers are significant "
                "(95% CI excludes 0 and p < 0.05); faded numbers with “?” are not.")
     return Chart(title, caption, svg) if svg else None
@@ -84,7 +92,7 @@ def _vu_lines(a: Analysis, es: EngineSummary, test: str, metric: str) -> list[tu
                       if k.config == c and k.test == test and k.metric == metric
                       and vu_count(k.step) is not None and s.median is not None), key=lambda p: p[0])
         if pts:
-            lines.append((c, [p[0] for p in pts], [p[1].median for p in pts],
+            lines.append((_names(es).get(c, c), [p[0] for p in pts], [p[1].median for p in pts],
                           [p[1].median_ci_low for p in pts], [p[1].median_ci_high for p in pts]))
     return lines
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from tdebench.report.fmt import fmt_ci, fmt_p
 from tdebench.report.rundir import RunFiles, load_run
+from tdebench.results.labels import LabelStatus, label_status, manifest_label_status
 from tdebench.stats.analysis import Analysis, StatsSettings, analyze
 from tdebench.stats.anova import AnovaResult
 from tdebench.stats.caveats import Caveat, condense, unresolved_text
@@ -51,6 +52,18 @@ class ConfigRow:
     storage_bytes: int | None
     storage_pct: float | None
     verification: VerificationRow
+    label_status: LabelStatus = field(default_factory=lambda: LabelStatus("not checked"))
+    storage_scope: str = ""  # "catalog": the server's catalog sizes (external targets), not files
+
+    @property
+    def shown_encryption(self) -> str:
+        """The encryption label as every view shows it: with its status unless the evidence confirms it."""
+        return self.label_status.decorate(self.encryption or self.label)
+
+    @property
+    def shown_label(self) -> str:
+        """The config label with its label status when that is not confirmed (chart legends, column heads)."""
+        return self.label_status.decorate(self.label)
 
 
 @dataclass
@@ -141,6 +154,12 @@ def _display_name(config: str, encryption: str, encryptions: list[str]) -> str:
     return encryption if encryption and encryptions.count(encryption) == 1 else config
 
 
+def config_label_status(files: RunFiles, label: str, plain: bool) -> LabelStatus:
+    """The label status recorded for a config (manifest, else verification.json, else derived)."""
+    return (manifest_label_status(files.manifest_config(label))
+            or label_status(files.verification_for(label), plain))
+
+
 def _metric_label(metric: str) -> str:
     label = step_label(metric)
     return label.upper() if label == metric and len(label) <= 4 else label
@@ -182,7 +201,9 @@ def _config_row(files: RunFiles, a: Analysis, label: str, headline: SeriesKey | 
         significance=significance(ovh.p_value, ovh.ci_spans_zero) if ovh else "",
         power_at_size=_step_summary(a, label, "power_at_size"),
         qphh_at_size=_step_summary(a, label, "qphh_at_size"),
-        storage_bytes=storage, storage_pct=pct, verification=verification_row(files, label, plain))
+        storage_bytes=storage, storage_pct=pct, verification=verification_row(files, label, plain),
+        label_status=config_label_status(files, label, plain),
+        storage_scope=str((mc.get("storage") or {}).get("scope", "")) if isinstance(mc.get("storage"), dict) else "")
 
 
 def _step_summary(a: Analysis, config: str, step: str) -> Summary | None:
@@ -215,8 +236,12 @@ def engine_summary(files: RunFiles, a: Analysis, engine: str, configs: list[str]
     plain_storage = _int(files.manifest_config(plain).get("storage_bytes")) if plain else None
     rows = [_config_row(files, a, c, headline, plain_storage) for c in configs]
     encs = [r.encryption for r in rows]
-    verdicts = [verdict_sentence(_display_name(r.label, r.encryption, encs), r.overhead, a)
+    verdicts = [verdict_sentence(r.label_status.decorate(_display_name(r.label, r.encryption, encs)), r.overhead, a)
                 for r in rows if not r.is_plain]
+    baseline = next((r for r in rows if r.label == plain), None)
+    if baseline is not None and baseline.label_status.flagged:
+        verdicts.append(f"The baseline {baseline.shown_encryption} ({baseline.label}) is not confirmed plain: "
+                        "every overhead above is measured against it.")
     if plain is None:
         verdicts.append(f"{engine} has no plain config (encryption none), so no overhead is computed.")
     anova = next((r for r in a.anovas if headline and (r.engine, r.workload, r.test, r.step, r.metric)
@@ -253,7 +278,9 @@ def summarize_files(files: RunFiles, settings: StatsSettings | None = None) -> R
                if not (c.kind == "no_effect" and c.key and c.key.step_key in headlines)]
     warnings = condense(caveats, is_headline_key, cv_limit=a.settings.cv_limit_pct,
                         min_n=a.settings.min_trials)
-    warnings = [Caveat("input", "warning", None, p) for p in files.problems] + warnings
+    labels = [Caveat("label", "warning", None, r.label_status.warning(r.label, r.encryption))
+              for es in summaries for r in es.rows if r.label_status.flagged]
+    warnings = [Caveat("input", "warning", None, p) for p in files.problems] + labels + warnings
     return RunSummary(files, a, summaries, warnings)
 
 

@@ -26,7 +26,8 @@ def _verdict_html(sentence: str) -> Safe:
 
 
 def _card_class(es: EngineSummary) -> str:
-    if any(r.verification.good is False for r in es.rows):
+    if any(r.verification.good is False or r.label_status.status in ("overridden", "not confirmed")
+           for r in es.rows):
         return "bad"
     if any(r.overhead and not r.overhead.ci_spans_zero for r in es.rows):
         return "slower"
@@ -41,8 +42,11 @@ def verdict_section(rs: RunSummary) -> Safe:
         note = (f"{texts.headline_label(es.headline)}, median of {n} trials per config; "
                 + texts.overhead_note(r.overhead for r in es.rows if r.overhead))
         bad = [f"{r.label}: {r.verification.verdict}" for r in es.rows if r.verification.good is False]
+        labels = [r for r in es.rows if r.label_status.flagged]
         body = [tag("h3", es.engine)] + [tag("p", _verdict_html(v), class_="verdict") for v in es.verdicts]
         body += [tag("p", pill("verification failed", "bad") + esc(" " + b)) for b in bad]
+        body += [tag("p", join([pill(r.label_status.text, "bad" if r.label_status.status != "unverifiable" else "warn"),
+                                esc(" " + r.label_status.warning(r.label, r.encryption))])) for r in labels]
         cards.append(tag("div", join(body + [tag("p", note, class_="note")]),
                          class_=f"card {_card_class(es)}"))
     return tag("section", join([tag("h2", "Verdict"), tag("div", join(cards), class_="cards")]),
@@ -66,7 +70,10 @@ def _sig_cell(o: Overhead | None, word: str) -> Safe:
 
 
 def _label_cell(r: ConfigRow) -> Safe:
-    return join([esc(r.encryption or r.label), tag("span", r.label, class_="sub")])
+    parts = [esc(r.encryption or r.label)]
+    if r.label_status.flagged:  # the server does not confirm (all of) the label: said beside it, every time
+        parts += [esc(" "), pill(r.label_status.text, "bad" if r.label_status.status != "unverifiable" else "warn")]
+    return join([*parts, tag("span", r.label, class_="sub")])
 
 
 def _verif_cell(r: ConfigRow) -> Safe:
@@ -101,6 +108,7 @@ def summary_table(es: EngineSummary) -> Safe:
     for r in es.rows:
         h, o = r.headline, r.overhead
         storage = fmt_bytes(r.storage_bytes) if r.storage_bytes else DASH
+        storage += " (catalog)" if r.storage_bytes and r.storage_scope == "catalog" else ""
         failed = (h.n_failed + h.n_timeout) if h else 0
         rows.append([
             _label_cell(r),
@@ -134,7 +142,7 @@ def query_table(es: EngineSummary) -> Safe:
     """Median per config for each query with overhead, CI and p-value per encrypted config."""
     cols = [Col("query")]
     for r in es.rows:
-        cols.append(Col(r.label, True))
+        cols.append(Col(r.shown_label, True))
         if not r.is_plain:
             cols += [Col("overhead", True), Col("95% CI", True), Col("p", True)]
     rows = [[q.step] + [c for r in es.rows for c in _query_cells(q, r.label, r.is_plain)]

@@ -33,9 +33,10 @@ def summary_lines(es: EngineSummary) -> list[str]:
     for r in es.rows:
         h, o = r.headline, r.overhead
         storage = fmt_bytes(r.storage_bytes) if r.storage_bytes else DASH
+        storage += " (catalog)" if r.storage_bytes and r.storage_scope == "catalog" else ""
         storage += f" ({fmt_pct(r.storage_pct)})" if r.storage_pct is not None else ""
         rows.append([
-            r.label, r.encryption or DASH, str(h.n) if h else DASH, _med(h),
+            r.label, r.shown_encryption if r.encryption else DASH, str(h.n) if h else DASH, _med(h),
             fmt_value_ci(h.median_ci_low, h.median_ci_high, h.unit) if h else DASH,
             "plain twin" if r.is_plain else (fmt_pct(o.overhead_pct) if o else DASH),
             fmt_ci(o.ci_low_pct, o.ci_high_pct) if o else DASH, fmt_p(o.p_value) if o else DASH,
@@ -54,7 +55,7 @@ def query_lines(es: EngineSummary) -> list[str]:
     headers, right = ["query"], set()
     for r in es.rows:
         right.add(len(headers))
-        headers.append(r.label)
+        headers.append(r.shown_label)
         if not r.is_plain:
             right.update(range(len(headers), len(headers) + 3))
             headers += ["overhead", "95% CI", "p"]
@@ -79,12 +80,12 @@ def verification_lines(rs: RunSummary) -> list[str]:
     for es in rs.engines:
         for r in es.rows:
             v = r.verification
-            rows.append([r.label, texts.status_text(v), v.verdict,
+            rows.append([r.label, r.label_status.text, texts.status_text(v), v.verdict,
                          DASH if v.marker_hits is None else str(v.marker_hits),
                          DASH if v.files_scanned is None else str(v.files_scanned),
                          texts.yes_no(v.answers_equal)])
-    return md_table(["config", "status query", "encrypted on disk", "canary hits", "files scanned",
-                     "answers equal"], rows, {3, 4})
+    return md_table(["config", "label", "status query", "encrypted on disk", "canary hits", "files scanned",
+                     "answers equal"], rows, {4, 5})
 
 
 def methods_lines(rs: RunSummary) -> list[str]:
@@ -95,7 +96,7 @@ def methods_lines(rs: RunSummary) -> list[str]:
             if v not in (None, "")]
     out += [f"- **measurements**: {texts.measurement_counts(rs)}", ""]
     out += md_table(["config", "engine version", "settings"],
-                    [[r.label, r.engine_version or DASH, texts.settings_text(r.settings)]
+                    [[r.shown_label, r.engine_version or DASH, texts.settings_text(r.settings)]
                      for es in rs.engines for r in es.rows], set()) + [""]
     blocks = texts.blocks(m)
     if blocks:

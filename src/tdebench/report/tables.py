@@ -49,12 +49,22 @@ def anova_rows(a: Analysis) -> list[dict[str, object]]:
     } for r in a.anovas]
 
 
-def write_tables(a: Analysis, out_dir: Path) -> list[Path]:
-    """overhead.csv, summary.csv and (when there are ≥ 3 configs) anova.csv."""
+LABEL_FIELDS = ("label_status", "plain_label_status")  # confirmed / overridden / unverifiable (results.labels)
+
+
+def write_tables(a: Analysis, out_dir: Path, labels: Mapping[str, str] | None = None) -> list[Path]:
+    """overhead.csv, summary.csv and (when there are ≥ 3 configs) anova.csv.
+
+    ``labels``: config -> label status; overhead.csv gets it for the config and its plain twin, summary.csv for
+    the config (empty where unknown).
+    """
+    labels = labels or {}
+    overheads = ({**o.as_row(), "label_status": labels.get(o.config, ""),
+                  "plain_label_status": labels.get(o.plain_config, "")} for o in a.overheads)
+    summaries = ({**s.as_row(), "label_status": labels.get(s.key.config, "")} for s in a.summaries.values())
     paths = [
-        write_text(out_dir / "overhead.csv", to_csv(OVERHEAD_FIELDS, (o.as_row() for o in a.overheads))),
-        write_text(out_dir / "summary.csv",
-                   to_csv(SUMMARY_FIELDS, (s.as_row() for s in a.summaries.values()))),
+        write_text(out_dir / "overhead.csv", to_csv((*OVERHEAD_FIELDS, *LABEL_FIELDS), overheads)),
+        write_text(out_dir / "summary.csv", to_csv((*SUMMARY_FIELDS, "label_status"), summaries)),
     ]
     if a.anovas:
         paths.append(write_text(out_dir / "anova.csv", to_csv(ANOVA_FIELDS, anova_rows(a))))

@@ -29,6 +29,7 @@ from tdebench.api.manifest import new_manifest
 from tdebench.errors import RunFailed, TdebenchError
 from tdebench.measure.host import host_facts
 from tdebench.measure.sampler import ResourceSampler, ResourceSeries
+from tdebench.results.labels import label_status
 from tdebench.results.rundir import RunDirectory, utc_now
 from tdebench.runner import cache, diskguard, ownership
 from tdebench.api.events import RunListener
@@ -223,8 +224,12 @@ class Orchestrator:
 
     def _verify_instance(self, label: str, instance: Instance) -> None:
         """Status query + at-rest scan; an encrypted config that is not encrypted is refused."""
-        self.ui.message(f"verifying encryption at rest for {label}")
+        if instance.scannable:
+            self.ui.message(f"verifying encryption at rest for {label}")
+        else:  # a server whose files tdebench cannot read: only its own word
+            self.ui.message(f"checking the encryption status that {label}'s server reports: {instance.scan_note}")
         entry: dict[str, Any] = {"engine": instance.config.engine, "encryption": str(instance.config.spec)}
+        failure: TdebenchError | None = None
         try:
             entry["status"] = instance.encryption_status()
             instance.check_encrypted(self._table_names())
@@ -233,11 +238,19 @@ class Orchestrator:
             else:  # the server's files are out of reach: its own status, checked above, is all there is
                 entry.update(passed=True, at_rest="not possible", note=instance.scan_note)
         except TdebenchError as exc:
+            failure = exc
             entry.update(passed=False, error=exc.one_line())
+        labelled = label_status(entry, instance.config.spec.is_plain)
+        entry.update(label_status=labelled.status, label_note=labelled.note)
         self.verification["configs"][label] = entry
         self._write_verification()
+        if entry.get("passed") and labelled.flagged:
+            self.ui.message(f"WARNING: {labelled.warning(label, str(instance.config.spec))}")
         if not entry.get("passed"):
-            what = entry.get("error") or f"{entry.get('marker_hits', 0)} marker hits in {entry.get('files_with_hits')}"
+            if failure is not None:  # its own problem and fix, said once
+                raise RunFailed(f"encryption check failed for {label}: {failure.problem}",
+                                f"{failure.fix or 'do not trust this configuration'} (details in verification.json)")
+            what = f"{entry.get('marker_hits', 0)} marker hits in {entry.get('files_with_hits')}"
             if instance.config.spec.is_plain and instance.scannable:
                 what = f"the plain twin shows no plaintext, so the scanner cannot be trusted ({what})"
             raise RunFailed(f"at-rest verification failed for {label}: {what}",
@@ -249,6 +262,8 @@ class Orchestrator:
                  "engine_version": instance.server_version or engine.version(),
                  "dialect": asdict(instance.dialect), "settings": instance.settings(),
                  "storage_bytes": instance.storage_bytes(), **facts}
+        verified = self.verification["configs"].get(state.config.label, {})
+        entry.update({k: verified[k] for k in ("label_status", "label_note") if k in verified})
         entry["storage"] = self._storage(state)
         configs = [c for c in self.manifest.get("configs", []) if c.get("label") != state.config.label]
         self.manifest["configs"] = [*configs, entry]
