@@ -37,6 +37,7 @@ from tdebench.engines.base import Config, Connection, Engine, Instance
 from tdebench.engines.mariadb_keys import KeyMaterial, remove_tree, transient_dir
 from tdebench.engines.mariadb_support import (close_quietly, error_lines, native_password_hash, run_group,
                                               traversable_by)
+from tdebench.engines.mariadb_threats import MariadbThreatProbes
 from tdebench.engines.mariadb_watchdog import DiskFullWatchdog, full_disk_reason, log_size
 from tdebench.engines.process import (ServerProcess, chown_tree, find_binary, free_port, own_path, service_user,
                                       tail)
@@ -113,7 +114,7 @@ class MariadbEngine(Engine):
         return MariadbInstance(config, workdir, self)
 
 
-class MariadbInstance(Instance):
+class MariadbInstance(MariadbThreatProbes, Instance):
     """One private mariadbd with its own directories, socket, password and (for TDE) keys."""
 
     def __init__(self, config: Config, workdir: Path, engine: MariadbEngine) -> None:

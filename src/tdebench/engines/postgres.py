@@ -34,6 +34,7 @@ from tdebench.engines import fsencrypt
 from tdebench.engines.base import CANARY_TABLE, Config, Connection, Engine, Instance
 from tdebench.engines.postgres_server import (DATABASE, DEFAULTS, PgCluster, extension_available,
                                               find_bindir, server_version, user_can_reach, validate_gucs)
+from tdebench.engines.postgres_threats import PostgresThreatProbes
 from tdebench.engines.process import service_user
 from tdebench.errors import EnvironmentProblem, RunFailed
 
@@ -108,7 +109,7 @@ class PostgresEngine(Engine):
         return PostgresInstance(config, workdir, self.bindir)
 
 
-class PostgresInstance(Instance):
+class PostgresInstance(PostgresThreatProbes, Instance):
     """One private cluster (plain, or on a gocryptfs mount for ``fs:*``)."""
 
     extensions: tuple[str, ...] = ()

@@ -17,6 +17,7 @@ import sqlcipher3
 
 from tdebench.encryption import PLAIN, EncryptionSpec, SecretKey, parse_spec
 from tdebench.engines.base import Config, Connection, Engine, Instance
+from tdebench.engines.sqlite_threats import SqliteThreatProbes
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
 from tdebench.workloads.tpch import schema
 
@@ -82,7 +83,7 @@ class SqliteEngine(Engine):
         return SqliteInstance(config, workdir)
 
 
-class SqliteInstance(Instance):
+class SqliteInstance(SqliteThreatProbes, Instance):
     """One database file in its own 0700 directory."""
 
     def __init__(self, config: Config, workdir: Path) -> None:
