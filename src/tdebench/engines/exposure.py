@@ -44,32 +44,44 @@ def files_on_disk(roots: Iterable[Path], exclude: Iterable[Path] = ()) -> Iterat
                     yield Path(path)
 
 
-def file_holds(path: Path, needles: list[bytes]) -> bool:
-    """True if any needle occurs in the file (read in overlapping chunks; unreadable files hold nothing)."""
-    needles = [n for n in needles if n]
+def _found(path: Path, groups: dict[str, list[bytes]]) -> set[str]:
+    """Names of the groups with a needle in the file (read once, in overlapping chunks; unreadable: none)."""
+    needles = [n for group in groups.values() for n in group if n]
+    found: set[str] = set()
     try:
         size = path.stat().st_size
         if not needles or size == 0:
-            return False
+            return found
         overlap = max(len(n) for n in needles) - 1
         with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
             for start in range(0, size, _CHUNK):
                 window = view[max(0, start - overlap):min(size, start + _CHUNK)]
-                if any(n in window for n in needles):
-                    return True
+                found.update(name for name, group in groups.items()
+                             if name not in found and any(n and n in window for n in group))
     except (OSError, ValueError):
-        return False
-    return False
+        return set()
+    return found
+
+
+def search_files(roots: Iterable[Path], groups: dict[str, list[bytes]],
+                 exclude: Iterable[Path] = ()) -> dict[str, list[str]]:
+    """For each named group of needles (e.g. one key's forms), the paths of the files under ``roots`` that hold
+    any of them; every file is read once."""
+    out: dict[str, list[str]] = {name: [] for name in groups}
+    for path in files_on_disk(roots, exclude):
+        for name in _found(path, groups):
+            out[name].append(str(path))
+    return out
 
 
 def files_holding(roots: Iterable[Path], needles: list[bytes], exclude: Iterable[Path] = ()) -> list[str]:
     """Paths of the files under ``roots`` that hold any needle (e.g. a key's hex or raw bytes)."""
-    return [str(p) for p in files_on_disk(roots, exclude) if file_holds(p, needles)]
+    return search_files(roots, {"": needles}, exclude)[""]
 
 
 def key_forms(hex_key: str) -> list[bytes]:
-    """The forms a key can take in a file: its hex digits (either case) and its raw bytes."""
-    return [hex_key.lower().encode(), hex_key.upper().encode(), bytes.fromhex(hex_key)]
+    """The forms a key takes in a file: its hex digits as key files and drivers write them, and its raw bytes."""
+    return [hex_key.lower().encode(), bytes.fromhex(hex_key)]
 
 
 def mode_text(path: Path) -> str | None:

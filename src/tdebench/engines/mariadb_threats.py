@@ -17,7 +17,7 @@ connections (``_connect``), its key material (``_keys``) and its listen settings
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ import pymysql.cursors
 
 from tdebench.encryption import generate_password, redact
 from tdebench.engines.base import CANARY_TABLE
-from tdebench.engines.exposure import files_holding, key_forms, mode_text, same_disk
+from tdebench.engines.exposure import key_forms, mode_text, same_disk, search_files
 from tdebench.engines.mariadb_support import close_quietly, native_password_hash
 
 READER = "tdebench_reader"
@@ -38,49 +38,53 @@ _LOG_VARIABLES = ("general_log", "general_log_file", "slow_query_log", "slow_que
 class MariadbThreatProbes:
     """Threat-model hooks for one private mariadbd (see the module docstring)."""
 
+    # provided by MariadbInstance
     _keys: Any
     _port: int | None
     _socket_dir: Path | None
+    socket: Path
+    _path: Callable[..., Path]
+    _connect: Callable[..., Any]
 
     # files ---------------------------------------------------------------------------------------
     def disk_paths(self) -> list[Path]:
         """The instance directory (data, tmp, keys, logs, my.cnf) and a socket directory kept elsewhere."""
-        return [self._path()] + ([self._socket_dir] if self._socket_dir is not None else [])  # type: ignore[attr-defined]
+        return [self._path()] + ([self._socket_dir] if self._socket_dir is not None else [])
 
     def data_dir_parts(self) -> dict[str, list[str]]:
         return {"datadir": ["data/*"], "redo": ["data/ib_logfile*"], "temp": ["data/ibtmp1", "tmp/*"]}
 
     def temp_locations(self) -> list[Path]:
-        return [self._path("tmp"), self._path("data", "ibtmp1")]  # type: ignore[attr-defined]
+        return [self._path("tmp"), self._path("data", "ibtmp1")]
 
     def key_storage(self) -> list[dict[str, Any]]:
         """The encrypted key file beside the data, and the file key that exists only during start-up."""
         if self._keys is None:
             return []
         roots = self.disk_paths()
-        key_file = self._path("keys", "keys.enc")  # type: ignore[attr-defined]
-        data_forms = [form for key in self._keys.keys.values() for form in key_forms(key.hex())]
-        placeholder = self._path("keys", "filekey")  # type: ignore[attr-defined]
+        key_file = self._path("keys", "keys.enc")
+        found = search_files(roots, {"data": [f for k in self._keys.keys.values() for f in key_forms(k.hex())],
+                                     "filekey": [self._keys.filekey.encode()]})
+        placeholder = self._path("keys", "filekey")
         return [
             {"key": f"data keys 1 and 2 (AES-{self._keys.bits})", "where": "keys/keys.enc in the instance directory",
-             "on_disk": key_file.is_file(), "beside_data": same_disk(key_file, self._path("data")),  # type: ignore[attr-defined]
+             "on_disk": key_file.is_file(), "beside_data": same_disk(key_file, self._path("data")),
              "mode": mode_text(key_file),
              "protected_by": "AES-256-CBC (OpenSSL 'Salted__' format) under a random file key",
-             "found_in_clear": self._relative(files_holding(roots, data_forms))},
+             "found_in_clear": self._relative(found["data"])},
             {"key": "file key (decrypts keys.enc)", "where": "a 0700 directory on tmpfs (/dev/shm) during start-up "
              "only, linked from keys/filekey and deleted once the server is ready",
              "on_disk": placeholder.is_symlink() or placeholder.exists(), "beside_data": False, "mode": None,
-             "protected_by": "not stored", "found_in_clear": self._relative(
-                 files_holding(roots, [self._keys.filekey.encode()]))},
+             "protected_by": "not stored", "found_in_clear": self._relative(found["filekey"])},
         ]
 
     def _relative(self, paths: list[str]) -> list[str]:
-        root = str(self._path())  # type: ignore[attr-defined]
+        root = str(self._path())
         return [p[len(root) + 1:] if p.startswith(root + "/") else p for p in paths]
 
     # server variables -------------------------------------------------------------------------------
     def _variables(self, names: tuple[str, ...]) -> dict[str, str]:
-        conn = self._connect(timeout=10)  # type: ignore[attr-defined]
+        conn = self._connect(timeout=10)
         try:
             cur = conn.cursor()
             cur.execute("SHOW GLOBAL VARIABLES WHERE Variable_name IN (" + ", ".join(["%s"] * len(names)) + ")",
@@ -95,7 +99,7 @@ class MariadbThreatProbes:
         general = v.get("general_log", "OFF").upper() in ("ON", "1")
         slow = v.get("slow_query_log", "OFF").upper() in ("ON", "1")
         outputs = {o.strip().upper() for o in v.get("log_output", "FILE").split(",")}
-        datadir = self._path("data")  # type: ignore[attr-defined]
+        datadir = self._path("data")
         files: list[Path] = []
         if "FILE" in outputs:
             files += [datadir / v[name] for on, name in ((general, "general_log_file"), (slow, "slow_query_log_file"))
@@ -104,7 +108,7 @@ class MariadbThreatProbes:
             files += [datadir / "mysql" / f"{t}.CSV" for on, t in ((general, "general_log"), (slow, "slow_log")) if on]
         enabled = (general or slow) and "NONE" not in outputs
         return {"enabled": enabled, "settings": {k: v[k] for k in _LOG_VARIABLES if k in v},
-                "files": files, "server_logs": [self._path("server.log")],  # type: ignore[attr-defined]
+                "files": files, "server_logs": [self._path("server.log")],
                 "min_duration_s": None if general else float(v.get("long_query_time", "10"))}
 
     def literal_lookup_sql(self, markers: list[str], seconds: float) -> str:
@@ -122,7 +126,8 @@ class MariadbThreatProbes:
         """mariadbd writes a core on a crash only with ``core_file``; ``memlock`` keeps it out of swap."""
         v = self._variables(("core_file", "locked_in_memory"))
         core = v.get("core_file", "OFF").upper() in ("ON", "1")
-        return {"server_dumps_core": core, "applies_to": ["mariadbd", "mysqld"], "memory_locked": v.get("locked_in_memory", "OFF").upper() in ("ON", "1"),
+        locked = v.get("locked_in_memory", "OFF").upper() in ("ON", "1")
+        return {"server_dumps_core": core, "applies_to": ["mariadbd", "mysqld"], "memory_locked": locked,
                 "settings": v, "note": "without core_file, mariadbd's crash handler prints a stack trace and exits "
                                        "without a core"}
 
@@ -133,8 +138,8 @@ class MariadbThreatProbes:
         query = (f"SELECT CONCAT(c.marker, '-', s.seq) AS v, REPEAT('x', 40) AS pad FROM {CANARY_TABLE} c "
                  f"CROSS JOIN seq_1_to_{SPILL_COPIES} s ORDER BY v DESC")
         settings = {"sort_buffer_size": "32768", "tmp_table_size": "16384", "max_heap_table_size": "16384"}
-        watcher = self._connect(timeout=10)  # type: ignore[attr-defined]
-        conn = self._connect(timeout=10)  # type: ignore[attr-defined]
+        watcher = self._connect(timeout=10)
+        conn = self._connect(timeout=10)
         stream = conn.cursor(pymysql.cursors.SSCursor)
         try:
             before = _tmp_files(watcher)
@@ -151,7 +156,7 @@ class MariadbThreatProbes:
             if result is not None:  # killed: there is no rest of the result to drain
                 result.unbuffered_active = False
             with contextlib.suppress(Exception):
-                conn._force_close()  # type: ignore[attr-defined]
+                conn._force_close()
 
     def read_as_select_user(self) -> dict[str, Any]:
         """A user with SELECT on the benchmark schema reads the canary table, then is dropped."""
@@ -159,7 +164,7 @@ class MariadbThreatProbes:
 
         password = generate_password()
         hosts = ["localhost"] + (["127.0.0.1"] if self._port else [])
-        admin = self._connect(timeout=10)  # type: ignore[attr-defined]
+        admin = self._connect(timeout=10)
         try:
             cur = admin.cursor()
             for host in hosts:
@@ -178,7 +183,7 @@ class MariadbThreatProbes:
 
     def _read_as(self, user: str, password: str, database: str) -> dict[str, Any]:
         target: dict[str, Any] = ({"host": "127.0.0.1", "port": self._port} if self._port
-                                  else {"unix_socket": str(self.socket)})  # type: ignore[attr-defined]
+                                  else {"unix_socket": str(self.socket)})
         try:
             conn = pymysql.connect(user=user, password=password, database=database, connect_timeout=10,
                                    charset="utf8mb4", **target)

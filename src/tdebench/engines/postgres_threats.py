@@ -17,7 +17,7 @@ mount (``fs``) and, for ``column:*``, its key (``_key``).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +35,11 @@ _LOG_SETTINGS = ("log_statement", "log_min_duration_statement", "log_min_duratio
 class PostgresThreatProbes:
     """Threat-model hooks for one private cluster (see the module docstring)."""
 
+    # provided by PostgresInstance
     cluster: Any
     fs: Any
     home: Path
+    connect: Callable[[], Any]
 
     # files ---------------------------------------------------------------------------------------
     def disk_paths(self) -> list[Path]:
@@ -120,7 +122,7 @@ class PostgresThreatProbes:
         """An external sort of the canary rows × 20,000 held open by a cursor (see the module docstring)."""
         query = (f"SELECT c.marker || '-' || g AS v, repeat('x', 40) AS pad FROM {CANARY_TABLE} c "
                  f"CROSS JOIN generate_series(1, {SPILL_COPIES}) g ORDER BY v DESC")
-        conn = self.connect()  # type: ignore[attr-defined]  # the workload's way: with the column key
+        conn = self.connect()  # the workload's way: with the column key
         try:
             conn.execute(f"SET work_mem = '{SPILL_WORK_MEM}'")
             conn.execute(f"DECLARE tdebench_spill NO SCROLL CURSOR FOR {query}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +40,10 @@ def temp_in_memory(compile_options: list[str], pragma: int) -> bool:
 class SqliteThreatProbes:
     """Threat-model hooks for one database file (see the module docstring)."""
 
+    # provided by SqliteInstance
     _dir: Path
     _key: Any
+    connect: Callable[[], Any]
 
     def data_dir_parts(self) -> dict[str, list[str]]:
         return {"redo": ["*-journal", "*-wal"]}
@@ -55,7 +57,8 @@ class SqliteThreatProbes:
         return [{"key": "SQLCipher raw key (AES-256)", "where": "memory of the tdebench process only; given with "
                  "PRAGMA key on every open", "on_disk": False, "beside_data": False, "mode": None,
                  "protected_by": "not stored",
-                 "found_in_clear": [os.path.basename(p) for p in files_holding([self._dir], key_forms(self._key.hex()))]}]
+                 "found_in_clear": [os.path.basename(p)
+                                    for p in files_holding([self._dir], key_forms(self._key.hex()))]}]
 
     def statement_logs(self) -> dict[str, Any]:
         return {"applicable": False, "reason": f"{NO_SERVER} and no server log"}
@@ -70,7 +73,7 @@ class SqliteThreatProbes:
     @contextlib.contextmanager
     def spill_probe(self, markers: list[str]) -> Iterator[dict[str, Any]]:
         """A sort of the canary rows × 20,000 with a 16-page cache, held open after its first row."""
-        conn = self.connect()  # type: ignore[attr-defined]
+        conn = self.connect()
         try:
             options = [str(r[0]) for r in conn.execute("PRAGMA compile_options").fetchall()]
             pragma = int(conn.execute("PRAGMA temp_store").fetchone()[0])
@@ -83,7 +86,8 @@ class SqliteThreatProbes:
                 return
             conn.execute("PRAGMA cache_size = 16")
             query = (f"WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < {SPILL_COPIES}) "
-                     f"SELECT c.marker || '-' || g.i AS v, hex(randomblob(20)) FROM {CANARY_TABLE} c, g ORDER BY v DESC")
+                     f"SELECT c.marker || '-' || g.i AS v, hex(randomblob(20)) FROM {CANARY_TABLE} c, g "
+                     "ORDER BY v DESC")
             cur = conn.execute(query)
             cur.fetchone()
             yield {"query": query.replace(CANARY_TABLE, "<canary table>"),

@@ -60,7 +60,7 @@ def attackers(configs: list[ConfigThreats]) -> list[tuple[str, str]]:
     return list(seen.items())
 
 
-def _cell(configs: list[ConfigThreats], c: ConfigThreats, row_id: str) -> dict[str, Any] | None:
+def _cell(c: ConfigThreats, row_id: str) -> dict[str, Any] | None:
     return next((r for r in c.rows if r.get("id") == row_id), None)
 
 
@@ -77,7 +77,7 @@ def _matrix_html(configs: list[ConfigThreats]) -> Safe:
     for row_id, name in attackers(configs):
         cells: list[object] = [esc(name)]
         for c in configs:
-            row = _cell(configs, c, row_id)
+            row = _cell(c, row_id)
             cells.append(pill(row["status"], pill_kind(row["status"], c.plain)) if row else esc("—"))
         body.append(cells)
     return table(cols, body)
@@ -117,7 +117,7 @@ def md_lines(rs: RunSummary) -> list[str]:
         if not configs:
             continue
         out += [f"## Threat model: {es.engine}", ""]
-        matrix = [[name] + [(_cell(configs, c, rid) or {}).get("status", "—") for c in configs]
+        matrix = [[name] + [(_cell(c, rid) or {}).get("status", "—") for c in configs]
                   for rid, name in attackers(configs)]
         out += md_table(["attacker"] + [c.encryption for c in configs], matrix, set()) + [""]
         out += [f"- {s}" for s in sentences(rs, es)] + ([""] if sentences(rs, es) else [])

@@ -21,7 +21,7 @@ from tdebench.engines.exposure import files_on_disk
 from tdebench.verify import hostfacts
 from tdebench.verify.atrest import count_in_file
 from tdebench.verify.threats import (EXPOSED, NOT_APPLICABLE, NOT_CHECKED, PROTECTED, Needles, Row, backup_rows,
-                                     guarded, join_words)
+                                     fmt_bytes, guarded, join_words)
 
 MAX_PROBE_SLEEP = 3.0  # a slow-query threshold above this is not waited for: the final scan decides
 LOG_HINT = ("turn it on as users do with --server-setting, e.g. general_log=ON or slow_query_log=ON (MariaDB), "
@@ -77,14 +77,6 @@ class Scan:
         where = [f.path for f in self.files if f.total]
         more = f" and {len(where) - 3} more file(s)" if len(where) > 3 else ""
         return head + f"{hits_text(self.hits)} in {', '.join(where[:3]) if more else join_words(where)}{more}"
-
-
-def fmt_bytes(n: int) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return str(n)
 
 
 def hits_text(hits: dict[str, int]) -> str:
@@ -174,8 +166,9 @@ def temp_scan(instance: Instance, needles: Needles, since: float | None) -> tupl
     opened, unreadable = open_temp_files(instance.server_pids(), locations)
     scan = Scan([])
     for link, target in opened:
-        name = display(Path(target.replace(" (deleted)", "")), roots) + (" (deleted, still open)"
-                                                                         if target.endswith(" (deleted)") else " (open)")
+        deleted = target.endswith(" (deleted)")
+        name = display(Path(target.replace(" (deleted)", "")), roots) + (" (deleted, still open)" if deleted
+                                                                         else " (open)")
         scan.files += scan_paths([link], needles, roots, label=name).files
     seen = {t.replace(" (deleted)", "") for _, t in opened}
     # only the instance's own locations are listed (never a shared /tmp); the data_dir itself (a gocryptfs
@@ -354,8 +347,10 @@ def temp_row(instance: Instance, needles: Needles) -> Row:
     spilled = bool(facts.get("spill_files")) or any(f.bytes for f in scan.files)
     evidence = {**scan.evidence(), "locations": [str(p) for p in locations], "probe": facts,
                 "unreadable_open_files": unreadable}
-    probe_text = (f"spill probe ({facts.get('spill_files', '?')} spill file(s) reported by the server"
-                  + (f", {fmt_bytes(int(facts['spill_bytes']))}" if facts.get("spill_bytes") else "") + ")")
+    probe_text = "spill probe"
+    if "spill_files" in facts:  # what the server itself counted (an embedded engine has no such counter)
+        probe_text += (f" ({facts['spill_files']} spill file(s) reported by the server"
+                       + (f", {fmt_bytes(int(facts['spill_bytes']))}" if facts.get("spill_bytes") else "") + ")")
     if scan.total:
         return Row("temp_files", EXPOSED, f"{probe_text}: {scan.text('temporary files in ' + where)}", evidence)
     if spilled and scan.files:

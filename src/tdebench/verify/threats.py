@@ -187,6 +187,15 @@ def backup_phrase(kind: str, info: dict[str, Any]) -> str:
     return f"{'logical dumps' if info.get('logical') else 'physical backups'} ({kind})"
 
 
+def fmt_bytes(n: float) -> str:
+    """``841 bytes``, ``1.6 KiB``, ``561.9 MiB``."""
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{int(n)} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
 def backup_rows(verdicts: dict[str, Any], note: str) -> list[Row]:
     """One row per backup kind the backup workload made and scanned; one "not checked" row otherwise."""
     backups = verdicts.get("backups") or {}
@@ -195,14 +204,13 @@ def backup_rows(verdicts: dict[str, Any], note: str) -> list[Row]:
     rows = []
     for kind, v in sorted(backups.items()):
         info = (verdicts.get("kinds") or {}).get(kind, {})
-        hits = int(v.get("marker_hits", 0)) + int(v.get("known_plaintext_hits", 0))
         status = PROTECTED if v.get("encrypted") else EXPOSED
         evidence = {k: v.get(k) for k in ("files_scanned", "bytes_scanned", "marker_hits", "known_plaintext_hits",
                                           "files_with_hits", "block", "at")}
         evidence.update(tool=info.get("tool"), logical=info.get("logical"), compressed=info.get("compressed"))
-        summary = (f"{v.get('files_scanned', 0)} file(s) of the backup scanned ({v.get('bytes_scanned', 0)} bytes, "
-                   f"decompressed): {v.get('marker_hits', 0)} canary and {v.get('known_plaintext_hits', 0)} "
-                   f"known-plaintext hits" + ("" if hits else ", none"))
+        size = fmt_bytes(int(v.get("bytes_scanned") or 0))
+        summary = (f"{v.get('files_scanned', 0)} file(s) of the backup scanned ({size}, decompressed): "
+                   f"{v.get('marker_hits', 0)} canary and {v.get('known_plaintext_hits', 0)} known-plaintext hits")
         rows.append(Row(f"backups:{kind}", status, summary, evidence,
                         attacker=f"backup: {kind} ({'logical' if info.get('logical') else 'physical'}"
                                  f"{', compressed' if info.get('compressed') else ''})"))
@@ -231,12 +239,23 @@ def join_words(items: list[str], last: str = "and") -> str:
     return ", ".join(items[:-1]) + f", {last} " + items[-1]
 
 
+def merge_kinds(phrases: list[str]) -> list[str]:
+    """``physical backups (a)``, ``physical backups (b)`` -> ``physical backups (a, b)``."""
+    merged: dict[str, list[str]] = {}
+    for text in phrases:
+        head, sep, rest = text.partition(" (")
+        kinds = merged.setdefault(head if sep else text, [])
+        if sep:
+            kinds.append(rest.rstrip(")"))
+    return [f"{head} ({', '.join(kinds)})" if kinds else head for head, kinds in merged.items()]
+
+
 def verdict_sentence(name: str, rows: list[Row] | list[dict[str, Any]]) -> str:
     """"<spec> stops A, B and C; it does not stop X or Y (not checked: Z)." from the rows' statuses."""
-    rows = [r if isinstance(r, Row) else Row(**r) for r in rows]
-    stops = [phrase(r) for r in rows if r.status == PROTECTED]
-    leaks = [phrase(r) for r in rows if r.status == EXPOSED]
-    unknown = [phrase(r) for r in rows if r.status == NOT_CHECKED]
+    rows = sorted((r if isinstance(r, Row) else Row(**r) for r in rows), key=_row_order)
+    stops = merge_kinds([phrase(r) for r in rows if r.status == PROTECTED])
+    leaks = merge_kinds([phrase(r) for r in rows if r.status == EXPOSED])
+    unknown = merge_kinds([phrase(r) for r in rows if r.status == NOT_CHECKED])
     parts = []
     if stops:
         parts.append(f"{name} stops {join_words(stops)}")
