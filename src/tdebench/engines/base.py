@@ -220,17 +220,18 @@ class Instance(ABC):
         return [self.data_dir]
 
     def data_dir_parts(self) -> dict[str, list[str]] | None:
-        """Globs relative to :attr:`data_dir` naming its parts: ``redo`` (redo log / WAL), ``temp`` (temporary
-        tablespaces and files), ``outside`` (files in ``data_dir`` that a copy of the database's data directory
-        would not hold: server logs, key files, the instance's configuration). Files matching none are table
-        data. None: the parts cannot be told apart (e.g. encrypted file names)."""
+        """Globs relative to :attr:`data_dir` naming its parts: ``datadir`` (the database's own data directory,
+        when :attr:`data_dir` also holds logs, key files or configuration; default: every file), ``redo`` (redo
+        log / WAL), ``temp`` (temporary tablespaces and files). ``{}``: no part named; None: the parts cannot be
+        told apart (e.g. encrypted file names)."""
         return {}
 
     def key_storage(self) -> list[dict[str, Any]] | None:
         """Where each key lives, one dict per key: ``key`` (what it is), ``where``, ``on_disk`` (bool),
         ``beside_data`` (bool: on the same disk as the data), ``mode`` (octal text), ``protected_by`` (what
-        wraps it), ``found_in_clear`` (files holding its value in clear, searched by the engine). ``[]`` for a
-        config without keys; None when not known."""
+        wraps it), ``found_in_clear`` (files holding its value in clear, searched by the engine), optionally
+        ``named_in`` (the service configuration that points to it). ``[]`` for a config without keys; None when
+        not known."""
         return None
 
     def statement_logs(self) -> dict[str, Any] | None:

@@ -71,6 +71,8 @@ class MariadbThreatProbes:
              "on_disk": key_file.is_file(), "beside_data": same_disk(key_file, self._path("data")),
              "mode": mode_text(key_file),
              "protected_by": "AES-256-CBC (OpenSSL 'Salted__' format) under a random file key",
+             "named_in": "my.cnf (file_key_management_filename; file_key_management_filekey=FILE:keys/filekey, a "
+                         "path that exists only during start-up)",
              "found_in_clear": self._relative(found["data"])},
             {"key": "file key (decrypts keys.enc)", "where": "a 0700 directory on tmpfs (/dev/shm) during start-up "
              "only, linked from keys/filekey and deleted once the server is ready",

@@ -247,6 +247,7 @@ def key_text(k: dict[str, Any]) -> str:
     facts = [f"mode {k['mode']}" if k.get("mode") else "",
              "beside the data" if k.get("beside_data") else "",
              f"protected by {k['protected_by']}" if k.get("on_disk") and k.get("protected_by") else "",
+             f"named in {k['named_in']}" if k.get("named_in") else "",
              "not on disk" if not k.get("on_disk") else "",
              f"IN CLEAR in {', '.join(k['found_in_clear'][:3])}" if k.get("found_in_clear") else ""]
     return where + (f" ({'; '.join(f for f in facts if f)})" if any(facts) else "")
