@@ -314,8 +314,9 @@ def test_cipher_mapping():
 def test_settings_validation():
     engine = get_engine("postgres")
     engine.validate_settings({"work_mem": "128MB", "encrypt_columns": "lineitem.l_comment",
-                              "pgp_options": "s2k-mode=3"})
-    for bad in ({"listen_addresses": "*"}, {"log_statement": "all"}, {"port": "1"}, {"Bad Name": "1"},
+                              "pgp_options": "s2k-mode=3", "log_statement": "all",
+                              "log_min_duration_statement": "0"})  # statement logging: the threat model scans it
+    for bad in ({"listen_addresses": "*"}, {"log_parameter_max_length": "-1"}, {"port": "1"}, {"Bad Name": "1"},
                 {"encrypt_columns": "lineitem"}, {"pgp_options": "cipher-algo=bf"}, {"work_mem": "1\n2"}):
         with pytest.raises(UsageError):
             engine.validate_settings(bad)

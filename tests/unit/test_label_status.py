@@ -27,6 +27,7 @@ from tdebench.report.figures import engine_charts
 from tdebench.results import labels
 from tdebench.results.labels import LabelStatus, label_status
 from tdebench.api.events import RunListener
+from tdebench.verify.threats import ThreatModel
 from tdebench.runner.orchestrator import Orchestrator
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "rundir_sqlite"
@@ -172,6 +173,7 @@ def orchestrator() -> Orchestrator:
     orch.verification = {"schema_version": 1, "configs": {}}
     orch.workload = SimpleNamespace(schema_tables=["region"], known_plaintext=[], tables=lambda: ())
     orch.rundir = SimpleNamespace(write_verification=lambda data: None)
+    orch.threats = ThreatModel()
     return orch
 
 

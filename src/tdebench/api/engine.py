@@ -23,13 +23,14 @@ from typing import Any, ClassVar, Protocol
 
 from collections.abc import Sequence
 
+from tdebench.api.canary import CANARY_TABLE
 from tdebench.api.dialect import Dialect
 from tdebench.api.footprint import UNMEASURED, Footprint
 from tdebench.api.tables import TableSpec
+from tdebench.api.threat_probes import ThreatProbes
 from tdebench.encryption import EncryptionSpec
 from tdebench.errors import UsageError
 
-CANARY_TABLE = "tdebench_canary"
 DEFAULT_DATABASE = "tdebench"
 
 
@@ -71,7 +72,7 @@ class Config:
         return self.name or f"{self.engine}-{self.spec.label}"
 
 
-class Instance(ABC):
+class Instance(ThreatProbes, ABC):
     """One provisioned database for one config. Use as a context manager: leaving it stops it."""
 
     #: False for servers tdebench does not manage (external targets): no data directory to scan or to

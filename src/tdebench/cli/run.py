@@ -306,7 +306,14 @@ def verify_plan(plan: RunPlan, rundir: RunDirectory, *, console: Console, err_co
         console.print(f"{label}: {verdict}; status enabled={entry.get('status', {}).get('enabled')}; "
                       f"{entry.get('marker_hits', '?')} canary hits in {entry.get('files_scanned', '?')} files; "
                       f"answers equal: {entry.get('answers_equal')}; check {'passed' if entry.get('passed') else 'FAILED'}")
+    from tdebench.report.threats_view import text_lines
+
+    for line in text_lines(verification):  # the threat model per config (docs/security.md)
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     console.print(f"verification: {rundir.verification_path}")
     if failed is not None:
         raise failed
+    path = build_report_for(rundir.path, err_console)
+    if path is not None:
+        console.print(f"report: {path}")
     return 0

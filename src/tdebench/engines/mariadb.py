@@ -40,6 +40,7 @@ from tdebench.engines import mariadb_settings as ms
 from tdebench.engines.mariadb_keys import KeyMaterial, remove_tree, transient_dir
 from tdebench.engines.mariadb_support import (close_quietly, error_lines, native_password_hash, run_group,
                                               traversable_by)
+from tdebench.engines.mariadb_threats import MariadbThreatProbes
 from tdebench.engines.mariadb_watchdog import DiskFullWatchdog, full_disk_reason, log_size
 from tdebench.engines.process import (ServerProcess, chown_tree, find_binary, free_port, own_path, service_user,
                                       tail)
@@ -120,7 +121,7 @@ class MariadbEngine(Engine):
         return Footprint(peak=5.0, final=2.0, fixed=144 * MIB + redo)
 
 
-class MariadbInstance(Instance):
+class MariadbInstance(MariadbThreatProbes, Instance):
     """One private mariadbd with its own directories, socket, password and (for TDE) keys."""
 
     dialect = MARIADB

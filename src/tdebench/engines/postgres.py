@@ -38,6 +38,7 @@ from tdebench.encryption import PLAIN, EncryptionSpec, parse_spec
 from tdebench.engines import fsencrypt
 from tdebench.engines.postgres_server import (DEFAULTS, PgCluster, extension_available, find_bindir,
                                               server_version, user_can_reach, validate_gucs)
+from tdebench.engines.postgres_threats import PostgresThreatProbes
 from tdebench.engines.process import service_user
 from tdebench.errors import EnvironmentProblem, RunFailed
 
@@ -130,7 +131,7 @@ class PostgresEngine(Engine):
         return Footprint(peak=2.7, final=2.0, log=1.8, fixed=fixed, log_cap=cap)
 
 
-class PostgresInstance(Instance):
+class PostgresInstance(PostgresThreatProbes, Instance):
     """One private cluster (plain, or on a gocryptfs mount for ``fs:*``)."""
 
     dialect = POSTGRES

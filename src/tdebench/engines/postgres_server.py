@@ -45,7 +45,9 @@ DEFAULTS: dict[str, str] = {
     "timezone": "UTC",
 }
 # Set by tdebench, never by the user: where the server listens and what it may log (the column key
-# travels as a bound parameter, and parameters are never logged with these settings).
+# travels as a bound parameter, and parameters are never logged with these settings). Statement logging
+# itself (log_statement, log_min_duration_statement) is the user's to turn on, as users do: the threat
+# model scans that log (docs/security.md); PostgreSQL's defaults (none, -1) apply otherwise.
 FIXED: dict[str, str] = {
     "listen_addresses": "",
     "unix_socket_permissions": "0700",
@@ -54,8 +56,6 @@ FIXED: dict[str, str] = {
     "log_destination": "stderr",
     "log_line_prefix": "%m [%p] ",
     "log_timezone": "UTC",
-    "log_statement": "none",
-    "log_min_duration_statement": "-1",
     "log_min_duration_sample": "-1",
     "log_transaction_sample_rate": "0",
     "log_parameter_max_length": "0",

@@ -19,6 +19,7 @@ from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, In
 from tdebench.api.footprint import MIB, Footprint
 from tdebench.api.tables import ColumnSpec, TableSpec, split_line
 from tdebench.encryption import PLAIN, EncryptionSpec, SecretKey, parse_spec
+from tdebench.engines.sqlite_threats import SqliteThreatProbes
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
 
 SQLCIPHER = parse_spec("sqlcipher:aes-256-cbc")
@@ -95,7 +96,7 @@ class SqliteEngine(Engine):
         return Footprint(peak=1.7, final=1.7 if spec == SQLCIPHER else 1.6, fixed=16 * MIB)
 
 
-class SqliteInstance(Instance):
+class SqliteInstance(SqliteThreatProbes, Instance):
     """One database file in its own 0700 directory."""
 
     dialect = SQLITE

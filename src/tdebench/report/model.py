@@ -270,7 +270,8 @@ def summarize_files(files: RunFiles, settings: StatsSettings | None = None) -> R
         engines.setdefault(key.engine, [])
     order = _config_order(files)
     for config in order:
-        engine = next((k.engine for k in files.measurements.all_keys() if k.config == config), "")
+        engine = (next((k.engine for k in files.measurements.all_keys() if k.config == config), "")
+                  or str(files.manifest_config(config).get("engine", "")))  # e.g. `tdebench verify`: load rows only
         engines.setdefault(engine, []).append(config)
     summaries = [engine_summary(files, a, e, cs) for e, cs in engines.items() if cs]
     headlines = {es.headline.step_key for es in summaries if es.headline}

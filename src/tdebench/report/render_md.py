@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from tdebench.report import extras, texts
+from tdebench.report import extras, texts, threats_view
 from tdebench.report.fmt import DASH, fmt_bytes, fmt_ci, fmt_p, fmt_pct, fmt_value, fmt_value_ci
 from tdebench.report.model import EngineSummary, RunSummary
 from tdebench.stats.describe import Summary
@@ -113,6 +113,7 @@ def render(rs: RunSummary) -> str:
     out += ["## Verdict", ""]
     for es in rs.engines:
         out += [f"- **{es.engine}** ({texts.headline_label(es.headline)}): {v}" for v in es.verdicts]
+        out += [f"- **{es.engine}** (threat model): {s}" for s in threats_view.sentences(rs, es)]
     headline = [r.overhead for es in rs.engines for r in es.rows if r.overhead]
     out += ["", f"_Median over trials; {texts.overhead_note(headline)}_", ""]
     if rs.warnings:
@@ -134,6 +135,7 @@ def render(rs: RunSummary) -> str:
                             [[t.config_a, t.config_b, f"{t.mean_diff:+.4g}", fmt_p(t.p_value)]
                              for t in a.tukey], {2, 3}) + [""]
     out += extras.md_lines(rs)
+    out += threats_view.md_lines(rs)
     out += ["## Verification", ""] + verification_lines(rs) + [""]
     out += methods_lines(rs)
     return "\n".join(out).rstrip() + "\n"

@@ -37,6 +37,7 @@ from tdebench.runner.ownership import Ownership, socket_dirs
 from tdebench.api.plan import Block, RunPlan
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.verify.atrest import verify_at_rest
+from tdebench.verify.threats import ThreatModel
 from tdebench.workloads import make_workload
 
 
@@ -74,6 +75,7 @@ class Orchestrator:
         self.workload = make_workload(plan, rundir)
         self.digests: dict[tuple[int, str], dict[int, str]] = {}
         self.verification: dict[str, Any] = {"schema_version": 1, "configs": {}}
+        self.threats = ThreatModel(tuple(self.workload.known_plaintext), plan.workload)  # docs/security.md
         self.manifest: dict[str, Any] = manifest or {}
         self.outcome = RunOutcome(rundir)
         self.disk_check = disk_check
@@ -104,6 +106,7 @@ class Orchestrator:
                     self._check_answers()
                     for block in ([] if self.verify_only else self.plan.blocks()):
                         self._run_block(block)
+                    self._finish_threats()
                 except KeyboardInterrupt:
                     if not any(c.keep for c in self.plan.configs):  # the data is deleted anyway: no clean
                         process.kill_servers()                       # shutdown, be gone within seconds
@@ -234,7 +237,8 @@ class Orchestrator:
             entry["status"] = instance.encryption_status()
             instance.check_encrypted(self._table_names())
             if instance.scannable:
-                entry.update(verify_at_rest(instance, known_plaintext=self.workload.known_plaintext))
+                markers = self.threats.new_markers(label)
+                entry.update(verify_at_rest(instance, markers, known_plaintext=self.workload.known_plaintext))
             else:  # the server's files are out of reach: its own status, checked above, is all there is
                 entry.update(passed=True, at_rest="not possible", note=instance.scan_note)
         except TdebenchError as exc:
@@ -242,6 +246,9 @@ class Orchestrator:
             entry.update(passed=False, error=exc.one_line())
         labelled = label_status(entry, instance.config.spec.is_plain)
         entry.update(label_status=labelled.status, label_note=labelled.note)
+        if entry.get("passed"):
+            self.ui.message(f"threat model of {label}: probing logs, temporary files, users, swap and TLS")
+            entry["threats"] = self.threats.assess(label, instance, entry)
         self.verification["configs"][label] = entry
         self._write_verification()
         if entry.get("passed") and labelled.flagged:
@@ -255,6 +262,14 @@ class Orchestrator:
                 what = f"the plain twin shows no plaintext, so the scanner cannot be trusted ({what})"
             raise RunFailed(f"at-rest verification failed for {label}: {what}",
                             "do not trust this configuration; see verification.json")
+
+    def _finish_threats(self) -> None:
+        """The threat model's final pass (logs and temp files after the workload, backups) before clean-up."""
+        for label, state in self.states.items():
+            entry = self.verification["configs"].get(label)
+            if entry and not state.abandoned:
+                self.threats.finish(label, state.instance, entry, self.rundir.path)
+        self._write_verification()
 
     def _record_config(self, state: ConfigState, facts: dict[str, Any]) -> None:
         instance, engine = state.instance, state.engine

@@ -97,18 +97,40 @@ def scan_directory(root: Path, markers: list[str]) -> ScanResult:
     return ScanResult(markers, files)
 
 
+def canary_names(markers: list[str]) -> dict[str, str]:
+    """marker value -> the name results show instead (``canary-1`` ...): values are never written."""
+    return {m: f"canary-{i}" for i, m in enumerate(markers, start=1)}
+
+
+def statement_log_globs(instance: Instance) -> list[str]:
+    """Statement-log files inside :attr:`Instance.data_dir` (relative): plaintext by design under every scope,
+    judged in the threat model's own row, not by the at-rest verdict."""
+    try:
+        facts = instance.statement_logs() or {}
+    except Exception:  # noqa: BLE001 - an engine that cannot say keeps the plain verdict
+        return []
+    root = instance.data_dir.resolve()
+    out = []
+    for path in facts.get("files", []) if facts.get("enabled") else []:
+        resolved = Path(path).resolve()
+        if resolved.is_relative_to(root):
+            out.append(str(resolved.relative_to(root)))
+    return out
+
+
 def verify_at_rest(instance: Instance, markers: list[str] | None = None,
                    known_plaintext: tuple[str, ...] = ()) -> dict[str, Any]:
     """Plant canaries, flush, scan the data directory for them and for ``known_plaintext`` (values the
-    workload's data hold); return the verdict for verification.json."""
+    workload's data hold); return the verdict for verification.json (canaries by name, never by value)."""
     markers = markers or new_markers()
+    names = canary_names(markers)
     instance.plant_canaries(markers)
     instance.flush_to_disk()
     canary = scan_directory(instance.data_dir, markers)
     known = scan_directory(instance.data_dir, list(known_plaintext)) if known_plaintext else ScanResult([], [])
     encrypted = not instance.config.spec.is_plain
     hits = canary.marker_hits + known.marker_hits
-    outside = instance.files_outside_scope()
+    outside = instance.files_outside_scope() + statement_log_globs(instance)
     in_scope = sum(f.total_hits for f in canary.files + known.files
                    if not any(fnmatch.fnmatch(f.path, pattern) for pattern in outside))
     return {
@@ -117,11 +139,13 @@ def verify_at_rest(instance: Instance, markers: list[str] | None = None,
         "passed": (in_scope == 0) if encrypted else (hits > 0),
         "outside_scope": outside,
         "outside_scope_hits": hits - in_scope,
+        "markers": list(names.values()),
         "marker_hits": canary.marker_hits,
         "known_plaintext_hits": known.marker_hits,
         "files_scanned": len(canary.files),
         "bytes_scanned": sum(f.bytes for f in canary.files),
         "files_with_hits": sorted(set(canary.files_with_hits) | set(known.files_with_hits)),
-        "files": [asdict(f) for f in canary.files],
+        "files": [{"path": f.path, "bytes": f.bytes, "hits": {names[m]: n for m, n in f.hits.items()}}
+                  for f in canary.files],
         "known_plaintext": known.to_json()["files"],
     }

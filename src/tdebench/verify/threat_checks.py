@@ -1,0 +1,515 @@
+"""The checks behind the threat-model rows (:mod:`tdebench.verify.threats`), one function per attacker.
+
+Each check asks the instance (its threat-model hooks, see :class:`tdebench.api.engine.Instance`), runs what
+it must on the live server (a lookup with literal values for the statement log, a spilling sort for the temp
+files, a SELECT-only user), scans the files involved and turns the result into a :class:`Row`. Files are named
+relative to the instance directory where possible; hits are counted per needle *name*.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tdebench.api.engine import Instance
+from tdebench.engines.exposure import files_on_disk
+from tdebench.verify import hostfacts
+from tdebench.verify.atrest import count_in_file
+from tdebench.verify.threats import (EXPOSED, NOT_APPLICABLE, NOT_CHECKED, PROTECTED, Needles, Row, backup_rows,
+                                     fmt_bytes, guarded, join_words)
+
+MAX_PROBE_SLEEP = 3.0  # a slow-query threshold above this is not waited for: the final scan decides
+LOG_HINT = ("turn it on as users do with --server-setting, e.g. general_log=ON or slow_query_log=ON (MariaDB), "
+            "log_statement=all or log_min_duration_statement=0 (PostgreSQL)")
+TOP_FILES = 10
+
+
+@dataclass
+class FileHit:
+    """Hits per needle name in one scanned file."""
+
+    path: str
+    bytes: int
+    hits: dict[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.hits.values())
+
+
+@dataclass
+class Scan:
+    """A set of scanned files."""
+
+    files: list[FileHit]
+
+    @property
+    def hits(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for f in self.files:
+            for name, n in f.hits.items():
+                out[name] = out.get(name, 0) + n
+        return dict(sorted(out.items()))
+
+    @property
+    def total(self) -> int:
+        return sum(f.total for f in self.files)
+
+    @property
+    def bytes(self) -> int:
+        return sum(f.bytes for f in self.files)
+
+    def evidence(self) -> dict[str, Any]:
+        with_hits = [f.path for f in self.files if f.total]
+        return {"files_scanned": len(self.files), "bytes_scanned": self.bytes, "hits": self.hits,
+                "files_with_hits": with_hits[:TOP_FILES], "more_files_with_hits": max(0, len(with_hits) - TOP_FILES)}
+
+    def text(self, what: str) -> str:
+        """``3 files of X (12.0 MiB) scanned: canary-1 ×2 in a, b`` or ``...: no plaintext``."""
+        head = f"{len(self.files)} file(s) of {what} ({fmt_bytes(self.bytes)}) scanned: "
+        if not self.total:
+            return head + "no canary or known plaintext"
+        where = [f.path for f in self.files if f.total]
+        more = f" and {len(where) - 3} more file(s)" if len(where) > 3 else ""
+        return head + f"{hits_text(self.hits)} in {', '.join(where[:3]) if more else join_words(where)}{more}"
+
+
+def hits_text(hits: dict[str, int]) -> str:
+    return ", ".join(f"{name} ×{n}" for name, n in hits.items()) or "no hits"
+
+
+def matches(path: str, globs: list[str]) -> bool:
+    return any(fnmatch.fnmatch(path, g) for g in globs)
+
+
+# scanning ---------------------------------------------------------------------------------------------
+def display(path: Path, roots: list[Path]) -> str:
+    """``path`` relative to the first root holding it, else absolute."""
+    real = Path(os.path.realpath(path))
+    for root in roots:
+        base = Path(os.path.realpath(root))
+        if real == base:
+            return real.name
+        if real.is_relative_to(base):
+            return str(real.relative_to(base))
+    return str(real)
+
+
+def scan_paths(paths: list[Path], needles: Needles, roots: list[Path], label: str | None = None) -> Scan:
+    """Count every needle in each file (files only; unreadable ones skipped)."""
+    values = [v.encode() for v in needles.values()]
+    files = []
+    for path in paths:
+        try:
+            counts = count_in_file(path, values) if values else {}
+            size = path.stat().st_size
+        except (OSError, ValueError):
+            continue
+        files.append(FileHit(label or display(path, roots), size, needles.name_counts(counts)))
+    return Scan(files)
+
+
+def at_rest_files(at_rest: dict[str, Any]) -> list[FileHit]:
+    """The at-rest scan's files (canary hits by name, known plaintext merged in by path)."""
+    files = {f["path"]: FileHit(f["path"], int(f.get("bytes", 0)), dict(f.get("hits") or {}))
+             for f in at_rest.get("files") or [] if isinstance(f, dict) and "path" in f}
+    for f in at_rest.get("known_plaintext") or []:
+        if not isinstance(f, dict) or f.get("path") not in files:
+            continue
+        for text, n in (f.get("hits") or {}).items():
+            if n:
+                files[f["path"]].hits[f"known:{text}"] = int(n)
+    return list(files.values())
+
+
+def open_temp_files(pids: list[int], locations: list[Path]) -> tuple[list[tuple[Path, str]], int]:
+    """(readable /proc/<pid>/fd paths with their target, count of unreadable ones) of the files the processes
+    hold open below ``locations`` (deleted ones included: their bytes are still on the disk)."""
+    roots = [os.path.realpath(p) for p in locations]
+    found: dict[str, Path] = {}
+    unreadable = 0
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            link = f"/proc/{pid}/fd/{fd}"
+            try:
+                target = os.readlink(link)
+            except OSError:
+                continue
+            clean = target[:-len(" (deleted)")] if target.endswith(" (deleted)") else target
+            if not any(clean == r or clean.startswith(r + "/") for r in roots) or target in found:
+                continue
+            if os.access(link, os.R_OK) and os.path.isfile(link):
+                found[target] = Path(link)
+            else:
+                unreadable += 1
+    return [(p, t) for t, p in found.items()], unreadable
+
+
+def _inside(path: Path, roots: list[Path]) -> bool:
+    real = os.path.realpath(path)
+    return any(real == os.path.realpath(r) or real.startswith(os.path.realpath(r) + "/") for r in roots)
+
+
+def temp_scan(instance: Instance, needles: Needles, since: float | None) -> tuple[Scan, int]:
+    """Open temp files of the server plus files in its own temp locations (changed since ``since``, or all)."""
+    roots = instance.disk_paths()
+    locations = instance.temp_locations() or []
+    opened, unreadable = open_temp_files(instance.server_pids(), locations)
+    scan = Scan([])
+    for link, target in opened:
+        deleted = target.endswith(" (deleted)")
+        name = display(Path(target.replace(" (deleted)", "")), roots) + (" (deleted, still open)" if deleted
+                                                                         else " (open)")
+        scan.files += scan_paths([link], needles, roots, label=name).files
+    seen = {t.replace(" (deleted)", "") for _, t in opened}
+    # only the instance's own locations are listed (never a shared /tmp); the data_dir itself (a gocryptfs
+    # cipher directory) only for files changed during the probe: its full scan is the data-directory row's
+    own = [p for p in locations if _inside(p, roots)
+           and (since is not None or os.path.realpath(p) != os.path.realpath(instance.data_dir))]
+    for path in files_on_disk(own):
+        if str(path) in seen:
+            continue
+        try:
+            if since is not None and path.stat().st_mtime < since:
+                continue
+        except OSError:
+            continue
+        scan.files += scan_paths([path], needles, roots).files
+    return scan, unreadable
+
+
+# the rows -------------------------------------------------------------------------------------------
+def statement_facts(instance: Instance) -> dict[str, Any] | None:
+    try:
+        return instance.statement_logs()
+    except Exception:  # noqa: BLE001 - the statement-log row says it was not checked
+        return None
+
+
+def log_rel_paths(instance: Instance, facts: dict[str, Any] | None) -> set[str]:
+    """Statement-log files inside the data_dir, relative to it (they have a row of their own)."""
+    if not facts or not facts.get("enabled"):
+        return set()
+    root = os.path.realpath(instance.data_dir)
+    out = set()
+    for path in facts.get("files", []):
+        real = os.path.realpath(path)
+        if real.startswith(root + "/"):
+            out.add(real[len(root) + 1:])
+    return out
+
+
+def data_dir_row(instance: Instance, files: list[FileHit], logs: set[str]) -> Row:
+    parts = instance.data_dir_parts()
+    globs = (parts or {}).get("datadir") or ["*"]
+    mine = Scan([f for f in files if matches(f.path, globs) and f.path not in logs])
+    if not mine.files:
+        return Row("data_dir", NOT_CHECKED, "the at-rest scan found no file of the data directory")
+    breakdown = {}
+    for part in ("redo", "temp"):
+        if parts and parts.get(part):
+            sub = [f for f in mine.files if matches(f.path, parts[part])]
+            breakdown[part] = {"files": len(sub), "hits": sum(f.total for f in sub)}
+    where = "the data directory" + (f" ({', '.join(globs)})" if globs != ["*"] else "")
+    evidence = {**mine.evidence(), "parts": breakdown, "statement_logs_excluded": sorted(logs)}
+    status = EXPOSED if mine.total else PROTECTED
+    return Row("data_dir", status, mine.text(where) + (" (statement logs in it: see their row)" if logs else ""),
+               evidence)
+
+
+def redo_row(instance: Instance, files: list[FileHit], data: Row) -> Row:
+    parts = instance.data_dir_parts()
+    if parts is None:
+        if data.status == PROTECTED:
+            return Row("redo_log", PROTECTED, "file names are encrypted, so the redo log / WAL cannot be told apart "
+                       "on disk; no file of the data directory holds plaintext", {"covered_by": "data_dir"})
+        return Row("redo_log", NOT_CHECKED, "file names are encrypted: the redo log / WAL cannot be told apart")
+    if not parts.get("redo"):
+        return Row("redo_log", NOT_CHECKED, "the engine names no redo log / WAL files")
+    redo = Scan([f for f in files if matches(f.path, parts["redo"])])
+    if not redo.files:
+        return Row("redo_log", NOT_APPLICABLE, f"no redo log / WAL file exists ({', '.join(parts['redo'])})")
+    return Row("redo_log", EXPOSED if redo.total else PROTECTED, redo.text("the redo log / WAL"),
+               {**redo.evidence(), "globs": parts["redo"]})
+
+
+def key_text(k: dict[str, Any]) -> str:
+    where = f"{k.get('key')}: {k.get('where')}"
+    facts = [f"mode {k['mode']}" if k.get("mode") else "",
+             "beside the data" if k.get("beside_data") else "",
+             f"protected by {k['protected_by']}" if k.get("on_disk") and k.get("protected_by") else "",
+             f"named in {k['named_in']}" if k.get("named_in") else "",
+             "not on disk" if not k.get("on_disk") else "",
+             f"IN CLEAR in {', '.join(k['found_in_clear'][:3])}" if k.get("found_in_clear") else ""]
+    return where + (f" ({'; '.join(f for f in facts if f)})" if any(facts) else "")
+
+
+def disk_row(instance: Instance, files: list[FileHit], needles: Needles, logs: dict[str, Any] | None) -> Row:
+    roots = instance.disk_paths()
+    log_paths = [Path(p) for p in (logs or {}).get("files", []) + (logs or {}).get("server_logs", [])]
+    log_rel = set()
+    for p in log_paths:
+        if _inside(p, [instance.data_dir]):
+            log_rel.add(str(Path(os.path.realpath(p)).relative_to(os.path.realpath(instance.data_dir))))
+    base = [f for f in files if f.path not in log_rel]  # statement logs are rescanned below (after the probe)
+    rest = [p for p in files_on_disk(roots, exclude=[instance.data_dir])]
+    fresh = scan_paths(rest + [p for p in log_paths if p.is_file() and _inside(p, [instance.data_dir])], needles,
+                       roots)
+    scan = Scan(base + fresh.files)
+    keys = instance.key_storage()
+    clear = [k for k in keys or [] if k.get("found_in_clear")]
+    bare = [k for k in keys or [] if k.get("on_disk") and k.get("protected_by") in (None, "", "none")]
+    key_part = ("keys: not known" if keys is None else "no key" if not keys else
+                "keys: " + "; ".join(key_text(k) for k in keys))
+    status = EXPOSED if scan.total or clear or bare else PROTECTED
+    evidence = {**scan.evidence(), "paths": [str(p) for p in roots], "keys": keys,
+                "key_beside_data": any(k.get("beside_data") for k in keys or []) if keys is not None else None}
+    return Row("disk", status, f"{scan.text('the instance on disk')}; {key_part}", evidence)
+
+
+def statement_log_row(instance: Instance, needles: Needles, facts: dict[str, Any] | None) -> Row:
+    if facts is None:
+        return Row("statement_log", NOT_CHECKED, "the engine does not report its statement logging")
+    if facts.get("applicable") is False:
+        return Row("statement_log", NOT_APPLICABLE, str(facts.get("reason", "")))
+    roots = instance.disk_paths()
+    settings = ", ".join(f"{k}={v}" for k, v in (facts.get("settings") or {}).items() if v not in ("", None))
+    statement_files = [Path(p) for p in facts.get("files", [])]
+    if not facts.get("enabled"):
+        server = scan_paths([Path(p) for p in facts.get("server_logs", []) if Path(p).is_file()], needles, roots)
+        evidence = {**server.evidence(), "settings": facts.get("settings"), "statement_logging": False}
+        if server.total:
+            return Row("statement_log", EXPOSED, "statement logging is off, but " + server.text("the server log"),
+                       evidence)
+        return Row("statement_log", NOT_APPLICABLE, f"statement logging is off ({settings}); "
+                   f"{server.text('the server log')}. To check it, {LOG_HINT}", evidence)
+    probe = run_log_probe(instance, needles, facts.get("min_duration_s"))
+    scan = scan_paths([p for p in statement_files if p.is_file()], needles, roots)
+    tag_seen = bool(probe.get("tag")) and any(_holds(p, probe["tag"]) for p in statement_files if p.is_file())
+    evidence = {**scan.evidence(), "settings": facts.get("settings"), "statement_logging": True,
+                "probe": {k: v for k, v in probe.items() if k != "tag"}, "probe_recorded": tag_seen}
+    if scan.total:
+        return Row("statement_log", EXPOSED, f"statement logging on ({settings}); " + scan.text("the statement log"),
+                   evidence)
+    if tag_seen:
+        return Row("statement_log", PROTECTED, "the log recorded the probe without its literal values; "
+                   + scan.text("the statement log"), evidence)
+    why = probe.get("skipped") or "the log did not record the probe"
+    return Row("statement_log", NOT_CHECKED, f"statement logging on ({settings}), but {why}", evidence)
+
+
+def _holds(path: Path, text: str) -> bool:
+    try:
+        return sum(count_in_file(path, [text.encode()]).values()) > 0
+    except (OSError, ValueError):
+        return False
+
+
+def run_log_probe(instance: Instance, needles: Needles, min_duration: float | None) -> dict[str, Any]:
+    """A lookup with the canary values as literals, as slow as the log's threshold needs."""
+    if min_duration is not None and min_duration > MAX_PROBE_SLEEP:
+        return {"skipped": f"only statements over {min_duration:g} s are logged; the probe does not wait that long "
+                           "(the workload's slow statements are caught by the final scan)"}
+    seconds = 0.0 if min_duration is None else min_duration + 0.25
+    tag = f"tdebench-log-probe-{secrets.token_hex(6)}"
+    conn = instance.connect()
+    try:
+        cur = conn.cursor()
+        cur.execute(f"/* {tag} */ " + instance.literal_lookup_sql(list(needles.canaries), seconds))
+        cur.fetchall()
+        conn.commit()
+    finally:
+        conn.close()
+    return {"tag": tag, "statement": "a SELECT of the canary rows with their values as literals in the statement "
+            "text, as applications write lookups" + (f", lasting at least {seconds:g} s" if seconds else "")}
+
+
+def temp_row(instance: Instance, needles: Needles) -> Row:
+    locations = instance.temp_locations()
+    if locations is None:
+        return Row("temp_files", NOT_CHECKED, "the engine does not say where its temporary files go")
+    where = join_words([display(p, instance.disk_paths()) for p in locations])
+    started = time.time() - 1.0
+    with instance.spill_probe(list(needles.canaries)) as facts:
+        if facts is None:
+            return Row("temp_files", NOT_CHECKED, "the engine has no spill probe")
+        if "in_memory" in facts:
+            return Row("temp_files", NOT_APPLICABLE, str(facts["in_memory"]), {"probe": facts})
+        scan, unreadable = temp_scan(instance, needles, since=started)
+    spilled = bool(facts.get("spill_files")) or any(f.bytes for f in scan.files)
+    evidence = {**scan.evidence(), "locations": [str(p) for p in locations], "probe": facts,
+                "unreadable_open_files": unreadable}
+    probe_text = "spill probe"
+    if "spill_files" in facts:  # what the server itself counted (an embedded engine has no such counter)
+        probe_text += (f" ({facts['spill_files']} spill file(s) reported by the server"
+                       + (f", {fmt_bytes(int(facts['spill_bytes']))}" if facts.get("spill_bytes") else "") + ")")
+    if scan.total:
+        return Row("temp_files", EXPOSED, f"{probe_text}: {scan.text('temporary files in ' + where)}", evidence)
+    if spilled and scan.files:
+        return Row("temp_files", PROTECTED, f"{probe_text}: {scan.text('temporary files in ' + where)}", evidence)
+    return Row("temp_files", NOT_CHECKED, f"{probe_text}: the probe's sort did not reach a file that could be "
+               f"read ({len(scan.files)} scanned, {unreadable} unreadable)", evidence)
+
+
+def swap_core_row(instance: Instance) -> Row:
+    facts = hostfacts.memory_facts(instance.server_pids())
+    engine = instance.core_dump_facts() or {}
+    applies = set(engine.get("applies_to") or [])
+    dumping, unknown = [], []
+    for p in facts.processes:
+        dumps = facts.dumps_core(p)
+        if dumps and engine.get("server_dumps_core") is False and p.name in applies:
+            dumps = False
+        (dumping if dumps else unknown if dumps is None else []).append(p)
+    swap = facts.clear_swap
+    locked = bool(engine.get("memory_locked"))
+    holds = "keys and decrypted rows" if not instance.config.spec.is_plain else "rows"
+    limits = join_words(sorted({f"{p.name} {p.core_soft}" for p in facts.processes})) or "no process"
+    core = (f"core_pattern {facts.core_pattern!r}, RLIMIT_CORE (soft) {limits}"
+            + (f", {', '.join(f'{k}={v}' for k, v in (engine.get('settings') or {}).items())}" if engine else ""))
+    swap_text = ("no active swap" if not facts.swaps else
+                 f"swap active: {', '.join(s['device'] for s in facts.swaps)}"
+                 + (" (not encrypted)" if swap else " (dm-crypt)") + (", server memory locked" if locked else ""))
+    evidence = {**facts.to_json(), "engine": engine}
+    if dumping or (swap and not locked):
+        what = []
+        if dumping:
+            what.append(f"a crash of {join_words(sorted({p.name for p in dumping}))} writes a core with its {holds}")
+        if swap and not locked:
+            what.append(f"its {holds} can be paged to unencrypted swap")
+        who = "keys could" if not instance.config.spec.is_plain else "decrypted rows could"
+        return Row("swap_core", EXPOSED, f"{'; '.join(what)}: {who} land on disk ({core}; {swap_text})",
+                   evidence)
+    if unknown:
+        return Row("swap_core", NOT_CHECKED, f"the core limit of {len(unknown)} process(es) could not be read "
+                   f"({core}; {swap_text})", evidence)
+    who = "keys cannot" if not instance.config.spec.is_plain else "nothing in memory can"
+    return Row("swap_core", PROTECTED, f"no core dump and no swap for the {holds} in memory: {who} land "
+               f"on disk this way ({core}; {swap_text})", evidence)
+
+
+def rows_bytes(rows: list[list[Any]]) -> bytes:
+    out = []
+    for row in rows:
+        for v in row:
+            out.append(v if isinstance(v, bytes) else str(v).encode())
+    return b"\n".join(out)
+
+
+def select_user_row(instance: Instance, needles: Needles) -> Row:
+    result = instance.read_as_select_user()
+    if result is None:
+        return Row("select_user", NOT_CHECKED, "the engine has no SELECT-user probe")
+    if result.get("applicable") is False:
+        return Row("select_user", NOT_APPLICABLE, str(result.get("reason", "")))
+    hits: dict[str, int] = {}
+    read, parts, relations = 0, [], {}
+    for name, outcome in (result.get("relations") or {}).items():
+        if "error" in outcome:
+            error = needles.scrub(str(outcome["error"]))[:200]
+            relations[name] = {"error": error}
+            parts.append(f"{name}: refused ({error})")
+            continue
+        rows = outcome.get("rows") or []
+        found = needles.count_in(rows_bytes(rows))
+        for k, n in found.items():
+            hits[k] = hits.get(k, 0) + n
+        read += len(rows)
+        relations[name] = {"rows": len(rows), "hits": found}
+        parts.append(f"{name}: {len(rows)} row(s), " + (hits_text(found) if found else "no plaintext"))
+    evidence = {"user": result.get("user"), "grants": result.get("grants"), "relations": relations, "hits": hits}
+    head = f"as {result.get('user')} ({result.get('grants')}): {'; '.join(parts) or 'nothing to read'}"
+    if hits:
+        return Row("select_user", EXPOSED, head, evidence)
+    if read:
+        return Row("select_user", PROTECTED, head, evidence)
+    return Row("select_user", NOT_CHECKED, head, evidence)
+
+
+def network_row(instance: Instance) -> Row:
+    t = instance.transport_security()
+    if t is None:
+        return Row("network", NOT_CHECKED, "the engine does not report its TLS settings")
+    if t.get("applicable") is False:
+        return Row("network", NOT_APPLICABLE, str(t.get("reason", "")))
+    settings = ", ".join(f"{k}={v}" for k, v in (t.get("settings") or {}).items())
+    own = f"tdebench itself connects through {t.get('listen')}"
+    if t.get("tls") and t.get("required"):
+        return Row("network", PROTECTED, f"TLS is required of every network client ({settings}); {own}", t)
+    if t.get("tls"):
+        return Row("network", EXPOSED, f"TLS is offered but not required ({settings}): a remote client that does "
+                   f"not ask for it sends statements and receives rows in clear; {own}", t)
+    return Row("network", EXPOSED, f"TLS is off ({settings}): a remote client would send its statements and "
+               f"receive every row in clear, decrypted by the server; {own}", t)
+
+
+# all rows -------------------------------------------------------------------------------------------
+def all_rows(instance: Instance, at_rest: dict[str, Any], needles: Needles, backup_note: str) -> list[Row]:
+    """Every row of a local instance, in the order that lets each check see the others' traces."""
+    scrub = needles.scrub
+    files = at_rest_files(at_rest)
+    facts = statement_facts(instance)
+    logs = log_rel_paths(instance, facts)
+    data = guarded("data_dir", lambda: data_dir_row(instance, files, logs), scrub)
+    rows = [data, guarded("redo_log", lambda: redo_row(instance, files, data), scrub)]
+    rows.append(guarded("statement_log", lambda: statement_log_row(instance, needles, facts), scrub))
+    rows.append(guarded("disk", lambda: disk_row(instance, files, needles, facts), scrub))
+    rows += backup_rows({}, backup_note)
+    rows.append(guarded("temp_files", lambda: temp_row(instance, needles), scrub))
+    rows.append(guarded("swap_core", lambda: swap_core_row(instance), scrub))
+    rows.append(guarded("select_user", lambda: select_user_row(instance, needles), scrub))
+    rows.append(guarded("network", lambda: network_row(instance), scrub))
+    return rows
+
+
+def unreachable(instance: Instance, needles: Needles) -> list[Row]:
+    """An external server: its files and processes are out of reach; its own SQL probes may still answer."""
+    why = instance.scan_note or "the server's files are out of reach"
+    rows = [Row(i, NOT_CHECKED, f"files out of reach: {why}")
+            for i in ("data_dir", "redo_log", "disk", "statement_log", "temp_files")]
+    rows.append(Row("swap_core", NOT_CHECKED, "the server's processes are out of reach"))
+    rows.append(guarded("select_user", lambda: select_user_row(instance, needles), needles.scrub))
+    rows.append(guarded("network", lambda: network_row(instance), needles.scrub))
+    return rows
+
+
+def final_rows(instance: Instance, rows: list[Row], needles: Needles) -> list[Row]:
+    """After the workload: the statement logs and the temporary locations are scanned again."""
+    out = []
+    for row in rows:
+        if row.id == "statement_log":
+            row = guarded(row.id, lambda r=row: _final_log(instance, r, needles), needles.scrub, "final_seconds")
+        elif row.id == "temp_files" and row.status != NOT_APPLICABLE:
+            row = guarded(row.id, lambda r=row: _final_temp(instance, r, needles), needles.scrub, "final_seconds")
+        out.append(row)
+    return out
+
+
+def _final_log(instance: Instance, row: Row, needles: Needles) -> Row:
+    facts = statement_facts(instance)
+    if not facts or facts.get("applicable") is False or not facts.get("enabled"):
+        return row
+    scan = scan_paths([Path(p) for p in facts.get("files", []) if Path(p).is_file()], needles,
+                      instance.disk_paths())
+    row.evidence["final_scan"] = scan.evidence()
+    if scan.total and row.status != EXPOSED:
+        return Row(row.id, EXPOSED, "after the workload, " + scan.text("the statement log"), row.evidence)
+    return row
+
+
+def _final_temp(instance: Instance, row: Row, needles: Needles) -> Row:
+    scan, unreadable = temp_scan(instance, needles, since=None)
+    row.evidence["final_scan"] = {**scan.evidence(), "unreadable_open_files": unreadable}
+    if scan.total and row.status != EXPOSED:
+        return Row(row.id, EXPOSED, "left after the workload: " + scan.text("the temporary locations"),
+                   row.evidence)
+    return row
