@@ -132,6 +132,7 @@ def test_postgres_with_column_encryption(tmp_path, data):
     check_trial(tmp_path / "run", configs, [2])
     manifest = check_common(tmp_path / "run", configs, report=False)
     column = next(c for c in manifest["configs"] if c["label"] == "postgres-column-aes-256")
-    assert "customer" in column["tpcc_updatable_views"] and "stock" in column["tpcc_updatable_views"]
+    views = column["settings"]["column_encryption"]["updatable_views"]
+    assert "customer" in views and "stock" in views
     status = json.loads((tmp_path / "run" / "verification.json").read_text())["configs"][configs[1]]["status"]
     assert "c_balance" in status["encrypted_columns"]["customer"] and "s_data" in status["encrypted_columns"]["stock"]
