@@ -58,6 +58,11 @@ def _workload_options(items: list[str], **named: object) -> dict[str, object]:
     return options
 
 
+def _absolute(path: Path | None) -> str | None:
+    """A path option as an absolute path (the manifest records it, so a resumed run finds it from anywhere)."""
+    return str(path.resolve()) if path is not None else None
+
+
 def _words(text: str | None) -> list[str] | None:
     """``power,throughput`` -> ["power", "throughput"]; None stays None (not given)."""
     return None if text is None else [t.strip() for t in text.split(",") if t.strip()]
@@ -87,7 +92,10 @@ def run_command(
     engine: Annotated[str, typer.Option(help=f"Engine(s), comma-separated: {_ENGINE_CHOICES}.")] = "sqlite",
     encryption: Annotated[Optional[str], typer.Option(
         help="Comma-separated encryption specs; default: none plus each engine's default encrypted spec.")] = None,
-    workload: Annotated[str, typer.Option(help="Workload: tpch (default), tpcc, sysbench, crud, load, backup.")] = "tpch",
+    workload: Annotated[str, typer.Option(help="Workload: tpch (default), tpcc, sysbench, crud, load, backup, sql.")] = "tpch",
+    workload_dir: Annotated[Optional[Path], typer.Option(
+        help="sql: your workload's directory (schema.sql, data/, queries/; see docs/workloads/sql.md).",
+        show_default=False)] = None,
     sf: Annotated[Optional[float], typer.Option(
         help="TPC-H scale factor (tpch, load, backup) [default: 0.01].", show_default=False)] = None,
     tests: Annotated[Optional[str], typer.Option(
@@ -140,7 +148,8 @@ def run_command(
             ("query_timeout", query_timeout), ("max_failures", max_failures), ("seed", seed),
             ("keep_answers", keep_answers), ("data_dir", str(data_dir) if data_dir else None), ("tcp", tcp),
             ("keep", keep)) if _given(ctx, name)}
-        plan, parsed = runner.load_plan_file(experiment, overrides)
+        options = {"dir": str(workload_dir.resolve())} if workload_dir is not None else None
+        plan, parsed = runner.load_plan_file(experiment, overrides, options)
         target = out_dir or (Path(parsed.run.out) if parsed.run.out else None)
     else:
         options = {"sf": sf, "tests": _words(tests), "streams": streams,
@@ -149,7 +158,8 @@ def run_command(
                    "data_dir": str(data_dir) if data_dir else None, "tcp": tcp, "keep": keep,
                    "workload": workload, "options": _workload_options(option, warehouses=warehouses, vus=vus,
                                                                       duration=duration, rampup=rampup, rows=rows,
-                                                                      batches=batches)}
+                                                                      batches=batches,
+                                                                      dir=_absolute(workload_dir))}
         if targets:
             if _given(ctx, "engine") or encryption or server_setting or encrypt_columns:
                 raise UsageError("--target replaces --engine, --encryption, --server-setting and --encrypt-columns",

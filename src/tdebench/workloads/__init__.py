@@ -22,6 +22,7 @@ _REGISTRY: dict[str, tuple[str, str]] = {
     "crud": ("tdebench.workloads.crud.workload:CrudWorkload", "tdebench.workloads.crud.options:CrudOptions"),
     "backup": ("tdebench.workloads.backup.workload:BackupWorkload", "tdebench.workloads.backup.options:BackupOptions"),
     "load": ("tdebench.workloads.bulkload.workload:LoadWorkload", "tdebench.workloads.bulkload.options:LoadOptions"),
+    "sql": ("tdebench.workloads.sql.workload:SqlWorkload", "tdebench.workloads.sql.options:SqlOptions"),
 }
 
 
