@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import signal
@@ -9,6 +10,7 @@ import sys
 import threading
 import traceback
 from datetime import datetime
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -139,8 +141,10 @@ def run_command(
     from tdebench.cli import run as runner
 
     if resume is not None:
-        raise typer.Exit(runner.resume_run(resume, work_dir=work_dir, report=report, console=out, err_console=err,
-                                           disk_check=not skip_disk_check))
+        with _said_if_interrupted():
+            code = runner.resume_run(resume, work_dir=work_dir, report=report, console=out, err_console=err,
+                                     disk_check=not skip_disk_check)
+        raise typer.Exit(code)
     if experiment is not None:
         overrides = {name: value for name, value in (
             ("sf", sf), ("tests", _words(tests)), ("streams", streams),
@@ -175,8 +179,23 @@ def run_command(
             plan = runner.plan_from_experiment(parsed)
         target = out_dir
     target = target or default_out_dir("-".join(sorted({c.engine for c in plan.configs})))
-    raise typer.Exit(runner.start_run(plan, target, work_dir=work_dir, report=report, console=out, err_console=err,
-                                      disk_check=not skip_disk_check))
+    with _said_if_interrupted():
+        code = runner.start_run(plan, target, work_dir=work_dir, report=report, console=out, err_console=err,
+                                disk_check=not skip_disk_check)
+    raise typer.Exit(code)
+
+
+@contextlib.contextmanager
+def _said_if_interrupted() -> Iterator[None]:
+    """An interrupted run says how to continue it, then exits 130 (typer turns a KeyboardInterrupt that leaves a
+    command into exit 130 by itself, without a word)."""
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        run_dir = getattr(exc, "run_dir", None)
+        resume = f"; continue it with: tdebench run --resume {run_dir}" if run_dir is not None else ""
+        _fail(f"tdebench: interrupted; servers stopped and temporary data removed{resume}")
+        raise typer.Exit(130) from None
 
 
 @app.command("verify")

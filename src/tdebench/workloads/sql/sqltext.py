@@ -35,6 +35,8 @@ def _reason(error: ParseError | TokenError) -> tuple[str, int | None, int | None
         reason = str(first.get("description") or "").strip() or str(error).splitlines()[0]
         reason = re.sub(r"<Token token_type: TokenType\.SENTINEL.*", "the end of the statement", reason)
         reason = re.sub(r"<Token token_type: TokenType\.\w+, text: ([^,]*),.*", r"'\1'", reason)
+        reason = re.sub(r"Required keyword: '\w+' missing for <class '[\w.]*?(\w+)'>",
+                        lambda m: f"an incomplete {m.group(1).upper()} (something is missing after it)", reason)
         return reason, first.get("line"), first.get("col")
     return (str(error).splitlines()[0] if str(error) else type(error).__name__), None, None
 
