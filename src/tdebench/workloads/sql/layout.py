@@ -78,15 +78,19 @@ class WorkloadDir:
     info: SchemaInfo
     steps: list[Step]
     data: dict[str, csvdata.DataFile]
+    _statements: dict[tuple[str, str], list[str]] = field(default_factory=dict, repr=False)
 
     @property
     def tables(self) -> tuple[TableSpec, ...]:
         return tuple(self.info.tables)
 
     def statements(self, file: SqlFile, family: str) -> list[str]:
-        """The statements ``family`` runs for ``file`` (already checked)."""
+        """The statements ``family`` runs for ``file`` (already checked; read once)."""
         path = file.path(family)
-        return [s.text for s in parse_statements(path.read_text(encoding="utf-8"), family)]
+        key = (str(path), family)
+        if key not in self._statements:
+            self._statements[key] = [s.text for s in parse_statements(path.read_text(encoding="utf-8"), family)]
+        return self._statements[key]
 
     def schema_for(self, family: str) -> SchemaInfo:
         """The schema ``family`` creates (its variant's statements; tables as in the canonical file)."""

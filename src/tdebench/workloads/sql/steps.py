@@ -23,6 +23,7 @@ class StepRun:
 
     seconds: float
     rows: list[tuple[Any, ...]] = field(default_factory=list)
+    columns: list[str] = field(default_factory=list)
 
 
 def begin(conn: Connection, dialect: Dialect) -> None:
@@ -51,8 +52,9 @@ def run_query(conn: Connection, sql: str) -> StepRun:
     rows = cur.fetchall()
     conn.commit()
     seconds = (time.perf_counter_ns() - started) / 1e9
+    columns = [str(d[0]).lower() for d in (cur.description or [])]
     cur.close()
-    return StepRun(seconds, [tuple(r) for r in rows])
+    return StepRun(seconds, [tuple(r) for r in rows], columns)
 
 
 def run_write(conn: Connection, dialect: Dialect, statements: Sequence[str]) -> StepRun:

@@ -30,6 +30,7 @@ from tdebench.workloads.sql.csvdata import Converted
 from tdebench.workloads.sql.layout import DirProblem, Step, check_family, check_restore, display
 from tdebench.workloads.sql.options import parse_options
 from tdebench.workloads.sql.steps import StepRun, StepTimeout, rollback, run_query, run_write, with_timeout
+from tdebench.workloads.tpch.answers import write_answer_csv
 
 TEST = "sql"
 
@@ -167,23 +168,16 @@ class SqlWorkload(Workload):
         return failures
 
     def _keep_answer(self, label: str, name: str, run: StepRun) -> None:
-        if not self.plan.keep_answers:
-            return
-        import csv
-
-        from tdebench.workloads.tpch.answers import normalize_row
-
-        path = self.rundir.answers_dir(label) / f"{name}.csv"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", newline="", encoding="utf-8") as handle:
-            csv.writer(handle, lineterminator="\n").writerows(normalize_row(r) for r in run.rows)
+        """answers/<config>/<query>.csv: a header of column names, then the rows as compared (--keep-answers)."""
+        if self.plan.keep_answers:
+            write_answer_csv(self.rundir.answers_dir(label) / f"{name}.csv", run.columns, run.rows)
 
     def answer_verdicts(self, plain_of: dict[str, str | None]) -> dict[str, dict[str, Any]]:
         return answers.verdicts(self.answer_sets, plain_of)
 
     # trials ----------------------------------------------------------------------------------------------
-    def _run(self, state: ConfigState, conn: Connection, step: Step) -> StepRun:
-        statements = self.wd.statements(step.sql, state.dialect.family)
+    def _run(self, state: ConfigState, conn: Connection, step: Step, statements: list[str] | None = None) -> StepRun:
+        statements = statements or self.wd.statements(step.sql, state.dialect.family)
         if step.kind == "query":
             work = lambda: run_query(conn, statements[0])  # noqa: E731
         else:
@@ -197,9 +191,10 @@ class SqlWorkload(Workload):
         conn = state.instance.connect()
         try:
             for position, step in enumerate(self.steps, start=1):
+                statements = self.wd.statements(step.sql, state.dialect.family)  # parsed before the step starts
                 state.mark(step.name)
                 try:
-                    run = self._run(state, conn, step)
+                    run = self._run(state, conn, step, statements)
                 except StepTimeout as exc:
                     rollback(conn, state.dialect)
                     rec.add(TEST, step.name, "elapsed", self.plan.query_timeout, "s", status="timeout")
@@ -227,7 +222,7 @@ class SqlWorkload(Workload):
 
     def _undo(self, state: ConfigState, conn: Connection) -> list[str]:
         """Undo the writes (reverse order, untimed) and check the row counts; the problems found."""
-        if self.restore != "undo" or not self.written:
+        if self.restore != "undo":
             return []
         problems = []
         for step in reversed([s for s in self.steps if s.kind == "write"]):
@@ -245,7 +240,7 @@ class SqlWorkload(Workload):
 
     def recover(self, state: ConfigState, block: int) -> None:
         """After a failed trial and a restart: undo what its writes may have left."""
-        if self.restore != "undo" or not self.written:
+        if self.restore != "undo" or not any(s.kind == "write" for s in self.steps):
             return
         conn = state.instance.connect()
         try:
