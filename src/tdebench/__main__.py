@@ -1,6 +1,30 @@
-"""`python -m tdebench` entry point."""
+"""`python -m tdebench` and the `tdebench` console script.
 
-from tdebench.cli.app import main
+A signal can arrive while Python is still importing tdebench (a second or more on a loaded machine), before the
+CLI installs its handlers: it must still end the process as an interrupt (exit 130, one line), never as a
+traceback or a death by signal. Nothing has been started yet, so there is nothing to clean up.
+"""
+
+import signal
+import sys
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def run() -> None:
+    """Handle SIGTERM/SIGHUP like Ctrl-C from the first moment, then hand over to the CLI."""
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is not signal.SIG_IGN:  # nohup and background jobs ignore some on purpose
+            signal.signal(sig, _interrupted)
+    try:
+        from tdebench.cli.app import main
+    except KeyboardInterrupt:
+        print("tdebench: interrupted while starting; nothing was started", file=sys.stderr, flush=True)
+        sys.exit(130)
+    main()
+
 
 if __name__ == "__main__":
-    main()
+    run()

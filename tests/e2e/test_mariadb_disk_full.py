@@ -95,7 +95,7 @@ def test_statement_waiting_for_space_is_killed(small_fs, table_engine, log_seen)
         if not log_seen:  # only a watchdog that cannot read the log looks
             inst._watchdog.stop()
             dog = DiskFullWatchdog("test", small_fs / "no-such.log", inst.data_dir,
-                                   lambda: inst._connect(timeout=5, database=None))
+                                   lambda: inst._connect(timeout=5, use_database=False))
             dog.start()
         conn = inst.connect()
         cur = conn.cursor()

@@ -30,7 +30,7 @@ def run_dir(tmp_path_factory, tpch_sf001) -> Path:
 def test_the_example_ran_both_configs(run_dir):
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert [c["label"] for c in manifest["plan"]["configs"]] == ["sqlite-none", "sqlite-sqlcipher-aes-256-cbc"]
-    assert manifest["plan"]["tests"] == ["power"] and manifest["plan"]["sf"] == 0.01
+    assert manifest["plan"]["workload_options"] == {"sf": 0.01, "tests": ["power"]}
 
 
 def test_answers_of_both_configs_equal_the_reference(run_dir):
@@ -58,7 +58,7 @@ def test_measurements_hold_every_query_of_warmup_and_trial(run_dir):
 
 def test_manifest_and_verification(run_dir):
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert manifest["schema_version"] == 1 and manifest["status"] == "completed"
+    assert manifest["schema_version"] == 2 and manifest["status"] == "completed"
     assert "aes_ni" in manifest["host"] and manifest["host"]["cpu_flags"]
     assert len(manifest["data"]["files"]["lineitem.tbl"]["sha256"]) == 64
     assert [b["block"] for b in manifest["plan"]["blocks"]] == [0, 1]
@@ -94,7 +94,7 @@ def test_no_argument_run_is_sqlite_vs_sqlcipher(tmp_path, monkeypatch, tpch_sf00
     (run,) = (tmp_path / "results").iterdir()
     manifest = json.loads((run / "manifest.json").read_text())
     assert [c["label"] for c in manifest["plan"]["configs"]] == ["sqlite-none", "sqlite-sqlcipher-aes-256-cbc"]
-    assert manifest["plan"]["workload_options"]["sf"] == 0.01 and manifest["plan"]["trials"] == 3
+    assert manifest["plan"]["workload_plan"]["sf"] == 0.01 and manifest["plan"]["trials"] == 3
     assert (run / "report" / "index.html").is_file()
 
 

@@ -85,7 +85,8 @@ def test_throughput_and_refresh_metrics(tmp_path, tpch_sf001):
             orders = next(r for r in mine if r["step"] == "orders_rows")
             assert float(orders["value"]) == 15000  # RF1 and RF2 move the same number of orders
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["plan"]["streams"] == 2 and "never reused" in manifest["plan"]["refresh"]
+    assert manifest["plan"]["workload_options"]["streams"] == 2
+    assert manifest["plan"]["workload_plan"]["streams"] == 2 and "never reused" in manifest["plan"]["workload_plan"]["refresh"]
 
 
 def test_query_timeout_is_recorded(tmp_path, tpch_sf001):

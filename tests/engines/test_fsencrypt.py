@@ -183,3 +183,28 @@ def test_mount_table_parsing(monkeypatch, tmp_path):
     entry = fsencrypt.mount_entry(target)
     assert entry == {"source": "/x/cipher", "target": str(target), "fstype": "fuse.gocryptfs",
                      "options": "rw,allow_other"}
+
+
+def test_dev_fuse_the_service_user_cannot_open_is_refused_with_the_fix(tmp_path):
+    """gocryptfs runs as the server's OS user: a /dev/fuse only root can open (0600, seen on a fresh machine here)
+    is refused before any work, naming the mode and the fix, instead of a mount failing mid-run."""
+    import pwd
+
+    user = pwd.getpwuid(os.getuid())
+    other = tmp_path / "device"
+    other.write_text("")
+    os.chmod(other, 0o600)
+    stranger = pwd.struct_passwd(("nobody-here", "x", user.pw_uid + 4242, user.pw_gid + 4242, "", "/", "/bin/false"))
+    assert not fsencrypt._user_can_open(other, stranger)
+    os.chmod(other, 0o666)
+    assert fsencrypt._user_can_open(other, stranger)
+    os.chmod(other, 0o600)
+    assert fsencrypt._user_can_open(other, user)  # its owner
+
+
+def test_check_available_refuses_dev_fuse_closed_to_the_service_user(monkeypatch):
+    if not Path("/dev/fuse").exists() or os.geteuid() != 0:
+        pytest.skip("needs /dev/fuse and root (the service user exists only then)")
+    monkeypatch.setattr(fsencrypt, "_user_can_open", lambda path, user: False)
+    with pytest.raises(EnvironmentProblem, match="chmod 0666 /dev/fuse"):
+        fsencrypt.check_available()

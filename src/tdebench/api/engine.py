@@ -258,6 +258,12 @@ class Instance(ThreatProbes, ABC):
         :mod:`tdebench.measure.storage` read them from the dialect's storage catalog."""
         return None
 
+    def counters(self) -> dict[str, float]:
+        """The engine's own cumulative counters, read before and after every step (their deltas are recorded
+        per step): what crossed the encryption boundary and how the cache did. Names come from the vocabulary of
+        :data:`tdebench.api.counters.COUNTERS`; an engine leaves out what it cannot count. Default: none."""
+        return {}
+
     def catalog_sizes(self, tables: Sequence[str]) -> dict[str, dict[str, int]] | None:
         """Per-table sizes (``rows``, ``table_bytes``, ``index_bytes``, ``total_bytes``) that the engine reads from
         its server's own catalog itself (a server whose connection rewrites the workload's SQL); None: read from

@@ -26,6 +26,7 @@ Unmount: ``fusermount3 -u``, retried while the mount is busy, lazy ``-u -z`` as 
 
 from __future__ import annotations
 
+import grp
 import json
 import os
 import pwd
@@ -40,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.encryption import EncryptionSpec, generate_password, parse_spec, redact, write_secret_file
-from tdebench.engines.process import ServerProcess, find_binary, own_path, tail
+from tdebench.engines.process import ServerProcess, find_binary, own_path, service_user, tail
 from tdebench.errors import EnvironmentProblem, UsageError
 
 # spec cipher -> (what gocryptfs uses, extra -init flags)
@@ -75,9 +76,28 @@ def check_available() -> tuple[Path, Path]:
     if not stat.S_ISCHR(mode) or not os.access(fuse, os.R_OK | os.W_OK):
         raise EnvironmentProblem("/dev/fuse is not a usable character device for this user",
                                  "run as root or give this user read/write access to /dev/fuse")
+    user = service_user()
+    if user is not None and not _user_can_open(fuse, user):
+        # gocryptfs runs as the server's user; fusermount3's set-uid bit does not help where the sandbox
+        # ignores it (seen here: "fusermount3: failed to open /dev/fuse: Permission denied")
+        raise EnvironmentProblem(
+            f"/dev/fuse (mode {stat.S_IMODE(mode):o}) cannot be opened by the OS user '{user.pw_name}' that runs "
+            "gocryptfs and the server",
+            "chmod 0666 /dev/fuse (Debian's usual mode for it)")
     gocryptfs = find_binary(["gocryptfs"], _SEARCH, PACKAGES)
     fusermount = find_binary(["fusermount3", "fusermount"], _SEARCH, PACKAGES)
     return gocryptfs, fusermount
+
+
+def _user_can_open(path: Path, user: pwd.struct_passwd) -> bool:
+    """True when ``user`` may read and write ``path`` by its mode bits (owner, group or others)."""
+    info = path.stat()
+    mode = stat.S_IMODE(info.st_mode)
+    if info.st_uid == user.pw_uid:
+        return mode & 0o600 == 0o600
+    if info.st_gid == user.pw_gid or user.pw_name in grp.getgrgid(info.st_gid).gr_mem:
+        return mode & 0o060 == 0o060
+    return mode & 0o006 == 0o006
 
 
 def gocryptfs_version() -> str:

@@ -494,6 +494,10 @@ class PgColumnInstance(PostgresInstance):
             "encrypt_columns": self.config.settings.get("encrypt_columns", "every non-key column"),
             "key_delivery": f"per session: set_config('{KEY_SETTING}', $1) with a bound parameter",
             "load": "COPY into a TEMP staging table, then INSERT ... SELECT encrypting",
+            "updatable_views": sorted(t.name for t in self.schema.tables.values()
+                                      if t.primary_key and self.schema.managed(t.name)),
+            "update_path": "INSTEAD OF UPDATE triggers re-encrypting only the changed columns, rows found by "
+                           "primary key",
         }
         return out
 

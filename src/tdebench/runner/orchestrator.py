@@ -479,7 +479,7 @@ class Orchestrator:
             "run_id": self.run_id,
             "status": "running",
             "host": host_facts(self.rundir.path),
-            "plan": self.plan.to_json(),
+            "plan": {**self.plan.to_json(), "workload_plan": self.workload.plan_json()},
             "data": data_facts,
         })
         self.rundir.write_manifest(self.manifest)

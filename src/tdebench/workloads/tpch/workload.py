@@ -41,6 +41,13 @@ class TpchWorkload(Workload):
     def tables(self) -> tuple[TableSpec, ...]:
         return schema.TABLES
 
+    def plan_json(self) -> dict[str, Any]:
+        o = self.options
+        return {"sf": o.sf, "tests": list(o.tests),
+                "streams": o.stream_count if "throughput" in o.tests else None,
+                "refresh": "every trial (warm-up included) uses its own update sets; sets are never reused, "
+                           "and twins in one block get the same sets, so their data stay identical"}
+
     def sql_translator(self) -> SqlTranslator:
         return TpchTranslator()
 

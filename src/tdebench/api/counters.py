@@ -1,0 +1,24 @@
+"""The names of engine counters (:meth:`tdebench.api.engine.Instance.counters`), with their units and meaning.
+
+Counters are cumulative; tdebench records the difference over each step. An engine reports the ones it can
+count and says in its docs how (docs/engines/*.md).
+"""
+
+from __future__ import annotations
+
+#: name -> (unit, meaning)
+COUNTERS: dict[str, tuple[str, str]] = {
+    "pages_read": ("pages", "pages read from storage into the engine's cache (cache misses that went to a file)"),
+    "pages_written": ("pages", "pages written from the cache to the data files"),
+    "pages_created": ("pages", "new pages allocated in the cache"),
+    "cache_requests": ("pages", "logical page reads served from or through the cache"),
+    "cache_misses": ("pages", "logical page reads the cache could not serve"),
+    "page_size": ("bytes", "the size of one page (a setting, not a delta)"),
+    "bytes_read": ("bytes", "bytes read from the database's files (through the OS, cached or not)"),
+    "bytes_written": ("bytes", "bytes written to the database's files"),
+    "bytes_decrypted": ("bytes", "bytes the engine decrypted (pages or values)"),
+    "bytes_encrypted": ("bytes", "bytes the engine encrypted (pages or values)"),
+    "log_bytes": ("bytes", "redo log / WAL bytes written"),
+    "temp_bytes": ("bytes", "bytes written to temporary (spill) files"),
+    "values_decrypted": ("values", "column values decrypted (column encryption)"),
+}
