@@ -17,6 +17,14 @@ import pytest
 from tdebench.workloads.tpch.datagen import ensure_data
 
 
+def pytest_configure(config):
+    """pytest-xdist workers export COLUMNS=80 and LINES=24: the runs tests start must see the environment a serial
+    run gives them (rich sizes its output by these)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        os.environ.pop("COLUMNS", None)
+        os.environ.pop("LINES", None)
+
+
 @pytest.fixture(scope="session")
 def data_root(tmp_path_factory):
     """The session's data directory (what tests pass as ``--data-dir``). Under pytest-xdist every worker is a

@@ -156,6 +156,8 @@ def run_command(
         plan, parsed = runner.load_plan_file(experiment, overrides, options)
         target = out_dir or (Path(parsed.run.out) if parsed.run.out else None)
     else:
+        if workload_dir is not None:
+            runner.check_flag_applies(workload, "dir", "--workload-dir")
         options = {"sf": sf, "tests": _words(tests), "streams": streams,
                    "trials": trials, "warmup": warmup, "cache": cache, "reset": reset, "query_timeout": query_timeout,
                    "max_failures": max_failures, "seed": seed, "keep_answers": keep_answers,

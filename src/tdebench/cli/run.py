@@ -52,6 +52,16 @@ def experiment_from_options(engines: str, encryption: str | None, settings: dict
 WORKLOAD_KEYS = ("sf", "tests", "streams")
 
 
+def check_flag_applies(workload: str, key: str, flag: str) -> None:
+    """UsageError when a workload's named flag (e.g. --workload-dir for ``dir``) is given with another workload."""
+    from tdebench.workloads import options_model, workload_names
+
+    if key not in options_model(workload).model_fields:
+        takers = [w for w in workload_names() if key in options_model(w).model_fields]
+        raise UsageError(f"{flag} does not apply to --workload {workload}",
+                         f"leave it out, or use --workload {' or '.join(takers)}")
+
+
 def workload_options(experiment: Experiment) -> dict[str, Any]:
     """The workload's options: ``[run.options]`` plus ``sf``/``tests``/``streams`` where given, checked by the
     workload's own model (UsageError for an option it does not take)."""
@@ -295,6 +305,8 @@ def load_plan_file(path: Path, overrides: dict[str, Any] | None = None,
         raise UsageError(f"experiment file {path} is not UTF-8 text ({exc.reason} at byte {exc.start})",
                          "save it as UTF-8 TOML") from None
     experiment = _paths_relative_to(experiment, path.parent)
+    if options and "dir" in options:
+        check_flag_applies(experiment.run.workload, "dir", "--workload-dir")
     if overrides or options:
         data = experiment.model_dump()
         data["run"].update(overrides or {})
