@@ -6,21 +6,52 @@ either data set already generated instead of generating it again.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
 from tdebench.workloads.tpch.datagen import ensure_data
 
 
+def pytest_configure(config):
+    """pytest-xdist workers export COLUMNS=80 and LINES=24: the runs tests start must see the environment a serial
+    run gives them (rich sizes its output by these)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        os.environ.pop("COLUMNS", None)
+        os.environ.pop("LINES", None)
+
+
 @pytest.fixture(scope="session")
 def data_root(tmp_path_factory):
-    """The session's data directory (what tests pass as ``--data-dir``)."""
+    """The session's data directory (what tests pass as ``--data-dir``). Under pytest-xdist every worker is a
+    session of its own: they share one directory (next to their temp dirs), so data are generated once."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = tmp_path_factory.getbasetemp().parent / "tpch-data"
+        shared.mkdir(exist_ok=True)
+        return shared
     return tmp_path_factory.mktemp("tpch-data")
+
+
+@contextlib.contextmanager
+def _generating(root: Path, what: str) -> Iterator[None]:
+    """One worker at a time generates ``what`` into ``root`` (the others wait, then find it there)."""
+    with open(root / f".{what}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @pytest.fixture(scope="session")
 def tpch_sf001(data_root):
     """(directory, facts) of TPC-H SF 0.01 data, generated into the session's data directory."""
-    return ensure_data(0.01, data_root)
+    with _generating(data_root, "tpch-sf0.01"):
+        return ensure_data(0.01, data_root)
 
 
 @pytest.fixture(scope="session")
@@ -30,4 +61,5 @@ def tpcc_w1(data_root):
     from tdebench.workloads.tpcc.datagen import ensure_data as ensure_tpcc
     from tdebench.workloads.tpcc.options import TpccOptions
 
-    return ensure_tpcc(1, TpccOptions().seed, data_root)
+    with _generating(data_root, "tpcc-w1"):
+        return ensure_tpcc(1, TpccOptions().seed, data_root)

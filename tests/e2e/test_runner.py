@@ -1,4 +1,6 @@
-"""Runner behaviour end to end on SQLite: examples, throughput+refresh, resume after SIGKILL, timeouts."""
+"""Runner behaviour end to end on SQLite: examples, throughput+refresh, timeouts. Resume, faults, abandoning and
+the block order are tested in-process on the fake engine (tests/unit/test_runner_fake.py); SIGKILL and resume of a
+real run by tests/e2e/test_interrupt.py."""
 
 from __future__ import annotations
 
@@ -6,10 +8,8 @@ import csv
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -87,37 +87,6 @@ def test_throughput_and_refresh_metrics(tmp_path, tpch_sf001):
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["plan"]["workload_options"]["streams"] == 2
     assert manifest["plan"]["workload_plan"]["streams"] == 2 and "never reused" in manifest["plan"]["workload_plan"]["refresh"]
-
-
-def test_resume_after_sigkill_does_not_repeat_completed_trials(tmp_path, tpch_sf001):
-    out = tmp_path / "run"
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    # warm-up, then 2 trials: the kill comes in block 1, so block 1's other config and block 2 are left to resume
-    proc = subprocess.Popen([sys.executable, "-m", "tdebench", "run", "--trials", "2", "--out", str(out),
-                             "--data-dir", str(Path(tpch_sf001[0]).parent), "--work-dir", str(tmp_path / "work"),
-                             "--no-report"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 300
-    first_done = None
-    while time.monotonic() < deadline and proc.poll() is None:
-        if (out / "measurements.csv").exists():
-            done = [r for r in rows(out) if r["test"] == "trial" and r["block"] == "1"]
-            if done:
-                first_done = (done[0]["block"], done[0]["config"])
-                break
-        time.sleep(0.05)
-    assert first_done, "no trial completed in time"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    before = [r for r in rows(out) if (r["block"], r["config"]) == first_done and r["status"] == "ok"]
-    result = tdebench("run", "--resume", str(out), "--work-dir", str(tmp_path / "work"))
-    assert result.returncode == 0, result.stderr[-3000:]
-    after = rows(out)
-    markers = [(r["block"], r["config"]) for r in after if r["test"] == "trial" and r["status"] in ("ok", "warmup")]
-    assert len(markers) == len(set(markers)) == 2 * 3  # warm-up + 2 trials for each of 2 configs, none twice
-    again = [r for r in after if (r["block"], r["config"]) == first_done and r["status"] == "ok"]
-    assert again == before  # the completed trial was kept, not redone
-    manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["status"] == "completed" and manifest["resumed"]
 
 
 def test_query_timeout_is_recorded(tmp_path, tpch_sf001):

@@ -18,23 +18,18 @@ from tdebench.engines import Config, get_engine
 from tdebench.engines.process import free_port
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
 from tdebench.verify.atrest import new_markers, scan_directory
-from tests.engines.conformance import EngineConformance
+from tests.engines.kit import MARIADB_SMALL, kit_for
 
 if not (Path("/usr/sbin/mariadbd").exists() or shutil.which("mariadbd")):
     pytest.skip("mariadbd is not installed (Debian package mariadb-server)", allow_module_level=True)
 
 pytestmark = pytest.mark.server
 
-# small server for tests: the defaults (1G pool, 512M redo) are for benchmarks
-SMALL = {"innodb_buffer_pool_size": "64M", "innodb_log_file_size": "32M", "innodb_log_buffer_size": "4M"}
-ENCRYPTED = ("tde:aes-128-cbc", "tde:aes-192-ctr", "tde:aes-256-ctr")
+SMALL = MARIADB_SMALL  # small server for tests: the defaults (1G pool, 512M redo) are for benchmarks
 
 
-class TestMariadbConformance(EngineConformance):
-    engine_name = "mariadb"
-    encrypted_specs = ENCRYPTED
-    unsupported_specs = ("tde:aes-512-cbc", "column:aes-256", "sqlcipher:aes-256-cbc")
-    settings = SMALL
+class TestMariadbConformance(kit_for("mariadb")):
+    """The conformance kit (tests/engines/kit.py) and MariaDB's own checks on the same loaded instances."""
 
     def test_no_secret_in_instance_files_or_command_lines(self, loaded):
         """Keys, file keys and passwords appear in no file of any instance (followed through the

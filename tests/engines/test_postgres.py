@@ -18,7 +18,7 @@ from tdebench.errors import EnvironmentProblem, UsageError
 from tdebench.workloads.tpch import answers, params, refresh, schema
 from tdebench.workloads.tpch.execute import run_query
 from tdebench.workloads.tpch.loader import load_tpch
-from tests.engines.conformance import EngineConformance
+from tests.engines.kit import kit_for
 
 
 def _missing(check) -> str | None:
@@ -32,22 +32,19 @@ def _missing(check) -> str | None:
 PG_MISSING = _missing(find_bindir)
 FS_MISSING = _missing(fsencrypt.check_available)
 COLUMN_SPECS = ("column:aes-128", "column:aes-256", "column:pgp-aes256")
-ENCRYPTED = COLUMN_SPECS + (() if FS_MISSING else ("fs:gocryptfs",))
 SF = 0.01
 
 pytestmark = [pytest.mark.server,
               pytest.mark.skipif(PG_MISSING is not None, reason=f"PostgreSQL is not installed: {PG_MISSING}")]
 
 
-class TestPostgresConformance(EngineConformance):
-    engine_name = "postgres"
-    encrypted_specs = ENCRYPTED
-    unsupported_specs = ("tde:aes-256-cbc", "sqlcipher:aes-256-cbc", "column:aes-256-ctr", "fs:gocryptfs@tables")
+class TestPostgresConformance(kit_for("postgres")):
+    """The conformance kit (tests/engines/kit.py) and PostgreSQL's own checks on the same loaded instances."""
 
-    def test_gocryptfs_is_part_of_the_kit(self):
+    def test_gocryptfs_is_part_of_the_kit(self, loaded):
         if FS_MISSING:
             pytest.skip(f"fs:gocryptfs left out of the kit: {FS_MISSING}")
-        assert "fs:gocryptfs" in self.encrypted_specs
+        assert "fs:gocryptfs" in loaded and set(COLUMN_SPECS) <= set(loaded)
 
     def test_cipher_check_passed_for_every_column_spec(self, loaded):
         for text in COLUMN_SPECS:
@@ -81,21 +78,6 @@ class TestPostgresConformance(EngineConformance):
         with loaded["column:aes-128"].connect() as conn:
             activity = " ".join(r[0] or "" for r in conn.execute("SELECT query FROM pg_stat_activity").fetchall())
             assert not any(s in activity for s in secrets_)
-
-    def test_no_secret_in_any_instance_file(self, loaded):
-        """Like the kit's check, but through the instance directory itself (it may be relocated to
-        /var/tmp behind a symlink when the service user cannot reach pytest's 0700 temp dirs). A gocryptfs
-        mount point is skipped: it is the decrypted view (and admits only the server's user); what is on
-        disk is its cipher directory, which is scanned."""
-        secrets_ = [s.encode() for s in issued_secrets() if len(s) >= 16]
-        for inst in loaded.values():
-            mount = inst.fs.plain_dir if inst.fs is not None else None
-            for path in inst.home.rglob("*"):
-                if mount is not None and path.is_relative_to(mount):
-                    continue
-                if path.is_file() and not path.is_symlink():
-                    data = path.read_bytes()
-                    assert not any(s in data for s in secrets_), f"a secret appears in {path}"
 
     def test_key_is_per_session_not_stored(self, loaded):
         inst = loaded["column:aes-128"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import signal
@@ -9,6 +10,7 @@ import sys
 import threading
 import traceback
 from datetime import datetime
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -58,6 +60,11 @@ def _workload_options(items: list[str], **named: object) -> dict[str, object]:
     return options
 
 
+def _absolute(path: Path | None) -> str | None:
+    """A path option as an absolute path (the manifest records it, so a resumed run finds it from anywhere)."""
+    return str(path.resolve()) if path is not None else None
+
+
 def _words(text: str | None) -> list[str] | None:
     """``power,throughput`` -> ["power", "throughput"]; None stays None (not given)."""
     return None if text is None else [t.strip() for t in text.split(",") if t.strip()]
@@ -87,7 +94,10 @@ def run_command(
     engine: Annotated[str, typer.Option(help=f"Engine(s), comma-separated: {_ENGINE_CHOICES}.")] = "sqlite",
     encryption: Annotated[Optional[str], typer.Option(
         help="Comma-separated encryption specs; default: none plus each engine's default encrypted spec.")] = None,
-    workload: Annotated[str, typer.Option(help="Workload: tpch (default), tpcc, sysbench, crud, load, backup.")] = "tpch",
+    workload: Annotated[str, typer.Option(help="Workload: tpch (default), tpcc, sysbench, crud, load, backup, sql.")] = "tpch",
+    workload_dir: Annotated[Optional[Path], typer.Option(
+        help="sql: your workload's directory (schema.sql, data/, queries/; see docs/workloads/sql.md).",
+        show_default=False)] = None,
     sf: Annotated[Optional[float], typer.Option(
         help="TPC-H scale factor (tpch, load, backup) [default: 0.01].", show_default=False)] = None,
     tests: Annotated[Optional[str], typer.Option(
@@ -131,8 +141,10 @@ def run_command(
     from tdebench.cli import run as runner
 
     if resume is not None:
-        raise typer.Exit(runner.resume_run(resume, work_dir=work_dir, report=report, console=out, err_console=err,
-                                           disk_check=not skip_disk_check))
+        with _said_if_interrupted():
+            code = runner.resume_run(resume, work_dir=work_dir, report=report, console=out, err_console=err,
+                                     disk_check=not skip_disk_check)
+        raise typer.Exit(code)
     if experiment is not None:
         overrides = {name: value for name, value in (
             ("sf", sf), ("tests", _words(tests)), ("streams", streams),
@@ -140,16 +152,20 @@ def run_command(
             ("query_timeout", query_timeout), ("max_failures", max_failures), ("seed", seed),
             ("keep_answers", keep_answers), ("data_dir", str(data_dir) if data_dir else None), ("tcp", tcp),
             ("keep", keep)) if _given(ctx, name)}
-        plan, parsed = runner.load_plan_file(experiment, overrides)
+        options = {"dir": str(workload_dir.resolve())} if workload_dir is not None else None
+        plan, parsed = runner.load_plan_file(experiment, overrides, options)
         target = out_dir or (Path(parsed.run.out) if parsed.run.out else None)
     else:
+        if workload_dir is not None:
+            runner.check_flag_applies(workload, "dir", "--workload-dir")
         options = {"sf": sf, "tests": _words(tests), "streams": streams,
                    "trials": trials, "warmup": warmup, "cache": cache, "reset": reset, "query_timeout": query_timeout,
                    "max_failures": max_failures, "seed": seed, "keep_answers": keep_answers,
                    "data_dir": str(data_dir) if data_dir else None, "tcp": tcp, "keep": keep,
                    "workload": workload, "options": _workload_options(option, warehouses=warehouses, vus=vus,
                                                                       duration=duration, rampup=rampup, rows=rows,
-                                                                      batches=batches)}
+                                                                      batches=batches,
+                                                                      dir=_absolute(workload_dir))}
         if targets:
             if _given(ctx, "engine") or encryption or server_setting or encrypt_columns:
                 raise UsageError("--target replaces --engine, --encryption, --server-setting and --encrypt-columns",
@@ -165,8 +181,23 @@ def run_command(
             plan = runner.plan_from_experiment(parsed)
         target = out_dir
     target = target or default_out_dir("-".join(sorted({c.engine for c in plan.configs})))
-    raise typer.Exit(runner.start_run(plan, target, work_dir=work_dir, report=report, console=out, err_console=err,
-                                      disk_check=not skip_disk_check))
+    with _said_if_interrupted():
+        code = runner.start_run(plan, target, work_dir=work_dir, report=report, console=out, err_console=err,
+                                disk_check=not skip_disk_check)
+    raise typer.Exit(code)
+
+
+@contextlib.contextmanager
+def _said_if_interrupted() -> Iterator[None]:
+    """An interrupted run says how to continue it, then exits 130 (typer turns a KeyboardInterrupt that leaves a
+    command into exit 130 by itself, without a word)."""
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        run_dir = getattr(exc, "run_dir", None)
+        resume = f"; continue it with: tdebench run --resume {run_dir}" if run_dir is not None else ""
+        _fail(f"tdebench: interrupted; servers stopped and temporary data removed{resume}")
+        raise typer.Exit(130) from None
 
 
 @app.command("verify")

@@ -52,6 +52,16 @@ def experiment_from_options(engines: str, encryption: str | None, settings: dict
 WORKLOAD_KEYS = ("sf", "tests", "streams")
 
 
+def check_flag_applies(workload: str, key: str, flag: str) -> None:
+    """UsageError when a workload's named flag (e.g. --workload-dir for ``dir``) is given with another workload."""
+    from tdebench.workloads import options_model, workload_names
+
+    if key not in options_model(workload).model_fields:
+        takers = [w for w in workload_names() if key in options_model(w).model_fields]
+        raise UsageError(f"{flag} does not apply to --workload {workload}",
+                         f"leave it out, or use --workload {' or '.join(takers)}")
+
+
 def workload_options(experiment: Experiment) -> dict[str, Any]:
     """The workload's options: ``[run.options]`` plus ``sf``/``tests``/``streams`` where given, checked by the
     workload's own model (UsageError for an option it does not take)."""
@@ -69,7 +79,10 @@ def workload_options(experiment: Experiment) -> dict[str, Any]:
                              f"leave it out (it is an option of the workloads that read TPC-H data: tpch"
                              f"{', load, backup' if key == 'sf' else ''})")
         options.setdefault(key, value)
-    check_workload_options(r.workload, options)
+    parsed = check_workload_options(r.workload, options)
+    for key in parsed.path_options:  # recorded absolute, so a resumed run finds it from any directory
+        if isinstance(options.get(key), str):
+            options[key] = str(Path(options[key]).resolve())
     return options
 
 
@@ -89,11 +102,20 @@ def plan_from_experiment(experiment: Experiment) -> RunPlan:
                                                    for k, v in section.settings.items()}}
         engine.validate_settings(merged)
         configs.extend(Config(engine.name, spec, dict(merged), tcp=r.tcp, keep=r.keep) for spec in specs)
+    check_workload_plan(r.workload, options, configs, r.reset)
     extra = {"seed": r.seed} if r.seed is not None else {}
     return RunPlan(configs=configs, trials=r.trials, warmup_trials=r.warmup, keep_answers=r.keep_answers,
                    data_dir=Path(r.data_dir) if r.data_dir else None, cache=r.cache, reset=r.reset,
                    query_timeout=r.query_timeout, max_failures=r.max_failures, workload=r.workload,
                    workload_options=options, **extra)
+
+
+def check_workload_plan(workload: str, options: dict[str, Any], configs: list[Config], reset: str) -> None:
+    """The workload's check that it can run on the plan's engines (their SQL families) and reset, before any work."""
+    from tdebench.workloads import check_workload_options
+
+    families = {get_engine(c.engine).dialect.family for c in configs}
+    check_workload_options(workload, options).check_plan(families, reset)
 
 
 def plan_from_targets(targets: list[str], overrides: list[str], run: dict[str, Any]) -> RunPlan:
@@ -273,18 +295,38 @@ def build_report_for(run_dir: Path, err_console: Console) -> Path | None:
         return None
 
 
-def load_plan_file(path: Path, overrides: dict[str, Any] | None = None) -> tuple[RunPlan, Experiment]:
-    """An experiment file -> validated plan; options typed on the command line override the file's [run]."""
+def load_plan_file(path: Path, overrides: dict[str, Any] | None = None,
+                   options: dict[str, Any] | None = None) -> tuple[RunPlan, Experiment]:
+    """An experiment file -> validated plan; options typed on the command line override the file's [run] (and
+    ``options`` its [run.options]). The workload's path options in the file are relative to the file."""
     try:
         experiment = load_experiment(path)
     except UnicodeDecodeError as exc:
         raise UsageError(f"experiment file {path} is not UTF-8 text ({exc.reason} at byte {exc.start})",
                          "save it as UTF-8 TOML") from None
-    if overrides:
+    experiment = _paths_relative_to(experiment, path.parent)
+    if options and "dir" in options:
+        check_flag_applies(experiment.run.workload, "dir", "--workload-dir")
+    if overrides or options:
         data = experiment.model_dump()
-        data["run"].update(overrides)
+        data["run"].update(overrides or {})
+        data["run"]["options"].update(options or {})
         experiment = validate_experiment(data, "command line")
     return plan_from_experiment(experiment), experiment
+
+
+def _paths_relative_to(experiment: Experiment, base: Path) -> Experiment:
+    """The experiment with its workload's relative path options made relative to ``base`` (the file's dir)."""
+    from tdebench.workloads import options_model
+
+    keys = [k for k in options_model(experiment.run.workload).path_options
+            if isinstance(experiment.run.options.get(k), str)]
+    if not keys:
+        return experiment
+    data = experiment.model_dump()
+    for key in keys:
+        data["run"]["options"][key] = str((base / data["run"]["options"][key]).resolve())
+    return validate_experiment(data, "experiment")
 
 
 def verify_plan(plan: RunPlan, rundir: RunDirectory, *, console: Console, err_console: Console) -> int:

@@ -17,7 +17,7 @@ from tdebench.stats.load import Measurements, load_measurements
 Series = dict[tuple[str, str], list[float]]  # (config, step) -> values over trials
 
 
-STEP_TESTS = {"crud": "crud", "load": "ingest", "backup": "backup"}  # workloads whose steps live in one test
+STEP_TESTS = {"crud": "crud", "load": "ingest", "backup": "backup", "sql": "sql"}  # workloads whose steps live in one test
 
 
 def _elapsed_series(measurements: Measurements, test: str = "power") -> Series:

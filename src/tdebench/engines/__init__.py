@@ -8,7 +8,7 @@ from tdebench.api.engine import Config, Engine, Instance
 from tdebench.errors import UsageError
 
 # name -> "module:Class"; imported lazily so a missing driver only matters when the engine is used
-_REGISTRY: dict[str, str] = {
+_REGISTRY: dict[str, str | type[Engine]] = {
     "sqlite": "tdebench.engines.sqlite:SqliteEngine",
     "postgres": "tdebench.engines.postgres:PostgresEngine",
     "mariadb": "tdebench.engines.mariadb:MariadbEngine",
@@ -27,9 +27,24 @@ def get_engine(name: str) -> Engine:
     target = _REGISTRY.get(name.strip().lower())
     if target is None:
         raise UsageError(f"unknown engine '{name}'", f"use one of: {', '.join(engine_names())}")
+    if isinstance(target, type):
+        return target()
     module_name, _, class_name = target.partition(":")
     cls = getattr(importlib.import_module(module_name), class_name)
     return cls()
 
 
-__all__ = ["Config", "Engine", "Instance", "engine_names", "get_engine"]
+def register(name: str, target: str | type[Engine]) -> None:
+    """Add engine ``name``: ``"module:Class"`` (imported when first used) or the class itself. Built-in engines
+    are listed above; this is for engines outside the package and for tests (docs/adding-an-engine.md)."""
+    if name != name.strip().lower() or not name:
+        raise ValueError(f"engine names are lower case without spaces, not {name!r}")
+    _REGISTRY[name] = target
+
+
+def unregister(name: str) -> None:
+    """Remove an engine added with :func:`register` (tests clean up with it)."""
+    _REGISTRY.pop(name, None)
+
+
+__all__ = ["Config", "Engine", "Instance", "engine_names", "get_engine", "register", "unregister"]

@@ -41,7 +41,7 @@ from tdebench.engines.mariadb_keys import KeyMaterial, remove_tree, transient_di
 from tdebench.engines.mariadb_support import (close_quietly, error_lines, native_password_hash, run_group,
                                               traversable_by)
 from tdebench.engines.mariadb_threats import MariadbThreatProbes
-from tdebench.engines.mariadb_watchdog import FULL_SPACE, DiskFullWatchdog, free_space, full_disk_reason, log_size
+from tdebench.engines.mariadb_watchdog import FULL_SPACE, DiskFullWatchdog, full_disk_reason, log_size
 from tdebench.engines.process import (ServerProcess, chown_tree, find_binary, free_port, own_path, service_user,
                                       tail)
 from tdebench.errors import EnvironmentProblem, RunFailed
@@ -196,17 +196,19 @@ class MariadbInstance(MariadbThreatProbes, Instance):
         server, self._server = self._server, None
         if self._watchdog is not None:
             self._watchdog.stop()
-        # a clean SHUTDOWN on a full disk waits for space for ever (binlog, Aria): when the files are deleted
-        # next, a server that waited for space, or whose disk is full now, is killed outright
-        if server is not None and discard and (self.problem() is not None or self._disk_is_full()):
-            server.kill()
+        if server is not None and discard and (self.problem() is not None or self._disk_full()):
+            server.kill()  # it cannot write its way through a clean shutdown, and its files go next
         elif server is not None:
             server.stop(graceful=lambda: self._shutdown_statement(discard), timeout=STOP_TIMEOUT)
         remove_tree(self._transient)
         self._transient = None
 
-    def _disk_is_full(self) -> bool:
-        return self.root is not None and free_space(self.root) < FULL_SPACE
+    def _disk_full(self) -> bool:
+        """The data directory's filesystem has (almost) no byte left: the watchdog may not have looked yet."""
+        try:
+            return shutil.disk_usage(self._path()).free < FULL_SPACE
+        except (OSError, EnvironmentProblem):
+            return False
 
     def destroy(self) -> None:
         discard = not self.config.keep and self.root is not None

@@ -57,7 +57,10 @@ def validate_settings(settings: dict[str, str]) -> None:
         key = normalize_key(raw_key)
         if not _NAME.match(key):
             raise UsageError(f"bad mysql setting name '{raw_key}'", "use a server variable, e.g. innodb_buffer_pool_size=2G")
-        if any(key == r or (r.endswith("*") and key.startswith(r[:-1])) for r in _RESERVED):
+        managed = any(key == r or (r.endswith("*") and key.startswith(r[:-1])) for r in _RESERVED)
+        if managed and DEFAULTS.get(key) == str(value):  # tdebench's own default, merged in before the check
+            continue
+        if managed:
             raise UsageError(f"mysql setting '{raw_key}' is managed by tdebench",
                              "leave it out; encryption comes from --encryption tde:aes-256-cbc")
         if any(c in str(value) for c in "\n\r\0"):

@@ -239,6 +239,7 @@ class TableDef:
     inline_keys: set[str] = field(default_factory=set)
     suffix: str = ""
     primary_key: tuple[str, ...] = ()  # rows of the view are updated by this key (none: not updatable)
+    nullable: set[str] = field(default_factory=set)  # columns declared without NOT NULL (the others are NOT NULL)
 
 
 _CREATE = re.compile(r"^\s*CREATE\s+TABLE\s+(\w+)\s*\((.*)\)\s*([^()]*)$", re.I | re.S)
@@ -276,9 +277,18 @@ def parse_create_table(sql: str) -> TableDef | None:
         col = _COLUMN.match(part)
         if not col:
             return None
-        table.columns.append((col.group(1).lower(), col.group(2).strip()))
-        if col.group(3) and re.search(r"PRIMARY\s+KEY|REFERENCES", col.group(3), re.I):
-            table.inline_keys.add(col.group(1).lower())
+        name, tail = col.group(1).lower(), col.group(3) or ""
+        table.columns.append((name, col.group(2).strip()))
+        if re.search(r"PRIMARY\s+KEY|REFERENCES", tail, re.I):
+            table.inline_keys.add(name)
+        if not re.search(r"NOT\s+NULL|PRIMARY\s+KEY", tail, re.I):
+            table.nullable.add(name)
+        # inline keys become table clauses: the column definitions are rewritten, the keys must stay
+        if re.search(r"PRIMARY\s+KEY", tail, re.I):
+            table.clauses.append(f"PRIMARY KEY ({name})")
+        ref = re.search(r"REFERENCES\s+(\w+)\s*(\([^)]*\))?", tail, re.I)
+        if ref:
+            table.clauses.append(f"FOREIGN KEY ({name}) REFERENCES {ref.group(1)}" + (f" {ref.group(2)}" if ref.group(2) else ""))
     return table
 
 
@@ -321,8 +331,8 @@ class EncryptedSchema:
     def ddl(self, table: TableDef) -> list[str]:
         """Base table, decrypting view, INSERT trigger (or the original table if nothing is encrypted)."""
         enc = set(self.encrypted[table.name])
-        defs = [f"  {c} {'BYTEA' if c in enc else t} NOT NULL" for c, t in table.columns] + \
-            [f"  {c}" for c in table.clauses]
+        defs = [f"  {c} {'BYTEA' if c in enc else t}{'' if c in table.nullable else ' NOT NULL'}"
+                for c, t in table.columns] + [f"  {self._references(c)}" for c in table.clauses]
         base = self.relation(table.name)
         create = f"CREATE TABLE {base} (\n" + ",\n".join(defs) + "\n)" + (f" {table.suffix}" if table.suffix else "")
         if not enc:
@@ -339,6 +349,14 @@ class EncryptedSchema:
         update = (update_trigger_sql(table.name, base, [c for c, _ in table.columns], table.primary_key, enc,
                                      self.cipher.encrypt_sql) if table.primary_key else [])
         return [create, view, function, trigger, *update]
+
+    def _references(self, clause: str) -> str:
+        """A table clause whose REFERENCES names the base table of a table created here (views have no keys)."""
+        def swap(match: re.Match[str]) -> str:
+            name = match.group(2).lower()
+            return f"{match.group(1)}{self.relation(name)}" if self.managed(name) else match.group(0)
+
+        return re.sub(r"(\bREFERENCES\s+)(\w+)", swap, clause, flags=re.I)
 
     def encrypt_expr(self, source: str, column: str, enc: set[str]) -> str:
         return self.cipher.encrypt_sql(f"({source})::text") if column in enc else source
@@ -534,6 +552,8 @@ class PgColumnInstance(PostgresInstance):
         row = conn.execute(f"SELECT {exprs} FROM {self.schema.relation(table)} LIMIT 1").fetchone()
         conn.commit()
         for i in range(0, len(row or ()), 2):
+            if row[i] is None:  # a NULL is stored as NULL: nothing to check
+                continue
             stored, plain = bytes(row[i]), str(row[i + 1]).encode()
             if len(plain) >= 6 and plain in stored:
                 raise RunFailed(f"{self.config.label}: {table}.{cols[i // 2]} holds its plaintext",

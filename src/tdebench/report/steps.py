@@ -20,6 +20,7 @@ from tdebench.stats.overhead import Overhead
 # test -> (title, metrics shown in that order)
 TESTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "crud": ("CRUD operations", ("elapsed", "server_cpu", "mb_per_s")),
+    "sql": ("Your queries and writes (workload sql; total = weighted sum)", ("elapsed",)),
     "ingest": ("Loading through the client vs the bulk path", ("elapsed", "rows_per_s")),
     "backup": ("Backup and restore", ("elapsed", "bytes", "server_cpu", "tool_cpu")),
     "tpcc": ("TPC-C-like OLTP per virtual-user step",

@@ -89,6 +89,7 @@ class Orchestrator:
         try:
             self._check_environment()
             data_facts = self.workload.prepare(self.ui)
+            self.threats.known = tuple(self.workload.known_plaintext)  # a workload of the user's data samples it
             self.manifest["data"] = data_facts
             self.rundir.write_manifest(self.manifest)
             note = self._check_space(data_facts) if self.disk_check else None

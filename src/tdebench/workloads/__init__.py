@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 # name -> (workload class, options model); the options modules are light, so a plan can check its
 # options without importing drivers and loaders
-_REGISTRY: dict[str, tuple[str, str]] = {
+_REGISTRY: dict[str, tuple[Any, Any]] = {
     "tpch": ("tdebench.workloads.tpch.workload:TpchWorkload", "tdebench.workloads.tpch.options:TpchOptions"),
     "tpcc": ("tdebench.workloads.tpcc.workload:TpccWorkload", "tdebench.workloads.tpcc.options:TpccOptions"),
     "sysbench": ("tdebench.workloads.sysbench.workload:SysbenchWorkload",
@@ -22,6 +22,7 @@ _REGISTRY: dict[str, tuple[str, str]] = {
     "crud": ("tdebench.workloads.crud.workload:CrudWorkload", "tdebench.workloads.crud.options:CrudOptions"),
     "backup": ("tdebench.workloads.backup.workload:BackupWorkload", "tdebench.workloads.backup.options:BackupOptions"),
     "load": ("tdebench.workloads.bulkload.workload:LoadWorkload", "tdebench.workloads.bulkload.options:LoadOptions"),
+    "sql": ("tdebench.workloads.sql.workload:SqlWorkload", "tdebench.workloads.sql.options:SqlOptions"),
 }
 
 
@@ -39,8 +40,25 @@ def _load(name: str, part: int) -> Any:
     entry = _REGISTRY.get(name)
     if entry is None:
         raise UsageError(f"unknown workload '{name}'", f"use one of: {', '.join(workload_names())}")
-    module, _, attr = entry[part].partition(":")
+    target = entry[part]
+    if not isinstance(target, str):
+        return target
+    module, _, attr = target.partition(":")
     return getattr(importlib.import_module(module), attr)
+
+
+def register(name: str, workload: "str | type[Workload]", options: "str | type[WorkloadOptions]") -> None:
+    """Add workload ``name`` with its options model: ``"module:Class"`` strings (imported when first used) or the
+    classes themselves. Built-in workloads are listed above; this is for workloads outside the package and for
+    tests (docs/adding-a-workload.md)."""
+    if name != name.strip().lower() or not name:
+        raise ValueError(f"workload names are lower case without spaces, not {name!r}")
+    _REGISTRY[name] = (workload, options)
+
+
+def unregister(name: str) -> None:
+    """Remove a workload added with :func:`register` (tests clean up with it)."""
+    _REGISTRY.pop(name, None)
 
 
 def check_workload_options(name: str, raw: dict[str, Any]) -> "WorkloadOptions":

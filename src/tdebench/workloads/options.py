@@ -33,6 +33,8 @@ class WorkloadOptions(BaseModel):
     workload_name: ClassVar[str] = ""
     # how to write good values: the fix of a bad-value error (default: the workload's documentation)
     fix_hint: ClassVar[str] = ""
+    #: options that are paths: in an experiment file, relative to the file's directory
+    path_options: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def allowed_keys(cls) -> list[str]:
@@ -49,6 +51,11 @@ class WorkloadOptions(BaseModel):
             return cls.model_validate(data)
         except ValidationError as exc:
             raise cls._bad_value(exc.errors()[0], data) from None
+
+    def check_plan(self, families: set[str], reset: str) -> None:
+        """Raise UsageError if the workload cannot run as planned: SQL of these dialect families (``sqlite``,
+        ``mariadb``, ``postgres``: the plan's engines), the plan's ``reset`` between trials (``none`` or
+        ``snapshot``). Called when the plan is built, before any work. Default: nothing to check."""
 
     @classmethod
     def _unknown(cls, key: str) -> UsageError:

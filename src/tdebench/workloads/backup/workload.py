@@ -20,6 +20,7 @@ from tdebench.api.plan import RunPlan
 from tdebench.api.tables import TableSpec
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.api.workload import RunFiles, Workload
+from tdebench.errors import UsageError
 from tdebench.measure.storage import storage_breakdown
 from tdebench.results.rundir import utc_now, write_json
 from tdebench.workloads.backup import tools
@@ -92,6 +93,15 @@ class BackupWorkload(Workload):
         breakdown = storage_breakdown(state.instance, list(self.schema_tables))
         record_storage(rec, breakdown)
         return {"load_seconds": round(result.total_seconds, 6), "storage_tables": breakdown}
+
+    def check_dialect(self, label: str, dialect: Dialect) -> None:
+        """Before any work: the engine must offer a backup kind the options select (its declared tools)."""
+        if not self._kinds(dialect):
+            tools_ = ", ".join(dialect.backup_tools) or "none"
+            raise UsageError(f"--workload backup has nothing to run on '{label}' ({dialect.product}): no backup kind "
+                             f"selected (kinds: {', '.join(self.options.kinds)}; compression: "
+                             f"{self.options.compression}; the engine's backup tools: {tools_})",
+                             "choose kinds the engine has (see docs/workloads/backup.md), or another engine")
 
     def _kinds(self, dialect: Dialect) -> list[BackupKind]:
         return [k for k in engine_kinds(dialect) if self.options.wants(k.info.name)]

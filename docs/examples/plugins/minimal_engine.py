@@ -1,0 +1,97 @@
+"""A minimal engine: SQLite files, plain or encrypted by SQLCipher, in the few methods an engine must have.
+
+docs/adding-an-engine.md walks through it; the test suite runs the conformance kit on it (tests/engines), so
+it keeps working. Register it with ``tdebench.engines.register("minimal", MinimalEngine)``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import sqlcipher3
+
+from tdebench.api.dialect import SQLITE
+from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
+from tdebench.api.tables import TableSpec, split_line
+from tdebench.encryption import PLAIN, EncryptionSpec, SecretKey, parse_spec
+from tdebench.errors import EnvironmentProblem
+
+SQLCIPHER = parse_spec("sqlcipher:aes-256-cbc")
+
+
+class MinimalEngine(Engine):
+    """What the DBMS is, which encryption it offers, and how to make one instance."""
+
+    name = "minimal"
+    dialect = SQLITE  # the SQL family workloads hand its instances, and what its driver can do
+    description = "SQLite file, plain or SQLCipher (the example of docs/adding-an-engine.md)"
+
+    def supported_specs(self) -> list[EncryptionSpec]:
+        return [PLAIN, SQLCIPHER]
+
+    def default_encrypted_spec(self) -> EncryptionSpec:
+        return SQLCIPHER
+
+    def check_available(self) -> None:
+        try:
+            sqlcipher3.connect(":memory:").close()
+        except Exception as exc:  # noqa: BLE001 - any failure means: not usable here
+            raise EnvironmentProblem(f"sqlcipher3 does not work: {exc}", "pip install sqlcipher3-binary") from exc
+
+    def version(self) -> str:
+        return f"SQLite {sqlcipher3.sqlite_version}"
+
+    def create_instance(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> "MinimalInstance":
+        return MinimalInstance(config, workdir, database)
+
+
+class MinimalInstance(Instance):
+    """One database file in its own directory; the encrypted twin's key lives in memory only."""
+
+    dialect = SQLITE
+
+    def __init__(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> None:
+        super().__init__(config, workdir, database)
+        self.path = workdir / config.label / f"{database}.db"
+        self._key = SecretKey.generate(256) if config.spec == SQLCIPHER else None
+
+    @property
+    def data_dir(self) -> Path:
+        return self.path.parent
+
+    def database_file(self) -> Path:
+        return self.path
+
+    def start(self) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+
+    def stop(self) -> None:
+        """An embedded database: nothing runs between connections."""
+
+    def destroy(self) -> None:
+        shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def connect(self) -> Connection:
+        conn = sqlcipher3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+        if self._key is not None:  # must come first; a raw key (x'...') skips key derivation
+            conn.execute(f"PRAGMA key = \"x'{self._key.hex()}'\"")
+        return conn
+
+    def bulk_load(self, conn: Connection, table: TableSpec, path: Path) -> int:
+        numbers = {"int": int, "bigint": int, "bool": int, "decimal": float, "float": float}
+        convert = [numbers.get(c.kind, str) for c in table.columns]
+        sql = f"INSERT INTO {table.name} VALUES ({', '.join('?' for _ in table.columns)})"
+        with open(path, encoding="utf-8") as handle:
+            rows = [[None if v is None else f(v) for f, v in zip(convert, split_line(line.rstrip("\n")))]
+                    for line in handle]
+        conn.execute("BEGIN")
+        conn.executemany(sql, rows)
+        conn.execute("COMMIT")
+        return len(rows)
+
+    def encryption_status(self) -> dict[str, Any]:
+        with open(self.path, "rb") as handle:
+            plain = handle.read(16) == b"SQLite format 3\x00"
+        return {"enabled": not plain, "file_header_plaintext": plain}

@@ -1,0 +1,93 @@
+"""Running a user's steps on one connection: a query (every row fetched) or a write (its statements in one
+transaction), timed from submission to the last row or the commit, cancelled after the query timeout."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tdebench.api.dialect import Dialect
+from tdebench.api.engine import Connection, Instance
+
+
+class StepTimeout(Exception):
+    """The step ran past the query timeout and was cancelled."""
+
+
+@dataclass
+class StepRun:
+    """Wall seconds of one step, and the rows of a query."""
+
+    seconds: float
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    columns: list[str] = field(default_factory=list)
+
+
+def begin(conn: Connection, dialect: Dialect) -> None:
+    """Open one explicit transaction where the connection would commit every statement by itself."""
+    if dialect.autocommit and not getattr(conn, "in_transaction", False):
+        conn.cursor().execute(dialect.begin_sql)
+
+
+def rollback(conn: Connection, dialect: Dialect) -> None:
+    """Roll back what a failed step left open (never raises: the connection may be gone)."""
+    try:
+        if dialect.autocommit:
+            if getattr(conn, "in_transaction", False):
+                conn.cursor().execute("ROLLBACK")
+        else:
+            conn.rollback()
+    except Exception:  # noqa: BLE001 - the step's own error is what gets recorded
+        pass
+
+
+def run_query(conn: Connection, sql: str) -> StepRun:
+    """One query: executed, every row fetched, committed."""
+    cur = conn.cursor()
+    started = time.perf_counter_ns()
+    cur.execute(sql)
+    rows = cur.fetchall()
+    conn.commit()
+    seconds = (time.perf_counter_ns() - started) / 1e9
+    columns = [str(d[0]).lower() for d in (cur.description or [])]
+    cur.close()
+    return StepRun(seconds, [tuple(r) for r in rows], columns)
+
+
+def run_write(conn: Connection, dialect: Dialect, statements: Sequence[str]) -> StepRun:
+    """Statements in one transaction, committed."""
+    started = time.perf_counter_ns()
+    begin(conn, dialect)
+    cur = conn.cursor()
+    for statement in statements:
+        cur.execute(statement)
+    if dialect.autocommit:
+        cur.execute("COMMIT")
+    else:
+        conn.commit()
+    return StepRun((time.perf_counter_ns() - started) / 1e9)
+
+
+def with_timeout(instance: Instance, conn: Connection, timeout: float, work: Callable[[], StepRun]) -> StepRun:
+    """``work()``, cancelled through the instance after ``timeout`` seconds (0: never); StepTimeout then."""
+    if timeout <= 0:
+        return work()
+    fired = threading.Event()
+
+    def cancel() -> None:
+        fired.set()
+        instance.interrupt(conn)
+
+    timer = threading.Timer(timeout, cancel)
+    timer.start()
+    try:
+        return work()
+    except Exception:
+        if fired.is_set():
+            raise StepTimeout(f"timed out after {timeout:g} s") from None
+        raise
+    finally:
+        timer.cancel()

@@ -1,0 +1,249 @@
+"""``--workload sql``: a DBA's own schema, data and hot queries (docs/workloads/sql.md).
+
+Per trial, on one connection: every step in order (queries, then writes, by name, or workload.toml's ``order``),
+each timed as test ``sql`` with its name as the step, and ``total`` = the weighted sum of the steps' times. Then,
+untimed, the writes are undone (``writes/<name>.undo.sql``, in reverse order) and the row counts of the tables
+they change are checked against those after the load; with ``restore = "snapshot"`` the orchestrator restores the
+loaded data directory before every trial (``--reset snapshot``) instead.
+
+Validation (right after the load): every query once, its answer kept and compared with the plain twin's (rows as
+a multiset, floats within a tolerance); every write and its undo once, the row counts checked. During trials the
+query answers of twins are compared block by block (digests keyed by the step's position, ``q01`` = the first).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from tdebench.api.dialect import Dialect
+from tdebench.api.engine import Connection
+from tdebench.api.events import RunListener
+from tdebench.api.plan import RunPlan
+from tdebench.api.tables import TableSpec
+from tdebench.api.trial import ConfigState, Recorder, TrialResult
+from tdebench.api.workload import RunFiles, Workload
+from tdebench.encryption import redact
+from tdebench.errors import RunFailed, UsageError
+from tdebench.workloads.sql import answers, data
+from tdebench.workloads.sql.csvdata import Converted
+from tdebench.workloads.sql.layout import DirProblem, Step, check_family, check_restore, display
+from tdebench.workloads.sql.options import parse_options
+from tdebench.workloads.sql.steps import StepRun, StepTimeout, rollback, run_query, run_write, with_timeout
+from tdebench.workloads.tpch.answers import write_answer_csv
+
+TEST = "sql"
+
+
+class SqlWorkload(Workload):
+    """The user's queries and writes on the user's schema and data."""
+
+    name = "sql"
+
+    def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
+        super().__init__(plan, rundir)
+        self.options = parse_options(plan.workload_options)
+        self.wd = self.options.layout
+        self.database = self.wd.database
+        self.schema_tables = tuple(self.wd.info.names)
+        self.steps: list[Step] = self.wd.steps
+        self.restore = self.wd.settings.writes.restore
+        writes = [s for s in self.steps if s.kind == "write"]
+        try:
+            check_restore(self.wd, plan.reset)  # checked when the plan was built; again for a resumed plan
+        except DirProblem as exc:
+            raise UsageError(str(exc), exc.fix) from None
+        self.written = sorted({t for s in writes for t in s.writes_to})
+        self.converted: list[Converted] = []
+        self.answer_sets: dict[str, answers.AnswerSet] = {}
+        self.loaded_counts: dict[str, dict[str, int]] = {}
+
+    # before any work ---------------------------------------------------------------------------------
+    def tables(self) -> tuple[TableSpec, ...]:
+        return self.wd.tables
+
+    def check_dialect(self, label: str, dialect: Dialect) -> None:
+        try:
+            check_family(self.wd, dialect.family)
+        except DirProblem as exc:
+            raise UsageError(f"{exc} (config {label})", exc.fix) from None
+
+    def estimated_input_bytes(self) -> int | None:
+        if self.wd.missing_data:
+            return None  # written by the generate command
+        return sum(f.path.stat().st_size for f in self.wd.data.values())
+
+    def describe(self) -> str:
+        queries = sum(s.kind == "query" for s in self.steps)
+        return (f"sql {self.wd.root.name} ({len(self.wd.tables)} tables, {queries} queries, "
+                f"{len(self.steps) - queries} writes)")
+
+    def plan_json(self) -> dict[str, Any]:
+        return {"dir": str(self.wd.root), "database": self.database, "restore": self.restore,
+                "steps": [{"name": s.name, "kind": s.kind, "weight": s.weight} for s in self.steps]}
+
+    # data --------------------------------------------------------------------------------------------
+    def prepare(self, ui: RunListener) -> dict[str, Any]:
+        ui.task_started("data", f"data of {self.wd.root.name}", None)
+        try:
+            self.converted = data.prepare_data(self.wd, data.cache_root(self.plan.data_dir))
+            self.known_plaintext = data.known_plaintext(self.wd, self.converted)
+        finally:
+            ui.task_finished("data")
+        return {"workload": "sql", **self.plan_json(),
+                "tables": {c.table: {"rows": c.rows, "input_bytes": c.input_bytes, "converted": str(c.path)}
+                           for c in self.converted},
+                "raw_bytes": sum(c.path.stat().st_size for c in self.converted),
+                "known_plaintext": list(self.known_plaintext),
+                "known_plaintext_source": ("workload.toml" if self.wd.settings.verify.known_plaintext is not None
+                                           else "sampled from non-key text columns")}
+
+    def load(self, state: ConfigState, rec: Recorder, ui: RunListener) -> dict[str, Any]:
+        rec.workload = self.name
+        key = f"load-{state.label}"
+        ui.task_started(key, f"load {state.label}", len(self.converted))
+        schema = self.wd.schema_for(state.dialect.family)
+        started = time.perf_counter()
+        conn = state.instance.connect()
+        try:
+            state.instance.create_schema(conn, schema.create, self.wd.tables)
+            specs = {t.name: t for t in self.wd.tables}
+            for item in self.converted:
+                t0 = time.perf_counter()
+                rows = state.instance.bulk_load(conn, specs[item.table], item.path)
+                rec.add("load", item.table, "elapsed", time.perf_counter() - t0, "s")
+                rec.add("load", item.table, "rows", rows, "rows")
+                rec.add("load", item.table, "input_bytes", item.input_bytes, "bytes")
+                if rows != item.rows:
+                    raise RunFailed(f"{state.label}: loading {item.table} gave {rows} rows, expected {item.rows}",
+                                    "the engine's bulk load dropped rows; see its log")
+                ui.task_advanced(key, 1, f"load {state.label}: {item.table}")
+            t0 = time.perf_counter()
+            state.instance.create_constraints(conn, schema.after_load)
+            state.instance.analyze(conn)
+            rec.add("load", "constraints", "elapsed", time.perf_counter() - t0, "s")
+            self.loaded_counts[state.label] = self._counts(conn)
+        finally:
+            conn.close()
+            ui.task_finished(key)
+        seconds = time.perf_counter() - started
+        rec.add("load", "total", "elapsed", seconds, "s")
+        return {"load_seconds": round(seconds, 6), "load_rows": sum(c.rows for c in self.converted)}
+
+    def _counts(self, conn: Connection) -> dict[str, int]:
+        """Rows of every table the writes change."""
+        cur = conn.cursor()
+        out = {}
+        for table in self.written:
+            cur.execute(f"SELECT COUNT(*) FROM {table}")
+            out[table] = int(cur.fetchone()[0])
+        conn.commit()
+        return out
+
+    # validation ----------------------------------------------------------------------------------------
+    def validate(self, state: ConfigState, rec: Recorder, ui: RunListener) -> list[str]:
+        """Every query once (answers kept), every write and its undo once (row counts checked)."""
+        rec.workload = self.name
+        failures: list[str] = []
+        answer_set: answers.AnswerSet = {}
+        conn = state.instance.connect()
+        try:
+            for step in self.steps:
+                if step.kind == "write" and self.restore != "undo":
+                    continue  # the snapshot is taken after validation: the data must stay as loaded
+                try:
+                    run = self._run(state, conn, step)
+                except Exception as exc:  # noqa: BLE001 - every step is tried, each failure said
+                    rollback(conn, state.dialect)
+                    failures.append(f"{state.label} validation {step.name}: {redact(str(exc))}")
+                    continue
+                rec.add("validation", step.name, "elapsed", run.seconds, "s")
+                if step.kind == "query":
+                    answer_set[step.name] = answers.normalize(run.rows)
+                    self._keep_answer(state.label, step.name, run)
+            failures += [f"{state.label} validation: {p}" for p in self._undo(state, conn)]
+        finally:
+            conn.close()
+        self.answer_sets[state.label] = answer_set
+        return failures
+
+    def _keep_answer(self, label: str, name: str, run: StepRun) -> None:
+        """answers/<config>/<query>.csv: a header of column names, then the rows as compared (--keep-answers)."""
+        if self.plan.keep_answers:
+            write_answer_csv(self.rundir.answers_dir(label) / f"{name}.csv", run.columns, run.rows)
+
+    def answer_verdicts(self, plain_of: dict[str, str | None]) -> dict[str, dict[str, Any]]:
+        return answers.verdicts(self.answer_sets, plain_of)
+
+    # trials ----------------------------------------------------------------------------------------------
+    def _run(self, state: ConfigState, conn: Connection, step: Step, statements: list[str] | None = None) -> StepRun:
+        statements = statements or self.wd.statements(step.sql, state.dialect.family)
+        if step.kind == "query":
+            work = lambda: run_query(conn, statements[0])  # noqa: E731
+        else:
+            work = lambda: run_write(conn, state.dialect, statements)  # noqa: E731
+        return with_timeout(state.instance, conn, self.plan.query_timeout, work)
+
+    def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
+        rec.workload = self.name
+        result = TrialResult()
+        total, ok = 0.0, True
+        conn = state.instance.connect()
+        try:
+            for position, step in enumerate(self.steps, start=1):
+                statements = self.wd.statements(step.sql, state.dialect.family)  # parsed before the step starts
+                state.mark(step.name)
+                try:
+                    run = self._run(state, conn, step, statements)
+                except StepTimeout as exc:
+                    rollback(conn, state.dialect)
+                    rec.add(TEST, step.name, "elapsed", self.plan.query_timeout, "s", status="timeout")
+                    result.failures.append(f"{step.name}: {exc}")
+                    result.timeouts += 1
+                    ok = False
+                    continue
+                except Exception as exc:  # noqa: BLE001 - recorded; the next steps still run
+                    rollback(conn, state.dialect)
+                    rec.add(TEST, step.name, "elapsed", float("nan"), "s", status="failed")
+                    result.failures.append(f"{step.name}: {type(exc).__name__}: {redact(str(exc))}")
+                    ok = False
+                    continue
+                finally:
+                    state.mark(None)
+                rec.add(TEST, step.name, "elapsed", run.seconds, "s")
+                total += step.weight * run.seconds
+                if step.kind == "query":
+                    result.answer_digest[position] = answers.digest(answers.normalize(run.rows))
+            rec.add(TEST, "total", "elapsed", total, "s", status=None if ok else "failed")
+            result.failures += self._undo(state, conn)
+        finally:
+            conn.close()
+        return result
+
+    def _undo(self, state: ConfigState, conn: Connection) -> list[str]:
+        """Undo the writes (reverse order, untimed) and check the row counts; the problems found."""
+        if self.restore != "undo":
+            return []
+        problems = []
+        for step in reversed([s for s in self.steps if s.kind == "write"]):
+            try:
+                run_write(conn, state.dialect, self.wd.statements(step.undo, state.dialect.family))
+            except Exception as exc:  # noqa: BLE001
+                rollback(conn, state.dialect)
+                problems.append(f"undo of {step.name}: {type(exc).__name__}: {redact(str(exc))}")
+        if problems:
+            return problems
+        counts, loaded = self._counts(conn), self.loaded_counts.get(state.label, {})
+        return [f"after undoing the writes, {t} holds {counts[t]} rows, not the {loaded[t]} it was loaded with "
+                f"(fix the undo files in {display(self.wd.root / 'writes')})"
+                for t in counts if t in loaded and counts[t] != loaded[t]]
+
+    def recover(self, state: ConfigState, block: int) -> None:
+        """After a failed trial and a restart: undo what its writes may have left."""
+        if self.restore != "undo" or not any(s.kind == "write" for s in self.steps):
+            return
+        conn = state.instance.connect()
+        try:
+            self._undo(state, conn)
+        finally:
+            conn.close()
