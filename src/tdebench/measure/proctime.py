@@ -8,9 +8,11 @@ Two sources, measured against each other (``python benchmarks/precision.py --pro
   scheduler's own ``sum_exec_runtime``, which stat rounds down to ticks). Exact, but a thread that exits between
   the two reads takes its time with it.
 
-:class:`TreeCpu` uses the per-thread nanoseconds and falls back to the tick figure for a process in which a
-thread vanished between the two reads (counted in ``fallbacks``); children reaped in between come in through
-the parent's cutime + cstime. Processes started in between count in full (their whole life is inside).
+:class:`TreeCpu` uses the per-thread nanoseconds and falls back to the tick figure for a process that lost a
+thread between the two reads: one it saw that is gone, or one it never saw, which shows as a tick delta more
+than :data:`LOST_SECONDS` above the per-thread sum (counted in ``fallbacks``). Children reaped in between come
+in through the parent's cutime + cstime. Processes started in between count in full (their whole life is
+inside).
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+#: a tick delta this far above the per-thread sum means a thread started and exited unseen (2 ticks: the two
+#: readings' rounding)
+LOST_SECONDS = 2.0 / CLK_TCK
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,13 @@ def _children(pid: int) -> list[int] | None:
 
 def descendants(roots: list[int]) -> list[int]:
     """``roots`` and every process below them (from the children lists, else one pass over /proc)."""
+    found = descendants_or_none(roots)
+    return found if found is not None else _descendants_by_scan(roots)
+
+
+def descendants_or_none(roots: list[int]) -> list[int] | None:
+    """``roots`` (those still there) and every process below them from the kernel's children lists; None when
+    the kernel does not offer them."""
     seen: list[int] = []
     stack = list(roots)
     while stack:
@@ -98,8 +110,9 @@ def descendants(roots: list[int]) -> list[int]:
             continue
         kids = _children(pid)
         if kids is None:
-            return _descendants_by_scan(roots)
-        seen.append(pid)
+            return None
+        if os.path.exists(f"/proc/{pid}"):
+            seen.append(pid)
         stack.extend(kids)
     return seen
 
@@ -168,12 +181,13 @@ class TreeCpu:
                 ticks += now.child_ticks
                 continue
             ticks += max(0, now.child_ticks - old.child_ticks)
-            if set(old.threads_ns) - set(now.threads_ns):  # a thread exited: its time is only in the ticks
-                ticks += max(0, now.own_ticks - old.own_ticks)
+            own_ns = sum(max(0, ns - old.threads_ns.get(tid, 0)) for tid, ns in now.threads_ns.items())
+            own_ticks = max(0, now.own_ticks - old.own_ticks)
+            if set(old.threads_ns) - set(now.threads_ns) or own_ticks / CLK_TCK - own_ns / 1e9 > LOST_SECONDS:
+                ticks += own_ticks  # a thread exited: its time is only in the group's ticks
                 fell_back = True
-                continue
-            for tid, ns in now.threads_ns.items():
-                total_ns += max(0, ns - old.threads_ns.get(tid, 0))
+            else:
+                total_ns += own_ns
         self.fallbacks += fell_back
         return total_ns / 1e9 + ticks / CLK_TCK
 
