@@ -283,8 +283,11 @@ def _config_order(files: RunFiles) -> list[str]:
 
 
 def is_headline_key(key: SeriesKey) -> bool:
-    """True for the steps whose warnings are shown one by one (totals, TPC-H metrics, VUs)."""
-    return (key.step in HEADLINE_STEPS and key.test != "load") or vu_count(key.step) is not None
+    """True for the steps whose warnings are shown one by one (totals, TPC-H metrics, VUs); engine counters and
+    the client's CPU time are folded with the rest."""
+    if key.test in ("load", "counters") or key.metric == "client_cpu":
+        return False
+    return key.step in HEADLINE_STEPS or vu_count(key.step) is not None
 
 
 def precision_outcomes(manifest: dict[str, Any], a: Analysis, overheads: list[Overhead | None]) -> list[str]:
