@@ -16,7 +16,7 @@ each run saw (CV per arm, per-block log-ratio sd and lag-1 autocorrelation, stea
 Cases: ``mariadb``: MariaDB SF 0.1 warm, ``none,none,tde:aes-256-ctr`` (the A/A comparison none-2 vs none and
 TDE vs none in one run); ``mariadb-aa``: the same with ``none,none`` alone; ``sqlite``: SQLite SF 0.01,
 ``none,sqlcipher:aes-256-cbc``. Variants: ``block``, ``query``, ``query+pin`` (``--pin``), ``query-r3``
-(``--repeat 3``).
+(``--repeat 3``), ``query+nice`` (``--nice -10``), ``query+pin+nice``.
 
 ``fp`` runs ``--reps`` independent A/A runs (``--encryption none,none``) and counts how many final headline
 intervals exclude 0 (the false-positive rate at the nominal 5%, with its exact Clopper–Pearson interval).
@@ -54,7 +54,9 @@ CASES = {
     "sqlite": ["--engine", "sqlite", "--sf", "0.01", "--encryption", "none,sqlcipher:aes-256-cbc"],
 }
 VARIANTS = {"block": ["--schedule", "block"], "query": ["--schedule", "query"],
-            "query+pin": ["--schedule", "query", "--pin"], "query-r3": ["--schedule", "query", "--repeat", "3"]}
+            "query+pin": ["--schedule", "query", "--pin"], "query-r3": ["--schedule", "query", "--repeat", "3"],
+            "query+nice": ["--schedule", "query", "--nice", "-10"],
+            "query+pin+nice": ["--schedule", "query", "--pin", "--nice", "-10"]}
 RULE = StoppingRule(1.0)
 
 

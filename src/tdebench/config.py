@@ -21,6 +21,7 @@ An experiment file uses the same vocabulary as the flags::
     max_time = "20m"           # ... or until this much time has passed (s, m, h)
     max_trials = 100           # ... or this many blocks (with precision; trials is then the minimum)
     pin = false                # pin tdebench and the servers to fixed cores
+    nice = -10                 # run tdebench and the servers at this nice value (negative: root only)
     [run.options]              # options of the chosen workload, e.g. for tpcc: warehouses = 2 (sf, tests and
                                # streams may go here too: they are the tpch workload's options)
 
@@ -90,6 +91,7 @@ class RunSection(BaseModel):
     max_time: str | float | None = None
     max_trials: int | None = None
     pin: bool = False
+    nice: int | None = None
 
 
 class Experiment(BaseModel):

@@ -178,6 +178,8 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     ("schedule-unknown", [*RUN, "--schedule", "round-robin"], 2, "--schedule must be block or query"),
     ("schedule-cold", [*RUN, "--schedule", "query", "--cache", "cold"], 2, "cannot run --cache cold"),
     ("pin-value", [*RUN, "--pin=maybe"], 2, "--pin"),
+    ("nice-range", [*RUN, "--nice", "-30"], 2, "--nice must be a whole number from -20 to 19"),
+    ("nice-type", [*RUN, "--nice", "low"], 2, "Invalid value for '--nice'"),
     # run: files and directories
     ("experiment-missing", ["run", "{tmp}/nosuch.toml"], 2, "cannot read experiment file"),
     ("experiment-is-dir", ["run", "{toml_dir}"], 2, "cannot read experiment file"),

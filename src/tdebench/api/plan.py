@@ -62,6 +62,7 @@ class RunPlan:
     max_time: float | None = None        # seconds from the start of the run; no block starts that would end later
     max_trials: int | None = None        # with precision: at most this many measured blocks
     pin: bool = False                    # pin servers and client to fixed cores (runner/pinning.py)
+    nice: int | None = None              # run servers and client at this nice value (runner/pinning.py)
 
     def __post_init__(self) -> None:
         if not self.configs:
@@ -100,6 +101,10 @@ class RunPlan:
         if self.max_time is not None and not (math.isfinite(self.max_time) and self.max_time > 0):
             raise UsageError(f"--max-time must be a positive duration, not {self.max_time!r}",
                              "give e.g. --max-time 20m (units s, m, h)")
+        if self.nice is not None and (isinstance(self.nice, bool) or not isinstance(self.nice, int)
+                                      or not -20 <= self.nice <= 19):
+            raise UsageError(f"--nice must be a whole number from -20 to 19, not {self.nice!r}",
+                             "use e.g. --nice -10 (negative values need root) or leave it out")
         if self.max_trials is not None:
             if self.precision is None:
                 raise UsageError("--max-trials applies to --precision runs only",
@@ -163,6 +168,7 @@ class RunPlan:
             "max_time": self.max_time,
             "max_trials": self.max_trials,
             "pin": self.pin,
+            "nice": self.nice,
         }
 
 
@@ -186,4 +192,5 @@ def plan_from_json(data: dict[str, Any]) -> RunPlan:
                    max_failures=data.get("max_failures", 3), workload_options=options,
                    schedule=data.get("schedule") or "block",  # runs from before schedules were whole-trial blocks
                    repeat=int(data.get("repeat") or 1), precision=data.get("precision"),
-                   max_time=data.get("max_time"), max_trials=data.get("max_trials"), pin=bool(data.get("pin")))
+                   max_time=data.get("max_time"), max_trials=data.get("max_trials"), pin=bool(data.get("pin")),
+                   nice=data.get("nice"))

@@ -139,6 +139,9 @@ def run_command(
     max_trials: Annotated[Optional[int], typer.Option(help="--precision: at most this many trials per config.",
         show_default=False)] = None,
     pin: Annotated[bool, typer.Option(help="Pin tdebench to one CPU and the servers to the others.")] = False,
+    nice: Annotated[Optional[int], typer.Option(help="Run tdebench and the servers at this nice value, e.g. -10 "
+        "(negative: root only), so other processes on a shared machine take less from the measurement.",
+        show_default=False)] = None,
 ) -> None:
     """Compare twin configurations on TPC-H (default: SQLite vs SQLCipher, SF 0.01, 3 trials)."""
     from tdebench.cli import run as runner
@@ -153,14 +156,15 @@ def run_command(
             ("query_timeout", query_timeout), ("max_failures", max_failures), ("seed", seed),
             ("keep_answers", keep_answers), ("data_dir", str(data_dir) if data_dir else None), ("tcp", tcp),
             ("keep", keep), ("schedule", schedule), ("repeat", repeat), ("precision", precision),
-            ("max_time", max_time), ("max_trials", max_trials), ("pin", pin)) if _given(ctx, name)}
+            ("max_time", max_time), ("max_trials", max_trials), ("pin", pin), ("nice", nice)) if _given(ctx, name)}
         plan, parsed = runner.load_plan_file(experiment, overrides)
         target = out_dir or (Path(parsed.run.out) if parsed.run.out else None)
     else:
         options = {"sf": sf, "tests": _words(tests), "streams": streams,
                    "trials": trials if _given(ctx, "trials") else None, "warmup": warmup,
                    "schedule": schedule, "repeat": repeat if repeat is not None else 1, "precision": precision,
-                   "max_time": max_time, "max_trials": max_trials, "pin": pin, "cache": cache, "reset": reset, "query_timeout": query_timeout,
+                   "max_time": max_time, "max_trials": max_trials, "pin": pin, "nice": nice,
+                   "cache": cache, "reset": reset, "query_timeout": query_timeout,
                    "max_failures": max_failures, "seed": seed, "keep_answers": keep_answers,
                    "data_dir": str(data_dir) if data_dir else None, "tcp": tcp, "keep": keep,
                    "workload": workload, "options": _workload_options(option, warehouses=warehouses, vus=vus,

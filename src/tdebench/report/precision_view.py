@@ -89,6 +89,9 @@ def machine_text(manifest: dict[str, Any]) -> list[str]:
     pin = _dict(settle.get("pin"))
     if pin:
         out.append(f"Pinned (--pin): tdebench on CPU {pin.get('client')}, the servers on CPU {pin.get('servers')}.")
+    nice = _dict(settle.get("nice"))
+    if nice:
+        out.append(f"Priority (--nice): tdebench and the servers ran at nice {nice.get('value')}.")
     summary = summarize_noise(manifest.get("conditions") or [])
     if summary is not None:
         out.append(_noise_line(summary))

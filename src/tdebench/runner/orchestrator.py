@@ -378,9 +378,8 @@ class Orchestrator:
             return False
 
     def watch(self, state: ConfigState) -> Watch:
-        """Start the trial's instruments (sampler, step probe, host readings); with --pin, pin a restarted server."""
-        if self.plan.pin:
-            pinning.pin_servers(state)
+        """Start the trial's instruments (sampler, step probe, host readings); --pin/--nice: a restarted server too."""
+        pinning.place_servers(state, self.plan.pin, self.plan.nice)
         return start_watch(state, self._all_server_pids)
 
     def unwatch(self, block: Block, state: ConfigState, watch: Watch) -> ResourceSeries | None:
@@ -418,8 +417,9 @@ class Orchestrator:
             probe.record(rec, result.status)
         conditions = self._conditions.pop(label, None)
         if conditions is not None:
+            probed = {"cpu_tick_fallbacks": probe.tree.fallbacks, "cpu_windows": probe.tree.windows} if probe else {}
             self.manifest.setdefault("conditions", []).append({"block": block.number, "config": label,
-                                                               **conditions})
+                                                               **conditions, **probed})
         self.digests[(block.number, label)] = result.answer_digest
         self._compare_digests(block.number, state)
         self._close_trial(block, state, rec, result)

@@ -1,9 +1,14 @@
-"""``--pin``: tdebench (the client) on one CPU, every server on the others, so that neither migrates.
+"""Where and how eagerly the measured processes run: ``--pin`` and ``--nice``.
 
-Affinity is per thread on Linux: every thread of every process is pinned (threads and processes created later
-inherit it from their creator; a server restarted after a failure is pinned again when its next trial starts).
-An embedded engine (SQLite) runs inside tdebench, so it shares the client's CPU. tdebench's own affinity is put
-back when the run ends. Whether pinning helps is measured in docs/precision.md; it is not the default.
+``--pin``: tdebench (the client) on one CPU, every server on the others, so that neither migrates. ``--nice N``:
+tdebench and every server at nice value N (e.g. -10: other processes of a shared machine then get much less of
+the CPUs while a statement runs; negative values need root).
+
+Affinity and nice values are per thread on Linux: every thread of every process is set (threads and processes
+created later inherit them from their creator; a server restarted after a failure is set again when its next
+trial starts). An embedded engine (SQLite) runs inside tdebench, so it shares the client's CPU. tdebench's own
+settings are put back when the run ends. Whether either helps is measured in docs/precision.md; neither is the
+default.
 """
 
 from __future__ import annotations
@@ -47,15 +52,56 @@ def pin_tree(roots: list[int], cpus: list[int]) -> int:
     return sum(pin_threads(pid, cpus) for pid in descendants(roots))
 
 
+def renice_threads(pid: int, value: int) -> int:
+    """Set every thread of process ``pid`` to nice ``value``; how many threads were set."""
+    try:
+        tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return 0
+    count = 0
+    for tid in tids:
+        try:
+            os.setpriority(os.PRIO_PROCESS, tid, value)
+            count += 1
+        except OSError:  # exited meanwhile, or not permitted
+            continue
+    return count
+
+
+def check_nice(value: int | None) -> None:
+    """EnvironmentProblem before any work when this process may not take nice ``value``."""
+    if value is None or value >= os.getpriority(os.PRIO_PROCESS, 0) or os.geteuid() == 0:
+        return
+    raise EnvironmentProblem(f"--nice {value} needs root (a lower nice value than this process has)",
+                             "run as root, or give a nice value of 0 or more, or leave --nice out")
+
+
+def _server_pids(state: ConfigState) -> list[int]:
+    if not state.instance.scannable:
+        return []
+    try:
+        return [p for p in state.instance.server_pids() if p != os.getpid()]
+    except Exception:  # noqa: BLE001 - a server being restarted: set at its next trial
+        return []
+
+
 def pin_servers(state: ConfigState) -> int:
     """(Re)pin one config's server processes to the server CPUs (0 for embedded or remote engines)."""
-    if not state.instance.scannable:
-        return 0
-    try:
-        pids = [p for p in state.instance.server_pids() if p != os.getpid()]
-    except Exception:  # noqa: BLE001 - a server being restarted: pinned at its next trial
-        return 0
+    pids = _server_pids(state)
     return pin_tree(pids, cpu_split()[1]) if pids else 0
+
+
+def renice_servers(state: ConfigState, value: int) -> int:
+    """(Re)set one config's server threads to nice ``value`` (0 for embedded or remote engines)."""
+    return sum(renice_threads(pid, value) for pid in descendants(_server_pids(state)))
+
+
+def place_servers(state: ConfigState, pin: bool, nice: int | None) -> None:
+    """At the start of every trial: a restarted server gets the run's CPUs and nice value again."""
+    if pin:
+        pin_servers(state)
+    if nice is not None:
+        renice_servers(state, nice)
 
 
 def pin_run(states: list[ConfigState], stack: ExitStack) -> dict[str, Any]:
@@ -66,3 +112,11 @@ def pin_run(states: list[ConfigState], stack: ExitStack) -> dict[str, Any]:
     threads = pin_threads(os.getpid(), client)
     return {"client": client, "servers": servers, "client_threads": threads,
             "server_threads": {s.label: pin_servers(s) for s in states}}
+
+
+def renice_run(states: list[ConfigState], value: int, stack: ExitStack) -> dict[str, Any]:
+    """tdebench and every server at nice ``value``; tdebench's own nice value comes back when ``stack`` closes."""
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    stack.callback(renice_threads, os.getpid(), own)
+    return {"value": value, "client_threads": renice_threads(os.getpid(), value),
+            "server_threads": {s.label: renice_servers(s, value) for s in states}}

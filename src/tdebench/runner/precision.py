@@ -76,14 +76,15 @@ class _NoFiles:
 
 
 def check_run_options(plan: RunPlan) -> None:
-    """Before the run directory exists: --precision applies to the plan, --pin to this machine."""
-    from tdebench.runner.pinning import cpu_split
+    """Before the run directory exists: --precision applies to the plan, --pin and --nice to this machine."""
+    from tdebench.runner.pinning import check_nice, cpu_split
     from tdebench.workloads import make_workload
 
     if plan.precision is not None:
         check_precision(plan, make_workload(plan, _NoFiles()).headline(), plan.workload)
     if plan.pin:
         cpu_split()
+    check_nice(plan.nice)
 
 
 def decisions_from(m: Measurements, rule: StoppingRule, headline: tuple[str, str, str],

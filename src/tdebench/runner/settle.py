@@ -4,7 +4,8 @@
    encryption threads still encrypting tablespaces after the load) must be done, up to :data:`WORK_LIMIT` s.
 2. Every local server must be quiet: its process tree below :data:`QUIET_CORES` of a core over a
    :data:`QUIET_WINDOW` s window (purge, page flushing and statistics after a load), up to :data:`QUIET_LIMIT` s.
-3. ``--pin``: the client (tdebench) on CPU 0, every server on the other CPUs (:mod:`tdebench.runner.pinning`).
+3. ``--pin``: the client (tdebench) on CPU 0, every server on the other CPUs; ``--nice N``: all of them at nice N
+   (:mod:`tdebench.runner.pinning`).
 
 What was waited for, for how long, and the CPU each server was left using are recorded in the manifest
 (``settle``); a limit that runs out is said, not fatal.
@@ -86,6 +87,9 @@ def settle(plan: RunPlan, states: dict[str, ConfigState], ui: RunListener, stack
     if plan.pin:
         out["pin"] = pinning.pin_run(live, stack)
         ui.message(f"pinned: tdebench on CPU {out['pin']['client']}, servers on CPU {out['pin']['servers']}")
+    if plan.nice is not None:
+        out["nice"] = pinning.renice_run(live, plan.nice, stack)
+        ui.message(f"tdebench and the servers run at nice {plan.nice}")
     return out
 
 
