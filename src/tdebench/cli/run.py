@@ -111,7 +111,7 @@ def twin_names(engine: str, specs: list[EncryptionSpec]) -> list[str]:
     return out
 
 
-DEFAULT_SCHEDULE = "block"  # measured with benchmarks/precision.py: docs/precision.md
+DEFAULT_SCHEDULE = "query"  # measured with benchmarks/precision.py: docs/precision.md
 
 
 def stopping_options(r: Any) -> dict[str, Any]:
