@@ -15,6 +15,13 @@ An experiment file uses the same vocabulary as the flags::
     max_failures = 3           # consecutive failed trials before a config is abandoned
     seed = 42
     keep_answers = true
+    schedule = "query"         # block | query (interleave the twins step by step; default query, block when cold)
+    repeat = 1                 # query schedule: runs of each step per config per block
+    precision = "1%"           # keep adding blocks until the headline CI half-width is at most this
+    max_time = "20m"           # ... or until this much time has passed (s, m, h)
+    max_trials = 100           # ... or this many blocks (with precision; trials is then the minimum)
+    pin = false                # pin tdebench and the servers to fixed cores
+    nice = -10                 # run tdebench and the servers at this nice value (negative: root only)
     [run.options]              # options of the chosen workload, e.g. for tpcc: warehouses = 2 (sf, tests and
                                # streams may go here too: they are the tpch workload's options)
 
@@ -66,7 +73,7 @@ class RunSection(BaseModel):
     sf: float | None = Field(None, gt=0)
     tests: list[Literal["power", "throughput"]] | None = Field(None, min_length=1)
     streams: int | None = Field(None, ge=1, le=100)
-    trials: int = Field(3, ge=1)
+    trials: int | None = Field(None, ge=1)  # default 3, or the stopping rule's pilot (10) with precision
     warmup: int = Field(1, ge=0, le=1)
     cache: Literal["warm", "cold"] = "warm"
     reset: Literal["none", "snapshot"] = "none"
@@ -78,6 +85,13 @@ class RunSection(BaseModel):
     out: str | None = None
     tcp: bool = False
     keep: bool = False
+    schedule: str | None = None
+    repeat: int = 1
+    precision: str | float | None = None
+    max_time: str | float | None = None
+    max_trials: int | None = None
+    pin: bool = False
+    nice: int | None = None
 
 
 class Experiment(BaseModel):

@@ -122,17 +122,24 @@ def parse_spec(text: str) -> EncryptionSpec:
 
 
 def parse_spec_list(text: str) -> list[EncryptionSpec]:
-    """Parse a comma-separated list of specs, rejecting duplicates and empty items."""
+    """Parse a comma-separated list of specs, rejecting empty items and repeated encrypted specs (``none`` may
+    be repeated: ``none,none`` is an A/A test of two identical plain twins)."""
     items = [part for part in (p.strip() for p in text.split(",")) if part]
     if not items:
         raise UsageError("empty --encryption list", "give at least one spec, e.g. none,sqlcipher:aes-256-cbc")
     specs = [parse_spec(item) for item in items]
+    check_repeats(specs)
+    return specs
+
+
+def check_repeats(specs: list[EncryptionSpec]) -> None:
+    """UsageError for an encrypted spec listed twice (only ``none`` may repeat)."""
     seen: set[EncryptionSpec] = set()
     for spec in specs:
-        if spec in seen:
-            raise UsageError(f"encryption spec '{spec}' is listed twice", "list each spec once")
+        if spec in seen and not spec.is_plain:
+            raise UsageError(f"encryption spec '{spec}' is listed twice",
+                             "list each spec once (only none may repeat, e.g. none,none for an A/A test)")
         seen.add(spec)
-    return specs
 
 
 _ISSUED: set[str] = set()

@@ -109,7 +109,8 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     ("engine-empty", [*RUN, "--engine", ","], 2, "empty --engine"),
     ("encryption-unknown", [*RUN, "--encryption", "none,wat"], 2, "unknown encryption spec 'wat'"),
     ("encryption-empty", [*RUN, "--encryption", ","], 2, "empty --encryption"),
-    ("encryption-twice", [*RUN, "--encryption", "none,none"], 2, "listed twice"),
+    ("encryption-twice", [*RUN, "--encryption", "none,sqlcipher:aes-256-cbc,sqlcipher:aes-256-cbc"], 2,
+     "listed twice"),
     ("encryption-cipher", [*RUN, "--encryption", "tde:aes-512-cbc"], 2, "unknown cipher 'aes-512-cbc'"),
     ("encryption-unsupported", [*RUN, "--encryption", "none,tde:aes-128-cbc"], 2, "does not support"),
     ("workload-unknown", [*RUN, "--workload", "tpcz"], 2, "unknown workload 'tpcz'"),
@@ -160,6 +161,29 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     ("timeout-negative", [*RUN, "--query-timeout", "-1"], 2, "--query-timeout"),
     ("timeout-nan", [*RUN, "--query-timeout", "nan"], 2, "--query-timeout"),
     ("max-failures-zero", [*RUN, "--max-failures", "0"], 2, "--max-failures"),
+    # run: schedules and precision (issue #14)
+    ("precision-zero", [*RUN, "--precision", "0"], 2, "--precision '0' is not a half-width"),
+    ("precision-word", [*RUN, "--precision", "abc"], 2, "--precision 'abc' is not a half-width"),
+    ("precision-negative", [*RUN, "--precision", "-1%"], 2, "--precision '-1%'"),
+    ("precision-huge", [*RUN, "--precision", "150%"], 2, "--precision '150%'"),
+    ("precision-pilot", [*RUN, "--precision", "1%", "--trials", "2"], 2, "pilot"),
+    ("precision-plain-only", [*RUN, "--precision", "1%", "--encryption", "none"], 2, "plain twin"),
+    ("precision-no-headline", [*RUN, "--precision", "1%", "--workload", "sysbench"], 2, "headline"),
+    ("max-time-negative", [*RUN, "--max-time", "-1"], 2, "--max-time '-1' is not a positive duration"),
+    ("max-time-zero", [*RUN, "--max-time", "0m"], 2, "--max-time '0m'"),
+    ("max-time-word", [*RUN, "--max-time", "soon"], 2, "--max-time 'soon'"),
+    ("max-trials-alone", [*RUN, "--max-trials", "5"], 2, "--max-trials applies to --precision"),
+    ("max-trials-below-pilot", [*RUN, "--precision", "1%", "--max-trials", "5"], 2, "below the 10 trials"),
+    ("max-trials-type", [*RUN, "--max-trials", "many"], 2, "Invalid value for '--max-trials'"),
+    ("repeat-zero", [*RUN, "--repeat", "0"], 2, "--repeat must be a whole number of at least 1"),
+    ("repeat-negative", [*RUN, "--repeat", "-2"], 2, "--repeat must be"),
+    ("repeat-type", [*RUN, "--repeat", "x"], 2, "Invalid value for '--repeat'"),
+    ("repeat-block", [*RUN, "--repeat", "3", "--schedule", "block"], 2, "--repeat applies to --schedule query"),
+    ("schedule-unknown", [*RUN, "--schedule", "round-robin"], 2, "--schedule must be block or query"),
+    ("schedule-cold", [*RUN, "--schedule", "query", "--cache", "cold"], 2, "cannot run --cache cold"),
+    ("pin-value", [*RUN, "--pin=maybe"], 2, "--pin"),
+    ("nice-range", [*RUN, "--nice", "-30"], 2, "--nice must be a whole number from -20 to 19"),
+    ("nice-type", [*RUN, "--nice", "low"], 2, "Invalid value for '--nice'"),
     # run: files and directories
     ("experiment-missing", ["run", "{tmp}/nosuch.toml"], 2, "cannot read experiment file"),
     ("experiment-is-dir", ["run", "{toml_dir}"], 2, "cannot read experiment file"),
@@ -279,7 +303,7 @@ def test_corpus_covers_every_command_and_run_option():
         assert f"'{name}" in repr([a[0] for _, a, _, _ in CORPUS]), name
     covered_elsewhere = {"--help", "--out", "--keep-answers", "--no-keep-answers", "--keep", "--no-keep",
                          "--report", "--no-report", "--no-tcp", "--skip-disk-check", "--vus", "--duration",
-                         "--rampup", "--batches", "--work-dir", "--data-dir"}
+                         "--rampup", "--batches", "--work-dir", "--data-dir", "--no-pin"}
     run = group.commands["run"]  # type: ignore[attr-defined]
     for param in run.params:
         for opt in [*param.opts, *param.secondary_opts]:

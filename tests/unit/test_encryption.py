@@ -55,7 +55,9 @@ def test_parse_rejects_bad_specs_with_a_fix(text, fragment):
 def test_spec_list_rejects_duplicates_and_empty():
     assert [str(s) for s in parse_spec_list("none, sqlcipher:aes-256-cbc")] == ["none", "sqlcipher:aes-256-cbc"]
     with pytest.raises(UsageError, match="twice"):
-        parse_spec_list("none,plain")
+        parse_spec_list("none,sqlcipher:aes-256-cbc,sqlcipher:aes-256-cbc")
+    # an A/A test: two identical plain twins
+    assert [str(s) for s in parse_spec_list("none,plain")] == ["none", "none"]
     with pytest.raises(UsageError, match="empty"):
         parse_spec_list(" , ")
 

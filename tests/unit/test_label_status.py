@@ -61,7 +61,7 @@ def test_overridden_label_is_marked_in_every_view(tmp_path: Path) -> None:
     build_report(run)
     report = run / "report"
     md = (report / "summary.md").read_text()
-    assert "sqlcipher:aes-256-cbc (overridden, not confirmed) is" in md  # verdict sentence
+    assert "sqlcipher:aes-256-cbc (overridden, not confirmed): " in md  # verdict sentence
     assert "| sqlcipher:aes-256-cbc (overridden, not confirmed) |" in md  # summary table
     assert "OVERRIDDEN, NOT CONFIRMED" in md.split("## Warnings")[1].split("##")[0]
     html = (report / "index.html").read_text()

@@ -94,8 +94,8 @@ def test_html_is_self_contained_and_well_formed(run: Path) -> None:
 
 def test_html_shows_verdict_tables_and_methods(run: Path) -> None:
     html = (run / "report" / "index.html").read_text()
-    assert re.search(r"sqlcipher:aes-256-cbc is <strong>\d+\.\d% slower than plain</strong> "
-                     r"\(95% CI \d+\.\d–\d+\.\d%, p=0\.\d{3}, n = 3\)", html)
+    assert re.search(r"sqlcipher:aes-256-cbc: <strong>\d+\.\d% slower</strong> than plain "
+                     r"\(95% CI \d+\.\d% to \d+\.\d%, n = 3\), p=0\.\d{3}\.", html)
     for text in ("Read with care", "Per query", "q22", "Power@Size", "Verification", "Methods",
                  "AMD EPYC 7B13", "SQLCipher 4.6.1", "0 (warm-up)", "warm", "1 timed out",
                  "t-interval on the log ratios", "benchmarks/stats_coverage.py --reps 2000",
@@ -231,7 +231,7 @@ def test_three_configs_get_anova_and_tukey(tmp_path: Path) -> None:
     html = build_report(tmp_path / "three").read_text()
     assert "Across configs" in html and "Tukey" in html and "eta²" in html
     assert (tmp_path / "three" / "report" / "anova.csv").is_file()
-    assert html.count("slower than plain") == 2
+    assert html.count("slower</strong> than plain") == 2
 
 
 def test_tpm_hook_draws_only_with_data(tmp_path: Path) -> None:
@@ -248,6 +248,6 @@ def test_tpm_hook_draws_only_with_data(tmp_path: Path) -> None:
     assert tpm_vs_users(rs.analysis, rs.engines[0]) is not None
     assert rs.engines[0].headline.step == "vu20"
     html = build_report(tmp_path / "tpcc").read_text()
-    assert "TPM vs virtual users" in html and "lower TPM than plain" in html
+    assert "TPM vs virtual users" in html and re.search(r"<strong>TPM \d+\.\d% lower</strong> than plain", html)
     fixture_rs = summarize(FIXTURE)
     assert tpm_vs_users(fixture_rs.analysis, fixture_rs.engines[0]) is None

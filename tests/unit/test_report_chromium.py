@@ -59,5 +59,5 @@ def test_dom_renders_without_scripts(report: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     dom = proc.stdout
     assert "<script" not in dom.lower()
-    assert "slower than plain" in dom and dom.count("<svg") >= 3
+    assert "slower</strong> than plain" in dom and dom.count("<svg") >= 3
     assert [line for line in proc.stderr.splitlines() if BAD_LOG.search(line)] == []

@@ -264,6 +264,12 @@ class Instance(ThreatProbes, ABC):
         :data:`tdebench.api.counters.COUNTERS`; an engine leaves out what it cannot count. Default: none."""
         return {}
 
+    def background_work(self) -> list[str]:
+        """What the server is still doing on its own after the load (e.g. MariaDB's encryption threads encrypting
+        tablespaces), one phrase each. Work like that loads one twin and not the other during the first trials,
+        so the runner waits until it is empty (with a time limit) before the first trial. Default: none."""
+        return []
+
     def catalog_sizes(self, tables: Sequence[str]) -> dict[str, dict[str, int]] | None:
         """Per-table sizes (``rows``, ``table_bytes``, ``index_bytes``, ``total_bytes``) that the engine reads from
         its server's own catalog itself (a server whose connection rewrites the workload's SQL); None: read from

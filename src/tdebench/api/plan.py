@@ -2,11 +2,19 @@
 
 The plan knows no workload: each workload reads its own options (e.g. TPC-H's scale factor, tests and
 streams) from ``workload_options`` through its options model.
+
+Schedules (``schedule``): ``block`` runs one whole trial per config in each block's random order; ``query``
+keeps every twin up and, inside each block, runs one step (a TPC-H query) on every config in a fresh random
+order, ``repeat`` times, before the next step (:mod:`tdebench.runner.schedule`). With ``precision`` the
+number of blocks is open-ended: ``trials`` is the minimum (the stopping rule's pilot) and blocks are added
+until the interval is narrow enough, ``max_trials`` or ``max_time`` (:mod:`tdebench.runner.precision`).
 """
 
 from __future__ import annotations
 
+import math
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +23,7 @@ from tdebench.api.engine import Config
 from tdebench.encryption import parse_spec
 from tdebench.errors import UsageError
 
+SCHEDULES = ("block", "query")
 #: options that plans of manifest schema 1 kept at the top level, for the workloads that read TPC-H data
 _V1_DATA_KEYS = {"tpch": ("sf", "tests", "streams"), "backup": ("sf",), "load": ("sf",)}
 
@@ -47,6 +56,13 @@ class RunPlan:
     query_timeout: float = 0.0
     max_failures: int = 3
     workload_options: dict[str, Any] = field(default_factory=dict)  # raw; checked by the workload's model
+    schedule: str = "block"             # the command line's default is chosen in cli/run.py
+    repeat: int = 1                      # query schedule: runs of each step per config per block
+    precision: float | None = None       # target 95% CI half-width of the headline overhead, in points
+    max_time: float | None = None        # seconds from the start of the run; no block starts that would end later
+    max_trials: int | None = None        # with precision: at most this many measured blocks
+    pin: bool = False                    # pin servers and client to fixed cores (runner/pinning.py)
+    nice: int | None = None              # run servers and client at this nice value (runner/pinning.py)
 
     def __post_init__(self) -> None:
         if not self.configs:
@@ -61,9 +77,46 @@ class RunPlan:
             raise UsageError(f"--reset must be none or snapshot, not '{self.reset}'", "use --reset none or snapshot")
         if self.query_timeout < 0 or self.max_failures < 1:
             raise UsageError("--query-timeout must be >= 0 and --max-failures >= 1", "use e.g. --query-timeout 600")
+        self._check_precision_options()
         labels = [c.label for c in self.configs]
         if len(set(labels)) != len(labels):
             raise UsageError("two configurations have the same label", "list each engine/spec pair once")
+
+    def _check_precision_options(self) -> None:
+        """The schedule, repetition and stopping options: one error naming the fix each."""
+        if self.schedule not in SCHEDULES:
+            raise UsageError(f"--schedule must be block or query, not '{self.schedule}'",
+                             "use --schedule query (steps interleaved) or --schedule block (whole trials)")
+        if not isinstance(self.repeat, int) or isinstance(self.repeat, bool) or self.repeat < 1:
+            raise UsageError(f"--repeat must be a whole number of at least 1, not {self.repeat!r}",
+                             "use e.g. --repeat 1 (each step once per block) or --repeat 3")
+        if self.repeat > 1 and self.schedule != "query":
+            raise UsageError("--repeat applies to --schedule query only", "add --schedule query or leave --repeat out")
+        if self.schedule == "query" and self.cache == "cold":
+            raise UsageError("--schedule query keeps every server up and warm, so it cannot run --cache cold",
+                             "use --schedule block with --cache cold, or --cache warm")
+        if self.precision is not None and not (math.isfinite(self.precision) and 0 < self.precision <= 100):
+            raise UsageError(f"--precision must be a half-width between 0 and 100%, not {self.precision!r}",
+                             "give the 95% CI half-width you need, e.g. --precision 1%")
+        if self.max_time is not None and not (math.isfinite(self.max_time) and self.max_time > 0):
+            raise UsageError(f"--max-time must be a positive duration, not {self.max_time!r}",
+                             "give e.g. --max-time 20m (units s, m, h)")
+        if self.nice is not None and (isinstance(self.nice, bool) or not isinstance(self.nice, int)
+                                      or not -20 <= self.nice <= 19):
+            raise UsageError(f"--nice must be a whole number from -20 to 19, not {self.nice!r}",
+                             "use e.g. --nice -10 (negative values need root) or leave it out")
+        if self.max_trials is not None:
+            if self.precision is None:
+                raise UsageError("--max-trials applies to --precision runs only",
+                                 "add --precision (e.g. 1%) or give the number of trials with --trials")
+            if self.max_trials < self.trials:
+                raise UsageError(f"--max-trials {self.max_trials} is below the {self.trials} trials every "
+                                 "precision run starts with", f"use --max-trials {self.trials} or more")
+
+    @property
+    def open_ended(self) -> bool:
+        """Blocks are added until the stopping rule or a limit says stop (``--precision``)."""
+        return self.precision is not None
 
     @property
     def labels(self) -> list[str]:
@@ -74,14 +127,23 @@ class RunPlan:
 
     def blocks(self) -> list[Block]:
         """Warm-up block (if any) then ``trials`` blocks, each a fresh random order of the configs."""
+        out = []
+        for block in self.iter_blocks():
+            if block.number > self.trials:
+                break
+            out.append(block)
+        return out
+
+    def iter_blocks(self) -> Iterator[Block]:
+        """Warm-up block (if any) then blocks 1, 2, … without end, each a fresh random order of the configs;
+        the first ``trials`` are :meth:`blocks` (the same seed gives the same orders, so resume finds them)."""
         rng = random.Random(self.seed)
-        first = 0 if self.warmup_trials else 1
-        blocks = []
-        for number in range(first, self.trials + 1):
+        number = 0 if self.warmup_trials else 1
+        while True:
             order = self.labels[:]
             rng.shuffle(order)
-            blocks.append(Block(number, tuple(order)))
-        return blocks
+            yield Block(number, tuple(order))
+            number += 1
 
     def to_json(self) -> dict[str, Any]:
         """The plan as recorded in the manifest."""
@@ -100,6 +162,13 @@ class RunPlan:
             "configs": [{"label": c.label, "engine": c.engine, "encryption": str(c.spec), "settings": c.settings,
                          "tcp": c.tcp, "keep": c.keep, "name": c.name} for c in self.configs],
             "blocks": [{"block": b.number, "warmup": b.warmup, "order": list(b.order)} for b in self.blocks()],
+            "schedule": self.schedule,
+            "repeat": self.repeat,
+            "precision": self.precision,
+            "max_time": self.max_time,
+            "max_trials": self.max_trials,
+            "pin": self.pin,
+            "nice": self.nice,
         }
 
 
@@ -120,4 +189,8 @@ def plan_from_json(data: dict[str, Any]) -> RunPlan:
                    workload=data["workload"], seed=data["seed"], keep_answers=bool(data.get("keep_answers")),
                    data_dir=Path(data_dir) if data_dir else None, cache=data["cache"],
                    reset=data.get("reset", "none"), query_timeout=data.get("query_timeout", 0.0),
-                   max_failures=data.get("max_failures", 3), workload_options=options)
+                   max_failures=data.get("max_failures", 3), workload_options=options,
+                   schedule=data.get("schedule") or "block",  # runs from before schedules were whole-trial blocks
+                   repeat=int(data.get("repeat") or 1), precision=data.get("precision"),
+                   max_time=data.get("max_time"), max_trials=data.get("max_trials"), pin=bool(data.get("pin")),
+                   nice=data.get("nice"))

@@ -23,11 +23,22 @@ class ConfigState:
     snapshot: Path | None = None
     abandoned: bool = False
     sampler: Any = None  # the ResourceSampler watching the server during the current trial
+    probe: Any = None    # the StepProbe reading CPU times and engine counters at every mark (measure/probes.py)
 
-    def mark(self, step: str | None) -> None:
-        """Attribute server resources from now on to ``step`` (e.g. "q01"); no-op when not sampling."""
+    def mark(self, step: str | None, *, test: str = "", total: str = "") -> None:
+        """Attribute server resources from now on to ``step`` (e.g. "q01"); None ends the current step.
+
+        Workloads call it at every step boundary of a trial. The 1 Hz sampler attributes its samples to the step,
+        and the step probe reads the server's and the client's CPU time and the engine's counters right at the
+        boundary: their deltas are recorded per step (``counters/<step>/<counter>`` rows for every step; with
+        ``test`` also ``<test>/<step>/server_cpu`` and ``client_cpu`` rows beside the step's elapsed time).
+        ``total`` names a step of the same test that sums this one (e.g. the queries into "total")."""
+        if self.probe is not None:
+            self.probe.end()
         if self.sampler is not None:
             self.sampler.mark(step)
+        if self.probe is not None and step:
+            self.probe.begin(step, test, total)
 
     @property
     def label(self) -> str:

@@ -22,6 +22,37 @@ class RunFiles(Protocol):
     def answers_dir(self, config_label: str) -> Path: ...
 
 
+class SteppedTrial(ABC):
+    """One config's trial cut into steps, so that ``--schedule query`` can interleave twins step by step.
+
+    The orchestrator (:mod:`tdebench.runner.schedule`) makes one per config for a block, then calls, with every
+    config's server up: :meth:`begin` for each config in the block's order (work whose unit stays the block,
+    e.g. TPC-H's RF1); for each step of :attr:`steps` in turn, ``repeat`` rounds, each running :meth:`run_step`
+    once on every config in a fresh random order; then :meth:`finish` for each config in the block's order (RF2,
+    official metrics, the throughput test), which records one value per step and trial and returns the trial's
+    result. The pairing unit is still the block: one value per step (the mean of its runs) and one total per
+    config and block. A step that raises ends that config's trial (it is recorded as failed and its instance
+    restarted as after a failed block-schedule trial); :meth:`abort` then releases what the trial holds.
+    """
+
+    #: the interleavable steps in the order they run, identical for every config of the block
+    steps: tuple[str, ...] = ()
+
+    def begin(self) -> None:
+        """Before the steps (e.g. open the session, RF1); called in the block's config order."""
+
+    @abstractmethod
+    def run_step(self, step: str, repetition: int) -> None:
+        """Run ``step`` once (``repetition`` 0, 1, …); failures of the step itself are kept for :meth:`finish`."""
+
+    @abstractmethod
+    def finish(self) -> TrialResult:
+        """Record the per-step values and everything after the steps; the trial's result."""
+
+    def abort(self) -> None:
+        """Release connections after a step raised (the trial is then recorded as failed)."""
+
+
 class Workload(ABC):
     """One workload of a run. The orchestrator provisions, verifies, interleaves and records; the workload
     loads its data, runs one trial at a time and judges its own answers."""
@@ -54,6 +85,16 @@ class Workload(ABC):
     @abstractmethod
     def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
         """One measured (or warm-up) trial."""
+
+    def stepped_trial(self, state: ConfigState, block: int, rec: Recorder, repeat: int) -> SteppedTrial | None:
+        """The trial of ``block`` as interleavable steps for ``--schedule query``, each step run ``repeat`` times;
+        None (the default): this workload (with these options) runs whole trials, and the block schedule is used."""
+        return None
+
+    def headline(self) -> tuple[str, str, str] | None:
+        """(test, step, metric) of the workload's headline figure, the one ``--precision`` watches (e.g. TPC-H's
+        power total elapsed time); None: the workload has none, and ``--precision`` is refused."""
+        return None
 
     def replay(self, state: ConfigState, block: int) -> None:
         """On resume: bring a reloaded database to the state a completed trial of ``block`` left it in."""

@@ -136,6 +136,22 @@ def run_command(
         "kept with its declared encryption although the server does not confirm it; recorded. Repeatable.")] = [],
     skip_disk_check: Annotated[bool, typer.Option(
         "--skip-disk-check", help="Run even if the work directory's filesystem looks too small for the databases.")] = False,
+    schedule: Annotated[Optional[str], typer.Option(help="block: whole trials in each block's random order; query: "
+        "every twin stays up and each step (TPC-H query) runs on every config in a fresh random order before the "
+        "next [default: query with --cache warm, else block].", show_default=False)] = None,
+    repeat: Annotated[Optional[int], typer.Option(help="--schedule query: runs of each step per config and block "
+        "(their mean is recorded) [default: 1].", show_default=False)] = None,
+    precision: Annotated[Optional[str], typer.Option(help="Add blocks until the 95% CI half-width of every "
+        "encrypted config's headline overhead is at most this, e.g. 1%; --trials is then the minimum [default 10].",
+        show_default=False)] = None,
+    max_time: Annotated[Optional[str], typer.Option(help="Start no block that would end after this time since the "
+        "start, e.g. 20m [default with --precision alone: 30m].", show_default=False)] = None,
+    max_trials: Annotated[Optional[int], typer.Option(help="--precision: at most this many trials per config.",
+        show_default=False)] = None,
+    pin: Annotated[bool, typer.Option(help="Pin tdebench to one CPU and the servers to the others.")] = False,
+    nice: Annotated[Optional[int], typer.Option(help="Run tdebench and the servers at this nice value, e.g. -10 "
+        "(negative: root only), so other processes on a shared machine take less from the measurement.",
+        show_default=False)] = None,
 ) -> None:
     """Compare twin configurations on TPC-H (default: SQLite vs SQLCipher, SF 0.01, 3 trials)."""
     from tdebench.cli import run as runner
@@ -151,7 +167,8 @@ def run_command(
             ("trials", trials), ("warmup", warmup), ("cache", cache), ("reset", reset),
             ("query_timeout", query_timeout), ("max_failures", max_failures), ("seed", seed),
             ("keep_answers", keep_answers), ("data_dir", str(data_dir) if data_dir else None), ("tcp", tcp),
-            ("keep", keep)) if _given(ctx, name)}
+            ("keep", keep), ("schedule", schedule), ("repeat", repeat), ("precision", precision),
+            ("max_time", max_time), ("max_trials", max_trials), ("pin", pin), ("nice", nice)) if _given(ctx, name)}
         options = {"dir": str(workload_dir.resolve())} if workload_dir is not None else None
         plan, parsed = runner.load_plan_file(experiment, overrides, options)
         target = out_dir or (Path(parsed.run.out) if parsed.run.out else None)
@@ -159,7 +176,10 @@ def run_command(
         if workload_dir is not None:
             runner.check_flag_applies(workload, "dir", "--workload-dir")
         options = {"sf": sf, "tests": _words(tests), "streams": streams,
-                   "trials": trials, "warmup": warmup, "cache": cache, "reset": reset, "query_timeout": query_timeout,
+                   "trials": trials if _given(ctx, "trials") else None, "warmup": warmup,
+                   "schedule": schedule, "repeat": repeat if repeat is not None else 1, "precision": precision,
+                   "max_time": max_time, "max_trials": max_trials, "pin": pin, "nice": nice,
+                   "cache": cache, "reset": reset, "query_timeout": query_timeout,
                    "max_failures": max_failures, "seed": seed, "keep_answers": keep_answers,
                    "data_dir": str(data_dir) if data_dir else None, "tcp": tcp, "keep": keep,
                    "workload": workload, "options": _workload_options(option, warehouses=warehouses, vus=vus,

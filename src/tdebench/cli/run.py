@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 from rich.console import Console
 
 from tdebench.config import Experiment, load_experiment, validate_experiment
-from tdebench.encryption import parse_spec, parse_spec_list, redact
+from tdebench.encryption import EncryptionSpec, check_repeats, parse_spec, parse_spec_list, redact
 from tdebench.engines import get_engine
 from tdebench.api.engine import Config
 from tdebench.api.manifest import new_manifest
@@ -92,22 +93,66 @@ def plan_from_experiment(experiment: Experiment) -> RunPlan:
     r = experiment.run
     if r.sf is not None and not math.isfinite(r.sf):
         raise UsageError(f"bad value {r.sf} for the scale factor", "give a finite number > 0, e.g. --sf 0.01")
+    stopping = stopping_options(r)
     options = workload_options(experiment)
     for section in experiment.engines:
         engine = get_engine(section.name)
         specs = [parse_spec(t) for t in section.encryption] or [parse_spec("none"), engine.default_encrypted_spec()]
+        check_repeats(specs)
         for spec in specs:
             engine.validate_spec(spec)
         merged = {**engine.default_settings(), **{k.lower(): str(v).lower() if isinstance(v, bool) else str(v)
                                                    for k, v in section.settings.items()}}
         engine.validate_settings(merged)
-        configs.extend(Config(engine.name, spec, dict(merged), tcp=r.tcp, keep=r.keep) for spec in specs)
+        configs.extend(Config(engine.name, spec, dict(merged), tcp=r.tcp, keep=r.keep, name=name)
+                       for spec, name in zip(specs, twin_names(engine.name, specs)))
     check_workload_plan(r.workload, options, configs, r.reset)
     extra = {"seed": r.seed} if r.seed is not None else {}
-    return RunPlan(configs=configs, trials=r.trials, warmup_trials=r.warmup, keep_answers=r.keep_answers,
+    return RunPlan(configs=configs, warmup_trials=r.warmup, keep_answers=r.keep_answers,
                    data_dir=Path(r.data_dir) if r.data_dir else None, cache=r.cache, reset=r.reset,
                    query_timeout=r.query_timeout, max_failures=r.max_failures, workload=r.workload,
-                   workload_options=options, **extra)
+                   workload_options=options, **stopping, **extra)
+
+
+def twin_names(engine: str, specs: list[EncryptionSpec]) -> list[str]:
+    """Labels for repeated specs (an A/A test): the second ``none`` of mariadb is ``mariadb-none-2``; "" keeps
+    the default label ``<engine>-<spec>``."""
+    seen: dict[EncryptionSpec, int] = {}
+    out = []
+    for spec in specs:
+        seen[spec] = seen.get(spec, 0) + 1
+        out.append(f"{engine}-{spec.label}-{seen[spec]}" if seen[spec] > 1 else "")
+    return out
+
+
+DEFAULT_SCHEDULE = "query"  # measured with benchmarks/precision.py: docs/precision.md
+
+
+def stopping_options(r: Any) -> dict[str, Any]:
+    """Trials, schedule and the precision options of a [run] section as RunPlan arguments (UsageError naming
+    the fix for a bad value, before any work)."""
+    from tdebench.stats.sequential import DEFAULT_MIN_N, parse_precision
+
+    precision = None if r.precision is None else parse_precision(str(r.precision))
+    max_time = None if r.max_time is None else parse_max_time(r.max_time)
+    trials = r.trials if r.trials is not None else (DEFAULT_MIN_N if precision is not None else 3)
+    schedule = r.schedule if r.schedule is not None else ("block" if r.cache == "cold" else DEFAULT_SCHEDULE)
+    return {"trials": trials, "schedule": schedule, "repeat": r.repeat, "precision": precision,
+            "max_time": max_time, "max_trials": r.max_trials, "pin": r.pin, "nice": r.nice}
+
+
+_DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h)?\s*", re.I)
+_UNIT_SECONDS = {"s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+def parse_max_time(value: object) -> float:
+    """``20m``, ``90s``, ``1.5h`` or seconds -> seconds; UsageError for anything else (zero and negatives too)."""
+    match = None if isinstance(value, bool) else _DURATION.fullmatch(str(value))
+    seconds = float(match.group(1)) * _UNIT_SECONDS[(match.group(2) or "s").lower()] if match else math.nan
+    if not seconds > 0:
+        raise UsageError(f"--max-time {value!r} is not a positive duration",
+                         "give the longest the run may take, e.g. --max-time 20m (units s, m, h)")
+    return seconds
 
 
 def check_workload_plan(workload: str, options: dict[str, Any], configs: list[Config], reset: str) -> None:
@@ -144,7 +189,9 @@ def start_run(plan: RunPlan, target: Path, *, work_dir: Path | None, report: boo
     """Create the run directory with a first manifest (so that even an early interrupt is resumable), warn
     about leftovers of killed runs, and execute the plan."""
     from tdebench.runner.cleanup import leftover_warning
+    from tdebench.runner.precision import check_run_options
 
+    check_run_options(plan)
     rundir = RunDirectory.create(target)
     rundir.write_manifest(new_manifest(rundir.path.name, plan.to_json(), [redact(a) for a in sys.argv]))
     warning = leftover_warning()
@@ -213,9 +260,12 @@ def execute_plan(plan: RunPlan, rundir: RunDirectory, *, work_dir: Path | None, 
         raise
     except KeyboardInterrupt:
         raise RunInterrupted(rundir.path) from None
-    print_summary(rundir.path, console)
+    from tdebench.report.model import summarize
+
+    rs = summarize(rundir.path)  # one analysis for the terminal and the report: the same figures in both
+    print_summary(rundir.path, console, rs)
     if report:
-        path = build_report_for(rundir.path, err_console)
+        path = build_report_for(rundir.path, err_console, rs)
         if path is not None:
             console.print(f"report: {path}")
     for line in [*(f"PROBLEM: {p}" for p in outcome.problems), *(f"FAILED: {s}" for s in outcome.failed_steps),
@@ -284,12 +334,12 @@ def check_run_dir(run_dir: Path) -> None:
                          "pass the --out directory of a tdebench run")
 
 
-def build_report_for(run_dir: Path, err_console: Console) -> Path | None:
-    """Build the report; a report failure never loses results."""
-    from tdebench.report import build_report
+def build_report_for(run_dir: Path, err_console: Console, rs: Any = None) -> Path | None:
+    """Build the report (from ``rs``, the run's summary, when given); a report failure never loses results."""
+    from tdebench.report import build_report, write_report
 
     try:
-        return build_report(run_dir)
+        return write_report(rs, run_dir / "report") if rs is not None else build_report(run_dir)
     except Exception as exc:  # noqa: BLE001 - the measurements are safe; say what went wrong
         err_console.print(f"tdebench: report could not be built: {type(exc).__name__}: {exc}", markup=False)
         return None

@@ -1,4 +1,9 @@
-"""The terminal summary of a run: power-test totals, per-query medians, overhead vs plain."""
+"""The terminal summary of a run: power-test totals, per-query medians, overhead vs plain.
+
+Every overhead it shows comes from the report's own analysis (:func:`tdebench.report.model.summarize`, with the
+run's statistics settings), formatted as the report formats it, so the terminal, summary.md, index.html and
+overhead.csv give the same estimate and interval for the same comparison (tests/unit/test_one_number.py).
+"""
 
 from __future__ import annotations
 
@@ -9,10 +14,14 @@ from statistics import median
 
 from rich.console import Console, Group
 from rich.table import Table
+from rich.text import Text
 
+from tdebench.report.fmt import fmt_ci, fmt_pct
+from tdebench.report.model import RunSummary, summarize
 from tdebench.results.labels import LabelStatus, label_status, manifest_label_status
 from tdebench.results.rundir import RunDirectory
-from tdebench.stats.load import Measurements, load_measurements
+from tdebench.stats.load import Measurements, SeriesKey
+from tdebench.stats.overhead import Overhead
 
 Series = dict[tuple[str, str], list[float]]  # (config, step) -> values over trials
 
@@ -29,19 +38,33 @@ def _elapsed_series(measurements: Measurements, test: str = "power") -> Series:
     return series
 
 
-def _pct(config_values: list[float], plain_values: list[float]) -> str:
-    if not config_values or not plain_values:
+def overhead_text(o: Overhead | None) -> str:
+    """The report's figure for one comparison: ``+11.1% (9.1–14.1%)``, or a dash."""
+    if o is None:
         return "–"
-    base = median(plain_values)
-    ratios = [v / base - 1 for v in config_values]
-    mid = median(config_values) / base - 1
-    return f"{mid * 100:+.1f}% ({min(ratios) * 100:+.1f}…{max(ratios) * 100:+.1f})"
+    ci = fmt_ci(o.ci_low_pct, o.ci_high_pct)
+    return fmt_pct(o.overhead_pct) + (f" ({ci})" if o.ci_low_pct is not None else "")
+
+
+class _Overheads:
+    """Overhead rows of the run's analysis, looked up by config and series."""
+
+    def __init__(self, rs: RunSummary) -> None:
+        self.analysis = rs.analysis
+        self.engine = {k.config: k.engine for k in rs.analysis.measurements.all_keys()}
+
+    def get(self, config: str, workload: str, test: str, step: str, metric: str = "elapsed") -> Overhead | None:
+        key = SeriesKey(self.engine.get(config, ""), config, workload, test, step, metric)
+        return self.analysis.overhead(key)
+
+    def is_baseline(self, config: str) -> bool:
+        return config not in self.analysis.baselines
 
 
 _OLTP_METRICS = {"tpcc": ("tpm", "nopm"), "sysbench": ("tps",)}
 
 
-def _oltp_table(measurements: Measurements, workload: str, configs: list[dict], plain: dict[str, str]) -> Table:
+def _oltp_table(measurements: Measurements, workload: str, configs: list[dict], ovh: _Overheads) -> Table:
     """tpcc/sysbench: median TPM and NOPM (or tps) per config and virtual-user step, overhead vs plain."""
     metrics = _OLTP_METRICS[workload]
     series: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
@@ -50,7 +73,7 @@ def _oltp_table(measurements: Measurements, workload: str, configs: list[dict], 
             series[(key.config, key.test, key.step, key.metric)].extend(sample.values.tolist())
     steps = sorted({(t, s) for _, t, s, _ in series}, key=lambda ts: (ts[0], int(ts[1][2:])))
     table = Table(title=f"{workload}: median {' / '.join(m.upper() for m in metrics)} per virtual-user step "
-                        "(overhead vs plain, min…max over trials)", title_justify="left")
+                        "(overhead vs plain, 95% CI)", title_justify="left")
     for column in ("config", "test", "step", "n", *metrics):
         table.add_column(column, justify="left" if column in ("config", "test", "step") else "right")
     for c in configs:
@@ -58,10 +81,10 @@ def _oltp_table(measurements: Measurements, workload: str, configs: list[dict], 
             cells = []
             for metric in metrics:
                 values = series.get((c["label"], test, step, metric), [])
-                base = series.get((plain.get(c["engine"], ""), test, step, metric), [])
                 text = f"{median(values):,.0f}" if values else "–"
-                if values and base and c["label"] != plain.get(c["engine"]):
-                    text += f" {_pct(values, base)}"
+                o = ovh.get(c["label"], workload, test, step, metric)
+                if values and o is not None:
+                    text += f" {overhead_text(o)}"
                 cells.append(text)
             n = len(series.get((c["label"], test, step, metrics[0]), []))
             table.add_row(c.get("label_shown", c["label"]), test, step, str(n), *cells)
@@ -95,38 +118,43 @@ def _shown(c: dict, labels: dict[str, LabelStatus]) -> str:
     return f"{c['label']} ({c.get('encryption', '?')}, {status.text})"
 
 
-def build_summary(run_dir: Path) -> Group:
-    """Rich tables for the terminal: one row per config, then per-query medians."""
-    rundir = RunDirectory(run_dir)
-    manifest = rundir.read_manifest()
-    verification = json.loads(rundir.verification_path.read_text()) if rundir.verification_path.exists() else {}
-    measurements = load_measurements(rundir.measurements_path)
+def build_summary(run_dir: Path, rs: RunSummary | None = None) -> Group:
+    """Rich tables for the terminal: one row per config, then per-query medians (``rs``: the run's summary when
+    the caller has it already)."""
+    rs = rs or summarize(Path(run_dir))
+    manifest = rs.manifest
+    verification = rs.files.verification or {}
+    measurements = rs.analysis.measurements
+    ovh = _Overheads(rs)
     series = _elapsed_series(measurements)
     labels = _labels(manifest, verification)
     configs = [{**c, "label_shown": _shown(c, labels)} for c in manifest.get("configs", [])]
-    plain = {c["engine"]: c["label"] for c in configs if c["encryption"] == "none"}
+    plain = {c["engine"]: c["label"] for c in configs if c["encryption"] == "none" and ovh.is_baseline(c["label"])}
     workload = (manifest.get("plan") or {}).get("workload", "tpch")
     if workload in _OLTP_METRICS:
-        return Group(_oltp_table(measurements, workload, configs, plain), _storage_table(configs, plain))
+        return Group(_oltp_table(measurements, workload, configs, ovh), verdict_text(rs),
+                     _storage_table(configs, plain))
     if workload in STEP_TESTS:
         test = STEP_TESTS[workload]
-        steps = _steps_table(configs, plain, _elapsed_series(measurements, test), test)
-        return Group(steps, _storage_table(configs, plain))
+        steps = _steps_table(configs, ovh, _elapsed_series(measurements, test), test, workload)
+        return Group(steps, verdict_text(rs), _storage_table(configs, plain))
 
     totals = Table(title="TPC-H power test (stream 0): total of the 22 query times", title_justify="left")
-    for column in ("config", "n", "median s", "min–max s", "overhead vs plain (min…max)", "on disk", "answers"):
+    for column in ("config", "n", "median s", "min–max s", "overhead vs plain (95% CI)", "server CPU overhead",
+                   "on disk", "answers"):
         totals.add_column(column, justify="right" if column not in ("config",) else "left")
     for c in configs:
         label = c["label"]
         values = series.get((label, "total"), [])
-        base = series.get((plain.get(c["engine"], ""), "total"), [])
         ver = verification.get("configs", {}).get(label, {})
         disk = "encrypted" if ver.get("encrypted_on_disk") else ("plaintext" if "encrypted_on_disk" in ver else
                                                                  "n/a" if ver.get("at_rest") == "not possible" else "?")
         ok = {True: "equal", False: "DIFFER", None: "–"}[ver.get("answers_equal")]
+        o, cpu = ovh.get(label, workload, "power", "total"), ovh.get(label, workload, "power", "total", "server_cpu")
+        baseline = ovh.is_baseline(label)
         totals.add_row(c.get("label_shown", label), str(len(values)), f"{median(values):.3f}" if values else "–",
                        f"{min(values):.3f}–{max(values):.3f}" if values else "–",
-                       "baseline" if label == plain.get(c["engine"]) else _pct(values, base), disk, ok)
+                       "baseline" if baseline else overhead_text(o), "" if baseline else overhead_text(cpu), disk, ok)
 
     queries = Table(title="median seconds per query (overhead vs plain)", title_justify="left")
     queries.add_column("query")
@@ -137,18 +165,23 @@ def build_summary(run_dir: Path) -> Group:
         cells = []
         for c in configs:
             values = series.get((c["label"], step), [])
-            base = series.get((plain.get(c["engine"], ""), step), [])
             text = f"{median(values):.4f}" if values else "–"
-            if values and base and c["label"] != plain.get(c["engine"]):
-                text += f" ({(median(values) / median(base) - 1) * 100:+.0f}%)"
+            o = ovh.get(c["label"], workload, "power", step)
+            if values and o is not None:
+                text += f" ({fmt_pct(o.overhead_pct)})"
             cells.append(text)
         queries.add_row(step, *cells)
-    return Group(totals, queries, _storage_table(configs, plain))
+    return Group(totals, verdict_text(rs), queries, _storage_table(configs, plain))
 
 
-def _steps_table(configs: list[dict], plain: dict[str, str], series: Series, test: str) -> Table:
-    """crud/load/backup: median seconds per step, with the overhead vs plain (min…max over trials)."""
-    table = Table(title=f"{test}: median seconds per step (overhead vs plain, min…max)", title_justify="left")
+def verdict_text(rs: RunSummary) -> Text:
+    """The report's verdict sentences (the same words as summary.md and index.html)."""
+    return Text("\n".join(f"{es.engine}: {v}" for es in rs.engines for v in es.verdicts) + "\n")
+
+
+def _steps_table(configs: list[dict], ovh: _Overheads, series: Series, test: str, workload: str) -> Table:
+    """crud/load/backup: median seconds per step, with the overhead vs plain (95% CI)."""
+    table = Table(title=f"{test}: median seconds per step (overhead vs plain, 95% CI)", title_justify="left")
     table.add_column("step")
     for c in configs:
         table.add_column(c.get("label_shown", c["label"]), justify="right")
@@ -156,10 +189,10 @@ def _steps_table(configs: list[dict], plain: dict[str, str], series: Series, tes
         cells = []
         for c in configs:
             values = series.get((c["label"], step), [])
-            base = series.get((plain.get(c["engine"], ""), step), [])
             text = f"{median(values):.4f}" if values else "–"
-            if values and base and c["label"] != plain.get(c["engine"]):
-                text += f" ({_pct(values, base)})"
+            o = ovh.get(c["label"], workload, test, step)
+            if values and o is not None:
+                text += f" ({overhead_text(o)})"
             cells.append(text)
         table.add_row(step, *cells)
     return table
@@ -197,8 +230,8 @@ def _catalog_only(c: dict) -> bool:
     return isinstance(storage, dict) and storage.get("scope") == "catalog"
 
 
-def print_summary(run_dir: Path, console: Console) -> None:
+def print_summary(run_dir: Path, console: Console, rs: RunSummary | None = None) -> None:
     """Print the summary tables, after a warning for every label the evidence does not confirm."""
     for line in label_warnings(run_dir):
         console.print(f"WARNING: {line}", style="bold red", markup=False, highlight=False, soft_wrap=True)
-    console.print(build_summary(run_dir))
+    console.print(build_summary(run_dir, rs))

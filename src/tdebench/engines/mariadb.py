@@ -531,6 +531,19 @@ class MariadbInstance(MariadbThreatProbes, Instance):
         """What the server says: plugin, encryption variables, tablespaces of the benchmark schema."""
         return self._collect_status()[0]
 
+    def background_work(self) -> list[str]:
+        """Tablespaces the encryption threads are still encrypting, rotating or flushing (encrypted configs)."""
+        if not self.encrypted:
+            return []
+        conn = self.connect()
+        try:
+            spaces = self._tablespaces(conn.cursor())
+        finally:
+            close_quietly(conn)
+        rotating = sorted(n for n, s in spaces.items() if s["rotating"])
+        return [f"encryption threads working on {', '.join(rotating[:3])}"
+                + (f" (+{len(rotating) - 3} more)" if len(rotating) > 3 else "")] if rotating else []
+
     def _collect_status(self) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         conn = self.connect()
         try:

@@ -36,6 +36,11 @@ DEFAULTS: dict[str, str] = {
     "performance_schema": "OFF",
     "query_cache_type": "OFF",
     "query_cache_size": "0",
+    # twins must choose the same plans: sampled index statistics (20 random pages) made identical twins differ
+    # (TPC-H q18 took another plan after a re-ANALYZE at SF 0.1); with enough sample pages ANALYZE reads every
+    # leaf page, and no automatic recalculation changes one twin's plans in the middle of a run (docs/precision.md)
+    "innodb_stats_persistent_sample_pages": "100000",
+    "innodb_stats_auto_recalc": "OFF",
 }
 
 # Managed by tdebench: exact names, and prefixes (ending in "*"), with the reason

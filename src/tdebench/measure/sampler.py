@@ -369,7 +369,14 @@ class ResourceSampler:
         return readings
 
     def _find_tree(self, roots: list[int]) -> dict[int, tuple[int, int]]:
-        """{pid: (ppid, start ticks)} of the roots and all their descendants (one pass over /proc/*/stat)."""
+        """{pid: (ppid, start ticks)} of the roots and all their descendants: from the kernel's children lists
+        (/proc/<pid>/task/<tid>/children, a few files), else from one pass over every /proc/*/stat."""
+        tree = _tree_from_children(roots)
+        if tree is not None:
+            for root in roots:
+                if root not in tree:
+                    self._note(f"process {root} is gone (skipped)")
+            return tree
         table = _proc_table()
         if table is None:  # no listable /proc: psutil's way
             return self._find_tree_psutil(roots)
@@ -495,6 +502,21 @@ def _cpu_pct(before: tuple[float, float], after: tuple[float, float]) -> float |
 
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _tree_from_children(roots: list[int]) -> dict[int, tuple[int, int]] | None:
+    """{pid: (ppid, start ticks)} of ``roots`` and their descendants; None where children lists are missing."""
+    from tdebench.measure.proctime import descendants_or_none, read_stat
+
+    pids = descendants_or_none(roots)
+    if pids is None:
+        return None
+    tree = {}
+    for pid in pids:
+        stat = read_stat(pid)
+        if stat is not None:
+            tree[pid] = (stat[0], stat[1])
+    return tree
 
 
 def _proc_table() -> dict[int, tuple[int, int]] | None:

@@ -59,7 +59,7 @@ def query_bars(es: EngineSummary) -> Chart | None:
 
 def overhead_heatmap(es: EngineSummary) -> Chart | None:
     """Heatmap of overhead % per query × encrypted config."""
-    configs = [r.label for r in es.rows if not r.is_plain]
+    configs = [r.label for r in es.rows if not r.is_baseline]
     if not es.queries or not configs:
         return None
     pct, sig = [], []

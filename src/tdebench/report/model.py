@@ -6,16 +6,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tdebench.report.fmt import fmt_ci, fmt_p
+from tdebench.report.fmt import fmt_p, fmt_value, fmt_value_ci
 from tdebench.report.rundir import RunFiles, load_run
 from tdebench.results.labels import LabelStatus, label_status, manifest_label_status
-from tdebench.stats.analysis import Analysis, StatsSettings, analyze
+from tdebench.stats.analysis import Analysis, StatsSettings, analyze, settings_for_run
 from tdebench.stats.anova import AnovaResult
-from tdebench.stats.caveats import Caveat, condense, unresolved_text
+from tdebench.stats.caveats import Caveat, condense, resolution_hint
 from tdebench.stats.describe import Summary
 from tdebench.stats.load import SeriesKey, is_plain
-from tdebench.stats.metrics import higher_is_better, query_number, step_label, vu_count
+from tdebench.stats.metrics import query_number, step_label, vu_count
+from tdebench.stats.noise import spike_warning, summarize_noise
 from tdebench.stats.overhead import Overhead, significance
+from tdebench.stats.seqinterval import paired_blocks
+from tdebench.stats.wording import direction, phrase_for
 
 HEADLINE_STEPS = frozenset({"total", "power_at_size", "qphh_at_size", "throughput_at_size"})
 
@@ -54,6 +57,8 @@ class ConfigRow:
     verification: VerificationRow
     label_status: LabelStatus = field(default_factory=lambda: LabelStatus("not checked"))
     storage_scope: str = ""  # "catalog": the server's catalog sizes (external targets), not files
+    is_baseline: bool = False  # the plain twin the others are compared with (a second plain twin is compared)
+    cpu_overhead: Overhead | None = None  # the headline's overhead in server CPU time, when measured
 
     @property
     def shown_encryption(self) -> str:
@@ -160,29 +165,43 @@ def config_label_status(files: RunFiles, label: str, plain: bool) -> LabelStatus
             or label_status(files.verification_for(label), plain))
 
 
-def _metric_label(metric: str) -> str:
-    label = step_label(metric)
-    return label.upper() if label == metric and len(label) <= 4 else label
-
-
-def verdict_sentence(name: str, o: Overhead | None, a: Analysis) -> str:
-    """One plain sentence about one encrypted config's headline overhead."""
+def verdict_sentence(name: str, o: Overhead | None, a: Analysis, cpu: Overhead | None = None) -> str:
+    """One plain sentence about one compared config's headline overhead (and its server CPU time beside it),
+    worded by :func:`tdebench.stats.wording.phrase_for`: the same figures as every table and the terminal."""
     if o is None:
         return f"{name}: no overhead figure (no plain twin or no successful trials to compare)."
-    better_high = higher_is_better(o.metric, o.unit)
-    worse = (o.overhead_pct < 0) if better_high else (o.overhead_pct > 0)
-    mag, p, n = abs(o.overhead_pct), fmt_p(o.p_value), o.n
-    if better_high:
-        claim = f"has {mag:.1f}% {'lower' if worse else 'higher'} {_metric_label(o.metric)} than plain"
-    else:
-        claim = f"is {mag:.1f}% {'slower' if worse else 'faster'} than plain"
-    if o.ci_low_pct is None or o.ci_high_pct is None:
-        return (f"{name} {claim} at n = {n}, with no confidence interval "
-                f"(at least 2 trials per config are needed).")
-    if o.ci_spans_zero:
-        return f"{name}: {unresolved_text(o, a.summaries, a.settings.alpha)}."
-    lo, hi = (o.ci_low_pct, o.ci_high_pct) if o.overhead_pct >= 0 else (-o.ci_high_pct, -o.ci_low_pct)
-    return f"{name} {claim} (95% CI {fmt_ci(lo, hi)}, {p}, n = {n})."
+    base = "plain" if not is_plain(o.encryption) else o.plain_config
+    phrase = phrase_for(o)
+    if direction(o.ci_low_pct, o.ci_high_pct) != "none":
+        phrase = phrase.replace(" (", f" than {base} (", 1)
+    elif o.ci_low_pct is not None and o.ci_high_pct is not None:
+        phrase += f" against {base}"
+    p = f", {fmt_p(o.p_value)}" if o.p_value is not None else ""
+    hint = resolution_hint(o, a.summaries) if o.ci_spans_zero and o.ci_low_pct is not None else ""
+    text = f"{name}: {phrase}{p}{hint}."
+    if cpu is not None:
+        cpu_phrase = phrase_for(cpu)
+        text += f" {cpu_phrase[:1].upper()}{cpu_phrase[1:]}."
+    return text
+
+
+def plain_only_sentence(row: ConfigRow, headline: SeriesKey | None) -> str:
+    """What a run with only a plain config measured (there is nothing to compare)."""
+    h = row.headline
+    what = (f"{headline_name(headline)} median {fmt_value(h.median, h.unit)}"
+            + (f" (95% CI {fmt_value_ci(h.median_ci_low, h.median_ci_high, h.unit)})"
+               if h.median_ci_low is not None else "")
+            + f" over n = {h.n} trials" + (f", CV {h.cv_pct:.1f}%" if h.cv_pct is not None else "")) \
+        if h is not None else "no successful trial"
+    return (f"{row.shown_encryption} ({row.label}) alone was measured: {what}. There is no other config to compare "
+            "it with; add an encrypted spec (or none,none for an A/A test) to --encryption for an overhead.")
+
+
+def headline_name(key: SeriesKey | None) -> str:
+    """``power total`` and the like (the report's texts say the same)."""
+    if key is None:
+        return "the headline"
+    return f"TPM at {key.step}" if key.metric == "tpm" else f"{key.test} {step_label(key.step)}"
 
 
 def _config_row(files: RunFiles, a: Analysis, label: str, headline: SeriesKey | None,
@@ -192,6 +211,7 @@ def _config_row(files: RunFiles, a: Analysis, label: str, headline: SeriesKey | 
     plain = is_plain(enc)
     key = headline._replace(config=label) if headline else None
     ovh = a.overhead(key) if key else None
+    cpu = a.overhead(key._replace(metric="server_cpu")) if key and key.metric == "elapsed" else None
     storage = _int(mc.get("storage_bytes"))
     pct = (storage / plain_storage - 1) * 100 if storage and plain_storage and not plain else None
     return ConfigRow(
@@ -203,7 +223,8 @@ def _config_row(files: RunFiles, a: Analysis, label: str, headline: SeriesKey | 
         qphh_at_size=_step_summary(a, label, "qphh_at_size"),
         storage_bytes=storage, storage_pct=pct, verification=verification_row(files, label, plain),
         label_status=config_label_status(files, label, plain),
-        storage_scope=str((mc.get("storage") or {}).get("scope", "")) if isinstance(mc.get("storage"), dict) else "")
+        storage_scope=str((mc.get("storage") or {}).get("scope", "")) if isinstance(mc.get("storage"), dict) else "",
+        is_baseline=label not in a.baselines and plain, cpu_overhead=cpu)
 
 
 def _step_summary(a: Analysis, config: str, step: str) -> Summary | None:
@@ -236,14 +257,18 @@ def engine_summary(files: RunFiles, a: Analysis, engine: str, configs: list[str]
     plain_storage = _int(files.manifest_config(plain).get("storage_bytes")) if plain else None
     rows = [_config_row(files, a, c, headline, plain_storage) for c in configs]
     encs = [r.encryption for r in rows]
-    verdicts = [verdict_sentence(r.label_status.decorate(_display_name(r.label, r.encryption, encs)), r.overhead, a)
-                for r in rows if not r.is_plain]
+    verdicts = [verdict_sentence(r.label_status.decorate(_display_name(r.label, r.encryption, encs)), r.overhead, a,
+                                 r.cpu_overhead)
+                for r in rows if not r.is_baseline]
+    if rows and all(r.is_baseline for r in rows):
+        verdicts += [plain_only_sentence(r, headline) for r in rows]
     baseline = next((r for r in rows if r.label == plain), None)
     if baseline is not None and baseline.label_status.flagged:
         verdicts.append(f"The baseline {baseline.shown_encryption} ({baseline.label}) is not confirmed plain: "
                         "every overhead above is measured against it.")
     if plain is None:
         verdicts.append(f"{engine} has no plain config (encryption none), so no overhead is computed.")
+    verdicts += precision_outcomes(files.manifest, a, [r.overhead for r in rows if not r.is_baseline])
     anova = next((r for r in a.anovas if headline and (r.engine, r.workload, r.test, r.step, r.metric)
                   == headline.step_key), None)
     return EngineSummary(engine, plain, configs, headline, rows,
@@ -258,13 +283,36 @@ def _config_order(files: RunFiles) -> list[str]:
 
 
 def is_headline_key(key: SeriesKey) -> bool:
-    """True for the steps whose warnings are shown one by one (totals, TPC-H metrics, VUs)."""
-    return (key.step in HEADLINE_STEPS and key.test != "load") or vu_count(key.step) is not None
+    """True for the steps whose warnings are shown one by one (totals, TPC-H metrics, VUs); engine counters and
+    the client's CPU time are folded with the rest."""
+    if key.test in ("load", "counters") or key.metric == "client_cpu":
+        return False
+    return key.step in HEADLINE_STEPS or vu_count(key.step) is not None
+
+
+def precision_outcomes(manifest: dict[str, Any], a: Analysis, overheads: list[Overhead | None]) -> list[str]:
+    """A --precision run's plain sentence per compared config: target met or not, the half-width reached and
+    what more it would take, from the same paired blocks as the headline row (what stopped the run: manifest)."""
+    rule, series = a.settings.sequential, a.settings.sequential_series
+    if rule is None or series is None:
+        return []
+    entry = manifest.get("precision") if isinstance(manifest.get("precision"), dict) else {}
+    stopped_by = entry.get("stopped_by") if isinstance(entry.get("stopped_by"), str) else None
+    out = []
+    for o in overheads:
+        if o is None or (o.test, o.step, o.metric) != series:
+            continue
+        plain, values = paired_blocks(a.measurements, o.key, o.plain_config)
+        if plain.size == 0 or (plain <= 0).any() or (values <= 0).any():
+            continue
+        d = rule.check_paired(plain, values)
+        out.append(f"{o.config}: {d.outcome(stopped_by=None if d.met else stopped_by)}")
+    return out
 
 
 def summarize_files(files: RunFiles, settings: StatsSettings | None = None) -> RunSummary:
-    """:func:`summarize` for already loaded files."""
-    a = analyze(files.measurements, settings=settings)
+    """:func:`summarize` for already loaded files (statistics: ``settings``, else the run's own)."""
+    a = analyze(files.measurements, settings=settings or settings_for_run(files.manifest))
     engines: dict[str, list[str]] = {}
     for key in files.measurements.all_keys():
         engines.setdefault(key.engine, [])
@@ -281,7 +329,9 @@ def summarize_files(files: RunFiles, settings: StatsSettings | None = None) -> R
                         min_n=a.settings.min_trials)
     labels = [Caveat("label", "warning", None, r.label_status.warning(r.label, r.encryption))
               for es in summaries for r in es.rows if r.label_status.flagged]
-    warnings = [Caveat("input", "warning", None, p) for p in files.problems] + labels + warnings
+    spikes = spike_warning(summarize_noise(files.manifest.get("conditions") or []))
+    warnings = ([Caveat("input", "warning", None, p) for p in files.problems] + labels
+                + ([Caveat("noise_spike", "warning", None, spikes)] if spikes else []) + warnings)
     return RunSummary(files, a, summaries, warnings)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from tdebench import __version__
-from tdebench.report import extras, texts, threats_view
+from tdebench.report import extras, precision_view, texts, threats_view
 from tdebench.report.charts import Chart
 from tdebench.report.figures import cipher_floor, engine_charts
 from tdebench.report.fmt import DASH, fmt_bytes, fmt_ci, fmt_p, fmt_pct, fmt_value, fmt_value_ci
@@ -16,7 +16,8 @@ from tdebench.stats.caveats import Caveat
 from tdebench.stats.describe import Summary
 from tdebench.stats.overhead import Overhead
 
-_CLAIM = re.compile(r"(\d+\.\d% (?:slower|faster|lower|higher)[^(]*?than plain|no measurable overhead)")
+# the claim of a verdict (stats/wording.py): "12.3% slower", "TPM 5.7% higher", "no difference resolved"
+_CLAIM = re.compile(r"((?:[\w@/.-]+ )*?\d+\.\d% (?:slower|faster|lower|higher)|no difference resolved(?: in [^:]+)?)")
 _SIG_KIND = {"significant": "good", "not significant": "neutral", "inconclusive": "warn",
              "too few trials": "warn"}
 
@@ -29,7 +30,7 @@ def _card_class(es: EngineSummary) -> str:
     if any(r.verification.good is False or r.label_status.status in ("overridden", "not confirmed")
            for r in es.rows):
         return "bad"
-    if any(r.overhead and not r.overhead.ci_spans_zero for r in es.rows):
+    if any(r.overhead and not r.overhead.ci_spans_zero for r in es.rows if not r.is_baseline):
         return "slower"
     return "none"
 
@@ -103,8 +104,8 @@ def summary_table(es: EngineSummary) -> Safe:
     """The per-engine summary: headline median and overhead with CIs, metrics, storage, proof."""
     hl = texts.headline_label(es.headline)
     cols = [Col("config", cls="label"), Col("n", True), Col(f"{hl} (median, 95% CI)", True),
-            Col("overhead (95% CI)", True), Col("significance"), Col("Power@Size", True),
-            Col("QphH@Size", True), Col("storage", True), Col("encrypted on disk")]
+            Col("overhead (95% CI)", True), Col("significance"), Col("server CPU overhead (95% CI)", True),
+            Col("Power@Size", True), Col("QphH@Size", True), Col("storage", True), Col("encrypted on disk")]
     rows: list[list[object]] = []
     for r in es.rows:
         h, o = r.headline, r.overhead
@@ -116,13 +117,16 @@ def summary_table(es: EngineSummary) -> Safe:
             _with_sub(str(h.n), f"+{failed} failed" if failed else "") if h else DASH,
             _with_sub(_median_cell(h), fmt_value_ci(h.median_ci_low, h.median_ci_high, h.unit))
             if h else DASH,
-            esc("plain twin") if r.is_plain else (
+            esc("plain twin") if r.is_baseline else (
                 _with_sub(fmt_pct(o.overhead_pct), fmt_ci(o.ci_low_pct, o.ci_high_pct)) if o else DASH),
-            _sig_cell(o, r.significance), _median_cell(r.power_at_size), _median_cell(r.qphh_at_size),
+            _sig_cell(o, r.significance),
+            DASH if r.is_baseline or r.cpu_overhead is None else _with_sub(
+                fmt_pct(r.cpu_overhead.overhead_pct), fmt_ci(r.cpu_overhead.ci_low_pct, r.cpu_overhead.ci_high_pct)),
+            _median_cell(r.power_at_size), _median_cell(r.qphh_at_size),
             _with_sub(storage, fmt_pct(r.storage_pct) + " vs plain" if r.storage_pct is not None else ""),
             _verif_cell(r),
         ])
-    cols, rows = drop_empty(cols, rows, {"Power@Size", "QphH@Size", "storage"})
+    cols, rows = drop_empty(cols, rows, {"Power@Size", "QphH@Size", "storage", "server CPU overhead (95% CI)"})
     return table(cols, rows)
 
 
@@ -144,9 +148,9 @@ def query_table(es: EngineSummary) -> Safe:
     cols = [Col("query")]
     for r in es.rows:
         cols.append(Col(r.shown_label, True))
-        if not r.is_plain:
+        if not r.is_baseline:
             cols += [Col("overhead", True), Col("95% CI", True), Col("p", True)]
-    rows = [[q.step] + [c for r in es.rows for c in _query_cells(q, r.label, r.is_plain)]
+    rows = [[q.step] + [c for r in es.rows for c in _query_cells(q, r.label, r.is_baseline)]
             for q in es.queries]
     return table(cols, rows)
 
@@ -229,6 +233,8 @@ def methods_section(rs: RunSummary) -> Safe:
         tag("h3", "Configs"),
         table([Col("config"), Col("engine version"), Col("settings")], config_rows),
     ]
+    parts += [tag("h3", "Schedule, stopping and machine state")]
+    parts += [tag("p", t) for t in precision_view.methods_paragraphs(rs)]
     if block_rows:
         parts += [tag("h3", "Trial order (randomized blocks)"),
                   table([Col("block"), Col("order")], block_rows)]

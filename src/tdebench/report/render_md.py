@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from tdebench.report import extras, texts, threats_view
+from tdebench.report import extras, precision_view, texts, threats_view
 from tdebench.report.fmt import DASH, fmt_bytes, fmt_ci, fmt_p, fmt_pct, fmt_value, fmt_value_ci
 from tdebench.report.model import EngineSummary, RunSummary
 from tdebench.stats.describe import Summary
@@ -28,23 +28,27 @@ def summary_lines(es: EngineSummary) -> list[str]:
     """The per-engine summary table."""
     hl = texts.headline_label(es.headline)
     headers = ["config", "encryption", "n", f"{hl} (median)", "95% CI", "overhead", "95% CI",
-               "p", "significance", "Power@Size", "QphH@Size", "storage", "encrypted on disk"]
+               "p", "significance", "server CPU overhead", "CPU 95% CI", "Power@Size", "QphH@Size", "storage",
+               "encrypted on disk"]
     rows = []
     for r in es.rows:
         h, o = r.headline, r.overhead
+        cpu = None if r.is_baseline else r.cpu_overhead
         storage = fmt_bytes(r.storage_bytes) if r.storage_bytes else DASH
         storage += " (catalog)" if r.storage_bytes and r.storage_scope == "catalog" else ""
         storage += f" ({fmt_pct(r.storage_pct)})" if r.storage_pct is not None else ""
         rows.append([
             r.label, r.shown_encryption if r.encryption else DASH, str(h.n) if h else DASH, _med(h),
             fmt_value_ci(h.median_ci_low, h.median_ci_high, h.unit) if h else DASH,
-            "plain twin" if r.is_plain else (fmt_pct(o.overhead_pct) if o else DASH),
-            fmt_ci(o.ci_low_pct, o.ci_high_pct) if o else DASH, fmt_p(o.p_value) if o else DASH,
-            r.significance or DASH, _med(r.power_at_size), _med(r.qphh_at_size), storage,
-            r.verification.verdict])
-    right = {headers[i] for i in (2, 3, 4, 5, 6, 7, 9, 10, 11)}
-    keep = [i for i, h in enumerate(headers) if h not in ("Power@Size", "QphH@Size", "storage")
-            or any(r[i] != DASH for r in rows)]
+            "plain twin" if r.is_baseline else (fmt_pct(o.overhead_pct) if o else DASH),
+            fmt_ci(o.ci_low_pct, o.ci_high_pct) if o and not r.is_baseline else DASH,
+            fmt_p(o.p_value) if o and not r.is_baseline else DASH,
+            r.significance or DASH, fmt_pct(cpu.overhead_pct) if cpu else DASH,
+            fmt_ci(cpu.ci_low_pct, cpu.ci_high_pct) if cpu else DASH,
+            _med(r.power_at_size), _med(r.qphh_at_size), storage, r.verification.verdict])
+    right = {headers[i] for i in (2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13)}
+    optional = ("Power@Size", "QphH@Size", "storage", "server CPU overhead", "CPU 95% CI")
+    keep = [i for i, h in enumerate(headers) if h not in optional or any(r[i] != DASH for r in rows)]
     headers = [headers[i] for i in keep]
     rows = [[r[i] for i in keep] for r in rows]
     return md_table(headers, rows, {i for i, h in enumerate(headers) if h in right})
@@ -56,7 +60,7 @@ def query_lines(es: EngineSummary) -> list[str]:
     for r in es.rows:
         right.add(len(headers))
         headers.append(r.shown_label)
-        if not r.is_plain:
+        if not r.is_baseline:
             right.update(range(len(headers), len(headers) + 3))
             headers += ["overhead", "95% CI", "p"]
     rows = []
@@ -66,7 +70,7 @@ def query_lines(es: EngineSummary) -> list[str]:
             s = q.summaries.get(r.label)
             med = _med(s) + (f" (n = {s.n})" if s and (s.n_failed or s.n_timeout) else "")
             row.append(med)
-            if not r.is_plain:
+            if not r.is_baseline:
                 o = q.overheads.get(r.label)
                 row += ([fmt_pct(o.overhead_pct), fmt_ci(o.ci_low_pct, o.ci_high_pct),
                          fmt_p(o.p_value)] if o else [DASH] * 3)
@@ -98,6 +102,8 @@ def methods_lines(rs: RunSummary) -> list[str]:
     out += md_table(["config", "engine version", "settings"],
                     [[r.shown_label, r.engine_version or DASH, texts.settings_text(r.settings)]
                      for es in rs.engines for r in es.rows], set()) + [""]
+    out += ["Schedule, stopping and machine state:", ""]
+    out += [f"- {t}" for t in precision_view.methods_paragraphs(rs)] + [""]
     blocks = texts.blocks(m)
     if blocks:
         out += ["Trial order (randomized blocks):", ""]

@@ -8,6 +8,12 @@ Reliability: what the run owns (work dir, instance dirs, servers) is recorded fo
 (:mod:`tdebench.runner.ownership`); the disk guard refuses a run whose databases cannot fit, and a disk that
 fills up anyway ends the run with an EnvironmentProblem, the rows written so far intact
 (:mod:`tdebench.runner.diskguard`).
+
+Schedules and stopping: blocks come from :class:`~tdebench.runner.precision.BlockSequence` (the plan's trials, or
+with ``--precision`` until the stopping rule is met); ``--schedule query`` interleaves the twins step by step inside
+a block (:mod:`tdebench.runner.schedule`). Before the first block the twins settle (background work done, servers
+quiet, optionally pinned: :mod:`tdebench.runner.settle`); every trial is watched by the sampler, the step probe and
+the host's conditions (:mod:`tdebench.runner.instruments`).
 """
 
 from __future__ import annotations
@@ -16,7 +22,9 @@ import errno
 import shutil
 import sys
 import tempfile
-from contextlib import ExitStack, nullcontext
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,10 +36,13 @@ from tdebench.api.engine import Config, Engine, Instance
 from tdebench.api.manifest import new_manifest
 from tdebench.errors import RunFailed, TdebenchError
 from tdebench.measure.host import host_facts
-from tdebench.measure.sampler import ResourceSampler, ResourceSeries
+from tdebench.measure.sampler import ResourceSeries
 from tdebench.results.labels import label_status
 from tdebench.results.rundir import RunDirectory, utc_now
-from tdebench.runner import cache, diskguard, ownership
+from tdebench.runner import cache, diskguard, ownership, pinning, settle
+from tdebench.runner.instruments import Watch, start_watch, stop_watch
+from tdebench.runner.precision import BlockSequence
+from tdebench.runner.schedule import QuerySchedule
 from tdebench.api.events import RunListener
 from tdebench.runner.ownership import Ownership, socket_dirs
 from tdebench.api.plan import Block, RunPlan
@@ -79,6 +90,10 @@ class Orchestrator:
         self.manifest: dict[str, Any] = manifest or {}
         self.outcome = RunOutcome(rundir)
         self.disk_check = disk_check
+        self._conditions: dict[str, dict[str, Any] | None] = {}
+        self._probes: dict[str, Any] = {}
+        self.started = time.monotonic()  # --max-time counts from here (this invocation, data and load included)
+        self.schedule = QuerySchedule(self) if plan.schedule == "query" else None
 
     # ------------------------------------------------------------------------------------------
     def execute(self) -> RunOutcome:
@@ -105,8 +120,8 @@ class Orchestrator:
                         self._provision(stack, config, workdir)
                     self.owned.stop_polling()
                     self._check_answers()
-                    for block in ([] if self.verify_only else self.plan.blocks()):
-                        self._run_block(block)
+                    if not self.verify_only:
+                        self._run_blocks(stack)
                     self._finish_threats()
                 except KeyboardInterrupt:
                     if not any(c.keep for c in self.plan.configs):  # the data is deleted anyway: no clean
@@ -298,7 +313,20 @@ class Orchestrator:
             return {"error": redact(str(exc))[:300]}
 
     # ------------------------------------------------------------------------------------------
+    def _run_blocks(self, stack: ExitStack) -> None:
+        """Settle the twins, then run the blocks the sequence yields (the plan's, or until precise enough)."""
+        self.manifest["settle"] = settle.settle(self.plan, self.states, self.ui, stack)
+        self.rundir.write_manifest(self.manifest)
+        sequence = BlockSequence(self.plan, self.rundir, self.workload.headline(), self.manifest, self.ui,
+                                 self.started)
+        done = {b for b, _ in self.completed if all((b, c) in self.completed for c in self.plan.labels)}
+        for block in sequence.blocks(done):
+            self._run_block(block)
+        self.manifest["blocks_run"] = sequence.blocks_run
+
     def _run_block(self, block: Block) -> None:
+        if self.schedule is not None and self.schedule.run(block):
+            return
         for label in block.order:
             state = self.states[label]
             if state.abandoned:
@@ -317,25 +345,65 @@ class Orchestrator:
         name = "warm-up" if block.warmup else f"trial {block.number}/{self.plan.trials}"
         rec = self._recorder(label, block.number)
         self.ui.task_started("trial", f"{name} {label}", None)
-        # the trial in flight, so a reader (or --resume) knows what a crash interrupted
-        self.manifest["in_flight"] = {"config": label, "block": block.number, "started_at": utc_now()}
-        self.rundir.write_manifest(self.manifest)
+        self.note_in_flight(block, [label])
+        results: dict[str, TrialResult] = {}
+        watch = None
         try:
-            self._prepare(state, rec)
-            if state.instance.scannable:  # external servers: no local processes or disk to sample
-                state.sampler = ResourceSampler(state.instance.server_pids, interval=1.0,
-                                                disk_path=state.instance.data_dir)
-            with state.sampler or nullcontext():
-                result = self.workload.trial(state, block.number, rec)
+            if self.guarded(state, results, lambda: self._prepare(state, rec)):
+                watch = self.watch(state)
+                self.guarded(state, results, lambda: results.__setitem__(
+                    label, self.workload.trial(state, block.number, rec)))
+        finally:
+            self.ui.task_finished("trial")
+            series = self.unwatch(block, state, watch) if watch is not None else None
+        self.end_trial(block, state, rec, results[label], series)
+
+    def note_in_flight(self, block: Block, labels: list[str]) -> None:
+        """The trial(s) in flight, so a reader (or --resume) knows what a crash interrupted."""
+        self.manifest["in_flight"] = {"config": labels[0], "configs": labels, "block": block.number,
+                                      "started_at": utc_now()}
+        self.rundir.write_manifest(self.manifest)
+
+    def guarded(self, state: ConfigState, results: dict[str, TrialResult], step: Callable[[], object]) -> bool:
+        """Run one part of a trial; a failure becomes the trial's failed result (False), except an interrupt,
+        a full disk or a problem the engine saw, which end the run."""
+        try:
+            step()
+            return True
         except Exception as exc:  # noqa: BLE001 - a failed trial never stops the run ...
             if process.interrupted():  # ... unless it failed because a signal cut a driver call short
                 raise KeyboardInterrupt(f"interrupted ({type(exc).__name__} in a trial)") from exc
             if diskguard.is_disk_full(exc) or state.instance.problem() is not None:
                 raise  # ... unless the disk is full (or the engine saw why): every further trial would fail too
-            result = TrialResult(failures=[f"{type(exc).__name__}: {redact(str(exc))}"])
-        finally:
-            self.ui.task_finished("trial")
-            series = self._save_samples(block, state)
+            results[state.label] = TrialResult(failures=[f"{type(exc).__name__}: {redact(str(exc))}"])
+            return False
+
+    def watch(self, state: ConfigState) -> Watch:
+        """Start the trial's instruments (sampler, step probe, host readings); --pin/--nice: a restarted server too."""
+        pinning.place_servers(state, self.plan.pin, self.plan.nice)
+        return start_watch(state, self._all_server_pids)
+
+    def unwatch(self, block: Block, state: ConfigState, watch: Watch) -> ResourceSeries | None:
+        """Stop the instruments; the sampler's series is written, the probe and host conditions kept for
+        :meth:`end_trial`."""
+        self._conditions[state.label] = stop_watch(watch, state, self._all_server_pids)
+        self._probes[state.label] = watch.probe
+        return self._save_samples(block, state)
+
+    def _all_server_pids(self) -> list[int]:
+        pids: list[int] = []
+        for st in self.states.values():
+            if st.instance.scannable:
+                try:
+                    pids.extend(st.instance.server_pids())
+                except Exception:  # noqa: BLE001 - a server being restarted
+                    continue
+        return pids
+
+    def end_trial(self, block: Block, state: ConfigState, rec: Recorder, result: TrialResult,
+                  series: ResourceSeries | None) -> None:
+        """Record what the trial measured and how it ended (failures restart or abandon the config)."""
+        label = state.config.label
         if process.interrupted():  # a workload that records a cut-short query as a failure and goes on
             raise KeyboardInterrupt("interrupted during a trial")
         found = state.instance.problem()
@@ -345,6 +413,14 @@ class Orchestrator:
         if full:  # left unrecorded: the trial in flight is redone on resume
             raise OSError(errno.ENOSPC, full[0])
         self._record_resources(block, state, rec, series, result.status)
+        probe = self._probes.pop(label, None)
+        if probe is not None:
+            probe.record(rec, result.status)
+        conditions = self._conditions.pop(label, None)
+        if conditions is not None:
+            probed = {"cpu_tick_fallbacks": probe.tree.fallbacks, "cpu_windows": probe.tree.windows} if probe else {}
+            self.manifest.setdefault("conditions", []).append({"block": block.number, "config": label,
+                                                               **conditions, **probed})
         self.digests[(block.number, label)] = result.answer_digest
         self._compare_digests(block.number, state)
         self._close_trial(block, state, rec, result)

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from tdebench.stats.anova import AnovaResult, anova_by_step
 from tdebench.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -14,6 +15,8 @@ from tdebench.stats.describe import Summary, summarize_series
 from tdebench.stats.interval import DEFAULT_METHOD, IntervalMethod
 from tdebench.stats.load import Measurements, SeriesKey, load_measurements
 from tdebench.stats.overhead import Overhead, compute_overheads, default_baselines
+from tdebench.stats.seqinterval import apply_sequential
+from tdebench.stats.sequential import RULES, StoppingRule
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,28 @@ class StatsSettings:
     power: float = 0.8
     cv_limit_pct: float = CV_LIMIT_PCT
     min_trials: int = MIN_TRIALS
+    #: a --precision run: its stopping rule, and the (test, step, metric) series it watched, whose overhead rows
+    #: carry the rule's interval (stats/seqinterval.py)
+    sequential: StoppingRule | None = None
+    sequential_series: tuple[str, str, str] | None = None
+
+
+def settings_for_run(manifest: Mapping[str, Any]) -> StatsSettings:
+    """The statistics a run's own views (terminal, report) use: the defaults, plus a --precision run's rule."""
+    entry = manifest.get("precision") if isinstance(manifest, Mapping) else None
+    if not isinstance(entry, Mapping) or not isinstance(entry.get("rule"), Mapping):
+        return StatsSettings()
+    rule, head = entry["rule"], entry.get("headline") or {}
+    try:
+        name = rule.get("name") if rule.get("name") in RULES else "ar1-upper"
+        seq = StoppingRule(float(rule["target_half_width_pp"]), min_n=int(rule.get("min_n", 10)),
+                           max_n=rule.get("max_n"), confidence=float(rule.get("confidence", 0.95)), rule=name)
+        series = (str(head["test"]), str(head["step"]), str(head["metric"]))
+    except (KeyError, TypeError, ValueError, ArithmeticError):
+        return StatsSettings()
+    except Exception:  # noqa: BLE001 - a damaged entry (UsageError from the rule): the default statistics
+        return StatsSettings()
+    return StatsSettings(sequential=seq, sequential_series=series)
 
 
 @dataclass
@@ -59,6 +84,8 @@ def analyze(m: Measurements, *, baselines: Mapping[str, str] | None = None,
     summaries = summarize_series(m, seed=s.seed, n_resamples=s.n_resamples)
     overheads = compute_overheads(m, baselines=base, seed=s.seed, n_resamples=s.n_resamples,
                                   method=s.ci_method)
+    if s.sequential is not None and s.sequential_series is not None:
+        overheads = apply_sequential(overheads, m, s.sequential, s.sequential_series)
     return Analysis(
         measurements=m, settings=s, baselines=base, summaries=summaries, overheads=overheads,
         anovas=anova_by_step(m),

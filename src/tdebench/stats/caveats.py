@@ -10,6 +10,7 @@ from tdebench.stats.describe import Summary, pooled_cv_pct
 from tdebench.stats.load import SeriesKey
 from tdebench.stats.overhead import Overhead
 from tdebench.stats.power import mde_pct, trials_needed
+from tdebench.stats.wording import phrase_for
 
 CV_LIMIT_PCT = 5.0
 MIN_TRIALS = 3
@@ -87,19 +88,20 @@ def resolution_hint(o: Overhead, summaries: Mapping[SeriesKey, Summary]) -> str:
 
 
 def unresolved_text(o: Overhead, summaries: Mapping[SeriesKey, Summary], alpha: float = 0.05) -> str:
-    """Plain words for an overhead whose CI spans zero (without the subject)."""
-    ci = f"95% CI {o.ci_low_pct:+.1f}% to {o.ci_high_pct:+.1f}%"
+    """Plain words for an overhead whose CI spans zero (without the subject), worded as every view words it
+    (:func:`tdebench.stats.wording.phrase_for`)."""
     hint = resolution_hint(o, summaries)
+    phrase = phrase_for(o)
     if o.p_value is not None and o.p_value < alpha:
-        return (f"inconclusive at n = {o.n}: {o.overhead_pct:+.1f}%, the t-test sees a difference "
-                f"(p={o.p_value:.3f}) but the {ci} spans zero{hint}")
+        return (f"inconclusive: {phrase}; the t-test sees a difference (p={o.p_value:.3f}) but the interval "
+                f"spans zero{hint}")
     p = "" if o.p_value is None else f", p={o.p_value:.3f}"
-    return f"no measurable overhead at n = {o.n} ({o.overhead_pct:+.1f}%, {ci}{p}){hint}"
+    return f"{phrase}{p}{hint}"
 
 
 def no_effect_caveats(overheads: Iterable[Overhead],
                       summaries: Mapping[SeriesKey, Summary]) -> list[Caveat]:
-    """CI spanning zero: no measurable overhead at this n, and the n that would resolve it."""
+    """CI spanning zero: no difference resolved at this n, and the n that would resolve it."""
     out = []
     for o in overheads:
         if not o.ci_spans_zero or o.ci_low_pct is None or o.ci_high_pct is None:
@@ -142,7 +144,7 @@ _GROUP_TEXT = {
     "small_n": "{count} series have fewer than {min_n} ok values (e.g. {worst})",
     "failures": "{count} series have failed or timed-out values, excluded from the statistics "
                 "(most: {worst})",
-    "no_effect": "{count} comparisons have an interval spanning zero: no measurable overhead "
+    "no_effect": "{count} comparisons have an interval spanning zero: no difference resolved "
                  "at this n (largest point estimate: {worst})",
 }
 _SEVERITY_ORDER = {"warning": 0, "info": 1}

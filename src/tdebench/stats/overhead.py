@@ -129,14 +129,14 @@ def config_engines(m: Measurements) -> dict[str, str]:
 
 
 def default_baselines(m: Measurements) -> dict[str, str]:
-    """Map every encrypted config to the first plain config (encryption ``none``) of its engine."""
+    """Map every other config of an engine to its first plain config (encryption ``none``): encrypted configs,
+    and the second plain twin of an A/A test (``--encryption none,none``), compared like an encrypted one."""
     engines = config_engines(m)
     plain: dict[str, str] = {}
     for config, engine in engines.items():
         if is_plain(m.encryption.get(config, "")):
             plain.setdefault(engine, config)
-    return {c: plain[e] for c, e in engines.items()
-            if e in plain and not is_plain(m.encryption.get(c, ""))}
+    return {c: plain[e] for c, e in engines.items() if e in plain and c != plain[e]}
 
 
 def compute_overheads(m: Measurements, *, baselines: Mapping[str, str] | None = None,

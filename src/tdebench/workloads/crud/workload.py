@@ -150,6 +150,10 @@ class CrudWorkload(Workload):
             raise RunFailed(f"{state.label}: persons holds {count} rows (ids {first}…{last}) after the reset, "
                             f"expected {o.rows} (ids 1…{o.rows})", "the previous trial left the table inconsistent")
 
+    def headline(self) -> tuple[str, str, str]:
+        """The total time of the trial's operations."""
+        return (TEST, "total", "elapsed")
+
     def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
         rec.workload = self.name
         o = self.options

@@ -178,6 +178,10 @@ class TpccWorkload(Workload):
             conn.close()
         return failures
 
+    def headline(self) -> tuple[str, str, str]:
+        """TPM at the largest virtual-user count."""
+        return (TEST, f"vu{max(self.opts.vus)}", "tpm")
+
     def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
         rec.workload = self.name
         result = TrialResult()

@@ -48,37 +48,43 @@ def _record_refresh(rec: Recorder, test: str, timing: RefreshTiming, step: str, 
     rec.add(test, step, "rows", timing.orders + max(timing.lineitems, 0), "rows", stream)
 
 
-def run_power(instance: Instance, dialect: Dialect, plan: TrialPlan, rec: Recorder, out: TrialResult) -> None:
-    """RF1, stream 0, RF2 in one session each; Power@Size when everything succeeded."""
-    rf1 = rf2 = None
-    if plan.power_set is not None:
-        conn = instance.connect()
-        try:
-            if plan.mark:
-                plan.mark("rf1")
-            rf1 = apply_rf1(conn, dialect, plan.power_set)
-        finally:
-            conn.close()
-        _record_refresh(rec, "power", rf1, "rf1", 0)
-    stream = run_stream(instance, dialect, plan.sf, 0, query_timeout=plan.query_timeout, mark=plan.mark)
+def run_refresh(instance: Instance, dialect: Dialect, plan: TrialPlan, rec: Recorder, step: str) -> RefreshTiming:
+    """RF1 or RF2 (``step`` "rf1"/"rf2") of the power test's update set, in a session of its own, marked as a step."""
+    assert plan.power_set is not None
+    conn = instance.connect()
+    try:
+        if plan.mark:
+            plan.mark(step)
+        timing = (apply_rf1 if step == "rf1" else apply_rf2)(conn, dialect, plan.power_set)
+    finally:
+        if plan.mark:
+            plan.mark(None)
+        conn.close()
+    _record_refresh(rec, "power", timing, step, 0)
+    return timing
+
+
+def record_power(rec: Recorder, plan: TrialPlan, stream: StreamResult, out: TrialResult,
+                 rf1: RefreshTiming | None, rf2: RefreshTiming | None) -> None:
+    """The power stream's rows and answer digest; Power@Size when everything succeeded."""
     _record_stream(rec, "power", stream, out)
     out.answer_digest = {run.number: _digest(run.rows) for run in stream.runs}
-    if plan.power_set is not None:
-        conn = instance.connect()
-        try:
-            if plan.mark:
-                plan.mark("rf2")
-            rf2 = apply_rf2(conn, dialect, plan.power_set)
-        finally:
-            conn.close()
-            if plan.mark:
-                plan.mark(None)
-        _record_refresh(rec, "power", rf2, "rf2", 0)
-        out.sets_applied.append(plan.power_set)
     if stream.ok and rf1 is not None and rf2 is not None:
         times = {run.number: run.seconds for run in stream.runs}
         power = metrics.power_at_size(times, rf1.seconds, rf2.seconds, plan.sf)
         rec.add("power", "power_at_size", "power_at_size", power, "qph")
+
+
+def run_power(instance: Instance, dialect: Dialect, plan: TrialPlan, rec: Recorder, out: TrialResult) -> None:
+    """RF1, stream 0, RF2 in one session each; Power@Size when everything succeeded."""
+    rf1 = rf2 = None
+    if plan.power_set is not None:
+        rf1 = run_refresh(instance, dialect, plan, rec, "rf1")
+    stream = run_stream(instance, dialect, plan.sf, 0, query_timeout=plan.query_timeout, mark=plan.mark)
+    if plan.power_set is not None:
+        rf2 = run_refresh(instance, dialect, plan, rec, "rf2")
+        out.sets_applied.append(plan.power_set)
+    record_power(rec, plan, stream, out, rf1, rf2)
 
 
 def run_throughput_test(instance: Instance, dialect: Dialect, plan: TrialPlan, rec: Recorder, out: TrialResult) -> None:
@@ -108,13 +114,18 @@ def run_trial(instance: Instance, dialect: Dialect, plan: TrialPlan, rec: Record
     out = TrialResult()
     if "power" in plan.tests:
         run_power(instance, dialect, plan, rec, out)
+    finish_trial(instance, dialect, plan, rec, out)
+    return out
+
+
+def finish_trial(instance: Instance, dialect: Dialect, plan: TrialPlan, rec: Recorder, out: TrialResult) -> None:
+    """After the power test: the throughput test (when selected) and QphH@Size when both ran."""
     if "throughput" in plan.tests:
         run_throughput_test(instance, dialect, plan, rec, out)
     values = {r.step: r.value for r in rec.rows if r.status in ("ok", "warmup")}
     if "power_at_size" in values and "throughput_at_size" in values:
         qphh = metrics.qphh_at_size(values["power_at_size"], values["throughput_at_size"])
         rec.add("throughput", "qphh_at_size", "qphh_at_size", qphh, "qph")
-    return out
 
 
 def _digest(rows: list[tuple]) -> str:

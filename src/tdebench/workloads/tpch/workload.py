@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ from tdebench.api.events import RunListener
 from tdebench.api.plan import RunPlan
 from tdebench.api.tables import TableSpec
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
-from tdebench.api.workload import RunFiles, Workload
+from tdebench.api.workload import RunFiles, SteppedTrial, Workload
 from tdebench.encryption import redact
 from tdebench.workloads.tpch.verdicts import AnswerSet, answer_verdicts, load_reference
 from tdebench.workloads.tpch import answers, schema
@@ -19,6 +20,7 @@ from tdebench.workloads.tpch.loader import load_tpch
 from tdebench.workloads.tpch.options import parse_options
 from tdebench.workloads.tpch.power import run_stream
 from tdebench.workloads.tpch.refresh import apply_rf1, apply_rf2, expected_counts_from_data, refresh_set
+from tdebench.workloads.tpch.stepped import PowerSteps
 from tdebench.workloads.tpch.translate import TpchTranslator
 from tdebench.workloads.tpch.trial import TrialPlan, run_trial
 
@@ -105,13 +107,27 @@ class TpchWorkload(Workload):
         sets = [refresh_set(self.sf, u) for u in self.options.update_sets(block)]
         power = "power" in self.options.tests
         return TrialPlan(self.options.tests, self.sf, self.options.stream_count, sets[0] if power else None,
-                         sets[1:] if power else sets, self.plan.query_timeout, mark=state.mark)
+                         sets[1:] if power else sets, self.plan.query_timeout, mark=_marker(state))
+
+    def headline(self) -> tuple[str, str, str]:
+        """The power test's total query time, else the throughput test's Ts."""
+        return ("power", "total", "elapsed") if "power" in self.options.tests else ("throughput", "ts", "elapsed")
 
     def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
         result = run_trial(state.instance, state.dialect, self._trial_plan(state, block), rec)
+        self._after_trial(state, rec, result)
+        return result
+
+    def stepped_trial(self, state: ConfigState, block: int, rec: Recorder, repeat: int) -> SteppedTrial | None:
+        """The power test query by query (the throughput test, when selected, runs whole after it)."""
+        if "power" not in self.options.tests:
+            return None
+        return PowerSteps(state, self._trial_plan(state, block), rec,
+                          lambda result: self._after_trial(state, rec, result))
+
+    def _after_trial(self, state: ConfigState, rec: Recorder, result: TrialResult) -> None:
         state.applied.extend(result.sets_applied)
         self._check_counts(state, rec, result)
-        return result
 
     def _check_counts(self, state: ConfigState, rec: Recorder, result: TrialResult) -> None:
         """orders/lineitem rows after the trial must be what the applied update sets predict."""
@@ -169,6 +185,19 @@ class TpchWorkload(Workload):
 
     def answer_verdicts(self, plain_of: dict[str, str | None]) -> dict[str, dict[str, Any]]:
         return answer_verdicts(self.answer_sets, plain_of, load_reference(self.sf), self.sf)
+
+
+def _marker(state: ConfigState) -> Callable[[str | None], None]:
+    """Steps of a trial as the probe records them: queries and refreshes under "power" (queries also summed into
+    its "total"), the throughput test as "throughput"/"ts" beside its Ts."""
+    def mark(step: str | None) -> None:
+        if step is None:
+            state.mark(None)
+        elif step == "throughput":
+            state.mark("ts", test="throughput")
+        else:
+            state.mark(step, test="power", total="total" if step.startswith("q") else "")
+    return mark
 
 
 def _order_exists(conn, key: int) -> bool:

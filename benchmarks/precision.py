@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""How fast tdebench's interval narrows, per schedule, and how often an A/A test cries wolf (issue #14).
+
+    python benchmarks/precision.py [curves] [--minutes 15] [--cases mariadb,sqlite] [--variants block,query]
+                                   [--out DIR] [--data-dir DIR]
+    python benchmarks/precision.py fp [--reps 20] [--engine sqlite] [--sf 0.01] [--schedule query]
+                                      [--precision 5%] [--trials 10] [--max-trials 40] [--out DIR]
+    python benchmarks/precision.py probe-check [--engine mariadb] [--sf 0.01] [--rounds 3]
+    python benchmarks/precision.py show DIR ...
+
+``curves`` (the default) runs ``tdebench run --precision 1% --max-time <minutes>m`` once per case and schedule
+variant, each a fresh run including data load, and prints side by side, per comparison, the 95% CI half-width of
+the headline overhead (the stopping rule's interval, in percentage points) against elapsed wall-clock minutes
+since the run started, for the power total's elapsed time and, in brackets, its server CPU time; then the noise
+each run saw (CV per arm, per-block log-ratio sd and lag-1 autocorrelation, steal, other tenants' CPU, load).
+Cases: ``mariadb``: MariaDB SF 0.1 warm, ``none,none,tde:aes-256-ctr`` (the A/A comparison none-2 vs none and
+TDE vs none in one run); ``mariadb-aa``: the same with ``none,none`` alone; ``sqlite``: SQLite SF 0.01,
+``none,sqlcipher:aes-256-cbc``. Variants: ``block``, ``query``, ``query+pin`` (``--pin``), ``query-r3``
+(``--repeat 3``), ``query+nice`` (``--nice -10``), ``query+pin+nice``.
+
+``fp`` runs ``--reps`` independent A/A runs (``--encryption none,none``) and counts how many final headline
+intervals exclude 0 (the false-positive rate at the nominal 5%, with its exact Clopper–Pearson interval).
+
+``probe-check`` compares the two /proc sources of server CPU time per statement (per-thread schedstat in ns vs
+/proc/<pid>/stat in clock ticks) on a real server running the 22 queries ``--rounds`` times.
+
+Heavy: run it through the shared lock (``flock /work/wt/bench.lock python benchmarks/precision.py ...``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from tdebench.stats.aa import false_positive_rate  # noqa: E402
+from tdebench.stats.sequential import StoppingRule, lag1, pp_half_width  # noqa: E402
+
+CASES = {
+    "mariadb": ["--engine", "mariadb", "--sf", "0.1", "--encryption", "none,none,tde:aes-256-ctr"],
+    "mariadb-aa": ["--engine", "mariadb", "--sf", "0.1", "--encryption", "none,none"],
+    "sqlite": ["--engine", "sqlite", "--sf", "0.01", "--encryption", "none,sqlcipher:aes-256-cbc"],
+}
+VARIANTS = {"block": ["--schedule", "block"], "query": ["--schedule", "query"],
+            "query+pin": ["--schedule", "query", "--pin"], "query-r3": ["--schedule", "query", "--repeat", "3"],
+            "query+nice": ["--schedule", "query", "--nice", "-10"],
+            "query+pin+nice": ["--schedule", "query", "--pin", "--nice", "-10"]}
+RULE = StoppingRule(1.0)
+
+
+def uptime() -> str:
+    return Path("/proc/loadavg").read_text().split()[0:3].__str__()
+
+
+def tdebench(args: list[str], log: Path) -> int:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    with open(log, "w") as fh:
+        return subprocess.run([sys.executable, "-m", "tdebench", "run", *args], env=env, stdout=fh,
+                              stderr=subprocess.STDOUT).returncode
+
+
+# reading a run -----------------------------------------------------------------------------------------------
+def series(run: Path, metric: str) -> dict[str, dict[int, float]]:
+    """config -> {block: power total} of ok measured rows."""
+    out: dict[str, dict[int, float]] = {}
+    with open(run / "measurements.csv", newline="") as fh:
+        for r in csv.DictReader(fh):
+            if (r["test"], r["step"], r["metric"], r["status"]) == ("power", "total", metric, "ok") \
+                    and int(r["block"]) > 0:
+                out.setdefault(r["config"], {})[int(r["block"])] = float(r["value"])
+    return out
+
+
+def baselines(run: Path) -> dict[str, str]:
+    manifest = json.loads((run / "manifest.json").read_text())
+    plain: dict[str, str] = {}
+    out = {}
+    for c in manifest["plan"]["configs"]:
+        if c["encryption"] == "none" and c["engine"] not in plain:
+            plain[c["engine"]] = c["label"]
+        elif c["engine"] in plain:
+            out[c["label"]] = plain[c["engine"]]
+    return out
+
+
+def block_minutes(run: Path) -> dict[int, float]:
+    """Minutes from the start of the run to the end of each measured block (from the precision history)."""
+    manifest = json.loads((run / "manifest.json").read_text())
+    return {h["block"]: h["elapsed_s"] / 60 for h in manifest.get("precision", {}).get("history", [])}
+
+
+def curve(run: Path, config: str, base: str, metric: str) -> list[tuple[float, int, float]]:
+    """(minutes, n, half-width) after each block, from the blocks both configs have."""
+    values, ends = series(run, metric), block_minutes(run)
+    mine, theirs = values.get(config, {}), values.get(base, {})
+    out = []
+    for block in sorted(ends):
+        blocks = [b for b in sorted(mine) if b in theirs and b <= block]
+        if len(blocks) < 2:
+            continue
+        d = RULE.check_paired(np.array([theirs[b] for b in blocks]), np.array([mine[b] for b in blocks]))
+        out.append((ends[block], d.n, d.half_width_pp))
+    return out
+
+
+def at_minute(points: list[tuple[float, int, float]], minute: float) -> str:
+    done = [p for p in points if p[0] <= minute]
+    if not done:
+        return "—"
+    _, n, hw = done[-1]
+    return f"±{hw:.2f} n={n}" if math.isfinite(hw) else f"— n={n}"
+
+
+def noise(run: Path) -> list[str]:
+    """CV per arm, per-block log-ratio sd and lag-1 r, steal, other tenants, load."""
+    lines = []
+    for metric in ("elapsed", "server_cpu"):
+        values = series(run, metric)
+        cvs = ", ".join(f"{c} {100 * statistics.stdev(v.values()) / statistics.mean(v.values()):.1f}%"
+                        for c, v in values.items() if len(v) > 1)
+        lines.append(f"  {metric}: CV per arm {cvs}")
+        for config, base in baselines(run).items():
+            common = sorted(set(values.get(config, {})) & set(values.get(base, {})))
+            if len(common) > 2:
+                d = np.log([values[config][b] / values[base][b] for b in common])
+                lines.append(f"    log ratio {config}/{base}: mean {100 * d.mean():+.2f}%, sd {100 * d.std(ddof=1):.2f}%, "
+                             f"lag-1 r {lag1(d):+.2f}, n {len(d)}")
+    manifest = json.loads((run / "manifest.json").read_text())
+    cond = [c for c in manifest.get("conditions", []) if c.get("block", 0) > 0]
+    if cond:
+        med = {k: statistics.median(c[k] for c in cond if c.get(k) is not None)
+               for k in ("steal_pct", "foreign_cores", "load1")}
+        lines.append(f"  machine: steal {med['steal_pct']:.2f}%, other tenants {med['foreign_cores']:.2f} cores, "
+                     f"load1 {med['load1']:.2f} (medians over trials); frequency changed in "
+                     f"{sum(bool(c.get('mhz_changed')) for c in cond)} of {len(cond)} trials")
+    entry = manifest.get("precision", {})
+    lines.append(f"  stopped by {entry.get('stopped_by')} after {manifest.get('blocks_run')} blocks; "
+                 f"setup (data, load, checks, warm-up) until block 1: "
+                 f"{min(block_minutes(run).values(), default=float('nan')) :.1f} min incl. block 1")
+    return lines
+
+
+def show(runs: dict[str, Path], minutes: float) -> None:
+    """Side by side: per case and comparison, half-width vs minutes for every variant."""
+    by_case: dict[str, dict[str, Path]] = {}
+    for name, run in runs.items():
+        case, variant = name.split("@")
+        by_case.setdefault(case, {})[variant] = run
+    for case, variants in by_case.items():
+        first = next(iter(variants.values()))
+        for config, base in baselines(first).items():
+            print(f"\n{case}: {config} vs {base} — 95% CI half-width of the power-total overhead, percentage "
+                  "points: elapsed time [server CPU time]")
+            print(f"{'minute':>6} | " + " | ".join(f"{v:^30}" for v in variants))
+            curves = {v: (curve(r, config, base, "elapsed"), curve(r, config, base, "server_cpu"))
+                      for v, r in variants.items()}
+            for minute in range(1, int(minutes) + 1):
+                cells = [f"{at_minute(e, minute)} [{at_minute(c, minute).split(' n=')[0]}]" for e, c in curves.values()]
+                print(f"{minute:>6} | " + " | ".join(f"{c:^30}" for c in cells))
+        for variant, run in variants.items():
+            print(f"{case} {variant}: {run}")
+            print("\n".join(noise(run)))
+
+
+def run_curves(args: argparse.Namespace) -> None:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    runs = {}
+    for case in args.cases.split(","):
+        for variant in args.variants.split(","):
+            run = out / f"{case}@{variant}"
+            if not (run / "manifest.json").exists():
+                flags = [*CASES[case], *VARIANTS[variant], "--precision", "1%", "--max-time", f"{args.minutes}m",
+                         "--seed", str(args.seed), "--out", str(run)]
+                flags += ["--data-dir", args.data_dir] if args.data_dir else []
+                t0, load0 = time.monotonic(), uptime()
+                code = tdebench(flags, out / f"{case}@{variant}.log")
+                print(f"ran {case} {variant}: exit {code}, {(time.monotonic() - t0) / 60:.1f} min, "
+                      f"load {load0} -> {uptime()}", flush=True)
+            runs[f"{case}@{variant}"] = run
+    show(runs, args.minutes)
+
+
+def run_fp(args: argparse.Namespace) -> None:
+    """Independent A/A runs: how many final headline intervals exclude 0."""
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for rep in range(1, args.reps + 1):
+        run = out / f"aa-{rep:02d}"
+        if not (run / "report" / "overhead.csv").exists():
+            flags = ["--engine", args.engine, "--sf", str(args.sf), "--encryption", "none,none",
+                     "--schedule", args.schedule, "--seed", str(1000 + rep), "--out", str(run)]
+            flags += (["--precision", args.precision, "--trials", str(args.trials), "--max-trials",
+                       str(args.max_trials)] if args.precision else ["--trials", str(args.trials)])
+            flags += ["--data-dir", args.data_dir] if args.data_dir else []
+            load0 = uptime()
+            code = tdebench(flags, out / f"aa-{rep:02d}.log")
+            print(f"rep {rep}: exit {code}, load {load0} -> {uptime()}", flush=True)
+        with open(run / "report" / "overhead.csv", newline="") as fh:
+            head = next(r for r in csv.DictReader(fh) if (r["test"], r["step"], r["metric"]) ==
+                        ("power", "total", "elapsed"))
+        row = {k: (float(head[k]) if head[k] else None) for k in ("overhead_pct", "ci_low_pct", "ci_high_pct")}
+        rows.append(type("Row", (), row))
+        print(f"  aa-{rep:02d}: {head['overhead_pct'][:6]}% ({head['ci_low_pct'][:6]} to {head['ci_high_pct'][:6]}), "
+              f"n {head['n']}, {head['ci_method']}", flush=True)
+    print(false_positive_rate(rows).text())
+
+
+def probe_check(args: argparse.Namespace) -> None:
+    """schedstat (ns per thread) vs stat (ticks per process) around every query of a real server."""
+    import tempfile
+
+    from tdebench.api.engine import Config
+    from tdebench.encryption import parse_spec
+    from tdebench.engines import get_engine
+    from tdebench.measure.proctime import TreeCpu
+    from tdebench.workloads.tpch import params
+    from tdebench.workloads.tpch.datagen import ensure_data
+    from tdebench.workloads.tpch.loader import load_tpch
+
+    engine = get_engine(args.engine)
+    work = Path(tempfile.mkdtemp(prefix="probe-check-", dir="/var/tmp"))
+    inst = engine.create_instance(Config(args.engine, parse_spec("none"), engine.default_settings()), work, "tpch")
+    data, _ = ensure_data(args.sf, Path(args.data_dir) if args.data_dir else None)
+    diffs, totals = [], []
+    with inst:
+        load_tpch(inst, inst.dialect, data)
+        tree = TreeCpu(inst.server_pids)
+        conn = inst.connect()
+        for _ in range(args.rounds):
+            for n in range(1, 23):
+                sql = params.render_query(n, inst.dialect.family, args.sf)
+                before = tree.read()
+                cur = conn.cursor()
+                for statement in [s for s in sql.split(";") if s.strip()]:
+                    cur.execute(statement)
+                    cur.fetchall()
+                conn.commit()
+                after = tree.read()
+                exact, ticks = tree.seconds_between(before, after), TreeCpu.tick_seconds_between(before, after)
+                diffs.append(ticks - exact)
+                totals.append(exact)
+        conn.close()
+    d = np.array(diffs)
+    print(f"{args.engine} SF {args.sf}: {len(d)} statements, server CPU per statement {np.mean(totals) * 1000:.1f} ms "
+          f"mean; stat ticks − schedstat ns: mean {d.mean() * 1000:+.2f} ms, sd {d.std(ddof=1) * 1000:.2f} ms, "
+          f"max |·| {np.abs(d).max() * 1000:.1f} ms; windows that fell back to ticks: {tree.fallbacks} of "
+          f"{tree.windows}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("mode", nargs="?", default="curves", choices=("curves", "fp", "probe-check", "show"))
+    parser.add_argument("dirs", nargs="*")
+    parser.add_argument("--minutes", type=float, default=15)
+    parser.add_argument("--cases", default="mariadb,sqlite")
+    parser.add_argument("--variants", default="block,query")
+    parser.add_argument("--out", default="/work/runs/precision/bench")
+    parser.add_argument("--data-dir")
+    parser.add_argument("--seed", type=int, default=14)
+    parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--engine", default="sqlite")
+    parser.add_argument("--sf", type=float, default=0.01)
+    parser.add_argument("--schedule", default="query")
+    parser.add_argument("--precision", default="5%")
+    parser.add_argument("--trials", type=int, default=10)
+    parser.add_argument("--max-trials", type=int, default=40)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    print(f"{' '.join(sys.argv)}\nload average at start: {uptime()}", flush=True)
+    if args.mode == "curves":
+        run_curves(args)
+    elif args.mode == "fp":
+        run_fp(args)
+    elif args.mode == "probe-check":
+        probe_check(args)
+    else:
+        show({Path(d).name: Path(d) for d in args.dirs}, args.minutes)
+    print(f"load average at end: {uptime()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""Methods text for schedules, the stopping rule, CPU co-metrics and the machine's state (issue #14).
+
+Each function reads only the manifest and the analysis, so a report can be rebuilt any time; the HTML and
+Markdown renderers show the paragraphs under Methods.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tdebench.report.model import RunSummary
+from tdebench.stats.noise import NoiseSummary, summarize_noise
+
+CPU_TEXT = ("Server CPU time per statement: the CPU time of the server's process tree read from /proc right before "
+            "and right after each statement (per thread from /proc/<pid>/task/<tid>/schedstat, in nanoseconds; a "
+            "process that lost a thread in between is read from /proc/<pid>/stat in 10 ms clock ticks, and children "
+            "that exited come in through their parent's cutime + cstime), recorded as server_cpu next to the "
+            "statement's elapsed time; client_cpu is tdebench's own CPU time over the same window without its "
+            "background threads (for an embedded engine that is the engine's, recorded as server_cpu). The engine's "
+            "own counters are read at the same boundaries and recorded per step under test \"counters\". "
+            "Steal time and descheduling lengthen elapsed time but not CPU time, so the server CPU overhead is "
+            "the steadier figure when the extra work of encryption is CPU work.")
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def schedule_text(manifest: dict[str, Any]) -> str:
+    """How trials were ordered (block or query schedule) and what one paired observation is."""
+    plan, entry = _dict(manifest.get("plan")), _dict(manifest.get("schedule"))
+    name = entry.get("effective") or plan.get("schedule") or "block"
+    if name != "query":
+        fallback = f" ({entry['note']})" if entry.get("note") else ""
+        return ("Block schedule: in each block every config ran one whole trial, in the block's random order "
+                f"(below); one block gives one paired observation per config{fallback}.")
+    repeat = int(entry.get("repeat") or plan.get("repeat") or 1)
+    runs = f"{repeat} rounds, each running it" if repeat > 1 else "it ran"
+    return ("Query schedule: every twin's server stayed up, and inside each block the power test ran query by "
+            f"query: for each query of stream 0 in turn, {runs} once on every config in a fresh random order "
+            f"(recorded in manifest.json, schedule.orders) before the next query. RF1, RF2, the official metrics and "
+            f"the throughput test kept the block as their unit, per config in the block's order. Pairing unit: the "
+            f"block. Each config recorded one time per query and block"
+            + (f" (the mean of its {repeat} runs)" if repeat > 1 else "")
+            + " and their total, so one pass over the 22 queries is one paired observation of the power total.")
+
+
+def stopping_text(rs: RunSummary) -> str | None:
+    """The stopping rule of a --precision run, and what ended the run."""
+    rule = rs.analysis.settings.sequential
+    if rule is None:
+        return None
+    entry = _dict(rs.manifest.get("precision"))
+    stopped = entry.get("stopped_by") or "the run ending"
+    blocks = rs.manifest.get("blocks_run")
+    limit = entry.get("max_time_s")
+    tail = (f" This run stopped by {stopped}" + (f" after {blocks} blocks" if blocks else "")
+            + (f" (time limit {float(limit) / 60:g} min from the start, data and load included)" if limit else "")
+            + "; the headline overhead rows carry this interval (ci_method "
+            f"seq-{rule.rule} in overhead.csv).")
+    return rule.describe() + tail
+
+
+def _noise_line(summary: NoiseSummary) -> str:
+    med = summary.medians
+    parts = [f"steal time {med['steal_pct']:.2f}%" if "steal_pct" in med else "",
+             f"other tenants {med['foreign_cores']:.2f} cores" if "foreign_cores" in med else "",
+             f"highest 1-minute load {summary.max_load1:.2f}" if summary.max_load1 is not None else "",
+             f"CPU frequency changed in {summary.frequency_changes} trials"]
+    return (f"Machine state over the {summary.trials} measured trials (manifest.json, conditions): typical "
+            + ", ".join(p for p in parts if p) + f"; {len(summary.spikes)} trials flagged as run during a noise "
+            "spike (steal or other tenants' CPU above median + max(floor, 4·1.4826·MAD), or a frequency change); "
+            "flagged trials are kept in every statistic.")
+
+
+def machine_text(manifest: dict[str, Any]) -> list[str]:
+    """Settling, pinning and the machine's state during the trials."""
+    out = []
+    settle = _dict(manifest.get("settle"))
+    configs = _dict(settle.get("configs"))
+    if configs:
+        waits = ", ".join(
+            f"{label} {float(c.get('waited_s', 0)) + float(c.get('quiet_waited_s', 0)):.0f} s"
+            + (f" (left at {c['server_cores']:.2f} cores)" if isinstance(c.get("server_cores"), (int, float)) else "")
+            for label, c in configs.items() if isinstance(c, dict))
+        out.append("Before the first block each instance's own background work had to finish (e.g. MariaDB's "
+                   "encryption threads) and every server had to go quiet (under 0.05 cores over 2 s, at most "
+                   f"60 s): waited {waits}.")
+    pin = _dict(settle.get("pin"))
+    if pin:
+        out.append(f"Pinned (--pin): tdebench on CPU {pin.get('client')}, the servers on CPU {pin.get('servers')}.")
+    nice = _dict(settle.get("nice"))
+    if nice:
+        out.append(f"Priority (--nice): tdebench and the servers ran at nice {nice.get('value')}.")
+    summary = summarize_noise(manifest.get("conditions") or [])
+    if summary is not None:
+        out.append(_noise_line(summary))
+        out += [f"Flagged: block {s.block} {s.config}: {', '.join(s.reasons)}." for s in summary.spikes[:20]]
+    return out
+
+
+def methods_paragraphs(rs: RunSummary) -> list[str]:
+    """Every paragraph of this module, in the order the Methods section shows them."""
+    stop = stopping_text(rs)
+    probed = any(k.metric == "server_cpu" and k.test != "resources" for k in rs.analysis.measurements.series)
+    return [schedule_text(rs.manifest), *([stop] if stop else []), *([CPU_TEXT] if probed else []),
+            *machine_text(rs.manifest)]

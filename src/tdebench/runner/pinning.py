@@ -1,0 +1,122 @@
+"""Where and how eagerly the measured processes run: ``--pin`` and ``--nice``.
+
+``--pin``: tdebench (the client) on one CPU, every server on the others, so that neither migrates. ``--nice N``:
+tdebench and every server at nice value N (e.g. -10: other processes of a shared machine then get much less of
+the CPUs while a statement runs; negative values need root).
+
+Affinity and nice values are per thread on Linux: every thread of every process is set (threads and processes
+created later inherit them from their creator; a server restarted after a failure is set again when its next
+trial starts). An embedded engine (SQLite) runs inside tdebench, so it shares the client's CPU. tdebench's own
+settings are put back when the run ends. Whether either helps is measured in docs/precision.md; neither is the
+default.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import ExitStack
+from typing import Any
+
+from tdebench.api.trial import ConfigState
+from tdebench.errors import EnvironmentProblem
+from tdebench.measure.proctime import descendants
+
+
+def cpu_split() -> tuple[list[int], list[int]]:
+    """(client CPUs, server CPUs) from the CPUs this process may use; EnvironmentProblem with fewer than 2."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        raise EnvironmentProblem(f"--pin needs at least 2 CPUs, and this process may use {len(cpus)}",
+                                 "leave --pin out on this machine")
+    return cpus[:1], cpus[1:]
+
+
+def pin_threads(pid: int, cpus: list[int]) -> int:
+    """Pin every thread of process ``pid`` to ``cpus``; how many threads were pinned."""
+    try:
+        tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return 0
+    count = 0
+    for tid in tids:
+        try:
+            os.sched_setaffinity(tid, cpus)
+            count += 1
+        except OSError:  # exited meanwhile, or not ours to pin
+            continue
+    return count
+
+
+def pin_tree(roots: list[int], cpus: list[int]) -> int:
+    """Pin every thread of ``roots`` and their descendants to ``cpus``; how many threads were pinned."""
+    return sum(pin_threads(pid, cpus) for pid in descendants(roots))
+
+
+def renice_threads(pid: int, value: int) -> int:
+    """Set every thread of process ``pid`` to nice ``value``; how many threads were set."""
+    try:
+        tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return 0
+    count = 0
+    for tid in tids:
+        try:
+            os.setpriority(os.PRIO_PROCESS, tid, value)
+            count += 1
+        except OSError:  # exited meanwhile, or not permitted
+            continue
+    return count
+
+
+def check_nice(value: int | None) -> None:
+    """EnvironmentProblem before any work when this process may not take nice ``value``."""
+    if value is None or value >= os.getpriority(os.PRIO_PROCESS, 0) or os.geteuid() == 0:
+        return
+    raise EnvironmentProblem(f"--nice {value} needs root (a lower nice value than this process has)",
+                             "run as root, or give a nice value of 0 or more, or leave --nice out")
+
+
+def _server_pids(state: ConfigState) -> list[int]:
+    if not state.instance.scannable:
+        return []
+    try:
+        return [p for p in state.instance.server_pids() if p != os.getpid()]
+    except Exception:  # noqa: BLE001 - a server being restarted: set at its next trial
+        return []
+
+
+def pin_servers(state: ConfigState) -> int:
+    """(Re)pin one config's server processes to the server CPUs (0 for embedded or remote engines)."""
+    pids = _server_pids(state)
+    return pin_tree(pids, cpu_split()[1]) if pids else 0
+
+
+def renice_servers(state: ConfigState, value: int) -> int:
+    """(Re)set one config's server threads to nice ``value`` (0 for embedded or remote engines)."""
+    return sum(renice_threads(pid, value) for pid in descendants(_server_pids(state)))
+
+
+def place_servers(state: ConfigState, pin: bool, nice: int | None) -> None:
+    """At the start of every trial: a restarted server gets the run's CPUs and nice value again."""
+    if pin:
+        pin_servers(state)
+    if nice is not None:
+        renice_servers(state, nice)
+
+
+def pin_run(states: list[ConfigState], stack: ExitStack) -> dict[str, Any]:
+    """Pin tdebench and every server; tdebench's own affinity comes back when ``stack`` closes."""
+    client, servers = cpu_split()
+    own = sorted(os.sched_getaffinity(0))
+    stack.callback(pin_threads, os.getpid(), own)
+    threads = pin_threads(os.getpid(), client)
+    return {"client": client, "servers": servers, "client_threads": threads,
+            "server_threads": {s.label: pin_servers(s) for s in states}}
+
+
+def renice_run(states: list[ConfigState], value: int, stack: ExitStack) -> dict[str, Any]:
+    """tdebench and every server at nice ``value``; tdebench's own nice value comes back when ``stack`` closes."""
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    stack.callback(renice_threads, os.getpid(), own)
+    return {"value": value, "client_threads": renice_threads(os.getpid(), value),
+            "server_threads": {s.label: renice_servers(s, value) for s in states}}

@@ -1,0 +1,199 @@
+"""Which blocks a run does: the plan's trials, or, with ``--precision P``, blocks until the interval is narrow.
+
+After every measured block the headline overhead of every compared config (an encrypted config, or a second
+plain twin in an A/A run) is checked with :class:`tdebench.stats.sequential.StoppingRule` on the values recorded
+in measurements.csv, paired by block, the very values and code the report uses. The run stops when every
+config's 95% CI half-width is at most P (after the rule's pilot, ``--trials`` blocks), when ``--max-trials``
+blocks are done, or before a block that would end after ``--max-time`` (judged by the mean block so far).
+Progress shows each config's half-width after each block; the manifest keeps the rule, the per-block history and
+the final decisions with their outcome sentence (``precision``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tdebench.api.events import RunListener
+from tdebench.api.plan import Block, RunPlan
+from tdebench.errors import UsageError
+from tdebench.results.rundir import RunDirectory
+from tdebench.stats.load import Measurements, SeriesKey, load_measurements
+from tdebench.stats.overhead import default_baselines
+from tdebench.stats.seqinterval import paired_blocks
+from tdebench.stats.sequential import Decision, StoppingRule, all_met
+
+DEFAULT_MAX_TIME = 30 * 60.0  # --precision without --max-time or --max-trials: at most 30 minutes
+
+
+def stopping_rule(plan: RunPlan) -> StoppingRule | None:
+    """The plan's stopping rule (UsageError for a pilot below 3 blocks), None without ``--precision``."""
+    if plan.precision is None:
+        return None
+    return StoppingRule(plan.precision, min_n=plan.trials, max_n=plan.max_trials)
+
+
+def compared_labels(plan: RunPlan) -> dict[str, str]:
+    """config -> its baseline, for every config compared with a plain twin (encrypted ones, and second plain
+    twins of an A/A run), as :func:`tdebench.stats.overhead.default_baselines` will pair them."""
+    first: dict[str, str] = {}
+    out: dict[str, str] = {}
+    for c in plan.configs:
+        if c.spec.is_plain and c.engine not in first:
+            first[c.engine] = c.label
+    for c in plan.configs:
+        base = first.get(c.engine)
+        if base is not None and c.label != base:
+            out[c.label] = base
+    return out
+
+
+def check_precision(plan: RunPlan, headline: tuple[str, str, str] | None, workload: str) -> None:
+    """UsageError before any work when ``--precision`` cannot be applied to this plan."""
+    if plan.precision is None:
+        return
+    stopping_rule(plan)
+    if headline is None:
+        raise UsageError(f"--precision needs a headline figure, and workload '{workload}' has none",
+                         "use --workload tpch, crud or tpcc, or give a fixed --trials without --precision")
+    if not compared_labels(plan):
+        raise UsageError("--precision needs a config to compare with a plain twin (encryption none)",
+                         "list none and at least one other spec (or none,none for an A/A test) in --encryption")
+
+
+class _NoFiles:
+    """A run directory that is not there yet (the workload is only asked for its headline)."""
+
+    path = Path(".")
+
+    def answers_dir(self, config_label: str) -> Path:
+        raise RuntimeError("no run directory yet")
+
+
+def check_run_options(plan: RunPlan) -> None:
+    """Before the run directory exists: --precision applies to the plan, --pin and --nice to this machine."""
+    from tdebench.runner.pinning import check_nice, cpu_split
+    from tdebench.workloads import make_workload
+
+    if plan.precision is not None:
+        check_precision(plan, make_workload(plan, _NoFiles()).headline(), plan.workload)
+    if plan.pin:
+        cpu_split()
+    check_nice(plan.nice)
+
+
+def decisions_from(m: Measurements, rule: StoppingRule, headline: tuple[str, str, str],
+                   workload: str) -> dict[str, Decision]:
+    """The stopping rule's decision for every compared config of recorded measurements."""
+    test, step, metric = headline
+    out = {}
+    engines = {k.config: k.engine for k in m.all_keys()}
+    for config, base in default_baselines(m).items():
+        key = SeriesKey(engines.get(config, ""), config, workload, test, step, metric)
+        plain, values = paired_blocks(m, key, base)
+        if plain.size and (plain <= 0).any() or values.size and (values <= 0).any():
+            continue  # no logarithm: the report says why (no interval of this kind)
+        out[config] = rule.check_paired(plain, values)
+    return out
+
+
+class BlockSequence:
+    """Yields the blocks to run and decides, after each, whether to go on."""
+
+    def __init__(self, plan: RunPlan, rundir: RunDirectory, headline: tuple[str, str, str] | None,
+                 manifest: dict[str, Any], ui: RunListener, started: float | None = None) -> None:
+        self.plan = plan
+        self.rundir = rundir
+        self.headline = headline
+        self.manifest = manifest
+        self.ui = ui
+        self.started = time.monotonic() if started is None else started
+        self.rule = stopping_rule(plan)
+        self.max_time = plan.max_time
+        if self.rule is not None and plan.max_time is None and plan.max_trials is None:
+            self.max_time = DEFAULT_MAX_TIME
+        self.decisions: dict[str, Decision] = {}
+        self.stopped_by: str | None = None
+        self.blocks_run = 0  # measured blocks yielded (warm-up left out)
+        self._durations: list[float] = []
+        if self.rule is not None:
+            self.manifest["precision"] = {"rule": self.rule.manifest(), "headline": dict(zip(
+                ("test", "step", "metric"), headline or ("", "", ""))), "max_time_s": self.max_time,
+                "history": self.manifest.get("precision", {}).get("history", [])}
+
+    def blocks(self, done: frozenset[int] | set[int] = frozenset()) -> Iterator[Block]:
+        """The blocks to run, in order; ``done``: blocks completed before a resume (they take no time)."""
+        for block in self.plan.iter_blocks():
+            if self.rule is None and block.number > self.plan.trials:
+                return
+            if self._out_of_time():
+                self.stopped_by = "--max-time"
+                self._finish()
+                return
+            t0 = time.monotonic()
+            self.blocks_run += not block.warmup
+            yield block
+            if block.number not in done:
+                self._durations.append(time.monotonic() - t0)
+            if block.warmup or self.rule is None:
+                continue
+            if self._check(block):
+                self._finish()
+                return
+
+    def _out_of_time(self) -> bool:
+        if self.max_time is None or not self._durations:
+            return False
+        elapsed = time.monotonic() - self.started
+        return elapsed + float(np.mean(self._durations)) > self.max_time
+
+    def _check(self, block: Block) -> bool:
+        """Decisions after ``block``; True when the run should stop."""
+        assert self.rule is not None and self.headline is not None
+        try:
+            m = load_measurements(self.rundir.measurements_path)
+        except OSError:
+            return False
+        self.decisions = decisions_from(m, self.rule, self.headline, self.plan.workload)
+        for label, d in self.decisions.items():
+            self.ui.message(f"precision {label}: {d.progress()}")
+        entry = {"block": block.number, "elapsed_s": round(time.monotonic() - self.started, 3),
+                 "decisions": {k: {"n": d.n, "half_width_pp": _finite(d.half_width_pp),
+                                   "estimate_pct": d.estimate_pct} for k, d in self.decisions.items()}}
+        self.manifest["precision"]["history"].append(entry)
+        self._record()
+        if all_met(self.decisions):
+            self.stopped_by = "target met"
+            return True
+        if self.plan.max_trials is not None and block.number >= self.plan.max_trials:
+            self.stopped_by = "--max-trials"
+            return True
+        return False
+
+    def _record(self) -> None:
+        entry = self.manifest["precision"]
+        entry["decisions"] = {k: d.as_dict() for k, d in self.decisions.items()}
+        entry["stopped_by"] = self.stopped_by
+        entry["outcome"] = {k: d.outcome(stopped_by=None if d.met else self.stopped_by)
+                            for k, d in self.decisions.items()}
+        self.rundir.write_manifest(self.manifest)
+
+    def _finish(self) -> None:
+        """Say how the run ended (the manifest keeps it)."""
+        if self.rule is None:
+            if self.stopped_by:
+                self.manifest["stopped_by"] = self.stopped_by
+                self.ui.message(f"stopped by {self.stopped_by} before trial {len(self._durations)}")
+            return
+        self._record()
+        for label, text in self.manifest["precision"]["outcome"].items():
+            self.ui.message(f"{label}: {text}")
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None

@@ -1,0 +1,61 @@
+"""The headline overhead of a ``--precision`` run: the interval the stopping rule checked, in overhead rows.
+
+:func:`apply_sequential` replaces the ``overhead.csv`` rows of the headline series (e.g. ``power/total/elapsed``)
+with the estimate and interval of :class:`tdebench.stats.sequential.StoppingRule` on the same paired blocks, so
+the report shows the very CI that met (or missed) the target. ``ci_method`` is ``seq-<rule>`` (e.g.
+``seq-ar1-upper``); the p-value is the paired t-test on the log ratios with the same variance factor, so that
+p < 0.05 exactly when that interval excludes 0 (``p_method`` ``seq-<rule>-t``). Other series keep their method.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+from scipy import stats
+
+from tdebench.stats.load import Measurements, SeriesKey
+from tdebench.stats.overhead import Overhead
+from tdebench.stats.sequential import StoppingRule, lag1, variance_factor
+
+
+def paired_blocks(m: Measurements, key: SeriesKey, base: str) -> tuple[np.ndarray, np.ndarray]:
+    """(plain, config) values of series ``key`` in the blocks both it and config ``base`` have, in block order."""
+    mine, theirs = m.sample(key), m.sample(key.with_config(base))
+    if mine is None or theirs is None:
+        return np.array([]), np.array([])
+    a = {int(b): float(v) for b, v in zip(theirs.blocks, theirs.values)}
+    c = {int(b): float(v) for b, v in zip(mine.blocks, mine.values)}
+    blocks = sorted(set(a) & set(c))
+    return np.array([a[b] for b in blocks]), np.array([c[b] for b in blocks])
+
+
+def _p_value(rule: StoppingRule, d: np.ndarray) -> float | None:
+    n = d.size
+    if n < 2:
+        return None
+    sd = float(d.std(ddof=1))
+    if sd == 0:
+        return 0.0 if float(d.mean()) != 0 else 1.0
+    f = float(variance_factor(rule.rule, lag1(d), n))
+    t = float(d.mean()) / (sd * math.sqrt(f) / math.sqrt(n))
+    return float(2 * stats.t.sf(abs(t), n - 1))
+
+
+def sequential_row(o: Overhead, m: Measurements, rule: StoppingRule) -> Overhead:
+    """``o`` with the stopping rule's estimate, interval and matching p-value (unchanged when it cannot apply)."""
+    plain, config = paired_blocks(m, o.key, o.plain_config)
+    if plain.size < 2 or (plain <= 0).any() or (config <= 0).any():
+        return o
+    d = rule.check_paired(plain, config)
+    p = _p_value(rule, np.log(config) - np.log(plain))
+    return replace(o, n=d.n, overhead_pct=d.estimate_pct if d.estimate_pct is not None else o.overhead_pct,
+                   ci_low_pct=d.ci_low_pct, ci_high_pct=d.ci_high_pct, p_value=p, paired=True,
+                   ci_method=f"seq-{rule.rule}", p_method=f"seq-{rule.rule}-t")
+
+
+def apply_sequential(overheads: list[Overhead], m: Measurements, rule: StoppingRule,
+                     series: tuple[str, str, str]) -> list[Overhead]:
+    """Rows of the ``series`` (test, step, metric) recomputed with the stopping rule; the others as they are."""
+    return [sequential_row(o, m, rule) if (o.test, o.step, o.metric) == series else o for o in overheads]

@@ -1,0 +1,175 @@
+"""One number everywhere: the terminal summary, summary.md, index.html and overhead.csv give the same estimate and
+interval for every comparison (issue #14), for a block-schedule run, a --precision run with an A/A twin, and
+a run with a plain config alone (whose verdict still says what was measured)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from tdebench.cli.summary import build_summary, overhead_text
+from tdebench.report import build_report, write_report
+from tdebench.report.model import RunSummary, summarize
+from tdebench.report.fmt import fmt_ci, fmt_pct
+from tdebench.results.rundir import COLUMNS
+from tdebench.stats.sequential import StoppingRule
+
+FIXTURE_RUN = Path(__file__).resolve().parents[1] / "fixtures" / "rundir_sqlite"
+QUERIES = [f"q{n:02d}" for n in range(1, 23)]
+
+
+def terminal(run: Path, rs: RunSummary | None = None) -> str:
+    console = Console(record=True, width=250, color_system=None)
+    console.print(build_summary(run, rs))
+    return console.export_text()
+
+
+def overhead_rows(run: Path) -> list[dict[str, str]]:
+    with open(run / "report" / "overhead.csv", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _num(text: str) -> float | None:
+    return float(text) if text not in ("", None) else None
+
+
+def figure(row: dict[str, str]) -> tuple[str, str]:
+    """(estimate, interval) of an overhead.csv row, formatted as every view formats them."""
+    lo, hi = _num(row["ci_low_pct"]), _num(row["ci_high_pct"])
+    return fmt_pct(float(row["overhead_pct"])), fmt_ci(lo, hi)
+
+
+def cells(text: str, first: str) -> list[str]:
+    """The cells of the terminal table row whose first cell is ``first``."""
+    line = next(line for line in text.splitlines() if line.startswith(f"│ {first} "))
+    return [c.strip() for c in line.strip("│").split("│")]
+
+
+def check_every_figure(run: Path) -> list[dict[str, str]]:
+    """Every headline and per-query overhead of overhead.csv, in the terminal, summary.md and index.html."""
+    rs = summarize(run)
+    write_report(rs, run / "report")
+    text = terminal(run, rs)
+    md = (run / "report" / "summary.md").read_text()
+    html = (run / "report" / "index.html").read_text()
+    rows = overhead_rows(run)
+    checked = []
+    for row in rows:
+        est, ci = figure(row)
+        if row["test"] == "power" and row["step"] == "total" and row["metric"] in ("elapsed", "server_cpu"):
+            column = 4 if row["metric"] == "elapsed" else 5
+            assert cells(text, row["config"])[column] == f"{est} ({ci})", (row, text)
+            md_row = next(line for line in md.splitlines() if line.startswith(f"| {row['config']} |"))
+            assert f"| {est} | {ci} |" in md_row, (row, md_row)
+            assert f"{est}<span class=\"sub\">{ci}</span>" in html, row
+            checked.append(row)
+        elif row["test"] == "power" and row["step"] in QUERIES and row["metric"] == "elapsed":
+            assert f"({est})" in cells(text, row["step"])[1 + _config_index(text, row["config"])], row
+            md_row = next(line for line in md.splitlines() if line.startswith(f"| {row['step']} |"))
+            assert f"| {est} | {ci} |" in md_row, (row, md_row)
+            checked.append(row)
+    section = md.split("## Verdict")[1].split("\n## ")[0]
+    verdicts = [line[2:] for line in section.splitlines() if line.startswith("- **") and "threat model" not in line]
+    assert verdicts
+    for line in verdicts:  # "**engine** (headline): sentence" in summary.md, "engine: sentence" in the terminal
+        engine, sentence = re.match(r"\*\*(\S+)\*\* \([^)]*\): (.*)", line).groups()
+        assert f"{engine}: {sentence}" in " ".join(text.split()), sentence
+    return checked
+
+
+def _config_index(text: str, config: str) -> int:
+    header = next(line for line in text.splitlines() if line.startswith("┃ query "))
+    names = [c.strip() for c in header.strip("┃").split("┃")][1:]
+    return next(i for i, n in enumerate(names) if n.startswith(config))
+
+
+def test_block_schedule_fixture(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE_RUN, run)
+    checked = check_every_figure(run)
+    assert {r["step"] for r in checked} >= {"total", *QUERIES}
+
+
+# a synthetic --precision run: plain, a second plain twin (A/A) and an encrypted config, 12 blocks -------------
+def write_precision_run(run: Path, blocks: int = 12, second: tuple[str, str, float] | None = None) -> None:
+    """Two configs (three would add an ANOVA with Tukey HSD per step, seconds each): plain and ``second``."""
+    rng = np.random.default_rng(7)
+    configs = [("mariadb-none", "none", 1.0)] + ([second] if second else [])
+    plain_only = second is None
+    rows = []
+    for block in range(0, blocks + 1):
+        drift = 1 + 0.05 * math.sin(block)
+        for label, enc, factor in configs:
+            base = {"run_id": "p", "block": block, "trial": block, "config": label, "engine": "mariadb",
+                    "encryption": enc, "workload": "tpch", "stream": "", "started_at": "",
+                    "status": "warmup" if block == 0 else "ok"}
+            total = cpu = 0.0
+            for i, step in enumerate(QUERIES):
+                t = (0.2 + 0.02 * i) * factor * drift * math.exp(rng.normal(0, 0.01))
+                c = t * 0.9 * math.exp(rng.normal(0, 0.005))
+                total, cpu = total + t, cpu + c
+                rows.append({**base, "test": "power", "step": step, "metric": "elapsed", "value": t, "unit": "s"})
+                rows.append({**base, "test": "power", "step": step, "metric": "server_cpu", "value": c, "unit": "s"})
+            rows.append({**base, "test": "power", "step": "total", "metric": "elapsed", "value": total, "unit": "s"})
+            rows.append({**base, "test": "power", "step": "total", "metric": "server_cpu", "value": cpu, "unit": "s"})
+    run.mkdir(parents=True)
+    with open(run / "measurements.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    rule = StoppingRule(1.0, min_n=10, max_n=None)
+    manifest = {"schema_version": 2, "run_id": "p", "status": "completed",
+                "plan": {"workload": "tpch", "schedule": "query", "repeat": 1, "trials": 10, "warmup_trials": 1,
+                         "workload_options": {"sf": 0.1}, "precision": 1.0},
+                "configs": [{"label": c, "engine": "mariadb", "encryption": e} for c, e, _ in configs],
+                "schedule": {"name": "query", "effective": "query", "repeat": 1},
+                "conditions": [{"block": b, "config": c, "steal_pct": 0.5 + (9 if b == 7 else 0),
+                                "foreign_cores": 0.1, "load1": 1.0, "mhz_changed": False}
+                               for b in range(1, blocks + 1) for c, _, _ in configs],
+                "blocks_run": blocks}
+    if not plain_only:
+        manifest["precision"] = {"rule": rule.manifest(), "stopped_by": "target met",
+                                 "headline": {"test": "power", "step": "total", "metric": "elapsed"}}
+    (run / "manifest.json").write_text(json.dumps(manifest))
+
+
+@pytest.mark.parametrize("second", [("mariadb-none-2", "none", 1.0),  # an A/A twin is compared like any config
+                                    ("mariadb-tde-aes-256-ctr", "tde:aes-256-ctr", 1.04)])
+def test_precision_run(tmp_path: Path, second: tuple[str, str, float]) -> None:
+    run = tmp_path / "precise"
+    write_precision_run(run, second=second)
+    checked = check_every_figure(run)
+    heads = {r["config"]: r for r in checked if r["step"] == "total" and r["metric"] == "elapsed"}
+    assert set(heads) == {second[0]}
+    assert {r["ci_method"] for r in heads.values()} == {"seq-ar1-upper"}  # the interval the rule checked
+    md = (run / "report" / "summary.md").read_text()
+    assert "Stopping rule (--precision 1%)" in md and "stopped by target met" in md
+    assert re.search(rf"{second[0]}: Precision target ±1% (met|NOT met)", md)
+    assert "half-width of" in md
+    assert "Query schedule" in md and "block 7 mariadb-none: steal time" in md  # the spike is flagged, kept
+
+
+def test_plain_only_run_has_a_verdict(tmp_path: Path) -> None:
+    run = tmp_path / "plain"
+    write_precision_run(run, blocks=4)
+    build_report(run)
+    md = (run / "report" / "summary.md").read_text()
+    verdict = md.split("## Verdict")[1].split("##")[0]
+    assert "alone was measured: power total median" in verdict and "n = 4 trials" in verdict
+    assert "alone was measured" in " ".join(terminal(run).split())
+
+
+@pytest.mark.parametrize("o_pct, lo, hi", [(3.21, 1.0, 5.5), (-0.4, -1.2, 0.4)])
+def test_terminal_cell_is_the_report_cell(o_pct: float, lo: float, hi: float) -> None:
+    from tdebench.stats.overhead import Overhead
+
+    o = Overhead("e", "c", "tpch", "total", 10, 1.0, 1.0, o_pct, lo, hi, 0.01, test="power", metric="elapsed")
+    assert overhead_text(o) == f"{fmt_pct(o_pct)} ({fmt_ci(lo, hi)})"
