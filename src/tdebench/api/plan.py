@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.engine import Config
+from tdebench.api.regime import SUFFIX, parse_ratios
 from tdebench.encryption import parse_spec
 from tdebench.errors import UsageError
 
@@ -21,14 +22,18 @@ _V1_DATA_KEYS = {"tpch": ("sf", "tests", "streams"), "backup": ("sf",), "load": 
 
 @dataclass(frozen=True)
 class Block:
-    """One randomized block: every config runs one trial, in ``order``. Block 0 is the warm-up."""
+    """One randomized block: every config runs one trial, in ``order``. Block 0 is the warm-up; with a memory
+    sweep each ratio has its own warm-up block (``regime_warmup``)."""
 
     number: int
     order: tuple[str, ...]
+    #: the cache/data ratio every config runs this block at (:mod:`tdebench.api.regime`); None: as configured
+    memory_ratio: float | None = None
+    regime_warmup: bool = False
 
     @property
     def warmup(self) -> bool:
-        return self.number == 0
+        return self.number == 0 or self.regime_warmup
 
 
 @dataclass
@@ -47,6 +52,8 @@ class RunPlan:
     query_timeout: float = 0.0
     max_failures: int = 3
     workload_options: dict[str, Any] = field(default_factory=dict)  # raw; checked by the workload's model
+    #: cache/data ratios swept one after the other (:mod:`tdebench.api.regime`); empty: the configured caches
+    memory_ratios: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.configs:
@@ -64,6 +71,10 @@ class RunPlan:
         labels = [c.label for c in self.configs]
         if len(set(labels)) != len(labels):
             raise UsageError("two configurations have the same label", "list each engine/spec pair once")
+        self.memory_ratios = parse_ratios(list(self.memory_ratios)) if self.memory_ratios else ()
+        if self.memory_ratios and any(SUFFIX in label for label in labels):
+            raise UsageError(f"a config label contains '{SUFFIX}', which marks the memory ratio of a row",
+                             "rename the config")
 
     @property
     def labels(self) -> list[str]:
@@ -73,14 +84,18 @@ class RunPlan:
         return next(c for c in self.configs if c.label == label)
 
     def blocks(self) -> list[Block]:
-        """Warm-up block (if any) then ``trials`` blocks, each a fresh random order of the configs."""
+        """Warm-up block (if any) then ``trials`` blocks, each a fresh random order of the configs. With memory
+        ratios, that sequence once per ratio, in the order given: ratio ``i`` numbers its blocks from
+        ``i × (trials + 1)``, so every trial has a block number of its own (TPC-H's update sets follow it)."""
         rng = random.Random(self.seed)
         first = 0 if self.warmup_trials else 1
         blocks = []
-        for number in range(first, self.trials + 1):
-            order = self.labels[:]
-            rng.shuffle(order)
-            blocks.append(Block(number, tuple(order)))
+        span = self.trials + 1
+        for i, ratio in enumerate(self.memory_ratios or (None,)):
+            for number in range(first, self.trials + 1):
+                order = self.labels[:]
+                rng.shuffle(order)
+                blocks.append(Block(i * span + number, tuple(order), ratio, regime_warmup=number == 0 and i > 0))
         return blocks
 
     def to_json(self) -> dict[str, Any]:
@@ -97,9 +112,12 @@ class RunPlan:
             "data_dir": str(self.data_dir) if self.data_dir else None,
             "keep_answers": self.keep_answers,
             "seed": self.seed,
+            **({"memory_ratios": list(self.memory_ratios)} if self.memory_ratios else {}),
             "configs": [{"label": c.label, "engine": c.engine, "encryption": str(c.spec), "settings": c.settings,
                          "tcp": c.tcp, "keep": c.keep, "name": c.name} for c in self.configs],
-            "blocks": [{"block": b.number, "warmup": b.warmup, "order": list(b.order)} for b in self.blocks()],
+            "blocks": [{"block": b.number, "warmup": b.warmup, "order": list(b.order),
+                        **({"memory_ratio": b.memory_ratio} if b.memory_ratio is not None else {})}
+                       for b in self.blocks()],
         }
 
 
@@ -120,4 +138,5 @@ def plan_from_json(data: dict[str, Any]) -> RunPlan:
                    workload=data["workload"], seed=data["seed"], keep_answers=bool(data.get("keep_answers")),
                    data_dir=Path(data_dir) if data_dir else None, cache=data["cache"],
                    reset=data.get("reset", "none"), query_timeout=data.get("query_timeout", 0.0),
-                   max_failures=data.get("max_failures", 3), workload_options=options)
+                   max_failures=data.get("max_failures", 3), workload_options=options,
+                   memory_ratios=tuple(float(r) for r in data.get("memory_ratios") or ()))

@@ -126,6 +126,9 @@ def run_command(
         "kept with its declared encryption although the server does not confirm it; recorded. Repeatable.")] = [],
     skip_disk_check: Annotated[bool, typer.Option(
         "--skip-disk-check", help="Run even if the work directory's filesystem looks too small for the databases.")] = False,
+    memory_ratio: Annotated[Optional[str], typer.Option(
+        help="Sweep each engine's cache (buffer pool, shared_buffers, page cache) as ratios of the loaded data, "
+             "e.g. 0.05,0.25,1,2; each ratio runs its own warm-up and trials.", show_default=False)] = None,
 ) -> None:
     """Compare twin configurations on TPC-H (default: SQLite vs SQLCipher, SF 0.01, 3 trials)."""
     from tdebench.cli import run as runner
@@ -139,7 +142,7 @@ def run_command(
             ("trials", trials), ("warmup", warmup), ("cache", cache), ("reset", reset),
             ("query_timeout", query_timeout), ("max_failures", max_failures), ("seed", seed),
             ("keep_answers", keep_answers), ("data_dir", str(data_dir) if data_dir else None), ("tcp", tcp),
-            ("keep", keep)) if _given(ctx, name)}
+            ("keep", keep), ("memory_ratio", memory_ratio)) if _given(ctx, name)}
         plan, parsed = runner.load_plan_file(experiment, overrides)
         target = out_dir or (Path(parsed.run.out) if parsed.run.out else None)
     else:
@@ -147,7 +150,7 @@ def run_command(
                    "trials": trials, "warmup": warmup, "cache": cache, "reset": reset, "query_timeout": query_timeout,
                    "max_failures": max_failures, "seed": seed, "keep_answers": keep_answers,
                    "data_dir": str(data_dir) if data_dir else None, "tcp": tcp, "keep": keep,
-                   "workload": workload, "options": _workload_options(option, warehouses=warehouses, vus=vus,
+                   "memory_ratio": memory_ratio, "workload": workload, "options": _workload_options(option, warehouses=warehouses, vus=vus,
                                                                       duration=duration, rampup=rampup, rows=rows,
                                                                       batches=batches)}
         if targets:

@@ -93,7 +93,7 @@ def plan_from_experiment(experiment: Experiment) -> RunPlan:
     return RunPlan(configs=configs, trials=r.trials, warmup_trials=r.warmup, keep_answers=r.keep_answers,
                    data_dir=Path(r.data_dir) if r.data_dir else None, cache=r.cache, reset=r.reset,
                    query_timeout=r.query_timeout, max_failures=r.max_failures, workload=r.workload,
-                   workload_options=options, **extra)
+                   workload_options=options, memory_ratios=tuple(r.memory_ratio or ()), **extra)
 
 
 def plan_from_targets(targets: list[str], overrides: list[str], run: dict[str, Any]) -> RunPlan:
@@ -122,7 +122,9 @@ def start_run(plan: RunPlan, target: Path, *, work_dir: Path | None, report: boo
     """Create the run directory with a first manifest (so that even an early interrupt is resumable), warn
     about leftovers of killed runs, and execute the plan."""
     from tdebench.runner.cleanup import leftover_warning
+    from tdebench.runner.memory import check_plan
 
+    check_plan(plan)  # --memory-ratio: engines that can size their cache, and room for the largest ratio
     rundir = RunDirectory.create(target)
     rundir.write_manifest(new_manifest(rundir.path.name, plan.to_json(), [redact(a) for a in sys.argv]))
     warning = leftover_warning()

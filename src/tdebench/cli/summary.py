@@ -10,6 +10,7 @@ from statistics import median
 from rich.console import Console, Group
 from rich.table import Table
 
+from tdebench.api.regime import ratio_of
 from tdebench.results.labels import LabelStatus, label_status, manifest_label_status
 from tdebench.results.rundir import RunDirectory
 from tdebench.stats.load import Measurements, load_measurements
@@ -58,9 +59,9 @@ def _oltp_table(measurements: Measurements, workload: str, configs: list[dict], 
             cells = []
             for metric in metrics:
                 values = series.get((c["label"], test, step, metric), [])
-                base = series.get((plain.get(c["engine"], ""), test, step, metric), [])
+                base = series.get((plain.get(c["label"], ""), test, step, metric), [])
                 text = f"{median(values):,.0f}" if values else "–"
-                if values and base and c["label"] != plain.get(c["engine"]):
+                if values and base and c["label"] != plain.get(c["label"]):
                     text += f" {_pct(values, base)}"
                 cells.append(text)
             n = len(series.get((c["label"], test, step, metrics[0]), []))
@@ -68,11 +69,21 @@ def _oltp_table(measurements: Measurements, workload: str, configs: list[dict], 
     return table
 
 
+def plain_twins(configs: list[dict]) -> dict[str, str]:
+    """Config label -> the label of its plain twin: the first plain config of its engine at the same memory ratio."""
+    first: dict[tuple[str, float | None], str] = {}
+    for c in configs:
+        if c.get("encryption") == "none":
+            first.setdefault((c["engine"], ratio_of(c["label"])), c["label"])
+    return {c["label"]: first[(c["engine"], ratio_of(c["label"]))] for c in configs
+            if (c["engine"], ratio_of(c["label"])) in first}
+
+
 def _labels(manifest: dict, verification: dict) -> dict[str, LabelStatus]:
     """Config label -> its label status (recorded in the manifest, else derived from verification.json)."""
     out = {}
     for c in manifest.get("configs", []):
-        entry = verification.get("configs", {}).get(c["label"])
+        entry = verification.get("configs", {}).get(c.get("base_label", c["label"]))
         out[c["label"]] = manifest_label_status(c) or label_status(entry, c.get("encryption") == "none")
     return out
 
@@ -103,15 +114,17 @@ def build_summary(run_dir: Path) -> Group:
     measurements = load_measurements(rundir.measurements_path)
     series = _elapsed_series(measurements)
     labels = _labels(manifest, verification)
-    configs = [{**c, "label_shown": _shown(c, labels)} for c in manifest.get("configs", [])]
-    plain = {c["engine"]: c["label"] for c in configs if c["encryption"] == "none"}
+    everything = [{**c, "label_shown": _shown(c, labels)} for c in manifest.get("configs", [])]
+    loaded = [c for c in everything if "base_label" not in c]  # a memory sweep measures its regime labels
+    configs = [c for c in everything if "base_label" in c] or loaded
+    plain, storage = plain_twins(configs), _storage_table(loaded, plain_twins(loaded))
     workload = (manifest.get("plan") or {}).get("workload", "tpch")
     if workload in _OLTP_METRICS:
-        return Group(_oltp_table(measurements, workload, configs, plain), _storage_table(configs, plain))
+        return Group(_oltp_table(measurements, workload, configs, plain), storage)
     if workload in STEP_TESTS:
         test = STEP_TESTS[workload]
         steps = _steps_table(configs, plain, _elapsed_series(measurements, test), test)
-        return Group(steps, _storage_table(configs, plain))
+        return Group(steps, storage)
 
     totals = Table(title="TPC-H power test (stream 0): total of the 22 query times", title_justify="left")
     for column in ("config", "n", "median s", "min–max s", "overhead vs plain (min…max)", "on disk", "answers"):
@@ -119,14 +132,14 @@ def build_summary(run_dir: Path) -> Group:
     for c in configs:
         label = c["label"]
         values = series.get((label, "total"), [])
-        base = series.get((plain.get(c["engine"], ""), "total"), [])
-        ver = verification.get("configs", {}).get(label, {})
+        base = series.get((plain.get(c["label"], ""), "total"), [])
+        ver = verification.get("configs", {}).get(c.get("base_label", label), {})
         disk = "encrypted" if ver.get("encrypted_on_disk") else ("plaintext" if "encrypted_on_disk" in ver else
                                                                  "n/a" if ver.get("at_rest") == "not possible" else "?")
         ok = {True: "equal", False: "DIFFER", None: "–"}[ver.get("answers_equal")]
         totals.add_row(c.get("label_shown", label), str(len(values)), f"{median(values):.3f}" if values else "–",
                        f"{min(values):.3f}–{max(values):.3f}" if values else "–",
-                       "baseline" if label == plain.get(c["engine"]) else _pct(values, base), disk, ok)
+                       "baseline" if label == plain.get(c["label"]) else _pct(values, base), disk, ok)
 
     queries = Table(title="median seconds per query (overhead vs plain)", title_justify="left")
     queries.add_column("query")
@@ -137,13 +150,13 @@ def build_summary(run_dir: Path) -> Group:
         cells = []
         for c in configs:
             values = series.get((c["label"], step), [])
-            base = series.get((plain.get(c["engine"], ""), step), [])
+            base = series.get((plain.get(c["label"], ""), step), [])
             text = f"{median(values):.4f}" if values else "–"
-            if values and base and c["label"] != plain.get(c["engine"]):
+            if values and base and c["label"] != plain.get(c["label"]):
                 text += f" ({(median(values) / median(base) - 1) * 100:+.0f}%)"
             cells.append(text)
         queries.add_row(step, *cells)
-    return Group(totals, queries, _storage_table(configs, plain))
+    return Group(totals, queries, storage)
 
 
 def _steps_table(configs: list[dict], plain: dict[str, str], series: Series, test: str) -> Table:
@@ -156,9 +169,9 @@ def _steps_table(configs: list[dict], plain: dict[str, str], series: Series, tes
         cells = []
         for c in configs:
             values = series.get((c["label"], step), [])
-            base = series.get((plain.get(c["engine"], ""), step), [])
+            base = series.get((plain.get(c["label"], ""), step), [])
             text = f"{median(values):.4f}" if values else "–"
-            if values and base and c["label"] != plain.get(c["engine"]):
+            if values and base and c["label"] != plain.get(c["label"]):
                 text += f" ({_pct(values, base)})"
             cells.append(text)
         table.add_row(step, *cells)
@@ -180,7 +193,7 @@ def _storage_table(configs: list[dict], plain: dict[str, str]) -> Table:
         table.add_column(column, justify="left" if column == "config" else "right")
     by_label = {c["label"]: c for c in configs}
     for c in configs:
-        base = by_label.get(plain.get(c["engine"], ""), {})
+        base = by_label.get(plain.get(c["label"], ""), {})
         catalog = (c.get("storage") or c.get("storage_tables") or {}).get("totals", {}).get("total_bytes")
         base_catalog = (base.get("storage") or base.get("storage_tables") or {}).get("totals", {}).get("total_bytes")
         if _catalog_only(c):  # a server whose files are not visible: its catalog is all there is

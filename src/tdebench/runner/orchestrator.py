@@ -31,7 +31,8 @@ from tdebench.measure.host import host_facts
 from tdebench.measure.sampler import ResourceSampler, ResourceSeries
 from tdebench.results.labels import label_status
 from tdebench.results.rundir import RunDirectory, utc_now
-from tdebench.runner import cache, diskguard, ownership
+from tdebench.runner import cache, counter_probe, diskguard, ownership
+from tdebench.runner.memory import MemoryRegimes
 from tdebench.api.events import RunListener
 from tdebench.runner.ownership import Ownership, socket_dirs
 from tdebench.api.plan import Block, RunPlan
@@ -79,6 +80,7 @@ class Orchestrator:
         self.manifest: dict[str, Any] = manifest or {}
         self.outcome = RunOutcome(rundir)
         self.disk_check = disk_check
+        self.regimes = MemoryRegimes(plan)  # --memory-ratio (runner/memory.py)
 
     # ------------------------------------------------------------------------------------------
     def execute(self) -> RunOutcome:
@@ -149,6 +151,7 @@ class Orchestrator:
             engine.check_spec_available(config.spec)
             engine.check_tables(config, tables)
             self.workload.check_dialect(config.label, engine.dialect)
+        self.regimes.check_before_work(self.engines, self.workload.estimated_input_bytes())
         self._work_root().mkdir(parents=True, exist_ok=True)
         if self.disk_check:  # before generating data: an absurd scale factor is refused at once
             self._check_space({})
@@ -302,7 +305,7 @@ class Orchestrator:
             state = self.states[label]
             if state.abandoned:
                 continue
-            if (block.number, label) in self.completed:
+            if (block.number, self.regimes.row_label(label, block)) in self.completed:
                 self._replay(block, state)
                 continue
             self._run_one(block, state)
@@ -313,17 +316,21 @@ class Orchestrator:
 
     def _run_one(self, block: Block, state: ConfigState) -> None:
         label = state.config.label
-        name = "warm-up" if block.warmup else f"trial {block.number}/{self.plan.trials}"
+        name = self.regimes.trial_name(block)
         rec = self._recorder(label, block.number)
-        self.ui.task_started("trial", f"{name} {label}", None)
+        self.regimes.label_recorder(rec, block)
+        self.regimes.apply(state, block, self.manifest, self.ui.message)
+        self.ui.task_started("trial", f"{name} {rec.config}", None)
         # the trial in flight, so a reader (or --resume) knows what a crash interrupted
         self.manifest["in_flight"] = {"config": label, "block": block.number, "started_at": utc_now()}
         self.rundir.write_manifest(self.manifest)
+        probe = None
         try:
             self._prepare(state, rec)
             if state.instance.scannable:  # external servers: no local processes or disk to sample
                 state.sampler = ResourceSampler(state.instance.server_pids, interval=1.0,
                                                 disk_path=state.instance.data_dir)
+            state.sampler = probe = counter_probe.attach(state.sampler, state.instance)  # stand-in for #14
             with state.sampler or nullcontext():
                 result = self.workload.trial(state, block.number, rec)
         except Exception as exc:  # noqa: BLE001 - a failed trial never stops the run ...
@@ -344,6 +351,9 @@ class Orchestrator:
         if full:  # left unrecorded: the trial in flight is redone on resume
             raise OSError(errno.ENOSPC, full[0])
         self._record_resources(block, state, rec, series, result.status)
+        problem = counter_probe.record(probe, rec, result.status)  # stand-in for #14
+        if problem:
+            self.ui.message(f"counters of {rec.config} block {block.number} incomplete: {problem}")
         self.digests[(block.number, label)] = result.answer_digest
         self._compare_digests(block.number, state)
         self._close_trial(block, state, rec, result)

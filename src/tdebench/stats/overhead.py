@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
+from tdebench.api.regime import ratio_of
 from tdebench.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from tdebench.stats.interval import DEFAULT_METHOD, IntervalMethod, overhead_interval
 from tdebench.stats.load import Measurements, Sample, SeriesKey, is_plain
@@ -129,14 +130,15 @@ def config_engines(m: Measurements) -> dict[str, str]:
 
 
 def default_baselines(m: Measurements) -> dict[str, str]:
-    """Map every encrypted config to the first plain config (encryption ``none``) of its engine."""
+    """Map every encrypted config to the first plain config (encryption ``none``) of its engine, at the same memory
+    ratio when the run swept one (labels ``...@mem0.25``, :mod:`tdebench.api.regime`)."""
     engines = config_engines(m)
-    plain: dict[str, str] = {}
+    plain: dict[tuple[str, float | None], str] = {}
     for config, engine in engines.items():
         if is_plain(m.encryption.get(config, "")):
-            plain.setdefault(engine, config)
-    return {c: plain[e] for c, e in engines.items()
-            if e in plain and not is_plain(m.encryption.get(c, ""))}
+            plain.setdefault((engine, ratio_of(config)), config)
+    return {c: plain[(e, ratio_of(c))] for c, e in engines.items()
+            if (e, ratio_of(c)) in plain and not is_plain(m.encryption.get(c, ""))}
 
 
 def compute_overheads(m: Measurements, *, baselines: Mapping[str, str] | None = None,
