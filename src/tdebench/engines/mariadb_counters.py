@@ -120,6 +120,6 @@ class MariadbCounters:
         finally:
             conn.close()
         direct = "O_DIRECT" in str(method).upper()
-        return {"innodb_buffer_pool_size": int(size), "innodb_flush_method": str(method),
+        return {"innodb_buffer_pool_size": int(size), "cache_bytes": int(size), "innodb_flush_method": str(method),
                 "os_page_cache": "bypassed for data files (O_DIRECT)" if direct else
                 "not bounded: pages the buffer pool misses may come from the OS page cache"}

@@ -156,7 +156,7 @@ class PostgresCounters:
         if self._cap is not None:  # pages cached before the cgroup existed are charged elsewhere: drop them
             memcap.evict_files(self.data_dir)  # type: ignore[attr-defined]
         self.start()  # type: ignore[attr-defined]
-        applied: dict[str, Any] = {"shared_buffers": f"{kib}kB"}
+        applied: dict[str, Any] = {"shared_buffers": f"{kib}kB", "cache_bytes": kib * 1024}
         if self._cap is not None:
             applied.update(os_page_cache=f"bounded: server processes in a memory cgroup (v{self._cap.version}) "
                                          f"limited to shared_buffers + {headroom // (1024 * 1024)} MiB",

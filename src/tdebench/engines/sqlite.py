@@ -202,7 +202,7 @@ class SqliteInstance(SqliteThreatProbes, Instance):
         SQLite's own cache misses, whether the OS cached the file or not."""
         kib = max(64, cache_bytes // 1024)
         self._settings["cache_size"] = f"-{kib}"
-        return {"cache_size": f"-{kib}", "cache_bytes_per_connection": kib * 1024,
+        return {"cache_size": f"-{kib}", "cache_bytes": kib * 1024,
                 "os_page_cache": "not bounded (SQLCipher decrypts on every miss of SQLite's own cache)"}
 
     def settings(self) -> dict[str, Any]:

@@ -47,6 +47,7 @@ class CurvePoint:
     crossing: Crossing
     floor_s: float | None
     cache_bytes: int | None
+    values: float | None = None  # encrypted column values read (an upper bound of the values decrypted)
 
     @property
     def resolved(self) -> bool:
@@ -115,7 +116,8 @@ def engine_curve(rs: RunSummary, es: EngineSummary, counters: CounterIndex,
         crossing = counters.crossing(config, step)
         curve.lines.setdefault(enc, []).append(CurvePoint(
             ratio, config, plain, cost, low, high, n, counters.hit_ratio(plain, step) if plain else None,
-            counters.hit_ratio(config, step), crossing, _floor(enc, crossing, speeds), _cache_bytes(rs, config)))
+            counters.hit_ratio(config, step), crossing, _floor(enc, crossing, speeds), _cache_bytes(rs, config),
+            counters.value(config, step, "values_read_encrypted")))
     for points in curve.lines.values():
         points.sort(key=lambda p: p.ratio)
     return curve if curve.lines else None
@@ -252,7 +254,8 @@ def rows(curve: Curve) -> list[list[str]]:
             cost = DASH if p.cost_pct is None else f"{fmt_pct(p.cost_pct)} ({fmt_ci(p.ci_low, p.ci_high)})"
             out.append([enc, f"{p.ratio:g}", fmt_bytes(p.cache_bytes) if p.cache_bytes else DASH,
                         f"{fmt_hit(p.hit_plain)} / {fmt_hit(p.hit_config)}",
-                        mark + fmt_bytes(p.crossing.decrypted) if p.crossing.decrypted is not None else DASH,
+                        mark + fmt_bytes(p.crossing.decrypted) if p.crossing.decrypted is not None else
+                        f"≤{p.values:,.0f} values" if p.values is not None else DASH,
                         mark + fmt_bytes(p.crossing.encrypted) if p.crossing.encrypted is not None else DASH,
                         fmt_value(p.floor_s, "s") if p.floor_s is not None else DASH, cost, str(p.n)])
     return out

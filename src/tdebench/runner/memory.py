@@ -39,6 +39,13 @@ def _gib(n: float) -> str:
     return f"{n / GIB:.1f} GiB"
 
 
+def _size(n: float) -> str:
+    for unit, size in (("GiB", GIB), ("MiB", 1024 ** 2), ("KiB", 1024)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
 class MemoryRegimes:
     """What the orchestrator asks about the memory sweep (everything is a no-op without ``--memory-ratio``)."""
 
@@ -111,13 +118,18 @@ class MemoryRegimes:
             sizes = {c.label: self._data_bytes(c.engine, manifest) for c in self.plan.configs}
             self._check_fits(sizes, "from the loaded data")
         cache = int(ratio * data)
-        say(f"{label}: cache {_gib(cache)} = {ratio_text(ratio)} × {_gib(data)} of loaded data")
         applied = state.instance.resize_cache(cache)
+        effective = int(applied.get("cache_bytes", cache))
+        shown = ", ".join(f"{k}={v}" for k, v in applied.items() if k in (state.engine.cache_setting,))
+        say(f"{label}: cache {_size(effective)} for {ratio_text(ratio)} × {_size(data)} of loaded data ({shown})")
         self.current[label] = ratio
         regime = regime_label(label, ratio)
         memory["regimes"][regime] = {"config": label, "memory_ratio": ratio, "data_bytes": data,
-                                     "cache_bytes": cache, "applied": applied}
+                                     "cache_bytes": effective, "requested_cache_bytes": cache, "applied": applied}
         self._record_config(manifest, label, regime, ratio, applied)
+
+    def _rank(self, ratio: float) -> int:
+        return self.ratios.index(ratio) if ratio in self.ratios else len(self.ratios)
 
     def _data_bytes(self, engine: str, manifest: dict[str, Any]) -> int:
         """The loaded data of ``engine``'s plain twin (else its largest config), measured once per run."""
@@ -134,8 +146,7 @@ class MemoryRegimes:
         known[engine] = data
         return data
 
-    @staticmethod
-    def _record_config(manifest: dict[str, Any], label: str, regime: str, ratio: float,
+    def _record_config(self, manifest: dict[str, Any], label: str, regime: str, ratio: float,
                        applied: dict[str, Any]) -> None:
         """A manifest ``configs`` entry for the regime label: the config's, with the settings it ran with."""
         configs = manifest.setdefault("configs", [])
@@ -144,7 +155,13 @@ class MemoryRegimes:
         settings = dict(entry.get("settings") or {})
         settings.update({k: v for k, v in applied.items() if not isinstance(v, (dict, list))})
         entry.update(label=regime, base_label=label, memory_ratio=ratio, settings=settings)
-        manifest["configs"] = [c for c in configs if c.get("label") != regime] + [entry]
+        rest = [c for c in configs if c.get("label") != regime] + [entry]
+        bases = [c for c in rest if "base_label" not in c]
+        order = {str(c.get("label")): i for i, c in enumerate(bases)}
+        regimes = sorted((c for c in rest if "base_label" in c),
+                         key=lambda c: (self._rank(float(c["memory_ratio"])),
+                                        order.get(str(c["base_label"]), len(order))))
+        manifest["configs"] = bases + regimes  # configs as loaded, then ratio by ratio in the configs' order
 
 
 def _loaded_bytes(entry: dict[str, Any]) -> int:
