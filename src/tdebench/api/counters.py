@@ -24,6 +24,7 @@ COUNTERS: dict[str, tuple[str, str]] = {
     "values_read_encrypted": ("values", "encrypted column values in the rows read from encrypted tables: an upper "
                                         "bound of the values decrypted (column encryption, where no exact count "
                                         "exists)"),
+    "oom_kills": ("processes", "server processes the kernel killed for reaching the memory limit tdebench set"),
 }
 
 #: counters that are settings read at the end of a step, not differences over it

@@ -126,7 +126,7 @@ def build_summary(run_dir: Path) -> Group:
         steps = _steps_table(configs, plain, _elapsed_series(measurements, test), test)
         return Group(steps, storage)
 
-    totals = Table(title="TPC-H power test (stream 0): total of the 22 query times", title_justify="left")
+    totals = Table(title="TPC-H power test (stream 0): total of its query times", title_justify="left")
     for column in ("config", "n", "median s", "min–max s", "overhead vs plain (min…max)", "on disk", "answers"):
         totals.add_column(column, justify="right" if column not in ("config",) else "left")
     for c in configs:

@@ -120,6 +120,16 @@ class MemoryCap:
         value = stat.get("cache" if self.version == "1" else "file")
         return int(value) if value is not None else None
 
+    def oom_kills(self) -> int | None:
+        """Processes of the group the kernel killed for reaching the limit (None when not reported)."""
+        name = "memory.oom_control" if self.version == "1" else "memory.events"
+        try:
+            fields = dict(line.split() for line in (self.path / name).read_text().splitlines())
+        except (OSError, ValueError):
+            return None
+        value = fields.get("oom_kill")
+        return int(value) if value is not None else None
+
     def remove(self, wait: float = 5.0) -> None:
         """Remove the group once its processes are gone (they must have been stopped first)."""
         deadline = time.monotonic() + wait

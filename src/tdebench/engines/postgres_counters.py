@@ -30,8 +30,9 @@ from typing import Any
 from tdebench.engines import memcap
 
 PRELOAD = "pg_stat_statements"
-#: private memory a capped server may use beyond shared_buffers (its page cache gets what is left of it)
-DEFAULT_HEADROOM = 256 * 1024 * 1024
+MIB = 1024 * 1024
+#: private memory a capped server may use beyond shared_buffers besides its sorts and hashes
+BASE_HEADROOM = 128 * MIB
 _STATEMENTS = """
 SELECT coalesce(sum(s.shared_blks_hit), 0)::bigint, coalesce(sum(s.shared_blks_read), 0)::bigint,
        coalesce(sum(s.shared_blks_written), 0)::bigint, coalesce(sum(s.temp_blks_written), 0)::bigint,
@@ -91,6 +92,9 @@ class PostgresCounters:
         values = self._values_read_encrypted()
         if values is not None:
             out["values_read_encrypted"] = values
+        kills = self._cap.oom_kills() if self._cap is not None else None
+        if kills is not None:
+            out["oom_kills"] = kills
         return out
 
     def _statement_row(self) -> tuple[int, ...] | None:
@@ -137,7 +141,7 @@ class PostgresCounters:
     def resize_cache(self, cache_bytes: int) -> dict[str, Any]:
         """``shared_buffers`` = ``cache_bytes``, then a restart (shared_buffers start empty). The OS page cache is
         bounded by putting the server's processes in a memory cgroup limited to shared_buffers + a headroom for
-        its private memory (``memory_headroom``, default 256 MiB): what the cgroup's processes read in is
+        its private memory (``memory_headroom``, default :func:`_headroom`): what the cgroup's processes read in is
         charged to it and reclaimed first, so a page shared_buffers misses comes from the disk or from the
         little cache the headroom leaves. The data files' pages cached before (by the load, charged to no
         cgroup of the server) are dropped while the server is stopped. Without a usable cgroup (not root, no controller) the OS cache is not
@@ -146,7 +150,7 @@ class PostgresCounters:
         kib = max(2048, cache_bytes // 1024)
         cluster.gucs["shared_buffers"] = f"{kib}kB"
         cluster.write_conf()
-        headroom = _headroom(self.config.settings)  # type: ignore[attr-defined]
+        headroom = _headroom(self.config.settings, cluster.gucs)  # type: ignore[attr-defined]
         reason = memcap.unavailable()
         if not reason:
             if self._cap is None:
@@ -176,10 +180,18 @@ class PostgresCounters:
             cap.remove()
 
 
-def _headroom(settings: dict[str, str]) -> int:
-    from tdebench.api.footprint import MIB, size_setting
+def _headroom(settings: dict[str, str], gucs: dict[str, str]) -> int:
+    """``memory_headroom`` when given, else 128 MiB + what one query may hash and sort in memory: work_mem ×
+    hash_mem_multiplier (2) for the leader and each parallel worker. Below that the kernel's OOM killer could end a
+    backend in the middle of a query; above it the OS page cache gets whatever the backends leave unused."""
+    from tdebench.api.footprint import size_setting
 
-    return size_setting(settings.get("memory_headroom"), MIB, DEFAULT_HEADROOM)
+    if settings.get("memory_headroom"):
+        return size_setting(settings["memory_headroom"], MIB, BASE_HEADROOM)
+    work_mem = size_setting(gucs.get("work_mem"), 1024, 4 * MIB)
+    workers = int(gucs.get("max_parallel_workers_per_gather") or 2)
+    multiplier = float(gucs.get("hash_mem_multiplier") or 2.0)
+    return BASE_HEADROOM + int((workers + 1) * multiplier * work_mem)
 
 
 def check_headroom(settings: dict[str, str]) -> None:
