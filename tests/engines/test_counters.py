@@ -80,6 +80,19 @@ def _in_child(inst) -> None:
     _scan(inst)
 
 
+def _long_lived_cursor(inst, done, go_on) -> None:
+    """A TPC-C virtual user's way: one connection and one cursor for everything, kept open."""
+    conn = inst.connect()
+    cur = conn.cursor()
+    cur.execute("SELECT sum(length(b)) FROM t")
+    cur.fetchall()
+    cur.execute("SELECT 1")  # the next statement publishes the scan's counts
+    cur.fetchall()
+    done.set()
+    go_on.wait(60)
+    conn.close()
+
+
 def test_sqlite_counts_pages_its_cache_missed_and_sqlcipher_decrypted_them(sqlite_pair) -> None:
     for spec, inst in sqlite_pair.items():
         applied = inst.resize_cache(256 * 1024)
@@ -257,3 +270,20 @@ def test_postgres_estimates_what_gocryptfs_and_pgcrypto_decrypted(pg_instances) 
     time.sleep(1.5)  # table statistics are published up to a second late
     d = _delta(column.counters(), before)
     assert d["values_read_encrypted"] >= ROWS, d  # one encrypted column (b) read in every row
+
+
+def test_sqlite_counts_a_long_lived_cursor_of_another_process_while_it_is_open(sqlite_pair) -> None:
+    inst = sqlite_pair["sqlcipher:aes-256-cbc"]
+    inst.resize_cache(256 * 1024)
+    ctx = multiprocessing.get_context("fork")
+    done, go_on = ctx.Event(), ctx.Event()
+    before = inst.counters()
+    child = ctx.Process(target=_long_lived_cursor, args=(inst, done, go_on))
+    child.start()
+    try:
+        assert done.wait(60)
+        d = _delta(inst.counters(), before)  # the child's connection is still open
+        assert d["bytes_decrypted"] >= 0.9 * inst.path.stat().st_size, d
+    finally:
+        go_on.set()
+        child.join(60)

@@ -84,7 +84,8 @@ class MariadbCounters:
             conn = self._counter_conn
             try:
                 if conn is None:
-                    conn = self._counter_conn = self._connect(timeout=5, use_database=False)  # type: ignore[attr-defined]
+                    connect = self._connect  # type: ignore[attr-defined]
+                    conn = self._counter_conn = connect(timeout=5, use_database=False)
                 values, page, sort_buffer = read_status(conn.cursor())
                 break
             except Exception:  # noqa: BLE001 - a restart closed it: reconnect once

@@ -141,11 +141,11 @@ class PostgresCounters:
     def resize_cache(self, cache_bytes: int) -> dict[str, Any]:
         """``shared_buffers`` = ``cache_bytes``, then a restart (shared_buffers start empty). The OS page cache is
         bounded by putting the server's processes in a memory cgroup limited to shared_buffers + a headroom for
-        its private memory (``memory_headroom``, default :func:`_headroom`): what the cgroup's processes read in is
-        charged to it and reclaimed first, so a page shared_buffers misses comes from the disk or from the
+        its private memory (``memory_headroom``, default :func:`_headroom`): what the cgroup's processes read in
+        is charged to it and reclaimed first, so a page shared_buffers misses comes from the disk or from the
         little cache the headroom leaves. The data files' pages cached before (by the load, charged to no
-        cgroup of the server) are dropped while the server is stopped. Without a usable cgroup (not root, no controller) the OS cache is not
-        bounded, and the result says so."""
+        cgroup of the server) are dropped while the server is stopped. Without a usable cgroup (not root, no
+        controller) the OS cache is not bounded, and the result says so."""
         cluster = self.cluster  # type: ignore[attr-defined]
         kib = max(2048, cache_bytes // 1024)
         cluster.gucs["shared_buffers"] = f"{kib}kB"

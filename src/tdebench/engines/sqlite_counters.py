@@ -11,9 +11,9 @@ connection's page cache, page requests that read the page from the file (the OS 
 one is a page SQLCipher decrypts and authenticates), pages written to the file (each one encrypted and MACed).
 
 Connections live in tdebench's own threads and in forked processes (TPC-C virtual users), so each connection
-publishes its counts into a slot of a shared memory table when a statement starts (``cursor()``) and when it
-closes; :meth:`PageCounts.totals` adds the final counts of closed connections, the published counts of
-connections in other processes (at most one statement behind) and reads this process's live connections directly.
+publishes its counts into a slot of a shared memory table when a statement starts and when it closes;
+:meth:`PageCounts.totals` adds the final counts of closed connections, the published counts of connections in
+other processes (at most one statement behind) and reads this process's live connections directly.
 """
 
 from __future__ import annotations
@@ -191,9 +191,14 @@ class CountingConnection(sqlcipher3.dbapi2.Connection):
     _tdb_counts: PageCounts | None = None
     _tdb_pid = 0  # the process that opened it: a forked child's copy of the object is not the connection
 
-    def cursor(self, *args: Any, **kwargs: Any) -> Any:
+    def _tdb_publish(self) -> None:
         if self._tdb_raw and self._tdb_counts is not None and self._tdb_pid == os.getpid():
             self._tdb_counts.publish(self)
+
+    def cursor(self, *args: Any, **kwargs: Any) -> Any:
+        self._tdb_publish()
+        if not args and "factory" not in kwargs:
+            kwargs["factory"] = CountingCursor
         return super().cursor(*args, **kwargs)
 
     def _tdb_release(self) -> None:
@@ -211,6 +216,23 @@ class CountingConnection(sqlcipher3.dbapi2.Connection):
             self._tdb_release()
         except Exception:  # noqa: BLE001 - never raise from a finalizer
             pass
+
+
+class CountingCursor(sqlcipher3.dbapi2.Cursor):
+    """A cursor that has its connection publish its counts before every statement (a long-lived cursor, such as
+    a TPC-C virtual user's, would otherwise publish only once)."""
+
+    def execute(self, *args: Any, **kwargs: Any) -> Any:
+        self.connection._tdb_publish()
+        return super().execute(*args, **kwargs)
+
+    def executemany(self, *args: Any, **kwargs: Any) -> Any:
+        self.connection._tdb_publish()
+        return super().executemany(*args, **kwargs)
+
+    def executescript(self, *args: Any, **kwargs: Any) -> Any:
+        self.connection._tdb_publish()
+        return super().executescript(*args, **kwargs)
 
 
 def connect(path: str, counts: PageCounts | None, **kwargs: Any) -> Any:

@@ -160,7 +160,9 @@ def _notes(specs: set[str]) -> list[str]:
     notes = []
     for text in sorted(specs):
         mapping = cm.cipher_for_spec(parse_spec(text))
-        if mapping is not None and mapping.note:
+        if mapping is not None and mapping.mac:
+            notes.append(f"{text}: the floor includes the {mapping.mac} that the engine computes per page")
+        elif mapping is not None and mapping.note:
             notes.append(f"{text}: {mapping.note}")
         if text.startswith("column:"):
             notes.append(f"{text}: pgcrypto encrypts values in SQL functions, not pages on their way to disk, so "
@@ -177,7 +179,11 @@ def _steps(rs: RunSummary, counters: CounterIndex, config: str) -> list[str]:
             steps.append(k.step)
     if any(query_number(s) is not None for s in steps) and "total" not in steps:
         steps.append("total")
-    return steps
+    return sorted(steps, key=lambda s: _STEP_ORDER.get(s, (1, query_number(s) or 0) if query_number(s) else (3, 0)))
+
+
+# the power test's order: RF1, the queries by number, RF2; then other steps as found, the queries' total last
+_STEP_ORDER = {"rf1": (0, 0), "rf2": (2, 0), "total": (4, 0)}
 
 
 def engine_floors(rs: RunSummary) -> tuple[list[EngineFloor], CipherTable | None]:

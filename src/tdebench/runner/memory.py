@@ -139,7 +139,7 @@ class MemoryRegimes:
             return int(known[engine])
         entries = [c for c in manifest.get("configs", []) if c.get("engine") == engine and "base_label" not in c]
         sizes = {str(e.get("label")): _loaded_bytes(e) for e in entries}
-        plain = [str(e.get("label")) for e in entries if str(e.get("encryption")) == "none" and sizes[str(e.get("label"))]]
+        plain = [label for label, e in zip(sizes, entries) if str(e.get("encryption")) == "none" and sizes[label]]
         data = sizes[plain[0]] if plain else max(sizes.values(), default=0)
         if data <= 0:
             raise EnvironmentProblem(f"--memory-ratio: the size of the data loaded into {engine} is unknown",
