@@ -20,6 +20,7 @@ RUN_BY_OTHER_TESTS: dict[str, tuple[str, str]] = {
     "tpcc-sqlite": ("tests.e2e.test_tpcc_e2e", "test_sqlite"),
     "tpcc-mariadb": ("tests.e2e.test_tpcc_e2e", "test_mariadb"),
     "crud-mariadb": ("tests.e2e.test_crud", "test_mariadb_tde_crud"),
+    "mariadb-memory-curve": ("tests.e2e.test_memory_curve", "test_mariadb_memory_curve_example"),
 }
 
 
