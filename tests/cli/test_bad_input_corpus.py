@@ -156,6 +156,10 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     ("timeout-negative", [*RUN, "--query-timeout", "-1"], 2, "--query-timeout"),
     ("timeout-nan", [*RUN, "--query-timeout", "nan"], 2, "--query-timeout"),
     ("max-failures-zero", [*RUN, "--max-failures", "0"], 2, "--max-failures"),
+    ("memory-ratio-zero", [*RUN, "--memory-ratio", "0"], 2, "--memory-ratio"),
+    ("memory-ratio-word", [*RUN, "--memory-ratio", "x"], 2, "'x' is not a number"),
+    ("memory-ratio-twice", [*RUN, "--memory-ratio", "1,1"], 2, "a ratio is listed twice"),
+    ("memory-ratio-too-big", [*RUN, "--memory-ratio", "100000"], 3, "--memory-ratio 100000 needs"),
     # run: files and directories
     ("experiment-missing", ["run", "{tmp}/nosuch.toml"], 2, "cannot read experiment file"),
     ("experiment-is-dir", ["run", "{toml_dir}"], 2, "cannot read experiment file"),
