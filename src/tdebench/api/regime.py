@@ -17,7 +17,7 @@ from tdebench.errors import UsageError
 
 #: what separates a config's label from the ratio it ran at
 SUFFIX = "@mem"
-_LABEL = re.compile(r"^(?P<base>.+)@mem(?P<ratio>\d+(?:\.\d+)?(?:e-?\d+)?)$")
+_LABEL = re.compile(r"^(?P<base>.+)@mem(?P<ratio>\d+(?:\.\d+)?(?:e[-+]?\d+)?)$")
 #: a cache this small is no cache at all (an engine's minimum is larger); smaller ratios are refused
 MIN_RATIO = 0.001
 MAX_RATIOS = 12
@@ -50,7 +50,7 @@ def ratios_or_reason(value: Any) -> tuple[float, ...]:
         ratios.append(ratio)
     if not ratios:
         raise ValueError("no ratio given")
-    if len(set(ratios)) != len(ratios):
+    if len({ratio_text(r) for r in ratios}) != len(ratios):  # labels carry ratio_text: it must tell them apart
         raise ValueError("a ratio is listed twice")
     if len(ratios) > MAX_RATIOS:
         raise ValueError(f"{len(ratios)} ratios listed; at most {MAX_RATIOS}")
