@@ -13,6 +13,7 @@ An experiment file uses the same vocabulary as the flags::
     reset = "none"             # none | snapshot (restore the loaded data directory before every trial)
     query_timeout = 600        # seconds; 0 = none
     max_failures = 3           # consecutive failed trials before a config is abandoned
+    memory_ratio = [0.05, 0.25, 1, 2]  # sweep each engine's cache: ratio x the loaded data (docs/memory.md)
     seed = 42
     keep_answers = true
     schedule = "query"         # block | query (interleave the twins step by step; default query, block when cold)
@@ -41,6 +42,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from tdebench.api.regime import ratios_or_reason
 from tdebench.encryption import parse_spec
 from tdebench.errors import UsageError
 
@@ -92,6 +94,13 @@ class RunSection(BaseModel):
     max_trials: int | None = None
     pin: bool = False
     nice: int | None = None
+    # cache/data ratios swept one after the other (docs/memory.md); None: each engine's configured cache
+    memory_ratio: list[float] | None = None
+
+    @field_validator("memory_ratio", mode="before")
+    @classmethod
+    def _ratios(cls, value: Any) -> list[float] | None:
+        return list(ratios_or_reason(value)) or None
 
 
 class Experiment(BaseModel):
@@ -123,7 +132,7 @@ def _describe(error: dict[str, Any], source: str) -> str:
         allowed = ", ".join(_allowed_keys(Experiment, loc))
         return f"{source}: unknown key '{key}'; allowed keys there: {allowed}"
     value = error.get("input")
-    expected = error.get("ctx", {}).get("expected") or error["msg"]
+    expected = str(error.get("ctx", {}).get("expected") or error["msg"]).removeprefix("Value error, ")
     if source == "command line" and loc and loc[0] == "run":
         option = "--" + str(loc[1]).replace("_", "-")
         return f"bad value {value!r} for {option}: {expected}"

@@ -184,6 +184,10 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     ("pin-value", [*RUN, "--pin=maybe"], 2, "--pin"),
     ("nice-range", [*RUN, "--nice", "-30"], 2, "--nice must be a whole number from -20 to 19"),
     ("nice-type", [*RUN, "--nice", "low"], 2, "Invalid value for '--nice'"),
+    ("memory-ratio-zero", [*RUN, "--memory-ratio", "0"], 2, "--memory-ratio"),
+    ("memory-ratio-word", [*RUN, "--memory-ratio", "x"], 2, "'x' is not a number"),
+    ("memory-ratio-twice", [*RUN, "--memory-ratio", "1,1"], 2, "a ratio is listed twice"),
+    ("memory-ratio-too-big", [*RUN, "--memory-ratio", "100000"], 3, "--memory-ratio 100000 needs"),
     # run: files and directories
     ("experiment-missing", ["run", "{tmp}/nosuch.toml"], 2, "cannot read experiment file"),
     ("experiment-is-dir", ["run", "{toml_dir}"], 2, "cannot read experiment file"),

@@ -96,7 +96,7 @@ def test_flag_of_another_workload_is_refused(tmp_path, capfd):
     """--warehouses means nothing to TPC-H: refused, not ignored."""
     out = tmp_path / "out"
     code, err = cli(capfd, "run", "--warehouses", "2", "--out", str(out))
-    refused(code, err, out, "unknown tpch option 'warehouses'", "allowed keys: sf, streams, tests")
+    refused(code, err, out, "unknown tpch option 'warehouses'", "allowed keys: queries, sf, streams, tests")
 
 
 def test_tpch_data_flags_are_refused_by_workloads_that_do_not_take_them(tmp_path, capfd):

@@ -141,3 +141,17 @@ def test_a_counter_that_fails_is_noted_not_fatal(burner) -> None:
     probe.record(rec)
     assert {r.metric for r in rec.rows} == {"server_cpu", "client_cpu"}
     assert "server gone" in probe.notes[0]
+
+
+def test_a_counter_reset_inside_a_step_records_no_difference(burner) -> None:
+    """A server restarted during a step (its counters start again from 0) gives that step no counter row."""
+    readings = iter([{"pages_read": 50.0}, {"pages_read": 3.0}, {"pages_read": 9.0}])  # one read per boundary
+    probe = StepProbe(lambda: [burner.pid], lambda: next(readings), embedded=False)
+    probe.begin("q01", "power")
+    probe.end()
+    probe.begin("q02", "power")
+    probe.end()
+    rec = Recorder("r", 1, "c", "mariadb", "none")
+    probe.record(rec)
+    rows = {(r.test, r.step, r.metric): r.value for r in rec.rows}
+    assert ("counters", "q01", "pages_read") not in rows and rows[("counters", "q02", "pages_read")] == 6

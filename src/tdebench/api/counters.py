@@ -21,4 +21,16 @@ COUNTERS: dict[str, tuple[str, str]] = {
     "log_bytes": ("bytes", "redo log / WAL bytes written"),
     "temp_bytes": ("bytes", "bytes written to temporary (spill) files"),
     "values_decrypted": ("values", "column values decrypted (column encryption)"),
+    "values_read_encrypted": ("values", "encrypted column values in the rows read from encrypted tables: an upper "
+                                        "bound of the values decrypted (column encryption, where no exact count "
+                                        "exists)"),
+    "oom_kills": ("processes", "server processes the kernel killed for reaching the memory limit tdebench set"),
 }
+
+#: counters that are settings read at the end of a step, not differences over it
+LEVELS = frozenset({"page_size"})
+
+
+def unit_of(name: str) -> str:
+    """The unit of counter ``name`` ("" for a name outside the vocabulary)."""
+    return COUNTERS.get(name, ("", ""))[0]

@@ -270,6 +270,13 @@ class Instance(ThreatProbes, ABC):
         so the runner waits until it is empty (with a time limit) before the first trial. Default: none."""
         return []
 
+    def resize_cache(self, cache_bytes: int) -> dict[str, Any]:
+        """Give the engine's own cache (buffer pool, shared_buffers, page cache) ``cache_bytes`` from now on,
+        restarting the server if the engine needs it, and keep that size across later restarts. Returns what
+        was set (settings as the engine reports them, and how the OS page cache is bounded), for the manifest.
+        Only called on instances whose engine names a :attr:`Engine.cache_setting`."""
+        raise UsageError(f"{self.config.engine} has no cache size tdebench can set", "leave out --memory-ratio")
+
     def catalog_sizes(self, tables: Sequence[str]) -> dict[str, dict[str, int]] | None:
         """Per-table sizes (``rows``, ``table_bytes``, ``index_bytes``, ``total_bytes``) that the engine reads from
         its server's own catalog itself (a server whose connection rewrites the workload's SQL); None: read from
@@ -309,6 +316,9 @@ class Engine(ABC):
     description: ClassVar[str] = ""
     #: servers tdebench does not manage (external targets): their disks are not ours to check
     remote: ClassVar[bool] = False
+    #: the setting :meth:`Instance.resize_cache` changes (e.g. ``innodb_buffer_pool_size``); "" when the engine
+    #: has no cache tdebench can size (``--memory-ratio`` is then refused before any work)
+    cache_setting: ClassVar[str] = ""
 
     @abstractmethod
     def supported_specs(self) -> list[EncryptionSpec]:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.engine import Config
+from tdebench.api.regime import SUFFIX, parse_ratios
 from tdebench.encryption import parse_spec
 from tdebench.errors import UsageError
 
@@ -30,14 +31,18 @@ _V1_DATA_KEYS = {"tpch": ("sf", "tests", "streams"), "backup": ("sf",), "load": 
 
 @dataclass(frozen=True)
 class Block:
-    """One randomized block: every config runs one trial, in ``order``. Block 0 is the warm-up."""
+    """One randomized block: every config runs one trial, in ``order``. Block 0 is the warm-up; with a memory
+    sweep each ratio has its own warm-up block (``regime_warmup``)."""
 
     number: int
     order: tuple[str, ...]
+    #: the cache/data ratio every config runs this block at (:mod:`tdebench.api.regime`); None: as configured
+    memory_ratio: float | None = None
+    regime_warmup: bool = False
 
     @property
     def warmup(self) -> bool:
-        return self.number == 0
+        return self.number == 0 or self.regime_warmup
 
 
 @dataclass
@@ -63,6 +68,8 @@ class RunPlan:
     max_trials: int | None = None        # with precision: at most this many measured blocks
     pin: bool = False                    # pin servers and client to fixed cores (runner/pinning.py)
     nice: int | None = None              # run servers and client at this nice value (runner/pinning.py)
+    #: cache/data ratios swept one after the other (:mod:`tdebench.api.regime`); empty: the configured caches
+    memory_ratios: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.configs:
@@ -81,6 +88,13 @@ class RunPlan:
         labels = [c.label for c in self.configs]
         if len(set(labels)) != len(labels):
             raise UsageError("two configurations have the same label", "list each engine/spec pair once")
+        self.memory_ratios = parse_ratios(list(self.memory_ratios)) if self.memory_ratios else ()
+        if self.memory_ratios and any(SUFFIX in label for label in labels):
+            raise UsageError(f"a config label contains '{SUFFIX}', which marks the memory ratio of a row",
+                             "rename the config")
+        if self.memory_ratios and self.precision is not None:
+            raise UsageError("--precision cannot be combined with --memory-ratio (the stopping rule needs one "
+                             "memory regime)", "run one --precision run per ratio, or give --trials instead")
 
     def _check_precision_options(self) -> None:
         """The schedule, repetition and stopping options: one error naming the fix each."""
@@ -126,7 +140,11 @@ class RunPlan:
         return next(c for c in self.configs if c.label == label)
 
     def blocks(self) -> list[Block]:
-        """Warm-up block (if any) then ``trials`` blocks, each a fresh random order of the configs."""
+        """Warm-up block (if any) then ``trials`` blocks, each a fresh random order of the configs. With memory
+        ratios, that sequence once per ratio, in the order given: ratio ``i`` numbers its blocks from
+        ``i × (trials + 1)``, so every trial has a block number of its own (TPC-H's update sets follow it)."""
+        if self.memory_ratios:
+            return self._regime_blocks()
         out = []
         for block in self.iter_blocks():
             if block.number > self.trials:
@@ -136,7 +154,11 @@ class RunPlan:
 
     def iter_blocks(self) -> Iterator[Block]:
         """Warm-up block (if any) then blocks 1, 2, … without end, each a fresh random order of the configs;
-        the first ``trials`` are :meth:`blocks` (the same seed gives the same orders, so resume finds them)."""
+        the first ``trials`` are :meth:`blocks` (the same seed gives the same orders, so resume finds them).
+        A memory sweep has exactly :meth:`blocks`."""
+        if self.memory_ratios:
+            yield from self._regime_blocks()
+            return
         rng = random.Random(self.seed)
         number = 0 if self.warmup_trials else 1
         while True:
@@ -144,6 +166,18 @@ class RunPlan:
             rng.shuffle(order)
             yield Block(number, tuple(order))
             number += 1
+
+    def _regime_blocks(self) -> list[Block]:
+        rng = random.Random(self.seed)
+        first = 0 if self.warmup_trials else 1
+        blocks = []
+        span = self.trials + 1
+        for i, ratio in enumerate(self.memory_ratios):
+            for number in range(first, self.trials + 1):
+                order = self.labels[:]
+                rng.shuffle(order)
+                blocks.append(Block(i * span + number, tuple(order), ratio, regime_warmup=number == 0 and i > 0))
+        return blocks
 
     def to_json(self) -> dict[str, Any]:
         """The plan as recorded in the manifest."""
@@ -159,9 +193,12 @@ class RunPlan:
             "data_dir": str(self.data_dir) if self.data_dir else None,
             "keep_answers": self.keep_answers,
             "seed": self.seed,
+            **({"memory_ratios": list(self.memory_ratios)} if self.memory_ratios else {}),
             "configs": [{"label": c.label, "engine": c.engine, "encryption": str(c.spec), "settings": c.settings,
                          "tcp": c.tcp, "keep": c.keep, "name": c.name} for c in self.configs],
-            "blocks": [{"block": b.number, "warmup": b.warmup, "order": list(b.order)} for b in self.blocks()],
+            "blocks": [{"block": b.number, "warmup": b.warmup, "order": list(b.order),
+                        **({"memory_ratio": b.memory_ratio} if b.memory_ratio is not None else {})}
+                       for b in self.blocks()],
             "schedule": self.schedule,
             "repeat": self.repeat,
             "precision": self.precision,
@@ -193,4 +230,5 @@ def plan_from_json(data: dict[str, Any]) -> RunPlan:
                    schedule=data.get("schedule") or "block",  # runs from before schedules were whole-trial blocks
                    repeat=int(data.get("repeat") or 1), precision=data.get("precision"),
                    max_time=data.get("max_time"), max_trials=data.get("max_trials"), pin=bool(data.get("pin")),
-                   nice=data.get("nice"))
+                   nice=data.get("nice"),
+                   memory_ratios=tuple(float(r) for r in data.get("memory_ratios") or ()))

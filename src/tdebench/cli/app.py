@@ -152,6 +152,9 @@ def run_command(
     nice: Annotated[Optional[int], typer.Option(help="Run tdebench and the servers at this nice value, e.g. -10 "
         "(negative: root only), so other processes on a shared machine take less from the measurement.",
         show_default=False)] = None,
+    memory_ratio: Annotated[Optional[str], typer.Option(
+        help="Sweep each engine's cache (buffer pool, shared_buffers, page cache) as ratios of the loaded data, "
+             "e.g. 0.05,0.25,1,2; each ratio runs its own warm-up and trials.", show_default=False)] = None,
 ) -> None:
     """Compare twin configurations on TPC-H (default: SQLite vs SQLCipher, SF 0.01, 3 trials)."""
     from tdebench.cli import run as runner
@@ -167,8 +170,8 @@ def run_command(
             ("trials", trials), ("warmup", warmup), ("cache", cache), ("reset", reset),
             ("query_timeout", query_timeout), ("max_failures", max_failures), ("seed", seed),
             ("keep_answers", keep_answers), ("data_dir", str(data_dir) if data_dir else None), ("tcp", tcp),
-            ("keep", keep), ("schedule", schedule), ("repeat", repeat), ("precision", precision),
-            ("max_time", max_time), ("max_trials", max_trials), ("pin", pin), ("nice", nice)) if _given(ctx, name)}
+            ("keep", keep), ("memory_ratio", memory_ratio), ("schedule", schedule), ("repeat", repeat),
+            ("precision", precision), ("max_time", max_time), ("max_trials", max_trials), ("pin", pin), ("nice", nice)) if _given(ctx, name)}
         options = {"dir": str(workload_dir.resolve())} if workload_dir is not None else None
         plan, parsed = runner.load_plan_file(experiment, overrides, options)
         target = out_dir or (Path(parsed.run.out) if parsed.run.out else None)
@@ -182,10 +185,10 @@ def run_command(
                    "cache": cache, "reset": reset, "query_timeout": query_timeout,
                    "max_failures": max_failures, "seed": seed, "keep_answers": keep_answers,
                    "data_dir": str(data_dir) if data_dir else None, "tcp": tcp, "keep": keep,
-                   "workload": workload, "options": _workload_options(option, warehouses=warehouses, vus=vus,
-                                                                      duration=duration, rampup=rampup, rows=rows,
-                                                                      batches=batches,
-                                                                      dir=_absolute(workload_dir))}
+                   "memory_ratio": memory_ratio, "workload": workload,
+                   "options": _workload_options(option, warehouses=warehouses, vus=vus, duration=duration,
+                                                rampup=rampup, rows=rows, batches=batches,
+                                                dir=_absolute(workload_dir))}
         if targets:
             if _given(ctx, "engine") or encryption or server_setting or encrypt_columns:
                 raise UsageError("--target replaces --engine, --encryption, --server-setting and --encrypt-columns",

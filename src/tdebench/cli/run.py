@@ -111,7 +111,7 @@ def plan_from_experiment(experiment: Experiment) -> RunPlan:
     return RunPlan(configs=configs, warmup_trials=r.warmup, keep_answers=r.keep_answers,
                    data_dir=Path(r.data_dir) if r.data_dir else None, cache=r.cache, reset=r.reset,
                    query_timeout=r.query_timeout, max_failures=r.max_failures, workload=r.workload,
-                   workload_options=options, **stopping, **extra)
+                   workload_options=options, memory_ratios=tuple(r.memory_ratio or ()), **stopping, **extra)
 
 
 def twin_names(engine: str, specs: list[EncryptionSpec]) -> list[str]:
@@ -189,9 +189,11 @@ def start_run(plan: RunPlan, target: Path, *, work_dir: Path | None, report: boo
     """Create the run directory with a first manifest (so that even an early interrupt is resumable), warn
     about leftovers of killed runs, and execute the plan."""
     from tdebench.runner.cleanup import leftover_warning
+    from tdebench.runner.memory import check_plan
     from tdebench.runner.precision import check_run_options
 
     check_run_options(plan)
+    check_plan(plan)  # --memory-ratio: engines that can size their cache, and room for the largest ratio
     rundir = RunDirectory.create(target)
     rundir.write_manifest(new_manifest(rundir.path.name, plan.to_json(), [redact(a) for a in sys.argv]))
     warning = leftover_warning()

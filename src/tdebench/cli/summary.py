@@ -18,6 +18,7 @@ from rich.text import Text
 
 from tdebench.report.fmt import fmt_ci, fmt_pct
 from tdebench.report.model import RunSummary, summarize
+from tdebench.api.regime import ratio_of
 from tdebench.results.labels import LabelStatus, label_status, manifest_label_status
 from tdebench.results.rundir import RunDirectory
 from tdebench.stats.load import Measurements, SeriesKey
@@ -91,11 +92,21 @@ def _oltp_table(measurements: Measurements, workload: str, configs: list[dict], 
     return table
 
 
+def plain_twins(configs: list[dict]) -> dict[str, str]:
+    """Config label -> the label of its plain twin: the first plain config of its engine at the same memory ratio."""
+    first: dict[tuple[str, float | None], str] = {}
+    for c in configs:
+        if c.get("encryption") == "none":
+            first.setdefault((c["engine"], ratio_of(c["label"])), c["label"])
+    return {c["label"]: first[(c["engine"], ratio_of(c["label"]))] for c in configs
+            if (c["engine"], ratio_of(c["label"])) in first}
+
+
 def _labels(manifest: dict, verification: dict) -> dict[str, LabelStatus]:
     """Config label -> its label status (recorded in the manifest, else derived from verification.json)."""
     out = {}
     for c in manifest.get("configs", []):
-        entry = verification.get("configs", {}).get(c["label"])
+        entry = verification.get("configs", {}).get(c.get("base_label", c["label"]))
         out[c["label"]] = manifest_label_status(c) or label_status(entry, c.get("encryption") == "none")
     return out
 
@@ -128,25 +139,26 @@ def build_summary(run_dir: Path, rs: RunSummary | None = None) -> Group:
     ovh = _Overheads(rs)
     series = _elapsed_series(measurements)
     labels = _labels(manifest, verification)
-    configs = [{**c, "label_shown": _shown(c, labels)} for c in manifest.get("configs", [])]
-    plain = {c["engine"]: c["label"] for c in configs if c["encryption"] == "none" and ovh.is_baseline(c["label"])}
+    everything = [{**c, "label_shown": _shown(c, labels)} for c in manifest.get("configs", [])]
+    loaded = [c for c in everything if "base_label" not in c]  # a memory sweep measures its regime labels
+    configs = [c for c in everything if "base_label" in c] or loaded
+    storage = _storage_table(loaded, plain_twins(loaded))
     workload = (manifest.get("plan") or {}).get("workload", "tpch")
     if workload in _OLTP_METRICS:
-        return Group(_oltp_table(measurements, workload, configs, ovh), verdict_text(rs),
-                     _storage_table(configs, plain))
+        return Group(_oltp_table(measurements, workload, configs, ovh), verdict_text(rs), storage)
     if workload in STEP_TESTS:
         test = STEP_TESTS[workload]
         steps = _steps_table(configs, ovh, _elapsed_series(measurements, test), test, workload)
-        return Group(steps, verdict_text(rs), _storage_table(configs, plain))
+        return Group(steps, verdict_text(rs), storage)
 
-    totals = Table(title="TPC-H power test (stream 0): total of the 22 query times", title_justify="left")
+    totals = Table(title="TPC-H power test (stream 0): total of its query times", title_justify="left")
     for column in ("config", "n", "median s", "min–max s", "overhead vs plain (95% CI)", "server CPU overhead",
                    "on disk", "answers"):
         totals.add_column(column, justify="right" if column not in ("config",) else "left")
     for c in configs:
         label = c["label"]
         values = series.get((label, "total"), [])
-        ver = verification.get("configs", {}).get(label, {})
+        ver = verification.get("configs", {}).get(c.get("base_label", label), {})
         disk = "encrypted" if ver.get("encrypted_on_disk") else ("plaintext" if "encrypted_on_disk" in ver else
                                                                  "n/a" if ver.get("at_rest") == "not possible" else "?")
         ok = {True: "equal", False: "DIFFER", None: "–"}[ver.get("answers_equal")]
@@ -171,7 +183,7 @@ def build_summary(run_dir: Path, rs: RunSummary | None = None) -> Group:
                 text += f" ({fmt_pct(o.overhead_pct)})"
             cells.append(text)
         queries.add_row(step, *cells)
-    return Group(totals, verdict_text(rs), queries, _storage_table(configs, plain))
+    return Group(totals, verdict_text(rs), queries, storage)
 
 
 def verdict_text(rs: RunSummary) -> Text:
@@ -213,7 +225,7 @@ def _storage_table(configs: list[dict], plain: dict[str, str]) -> Table:
         table.add_column(column, justify="left" if column == "config" else "right")
     by_label = {c["label"]: c for c in configs}
     for c in configs:
-        base = by_label.get(plain.get(c["engine"], ""), {})
+        base = by_label.get(plain.get(c["label"], ""), {})
         catalog = (c.get("storage") or c.get("storage_tables") or {}).get("totals", {}).get("total_bytes")
         base_catalog = (base.get("storage") or base.get("storage_tables") or {}).get("totals", {}).get("total_bytes")
         if _catalog_only(c):  # a server whose files are not visible: its catalog is all there is

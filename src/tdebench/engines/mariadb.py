@@ -37,6 +37,7 @@ from tdebench.api.footprint import DEFAULT_REDO, MIB, Footprint, size_setting
 from tdebench.api.tables import TableSpec
 from tdebench.encryption import PLAIN, EncryptionSpec, generate_password, parse_spec, redact, write_secret_file
 from tdebench.engines import mariadb_settings as ms
+from tdebench.engines.mariadb_counters import MariadbCounters
 from tdebench.engines.mariadb_keys import KeyMaterial, remove_tree, transient_dir
 from tdebench.engines.mariadb_support import (close_quietly, error_lines, native_password_hash, run_group,
                                               traversable_by)
@@ -64,6 +65,7 @@ class MariadbEngine(Engine):
     name = "mariadb"
     dialect = MARIADB
     description = "MariaDB server, plain or data-at-rest encryption (file_key_management, AES-128/192/256 CBC/CTR)"
+    cache_setting = "innodb_buffer_pool_size"
 
     def __init__(self) -> None:
         self._bins: dict[str, Path] = {}
@@ -121,7 +123,7 @@ class MariadbEngine(Engine):
         return Footprint(peak=5.0, final=2.0, fixed=144 * MIB + redo)
 
 
-class MariadbInstance(MariadbThreatProbes, Instance):
+class MariadbInstance(MariadbThreatProbes, MariadbCounters, Instance):
     """One private mariadbd with its own directories, socket, password and (for TDE) keys."""
 
     dialect = MARIADB
@@ -194,6 +196,7 @@ class MariadbInstance(MariadbThreatProbes, Instance):
         """SHUTDOWN (with innodb_fast_shutdown=2 when the files are deleted next), then TERM/KILL; a server
         that waited for disk space is killed outright when its files are deleted next."""
         server, self._server = self._server, None
+        self.close_counters()
         if self._watchdog is not None:
             self._watchdog.stop()
         if server is not None and discard and (self.problem() is not None or self._disk_full()):

@@ -36,6 +36,7 @@ from tdebench.api.footprint import MIB, Footprint, size_setting
 from tdebench.api.tables import TableSpec
 from tdebench.encryption import PLAIN, EncryptionSpec, parse_spec
 from tdebench.engines import fsencrypt
+from tdebench.engines.postgres_counters import PostgresCounters, check_headroom, libdir, with_preload
 from tdebench.engines.postgres_server import (DEFAULTS, PgCluster, extension_available, find_bindir,
                                               server_version, user_can_reach, validate_gucs)
 from tdebench.engines.postgres_threats import PostgresThreatProbes
@@ -48,7 +49,7 @@ COLUMN_SPECS = [parse_spec(t) for t in ("column:aes-128", "column:aes-192", "col
                                          "column:pgp-aes128", "column:pgp-aes192", "column:pgp-aes256",
                                          "column:pgp-3des")]
 # config.settings keys that are tdebench options, not PostgreSQL settings
-TDEBENCH_KEYS = ("encrypt_columns", "pgp_options")
+TDEBENCH_KEYS = ("encrypt_columns", "pgp_options", "memory_headroom")
 _COPY_CHUNK = 1 << 20
 RELOCATE_BASE = "/var/tmp"
 
@@ -60,6 +61,7 @@ class PostgresEngine(Engine):
     dialect = POSTGRES
     description = ("PostgreSQL (Debian postgresql), plain, pgcrypto column encryption (AES-128/192/256, 3DES, "
                    "OpenPGP) or the data directory on gocryptfs (AES-256-GCM, AES-SIV, XChaCha20-Poly1305)")
+    cache_setting = "shared_buffers"
 
     def __init__(self) -> None:
         self._bindir: Path | None = None
@@ -101,6 +103,7 @@ class PostgresEngine(Engine):
 
         validate_gucs({k: v for k, v in settings.items() if k not in TDEBENCH_KEYS})
         validate_column_options(settings)
+        check_headroom(settings)
 
     def create_instance(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> "PostgresInstance":
         self.validate_spec(config.spec)
@@ -131,7 +134,7 @@ class PostgresEngine(Engine):
         return Footprint(peak=2.7, final=2.0, log=1.8, fixed=fixed, log_cap=cap)
 
 
-class PostgresInstance(PostgresThreatProbes, Instance):
+class PostgresInstance(PostgresThreatProbes, PostgresCounters, Instance):
     """One private cluster (plain, or on a gocryptfs mount for ``fs:*``)."""
 
     dialect = POSTGRES
@@ -157,7 +160,8 @@ class PostgresInstance(PostgresThreatProbes, Instance):
         self.fs = (fsencrypt.GocryptfsMount(self.config.spec, home / "fs", owner=self.user)
                    if fsencrypt.is_fs_spec(self.config.spec) else None)
         pgdata = self.fs.plain_dir / "pgdata" if self.fs else home / "pgdata"
-        gucs = {k: v for k, v in self.config.settings.items() if k not in TDEBENCH_KEYS}
+        gucs = with_preload({k: v for k, v in self.config.settings.items() if k not in TDEBENCH_KEYS},
+                            libdir(self.bindir))
         self.cluster = PgCluster(self.bindir, home, pgdata, gucs, self.config.tcp, self.user, self.database)
 
     # lifecycle ---------------------------------------------------------------------------------
@@ -171,6 +175,7 @@ class PostgresInstance(PostgresThreatProbes, Instance):
             if not self.cluster.initialized():
                 self.cluster.initdb()
             self.cluster.start()
+            self.attach_memory_cap()
             self.cluster.create_database(self.extensions)
             self.after_start()
         except BaseException:
@@ -209,12 +214,14 @@ class PostgresInstance(PostgresThreatProbes, Instance):
             os.chown(self.home, self.user.pw_uid, self.user.pw_gid)
 
     def stop(self) -> None:
+        self.close_counters()
         self.cluster.stop()
         if self.fs is not None:
             self.fs.unmount()
 
     def destroy(self) -> None:
         self.stop()
+        self.remove_memory_cap()
         self.cluster.cleanup()
         if self.config.keep:
             return

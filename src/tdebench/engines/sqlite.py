@@ -19,6 +19,7 @@ from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, In
 from tdebench.api.footprint import MIB, Footprint
 from tdebench.api.tables import ColumnSpec, TableSpec, split_line
 from tdebench.encryption import PLAIN, EncryptionSpec, SecretKey, parse_spec
+from tdebench.engines import sqlite_counters
 from tdebench.engines.sqlite_threats import SqliteThreatProbes
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
 
@@ -52,6 +53,7 @@ class SqliteEngine(Engine):
     name = "sqlite"
     dialect = SQLITE
     description = "SQLite 3 file, plain or SQLCipher 4 (AES-256-CBC + HMAC-SHA512 per page)"
+    cache_setting = "cache_size"
 
     def supported_specs(self) -> list[EncryptionSpec]:
         return [PLAIN, SQLCIPHER]
@@ -107,6 +109,7 @@ class SqliteInstance(SqliteThreatProbes, Instance):
         self._dir = workdir / config.label
         self.path = self._dir / f"{database}.db"
         self._key = SecretKey.generate(256) if config.spec == SQLCIPHER else None
+        self._pages = sqlite_counters.PageCounts()  # every connection to the database file reports here
 
     @property
     def encrypted(self) -> bool:
@@ -133,7 +136,8 @@ class SqliteInstance(SqliteThreatProbes, Instance):
 
     def connect_path(self, path: Path) -> Connection:
         """A connection to ``path`` with this instance's key and settings (backups into a second file)."""
-        conn = sqlcipher3.connect(str(path), check_same_thread=False, isolation_level=None)
+        counts = self._pages if Path(path) == self.path else None
+        conn = sqlite_counters.connect(str(path), counts, check_same_thread=False, isolation_level=None)
         s = self._settings
         if self._key is not None:
             # raw key: x'<64 hex>' skips PBKDF2; must be the first statement on the connection
@@ -174,6 +178,32 @@ class SqliteInstance(SqliteThreatProbes, Instance):
 
     def analyze(self, conn: Connection) -> None:
         conn.cursor().execute("ANALYZE")
+
+    def counters(self) -> dict[str, float]:
+        """Page-cache counts of every connection to the database file (``sqlite3_db_status``, see
+        :mod:`tdebench.engines.sqlite_counters`): each miss reads a page from the file, which SQLCipher decrypts
+        and authenticates; each page written is encrypted and MACed. Plus the read()/write() bytes of tdebench's
+        process and its children (the embedded engine's file IO, cached by the OS or not, and little else)."""
+        page = int(self._settings["page_size"])
+        rchar, wchar = sqlite_counters.process_io()
+        out: dict[str, float] = {"page_size": page, "bytes_read": rchar, "bytes_written": wchar}
+        if sqlite_counters.usable():
+            return out
+        t = self._pages.totals()
+        out.update(cache_requests=t.hits + t.misses, cache_misses=t.misses, pages_read=t.misses,
+                   pages_written=t.writes,
+                   bytes_decrypted=t.misses * page if self.encrypted else 0,
+                   bytes_encrypted=t.writes * page if self.encrypted else 0)
+        return out
+
+    def resize_cache(self, cache_bytes: int) -> dict[str, Any]:
+        """``PRAGMA cache_size = -KiB`` on every connection opened from now on (SQLite's cache is per connection;
+        the workloads open theirs per trial). The OS page cache is left alone: SQLCipher decrypts every page
+        SQLite's own cache misses, whether the OS cached the file or not."""
+        kib = max(64, cache_bytes // 1024)
+        self._settings["cache_size"] = f"-{kib}"
+        return {"cache_size": f"-{kib}", "cache_bytes": kib * 1024,
+                "os_page_cache": "not bounded (SQLCipher decrypts on every miss of SQLite's own cache)"}
 
     def settings(self) -> dict[str, Any]:
         out: dict[str, Any] = dict(self._settings)

@@ -29,12 +29,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tdebench.api.counters import COUNTERS
+from tdebench.api.counters import COUNTERS, LEVELS
 from tdebench.api.trial import Recorder
 from tdebench.measure.proctime import TreeCpu, TreeReading, read_threads_ns
 
-#: counters that are levels (settings), not amounts: recorded as read, never as a difference
-LEVELS = frozenset({"page_size"})
 
 
 class ClientCpu:
@@ -117,7 +115,7 @@ class StepProbe:
         for name, value in counters.items():
             if name in LEVELS:
                 sums.levels[name] = value
-            elif name in opened.counters:
+            elif name in opened.counters and value >= opened.counters[name]:  # not across a counter reset
                 sums.counters[name] = sums.counters.get(name, 0.0) + value - opened.counters[name]
         if opened.total:
             self._totals.setdefault((opened.test, opened.total), set()).add(opened.step)

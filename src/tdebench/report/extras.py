@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tdebench.api.regime import ratio_of
 from tdebench.report import aes3des, backups_view, consistency_view, steps, storage_view
-from tdebench.report.floor import CipherTable, EngineFloor, cipher_table, engine_floors
+from tdebench.report.counters_view import fmt_hit
+from tdebench.report.floor import ESTIMATED, CipherTable, EngineFloor, FloorRow, cipher_table, engine_floors
 from tdebench.report.fmt import DASH, fmt_bytes, fmt_ci, fmt_pct, fmt_value
 from tdebench.report.htmlkit import Col, Safe, join, table, tag
 from tdebench.report.model import RunSummary
@@ -45,8 +47,14 @@ def compute(rs: RunSummary) -> Extras:
 
 
 # cipher floor ------------------------------------------------------------------------------------------
-FLOOR_HEADERS = ["config", "step", "server read", "server written", "cipher", "cipher floor", "plain (median)",
-                 "measured overhead", "overhead 95% CI", "floor / overhead"]
+FLOOR_HEADERS = ["config", "step", "hit ratio", "decrypted", "encrypted", "bytes from", "cipher", "cipher floor",
+                 "plain (median)", "measured overhead", "overhead 95% CI", "floor / overhead"]
+_FLOOR_TEXT = {2, 3, 4, 7, 8, 9, 10, 11}  # right-aligned (numbers)
+
+
+def _floor_config(r: FloorRow) -> str:
+    ratio = ratio_of(r.config)
+    return r.encryption if ratio is None else f"{r.encryption} @ memory ratio {ratio:g}"
 
 
 def floor_cells(ef: EngineFloor) -> list[list[str]]:
@@ -55,27 +63,30 @@ def floor_cells(ef: EngineFloor) -> list[list[str]]:
         o = r.overhead_s
         overhead = DASH if o is None else f"{fmt_value(o, 's')} ({fmt_pct(r.overhead_pct)})"
         share = DASH if r.floor_share is None else f"{r.floor_share * 100:.1f}%"
-        rows.append([r.encryption, r.step, fmt_bytes(r.read_bytes), fmt_bytes(r.write_bytes), r.cipher,
+        mark = "≈" if r.basis == ESTIMATED else ""
+        rows.append([_floor_config(r), r.step, fmt_hit(r.hit_ratio), mark + fmt_bytes(r.read_bytes),
+                     mark + fmt_bytes(r.write_bytes), r.basis, r.cipher,
                      fmt_value(r.floor_s, "s"), fmt_value(r.plain_s, "s") if r.plain_s is not None else DASH,
                      overhead, fmt_ci(r.ci_low_pct, r.ci_high_pct), share])
     return rows
 
 
-FLOOR_NOTE = ("Cipher floor = bytes the server read during the step ÷ decrypt speed + bytes it wrote ÷ encrypt "
-              "speed (one core): the least CPU time encryption itself adds. Bytes are /proc IO counters of the "
-              "server process tree (median over trials): reads served from the OS page cache and from the "
-              "DBMS's own buffer pool are not counted, and neither is decryption of pages already in memory. "
-              "Floor / overhead (shown where the overhead's 95% CI lies above 0) near 100% means the cipher "
-              "explains the overhead; far below it, the cost is elsewhere (extra IO, key handling, code paths). "
-              "Tools that read the data files themselves (mariadb-backup) do their IO outside the server and "
-              "are not counted.")
+FLOOR_NOTE = ("Cipher floor = bytes decrypted during the step ÷ decrypt speed + bytes encrypted ÷ encrypt speed "
+              "(one core): the least CPU time encryption itself adds. Bytes are what crossed the encryption "
+              "boundary as the engine counts it (pages it read from or wrote to its files × page size; ≈: the "
+              "engine's estimate, see docs/engines), median over trials; 'disk IO (fallback)' rows use the bytes the "
+              "server process tree read from and wrote to storage instead, which miss everything the OS page cache "
+              "served. Hit ratio = 1 − cache misses / cache requests of the engine's own cache. Floor / overhead "
+              "(shown where the overhead's 95% CI lies above 0) near 100% means the cipher explains the overhead; "
+              "far below it, the cost is elsewhere (extra IO, key handling, code paths). The total row covers the 22 "
+              "queries of the power test.")
 
 
 def floor_html(x: Extras) -> Safe:
     parts: list[object] = [tag("h2", "Cipher floor")]
     if x.ciphers is not None:
         parts.append(tag("p", f"Cipher speeds: {x.ciphers.source}.", class_="note"))
-    cols = [Col(h, i >= 2 and h not in ("cipher",)) for i, h in enumerate(FLOOR_HEADERS)]
+    cols = [Col(h, i in _FLOOR_TEXT) for i, h in enumerate(FLOOR_HEADERS)]
     for ef in x.floors:
         parts += [tag("h3", ef.engine), table(cols, floor_cells(ef))]
         parts += [tag("p", n, class_="note") for n in ef.notes]
@@ -90,7 +101,7 @@ def floor_md(x: Extras) -> list[str]:
     if x.ciphers is not None:
         out += [f"_Cipher speeds: {x.ciphers.source}._", ""]
     for ef in x.floors:
-        out += [f"### {ef.engine}", ""] + md_table(FLOOR_HEADERS, floor_cells(ef), set(range(2, 10)) - {4}) + [""]
+        out += [f"### {ef.engine}", ""] + md_table(FLOOR_HEADERS, floor_cells(ef), _FLOOR_TEXT) + [""]
         out += [f"- {n}" for n in ef.notes] + ([""] if ef.notes else [])
     return out + [FLOOR_NOTE, ""]
 

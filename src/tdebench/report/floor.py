@@ -1,9 +1,12 @@
 """The cipher floor beside the measured overhead, per encrypted config and step.
 
-floor = bytes the server read during the step ÷ the cipher's decrypt speed + bytes it wrote ÷ its encrypt
-speed (``resources`` measurements: /proc/<pid>/io ``read_bytes``/``write_bytes`` of the server process tree,
-median over trials), with the speeds of the cipher the spec names (one core). That is the least CPU time the
-encryption itself adds; the measured overhead (seconds) = median(config) − median(plain twin) of the step.
+floor = bytes decrypted during the step ÷ the cipher's decrypt speed + bytes encrypted ÷ its encrypt speed (one
+core, with SQLCipher's HMAC-SHA512 folded in), median over trials. The bytes are what crossed the encryption
+boundary as the engine itself counts it (``counters`` rows: pages decrypted/encrypted × page size, see
+:mod:`tdebench.report.counters_view` and docs/engines/*.md), or the engine's estimate (marked); where an engine
+counts neither, the floor falls back, labelled, to the bytes the server process tree read from and wrote to
+storage (``resources`` rows: /proc/<pid>/io ``read_bytes``/``write_bytes``), which misses every page served by the
+OS page cache. The measured overhead (seconds) = median(config) − median(plain twin at the same memory ratio).
 
 The cipher table is the run's ``ciphers.json`` when there is one; otherwise it is measured once at report time
 (0.05 s per cipher) and kept in ``report/ciphers.json`` so later rebuilds show the same figures.
@@ -19,10 +22,13 @@ import numpy as np
 from tdebench.encryption import parse_spec
 from tdebench.errors import TdebenchError
 from tdebench.measure import ciphers as cm
+from tdebench.report.counters_view import CounterIndex
 from tdebench.report.model import RunSummary
 from tdebench.stats.load import SeriesKey, is_plain
+from tdebench.stats.metrics import query_number
 
 QUICK_SECONDS = 0.05
+COUNTED, ESTIMATED, FALLBACK = "counted", "estimated", "disk IO (fallback)"
 REPORT_TIME = (f"measured when this report was first built ({QUICK_SECONDS:g} s per cipher, kept in "
                "report/ciphers.json); the run may have used another machine")
 
@@ -37,7 +43,8 @@ class CipherTable:
 
 @dataclass
 class FloorRow:
-    """One encrypted config and step."""
+    """One encrypted config and step. ``read_bytes``/``write_bytes`` are the bytes the floor divides: decrypted
+    and encrypted as counted (``basis``), or read and written by the server in the disk IO fallback."""
 
     config: str
     encryption: str
@@ -51,6 +58,8 @@ class FloorRow:
     overhead_pct: float | None = None
     ci_low_pct: float | None = None
     ci_high_pct: float | None = None
+    basis: str = FALLBACK
+    hit_ratio: float | None = None
 
     @property
     def overhead_s(self) -> float | None:
@@ -112,19 +121,33 @@ def _elapsed_key(rs: RunSummary, config: str, step: str) -> SeriesKey | None:
     return keys[0] if keys else None
 
 
-def _row(rs: RunSummary, table: CipherTable, key: SeriesKey, plain: str | None) -> FloorRow | None:
-    enc = rs.analysis.measurements.encryption.get(key.config, "")
-    read = _median(rs, key._replace(metric="server_read_bytes"))
-    write = _median(rs, key._replace(metric="server_write_bytes"))
+def _row(rs: RunSummary, table: CipherTable, counters: CounterIndex, config: str, step: str) -> FloorRow | None:
+    enc = rs.analysis.measurements.encryption.get(config, "")
     mapping = cm.cipher_for_spec(parse_spec(enc))
-    if read is None or write is None or mapping is None:
+    if mapping is None:
         return None
+    crossing = counters.crossing(config, step)
+    if crossing.known:
+        read, write = crossing.decrypted or 0.0, crossing.encrypted or 0.0
+        basis = ESTIMATED if crossing.estimate else COUNTED
+    else:
+        keys = [k for k in rs.analysis.measurements.series if k.config == config and k.test == "resources"
+                and k.step == step and k.metric == "server_read_bytes"]
+        if not keys:
+            return None
+        resources = keys[0]
+        read = _median(rs, resources)
+        write = _median(rs, resources._replace(metric="server_write_bytes"))
+        if read is None or write is None:
+            return None
+        basis = FALLBACK
     floor = cm.floor_for_spec(enc, table.speeds, int(read), int(write), include_mac=True)
     if floor is None:
         return None
-    row = FloorRow(key.config, enc, key.step, read, write, mapping.name + (f" + {mapping.mac}" if mapping.mac else ""),
-                   floor)
-    elapsed = _elapsed_key(rs, key.config, key.step)
+    row = FloorRow(config, enc, step, read, write, mapping.name + (f" + {mapping.mac}" if mapping.mac else ""),
+                   floor, basis=basis, hit_ratio=counters.hit_ratio(config, step))
+    elapsed = _elapsed_key(rs, config, step)
+    plain = rs.analysis.baselines.get(config)
     if elapsed is not None and plain is not None:
         row.config_s, row.plain_s = _median(rs, elapsed), _median(rs, elapsed._replace(config=plain))
         o = rs.analysis.overhead(elapsed)
@@ -137,7 +160,9 @@ def _notes(specs: set[str]) -> list[str]:
     notes = []
     for text in sorted(specs):
         mapping = cm.cipher_for_spec(parse_spec(text))
-        if mapping is not None and mapping.note:
+        if mapping is not None and mapping.mac:
+            notes.append(f"{text}: the floor includes the {mapping.mac} that the engine computes per page")
+        elif mapping is not None and mapping.note:
             notes.append(f"{text}: {mapping.note}")
         if text.startswith("column:"):
             notes.append(f"{text}: pgcrypto encrypts values in SQL functions, not pages on their way to disk, so "
@@ -145,25 +170,46 @@ def _notes(specs: set[str]) -> list[str]:
     return notes
 
 
+def _steps(rs: RunSummary, counters: CounterIndex, config: str) -> list[str]:
+    """Steps with counters or resources of ``config`` (not the whole trial), then ``total`` of the queries."""
+    steps = counters.steps(config)
+    for k in rs.analysis.measurements.series:
+        if k.config == config and k.test == "resources" and k.metric == "server_read_bytes" and k.step != "trial" \
+                and k.step not in steps:
+            steps.append(k.step)
+    if any(query_number(s) is not None for s in steps) and "total" not in steps:
+        steps.append("total")
+    return sorted(steps, key=lambda s: _STEP_ORDER.get(s, (1, query_number(s) or 0) if query_number(s) else (3, 0)))
+
+
+# the power test's order: RF1, the queries by number, RF2; then other steps as found, the queries' total last
+_STEP_ORDER = {"rf1": (0, 0), "rf2": (2, 0), "total": (4, 0)}
+
+
 def engine_floors(rs: RunSummary) -> tuple[list[EngineFloor], CipherTable | None]:
-    """Floor rows per engine; empty when no encrypted config has ``resources`` measurements."""
+    """Floor rows per engine; empty when no encrypted config has ``counters`` or ``resources`` measurements."""
     m = rs.analysis.measurements
-    keys = [k for k in m.series if k.test == "resources" and k.metric == "server_read_bytes"
-            and not is_plain(m.encryption.get(k.config, "")) and k.step != "trial"]
-    if not keys:
+    counters = CounterIndex(m)
+    configs = list(dict.fromkeys(k.config for k in m.series if k.test in ("resources", "counters")
+                                 and not is_plain(m.encryption.get(k.config, ""))))
+    if not configs:
         return [], None
-    specs = sorted({m.encryption.get(k.config, "") for k in keys})
+    specs = sorted({m.encryption.get(c, "") for c in configs})
     table = cipher_table(rs.run_dir, specs)
     if table is None:
         return [], None
     out = []
     for es in rs.engines:
         ef = EngineFloor(es.engine)
-        for key in (k for k in keys if k.engine == es.engine):
-            row = _row(rs, table, key, es.plain)
-            if row is not None:
-                ef.rows.append(row)
+        for config in (c for c in es.configs if c in configs):
+            for step in _steps(rs, counters, config):
+                row = _row(rs, table, counters, config, step)
+                if row is not None:
+                    ef.rows.append(row)
         if ef.rows:
             ef.notes = _notes({r.encryption for r in ef.rows})
+            if any(r.basis == FALLBACK for r in ef.rows):
+                ef.notes.append("Rows counted from disk IO (fallback): the engine counted no decrypted bytes for "
+                                "them, so pages served by the OS page cache are missing from their floor.")
             out.append(ef)
     return out, table

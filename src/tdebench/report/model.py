@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tdebench.report.fmt import fmt_p, fmt_value, fmt_value_ci
+from tdebench.api.regime import split_label
+from tdebench.report.fmt import fmt_ci, fmt_p, fmt_value, fmt_value_ci
 from tdebench.report.rundir import RunFiles, load_run
 from tdebench.results.labels import LabelStatus, label_status, manifest_label_status
 from tdebench.stats.analysis import Analysis, StatsSettings, analyze, settings_for_run
@@ -317,6 +318,8 @@ def summarize_files(files: RunFiles, settings: StatsSettings | None = None) -> R
     for key in files.measurements.all_keys():
         engines.setdefault(key.engine, [])
     order = _config_order(files)
+    swept = {split_label(c)[0] for c in order if split_label(c)[1] is not None}
+    order = [c for c in order if c not in swept]  # a memory sweep measures its configs at each ratio only
     for config in order:
         engine = (next((k.engine for k in files.measurements.all_keys() if k.config == config), "")
                   or str(files.manifest_config(config).get("engine", "")))  # e.g. `tdebench verify`: load rows only

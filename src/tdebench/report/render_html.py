@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from tdebench import __version__
-from tdebench.report import extras, precision_view, texts, threats_view
+from tdebench.report import curve, extras, precision_view, texts, threats_view
+from tdebench.report.counters_view import CounterIndex
 from tdebench.report.charts import Chart
 from tdebench.report.figures import cipher_floor, engine_charts
 from tdebench.report.fmt import DASH, fmt_bytes, fmt_ci, fmt_p, fmt_pct, fmt_value, fmt_value_ci
@@ -100,12 +101,15 @@ def drop_empty(cols: list[Col], rows: list[list[object]],
     return [cols[i] for i in keep], [[r[i] for i in keep] for r in rows]
 
 
-def summary_table(es: EngineSummary) -> Safe:
-    """The per-engine summary: headline median and overhead with CIs, metrics, storage, proof."""
+def summary_table(es: EngineSummary, counters: CounterIndex | None = None) -> Safe:
+    """The per-engine summary: headline median and overhead with CIs, the engine's counters over the headline's
+    steps (hit ratio, bytes decrypted), metrics, storage, proof."""
     hl = texts.headline_label(es.headline)
+    step = es.headline.step if es.headline else ""
     cols = [Col("config", cls="label"), Col("n", True), Col(f"{hl} (median, 95% CI)", True),
             Col("overhead (95% CI)", True), Col("significance"), Col("server CPU overhead (95% CI)", True),
-            Col("Power@Size", True), Col("QphH@Size", True), Col("storage", True), Col("encrypted on disk")]
+            Col(COUNTERS_COL), Col("Power@Size", True), Col("QphH@Size", True), Col("storage", True),
+            Col("encrypted on disk")]
     rows: list[list[object]] = []
     for r in es.rows:
         h, o = r.headline, r.overhead
@@ -122,35 +126,48 @@ def summary_table(es: EngineSummary) -> Safe:
             _sig_cell(o, r.significance),
             DASH if r.is_baseline or r.cpu_overhead is None else _with_sub(
                 fmt_pct(r.cpu_overhead.overhead_pct), fmt_ci(r.cpu_overhead.ci_low_pct, r.cpu_overhead.ci_high_pct)),
+            (counters.brief(r.label, step) or DASH) if counters else DASH,
             _median_cell(r.power_at_size), _median_cell(r.qphh_at_size),
             _with_sub(storage, fmt_pct(r.storage_pct) + " vs plain" if r.storage_pct is not None else ""),
             _verif_cell(r),
         ])
-    cols, rows = drop_empty(cols, rows, {"Power@Size", "QphH@Size", "storage", "server CPU overhead (95% CI)"})
+    cols, rows = drop_empty(cols, rows, {"Power@Size", "QphH@Size", "storage", "server CPU overhead (95% CI)",
+                                         COUNTERS_COL})
     return table(cols, rows)
 
 
-def _query_cells(q: QueryRow, config: str, plain: bool) -> list[object]:
+COUNTERS_COL = "engine counters (median per trial)"
+COUNTERS_NOTE = ("Counters: the engine's own, over the query (median over trials): hit = its cache's hit ratio, "
+                 "decrypted/encrypted = bytes that crossed the encryption boundary (pages × page size; ≈ estimated; "
+                 "0 B for plain configs); see the cipher floor section and docs/engines.")
+
+
+def _query_cells(q: QueryRow, config: str, plain: bool, counters: CounterIndex | None = None) -> list[object]:
     s = q.summaries.get(config)
     med = _median_cell(s)
     if s and (s.n_failed or s.n_timeout):
         med = join([esc(med), tag("span", f"n = {s.n}, {s.n_failed + s.n_timeout} failed", class_="sub")])
+    counted = [counters.brief(config, q.step) or DASH] if counters else []
     if plain:
-        return [med]
+        return [med, *counted]
     o = q.overheads.get(config)
     cls = "sig" if o and not o.ci_spans_zero and o.p_value is not None and o.p_value < 0.05 else "nsig"
     return [med, tag("span", fmt_pct(o.overhead_pct), class_=cls) if o else DASH,
-            fmt_ci(o.ci_low_pct, o.ci_high_pct) if o else DASH, fmt_p(o.p_value) if o else DASH]
+            fmt_ci(o.ci_low_pct, o.ci_high_pct) if o else DASH, fmt_p(o.p_value) if o else DASH, *counted]
 
 
-def query_table(es: EngineSummary) -> Safe:
-    """Median per config for each query with overhead, CI and p-value per encrypted config."""
+def query_table(es: EngineSummary, counters: CounterIndex | None = None) -> Safe:
+    """Median per config for each query with overhead, CI and p-value per encrypted config, and the engine's
+    counters of the query (cache hit ratio, bytes decrypted) when it counts them."""
+    counters = counters if counters and any(c in counters.configs() for c in es.configs) else None
     cols = [Col("query")]
     for r in es.rows:
         cols.append(Col(r.shown_label, True))
         if not r.is_baseline:
             cols += [Col("overhead", True), Col("95% CI", True), Col("p", True)]
-    rows = [[q.step] + [c for r in es.rows for c in _query_cells(q, r.label, r.is_baseline)]
+        if counters:
+            cols.append(Col("counters"))
+    rows = [[q.step] + [c for r in es.rows for c in _query_cells(q, r.label, r.is_baseline, counters)]
             for q in es.queries]
     return table(cols, rows)
 
@@ -178,10 +195,11 @@ def figure(chart: Chart) -> Safe:
 def engine_sections(rs: RunSummary) -> list[Safe]:
     """Summary, per-query, charts and ANOVA of every engine."""
     summary, queries, charts_, anova = [], [], [], []
+    counters = CounterIndex(rs.analysis.measurements)
     for es in rs.engines:
-        summary += [tag("h3", es.engine), summary_table(es)]
+        summary += [tag("h3", es.engine), summary_table(es, counters)]
         if es.queries:
-            queries += [tag("h3", f"{es.engine}: power test, median per query"), query_table(es)]
+            queries += [tag("h3", f"{es.engine}: power test, median per query"), query_table(es, counters)]
         charts_ += [figure(c) for c in engine_charts(rs, es)]
         if es.anova:
             unit = next((r.headline.unit for r in es.rows if r.headline and r.headline.unit), "")
@@ -191,8 +209,8 @@ def engine_sections(rs: RunSummary) -> list[Safe]:
     out = [tag("section", join([tag("h2", "Summary")] + summary), id="summary")]
     if queries:
         out.append(tag("section", join([tag("h2", "Per query")] + queries + [tag(
-            "p", "Bold overheads are significant (95% CI excludes 0 and p < 0.05).", class_="note")]),
-            id="queries"))
+            "p", "Bold overheads are significant (95% CI excludes 0 and p < 0.05). " + COUNTERS_NOTE,
+            class_="note")]), id="queries"))
     if charts_:
         out.append(tag("section", join([tag("h2", "Charts")] + charts_), id="charts"))
     if anova:
@@ -253,9 +271,9 @@ def render(rs: RunSummary) -> str:
         plan.get("trials") and f"{plan.get('trials')} trials per config",
         plan.get("cache") and f"{plan.get('cache')} cache", host and f"on {host}",
         m.get("status")) if x)
-    body = [verdict_section(rs), warnings_section(rs.warnings)] + engine_sections(rs)
+    body = [verdict_section(rs), warnings_section(rs.warnings), curve.html_section(rs)] + engine_sections(rs)
     body += extras.html_sections(rs) + [threats_view.html_section(rs), verification_section(rs), methods_section(rs)]
-    nav = [("verdict", "Verdict"), ("warnings", "Warnings"), ("summary", "Summary"),
+    nav = [("verdict", "Verdict"), ("warnings", "Warnings"), ("memory-curve", "Cost curve"), ("summary", "Summary"),
            ("queries", "Per query"), ("charts", "Charts"), ("anova", "Across configs"), *extras.NAV,
            ("threats", "Threat model"), ("verification", "Verification"), ("methods", "Methods")]
     present = "".join(body)

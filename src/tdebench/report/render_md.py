@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from tdebench.report import extras, precision_view, texts, threats_view
+from tdebench.report import curve, extras, precision_view, texts, threats_view
+from tdebench.report.counters_view import CounterIndex
 from tdebench.report.fmt import DASH, fmt_bytes, fmt_ci, fmt_p, fmt_pct, fmt_value, fmt_value_ci
 from tdebench.report.model import EngineSummary, RunSummary
 from tdebench.stats.describe import Summary
@@ -24,12 +25,13 @@ def _med(s: Summary | None) -> str:
     return fmt_value(s.median, s.unit) if s else DASH
 
 
-def summary_lines(es: EngineSummary) -> list[str]:
+def summary_lines(es: EngineSummary, counters: CounterIndex | None = None) -> list[str]:
     """The per-engine summary table."""
     hl = texts.headline_label(es.headline)
+    step = es.headline.step if es.headline else ""
     headers = ["config", "encryption", "n", f"{hl} (median)", "95% CI", "overhead", "95% CI",
-               "p", "significance", "server CPU overhead", "CPU 95% CI", "Power@Size", "QphH@Size", "storage",
-               "encrypted on disk"]
+               "p", "significance", "server CPU overhead", "CPU 95% CI", "counters", "Power@Size", "QphH@Size",
+               "storage", "encrypted on disk"]
     rows = []
     for r in es.rows:
         h, o = r.headline, r.overhead
@@ -45,17 +47,19 @@ def summary_lines(es: EngineSummary) -> list[str]:
             fmt_p(o.p_value) if o and not r.is_baseline else DASH,
             r.significance or DASH, fmt_pct(cpu.overhead_pct) if cpu else DASH,
             fmt_ci(cpu.ci_low_pct, cpu.ci_high_pct) if cpu else DASH,
+            (counters.brief(r.label, step) or DASH) if counters else DASH,
             _med(r.power_at_size), _med(r.qphh_at_size), storage, r.verification.verdict])
-    right = {headers[i] for i in (2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13)}
-    optional = ("Power@Size", "QphH@Size", "storage", "server CPU overhead", "CPU 95% CI")
+    right = {headers[i] for i in (2, 3, 4, 5, 6, 7, 9, 10, 12, 13, 14)}
+    optional = ("Power@Size", "QphH@Size", "storage", "server CPU overhead", "CPU 95% CI", "counters")
     keep = [i for i, h in enumerate(headers) if h not in optional or any(r[i] != DASH for r in rows)]
     headers = [headers[i] for i in keep]
     rows = [[r[i] for i in keep] for r in rows]
     return md_table(headers, rows, {i for i, h in enumerate(headers) if h in right})
 
 
-def query_lines(es: EngineSummary) -> list[str]:
-    """Per-query medians and overheads."""
+def query_lines(es: EngineSummary, counters: CounterIndex | None = None) -> list[str]:
+    """Per-query medians and overheads, with the engine's counters when it counts them."""
+    counters = counters if counters and any(c in counters.configs() for c in es.configs) else None
     headers, right = ["query"], set()
     for r in es.rows:
         right.add(len(headers))
@@ -63,6 +67,8 @@ def query_lines(es: EngineSummary) -> list[str]:
         if not r.is_baseline:
             right.update(range(len(headers), len(headers) + 3))
             headers += ["overhead", "95% CI", "p"]
+        if counters:
+            headers.append("counters")
     rows = []
     for q in es.queries:
         row = [q.step]
@@ -74,6 +80,8 @@ def query_lines(es: EngineSummary) -> list[str]:
                 o = q.overheads.get(r.label)
                 row += ([fmt_pct(o.overhead_pct), fmt_ci(o.ci_low_pct, o.ci_high_pct),
                          fmt_p(o.p_value)] if o else [DASH] * 3)
+            if counters:
+                row.append(counters.brief(r.label, q.step) or DASH)
         rows.append(row)
     return md_table(headers, rows, right)
 
@@ -126,10 +134,12 @@ def render(rs: RunSummary) -> str:
         out += ["## Warnings", ""]
         out += [f"- {'Note' if w.severity == 'info' else '**Warning**'}: {w.message}"
                 for w in rs.warnings] + [""]
+    out += curve.md_lines(rs)
+    counters = CounterIndex(rs.analysis.measurements)
     for es in rs.engines:
-        out += [f"## Summary: {es.engine}", ""] + summary_lines(es) + [""]
+        out += [f"## Summary: {es.engine}", ""] + summary_lines(es, counters) + [""]
         if es.queries:
-            out += [f"## Per query: {es.engine} (power test)", ""] + query_lines(es) + [""]
+            out += [f"## Per query: {es.engine} (power test)", ""] + query_lines(es, counters) + [""]
         if es.anova:
             a = es.anova
             out += [f"## Across configs: {es.engine}", "",

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tdebench.api.regime import split_label
 from tdebench.errors import UsageError
 from tdebench.stats.load import Measurements, load_measurements
 
@@ -35,8 +36,10 @@ class RunFiles:
         return {}
 
     def verification_for(self, label: str) -> dict[str, Any] | None:
-        """The verification.json entry of a config, if any."""
+        """The verification.json entry of a config, if any (a config at a memory ratio: its config's)."""
         configs = (self.verification or {}).get("configs")
+        if isinstance(configs, dict) and label not in configs:
+            label = split_label(label)[0]
         entry = configs.get(label) if isinstance(configs, dict) else None
         return entry if isinstance(entry, dict) else None
 

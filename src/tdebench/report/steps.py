@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tdebench.report.counters_view import CounterIndex
 from tdebench.report.fmt import DASH, fmt_ci, fmt_pct, fmt_value, fmt_value_ci
 from tdebench.report.htmlkit import Col, Safe, esc, join, table, tag
 from tdebench.report.model import RunSummary
@@ -48,6 +49,7 @@ class StepTable:
     steps: list[str]
     summaries: dict[tuple[str, str, str], Summary] = field(default_factory=dict)  # (step, config, metric)
     overheads: dict[tuple[str, str, str], Overhead] = field(default_factory=dict)
+    counters: dict[tuple[str, str], str] = field(default_factory=dict)  # (step, config) -> hit ratio, bytes
 
 
 def _step_order(keys: list[SeriesKey]) -> list[str]:
@@ -59,6 +61,7 @@ def _step_order(keys: list[SeriesKey]) -> list[str]:
 def step_tables(rs: RunSummary) -> list[StepTable]:
     """Every (engine, test) of :data:`TESTS` that has data."""
     a = rs.analysis
+    counted = CounterIndex(a.measurements)
     out = []
     for es in rs.engines:
         for test, (title, wanted) in TESTS.items():
@@ -74,6 +77,8 @@ def step_tables(rs: RunSummary) -> list[StepTable]:
                     o = a.overhead(k)
                     if o is not None:
                         t.overheads[(k.step, k.config, k.metric)] = o
+            t.counters = {(step, c): counted.brief(c, step) for step in t.steps for c in t.configs
+                          if counted.brief(c, step)}
             out.append(t)
     return out
 
@@ -96,7 +101,9 @@ def _overhead(o: Overhead | None) -> tuple[str, str]:
 def _cells(t: StepTable, step: str, config: str, metric: str) -> list[tuple[str, str]]:
     cells = [_median(t.summaries.get((step, config, metric)))]
     if config not in t.plain:
-        cells.append(_overhead(t.overheads.get((step, config, metric))))
+        main, sub = _overhead(t.overheads.get((step, config, metric)))
+        counted = t.counters.get((step, config), "")
+        cells.append((main, " · ".join(x for x in (sub, counted) if x and x != DASH) or sub))
     return cells
 
 
@@ -124,7 +131,8 @@ def html_section(tables: list[StepTable]) -> Safe:
         for metric in t.metrics:
             parts += [tag("h3", f"{t.engine}: {t.title}, {METRIC_TITLES.get(metric, metric)}"), html_table(t, metric)]
     parts.append(tag("p", "Median over trials with its 95% bootstrap interval (small grey text); overhead = "
-                          f"config vs plain twin with its 95% interval ({RATIO_METHOD}). For MB/s, "
+                          f"config vs plain twin with its 95% interval ({RATIO_METHOD}), then the engine's counters "
+                          "over the step where it counts them (cache hit ratio, bytes decrypted). For MB/s, "
                           "a negative overhead means lower throughput. MB/s = bytes processed (the rows' value "
                           "sizes as the DBMS reports them) / elapsed / 1024².", class_="note"))
     return tag("section", join(parts), id="operations")

@@ -48,7 +48,8 @@ def config_threats(rs: RunSummary, es: EngineSummary) -> list[ConfigThreats]:
 
 def sentences(rs: RunSummary, es: EngineSummary) -> list[str]:
     """The verdict sentence of every encrypted config of one engine."""
-    return [c.sentence for c in config_threats(rs, es) if not c.plain and c.sentence]
+    # one per sentence: a config run at several memory ratios has one verification
+    return list(dict.fromkeys(c.sentence for c in config_threats(rs, es) if not c.plain and c.sentence))
 
 
 def attackers(configs: list[ConfigThreats]) -> list[tuple[str, str]]:

@@ -43,6 +43,7 @@ from tdebench.runner import cache, diskguard, ownership, pinning, settle
 from tdebench.runner.instruments import Watch, start_watch, stop_watch
 from tdebench.runner.precision import BlockSequence
 from tdebench.runner.schedule import QuerySchedule
+from tdebench.runner.memory import MemoryRegimes
 from tdebench.api.events import RunListener
 from tdebench.runner.ownership import Ownership, socket_dirs
 from tdebench.api.plan import Block, RunPlan
@@ -94,6 +95,7 @@ class Orchestrator:
         self._probes: dict[str, Any] = {}
         self.started = time.monotonic()  # --max-time counts from here (this invocation, data and load included)
         self.schedule = QuerySchedule(self) if plan.schedule == "query" else None
+        self.regimes = MemoryRegimes(plan)  # --memory-ratio (runner/memory.py)
 
     # ------------------------------------------------------------------------------------------
     def execute(self) -> RunOutcome:
@@ -165,6 +167,7 @@ class Orchestrator:
             engine.check_spec_available(config.spec)
             engine.check_tables(config, tables)
             self.workload.check_dialect(config.label, engine.dialect)
+        self.regimes.check_before_work(self.engines, self.workload.estimated_input_bytes())
         self._work_root().mkdir(parents=True, exist_ok=True)
         if self.disk_check:  # before generating data: an absurd scale factor is refused at once
             self._check_space({})
@@ -331,7 +334,7 @@ class Orchestrator:
             state = self.states[label]
             if state.abandoned:
                 continue
-            if (block.number, label) in self.completed:
+            if (block.number, self.regimes.row_label(label, block)) in self.completed:
                 self._replay(block, state)
                 continue
             self._run_one(block, state)
@@ -342,9 +345,11 @@ class Orchestrator:
 
     def _run_one(self, block: Block, state: ConfigState) -> None:
         label = state.config.label
-        name = "warm-up" if block.warmup else f"trial {block.number}/{self.plan.trials}"
+        name = self.regimes.trial_name(block)
         rec = self._recorder(label, block.number)
-        self.ui.task_started("trial", f"{name} {label}", None)
+        self.regimes.label_recorder(rec, block)
+        self.regimes.apply(state, block, self.manifest, self.ui.message)
+        self.ui.task_started("trial", f"{name} {rec.config}", None)
         self.note_in_flight(block, [label])
         results: dict[str, TrialResult] = {}
         watch = None

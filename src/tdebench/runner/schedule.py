@@ -59,13 +59,16 @@ class QuerySchedule:
             state = orch.states[label]
             if state.abandoned:
                 continue
-            if (block.number, label) in orch.completed:
+            if (block.number, orch.regimes.row_label(label, block)) in orch.completed:
                 orch._replay(block, state)
                 continue
             pending.append(state)
         if not pending:
             return True
         recs = {s.label: orch._recorder(s.label, block.number) for s in pending}
+        for state in pending:  # --memory-ratio: rows labelled with the ratio, caches sized for it
+            orch.regimes.label_recorder(recs[state.label], block)
+            orch.regimes.apply(state, block, orch.manifest, orch.ui.message)
         trials = {s.label: orch.workload.stepped_trial(s, block.number, recs[s.label], orch.plan.repeat)
                   for s in pending}
         if any(t is None or not t.steps for t in trials.values()):
@@ -86,7 +89,7 @@ class QuerySchedule:
         orch = self.orch
         steps = list(trials[pending[0].label].steps)
         repeat = orch.plan.repeat
-        name = "warm-up" if block.warmup else f"trial {block.number}/{orch.plan.trials}"
+        name = orch.regimes.trial_name(block)
         orch.ui.task_started("trial", f"{name}: {len(pending)} configs step by step", len(steps) * repeat)
         orch.note_in_flight(block, [s.label for s in pending])
         results: dict[str, TrialResult] = {}

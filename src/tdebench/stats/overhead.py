@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
+from tdebench.api.regime import ratio_of
 from tdebench.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from tdebench.stats.interval import DEFAULT_METHOD, IntervalMethod, overhead_interval
 from tdebench.stats.load import Measurements, Sample, SeriesKey, is_plain
@@ -129,14 +130,16 @@ def config_engines(m: Measurements) -> dict[str, str]:
 
 
 def default_baselines(m: Measurements) -> dict[str, str]:
-    """Map every other config of an engine to its first plain config (encryption ``none``): encrypted configs,
-    and the second plain twin of an A/A test (``--encryption none,none``), compared like an encrypted one."""
+    """Map every other config of an engine to its first plain config (encryption ``none``) at the same memory
+    ratio when the run swept one (labels ``...@mem0.25``, :mod:`tdebench.api.regime`): encrypted configs, and the
+    second plain twin of an A/A test (``--encryption none,none``), compared like an encrypted one."""
     engines = config_engines(m)
-    plain: dict[str, str] = {}
+    plain: dict[tuple[str, float | None], str] = {}
     for config, engine in engines.items():
         if is_plain(m.encryption.get(config, "")):
-            plain.setdefault(engine, config)
-    return {c: plain[e] for c, e in engines.items() if e in plain and c != plain[e]}
+            plain.setdefault((engine, ratio_of(config)), config)
+    return {c: plain[(e, ratio_of(c))] for c, e in engines.items()
+            if (e, ratio_of(c)) in plain and c != plain[(e, ratio_of(c))]}
 
 
 def compute_overheads(m: Measurements, *, baselines: Mapping[str, str] | None = None,

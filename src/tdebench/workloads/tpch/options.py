@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from tdebench.workloads.options import ScaleFactorOption, word_list
 from tdebench.workloads.tpch.streams import min_streams
@@ -23,6 +23,27 @@ class TpchOptions(ScaleFactorOption):
     fix_hint = "use e.g. --sf 0.1 --tests power,throughput --streams 2; see tdebench run --help"
     tests: tuple[str, ...] = ("power",)
     streams: int | None = Field(None, ge=1, le=100)
+    #: a subset of the 22 queries for the power test (e.g. scan-heavy ones for a memory sweep at a large SF);
+    #: empty: all 22. With a subset the power test's "total" is theirs and Power@Size is not computed.
+    queries: tuple[int, ...] = ()
+
+    @field_validator("queries", mode="before")
+    @classmethod
+    def _queries(cls, value: Any) -> tuple[int, ...]:
+        items = [w for w in word_list(value)] if not isinstance(value, int) else [str(value)]
+        numbers = []
+        for item in items:
+            text = item.lstrip("q")
+            if not text.isdigit() or not 1 <= int(text) <= 22:
+                raise ValueError(f"'{item}' is not a TPC-H query number; give numbers 1 to 22, e.g. 1,6,14")
+            numbers.append(int(text))
+        return tuple(sorted(set(numbers)))
+
+    @model_validator(mode="after")
+    def _queries_power_only(self) -> "TpchOptions":
+        if self.queries and "throughput" in self.tests:
+            raise ValueError("queries selects queries of the power test only; leave out throughput or queries")
+        return self
 
     @field_validator("tests", mode="before")
     @classmethod

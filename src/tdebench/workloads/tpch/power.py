@@ -57,8 +57,9 @@ def _timed_query(instance: Instance, conn, number: int, sql: str, timeout: float
 
 def run_stream(instance: Instance, dialect: Dialect, sf: float, stream: int = POWER_STREAM,
                on_query: Callable[[QueryRun], None] | None = None, query_timeout: float = 0.0,
-               mark: Callable[[str | None], None] | None = None) -> StreamResult:
-    """Run the 22 queries of ``stream`` on one new connection; a failing query is recorded, not fatal.
+               mark: Callable[[str | None], None] | None = None, queries: tuple[int, ...] = ()) -> StreamResult:
+    """Run the 22 queries of ``stream`` (only ``queries`` when given) in the stream's order on one new connection;
+    a failing query is recorded, not fatal.
 
     Raises :class:`ServerGone` when a query fails because the server is no longer running.
     """
@@ -67,6 +68,8 @@ def run_stream(instance: Instance, dialect: Dialect, sf: float, stream: int = PO
     started = time.perf_counter_ns()
     try:
         for number in stream_order(stream):
+            if queries and number not in queries:
+                continue
             sql = params.render_query(number, dialect.family, sf)
             if mark:
                 mark(f"q{number:02d}")

@@ -31,7 +31,7 @@ class PowerSteps(SteppedTrial):
         self.plan = plan
         self.rec = rec
         self.after = after  # the workload's checks once the trial is done (row counts after the refreshes)
-        self.steps = tuple(f"q{n:02d}" for n in stream_order(POWER_STREAM))
+        self.steps = tuple(f"q{n:02d}" for n in stream_order(POWER_STREAM) if not plan.queries or n in plan.queries)
         self.runs: dict[int, list[QueryRun]] = {}
         self.stream = StreamResult(POWER_STREAM)
         self.rf1: RefreshTiming | None = None

@@ -27,6 +27,7 @@ class TrialPlan:
     throughput_sets: list[RefreshSet]
     query_timeout: float = 0.0
     mark: Callable[[str | None], None] | None = None  # attributes server resources to steps
+    queries: tuple[int, ...] = ()  # a subset of the power test's queries (empty: all 22)
 
 
 def _record_stream(rec: Recorder, test: str, result: StreamResult, out: TrialResult) -> None:
@@ -69,7 +70,7 @@ def record_power(rec: Recorder, plan: TrialPlan, stream: StreamResult, out: Tria
     """The power stream's rows and answer digest; Power@Size when everything succeeded."""
     _record_stream(rec, "power", stream, out)
     out.answer_digest = {run.number: _digest(run.rows) for run in stream.runs}
-    if stream.ok and rf1 is not None and rf2 is not None:
+    if stream.ok and rf1 is not None and rf2 is not None and not plan.queries:  # Power@Size needs all 22
         times = {run.number: run.seconds for run in stream.runs}
         power = metrics.power_at_size(times, rf1.seconds, rf2.seconds, plan.sf)
         rec.add("power", "power_at_size", "power_at_size", power, "qph")
@@ -80,7 +81,8 @@ def run_power(instance: Instance, dialect: Dialect, plan: TrialPlan, rec: Record
     rf1 = rf2 = None
     if plan.power_set is not None:
         rf1 = run_refresh(instance, dialect, plan, rec, "rf1")
-    stream = run_stream(instance, dialect, plan.sf, 0, query_timeout=plan.query_timeout, mark=plan.mark)
+    stream = run_stream(instance, dialect, plan.sf, 0, query_timeout=plan.query_timeout, mark=plan.mark,
+                        queries=plan.queries)
     if plan.power_set is not None:
         rf2 = run_refresh(instance, dialect, plan, rec, "rf2")
         out.sets_applied.append(plan.power_set)

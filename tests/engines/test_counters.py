@@ -1,0 +1,289 @@
+"""Engine counters and cache sizing on real instances (SQLite/SQLCipher, MariaDB, PostgreSQL): what each engine says
+crossed the encryption boundary, its cache's hit ratio, and that ``resize_cache`` really sizes the cache."""
+
+from __future__ import annotations
+
+import multiprocessing
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from tdebench.api.counters import COUNTERS
+from tdebench.encryption import parse_spec
+from tdebench.engines import Config, get_engine
+from tdebench.engines import memcap
+
+MIB = 1024 * 1024
+ROWS = 60_000  # ~17 MB of rows: several times the smallest caches below
+
+
+def _delta(after: dict[str, float], before: dict[str, float]) -> dict[str, float]:
+    return {k: after[k] - before.get(k, 0) for k in after if k != "page_size"}
+
+
+def _instance(engine: str, spec: str, workdir: Path, settings: dict[str, str] | None = None):
+    workdir.mkdir(parents=True, exist_ok=True)
+    workdir.chmod(0o711)
+    return get_engine(engine).create_instance(Config(engine, parse_spec(spec), settings or {}), workdir)
+
+
+def _scan(inst, sql: str = "SELECT sum(length(b)) FROM t") -> None:
+    conn = inst.connect()
+    try:
+        cur = conn.cursor()
+        cur.execute(sql)
+        cur.fetchall()
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def _fill(inst, insert: str) -> None:
+    conn = inst.connect()
+    try:
+        inst.create_schema(conn, ["CREATE TABLE t (a INTEGER PRIMARY KEY, b VARCHAR(300) NOT NULL)"], [])
+        cur = conn.cursor()
+        cur.execute(insert)
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def test_every_counter_an_engine_reports_is_in_the_vocabulary() -> None:
+    for name in ("cache_requests", "cache_misses", "bytes_decrypted", "bytes_encrypted", "values_read_encrypted",
+                 "bytes_decrypted_estimate", "page_size", "log_bytes", "temp_bytes"):
+        assert name in COUNTERS or name.endswith("_estimate")
+
+
+# SQLite / SQLCipher ---------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def sqlite_pair(tmp_path_factory):
+    out = {}
+    for spec in ("none", "sqlcipher:aes-256-cbc"):
+        inst = _instance("sqlite", spec, tmp_path_factory.mktemp("sqlite"))
+        inst.start()
+        conn = inst.connect()
+        conn.execute("CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT NOT NULL)")
+        conn.execute("BEGIN")
+        conn.executemany("INSERT INTO t VALUES (?, ?)", [(i, "x" * 250) for i in range(ROWS)])
+        conn.execute("COMMIT")
+        conn.close()
+        out[spec] = inst
+    yield out
+    for inst in out.values():
+        inst.destroy()
+
+
+def _in_child(inst) -> None:
+    _scan(inst)
+
+
+def _long_lived_cursor(inst, done, go_on) -> None:
+    """A TPC-C virtual user's way: one connection and one cursor for everything, kept open."""
+    conn = inst.connect()
+    cur = conn.cursor()
+    cur.execute("SELECT sum(length(b)) FROM t")
+    cur.fetchall()
+    cur.execute("SELECT 1")  # the next statement publishes the scan's counts
+    cur.fetchall()
+    done.set()
+    go_on.wait(60)
+    conn.close()
+
+
+def test_sqlite_counts_pages_its_cache_missed_and_sqlcipher_decrypted_them(sqlite_pair) -> None:
+    for spec, inst in sqlite_pair.items():
+        applied = inst.resize_cache(256 * 1024)
+        assert applied["cache_size"] == "-256"
+        conn = inst.connect()
+        assert conn.execute("PRAGMA cache_size").fetchone()[0] == -256
+        conn.close()
+        before = inst.counters()
+        _scan(inst)
+        d = _delta(inst.counters(), before)
+        pages = inst.path.stat().st_size // 4096
+        assert d["cache_misses"] >= 0.9 * pages and d["cache_requests"] >= d["cache_misses"], (spec, d)
+        if spec == "none":
+            assert d["bytes_decrypted"] == 0 and d["bytes_encrypted"] == 0
+        else:
+            assert d["bytes_decrypted"] == d["cache_misses"] * 4096
+        assert d["bytes_read"] >= 0.9 * d["cache_misses"] * 4096  # the process really read those pages
+        inst.resize_cache(64 * MIB)
+        conn = inst.connect()
+        for _ in range(2):
+            before = inst.counters()
+            conn.execute("SELECT sum(length(b)) FROM t").fetchall()
+            d = _delta(inst.counters(), before)
+        conn.close()
+        assert d["cache_misses"] == 0 and d["cache_requests"] >= pages, (spec, d)
+
+
+def test_sqlite_counts_connections_in_forked_processes_and_threads(sqlite_pair) -> None:
+    inst = sqlite_pair["sqlcipher:aes-256-cbc"]
+    inst.resize_cache(256 * 1024)
+    before = inst.counters()
+    child = multiprocessing.get_context("fork").Process(target=_in_child, args=(inst,))
+    child.start()
+    child.join(60)
+    assert child.exitcode == 0
+    d = _delta(inst.counters(), before)
+    assert d["bytes_decrypted"] >= 0.9 * inst.path.stat().st_size
+
+
+# MariaDB --------------------------------------------------------------------------------------------------------
+mariadb = pytest.mark.skipif(not (Path("/usr/sbin/mariadbd").exists() or shutil.which("mariadbd")),
+                             reason="mariadbd is not installed")
+SMALL = {"innodb_buffer_pool_size": "64M", "innodb_log_file_size": "32M", "innodb_log_buffer_size": "4M"}
+
+
+@pytest.fixture(scope="module")
+def mariadb_pair(tmp_path_factory):
+    out = {}
+    try:
+        for spec in ("none", "tde:aes-256-ctr"):
+            inst = _instance("mariadb", spec, tmp_path_factory.mktemp("maria"), SMALL)
+            out[spec] = inst
+            inst.start()
+            conn = inst.connect()
+            cur = conn.cursor()
+            cur.execute("CREATE TABLE t (a INTEGER PRIMARY KEY, b VARCHAR(300) NOT NULL)")
+            for k in range(6):
+                cur.executemany("INSERT INTO t VALUES (%s, %s)", [(k * 10_000 + i, "x" * 250) for i in range(10_000)])
+            conn.commit()
+            conn.close()
+        yield out
+    finally:
+        for inst in out.values():
+            inst.destroy()
+
+
+@pytest.mark.server
+@mariadb
+def test_mariadb_counts_pages_read_into_the_buffer_pool_and_decrypted(mariadb_pair) -> None:
+    for spec, inst in mariadb_pair.items():
+        applied = inst.resize_cache(8 * MIB)
+        assert applied["innodb_buffer_pool_size"] == 8 * MIB and "O_DIRECT" in applied["os_page_cache"]
+        before = inst.counters()
+        assert before["page_size"] == 16384
+        _scan(inst)
+        d = _delta(inst.counters(), before)
+        assert d["pages_read"] > 500 and d["cache_misses"] > 500, (spec, d)  # ~17 MB through an 8 MiB pool
+        if spec == "none":
+            assert d["bytes_decrypted"] == 0
+        else:  # every page read from a data file is decrypted
+            assert d["bytes_decrypted"] >= 0.95 * d["pages_read"] * 16384, d
+        inst.resize_cache(256 * MIB)
+        _scan(inst)
+        before = inst.counters()
+        _scan(inst)
+        d = _delta(inst.counters(), before)
+        assert d["cache_misses"] == 0 and d["bytes_decrypted"] == 0 and d["cache_requests"] > 500, (spec, d)
+
+
+@pytest.mark.server
+@mariadb
+def test_mariadb_counts_the_redo_log_it_encrypts(mariadb_pair) -> None:
+    for spec, inst in mariadb_pair.items():
+        before = inst.counters()
+        conn = inst.connect()
+        conn.cursor().execute("UPDATE t SET b = CONCAT('y', SUBSTRING(b, 2)) WHERE a < 20000")
+        conn.commit()
+        conn.close()
+        d = _delta(inst.counters(), before)
+        assert d["log_bytes"] > 1_000_000, d
+        if spec == "none":
+            assert d["bytes_encrypted"] == 0
+        else:
+            assert d["bytes_encrypted"] >= d["log_bytes"]
+
+
+# PostgreSQL -----------------------------------------------------------------------------------------------------
+postgres = pytest.mark.skipif(not Path("/usr/lib/postgresql").is_dir(), reason="PostgreSQL is not installed")
+
+
+@pytest.fixture(scope="module")
+def pg_instances(tmp_path_factory):
+    out = {}
+    try:
+        for spec in ("none", "column:aes-128", "fs:gocryptfs"):
+            inst = _instance("postgres", spec, tmp_path_factory.mktemp("pg"), {"shared_buffers": "32MB"})
+            out[spec] = inst
+            inst.start()
+            _fill(inst, f"INSERT INTO t SELECT g, repeat('x', 250) FROM generate_series(1, {ROWS}) g")
+        yield out
+    finally:
+        for inst in out.values():
+            inst.destroy()
+
+
+@pytest.mark.server
+@postgres
+def test_postgres_counts_shared_buffer_hits_and_misses_per_statement(pg_instances) -> None:
+    inst = pg_instances["none"]
+    assert inst.settings()["shared_preload_libraries"] == "pg_stat_statements"
+    applied = inst.resize_cache(8 * MIB)
+    assert applied["shared_buffers"] == "8192kB"
+    before = inst.counters()
+    _scan(inst)
+    d = _delta(inst.counters(), before)  # no wait: pg_stat_statements adds a statement's blocks when it ends
+    assert d["cache_misses"] > 1000 and d["cache_requests"] >= d["cache_misses"], d
+    assert d["bytes_read"] >= 0.9 * d["cache_misses"] * 8192, d
+    inst.resize_cache(128 * MIB)
+    _scan(inst)
+    before = inst.counters()
+    _scan(inst)
+    d = _delta(inst.counters(), before)
+    assert d["cache_misses"] == 0 and d["cache_requests"] > 1000, d
+
+
+@pytest.mark.server
+@postgres
+@pytest.mark.skipif(bool(memcap.unavailable()), reason="no memory cgroup here")
+def test_postgres_in_a_memory_cgroup_cannot_keep_its_data_in_the_os_cache(pg_instances) -> None:
+    inst = pg_instances["none"]
+    applied = inst.resize_cache(8 * MIB)
+    assert applied["memory_limit_bytes"] == 8 * MIB + applied["memory_headroom_bytes"]
+    assert set(inst.cluster.pids()) <= set(inst._cap.members())
+    _scan(inst)
+    conn = inst.connect()  # a backend started after the move is in the group too
+    pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+    conn.close()
+    assert pid in inst._cap.members() or not inst.cluster.running()
+    cached = inst._cap.page_cache_bytes()
+    assert cached is not None and cached <= inst._cap.limit
+
+
+@pytest.mark.server
+@postgres
+def test_postgres_estimates_what_gocryptfs_and_pgcrypto_decrypted(pg_instances) -> None:
+    fs = pg_instances["fs:gocryptfs"]
+    fs.resize_cache(8 * MIB)
+    before = fs.counters()
+    _scan(fs)
+    d = _delta(fs.counters(), before)
+    assert d["bytes_decrypted_estimate"] >= 0.5 * d["cache_misses"] * 8192 > 0, d
+    column = pg_instances["column:aes-128"]
+    before = column.counters()
+    _scan(column)
+    time.sleep(1.5)  # table statistics are published up to a second late
+    d = _delta(column.counters(), before)
+    assert d["values_read_encrypted"] >= ROWS, d  # one encrypted column (b) read in every row
+
+
+def test_sqlite_counts_a_long_lived_cursor_of_another_process_while_it_is_open(sqlite_pair) -> None:
+    inst = sqlite_pair["sqlcipher:aes-256-cbc"]
+    inst.resize_cache(256 * 1024)
+    ctx = multiprocessing.get_context("fork")
+    done, go_on = ctx.Event(), ctx.Event()
+    before = inst.counters()
+    child = ctx.Process(target=_long_lived_cursor, args=(inst, done, go_on))
+    child.start()
+    try:
+        assert done.wait(60)
+        d = _delta(inst.counters(), before)  # the child's connection is still open
+        assert d["bytes_decrypted"] >= 0.9 * inst.path.stat().st_size, d
+    finally:
+        go_on.set()
+        child.join(60)
