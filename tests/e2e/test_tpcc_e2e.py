@@ -15,6 +15,7 @@ import pytest
 
 from tdebench.cli.app import main
 from tdebench.encryption import issued_secrets
+from tdebench.workloads.tpcc.consistency import CONDITIONS
 from tests.e2e import examples as ex
 
 HAVE_MARIADB = Path("/usr/sbin/mariadbd").exists() or shutil.which("mariadbd") is not None
@@ -71,8 +72,10 @@ def check_trial(run: Path, configs: list[str], vus: list[int]) -> list[dict[str,
                 assert 0 < p50 <= value(rows, config, f"vu{n}.{kind}", "latency_p99")
             series = run / "samples" / config / f"tpcc-block001-vu{n}.csv"
             assert series.is_file() and "measured" in series.read_text()
-        for condition in range(1, 5):
+        assert sum(value(rows, config, f"vu{n}.delivery", "count") for n in vus) > 0
+        for condition in CONDITIONS:  # hold after the trial's Deliveries and Payments
             assert value(rows, config, "consistency", f"condition_{condition}_violations") == 0
+        assert value(rows, config, "consistency", "elapsed") > 0
     return rows
 
 
@@ -87,6 +90,7 @@ def check_common(run: Path, configs: list[str], report: bool = True) -> dict:
     if report:
         html = (run / "report" / "index.html").read_text()
         assert "TPM vs virtual users" in html and "NOPM vs virtual users" in html
+        assert 'id="consistency"' in html and "held in 1 of 1 trials" in html
     secrets_ = [s for s in issued_secrets() if len(s) >= 16]
     for path in run.rglob("*"):
         if path.is_file():

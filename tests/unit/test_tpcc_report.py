@@ -1,4 +1,5 @@
-"""The report's throughput-vs-virtual-users charts: TPM and NOPM for tpcc, tps per sysbench test."""
+"""The report's throughput-vs-virtual-users charts (TPM and NOPM for tpcc, tps per sysbench test) and its
+TPC-C consistency table."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import csv
 from pathlib import Path
 
 from tdebench.report import build_report, summarize
+from tdebench.report.consistency_view import consistency_tables
 from tdebench.report.figures import throughput_vs_users
 
 COLS = ["run_id", "block", "trial", "config", "engine", "encryption", "workload", "test", "stream", "step",
@@ -54,3 +56,40 @@ def test_sysbench_tests_with_the_same_steps_each_get_a_tps_chart(tmp_path):
     assert titles == ["mariadb: transactions/s vs virtual users (oltp_insert)",
                       "mariadb: transactions/s vs virtual users (oltp_read_write)"]
     assert "transactions/s vs virtual users" in build_report(tmp_path / "run").read_text()
+
+
+def _consistency_rows(bad: tuple[str, int, int, float] | None) -> list[dict[str, object]]:
+    """Violation counts of conditions 1-10 and 12 per trial (all 0 except ``bad`` = (config, block, N, count))."""
+    rows = []
+    for block in (1, 2, 3):
+        for config, enc in (("mariadb-none", "none"), ("mariadb-tde-aes-256-ctr", "tde:aes-256-ctr")):
+            base = {"block": block, "trial": block, "config": config, "engine": "mariadb", "encryption": enc,
+                    "workload": "tpcc", "test": "tpcc", "step": "consistency"}
+            for n in (*range(1, 11), 12):
+                count = bad[3] if bad and (config, block, n) == bad[:3] else 0
+                rows.append({**base, "metric": f"condition_{n}_violations", "value": count, "unit": "count"})
+            rows.append({**base, "metric": "elapsed", "value": 0.5 + block / 10, "unit": "s"})
+    return rows
+
+
+def test_the_consistency_table_shows_every_condition_and_the_trials_that_violated_one(tmp_path):
+    _write(tmp_path / "run", _rows("tpcc", {"tpcc": ["tpm", "nopm"]})
+           + _consistency_rows(("mariadb-tde-aes-256-ctr", 2, 10, 7)))
+    tables = consistency_tables(summarize(tmp_path / "run"))
+    assert len(tables) == 1 and tables[0].conditions == [*range(1, 11), 12]
+    assert tables[0].configs == ["mariadb-none", "mariadb-tde-aes-256-ctr"]
+    html = build_report(tmp_path / "run").read_text()
+    section = html[html.index('id="consistency"'):]
+    section = section[:section.index("</section>")]
+    assert section.count("held in 3 of 3 trials") == 11 + 10
+    assert "violated in 1 of 3 trials (at most 7 rows)" in section
+    assert "C_BALANCE = sum(delivered OL_AMOUNT) - sum(H_AMOUNT)" in section
+    assert "600 ms – 800 ms" in section  # the time the check took, lowest to highest
+    md = (tmp_path / "run" / "report" / "summary.md").read_text()
+    assert "## TPC-C consistency" in md and "| 10 | C_BALANCE = sum(delivered OL_AMOUNT)" in md
+
+
+def test_no_consistency_section_without_tpcc(tmp_path):
+    _write(tmp_path / "run", _rows("sysbench", {"oltp_read_write": ["tps"]}))
+    assert consistency_tables(summarize(tmp_path / "run")) == []
+    assert 'id="consistency"' not in build_report(tmp_path / "run").read_text()

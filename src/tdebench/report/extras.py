@@ -1,4 +1,5 @@
-"""Report sections beyond TPC-H: per-operation tables, backups, storage, the cipher floor, AES vs 3DES.
+"""Report sections beyond TPC-H: per-operation tables, TPC-C consistency, backups, storage, the cipher floor,
+AES vs 3DES.
 
 Each section appears only when the run has its data, so TPC-H reports without resource samples, per-table
 storage or 3DES configs are unchanged. :func:`html_sections` and :func:`md_lines` are what the renderers call.
@@ -8,15 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tdebench.report import aes3des, backups_view, steps, storage_view
+from tdebench.report import aes3des, backups_view, consistency_view, steps, storage_view
 from tdebench.report.floor import CipherTable, EngineFloor, cipher_table, engine_floors
 from tdebench.report.fmt import DASH, fmt_bytes, fmt_ci, fmt_pct, fmt_value
 from tdebench.report.htmlkit import Col, Safe, join, table, tag
 from tdebench.report.model import RunSummary
 from tdebench.report.texts import RATIO_METHOD
 
-NAV = [("operations", "Per operation"), ("backups", "Backups"), ("storage", "Storage"),
-       ("cipher-floor", "Cipher floor"), ("aes-3des", "AES vs 3DES")]
+NAV = [("operations", "Per operation"), ("consistency", "TPC-C consistency"), ("backups", "Backups"),
+       ("storage", "Storage"), ("cipher-floor", "Cipher floor"), ("aes-3des", "AES vs 3DES")]
 
 
 @dataclass
@@ -29,6 +30,7 @@ class Extras:
     floors: list[EngineFloor]
     ciphers: CipherTable | None
     pairs: list[aes3des.Pair]
+    consistency: list[consistency_view.ConsistencyTable]
 
 
 def compute(rs: RunSummary) -> Extras:
@@ -39,7 +41,7 @@ def compute(rs: RunSummary) -> Extras:
             table_ = cipher_table(rs.run_dir, list(rs.analysis.measurements.encryption.values()))
         pairs = aes3des.pairs(rs, table_.speeds if table_ else None)
     return Extras(steps.step_tables(rs), backups_view.backup_rows(rs), storage_view.engine_storage(rs), floors,
-                  table_, pairs)
+                  table_, pairs, consistency_view.consistency_tables(rs))
 
 
 # cipher floor ------------------------------------------------------------------------------------------
@@ -125,6 +127,8 @@ def html_sections(rs: RunSummary) -> list[Safe]:
     out = []
     if x.step_tables:
         out.append(steps.html_section(x.step_tables))
+    if x.consistency:
+        out.append(consistency_view.html_section(x.consistency))
     if x.backups:
         out.append(backups_view.html_section(x.backups))
     if x.storage:
@@ -141,6 +145,7 @@ def md_lines(rs: RunSummary) -> list[str]:
     x = compute(rs)
     out: list[str] = []
     out += steps.md_lines(x.step_tables)
+    out += consistency_view.md_lines(x.consistency) if x.consistency else []
     out += backups_view.md_lines(x.backups) if x.backups else []
     out += storage_view.md_lines(x.storage)
     out += floor_md(x) if x.floors else []
