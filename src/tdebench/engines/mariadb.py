@@ -616,7 +616,7 @@ class MariadbInstance(MariadbThreatProbes, Instance):
         os.close(write_fd)
         target = ["--host=127.0.0.1", f"--port={self._port}"] if self._port else [f"--socket={self.socket}"]
         argv = [str(self.engine.binary("mariadb")), f"--defaults-extra-file=/dev/fd/{read_fd}", *target,
-                "--local-infile=1", DATABASE]
+                "--local-infile=1", self.database]
         return argv, read_fd
 
 
