@@ -34,6 +34,7 @@ from tdebench.results.rundir import RunDirectory, utc_now
 from tdebench.runner import cache, diskguard, ownership
 from tdebench.api.events import RunListener
 from tdebench.runner.ownership import Ownership, socket_dirs
+from tdebench.runner.progress import RunProgress
 from tdebench.api.plan import Block, RunPlan
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.verify.atrest import verify_at_rest
@@ -69,6 +70,8 @@ class Orchestrator:
         self.command_line = command_line or sys.argv
         self.work_root = work_root
         self.completed = completed or set()
+        self.progress = RunProgress(sum(1 for b in plan.blocks() for label in b.order
+                                        if (b.number, label) not in self.completed))
         self.run_id = rundir.path.name
         self.engines: dict[str, Engine] = {c.engine: get_engine(c.engine) for c in plan.configs}
         self.states: dict[str, ConfigState] = {}
@@ -315,7 +318,8 @@ class Orchestrator:
         label = state.config.label
         name = "warm-up" if block.warmup else f"trial {block.number}/{self.plan.trials}"
         rec = self._recorder(label, block.number)
-        self.ui.task_started("trial", f"{name} {label}", None)
+        self.ui.task_started("trial", f"{name} {label} · {self.progress.label()}", None)
+        self.progress.start()
         # the trial in flight, so a reader (or --resume) knows what a crash interrupted
         self.manifest["in_flight"] = {"config": label, "block": block.number, "started_at": utc_now()}
         self.rundir.write_manifest(self.manifest)
@@ -333,6 +337,7 @@ class Orchestrator:
                 raise  # ... unless the disk is full (or the engine saw why): every further trial would fail too
             result = TrialResult(failures=[f"{type(exc).__name__}: {redact(str(exc))}"])
         finally:
+            self.progress.finish()
             self.ui.task_finished("trial")
             series = self._save_samples(block, state)
         if process.interrupted():  # a workload that records a cut-short query as a failure and goes on
