@@ -140,6 +140,15 @@ def run_command(
             ("query_timeout", query_timeout), ("max_failures", max_failures), ("seed", seed),
             ("keep_answers", keep_answers), ("data_dir", str(data_dir) if data_dir else None), ("tcp", tcp),
             ("keep", keep)) if _given(ctx, name)}
+        ignored = [f"--{n.replace('_', '-')}" for n in ("workload", "engine", "encryption", "server_setting",
+                                                         "encrypt_columns", "target") if _given(ctx, n)]
+        if ignored:
+            raise UsageError(f"{', '.join(ignored)} cannot be combined with an experiment file (its [run] and "
+                             "[[engines]] say what runs)", f"edit {experiment} or leave {ignored[0]} out")
+        flags = _workload_options(option, warehouses=warehouses, vus=vus, duration=duration, rampup=rampup,
+                                  rows=rows, batches=batches)
+        if flags:  # e.g. --warehouses 1 or --workload-option fetch_size=1000: over the file's [run.options]
+            overrides["options"] = flags
         plan, parsed = runner.load_plan_file(experiment, overrides)
         target = out_dir or (Path(parsed.run.out) if parsed.run.out else None)
     else:

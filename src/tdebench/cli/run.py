@@ -274,7 +274,8 @@ def build_report_for(run_dir: Path, err_console: Console) -> Path | None:
 
 
 def load_plan_file(path: Path, overrides: dict[str, Any] | None = None) -> tuple[RunPlan, Experiment]:
-    """An experiment file -> validated plan; options typed on the command line override the file's [run]."""
+    """An experiment file -> validated plan; options typed on the command line override the file's [run] (workload
+    options under ``overrides["options"]`` override single keys of its [run.options])."""
     try:
         experiment = load_experiment(path)
     except UnicodeDecodeError as exc:
@@ -282,7 +283,8 @@ def load_plan_file(path: Path, overrides: dict[str, Any] | None = None) -> tuple
                          "save it as UTF-8 TOML") from None
     if overrides:
         data = experiment.model_dump()
-        data["run"].update(overrides)
+        options = {**data["run"]["options"], **overrides.pop("options", {})}
+        data["run"].update(overrides, options=options)
         experiment = validate_experiment(data, "command line")
     return plan_from_experiment(experiment), experiment
 
