@@ -105,9 +105,7 @@ def stats_methods(s: StatsSettings) -> list[str]:
         "\"inconclusive\" means the two disagree.",
         "With three or more configs of one engine: one-way ANOVA with eta-squared, Tukey HSD for "
         "each pair, and Kruskal–Wallis, which is the test to read when a group is skewed "
-        "(|skew| > 1 or Shapiro–Wilk p < 0.05). When a plain config and three or more encrypted ones are "
-        "compared (e.g. AES-128/192/256), the same tests are repeated over the encrypted configs alone: do "
-        "the key lengths differ from each other, whatever encryption costs against plain?",
+        "(|skew| > 1 or Shapiro–Wilk p < 0.05).",
         f"Minimum detectable effect: (t(1−α/2) + t(power)) · √2 · CV / √n with df = 2n − 2, "
         f"α = {s.alpha:g}, power = {s.power:g}, CV pooled over both configs; the trials needed "
         "to resolve an effect come from the same formula.",
