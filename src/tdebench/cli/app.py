@@ -308,6 +308,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         try:
             code = command.main(args=args, prog_name="tdebench", standalone_mode=False)
+            if code == 130 and _SIGNALS:  # typer returned a KeyboardInterrupt as exit code 130, unsaid
+                raise KeyboardInterrupt("interrupted")
         except Exception as exc:  # noqa: BLE001 - click's own exceptions (typer may vendor click)
             if _SIGNALS:  # an error that follows an interrupt (a driver call cut short) is the interrupt
                 raise KeyboardInterrupt(type(exc).__name__) from exc
@@ -315,7 +317,9 @@ def main(argv: list[str] | None = None) -> None:
             if code is None:
                 raise
     except KeyboardInterrupt as exc:
-        run_dir = getattr(exc, "run_dir", None)
+        from tdebench.cli.run import RunInterrupted
+
+        run_dir = getattr(exc, "run_dir", None) or RunInterrupted.last_run_dir
         resume = f"; continue it with: tdebench run --resume {run_dir}" if run_dir is not None else ""
         _fail(f"tdebench: interrupted; servers stopped and temporary data removed{resume}")
         code = 130

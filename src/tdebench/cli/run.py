@@ -112,9 +112,14 @@ def plan_from_targets(targets: list[str], overrides: list[str], run: dict[str, A
 class RunInterrupted(KeyboardInterrupt):
     """Ctrl-C/SIGTERM during a run: the CLI says how to continue it."""
 
+    # typer (0.2x) turns a KeyboardInterrupt inside a command into exit code 130 and drops the exception:
+    # the CLI reads the run directory from here
+    last_run_dir: Path | None = None
+
     def __init__(self, run_dir: Path) -> None:
         super().__init__(str(run_dir))
         self.run_dir = run_dir
+        RunInterrupted.last_run_dir = run_dir
 
 
 def start_run(plan: RunPlan, target: Path, *, work_dir: Path | None, report: bool, console: Console,

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from tdebench.encryption import redact
+from tdebench.engines import process
 from tdebench.api.events import RunListener
 from tdebench.runner.progress import human_duration
 
@@ -65,4 +66,5 @@ class RichListener(RunListener):
         begun = self.started.pop(key, None)
         if begun is not None:
             now = self._clock()
-            self._line(f"{begun[0]}: done in {human_duration(now - begun[1])}", now)
+            ended = "interrupted after" if process.interrupted() else "done in"
+            self._line(f"{begun[0]}: {ended} {human_duration(now - begun[1])}", now)
