@@ -121,3 +121,38 @@ def test_subprocess_tpch_option_exit_2(tmp_path):
                              "--workload-option", "rows=4", "--out", str(tmp_path / "out")],
                             capture_output=True, text=True, env=env, timeout=120, stdin=subprocess.DEVNULL)
     refused(result.returncode, result.stderr, tmp_path / "out", "unknown tpch option 'rows'")
+
+
+def _tpcc_file(tmp_path: Path) -> Path:
+    path = tmp_path / "x.toml"
+    path.write_text('[run]\nworkload = "tpcc"\n[run.options]\nwarehouses = 25\nvus = [5, 25]\n'
+                    '[[engines]]\nname = "sqlite"\n')
+    return path
+
+
+@pytest.mark.parametrize("flags, fragment", [
+    (("--warehouses", "0"), "bad value 0 for tpcc option 'warehouses'"),
+    (("--vus", "1,x"), "for tpcc option 'vus': 'x' is not a whole number"),
+    (("--workload-option", "bogus=1"), "unknown tpcc option 'bogus'"),
+])
+def test_workload_flags_typed_after_an_experiment_file_override_its_options(flags, fragment, tmp_path, capfd):
+    """A flag after the file reaches the workload (a bad value is refused), it is not silently dropped."""
+    out = tmp_path / "out"
+    code, err = cli(capfd, "run", str(_tpcc_file(tmp_path)), *flags, "--out", str(out))
+    refused(code, err, out, fragment)
+
+
+def test_a_flag_overrides_one_key_of_the_files_options(tmp_path):
+    from tdebench.cli.run import load_plan_file
+
+    plan, _ = load_plan_file(_tpcc_file(tmp_path), {"trials": 1, "options": {"warehouses": 1}})
+    assert plan.workload_options["warehouses"] == 1 and plan.workload_options["vus"] == [5, 25]
+    assert plan.trials == 1
+
+
+@pytest.mark.parametrize("flag", [("--engine", "mariadb"), ("--encryption", "none"), ("--workload", "crud"),
+                                  ("--server-setting", "cache_size=-2000")])
+def test_engine_flags_beside_an_experiment_file_are_refused_not_ignored(flag, tmp_path, capfd):
+    out = tmp_path / "out"
+    code, err = cli(capfd, "run", str(_tpcc_file(tmp_path)), *flag, "--out", str(out))
+    refused(code, err, out, f"{flag[0]} cannot be combined with an experiment file")

@@ -76,6 +76,37 @@ def test_files_are_cached_and_read_back(tmp_path: Path) -> None:
     assert (target / "persons.tbl").read_text().splitlines()[0].endswith("|")
 
 
+
+def test_files_are_identical_whatever_the_number_of_writer_processes(tmp_path: Path, monkeypatch) -> None:
+    """Blocks are seeded by their first id, so 1 or 3 processes (and blocks crossing the id range) give the same
+    bytes; the file holds exactly the rows persons() yields."""
+    monkeypatch.setattr(data, "CHUNK_ROWS", 70)
+    serial, parallel = tmp_path / "one.tbl", tmp_path / "three.tbl"
+    assert data.write_persons(serial, 5, 250, seed=4, workers=1) == 250
+    data.write_persons(parallel, 5, 250, seed=4, workers=3)
+    assert serial.read_bytes() == parallel.read_bytes()
+    assert list(data.read_tbl(serial)) == list(data.persons(5, 250, seed=4))
+    assert [r[0] for r in data.read_tbl(serial)] == list(range(5, 255))
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "no temp file left"
+
+
+def test_card_numbers_have_sixteen_digits_and_valid_luhn() -> None:
+    import random
+
+    rng = random.Random(3)
+    cards = [str(data.card_number(rng)) for _ in range(3000)]
+
+    def valid(number: str) -> bool:  # the textbook check, independent of data.luhn_digit
+        total = 0
+        for i, ch in enumerate(reversed(number)):
+            d = int(ch) * (2 if i % 2 else 1)
+            total += d - 9 if d > 9 else d
+        return total % 10 == 0
+
+    assert all(len(c) == 16 and valid(c) for c in cards)
+    assert not valid(cards[0][:-1] + str((int(cards[0][-1]) + 1) % 10))
+    assert {c[0] for c in cards} == {"4", "5"} and len({c[6:] for c in cards}) > 2900, "varied bodies"
+
 # SQL ----------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("dialect", ["sqlite", "mariadb", "postgres"])
 def test_ddl_has_the_eight_columns_and_a_primary_key(dialect: str) -> None:

@@ -232,6 +232,25 @@ def test_three_configs_get_anova_and_tukey(tmp_path: Path) -> None:
     assert "Across configs" in html and "Tukey" in html and "eta²" in html
     assert (tmp_path / "three" / "report" / "anova.csv").is_file()
     assert html.count("slower</strong> than plain") == 2
+    assert "the 2 encrypted configs only" not in html, "two encrypted configs: no test of their own"
+
+
+def test_key_lengths_get_their_own_anova_in_the_report(tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    recs = []
+    for config, enc, factor in (("m-none", "none", 1.0), ("m-128", "tde:aes-128-cbc", 1.05),
+                                ("m-192", "tde:aes-192-cbc", 1.05), ("m-256", "tde:aes-256-cbc", 1.06)):
+        for block in range(1, 5):
+            recs.append({"block": block, "trial": block, "config": config, "engine": "mariadb",
+                         "encryption": enc, "workload": "tpch", "test": "power", "step": "total",
+                         "metric": "elapsed", "value": 10 * factor * np.exp(rng.normal(0, 0.01)), "unit": "s"})
+    write_measurements(tmp_path / "keys", recs)
+    html = build_report(tmp_path / "keys").read_text()
+    md = (tmp_path / "keys" / "report" / "summary.md").read_text()
+    assert "over the 3 encrypted configs only (plain left out)" in html
+    assert "(the 3 encrypted configs only, plain left out): ANOVA" in md
+    scopes = (tmp_path / "keys" / "report" / "anova.csv").read_text().splitlines()[0].split(",")
+    assert scopes[-1] == "scope"
 
 
 def test_tpm_hook_draws_only_with_data(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from tdebench.stats import (
     eta_squared, log_t, mde_pct, overhead_interval, parse_rows, significance, summarize_series,
     trials_needed, welch_p,
 )
-from tdebench.stats.anova import skewness_check
+from tdebench.stats.anova import ALL_CONFIGS, ENCRYPTED_ONLY, skewness_check
 from tdebench.stats.coverage import COMMAND, COVERAGE, coverage_phrase
 from tdebench.stats.load import Sample
 
@@ -226,6 +226,23 @@ def test_anova_tukey_kruskal_eta_match_scipy() -> None:
     assert ab.ci_low < ab.mean_diff < ab.ci_high
     assert anova_by_step(parse_rows(rows("a", "none", g1) + rows("b", "x", g2))) == []
 
+
+
+def test_key_lengths_get_their_own_test_without_the_plain_config() -> None:
+    """Plain + three key lengths: the test over all four, then the same over the three encrypted ones (the
+    MySQL/MariaDB study's question: do AES-128/192/256 differ?). Three configs with one plain: no second test."""
+    plain, k128, k192, k256 = [10.0, 10.2, 9.9], [11.0, 11.1, 10.8], [11.0, 10.9, 11.2], [10.9, 11.1, 11.0]
+    m = parse_rows(rows("p", "none", plain) + rows("a", "tde:aes-128-cbc", k128)
+                   + rows("b", "tde:aes-192-cbc", k192) + rows("c", "tde:aes-256-cbc", k256))
+    everything, keys = anova_by_step(m)
+    assert everything.scope == ALL_CONFIGS and everything.configs == ("p", "a", "b", "c")
+    assert keys.scope == ENCRYPTED_ONLY and keys.configs == ("a", "b", "c")
+    assert everything.p_anova < 0.001, "plain differs from the encrypted configs"
+    assert keys.p_anova == pytest.approx(stats.f_oneway(k128, k192, k256).pvalue) and keys.p_anova > 0.5
+    assert {(t.config_a, t.config_b) for t in keys.tukey} == {("a", "b"), ("a", "c"), ("b", "c")}
+    three = parse_rows(rows("p", "none", plain) + rows("a", "tde:aes-128-cbc", k128)
+                       + rows("c", "tde:aes-256-cbc", k256))
+    assert [r.scope for r in anova_by_step(three)] == [ALL_CONFIGS]
 
 def test_skew_detection_and_eta_edge_cases() -> None:
     skewed, reason = skewness_check([np.array([1.0, 1.0, 1.1, 1.0, 1.05, 1.0, 3.0])])

@@ -171,7 +171,17 @@ def run_command(
             ("query_timeout", query_timeout), ("max_failures", max_failures), ("seed", seed),
             ("keep_answers", keep_answers), ("data_dir", str(data_dir) if data_dir else None), ("tcp", tcp),
             ("keep", keep), ("memory_ratio", memory_ratio), ("schedule", schedule), ("repeat", repeat),
-            ("precision", precision), ("max_time", max_time), ("max_trials", max_trials), ("pin", pin), ("nice", nice)) if _given(ctx, name)}
+            ("precision", precision), ("max_time", max_time), ("max_trials", max_trials), ("pin", pin),
+            ("nice", nice)) if _given(ctx, name)}
+        ignored = [f"--{n.replace('_', '-')}" for n in ("workload", "engine", "encryption", "server_setting",
+                                                         "encrypt_columns", "target") if _given(ctx, n)]
+        if ignored:
+            raise UsageError(f"{', '.join(ignored)} cannot be combined with an experiment file (its [run] and "
+                             "[[engines]] say what runs)", f"edit {experiment} or leave {ignored[0]} out")
+        flags = _workload_options(option, warehouses=warehouses, vus=vus, duration=duration, rampup=rampup,
+                                  rows=rows, batches=batches)
+        if flags:  # e.g. --warehouses 1 or --workload-option fetch_size=1000: over the file's [run.options]
+            overrides["options"] = flags
         options = {"dir": str(workload_dir.resolve())} if workload_dir is not None else None
         plan, parsed = runner.load_plan_file(experiment, overrides, options)
         target = out_dir or (Path(parsed.run.out) if parsed.run.out else None)
@@ -353,6 +363,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         try:
             code = command.main(args=args, prog_name="tdebench", standalone_mode=False)
+            if code == 130 and _SIGNALS:  # typer returned a KeyboardInterrupt as exit code 130, unsaid
+                raise KeyboardInterrupt("interrupted")
         except Exception as exc:  # noqa: BLE001 - click's own exceptions (typer may vendor click)
             if _SIGNALS:  # an error that follows an interrupt (a driver call cut short) is the interrupt
                 raise KeyboardInterrupt(type(exc).__name__) from exc
@@ -360,7 +372,9 @@ def main(argv: list[str] | None = None) -> None:
             if code is None:
                 raise
     except KeyboardInterrupt as exc:
-        run_dir = getattr(exc, "run_dir", None)
+        from tdebench.cli.run import RunInterrupted
+
+        run_dir = getattr(exc, "run_dir", None) or RunInterrupted.last_run_dir
         resume = f"; continue it with: tdebench run --resume {run_dir}" if run_dir is not None else ""
         _fail(f"tdebench: interrupted; servers stopped and temporary data removed{resume}")
         code = 130

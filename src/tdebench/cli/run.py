@@ -179,9 +179,14 @@ def plan_from_targets(targets: list[str], overrides: list[str], run: dict[str, A
 class RunInterrupted(KeyboardInterrupt):
     """Ctrl-C/SIGTERM during a run: the CLI says how to continue it."""
 
+    # typer (0.2x) turns a KeyboardInterrupt inside a command into exit code 130 and drops the exception:
+    # the CLI reads the run directory from here
+    last_run_dir: Path | None = None
+
     def __init__(self, run_dir: Path) -> None:
         super().__init__(str(run_dir))
         self.run_dir = run_dir
+        RunInterrupted.last_run_dir = run_dir
 
 
 def start_run(plan: RunPlan, target: Path, *, work_dir: Path | None, report: bool, console: Console,
@@ -349,8 +354,9 @@ def build_report_for(run_dir: Path, err_console: Console, rs: Any = None) -> Pat
 
 def load_plan_file(path: Path, overrides: dict[str, Any] | None = None,
                    options: dict[str, Any] | None = None) -> tuple[RunPlan, Experiment]:
-    """An experiment file -> validated plan; options typed on the command line override the file's [run] (and
-    ``options`` its [run.options]). The workload's path options in the file are relative to the file."""
+    """An experiment file -> validated plan; options typed on the command line override the file's [run]
+    (workload flags under ``overrides["options"]``, and ``options``, override single keys of its [run.options]).
+    The workload's path options in the file are relative to the file."""
     try:
         experiment = load_experiment(path)
     except UnicodeDecodeError as exc:
@@ -361,8 +367,10 @@ def load_plan_file(path: Path, overrides: dict[str, Any] | None = None,
         check_flag_applies(experiment.run.workload, "dir", "--workload-dir")
     if overrides or options:
         data = experiment.model_dump()
-        data["run"].update(overrides or {})
-        data["run"]["options"].update(options or {})
+        overrides = dict(overrides or {})
+        flags = overrides.pop("options", {})
+        data["run"].update(overrides)
+        data["run"]["options"].update({**flags, **(options or {})})
         experiment = validate_experiment(data, "command line")
     return plan_from_experiment(experiment), experiment
 

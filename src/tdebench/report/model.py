@@ -11,7 +11,7 @@ from tdebench.report.fmt import fmt_ci, fmt_p, fmt_value, fmt_value_ci
 from tdebench.report.rundir import RunFiles, load_run
 from tdebench.results.labels import LabelStatus, label_status, manifest_label_status
 from tdebench.stats.analysis import Analysis, StatsSettings, analyze, settings_for_run
-from tdebench.stats.anova import AnovaResult
+from tdebench.stats.anova import ALL_CONFIGS, ENCRYPTED_ONLY, AnovaResult
 from tdebench.stats.caveats import Caveat, condense, resolution_hint
 from tdebench.stats.describe import Summary
 from tdebench.stats.load import SeriesKey, is_plain
@@ -93,6 +93,7 @@ class EngineSummary:
     queries: list[QueryRow]
     verdicts: list[str]
     anova: AnovaResult | None
+    anova_encrypted: AnovaResult | None = None  # the same test over the encrypted configs only (key lengths)
 
 
 @dataclass
@@ -270,10 +271,12 @@ def engine_summary(files: RunFiles, a: Analysis, engine: str, configs: list[str]
     if plain is None:
         verdicts.append(f"{engine} has no plain config (encryption none), so no overhead is computed.")
     verdicts += precision_outcomes(files.manifest, a, [r.overhead for r in rows if not r.is_baseline])
-    anova = next((r for r in a.anovas if headline and (r.engine, r.workload, r.test, r.step, r.metric)
-                  == headline.step_key), None)
+    tests = [r for r in a.anovas if headline and (r.engine, r.workload, r.test, r.step, r.metric)
+             == headline.step_key]
+    anova = next((r for r in tests if r.scope == ALL_CONFIGS), None)
+    encrypted = next((r for r in tests if r.scope == ENCRYPTED_ONLY), None)
     return EngineSummary(engine, plain, configs, headline, rows,
-                         _query_rows(a, configs, headline), verdicts, anova)
+                         _query_rows(a, configs, headline), verdicts, anova, encrypted)
 
 
 def _config_order(files: RunFiles) -> list[str]:

@@ -12,7 +12,7 @@ from tdebench.report.figures import cipher_floor, engine_charts
 from tdebench.report.fmt import DASH, fmt_bytes, fmt_ci, fmt_p, fmt_pct, fmt_value, fmt_value_ci
 from tdebench.report.htmlkit import Col, Safe, esc, facts, join, page, pill, table, tag
 from tdebench.report.model import ConfigRow, EngineSummary, QueryRow, RunSummary
-from tdebench.stats.anova import AnovaResult
+from tdebench.stats.anova import ALL_CONFIGS, AnovaResult
 from tdebench.stats.caveats import Caveat
 from tdebench.stats.describe import Summary
 from tdebench.stats.overhead import Overhead
@@ -174,7 +174,9 @@ def query_table(es: EngineSummary, counters: CounterIndex | None = None) -> Safe
 
 def anova_block(res: AnovaResult, unit: str) -> Safe:
     """ANOVA / Kruskal–Wallis line and the Tukey HSD pairs of one step."""
-    line = (f"{res.test}/{res.step} over {len(res.configs)} configs: ANOVA F = "
+    over = (f"{len(res.configs)} configs" if res.scope == ALL_CONFIGS
+            else f"the {len(res.configs)} encrypted configs only (plain left out)")
+    line = (f"{res.test}/{res.step} over {over}: ANOVA F = "
             f"{'—' if res.f_stat is None else f'{res.f_stat:.2f}'}, {fmt_p(res.p_anova)}, "
             f"eta² = {'—' if res.eta_squared is None else f'{res.eta_squared:.2f}'}; Kruskal–Wallis "
             f"H = {'—' if res.h_stat is None else f'{res.h_stat:.2f}'}, {fmt_p(res.p_kruskal)}. "
@@ -204,6 +206,8 @@ def engine_sections(rs: RunSummary) -> list[Safe]:
         if es.anova:
             unit = next((r.headline.unit for r in es.rows if r.headline and r.headline.unit), "")
             anova += [tag("h3", es.engine), anova_block(es.anova, unit)]
+            if es.anova_encrypted:
+                anova.append(anova_block(es.anova_encrypted, unit))
     floor = cipher_floor(rs.analysis)
     charts_ += [figure(floor)] if floor else []
     out = [tag("section", join([tag("h2", "Summary")] + summary), id="summary")]

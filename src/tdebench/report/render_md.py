@@ -141,15 +141,16 @@ def render(rs: RunSummary) -> str:
         if es.queries:
             out += [f"## Per query: {es.engine} (power test)", ""] + query_lines(es, counters) + [""]
         if es.anova:
-            a = es.anova
-            out += [f"## Across configs: {es.engine}", "",
-                    f"{a.test}/{a.step}: ANOVA {fmt_p(a.p_anova)}, eta² = "
-                    f"{DASH if a.eta_squared is None else f'{a.eta_squared:.2f}'}; Kruskal–Wallis "
-                    f"{fmt_p(a.p_kruskal)}; read {a.primary_test}.", ""]
+            out += [f"## Across configs: {es.engine}", ""]
             unit = next((r.headline.unit for r in es.rows if r.headline and r.headline.unit), "")
-            out += md_table(["config A", "config B", f"mean B − A ({unit or 'value'})", "p (Tukey)"],
-                            [[t.config_a, t.config_b, f"{t.mean_diff:+.4g}", fmt_p(t.p_value)]
-                             for t in a.tukey], {2, 3}) + [""]
+            for a in filter(None, (es.anova, es.anova_encrypted)):
+                over = "" if a is es.anova else f" (the {len(a.configs)} encrypted configs only, plain left out)"
+                out += [f"{a.test}/{a.step}{over}: ANOVA {fmt_p(a.p_anova)}, eta² = "
+                        f"{DASH if a.eta_squared is None else f'{a.eta_squared:.2f}'}; Kruskal–Wallis "
+                        f"{fmt_p(a.p_kruskal)}; read {a.primary_test}.", ""]
+                out += md_table(["config A", "config B", f"mean B − A ({unit or 'value'})", "p (Tukey)"],
+                                [[t.config_a, t.config_b, f"{t.mean_diff:+.4g}", fmt_p(t.p_value)]
+                                 for t in a.tukey], {2, 3}) + [""]
     out += extras.md_lines(rs)
     out += threats_view.md_lines(rs)
     out += ["## Verification", ""] + verification_lines(rs) + [""]

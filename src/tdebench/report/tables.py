@@ -15,7 +15,7 @@ from tdebench.stats.overhead import OVERHEAD_FIELDS
 
 ANOVA_FIELDS = ("engine", "workload", "test", "step", "metric", "configs", "n", "f_stat",
                 "p_anova", "eta_squared", "h_stat", "p_kruskal", "skewed", "primary_test",
-                "tukey_pairs")
+                "tukey_pairs", "scope")
 
 
 def write_text(path: Path, text: str) -> Path:
@@ -46,6 +46,7 @@ def anova_rows(a: Analysis) -> list[dict[str, object]]:
         "p_kruskal": r.p_kruskal, "skewed": r.skewed, "primary_test": r.primary_test,
         "tukey_pairs": ";".join(f"{t.config_a}|{t.config_b}|{t.mean_diff!r}|{t.p_value!r}"
                                 for t in r.tukey),
+        "scope": r.scope,
     } for r in a.anovas]
 
 

@@ -46,6 +46,7 @@ from tdebench.runner.schedule import QuerySchedule
 from tdebench.runner.memory import MemoryRegimes
 from tdebench.api.events import RunListener
 from tdebench.runner.ownership import Ownership, socket_dirs
+from tdebench.runner.progress import RunProgress
 from tdebench.api.plan import Block, RunPlan
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.verify.atrest import verify_at_rest
@@ -81,6 +82,8 @@ class Orchestrator:
         self.command_line = command_line or sys.argv
         self.work_root = work_root
         self.completed = completed or set()
+        self.progress = RunProgress(sum(1 for b in plan.blocks() for label in b.order
+                                        if (b.number, label) not in self.completed))
         self.run_id = rundir.path.name
         self.engines: dict[str, Engine] = {c.engine: get_engine(c.engine) for c in plan.configs}
         self.states: dict[str, ConfigState] = {}
@@ -349,7 +352,8 @@ class Orchestrator:
         rec = self._recorder(label, block.number)
         self.regimes.label_recorder(rec, block)
         self.regimes.apply(state, block, self.manifest, self.ui.message)
-        self.ui.task_started("trial", f"{name} {rec.config}", None)
+        self.ui.task_started("trial", f"{name} {rec.config}{self.progress_note()}", None)
+        self.progress.start()
         self.note_in_flight(block, [label])
         results: dict[str, TrialResult] = {}
         watch = None
@@ -359,9 +363,14 @@ class Orchestrator:
                 self.guarded(state, results, lambda: results.__setitem__(
                     label, self.workload.trial(state, block.number, rec)))
         finally:
+            self.progress.finish()
             self.ui.task_finished("trial")
             series = self.unwatch(block, state, watch) if watch is not None else None
         self.end_trial(block, state, rec, results[label], series)
+
+    def progress_note(self) -> str:
+        """`` · 5 of 12 trials, ~40 min left`` (nothing for a --precision run, whose length the rule decides)."""
+        return "" if self.plan.open_ended else f" · {self.progress.label()}"
 
     def note_in_flight(self, block: Block, labels: list[str]) -> None:
         """The trial(s) in flight, so a reader (or --resume) knows what a crash interrupted."""

@@ -90,7 +90,9 @@ class QuerySchedule:
         steps = list(trials[pending[0].label].steps)
         repeat = orch.plan.repeat
         name = orch.regimes.trial_name(block)
-        orch.ui.task_started("trial", f"{name}: {len(pending)} configs step by step", len(steps) * repeat)
+        orch.ui.task_started("trial", f"{name}: {len(pending)} configs step by step{orch.progress_note()}",
+                             len(steps) * repeat)
+        orch.progress.start()
         orch.note_in_flight(block, [s.label for s in pending])
         results: dict[str, TrialResult] = {}
         watches: dict[str, Any] = {}
@@ -124,6 +126,7 @@ class QuerySchedule:
                 trial = trials[state.label]
                 orch.guarded(state, results, lambda t=trial, lb=state.label: results.__setitem__(lb, t.finish()))
         finally:
+            orch.progress.finish(len(pending))
             orch.ui.task_finished("trial")
             series = {label: orch.unwatch(block, orch.states[label], watch) for label, watch in watches.items()}
         for state in pending:

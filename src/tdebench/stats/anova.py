@@ -13,6 +13,8 @@ from scipy import stats
 from tdebench.stats.load import Measurements, SeriesKey
 
 SKEW_LIMIT = 1.0
+ALL_CONFIGS = "all configs"
+ENCRYPTED_ONLY = "encrypted configs"
 SHAPIRO_ALPHA = 0.05
 
 
@@ -47,6 +49,9 @@ class AnovaResult:
     skewed: bool
     skew_reason: str
     tukey: tuple[TukeyPair, ...]
+    # "all configs", or "encrypted configs": the same test without the plain config, i.e. across key lengths or
+    # mechanisms only (as the MySQL/MariaDB study tested AES-128/192/256 before comparing with no encryption)
+    scope: str = ALL_CONFIGS
 
     @property
     def primary_test(self) -> str:
@@ -102,7 +107,7 @@ def _tukey(configs: Sequence[str], groups: Sequence[np.ndarray]) -> tuple[TukeyP
 
 
 def anova_for(step_key: tuple[str, str, str, str, str], configs: Sequence[str],
-              groups: Sequence[np.ndarray]) -> AnovaResult:
+              groups: Sequence[np.ndarray], scope: str = ALL_CONFIGS) -> AnovaResult:
     """Run the tests for one step over the given config groups (each n ≥ 2)."""
     engine, workload, test, step, metric = step_key
     with warnings.catch_warnings():
@@ -118,11 +123,13 @@ def anova_for(step_key: tuple[str, str, str, str, str], configs: Sequence[str],
     skewed, reason = skewness_check(groups)
     return AnovaResult(engine, workload, test, step, metric, tuple(configs),
                        tuple(int(g.size) for g in groups), f_stat, p_f, eta_squared(groups),
-                       h, p_kw, skewed, reason, tukey)
+                       h, p_kw, skewed, reason, tukey, scope)
 
 
 def anova_by_step(m: Measurements, *, min_configs: int = 3) -> list[AnovaResult]:
-    """One result per (engine, workload, test, step, metric) with ≥ ``min_configs`` configs of n ≥ 2."""
+    """One result per (engine, workload, test, step, metric) with ≥ ``min_configs`` configs of n ≥ 2; where a
+    plain config is among them and ≥ ``min_configs`` encrypted ones remain, a second result over the encrypted
+    configs only (scope :data:`ENCRYPTED_ONLY`): do the key lengths (or mechanisms) differ from each other?"""
     by_step: dict[tuple[str, str, str, str, str], list[tuple[str, np.ndarray]]] = {}
     order = {c: i for i, c in enumerate(m.config_order)}
     for key, sample in m.series.items():
@@ -134,6 +141,9 @@ def anova_by_step(m: Measurements, *, min_configs: int = 3) -> list[AnovaResult]
             continue
         items.sort(key=lambda item: order.get(item[0], len(order)))
         out.append(anova_for(step_key, [c for c, _ in items], [v for _, v in items]))
+        encrypted = [(c, v) for c, v in items if m.encryption.get(c) not in (None, "", "none")]
+        if len(encrypted) >= min_configs and len(encrypted) < len(items):
+            out.append(anova_for(step_key, [c for c, _ in encrypted], [v for _, v in encrypted], ENCRYPTED_ONLY))
     return out
 
 

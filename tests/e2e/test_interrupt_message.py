@@ -1,0 +1,36 @@
+"""An interrupted run says so, and how to continue it, as its last line (typer 0.2x turns a KeyboardInterrupt
+inside a command into a silent exit code 130; the hint was lost), and its log does not call the trial it cut
+short "done"."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+def test_sigterm_during_a_trial_prints_the_resume_command(tmp_path: Path, data_root, tpch_sf001) -> None:
+    out = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           "XDG_STATE_HOME": str(tmp_path / "state")}
+    proc = subprocess.Popen([sys.executable, "-m", "tdebench", "run", "--sf", "0.01", "--trials", "50",
+                             "--data-dir", str(data_root), "--out", str(out)], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    measurements = out / "measurements.csv"
+    while time.monotonic() < deadline and proc.poll() is None:
+        if measurements.is_file() and ",power," in measurements.read_text():  # trials are under way
+            break
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert proc.returncode == 130, err
+    assert lines[-1] == (f"tdebench: interrupted; servers stopped and temporary data removed; continue it with: "
+                         f"tdebench run --resume {out}"), err
+    assert any("interrupted after" in line for line in lines), "the trial cut short is not called done"
