@@ -31,7 +31,7 @@ from tdebench.workloads.bulkload.options import parse_options
 from tdebench.workloads.crud.meter import measured
 from tdebench.workloads.crud.workload import record_storage
 from tdebench.workloads.tpch import schema
-from tdebench.workloads.tpch.datagen import TPCH_RAW_PER_SF, ensure_data
+from tdebench.workloads.tpch.datagen import TPCH_RAW_PER_SF, check_data_root, ensure_data
 from tdebench.workloads.tpch.loader import load_tpch
 from tdebench.workloads.tpch.workload import TpchWorkload
 
@@ -62,6 +62,7 @@ class LoadWorkload(Workload):
         return int(TPCH_RAW_PER_SF * self.options.sf)
 
     def prepare(self, ui: RunListener) -> dict[str, Any]:
+        check_data_root(self.options.sf, self.plan.data_dir)
         ui.task_started("data", f"TPC-H data SF {self.options.sf:g}", None)
         try:
             self.data_dir, facts = ensure_data(self.options.sf, self.plan.data_dir, progress=ui.message)

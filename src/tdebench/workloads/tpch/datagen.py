@@ -65,6 +65,21 @@ def file_facts(path: Path) -> dict[str, Any]:
     return {"bytes": path.stat().st_size, "rows": rows, "sha256": digest.hexdigest()}
 
 
+def check_data_root(sf: float, data_dir: Path | None) -> None:
+    """Before the data phase: the data is cached, or the generator is there and the data directory can be created
+    (UsageError / EnvironmentProblem naming the fix otherwise)."""
+    root = data_dir or default_cache_root()
+    target = root / f"sf{sf_text(sf)}"
+    if (target / _MANIFEST).is_file() and all((target / f"{t}.tbl").is_file() for t in TABLE_FILES):
+        return
+    find_generator()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot write the TPC-H data directory {root}: {exc.strerror}",
+                         "pass --data-dir with a writable directory") from exc
+
+
 def ensure_data(sf: float, data_dir: Path | None = None,
                 progress: Callable[[str], None] | None = None) -> tuple[Path, dict[str, Any]]:
     """Directory holding the eight ``.tbl`` files for ``sf`` and their facts; generates them if needed."""

@@ -15,7 +15,7 @@ from tdebench.api.workload import RunFiles, SteppedTrial, Workload
 from tdebench.encryption import redact
 from tdebench.workloads.tpch.verdicts import AnswerSet, answer_verdicts, load_reference
 from tdebench.workloads.tpch import answers, schema
-from tdebench.workloads.tpch.datagen import TPCH_RAW_PER_SF, ensure_data
+from tdebench.workloads.tpch.datagen import TPCH_RAW_PER_SF, check_data_root, ensure_data
 from tdebench.workloads.tpch.loader import load_tpch
 from tdebench.workloads.tpch.options import parse_options
 from tdebench.workloads.tpch.power import run_stream
@@ -61,6 +61,7 @@ class TpchWorkload(Workload):
         return f"TPC-H {'+'.join(self.options.tests)}{queries} SF {self.sf:g}"
 
     def prepare(self, ui: RunListener) -> dict[str, Any]:
+        check_data_root(self.sf, self.plan.data_dir)
         ui.task_started("data", f"TPC-H data SF {self.sf:g}", None)
         try:
             self.data_dir, facts = ensure_data(self.sf, self.plan.data_dir, progress=ui.message)
