@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from tdebench.report.mdkit import md_table
 from tdebench.report.fmt import DASH, fmt_value, fmt_value_ci
 from tdebench.report.htmlkit import Col, Safe, esc, join, pill, table, tag
 from tdebench.report.model import RunSummary
@@ -128,7 +129,6 @@ def _with_sub(pair: tuple[str, str]) -> Safe:
 
 
 def md_lines(rows: list[BackupRow]) -> list[str]:
-    from tdebench.report.render_md import md_table
 
     body = [[r.kind, r.encryption or r.config, r.backup[0], r.restore[0], r.size, verdict_text(r),
              DASH if r.hits is None else str(r.hits)] for r in rows]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from tdebench.report.mdkit import md_table
 from tdebench.report.fmt import DASH, fmt_value
 from tdebench.report.htmlkit import Col, Safe, join, pill, table, tag
 from tdebench.report.model import RunSummary
@@ -108,7 +109,6 @@ def html_section(tables: list[ConsistencyTable]) -> Safe:
 
 
 def md_lines(tables: list[ConsistencyTable]) -> list[str]:
-    from tdebench.report.render_md import md_table
 
     out = ["## TPC-C consistency", ""]
     for t in tables:

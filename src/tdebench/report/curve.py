@@ -18,6 +18,7 @@ import numpy as np
 from tdebench.api.regime import split_label
 from tdebench.encryption import parse_spec
 from tdebench.measure import ciphers as cm
+from tdebench.report.mdkit import md_table
 from tdebench.report import charts
 from tdebench.report.charts import Chart
 from tdebench.report.counters_view import CounterIndex, Crossing, fmt_hit
@@ -290,7 +291,6 @@ def html_section(rs: RunSummary) -> Safe:
 
 
 def md_lines(rs: RunSummary) -> list[str]:
-    from tdebench.report.render_md import md_table
 
     made = curves(rs)
     if not made:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tdebench.api.regime import ratio_of
+from tdebench.report.mdkit import md_table
 from tdebench.report import aes3des, backups_view, consistency_view, steps, storage_view
 from tdebench.report.counters_view import fmt_hit
 from tdebench.report.floor import ESTIMATED, CipherTable, EngineFloor, FloorRow, cipher_table, engine_floors
@@ -95,7 +96,6 @@ def floor_html(x: Extras) -> Safe:
 
 
 def floor_md(x: Extras) -> list[str]:
-    from tdebench.report.render_md import md_table
 
     out = ["## Cipher floor", ""]
     if x.ciphers is not None:
@@ -121,7 +121,6 @@ def pairs_html(x: Extras) -> Safe:
 
 
 def pairs_md(x: Extras) -> list[str]:
-    from tdebench.report.render_md import md_table
 
     out = ["## AES vs 3DES", ""]
     for p in x.pairs:

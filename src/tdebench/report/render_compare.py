@@ -10,7 +10,7 @@ from tdebench.report.compare import Change, RunComparison, headline_changes
 from tdebench.report.fmt import DASH, fmt_ci, fmt_p, fmt_pct, fmt_value
 from tdebench.report.htmlkit import Col, Safe, esc, join, page, pill, table, tag
 from tdebench.report.render_html import figure, warnings_section
-from tdebench.report.render_md import md_table
+from tdebench.report.mdkit import md_table
 from tdebench.stats.interval import BOOTSTRAP_MIN_N
 from tdebench.stats.metrics import query_number
 

@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-
 from tdebench.report import curve, extras, precision_view, texts, threats_view
 from tdebench.report.counters_view import CounterIndex
 from tdebench.report.fmt import DASH, fmt_bytes, fmt_ci, fmt_p, fmt_pct, fmt_value, fmt_value_ci
+from tdebench.report.mdkit import md_table
 from tdebench.report.model import EngineSummary, RunSummary
 from tdebench.stats.describe import Summary
-
-
-def md_table(headers: Sequence[str], rows: Iterable[Sequence[str]], right: set[int]) -> list[str]:
-    """A pipe table; columns in ``right`` are right-aligned."""
-    def cell(x: str) -> str:
-        return str(x).replace("|", "\\|").replace("\n", " ")
-    out = ["| " + " | ".join(cell(h) for h in headers) + " |",
-           "|" + "|".join("---:" if i in right else "---" for i in range(len(headers))) + "|"]
-    out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
-    return out
 
 
 def _med(s: Summary | None) -> str:

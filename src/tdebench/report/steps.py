@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tdebench.report.mdkit import md_table
 from tdebench.report.counters_view import CounterIndex
 from tdebench.report.fmt import DASH, fmt_ci, fmt_pct, fmt_value, fmt_value_ci
 from tdebench.report.htmlkit import Col, Safe, esc, join, table, tag
@@ -140,7 +141,6 @@ def html_section(tables: list[StepTable]) -> Safe:
 
 def md_lines(tables: list[StepTable]) -> list[str]:
     """The same tables in Markdown."""
-    from tdebench.report.render_md import md_table
 
     out: list[str] = []
     for t in tables:

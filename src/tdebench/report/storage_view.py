@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tdebench.report.mdkit import md_table
 from tdebench.report.fmt import DASH, fmt_bytes
 from tdebench.report.htmlkit import Col, Safe, join, table, tag
 from tdebench.report.model import RunSummary
@@ -101,7 +102,6 @@ def html_section(engines: list[EngineStorage]) -> Safe:
 
 
 def md_lines(engines: list[EngineStorage]) -> list[str]:
-    from tdebench.report.render_md import md_table
 
     out: list[str] = []
     for es in engines:

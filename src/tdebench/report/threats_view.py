@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tdebench.report.mdkit import md_table
 from tdebench.report.htmlkit import Col, Safe, esc, join, pill, table, tag
 from tdebench.report.model import EngineSummary, RunSummary
 
@@ -110,7 +111,6 @@ def html_section(rs: RunSummary) -> Safe:
 
 # Markdown -----------------------------------------------------------------------------------------------
 def md_lines(rs: RunSummary) -> list[str]:
-    from tdebench.report.render_md import md_table
 
     out: list[str] = []
     for es in rs.engines:
