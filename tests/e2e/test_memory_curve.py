@@ -21,9 +21,10 @@ HAVE_MARIADB = Path("/usr/sbin/mariadbd").exists() or shutil.which("mariadbd") i
 def test_mariadb_memory_curve_example(tmp_path, tpch_sf001):
     """The example as shipped is valid; a copy at SF 0.01, two ratios and one trial runs and draws the curve."""
     copy = ex.sized_copy(ex.example("mariadb-memory-curve"), tmp_path, sf=0.01, memory_ratio=[0.5, 2], trials=1)
+    # a smaller redo log for the test (settings go in the file: --server-setting beside a file is refused)
+    copy.write_text(copy.read_text() + '\n[engines.settings]\ninnodb_log_file_size = "32M"\n')
     out = tmp_path / "run"
-    result = tdebench("run", str(copy), "--out", str(out), "--data-dir", str(Path(tpch_sf001[0]).parent),
-                      "--server-setting", "innodb_log_file_size=32M")
+    result = tdebench("run", str(copy), "--out", str(out), "--data-dir", str(Path(tpch_sf001[0]).parent))
     assert result.returncode == 0, result.stderr[-3000:]
     ex.check_example_run(out)
     manifest = json.loads((out / "manifest.json").read_text())

@@ -86,8 +86,11 @@ def test_open_ended_run_resumes(tmp_path: Path, data: str) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     args = ["run", "--schedule", "query", "--precision", "0.01%", "--trials", "3", "--max-trials", "5",
             "--warmup", "0", "--seed", "9", "--no-report", "--out", str(out), "--data-dir", data]
+    # SIGINT handled by default in the child: a suite started in the background has it ignored, and tdebench
+    # keeps an ignored SIGINT ignored (as nohup expects)
     proc = subprocess.Popen([sys.executable, "-m", "tdebench", *args], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline and proc.poll() is None:
         try:

@@ -4,6 +4,7 @@ crossed the encryption boundary, its cache's hit ratio, and that ``resize_cache`
 from __future__ import annotations
 
 import multiprocessing
+import os
 import shutil
 import time
 from pathlib import Path
@@ -218,6 +219,16 @@ def pg_instances(tmp_path_factory):
             inst.destroy()
 
 
+def _drop_os_cache() -> bool:
+    """Write back and drop the OS page cache (root only); False when this machine does not allow it."""
+    try:
+        os.sync()
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+        return True
+    except OSError:
+        return False
+
+
 @pytest.mark.server
 @postgres
 def test_postgres_counts_shared_buffer_hits_and_misses_per_statement(pg_instances) -> None:
@@ -225,11 +236,13 @@ def test_postgres_counts_shared_buffer_hits_and_misses_per_statement(pg_instance
     assert inst.settings()["shared_preload_libraries"] == "pg_stat_statements"
     applied = inst.resize_cache(8 * MIB)
     assert applied["shared_buffers"] == "8192kB"
+    dropped = _drop_os_cache()  # bytes_read counts storage reads: pages in the OS page cache are not among them
     before = inst.counters()
     _scan(inst)
     d = _delta(inst.counters(), before)  # no wait: pg_stat_statements adds a statement's blocks when it ends
     assert d["cache_misses"] > 1000 and d["cache_requests"] >= d["cache_misses"], d
-    assert d["bytes_read"] >= 0.9 * d["cache_misses"] * 8192, d
+    if dropped:
+        assert d["bytes_read"] >= 0.9 * d["cache_misses"] * 8192, d
     inst.resize_cache(128 * MIB)
     _scan(inst)
     before = inst.counters()
@@ -248,9 +261,11 @@ def test_postgres_in_a_memory_cgroup_cannot_keep_its_data_in_the_os_cache(pg_ins
     assert set(inst.cluster.pids()) <= set(inst._cap.members())
     _scan(inst)
     conn = inst.connect()  # a backend started after the move is in the group too
-    pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
-    conn.close()
-    assert pid in inst._cap.members() or not inst.cluster.running()
+    try:  # asked while the backend lives: it exits when its connection closes
+        pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        assert pid in inst._cap.members() or not inst.cluster.running()
+    finally:
+        conn.close()
     cached = inst._cap.page_cache_bytes()
     assert cached is not None and cached <= inst._cap.limit
 

@@ -76,7 +76,10 @@ SCOPES: dict[str, str] = {
 }
 # files (globs relative to the data directory) a scope leaves plaintext by design
 _OUTSIDE: dict[str, tuple[str, ...]] = {
-    "": (),
+    # the mysql schema's Aria system tables are made by mariadb-install-db and stay plaintext under
+    # aria_encrypt_tables; a GRANT rewrites their index pages, which were seen carrying a canary from server
+    # memory (tests/e2e/test_sysbench_e2e.py): reported as outside-scope hits, not as a failed encryption
+    "": ("mysql/*.MAD", "mysql/*.MAI"),
     "innodb": ("aria_log.*", "aria_log_control", "**/*.MAD", "**/*.MAI", "binlog.*", "../tmp/*"),
     "tables": ("ib_logfile*", "ibtmp1", "aria_log.*", "aria_log_control", "**/*.MAD", "**/*.MAI", "binlog.*",
                "../tmp/*"),

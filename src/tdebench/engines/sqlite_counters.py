@@ -65,13 +65,14 @@ _PROBE = """
 import ctypes, os, sys, tempfile
 import sqlcipher3
 from tdebench.engines import sqlite_counters as sc
-path = os.path.join(tempfile.mkdtemp(), "probe.db")
-conn = sqlcipher3.connect(path)
-conn.execute("CREATE TABLE t (a)")
-handle = sc.raw_handle(conn)
-name = sc._library().sqlite3_db_filename(handle, b"main")
-print("ok" if name and os.path.realpath(name.decode()) == os.path.realpath(path) else "mismatch")
-conn.close()
+with tempfile.TemporaryDirectory(prefix="tdebench-probe-") as directory:  # removed again, whatever happens
+    path = os.path.join(directory, "probe.db")
+    conn = sqlcipher3.connect(path)
+    conn.execute("CREATE TABLE t (a)")
+    handle = sc.raw_handle(conn)
+    name = sc._library().sqlite3_db_filename(handle, b"main")
+    print("ok" if name and os.path.realpath(name.decode()) == os.path.realpath(path) else "mismatch")
+    conn.close()
 """
 
 

@@ -92,6 +92,8 @@ class MemoryRegimes:
         """"warm-up" or "trial 2/3" (numbered within the block's ratio)."""
         if block.warmup:
             return "warm-up"
+        if block.memory_ratio is None:  # no sweep: blocks are numbered 1, 2, ... (beyond --trials with --precision)
+            return f"trial {block.number}" if self.plan.open_ended else f"trial {block.number}/{self.plan.trials}"
         return f"trial {block.number % (self.plan.trials + 1)}/{self.plan.trials}"
 
     def row_label(self, label: str, block: Block) -> str:
