@@ -23,7 +23,11 @@ def run() -> None:
     except KeyboardInterrupt:
         print("tdebench: interrupted while starting; nothing was started", file=sys.stderr, flush=True)
         sys.exit(130)
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # arrived outside main's own handling (before its handlers, or after its clean-up)
+        print("tdebench: interrupted", file=sys.stderr, flush=True)
+        sys.exit(130)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,6 @@ crossed the encryption boundary, its cache's hit ratio, and that ``resize_cache`
 from __future__ import annotations
 
 import multiprocessing
-import os
 import shutil
 import time
 from pathlib import Path
@@ -219,16 +218,6 @@ def pg_instances(tmp_path_factory):
             inst.destroy()
 
 
-def _drop_os_cache() -> bool:
-    """Write back and drop the OS page cache (root only); False when this machine does not allow it."""
-    try:
-        os.sync()
-        Path("/proc/sys/vm/drop_caches").write_text("3\n")
-        return True
-    except OSError:
-        return False
-
-
 @pytest.mark.server
 @postgres
 def test_postgres_counts_shared_buffer_hits_and_misses_per_statement(pg_instances) -> None:
@@ -236,13 +225,17 @@ def test_postgres_counts_shared_buffer_hits_and_misses_per_statement(pg_instance
     assert inst.settings()["shared_preload_libraries"] == "pg_stat_statements"
     applied = inst.resize_cache(8 * MIB)
     assert applied["shared_buffers"] == "8192kB"
-    dropped = _drop_os_cache()  # bytes_read counts storage reads: pages in the OS page cache are not among them
     before = inst.counters()
     _scan(inst)
     d = _delta(inst.counters(), before)  # no wait: pg_stat_statements adds a statement's blocks when it ends
     assert d["cache_misses"] > 1000 and d["cache_requests"] >= d["cache_misses"], d
-    if dropped:
-        assert d["bytes_read"] >= 0.9 * d["cache_misses"] * 8192, d
+    # bytes_read is the rchar of the server's processes: the closed backend's bytes reach the postmaster when
+    # it is reaped, a moment after the connection closed
+    deadline = time.monotonic() + 10
+    while d["bytes_read"] < 0.9 * d["cache_misses"] * 8192 and time.monotonic() < deadline:
+        time.sleep(0.1)
+        d = _delta(inst.counters(), before)
+    assert d["bytes_read"] >= 0.9 * d["cache_misses"] * 8192, d
     inst.resize_cache(128 * MIB)
     _scan(inst)
     before = inst.counters()

@@ -359,9 +359,9 @@ def main(argv: list[str] | None = None) -> None:
     _DEBUG = "--debug" in args
     args = [a for a in args if a != "--debug"]
     previous = _install_signal_handlers()
-    command = typer.main.get_command(app)
     try:
         try:
+            command = typer.main.get_command(app)  # inside: a signal while the commands are built is an interrupt
             code = command.main(args=args, prog_name="tdebench", standalone_mode=False)
             if code == 130 and _SIGNALS:  # typer returned a KeyboardInterrupt as exit code 130, unsaid
                 raise KeyboardInterrupt("interrupted")
