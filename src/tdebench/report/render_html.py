@@ -265,13 +265,20 @@ def methods_section(rs: RunSummary) -> Safe:
     return tag("section", join(parts), id="methods")
 
 
+def _workload_text(plan: dict) -> str:
+    """``tpch SF 0.1`` (the scale factor from the workload's options; manifests of schema 1 kept it in the plan)."""
+    options = plan.get("workload_options") if isinstance(plan.get("workload_options"), dict) else {}
+    sf = options.get("sf", plan.get("sf"))
+    return f"{plan.get('workload')} SF {sf:g}" if isinstance(sf, (int, float)) else str(plan.get("workload"))
+
+
 def render(rs: RunSummary) -> str:
     """The complete HTML document of one run."""
     m = rs.manifest
     plan = m.get("plan") if isinstance(m.get("plan"), dict) else {}
     host = (m.get("host") or {}).get("hostname") if isinstance(m.get("host"), dict) else None
     sub = " · ".join(str(x) for x in (
-        plan.get("workload") and f"{plan.get('workload')} SF {plan.get('sf', '?')}",
+        plan.get("workload") and _workload_text(plan),
         plan.get("trials") and f"{plan.get('trials')} trials per config",
         plan.get("cache") and f"{plan.get('cache')} cache", host and f"on {host}",
         m.get("status")) if x)
