@@ -65,19 +65,31 @@ def file_facts(path: Path) -> dict[str, Any]:
     return {"bytes": path.stat().st_size, "rows": rows, "sha256": digest.hexdigest()}
 
 
+def _data_target(sf: float, data_dir: Path | None) -> Path:
+    return (data_dir or default_cache_root()) / f"sf{sf_text(sf)}"
+
+
+def _is_complete(target: Path) -> bool:
+    """The data of ``target`` was generated completely (its manifest and all eight files are there)."""
+    return (target / _MANIFEST).is_file() and all((target / f"{t}.tbl").is_file() for t in TABLE_FILES)
+
+
+def _unwritable(root: Path, exc: OSError) -> UsageError:
+    return UsageError(f"cannot write the TPC-H data directory {root}: {exc.strerror}",
+                      "pass --data-dir with a writable directory")
+
+
 def check_data_root(sf: float, data_dir: Path | None) -> None:
     """Before the data phase: the data is cached, or the generator is there and the data directory can be created
     (UsageError / EnvironmentProblem naming the fix otherwise)."""
-    root = data_dir or default_cache_root()
-    target = root / f"sf{sf_text(sf)}"
-    if (target / _MANIFEST).is_file() and all((target / f"{t}.tbl").is_file() for t in TABLE_FILES):
+    target = _data_target(sf, data_dir)
+    if _is_complete(target):
         return
     find_generator()
     try:
-        root.mkdir(parents=True, exist_ok=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UsageError(f"cannot write the TPC-H data directory {root}: {exc.strerror}",
-                         "pass --data-dir with a writable directory") from exc
+        raise _unwritable(target.parent, exc) from exc
 
 
 def ensure_data(sf: float, data_dir: Path | None = None,
@@ -85,19 +97,15 @@ def ensure_data(sf: float, data_dir: Path | None = None,
     """Directory holding the eight ``.tbl`` files for ``sf`` and their facts; generates them if needed."""
     if sf <= 0:
         raise UsageError(f"scale factor must be > 0, not {sf}", "use e.g. --sf 0.01, 0.1 or 1")
-    target = (data_dir or default_cache_root()) / f"sf{sf_text(sf)}"
-    manifest = target / _MANIFEST
-    if manifest.is_file():
-        facts = json.loads(manifest.read_text())
-        if all((target / f"{t}.tbl").is_file() for t in TABLE_FILES):
-            return target, facts
+    target = _data_target(sf, data_dir)
+    if _is_complete(target):
+        return target, json.loads((target / _MANIFEST).read_text())
     tool = find_generator()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".sf{sf_text(sf)}-", dir=target.parent))
     except OSError as exc:
-        raise UsageError(f"cannot write the TPC-H data directory {target.parent}: {exc.strerror}",
-                         "pass --data-dir with a writable directory") from exc
+        raise _unwritable(target.parent, exc) from exc
     try:
         if progress:
             progress(f"generating TPC-H data at SF {sf_text(sf)} with {tool.name}")
