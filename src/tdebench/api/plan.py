@@ -155,10 +155,7 @@ class RunPlan:
     def iter_blocks(self) -> Iterator[Block]:
         """Warm-up block (if any) then blocks 1, 2, … without end, each a fresh random order of the configs;
         the first ``trials`` are :meth:`blocks` (the same seed gives the same orders, so resume finds them).
-        A memory sweep has exactly :meth:`blocks`."""
-        if self.memory_ratios:
-            yield from self._regime_blocks()
-            return
+        Only for plans without a memory sweep (``--precision`` refuses one)."""
         rng = random.Random(self.seed)
         number = 0 if self.warmup_trials else 1
         while True:

@@ -128,9 +128,8 @@ class BlockSequence:
 
     def blocks(self, done: frozenset[int] | set[int] = frozenset()) -> Iterator[Block]:
         """The blocks to run, in order; ``done``: blocks completed before a resume (they take no time)."""
-        for block in self.plan.iter_blocks():
-            if self.rule is None and block.number > self.plan.trials and block.memory_ratio is None:
-                return  # (a memory sweep's blocks are a finite list numbered on across its ratios)
+        # without a stopping rule the plan's own (finite) blocks; with one, blocks without end
+        for block in self.plan.iter_blocks() if self.rule is not None else self.plan.blocks():
             if self._out_of_time():
                 self.stopped_by = "--max-time"
                 self._finish()
