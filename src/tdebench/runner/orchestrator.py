@@ -333,6 +333,12 @@ class Orchestrator:
     def _run_block(self, block: Block) -> None:
         if self.schedule is not None and self.schedule.run(block):
             return
+        for state in self.pending(block):
+            self._run_one(block, state)
+
+    def pending(self, block: Block) -> list[ConfigState]:
+        """The configs ``block`` still has to run, in its order; those a resumed run completed are replayed."""
+        out = []
         for label in block.order:
             state = self.states[label]
             if state.abandoned:
@@ -340,7 +346,8 @@ class Orchestrator:
             if (block.number, self.regimes.row_label(label, block)) in self.completed:
                 self._replay(block, state)
                 continue
-            self._run_one(block, state)
+            out.append(state)
+        return out
 
     def _replay(self, block: Block, state: ConfigState) -> None:
         """Resume: bring the reloaded database to the state the completed trial left its twins in."""
@@ -349,9 +356,7 @@ class Orchestrator:
     def _run_one(self, block: Block, state: ConfigState) -> None:
         label = state.config.label
         name = self.regimes.trial_name(block)
-        rec = self._recorder(label, block.number)
-        self.regimes.label_recorder(rec, block)
-        self.regimes.apply(state, block, self.manifest, self.ui.message)
+        rec = self.trial_recorder(state, block)
         self.ui.task_started("trial", f"{name} {rec.config}{self.progress_note()}", None)
         self.progress.start()
         self.note_in_flight(block, [label])
@@ -535,6 +540,14 @@ class Orchestrator:
     def _table_names(self) -> list[str]:
         """The workload's tables (the encryption check and storage sizes look at these)."""
         return [t.name for t in self.workload.tables()] or list(self.workload.schema_tables)
+
+    def trial_recorder(self, state: ConfigState, block: Block) -> Recorder:
+        """The recorder of ``state``'s trial in ``block``; with --memory-ratio its rows carry the ratio and the
+        instance's cache is sized for it first."""
+        rec = self._recorder(state.label, block.number)
+        self.regimes.label_recorder(rec, block)
+        self.regimes.apply(state, block, self.manifest, self.ui.message)
+        return rec
 
     def _recorder(self, label: str, block: int) -> Recorder:
         config = self.plan.config(label)

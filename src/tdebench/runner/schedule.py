@@ -54,21 +54,10 @@ class QuerySchedule:
     def run(self, block: Block) -> bool:
         """Run ``block`` step by step; False (nothing done) when the workload cannot, so the block schedule runs it."""
         orch = self.orch
-        pending = []
-        for label in block.order:
-            state = orch.states[label]
-            if state.abandoned:
-                continue
-            if (block.number, orch.regimes.row_label(label, block)) in orch.completed:
-                orch._replay(block, state)
-                continue
-            pending.append(state)
+        pending = orch.pending(block)
         if not pending:
             return True
-        recs = {s.label: orch._recorder(s.label, block.number) for s in pending}
-        for state in pending:  # --memory-ratio: rows labelled with the ratio, caches sized for it
-            orch.regimes.label_recorder(recs[state.label], block)
-            orch.regimes.apply(state, block, orch.manifest, orch.ui.message)
+        recs = {s.label: orch.trial_recorder(s, block) for s in pending}
         trials = {s.label: orch.workload.stepped_trial(s, block.number, recs[s.label], orch.plan.repeat)
                   for s in pending}
         if any(t is None or not t.steps for t in trials.values()):
