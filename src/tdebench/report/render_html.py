@@ -266,9 +266,8 @@ def methods_section(rs: RunSummary) -> Safe:
 
 
 def _workload_text(plan: dict) -> str:
-    """``tpch SF 0.1`` (the scale factor from the workload's options; manifests of schema 1 kept it in the plan)."""
-    options = plan.get("workload_options") if isinstance(plan.get("workload_options"), dict) else {}
-    sf = options.get("sf", plan.get("sf"))
+    """``tpch SF 0.1``, or the workload's name alone when it has no scale factor."""
+    sf = texts.workload_option(plan, "sf")
     return f"{plan.get('workload')} SF {sf:g}" if isinstance(sf, (int, float)) else str(plan.get("workload"))
 
 

@@ -153,20 +153,26 @@ def host_facts(manifest: dict[str, Any]) -> list[tuple[str, object]]:
     ]
 
 
+def workload_option(plan: dict[str, Any], key: str, default: object = None) -> object:
+    """A workload option of the manifest's plan (schema 1 kept TPC-H's options at the top of the plan)."""
+    options = plan.get("workload_options") if isinstance(plan.get("workload_options"), dict) else {}
+    return options.get(key, plan.get(key, default))
+
+
 def plan_facts(manifest: dict[str, Any]) -> list[tuple[str, object]]:
     """Plan and data facts from the manifest."""
     p = manifest.get("plan") if isinstance(manifest.get("plan"), dict) else {}
     d = manifest.get("data") if isinstance(manifest.get("data"), dict) else {}
     tool = manifest.get("tool") if isinstance(manifest.get("tool"), dict) else {}
     options = p.get("workload_options") if isinstance(p.get("workload_options"), dict) else {}
-    tests = options.get("tests", p.get("tests"))  # schema 1 kept TPC-H's options at the top of the plan
+    tests = workload_option(p, "tests")
     others = {k: v for k, v in options.items() if k not in ("sf", "tests")}
     return [
         ("tool", f"{tool.get('name', 'tdebench')} {tool.get('version', '')}".strip()),
         ("workload", p.get("workload")),
         ("tests", ", ".join(map(str, tests)) if isinstance(tests, list) else tests),
         ("workload options", ", ".join(f"{k} {v}" for k, v in others.items()) or None),
-        ("scale factor", options.get("sf", p.get("sf", d.get("sf")))), ("trials per config", p.get("trials")),
+        ("scale factor", workload_option(p, "sf", d.get("sf"))), ("trials per config", p.get("trials")),
         ("warm-up trials", p.get("warmup_trials")), ("cache", p.get("cache")),
         ("plan seed", p.get("seed")), ("data generator", d.get("generator")),
         ("started", manifest.get("created_at")), ("finished", manifest.get("finished_at")),
