@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -104,6 +105,15 @@ class MemoryCap:
             except OSError:
                 continue
         return moved
+
+    def adopt(self, list_pids: Callable[[], list[int]], rounds: int = 10) -> None:
+        """Move a process tree into the group until none of it is left outside: a child forked while its
+        parent was being moved keeps the parent's old group, so one pass over a listing can miss it."""
+        for _ in range(rounds):
+            stray = set(list_pids()) - set(self.members())
+            if not stray:
+                return
+            self.add(sorted(stray))
 
     def members(self) -> list[int]:
         try:

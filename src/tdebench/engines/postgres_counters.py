@@ -172,7 +172,7 @@ class PostgresCounters:
     def attach_memory_cap(self) -> None:
         """After every start: the postmaster and its children join the cgroup (later children follow)."""
         if self._cap is not None:
-            self._cap.add(self.cluster.pids())  # type: ignore[attr-defined]
+            self._cap.adopt(self.cluster.pids)  # type: ignore[attr-defined]
 
     def remove_memory_cap(self) -> None:
         cap, self._cap = self._cap, None
