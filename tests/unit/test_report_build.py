@@ -251,6 +251,10 @@ def test_key_lengths_get_their_own_anova_in_the_report(tmp_path: Path) -> None:
     assert "(the 3 encrypted configs only, plain left out): ANOVA" in md
     scopes = (tmp_path / "keys" / "report" / "anova.csv").read_text().splitlines()[0].split(",")
     assert scopes[-1] == "scope"
+    with (tmp_path / "keys" / "report" / "anova.csv").open() as f:
+        for row in csv.DictReader(f):  # plain numbers: no numpy repr ("np.float64(...)") in a CSV
+            for col in ("f_stat", "p_anova", "eta_squared", "h_stat", "p_kruskal"):
+                assert row[col] == "" or float(row[col]) >= 0, (col, row[col])
 
 
 def test_tpm_hook_draws_only_with_data(tmp_path: Path) -> None:

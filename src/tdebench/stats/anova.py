@@ -75,7 +75,7 @@ def eta_squared(groups: Sequence[np.ndarray]) -> float | None:
     if ss_total == 0:
         return None
     ss_between = sum(g.size * (float(np.mean(g)) - allv.mean()) ** 2 for g in groups)
-    return ss_between / ss_total
+    return float(ss_between / ss_total)  # a numpy scalar would reach the CSV as 'np.float64(...)'
 
 
 def skewness_check(groups: Sequence[np.ndarray]) -> tuple[bool, str]:
