@@ -25,6 +25,8 @@ def tdebench(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess
     (["run", "--encryption", "tde:aes-512-cbc"], "unknown cipher 'aes-512-cbc'"),
     (["run", "--sf", "0"], "bad value 0.0 for --sf: Input should be greater than 0"),
     (["run", "--sf", "-1"], "bad value -1.0 for --sf"),
+    (["run", "--sf", "0.002"], "TPC-H at SF 0.002 repeats a supplier of part 101 in PARTSUPP"),
+    (["run", "--workload", "load", "--sf", "0.005"], "TPC-H at SF 0.005 repeats a supplier"),
     (["run", "--trials", "0"], "bad value 0 for --trials: Input should be greater than or equal to 1"),
     (["run", "--cache", "tepid"], "bad value 'tepid' for --cache: 'warm' or 'cold'"),
     (["run", "--tests", "power,nope"], "bad value 'nope' for --tests"),

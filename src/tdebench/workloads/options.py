@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from tdebench.errors import UsageError
+from tdebench.workloads.tpch.scale import SCALE_FACTOR_FIX, scale_factor_problem
 
 
 def word_list(value: Any) -> list[str]:
@@ -70,12 +71,22 @@ class WorkloadOptions(BaseModel):
     @classmethod
     def _bad_value(cls, error: Mapping[str, Any], data: Mapping[str, Any]) -> UsageError:
         reason = str(error.get("msg", "")).removeprefix("Value error, ")
-        fix = cls.fix_hint or f"see docs/workloads/{cls.workload_name}.md for the allowed values"
+        cause = (error.get("ctx") or {}).get("error")
+        fix = (cause.fix if isinstance(cause, ValueWithFix) else None) or cls.fix_hint \
+            or f"see docs/workloads/{cls.workload_name}.md for the allowed values"
         loc = error.get("loc") or ()
         if not loc:
             return UsageError(f"bad {cls.workload_name} options: {reason}", fix)
         key = str(loc[0])
         return UsageError(f"bad value {data.get(key)!r} for {cls.workload_name} option '{key}': {reason}", fix)
+
+
+class ValueWithFix(ValueError):
+    """A bad option value whose fix is its own, not the workload's general hint."""
+
+    def __init__(self, reason: str, fix: str) -> None:
+        super().__init__(reason)
+        self.fix = fix
 
 
 class ScaleFactorOption(WorkloadOptions):
@@ -88,4 +99,7 @@ class ScaleFactorOption(WorkloadOptions):
     def _finite(cls, value: float) -> float:
         if not math.isfinite(value):
             raise ValueError("give a finite number > 0, e.g. 0.01, 0.1 or 1")
+        problem = scale_factor_problem(value)
+        if problem:
+            raise ValueWithFix(problem, SCALE_FACTOR_FIX)
         return value

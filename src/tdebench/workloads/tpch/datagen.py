@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.errors import EnvironmentProblem, UsageError
+from tdebench.workloads.tpch.scale import SCALE_FACTOR_FIX, scale_factor_problem
 
 # bytes of .tbl files per unit of scale factor (measured: SF 1 is ~1050 MiB), the disk guard's estimate
 TPCH_RAW_PER_SF = 1050 * 1024 * 1024
@@ -79,9 +80,18 @@ def _unwritable(root: Path, exc: OSError) -> UsageError:
                       "pass --data-dir with a writable directory")
 
 
+def _check_scale_factor(sf: float) -> None:
+    if sf <= 0:
+        raise UsageError(f"scale factor must be > 0, not {sf}", "use e.g. --sf 0.01, 0.1 or 1")
+    problem = scale_factor_problem(sf)
+    if problem:
+        raise UsageError(problem, SCALE_FACTOR_FIX)
+
+
 def check_data_root(sf: float, data_dir: Path | None) -> None:
-    """Before the data phase: the data is cached, or the generator is there and the data directory can be created
-    (UsageError / EnvironmentProblem naming the fix otherwise)."""
+    """Before the data phase: the scale factor makes valid data, and the data is cached, or the generator is there
+    and the data directory can be created (UsageError / EnvironmentProblem naming the fix otherwise)."""
+    _check_scale_factor(sf)
     target = _data_target(sf, data_dir)
     if _is_complete(target):
         return
@@ -95,8 +105,7 @@ def check_data_root(sf: float, data_dir: Path | None) -> None:
 def ensure_data(sf: float, data_dir: Path | None = None,
                 progress: Callable[[str], None] | None = None) -> tuple[Path, dict[str, Any]]:
     """Directory holding the eight ``.tbl`` files for ``sf`` and their facts; generates them if needed."""
-    if sf <= 0:
-        raise UsageError(f"scale factor must be > 0, not {sf}", "use e.g. --sf 0.01, 0.1 or 1")
+    _check_scale_factor(sf)
     target = _data_target(sf, data_dir)
     if _is_complete(target):
         return target, json.loads((target / _MANIFEST).read_text())
