@@ -7,6 +7,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -261,6 +262,29 @@ def test_socket_only_by_default(engine, tmp_path):
     finally:
         inst.destroy()
     assert not os.path.lexists(tmp_path / "mariadb-none")
+
+
+def test_a_kept_instance_with_a_long_path_leaves_no_socket_directory_in_tmp(engine, tmp_path):
+    """A socket path too long for sun_path moves to /tmp/tdebench-sock-*; --keep keeps the instance's files, not
+    that directory (it held only the stopped server's socket, and kept runs of the test suite piled them up)."""
+    base = Path(tempfile.mkdtemp(prefix="t-kept-socket-"))  # traversable by the service user, unlike tmp_path
+    base.chmod(0o755)
+    deep = base / ("d" * 60) / ("e" * 40)
+    deep.mkdir(parents=True)
+    for d in (deep, deep.parent):
+        d.chmod(0o755)
+    try:
+        inst = engine.create_instance(Config("mariadb", PLAIN, dict(SMALL), keep=True), deep)
+        try:
+            inst.start()
+            moved = inst.socket.parent
+            assert moved.parent == Path("/tmp") and moved.name.startswith("tdebench-sock-")
+        finally:
+            inst.destroy()
+        assert not moved.exists()
+        assert (deep / "mariadb-none" / "data").is_dir(), "keep: the instance's own files stay"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def _own_servers() -> list[int]:

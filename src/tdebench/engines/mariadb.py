@@ -214,18 +214,22 @@ class MariadbInstance(MariadbThreatProbes, MariadbCounters, Instance):
             return False
 
     def destroy(self) -> None:
+        """Stop the server and delete its files (``keep``: all but the socket directory in /tmp, which only held
+        the stopped server's socket), also when stopping failed."""
         discard = not self.config.keep and self.root is not None
-        self._stop(discard)
-        if not discard:
-            return
-        assert self.root is not None
-        shutil.rmtree(self.root, ignore_errors=True)
-        if self.link.is_symlink():
-            self.link.unlink()
-        if self._socket_dir is not None:
-            shutil.rmtree(self._socket_dir, ignore_errors=True)
-        self.root = None
-        self._created = False
+        try:
+            self._stop(discard)
+        finally:
+            if self._socket_dir is not None:
+                shutil.rmtree(self._socket_dir, ignore_errors=True)
+                self._socket_dir = None
+            if discard:
+                assert self.root is not None
+                shutil.rmtree(self.root, ignore_errors=True)
+                if self.link.is_symlink():
+                    self.link.unlink()
+                self.root = None
+                self._created = False
 
     def _make_root(self) -> Path:
         self.link.parent.mkdir(parents=True, exist_ok=True)
