@@ -50,6 +50,24 @@ def test_load_keeps_ok_rows_and_counts_the_rest() -> None:
     assert (s.n, s.n_failed, s.n_timeout) == (3, 1, 2)
 
 
+def test_concurrent_streams_of_one_trial_are_one_observation() -> None:
+    """Two throughput streams per block: one value per block (their mean), so an interval or an ANOVA counts
+    trials, not streams, and the comparison pairs by block."""
+    def streams(config: str, enc: str, per_block: list[tuple[float, float]]) -> list[dict[str, str]]:
+        out = []
+        for b, pair in enumerate(per_block, start=1):
+            for stream, v in enumerate(pair, start=1):
+                (rec,) = rows(config, enc, [v], start_block=b)
+                out.append({**rec, "test": "throughput", "stream": str(stream)})
+        return out
+    m = parse_rows(streams("p", "none", [(10.0, 12.0), (11.0, 13.0), (9.0, 11.0)])
+                   + streams("e", "tde:aes-256-cbc", [(10.5, 12.5), (11.5, 13.5), (9.5, 11.5)]))
+    key = SeriesKey("sqlite", "p", "tpch", "throughput", "total", "elapsed")
+    assert m.sample(key).values.tolist() == [11.0, 12.0, 10.0] and m.sample(key).blocks.tolist() == [1, 2, 3]
+    (o,) = compute_overheads(m, n_resamples=200)
+    assert (o.n_plain, o.n_config) == (3, 3) and o.ci_method.endswith("paired")
+
+
 def test_describe_matches_numpy_and_scipy() -> None:
     v = np.array(PLAIN)
     d = describe(v)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tdebench.workloads.tpch.scale import partsupp_duplicate, scale_factor_problem
+from tdebench.workloads.scalefactor import partsupp_duplicate, scale_factor_problem
 
 
 def _suppliers_of(part: int, sf: float) -> list[int]:

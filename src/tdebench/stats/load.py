@@ -105,16 +105,16 @@ class Measurements:
 
     @cached_property
     def series(self) -> dict[SeriesKey, Sample]:
-        """Values and blocks per series, in file order."""
-        cols: dict[SeriesKey, tuple[list[float], list[int], list[int]]] = {}
+        """Values and blocks per series, in file order; one value per block and trial. Values measured in the same
+        block and trial (the concurrent streams of a TPC-H throughput test) are one observation, their mean:
+        streams that ran side by side are not independent replicates, and counting each as one would narrow
+        intervals and p-values for nothing (pseudo-replication)."""
+        cols: dict[SeriesKey, dict[tuple[int, int], list[float]]] = {}
         for row in self.rows:
-            v, b, t = cols.setdefault(row.key, ([], [], []))
-            v.append(row.value)
-            b.append(row.block)
-            t.append(row.trial)
-        return {k: Sample(np.asarray(v, dtype=float), np.asarray(b, dtype=int),
-                          np.asarray(t, dtype=int))
-                for k, (v, b, t) in cols.items()}
+            cols.setdefault(row.key, {}).setdefault((row.block, row.trial), []).append(row.value)
+        return {k: Sample(np.asarray([float(np.mean(v)) for v in units.values()], dtype=float),
+                          np.asarray([b for b, _ in units], dtype=int), np.asarray([t for _, t in units], dtype=int))
+                for k, units in cols.items()}
 
     def all_keys(self) -> list[SeriesKey]:
         """Every series seen, including those with only failed rows."""

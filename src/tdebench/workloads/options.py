@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from tdebench.errors import UsageError
-from tdebench.workloads.tpch.scale import SCALE_FACTOR_FIX, scale_factor_problem
+from tdebench.workloads.scalefactor import SCALE_FACTOR_FIX, scale_factor_problem
 
 
 def word_list(value: Any) -> list[str]:

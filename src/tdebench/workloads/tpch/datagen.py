@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.errors import EnvironmentProblem, UsageError
-from tdebench.workloads.tpch.scale import SCALE_FACTOR_FIX, scale_factor_problem
+from tdebench.workloads.scalefactor import SCALE_FACTOR_FIX, scale_factor_problem
 
 # bytes of .tbl files per unit of scale factor (measured: SF 1 is ~1050 MiB), the disk guard's estimate
 TPCH_RAW_PER_SF = 1050 * 1024 * 1024

@@ -1,4 +1,5 @@
-"""Which TPC-H scale factors make valid data (no imports: the option models check it before anything runs)."""
+"""Which TPC-H scale factors make valid data (no imports: the option models of every workload loading TPC-H data
+check it before anything runs)."""
 
 from __future__ import annotations
 
