@@ -34,3 +34,4 @@ def test_sigterm_during_a_trial_prints_the_resume_command(tmp_path: Path, data_r
     assert lines[-1] == (f"tdebench: interrupted; servers stopped and temporary data removed; continue it with: "
                          f"tdebench run --resume {out}"), err
     assert any("interrupted after" in line for line in lines), "the trial cut short is not called done"
+    assert sum(line.startswith("tdebench: interrupted") for line in lines) == 1, err  # said once, not twice

@@ -30,6 +30,7 @@ out = Console() if sys.stdout.isatty() else Console(width=140)
 err = Console(stderr=True) if sys.stderr.isatty() else Console(stderr=True, width=140)
 _DEBUG = False
 _SIGNALS = 0  # termination signals received; the 2nd and 3rd do not interrupt the clean-up
+_SAID_INTERRUPTED = False  # the interrupt line was printed by the command itself
 
 
 @app.callback(invoke_without_command=True)
@@ -230,6 +231,8 @@ def _said_if_interrupted() -> Iterator[None]:
         run_dir = getattr(exc, "run_dir", None)
         resume = f"; continue it with: tdebench run --resume {run_dir}" if run_dir is not None else ""
         _fail(f"tdebench: interrupted; servers stopped and temporary data removed{resume}")
+        global _SAID_INTERRUPTED
+        _SAID_INTERRUPTED = True
         raise typer.Exit(130) from None
 
 
@@ -363,7 +366,7 @@ def main(argv: list[str] | None = None) -> None:
         try:
             command = typer.main.get_command(app)  # inside: a signal while the commands are built is an interrupt
             code = command.main(args=args, prog_name="tdebench", standalone_mode=False)
-            if code == 130 and _SIGNALS:  # typer returned a KeyboardInterrupt as exit code 130, unsaid
+            if code == 130 and _SIGNALS and not _SAID_INTERRUPTED:  # typer turned a KeyboardInterrupt into 130, unsaid
                 raise KeyboardInterrupt("interrupted")
         except Exception as exc:  # noqa: BLE001 - click's own exceptions (typer may vendor click)
             if _SIGNALS:  # an error that follows an interrupt (a driver call cut short) is the interrupt
@@ -466,10 +469,10 @@ def _fail(line: str) -> None:
 def _install_signal_handlers() -> dict[int, object]:
     """SIGINT, SIGTERM and SIGHUP interrupt the run once; servers are then stopped and data removed.
     Returns the handlers replaced."""
-    global _SIGNALS
+    global _SIGNALS, _SAID_INTERRUPTED
     from tdebench.engines.process import clear_interrupt
 
-    _SIGNALS = 0
+    _SIGNALS, _SAID_INTERRUPTED = 0, False
     clear_interrupt()
     previous: dict[int, object] = {}
     if threading.current_thread() is not threading.main_thread():
