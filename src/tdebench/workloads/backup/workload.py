@@ -116,10 +116,10 @@ class BackupWorkload(Workload):
     def _one(self, ctx: Context, kind: BackupKind, markers: list[str], rec: Recorder, block: int) -> list[str]:
         """Backup, scan, restore and check one kind; returns failures."""
         name, state = kind.info.name, ctx.state
-        tool0 = tools.children_cpu()
+        tool0 = tools.tool_cpu()
         with measured(state, name) as t:
             artifact = kind.backup(ctx)
-        tool1 = tools.children_cpu()
+        tool1 = tools.tool_cpu()
         size = tools.tree_bytes(artifact)
         rec.add(TEST, name, "elapsed", t.seconds, "s")
         rec.add(TEST, name, "bytes", size, "bytes")
@@ -131,7 +131,7 @@ class BackupWorkload(Workload):
         with measured(state, f"{name}_restore") as r:
             seconds = kind.restore(ctx, artifact)
         rec.add(TEST, f"{name}_restore", "elapsed", seconds, "s")
-        rec.add(TEST, f"{name}_restore", "tool_cpu", tools.children_cpu() - tool1, "s")
+        rec.add(TEST, f"{name}_restore", "tool_cpu", tools.tool_cpu() - tool1, "s")
         if r.server_cpu is not None:
             rec.add(TEST, f"{name}_restore", "server_cpu", r.server_cpu, "s")
         counts = kind.restored_counts(ctx)
