@@ -257,6 +257,31 @@ def test_key_lengths_get_their_own_anova_in_the_report(tmp_path: Path) -> None:
                 assert row[col] == "" or float(row[col]) >= 0, (col, row[col])
 
 
+def test_the_throughput_test_gets_its_anova_beside_the_power_test(tmp_path: Path) -> None:
+    """TPC-H power + throughput over four configs: both tests' totals are compared across configs (two streams per
+    trial are one observation: n is the number of trials)."""
+    rng = np.random.default_rng(7)
+    recs = []
+    for config, enc in (("m-none", "none"), ("m-128", "tde:aes-128-cbc"), ("m-192", "tde:aes-192-cbc"),
+                        ("m-256", "tde:aes-256-cbc")):
+        for block in range(1, 4):
+            base = {"block": block, "trial": block, "config": config, "engine": "mariadb", "encryption": enc,
+                    "workload": "tpch", "step": "total", "metric": "elapsed", "unit": "s"}
+            recs.append({**base, "test": "power", "value": 80 * np.exp(rng.normal(0, 0.02))})
+            for stream in (1, 2):
+                recs.append({**base, "test": "throughput", "stream": stream,
+                             "value": 85 * np.exp(rng.normal(0, 0.02))})
+    write_measurements(tmp_path / "pt", recs)
+    html = build_report(tmp_path / "pt").read_text()
+    md = (tmp_path / "pt" / "report" / "summary.md").read_text()
+    for text in (html, md):
+        assert "power/total" in text and "throughput/total" in text
+    assert "throughput/total (the 3 encrypted configs only, plain left out): ANOVA" in md
+    with (tmp_path / "pt" / "report" / "anova.csv").open() as f:
+        rows = [r for r in csv.DictReader(f) if r["test"] == "throughput"]
+    assert rows and all(r["n"] == "3;3;3;3" or r["n"] == "3;3;3" for r in rows), [r["n"] for r in rows]
+
+
 def test_tpm_hook_draws_only_with_data(tmp_path: Path) -> None:
     recs = []
     for config, enc, factor in (("my-none", "none", 1.0), ("my-tde", "tde:aes-256-cbc", 0.93)):

@@ -94,6 +94,12 @@ class EngineSummary:
     verdicts: list[str]
     anova: AnovaResult | None
     anova_encrypted: AnovaResult | None = None  # the same test over the encrypted configs only (key lengths)
+    # the same step and metric of the run's other tests (TPC-H's throughput test beside the power test)
+    anova_other_tests: list[AnovaResult] = field(default_factory=list)
+
+    def anovas(self) -> list[AnovaResult]:
+        """Every ANOVA the report shows: the headline's (all configs, encrypted only), then the other tests'."""
+        return [r for r in (self.anova, self.anova_encrypted) if r is not None] + self.anova_other_tests
 
 
 @dataclass
@@ -275,8 +281,11 @@ def engine_summary(files: RunFiles, a: Analysis, engine: str, configs: list[str]
              == headline.step_key]
     anova = next((r for r in tests if r.scope == ALL_CONFIGS), None)
     encrypted = next((r for r in tests if r.scope == ENCRYPTED_ONLY), None)
+    others = sorted((r for r in a.anovas if headline and (r.engine, r.workload, r.step, r.metric)
+                     == (headline.engine, headline.workload, headline.step, headline.metric)
+                     and r.test != headline.test), key=lambda r: (r.test, r.scope != ALL_CONFIGS))
     return EngineSummary(engine, plain, configs, headline, rows,
-                         _query_rows(a, configs, headline), verdicts, anova, encrypted)
+                         _query_rows(a, configs, headline), verdicts, anova, encrypted, others)
 
 
 def _config_order(files: RunFiles) -> list[str]:

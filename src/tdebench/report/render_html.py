@@ -203,11 +203,9 @@ def engine_sections(rs: RunSummary) -> list[Safe]:
         if es.queries:
             queries += [tag("h3", f"{es.engine}: power test, median per query"), query_table(es, counters)]
         charts_ += [figure(c) for c in engine_charts(rs, es)]
-        if es.anova:
+        if es.anovas():
             unit = next((r.headline.unit for r in es.rows if r.headline and r.headline.unit), "")
-            anova += [tag("h3", es.engine), anova_block(es.anova, unit)]
-            if es.anova_encrypted:
-                anova.append(anova_block(es.anova_encrypted, unit))
+            anova += [tag("h3", es.engine)] + [anova_block(res, unit) for res in es.anovas()]
     floor = cipher_floor(rs.analysis)
     charts_ += [figure(floor)] if floor else []
     out = [tag("section", join([tag("h2", "Summary")] + summary), id="summary")]

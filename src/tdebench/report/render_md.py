@@ -7,6 +7,7 @@ from tdebench.report.counters_view import CounterIndex
 from tdebench.report.fmt import DASH, fmt_bytes, fmt_ci, fmt_p, fmt_pct, fmt_value, fmt_value_ci
 from tdebench.report.mdkit import md_table
 from tdebench.report.model import EngineSummary, RunSummary
+from tdebench.stats.anova import ALL_CONFIGS
 from tdebench.stats.describe import Summary
 
 
@@ -129,11 +130,12 @@ def render(rs: RunSummary) -> str:
         out += [f"## Summary: {es.engine}", ""] + summary_lines(es, counters) + [""]
         if es.queries:
             out += [f"## Per query: {es.engine} (power test)", ""] + query_lines(es, counters) + [""]
-        if es.anova:
+        if es.anovas():
             out += [f"## Across configs: {es.engine}", ""]
             unit = next((r.headline.unit for r in es.rows if r.headline and r.headline.unit), "")
-            for a in filter(None, (es.anova, es.anova_encrypted)):
-                over = "" if a is es.anova else f" (the {len(a.configs)} encrypted configs only, plain left out)"
+            for a in es.anovas():
+                over = ("" if a.scope == ALL_CONFIGS
+                        else f" (the {len(a.configs)} encrypted configs only, plain left out)")
                 out += [f"{a.test}/{a.step}{over}: ANOVA {fmt_p(a.p_anova)}, eta² = "
                         f"{DASH if a.eta_squared is None else f'{a.eta_squared:.2f}'}; Kruskal–Wallis "
                         f"{fmt_p(a.p_kruskal)}; read {a.primary_test}.", ""]
