@@ -166,5 +166,6 @@ def test_check_space_says_when_space_is_tight_and_nothing_when_it_is_plenty(tmp_
     per_sf = need(cfg, TPCH_RAW_PER_SF) - need(cfg, 0)
     plan = RunPlan([cfg])
     tight = free / 2 / per_sf  # an SF that needs about half of what is free
-    assert "disk guard:" in (diskguard.check_space(plan, {}, tmp_path, int(tight * TPCH_RAW_PER_SF)) or "")
+    note = diskguard.check_space(plan, {}, tmp_path, int(tight * TPCH_RAW_PER_SF)) or ""
+    assert "disk guard:" in note and "is less than 3x that" in note and "only" not in note, note
     assert diskguard.check_space(plan, {}, tmp_path, int(0.0001 * TPCH_RAW_PER_SF)) is None

@@ -130,7 +130,8 @@ def check_space(plan: Any, data_facts: dict[str, Any], work_root: Path, workload
     if est.configs == 0:
         return None
     note = (f"disk guard: ~{human(est.need)} needed for {est.configs} config(s) ({human(est.raw)} of input, "
-            f"{est.basis}), only {human(free)} free in {where}")
+            f"{est.basis}); {human(free)} free in {where} is less than {TIGHT:g}x that, little margin if the "
+            f"estimate is low")
     if free < est.need:
         raise EnvironmentProblem(
             f"not enough disk space for this run: about {human(est.need)} needed for {est.configs} config(s)"
