@@ -95,7 +95,9 @@ def test_client_cpu_leaves_out_background_threads() -> None:
     finally:
         stop.set()
         noise.join()
-    assert 0.19 <= seconds < 0.26, seconds  # the background thread burnt as much meanwhile, and is not in it
+    # the background thread burnt about as much meanwhile (~0.2 s), and is not in it; the window's edges are read
+    # through /proc while that thread runs, which leaves up to ~50 ms of uncertainty on a loaded machine
+    assert 0.1 <= seconds < 0.3, seconds  # with the background thread in it: ~0.4
 
 
 def test_step_probe_records_cpu_beside_elapsed_and_counters_per_step(burner) -> None:
