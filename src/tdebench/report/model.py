@@ -277,13 +277,13 @@ def engine_summary(files: RunFiles, a: Analysis, engine: str, configs: list[str]
     if plain is None:
         verdicts.append(f"{engine} has no plain config (encryption none), so no overhead is computed.")
     verdicts += precision_outcomes(files.manifest, a, [r.overhead for r in rows if not r.is_baseline])
-    tests = [r for r in a.anovas if headline and (r.engine, r.workload, r.test, r.step, r.metric)
-             == headline.step_key]
+    # the headline's step and metric, in the headline's test and in the run's other tests (TPC-H throughput)
+    same_step = [r for r in a.anovas if headline and (r.engine, r.workload, r.step, r.metric)
+                 == (headline.engine, headline.workload, headline.step, headline.metric)]
+    tests = [r for r in same_step if r.test == headline.test]  # type: ignore[union-attr]
     anova = next((r for r in tests if r.scope == ALL_CONFIGS), None)
     encrypted = next((r for r in tests if r.scope == ENCRYPTED_ONLY), None)
-    others = sorted((r for r in a.anovas if headline and (r.engine, r.workload, r.step, r.metric)
-                     == (headline.engine, headline.workload, headline.step, headline.metric)
-                     and r.test != headline.test), key=lambda r: (r.test, r.scope != ALL_CONFIGS))
+    others = sorted((r for r in same_step if r not in tests), key=lambda r: (r.test, r.scope != ALL_CONFIGS))
     return EngineSummary(engine, plain, configs, headline, rows,
                          _query_rows(a, configs, headline), verdicts, anova, encrypted, others)
 
