@@ -5,6 +5,7 @@
                                    [--out DIR] [--data-dir DIR]
     python benchmarks/precision.py fp [--reps 20] [--engine sqlite] [--sf 0.01] [--schedule query]
                                       [--precision 5%] [--trials 10] [--max-trials 40] [--out DIR]
+                                      [--restart default|on|off]
     python benchmarks/precision.py probe-check [--engine mariadb] [--sf 0.01] [--rounds 3]
     python benchmarks/precision.py show DIR ...
 
@@ -15,11 +16,14 @@ since the run started, for the power total's elapsed time and, in brackets, its 
 each run saw (CV per arm, per-block log-ratio sd and lag-1 autocorrelation, steal, other tenants' CPU, load).
 Cases: ``mariadb``: MariaDB SF 0.1 warm, ``none,none,tde:aes-256-ctr`` (the A/A comparison none-2 vs none and
 TDE vs none in one run); ``mariadb-aa``: the same with ``none,none`` alone; ``sqlite``: SQLite SF 0.01,
-``none,sqlcipher:aes-256-cbc``. Variants: ``block``, ``query``, ``query+pin`` (``--pin``), ``query-r3``
+``none,sqlcipher:aes-256-cbc``. Variants: ``block``, ``query`` (servers restarted before every block, the
+default), ``query-norestart`` (``--no-restart-twins``: the same server processes throughout), ``query+pin``
+(``--pin``), ``query-r3``
 (``--repeat 3``), ``query+nice`` (``--nice -10``), ``query+pin+nice``.
 
 ``fp`` runs ``--reps`` independent A/A runs (``--encryption none,none``) and counts how many final headline
-intervals exclude 0 (the false-positive rate at the nominal 5%, with its exact Clopper–Pearson interval).
+intervals exclude 0 (the false-positive rate at the nominal 5%, with its exact Clopper–Pearson interval);
+``--restart on|off`` runs them with or without ``--restart-twins``.
 
 ``probe-check`` compares the two /proc sources of server CPU time per statement (per-thread schedstat in ns vs
 /proc/<pid>/stat in clock ticks) on a real server running the 22 queries ``--rounds`` times.
@@ -54,6 +58,7 @@ CASES = {
     "sqlite": ["--engine", "sqlite", "--sf", "0.01", "--encryption", "none,sqlcipher:aes-256-cbc"],
 }
 VARIANTS = {"block": ["--schedule", "block"], "query": ["--schedule", "query"],
+            "query-norestart": ["--schedule", "query", "--no-restart-twins"],
             "query+pin": ["--schedule", "query", "--pin"], "query-r3": ["--schedule", "query", "--repeat", "3"],
             "query+nice": ["--schedule", "query", "--nice", "-10"],
             "query+pin+nice": ["--schedule", "query", "--pin", "--nice", "-10"]}
@@ -206,6 +211,7 @@ def run_fp(args: argparse.Namespace) -> None:
             flags += (["--precision", args.precision, "--trials", str(args.trials), "--max-trials",
                        str(args.max_trials)] if args.precision else ["--trials", str(args.trials)])
             flags += ["--data-dir", args.data_dir] if args.data_dir else []
+            flags += {"on": ["--restart-twins"], "off": ["--no-restart-twins"]}.get(args.restart, [])
             load0 = uptime()
             code = tdebench(flags, out / f"aa-{rep:02d}.log")
             print(f"rep {rep}: exit {code}, load {load0} -> {uptime()}", flush=True)
@@ -279,6 +285,8 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=10)
     parser.add_argument("--max-trials", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--restart", choices=("default", "on", "off"), default="default",
+                        help="fp: --restart-twins (on), --no-restart-twins (off) or the run's default")
     args = parser.parse_args()
     print(f"{' '.join(sys.argv)}\nload average at start: {uptime()}", flush=True)
     if args.mode == "curves":

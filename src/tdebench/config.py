@@ -23,6 +23,7 @@ An experiment file uses the same vocabulary as the flags::
     max_trials = 100           # ... or this many blocks (with precision; trials is then the minimum)
     pin = false                # pin tdebench and the servers to fixed cores
     nice = -10                 # run tdebench and the servers at this nice value (negative: root only)
+    restart_twins = true       # restart every server, cache kept, before every block (default: with query)
     [run.options]              # options of the chosen workload, e.g. for tpcc: warehouses = 2 (sf, tests and
                                # streams may go here too: they are the tpch workload's options)
 
@@ -94,6 +95,7 @@ class RunSection(BaseModel):
     max_trials: int | None = None
     pin: bool = False
     nice: int | None = None
+    restart_twins: bool | None = None
     # cache/data ratios swept one after the other (docs/memory.md); None: each engine's configured cache
     memory_ratio: list[float] | None = None
 

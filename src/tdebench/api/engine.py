@@ -72,6 +72,10 @@ class Config:
         return self.name or f"{self.engine}-{self.spec.label}"
 
 
+class CacheNotRestorable(Exception):
+    """:meth:`Instance.save_cache`: the cache cannot be given back as it is after a restart (the reason)."""
+
+
 class Instance(ThreatProbes, ABC):
     """One provisioned database for one config. Use as a context manager: leaving it stops it."""
 
@@ -147,6 +151,24 @@ class Instance(ThreatProbes, ABC):
         """Stop and start again (cold-cache trials, crash recovery)."""
         self.stop()
         self.start()
+
+    def save_cache(self) -> dict[str, Any]:
+        """Note which pages the server has cached, for :meth:`load_cache` after a stop and start: at least
+        ``pages_cached``; keys starting with "_" are for :meth:`load_cache` only (the rest goes to the manifest).
+        :class:`CacheNotRestorable` (before anything changes) when it could not be given back as it is. Only where
+        the engine declares :attr:`Engine.warm_restart`."""
+        raise NotImplementedError(f"{type(self).__name__} cannot restart keeping its cache")
+
+    def load_cache(self, saved: dict[str, Any]) -> dict[str, Any]:
+        """Read the pages :meth:`save_cache` noted back into the (restarted) server's cache and return once they
+        are cached; facts for the manifest, at least ``pages_loaded``."""
+        raise NotImplementedError(f"{type(self).__name__} cannot restart keeping its cache")
+
+    def restart_keeping_cache(self) -> dict[str, Any]:
+        """Restart the server process(es) with the pages the old ones had cached: save, stop, start, load."""
+        saved = self.save_cache()
+        self.restart()
+        return {**public(saved), **self.load_cache(saved)}
 
     def destroy(self) -> None:
         """Stop and delete everything this instance created on disk (unless kept)."""
@@ -301,6 +323,11 @@ class Instance(ThreatProbes, ABC):
         return ""
 
 
+def public(facts: dict[str, Any]) -> dict[str, Any]:
+    """``facts`` without the keys starting with "_" (an engine's own data, e.g. the block list of a saved cache)."""
+    return {k: v for k, v in facts.items() if not k.startswith("_")}
+
+
 def _special_files(directory: str, names: list[str]) -> list[str]:
     """Sockets, FIFOs and the like are not copied (they belong to a running server)."""
     return [n for n in names if not (os.path.isdir(os.path.join(directory, n))
@@ -319,6 +346,8 @@ class Engine(ABC):
     #: the setting :meth:`Instance.resize_cache` changes (e.g. ``innodb_buffer_pool_size``); "" when the engine
     #: has no cache tdebench can size (``--memory-ratio`` is then refused before any work)
     cache_setting: ClassVar[str] = ""
+    #: its instances implement :meth:`Instance.restart_keeping_cache` (``--restart-twins``)
+    warm_restart: ClassVar[bool] = False
 
     @abstractmethod
     def supported_specs(self) -> list[EncryptionSpec]:

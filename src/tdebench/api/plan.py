@@ -68,6 +68,9 @@ class RunPlan:
     max_trials: int | None = None        # with precision: at most this many measured blocks
     pin: bool = False                    # pin servers and client to fixed cores (runner/pinning.py)
     nice: int | None = None              # run servers and client at this nice value (runner/pinning.py)
+    #: restart every twin's server, keeping its cache, before every measured block (runner/restarts.py);
+    #: None: yes with --schedule query and a warm cache where every engine can, else no
+    restart_twins: bool | None = None
     #: cache/data ratios swept one after the other (:mod:`tdebench.api.regime`); empty: the configured caches
     memory_ratios: tuple[float, ...] = ()
 
@@ -119,6 +122,9 @@ class RunPlan:
                                       or not -20 <= self.nice <= 19):
             raise UsageError(f"--nice must be a whole number from -20 to 19, not {self.nice!r}",
                              "use e.g. --nice -10 (negative values need root) or leave it out")
+        if self.restart_twins and self.cache == "cold":
+            raise UsageError("--restart-twins keeps the caches warm across restarts; --cache cold restarts every "
+                             "server before every trial anyway", "leave --restart-twins out with --cache cold")
         if self.max_trials is not None:
             if self.precision is None:
                 raise UsageError("--max-trials applies to --precision runs only",
@@ -203,6 +209,7 @@ class RunPlan:
             "max_trials": self.max_trials,
             "pin": self.pin,
             "nice": self.nice,
+            "restart_twins": self.restart_twins,
         }
 
 
@@ -227,5 +234,5 @@ def plan_from_json(data: dict[str, Any]) -> RunPlan:
                    schedule=data.get("schedule") or "block",  # runs from before schedules were whole-trial blocks
                    repeat=int(data.get("repeat") or 1), precision=data.get("precision"),
                    max_time=data.get("max_time"), max_trials=data.get("max_trials"), pin=bool(data.get("pin")),
-                   nice=data.get("nice"),
+                   nice=data.get("nice"), restart_twins=data.get("restart_twins"),
                    memory_ratios=tuple(float(r) for r in data.get("memory_ratios") or ()))

@@ -153,6 +153,10 @@ def run_command(
     nice: Annotated[Optional[int], typer.Option(help="Run tdebench and the servers at this nice value, e.g. -10 "
         "(negative: root only), so other processes on a shared machine take less from the measurement.",
         show_default=False)] = None,
+    restart_twins: Annotated[Optional[bool], typer.Option("--restart-twins/--no-restart-twins", help="Restart "
+        "every twin's server before every measured block, keeping its cache, so that no one server process's "
+        "layout in memory decides a comparison [default: on with --schedule query and a warm cache on engines "
+        "that can].", show_default=False)] = None,
     memory_ratio: Annotated[Optional[str], typer.Option(
         help="Sweep each engine's cache (buffer pool, shared_buffers, page cache) as ratios of the loaded data, "
              "e.g. 0.05,0.25,1,2; each ratio runs its own warm-up and trials.", show_default=False)] = None,
@@ -173,7 +177,7 @@ def run_command(
             ("keep_answers", keep_answers), ("data_dir", str(data_dir) if data_dir else None), ("tcp", tcp),
             ("keep", keep), ("memory_ratio", memory_ratio), ("schedule", schedule), ("repeat", repeat),
             ("precision", precision), ("max_time", max_time), ("max_trials", max_trials), ("pin", pin),
-            ("nice", nice)) if _given(ctx, name)}
+            ("nice", nice), ("restart_twins", restart_twins)) if _given(ctx, name)}
         ignored = [f"--{n.replace('_', '-')}" for n in ("workload", "engine", "encryption", "server_setting",
                                                          "encrypt_columns", "target") if _given(ctx, n)]
         if ignored:
@@ -193,7 +197,7 @@ def run_command(
                    "trials": trials if _given(ctx, "trials") else None, "warmup": warmup,
                    "schedule": schedule, "repeat": repeat if repeat is not None else 1, "precision": precision,
                    "max_time": max_time, "max_trials": max_trials, "pin": pin, "nice": nice,
-                   "cache": cache, "reset": reset, "query_timeout": query_timeout,
+                   "restart_twins": restart_twins, "cache": cache, "reset": reset, "query_timeout": query_timeout,
                    "max_failures": max_failures, "seed": seed, "keep_answers": keep_answers,
                    "data_dir": str(data_dir) if data_dir else None, "tcp": tcp, "keep": keep,
                    "memory_ratio": memory_ratio, "workload": workload,

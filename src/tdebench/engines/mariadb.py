@@ -42,6 +42,7 @@ from tdebench.engines.mariadb_keys import KeyMaterial, remove_tree, transient_di
 from tdebench.engines.mariadb_support import (close_quietly, error_lines, native_password_hash, run_group,
                                               traversable_by)
 from tdebench.engines.mariadb_threats import MariadbThreatProbes
+from tdebench.engines.mariadb_warm import dump_buffer_pool, load_buffer_pool
 from tdebench.engines.mariadb_watchdog import FULL_SPACE, DiskFullWatchdog, full_disk_reason, log_size
 from tdebench.engines.process import (ServerProcess, chown_tree, find_binary, free_port, own_path, service_user,
                                       tail)
@@ -66,6 +67,7 @@ class MariadbEngine(Engine):
     dialect = MARIADB
     description = "MariaDB server, plain or data-at-rest encryption (file_key_management, AES-128/192/256 CBC/CTR)"
     cache_setting = "innodb_buffer_pool_size"
+    warm_restart = True
 
     def __init__(self) -> None:
         self._bins: dict[str, Path] = {}
@@ -188,6 +190,22 @@ class MariadbInstance(MariadbThreatProbes, MariadbCounters, Instance):
 
     def running(self) -> bool:
         return self._server is not None and self._server.running()
+
+    def save_cache(self) -> dict[str, Any]:
+        """Dump the buffer pool's page list (``mariadb_warm``)."""
+        conn = self.connect()
+        try:
+            return dump_buffer_pool(conn.cursor())
+        finally:
+            close_quietly(conn)
+
+    def load_cache(self, saved: dict[str, Any]) -> dict[str, Any]:
+        """Load the pages of the last dump back into the buffer pool (``mariadb_warm``)."""
+        conn = self.connect()
+        try:
+            return load_buffer_pool(conn.cursor(), saved)
+        finally:
+            close_quietly(conn)
 
     def stop(self) -> None:
         self._stop(discard=False)

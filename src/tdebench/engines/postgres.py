@@ -40,6 +40,7 @@ from tdebench.engines.postgres_counters import PostgresCounters, check_headroom,
 from tdebench.engines.postgres_server import (DEFAULTS, PgCluster, extension_available, find_bindir,
                                               server_version, user_can_reach, validate_gucs)
 from tdebench.engines.postgres_threats import PostgresThreatProbes
+from tdebench.engines.postgres_warm import cached_blocks, prewarm
 from tdebench.engines.process import service_user
 from tdebench.errors import EnvironmentProblem, RunFailed
 
@@ -62,6 +63,7 @@ class PostgresEngine(Engine):
     description = ("PostgreSQL (Debian postgresql), plain, pgcrypto column encryption (AES-128/192/256, 3DES, "
                    "OpenPGP) or the data directory on gocryptfs (AES-256-GCM, AES-SIV, XChaCha20-Poly1305)")
     cache_setting = "shared_buffers"
+    warm_restart = True
 
     def __init__(self) -> None:
         self._bindir: Path | None = None
@@ -212,6 +214,17 @@ class PostgresInstance(PostgresThreatProbes, PostgresCounters, Instance):
             log.info("%s", self.relocated)
         if self.user is not None:
             os.chown(self.home, self.user.pw_uid, self.user.pw_gid)
+
+    def save_cache(self) -> dict[str, Any]:
+        """The cached blocks of the benchmark database (pg_buffercache): ``postgres_warm``."""
+        with self.cluster.connect("postgres", autocommit=True) as conn:
+            cached = cached_blocks(conn, self.database)
+        return {"pages_cached": sum(len(b) for b in cached.values()), "_blocks": cached}
+
+    def load_cache(self, saved: dict[str, Any]) -> dict[str, Any]:
+        """Read the saved blocks back into shared_buffers (pg_prewarm): ``postgres_warm``."""
+        with self.cluster.connect(autocommit=True) as conn:
+            return {"pages_loaded": prewarm(conn, saved["_blocks"])}
 
     def stop(self) -> None:
         self.close_counters()

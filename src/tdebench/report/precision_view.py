@@ -73,6 +73,29 @@ def _noise_line(summary: NoiseSummary) -> str:
             "flagged trials are kept in every statistic.")
 
 
+def restarts_text(manifest: dict[str, Any]) -> str:
+    """Whether the twins' servers were restarted before every block (--restart-twins), and what it took."""
+    entry = _dict(manifest.get("restarts"))
+    if not entry:
+        return ""
+    blocks = [b for b in _dict(entry.get("blocks")).values() if isinstance(b, dict)]
+    if not entry.get("every_block") or not blocks:
+        reason = str(entry.get("reason", "off"))
+        if "cannot restart" in reason:  # embedded engines: no server process to speak of
+            return f"Server restarts: none ({reason})."
+        return (f"Server restarts: none ({reason}); each twin's server processes ran the whole run, so a "
+                "difference between those processes (docs/precision.md) is part of every comparison.")
+    per = [c for b in blocks for c in b.values() if isinstance(c, dict)]
+    seconds = sorted(float(b.get("seconds", 0)) for b in blocks)
+    loaded = sum(int(c.get("pages_loaded", 0)) for c in per)
+    cached = sum(int(c.get("pages_cached", 0)) for c in per)
+    return (f"Server restarts (--restart-twins, {entry.get('reason', '')}): every server was restarted before each "
+            f"of the {len(blocks)} measured blocks and got its cached pages back before the block started "
+            f"({loaded:,} of {cached:,} pages over all restarts; median {seconds[len(seconds) // 2]:.1f} s per "
+            "block, quiet wait included), so the difference between two server processes is drawn afresh in "
+            "every block and is part of the interval instead of a bias of the whole run.")
+
+
 def machine_text(manifest: dict[str, Any]) -> list[str]:
     """Settling, pinning and the machine's state during the trials."""
     out = []
@@ -92,6 +115,9 @@ def machine_text(manifest: dict[str, Any]) -> list[str]:
     nice = _dict(settle.get("nice"))
     if nice:
         out.append(f"Priority (--nice): tdebench and the servers ran at nice {nice.get('value')}.")
+    restarts = restarts_text(manifest)
+    if restarts:
+        out.append(restarts)
     summary = summarize_noise(manifest.get("conditions") or [])
     if summary is not None:
         out.append(_noise_line(summary))

@@ -44,6 +44,7 @@ from tdebench.runner.instruments import Watch, start_watch, stop_watch
 from tdebench.runner.precision import BlockSequence
 from tdebench.runner.schedule import QuerySchedule
 from tdebench.runner.memory import MemoryRegimes
+from tdebench.runner.restarts import TwinRestarts
 from tdebench.api.events import RunListener
 from tdebench.runner.ownership import Ownership, socket_dirs
 from tdebench.runner.progress import RunProgress
@@ -99,6 +100,7 @@ class Orchestrator:
         self.started = time.monotonic()  # --max-time counts from here (this invocation, data and load included)
         self.schedule = QuerySchedule(self) if plan.schedule == "query" else None
         self.regimes = MemoryRegimes(plan)  # --memory-ratio (runner/memory.py)
+        self.restarts = TwinRestarts(plan, self.engines, self.manifest)  # --restart-twins
 
     # ------------------------------------------------------------------------------------------
     def execute(self) -> RunOutcome:
@@ -331,20 +333,23 @@ class Orchestrator:
         self.manifest["blocks_run"] = sequence.blocks_run
 
     def _run_block(self, block: Block) -> None:
+        self.restarts.before(block, self.pending(block, replay=False), self.ui)
         if self.schedule is not None and self.schedule.run(block):
             return
         for state in self.pending(block):
             self._run_one(block, state)
 
-    def pending(self, block: Block) -> list[ConfigState]:
-        """The configs ``block`` still has to run, in its order; those a resumed run completed are replayed."""
+    def pending(self, block: Block, replay: bool = True) -> list[ConfigState]:
+        """The configs ``block`` still has to run, in its order; those a resumed run completed are replayed
+        (unless ``replay`` is False)."""
         out = []
         for label in block.order:
             state = self.states[label]
             if state.abandoned:
                 continue
             if (block.number, self.regimes.row_label(label, block)) in self.completed:
-                self._replay(block, state)
+                if replay:
+                    self._replay(block, state)
                 continue
             out.append(state)
         return out

@@ -76,9 +76,14 @@ class _NoFiles:
 
 
 def check_run_options(plan: RunPlan) -> None:
-    """Before the run directory exists: --precision applies to the plan, --pin and --nice to this machine."""
+    """Before the run directory exists: --precision applies to the plan, --restart-twins to its engines, --pin
+    and --nice to this machine."""
+    from tdebench.engines import get_engine
     from tdebench.runner.pinning import check_nice, cpu_split
+    from tdebench.runner.restarts import decide
     from tdebench.workloads import make_workload
+
+    decide(plan, {c.engine: get_engine(c.engine) for c in plan.configs})
 
     if plan.precision is not None:
         check_precision(plan, make_workload(plan, _NoFiles()).headline(), plan.workload)

@@ -50,7 +50,7 @@ def _background(state: ConfigState, ui: RunListener) -> dict[str, Any]:
         time.sleep(1.0)
 
 
-def _quiet(states: list[ConfigState], ui: RunListener) -> dict[str, dict[str, Any]]:
+def wait_quiet(states: list[ConfigState], ui: RunListener) -> dict[str, dict[str, Any]]:
     """Wait until every local server uses less than QUIET_CORES of a core over a window."""
     trees = {s.label: TreeCpu(s.instance.server_pids) for s in states}
     started = time.monotonic()
@@ -82,7 +82,7 @@ def settle(plan: RunPlan, states: dict[str, ConfigState], ui: RunListener, stack
     out: dict[str, Any] = {"configs": {s.label: _background(s, ui) for s in live}}
     local = [s for s in live if s.instance.scannable and os.getpid() not in _pids(s)]
     if local:
-        for label, facts in _quiet(local, ui).items():
+        for label, facts in wait_quiet(local, ui).items():
             out["configs"][label].update(facts)
     if plan.pin:
         out["pin"] = pinning.pin_run(live, stack)

@@ -1,0 +1,107 @@
+"""Restart every twin's server before every measured block, keeping its cache (``--restart-twins``).
+
+Two identical plain MariaDB twins differ by a few percent per query and about 1% in total for as long as their
+server processes live, and by a different amount after a restart (docs/precision.md: per-query differences before
+and after restarting both correlated 0.04). That is a random effect of the process (where its memory landed), not
+of the data or the configuration, so a comparison inside one pair of processes cannot average it out, however many
+blocks it runs. Restarting every twin before every block draws it afresh, so it becomes part of the block-to-block
+variance the interval already covers. Every server notes the pages it has cached
+(:meth:`tdebench.api.engine.Instance.save_cache`), all stop, all start again, each in a fresh random order, and
+each gets its pages back (:meth:`~tdebench.api.engine.Instance.load_cache`) before the block starts, so a warm-cache
+run stays warm; then the servers must go quiet again (:func:`tdebench.runner.settle.wait_quiet`).
+
+Default: on with ``--schedule query`` and a warm cache when every engine of the run can restart keeping its cache
+(:attr:`tdebench.api.engine.Engine.warm_restart`); the manifest's ``restarts`` says whether, why, and per block
+what each restart took.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from typing import Any
+
+from tdebench.api.engine import CacheNotRestorable, Engine, public
+from tdebench.api.events import RunListener
+from tdebench.api.plan import Block, RunPlan
+from tdebench.api.trial import ConfigState
+from tdebench.errors import UsageError
+from tdebench.runner.settle import wait_quiet
+
+
+def unable(plan: RunPlan, engines: dict[str, Engine]) -> list[str]:
+    """The engines of the run that cannot restart keeping their cache."""
+    return sorted({c.engine for c in plan.configs if not engines[c.engine].warm_restart})
+
+
+def decide(plan: RunPlan, engines: dict[str, Engine]) -> tuple[bool, str]:
+    """Whether twins restart before every block, and why; a UsageError for an explicit request that cannot be
+    met (checked before any work)."""
+    cannot = unable(plan, engines)
+    if plan.restart_twins:
+        if cannot:
+            raise UsageError(f"--restart-twins: {', '.join(cannot)} cannot restart keeping its cache (embedded "
+                             "engines have no server process; external servers are not tdebench's to restart)",
+                             "leave --restart-twins out")
+        return True, "asked for (--restart-twins)"
+    if plan.restart_twins is False:
+        return False, "turned off (--no-restart-twins)"
+    if plan.cache != "warm" or plan.schedule != "query":
+        return False, "off by default outside --schedule query with a warm cache"
+    if cannot:
+        return False, f"{', '.join(cannot)} cannot restart keeping its cache"
+    return True, "default with --schedule query and a warm cache"
+
+
+class TwinRestarts:
+    """Restarts the live twins before every measured block and records what each restart took."""
+
+    def __init__(self, plan: RunPlan, engines: dict[str, Engine], manifest: dict[str, Any]) -> None:
+        self.on, reason = decide(plan, engines)
+        self.seed = plan.seed
+        self.entry = manifest.setdefault("restarts", {})
+        self.entry.update(every_block=self.on, reason=reason)
+        self.entry.setdefault("blocks", {})
+
+    def before(self, block: Block, states: list[ConfigState], ui: RunListener) -> None:
+        """Restart ``states`` (the block's pending configs) before a measured block; nothing for a warm-up.
+
+        All servers stop before any starts again, in fresh random orders: a server restarted on its own gets
+        back much of the memory it just freed, so its twin would keep the placement it was created with."""
+        if not self.on or block.warmup or not states:
+            return
+        if not self.entry["blocks"]:
+            ui.message("every server restarts before every measured block, keeping its cache "
+                       "(--restart-twins; docs/precision.md)")
+        started = time.monotonic()
+        rng = random.Random(f"{self.seed}:{block.number}:restarts")
+        try:
+            saved = {s.label: s.instance.save_cache() for s in states}
+        except CacheNotRestorable as exc:  # nothing was stopped: the run goes on with the servers it has
+            self.on = False
+            self.entry["stopped"] = {"before_block": block.number, "reason": str(exc)}
+            ui.message(f"no more server restarts: {exc}")
+            return
+        stops, starts = rng.sample(states, len(states)), rng.sample(states, len(states))
+        for state in stops:
+            state.instance.stop()
+        for state in starts:
+            state.instance.start()
+        facts: dict[str, Any] = {s.label: public(saved[s.label]) for s in states}
+        for state in starts:
+            facts[state.label].update(state.instance.load_cache(saved[state.label]))
+        local = [s for s in states if _own_server(s)]
+        quiet = wait_quiet(local, RunListener()) if local else {}  # recorded, not said at every block
+        for label, q in quiet.items():
+            facts[label]["quiet_waited_s"] = q["quiet_waited_s"]
+        facts["seconds"] = round(time.monotonic() - started, 3)
+        facts["stop_order"] = [s.label for s in stops]
+        facts["start_order"] = [s.label for s in starts]
+        self.entry["blocks"][str(block.number)] = facts
+
+
+def _own_server(state: ConfigState) -> bool:
+    """A server process tdebench started (not an external target, not an engine inside tdebench's process)."""
+    pids = list(state.instance.server_pids()) if state.instance.scannable else []
+    return bool(pids) and os.getpid() not in pids

@@ -1,0 +1,99 @@
+"""--restart-twins: when twins restart before every block, and that the runner does it (fake engine, in-process)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tdebench.api.plan import RunPlan
+from tdebench.encryption import parse_spec
+from tdebench.engines import Config, get_engine
+from tdebench.errors import UsageError
+from tdebench.runner.restarts import decide
+from tests.fakes import engine as fake_engine
+from tests.unit.test_runner_fake import _fake, run  # noqa: F401 - the fixture registers the fake engine
+
+MARIADB = [Config("mariadb", parse_spec("none")), Config("mariadb", parse_spec("none"), name="mariadb-none-2")]
+SQLITE = [Config("sqlite", parse_spec("none")), Config("sqlite", parse_spec("sqlcipher:aes-256-cbc"))]
+
+
+def _decide(configs, **plan):
+    engines = {c.engine: get_engine(c.engine) for c in configs}
+    return decide(RunPlan(configs=configs, **plan), engines)
+
+
+def test_on_by_default_for_servers_with_the_query_schedule_and_a_warm_cache():
+    assert _decide(MARIADB, schedule="query") == (True, "default with --schedule query and a warm cache")
+    assert _decide(MARIADB, schedule="block")[0] is False
+    assert _decide(MARIADB, schedule="block", cache="cold")[0] is False
+    assert _decide(MARIADB, schedule="query", restart_twins=False) == (False, "turned off (--no-restart-twins)")
+    assert _decide(MARIADB, schedule="block", restart_twins=True)[0] is True  # asked for: any warm schedule
+
+
+def test_engines_that_cannot_are_left_alone_or_refused_when_asked():
+    on, reason = _decide(SQLITE, schedule="query")
+    assert not on and reason == "sqlite cannot restart keeping its cache"
+    with pytest.raises(UsageError, match="--restart-twins: sqlite cannot restart keeping its cache"):
+        _decide(SQLITE, schedule="query", restart_twins=True)
+    with pytest.raises(UsageError, match="--cache cold restarts every server"):
+        RunPlan(configs=MARIADB, schedule="block", cache="cold", restart_twins=True)
+
+
+def test_the_runner_restarts_every_twin_before_every_measured_block(capfd, tmp_path, monkeypatch):
+    restarted: list[str] = []
+
+    def save_cache(self):
+        assert self.alive()
+        return {"pages_cached": 10, "_private": object()}
+
+    def load_cache(self, saved):
+        assert self.alive() and "_private" in saved
+        restarted.append(self.config.label)
+        return {"pages_loaded": 10}
+
+    monkeypatch.setattr(fake_engine.FakeEngine, "warm_restart", True)
+    monkeypatch.setattr(fake_engine.FakeInstance, "save_cache", save_cache)
+    monkeypatch.setattr(fake_engine.FakeInstance, "load_cache", load_cache)
+    code, err, out = run(capfd, tmp_path, "--trials", "3", "--restart-twins")
+    assert code == 0, err
+    entry = json.loads((out / "manifest.json").read_text())["restarts"]
+    assert entry["every_block"] and entry["reason"] == "asked for (--restart-twins)"
+    assert sorted(entry["blocks"]) == ["1", "2", "3"]  # not before the warm-up block 0
+    both = {"fake-none", "fake-tde-aes-256-ctr"}
+    for facts in entry["blocks"].values():
+        assert {k for k in facts if k not in ("seconds", "stop_order", "start_order")} == both
+        assert set(facts["stop_order"]) == set(facts["start_order"]) == both
+        assert all(facts[label] == {"pages_cached": 10, "pages_loaded": 10} for label in both)
+    assert sorted(restarted) == sorted(["fake-none", "fake-tde-aes-256-ctr"] * 3)
+    assert "every server restarts before every measured block" in err
+    code, err, out = run(capfd, tmp_path, "--trials", "2", "--no-restart-twins", name="off")
+    assert code == 0, err
+    assert json.loads((out / "manifest.json").read_text())["restarts"] == {
+        "every_block": False, "reason": "turned off (--no-restart-twins)", "blocks": {}}
+
+
+def test_a_cache_that_cannot_be_given_back_stops_the_restarts_and_says_why(capfd, tmp_path, monkeypatch):
+    from tdebench.api.engine import CacheNotRestorable
+
+    def save_cache(self):
+        raise CacheNotRestorable("the buffer pool holds 3 of the 10 leaf pages of index PRIMARY of `t`")
+
+    starts = []
+    real_start = fake_engine.FakeInstance.start
+
+    def start(self):
+        starts.append(self.config.label)
+        real_start(self)
+
+    monkeypatch.setattr(fake_engine.FakeEngine, "warm_restart", True)
+    monkeypatch.setattr(fake_engine.FakeInstance, "save_cache", save_cache)
+    monkeypatch.setattr(fake_engine.FakeInstance, "start", start)
+    code, err, out = run(capfd, tmp_path, "--trials", "2", "--restart-twins")
+    assert code == 0, err
+    entry = json.loads((out / "manifest.json").read_text())["restarts"]
+    assert entry["every_block"] is True and entry["blocks"] == {}
+    assert entry["stopped"] == {"before_block": 1, "reason": "the buffer pool holds 3 of the 10 leaf pages of "
+                                                             "index PRIMARY of `t`"}
+    assert "no more server restarts: the buffer pool holds 3 of the 10" in err
+    assert sorted(starts) == ["fake-none", "fake-tde-aes-256-ctr"]  # started once each, never restarted
