@@ -12,7 +12,7 @@ from tdebench.engines import Config, get_engine
 from tdebench.errors import UsageError
 from tdebench.runner.restarts import decide
 from tests.fakes import engine as fake_engine
-from tests.unit.test_runner_fake import _fake, run  # noqa: F401 - the fixture registers the fake engine
+from tests.unit.test_runner_fake import _fake, run, trials  # noqa: F401 - the fixture registers the fake engine
 
 MARIADB = [Config("mariadb", parse_spec("none")), Config("mariadb", parse_spec("none"), name="mariadb-none-2")]
 SQLITE = [Config("sqlite", parse_spec("none")), Config("sqlite", parse_spec("sqlcipher:aes-256-cbc"))]
@@ -97,3 +97,28 @@ def test_a_cache_that_cannot_be_given_back_stops_the_restarts_and_says_why(capfd
                                                              "index PRIMARY of `t`"}
     assert "no more server restarts: the buffer pool holds 3 of the 10" in err
     assert sorted(starts) == ["fake-none", "fake-tde-aes-256-ctr"]  # started once each, never restarted
+
+
+def test_a_server_that_does_not_come_back_fails_its_trial_and_is_recovered(capfd, tmp_path, monkeypatch):
+    """A failed start is recorded and said; that config's trial fails and is restarted like any failed trial,
+    its twin's block is measured."""
+    fails = {"left": 1}
+    real_start = fake_engine.FakeInstance.start
+
+    def start(self):
+        if self.config.label == "fake-none" and self.starts and fails["left"]:
+            fails["left"] -= 1
+            raise RuntimeError("the server did not start")
+        real_start(self)
+
+    monkeypatch.setattr(fake_engine.FakeEngine, "warm_restart", True)
+    monkeypatch.setattr(fake_engine.FakeInstance, "save_cache", lambda self: {"pages_cached": 1})
+    monkeypatch.setattr(fake_engine.FakeInstance, "load_cache", lambda self, saved: {"pages_loaded": 1})
+    monkeypatch.setattr(fake_engine.FakeInstance, "start", start)
+    code, err, out = run(capfd, tmp_path, "--trials", "2", "--restart-twins")
+    assert code == 1, err  # one failed trial
+    entry = json.loads((out / "manifest.json").read_text())["restarts"]
+    assert entry["blocks"]["1"]["fake-none"]["error"] == "start: the server did not start"
+    assert "restart of fake-none failed (start): the server did not start" in err
+    assert sorted(t for t in trials(out) if t[0]) == [(1, "fake-none", "failed"), (1, "fake-tde-aes-256-ctr", "ok"),
+                                   (2, "fake-none", "ok"), (2, "fake-tde-aes-256-ctr", "ok")]

@@ -2,10 +2,11 @@
 
 Two identical plain MariaDB twins differ by a few percent per query and about 1% in total for as long as their
 server processes live, and by a different amount after a restart (docs/precision.md: per-query differences before
-and after restarting both correlated 0.04). That is a random effect of the process (where its memory landed), not
-of the data or the configuration, so a comparison inside one pair of processes cannot average it out, however many
-blocks it runs. Restarting every twin before every block draws it afresh, so it becomes part of the block-to-block
-variance the interval already covers. Every server notes the pages it has cached
+and after restarting both correlated 0.04). It is an effect of the process (where its memory landed), not of the
+data or the configuration, so a comparison inside one pair of processes cannot average it out, however many blocks
+it runs; and a twin restarted on its own keeps much of it (the first-created twin stayed about 1% slower). Restarting
+every twin before every block, all stopped before any starts, draws it afresh, so it becomes part of the
+block-to-block variance the interval already covers. Every server notes the pages it has cached
 (:meth:`tdebench.api.engine.Instance.save_cache`), all stop, all start again, each in a fresh random order, and
 each gets its pages back (:meth:`~tdebench.api.engine.Instance.load_cache`) before the block starts, so a warm-cache
 run stays warm; then the servers must go quiet again (:func:`tdebench.runner.settle.wait_quiet`).
@@ -26,6 +27,7 @@ from tdebench.api.engine import CacheNotRestorable, Engine, public
 from tdebench.api.events import RunListener
 from tdebench.api.plan import Block, RunPlan
 from tdebench.api.trial import ConfigState
+from tdebench.encryption import redact
 from tdebench.errors import UsageError
 from tdebench.runner.settle import wait_quiet
 
@@ -84,14 +86,20 @@ class TwinRestarts:
             ui.message(f"no more server restarts: {exc}")
             return
         stops, starts = rng.sample(states, len(states)), rng.sample(states, len(states))
-        for state in stops:
-            state.instance.stop()
-        for state in starts:
-            state.instance.start()
         facts: dict[str, Any] = {s.label: public(saved[s.label]) for s in states}
-        for state in starts:
-            facts[state.label].update(state.instance.load_cache(saved[state.label]))
-        local = [s for s in states if _own_server(s)]
+        for step, order in (("stop", stops), ("start", starts), ("load", starts)):
+            for state in order:
+                if "error" in facts[state.label]:
+                    continue
+                try:
+                    if step == "load":
+                        facts[state.label].update(state.instance.load_cache(saved[state.label]))
+                    else:
+                        getattr(state.instance, step)()
+                except Exception as exc:  # noqa: BLE001 - its trial fails next and is recovered like any other
+                    facts[state.label]["error"] = f"{step}: {redact(str(exc))[:300]}"
+                    ui.message(f"restart of {state.label} failed ({step}): {redact(str(exc))[:200]}")
+        local = [s for s in states if "error" not in facts[s.label] and _own_server(s)]
         quiet = wait_quiet(local, RunListener()) if local else {}  # recorded, not said at every block
         for label, q in quiet.items():
             facts[label]["quiet_waited_s"] = q["quiet_waited_s"]
