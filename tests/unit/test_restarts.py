@@ -122,3 +122,24 @@ def test_a_server_that_does_not_come_back_fails_its_trial_and_is_recovered(capfd
     assert "restart of fake-none failed (start): the server did not start" in err
     assert sorted(t for t in trials(out) if t[0]) == [(1, "fake-none", "failed"), (1, "fake-tde-aes-256-ctr", "ok"),
                                    (2, "fake-none", "ok"), (2, "fake-tde-aes-256-ctr", "ok")]
+
+
+def test_the_methods_section_says_whether_and_why_servers_were_restarted():
+    from tdebench.report.precision_view import restarts_text
+
+    on = {"restarts": {"every_block": True, "reason": "default with --schedule query and a warm cache", "blocks": {
+        "1": {"a": {"pages_cached": 100, "pages_loaded": 98}, "b": {"pages_cached": 100, "pages_loaded": 99},
+              "seconds": 4.0, "stop_order": ["a", "b"], "start_order": ["b", "a"]},
+        "2": {"a": {"pages_cached": 100, "pages_loaded": 100}, "b": {"pages_cached": 100, "pages_loaded": 100},
+              "seconds": 5.0, "stop_order": ["b", "a"], "start_order": ["a", "b"]}}}}
+    text = restarts_text(on)
+    assert "restarted before each of the 2 measured blocks" in text and "397 of 400 pages" in text
+    assert "median 4.5 s per block" in text
+    off = {"restarts": {"every_block": False, "reason": "turned off (--no-restart-twins)", "blocks": {}}}
+    assert restarts_text(off).startswith("Server restarts: none (turned off (--no-restart-twins)); each twin's")
+    embedded = {"restarts": {"every_block": False, "reason": "sqlite cannot restart keeping its cache", "blocks": {}}}
+    assert restarts_text(embedded) == "Server restarts: none (sqlite cannot restart keeping its cache)."
+    assert restarts_text({}) == ""
+    stopped = {"restarts": {"every_block": True, "reason": "asked for (--restart-twins)", "blocks": {},
+                            "stopped": {"before_block": 3, "reason": "the buffer pool holds 3 of 10 pages"}}}
+    assert restarts_text(stopped).endswith("Restarts stopped before block 3: the buffer pool holds 3 of 10 pages.")

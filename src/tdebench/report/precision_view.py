@@ -6,6 +6,7 @@ Markdown renderers show the paragraphs under Methods.
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
 from tdebench.report.model import RunSummary
@@ -78,22 +79,25 @@ def restarts_text(manifest: dict[str, Any]) -> str:
     entry = _dict(manifest.get("restarts"))
     if not entry:
         return ""
+    stopped = _dict(entry.get("stopped"))
+    tail = (f" Restarts stopped before block {stopped.get('before_block')}: {stopped.get('reason')}."
+            if stopped else "")
     blocks = [b for b in _dict(entry.get("blocks")).values() if isinstance(b, dict)]
     if not entry.get("every_block") or not blocks:
         reason = str(entry.get("reason", "off"))
         if "cannot restart" in reason:  # embedded engines: no server process to speak of
-            return f"Server restarts: none ({reason})."
+            return f"Server restarts: none ({reason})." + tail
         return (f"Server restarts: none ({reason}); each twin's server processes ran the whole run, so a "
-                "difference between those processes (docs/precision.md) is part of every comparison.")
+                "difference between those processes (docs/precision.md) is part of every comparison." + tail)
     per = [c for b in blocks for c in b.values() if isinstance(c, dict)]
-    seconds = sorted(float(b.get("seconds", 0)) for b in blocks)
+    seconds = statistics.median(float(b.get("seconds", 0)) for b in blocks)
     loaded = sum(int(c.get("pages_loaded", 0)) for c in per)
     cached = sum(int(c.get("pages_cached", 0)) for c in per)
     return (f"Server restarts (--restart-twins, {entry.get('reason', '')}): every server was restarted before each "
             f"of the {len(blocks)} measured blocks and got its cached pages back before the block started "
-            f"({loaded:,} of {cached:,} pages over all restarts; median {seconds[len(seconds) // 2]:.1f} s per "
+            f"({loaded:,} of {cached:,} pages over all restarts; median {seconds:.1f} s per "
             "block, quiet wait included), so the difference between two server processes is drawn afresh in "
-            "every block and is part of the interval instead of a bias of the whole run.")
+            "every block and is part of the interval instead of a bias of the whole run." + tail)
 
 
 def machine_text(manifest: dict[str, Any]) -> list[str]:
