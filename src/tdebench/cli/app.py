@@ -100,9 +100,9 @@ def run_command(
         help="sql: your workload's directory (schema.sql, data/, queries/; see docs/workloads/sql.md).",
         show_default=False)] = None,
     sf: Annotated[Optional[float], typer.Option(
-        help="TPC-H scale factor (tpch, load, backup) [default: 0.01].", show_default=False)] = None,
+        help="TPC-H scale factor (tpch, load, backup) \\[default: 0.01].", show_default=False)] = None,
     tests: Annotated[Optional[str], typer.Option(
-        help="TPC-H tests: power, throughput or power,throughput [default: power].", show_default=False)] = None,
+        help="TPC-H tests: power, throughput or power,throughput \\[default: power].", show_default=False)] = None,
     streams: Annotated[Optional[int], typer.Option(help="Throughput streams (default: spec minimum, at least 2).")] = None,
     trials: Annotated[int, typer.Option(help="Measured trials per config (after the warm-up).")] = 3,
     warmup: Annotated[int, typer.Option(help="Warm-up trials per config, discarded (0 or 1).")] = 1,
@@ -139,14 +139,14 @@ def run_command(
         "--skip-disk-check", help="Run even if the work directory's filesystem looks too small for the databases.")] = False,
     schedule: Annotated[Optional[str], typer.Option(help="block: whole trials in each block's random order; query: "
         "every twin stays up and each step (TPC-H query) runs on every config in a fresh random order before the "
-        "next [default: query with --cache warm, else block].", show_default=False)] = None,
+        "next \\[default: query with --cache warm, else block].", show_default=False)] = None,
     repeat: Annotated[Optional[int], typer.Option(help="--schedule query: runs of each step per config and block "
-        "(their mean is recorded) [default: 1].", show_default=False)] = None,
+        "(their mean is recorded) \\[default: 1].", show_default=False)] = None,
     precision: Annotated[Optional[str], typer.Option(help="Add blocks until the 95% CI half-width of every "
-        "encrypted config's headline overhead is at most this, e.g. 1%; --trials is then the minimum [default 10].",
+        "encrypted config's headline overhead is at most this, e.g. 1%; --trials is then the minimum \\[default 10].",
         show_default=False)] = None,
     max_time: Annotated[Optional[str], typer.Option(help="Start no block that would end after this time since the "
-        "start, e.g. 20m [default with --precision alone: 30m].", show_default=False)] = None,
+        "start, e.g. 20m \\[default with --precision alone: 30m].", show_default=False)] = None,
     max_trials: Annotated[Optional[int], typer.Option(help="--precision: at most this many trials per config.",
         show_default=False)] = None,
     pin: Annotated[bool, typer.Option(help="Pin tdebench to one CPU and the servers to the others.")] = False,
@@ -155,7 +155,7 @@ def run_command(
         show_default=False)] = None,
     restart_twins: Annotated[Optional[bool], typer.Option("--restart-twins/--no-restart-twins", help="Restart "
         "every twin's server before every measured block, keeping its cache, so that no one server process's "
-        "layout in memory decides a comparison [default: on with --schedule query and a warm cache on engines "
+        "layout in memory decides a comparison \\[default: on with --schedule query and a warm cache on engines "
         "that can].", show_default=False)] = None,
     memory_ratio: Annotated[Optional[str], typer.Option(
         help="Sweep each engine's cache (buffer pool, shared_buffers, page cache) as ratios of the loaded data, "
