@@ -70,3 +70,12 @@ def test_engines_lists_per_scheme_limits():
 def test_pgcrypto_blowfish_and_cast5_refused_with_the_reason(spec, tmp_path):
     result = tdebench("run", "--engine", "postgres", "--encryption", f"none,{spec}", "--out", str(tmp_path / "r"))
     assert result.returncode == 2 and "stores pgp_sym_encrypt" in result.stderr and "unknown cipher" not in result.stderr
+
+
+def test_run_help_shows_the_defaults_written_in_its_texts():
+    """A "[default: ...]" inside a help text is rich markup unless escaped: --help showed "… before the next ."."""
+    result = tdebench("run", "--help", env={"COLUMNS": "300"})
+    assert result.returncode == 0, result.stderr
+    for shown in ("[default: query with --cache warm, else block]", "[default: 0.01]", "[default: 1]",
+                  "[default: on with --schedule query and a warm cache"):
+        assert shown in result.stdout, shown
