@@ -143,3 +143,25 @@ def test_the_methods_section_says_whether_and_why_servers_were_restarted():
     stopped = {"restarts": {"every_block": True, "reason": "asked for (--restart-twins)", "blocks": {},
                             "stopped": {"before_block": 3, "reason": "the buffer pool holds 3 of 10 pages"}}}
     assert restarts_text(stopped).endswith("Restarts stopped before block 3: the buffer pool holds 3 of 10 pages.")
+
+
+def test_a_server_that_died_before_the_restart_is_left_to_the_trials_recovery(capfd, tmp_path, monkeypatch):
+    def save_cache(self):
+        if self.config.label == "fake-tde-aes-256-ctr" and not saved:
+            saved.append(1)
+            self.crash()
+            raise RuntimeError("lost connection to the server")
+        return {"pages_cached": 1}
+
+    saved: list[int] = []
+    monkeypatch.setattr(fake_engine.FakeEngine, "warm_restart", True)
+    monkeypatch.setattr(fake_engine.FakeInstance, "save_cache", save_cache)
+    monkeypatch.setattr(fake_engine.FakeInstance, "load_cache", lambda self, saved: {"pages_loaded": 1})
+    code, err, out = run(capfd, tmp_path, "--trials", "2", "--restart-twins")
+    assert code == 1, err
+    blocks = json.loads((out / "manifest.json").read_text())["restarts"]["blocks"]
+    assert blocks["1"]["fake-tde-aes-256-ctr"] == {"error": "save: lost connection to the server"}
+    assert blocks["1"]["fake-none"] == {"pages_cached": 1, "pages_loaded": 1}
+    assert "error" not in blocks["2"]["fake-tde-aes-256-ctr"]  # recovered, restarted like its twin
+    assert sorted(t for t in trials(out) if t[0]) == [(1, "fake-none", "ok"), (1, "fake-tde-aes-256-ctr", "failed"),
+                                                      (2, "fake-none", "ok"), (2, "fake-tde-aes-256-ctr", "ok")]

@@ -78,15 +78,21 @@ class TwinRestarts:
                        "(--restart-twins; docs/precision.md)")
         started = time.monotonic()
         rng = random.Random(f"{self.seed}:{block.number}:restarts")
-        try:
-            saved = {s.label: s.instance.save_cache() for s in states}
-        except CacheNotRestorable as exc:  # nothing was stopped: the run goes on with the servers it has
-            self.on = False
-            self.entry["stopped"] = {"before_block": block.number, "reason": str(exc)}
-            ui.message(f"no more server restarts: {exc}")
-            return
+        saved: dict[str, dict[str, Any]] = {}
+        facts: dict[str, Any] = {}
+        for state in states:
+            try:
+                saved[state.label] = state.instance.save_cache()
+                facts[state.label] = public(saved[state.label])
+            except CacheNotRestorable as exc:  # nothing was stopped: the run goes on with the servers it has
+                self.on = False
+                self.entry["stopped"] = {"before_block": block.number, "reason": str(exc)}
+                ui.message(f"no more server restarts: {exc}")
+                return
+            except Exception as exc:  # noqa: BLE001 - e.g. a server that died: its trial fails and is recovered
+                facts[state.label] = {"error": f"save: {redact(str(exc))[:300]}"}
+                ui.message(f"restart of {state.label} failed (save): {redact(str(exc))[:200]}")
         stops, starts = rng.sample(states, len(states)), rng.sample(states, len(states))
-        facts: dict[str, Any] = {s.label: public(saved[s.label]) for s in states}
         for step, order in (("stop", stops), ("start", starts), ("load", starts)):
             for state in order:
                 if "error" in facts[state.label]:
