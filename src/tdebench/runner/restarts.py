@@ -18,7 +18,6 @@ what each restart took.
 
 from __future__ import annotations
 
-import os
 import random
 import time
 from typing import Any
@@ -29,7 +28,7 @@ from tdebench.api.plan import Block, RunPlan
 from tdebench.api.trial import ConfigState
 from tdebench.encryption import redact
 from tdebench.errors import UsageError
-from tdebench.runner.settle import wait_quiet
+from tdebench.runner.settle import local_servers, wait_quiet
 
 
 def unable(plan: RunPlan, engines: dict[str, Engine]) -> list[str]:
@@ -105,7 +104,7 @@ class TwinRestarts:
                 except Exception as exc:  # noqa: BLE001 - its trial fails next and is recovered like any other
                     facts[state.label]["error"] = f"{step}: {redact(str(exc))[:300]}"
                     ui.message(f"restart of {state.label} failed ({step}): {redact(str(exc))[:200]}")
-        local = [s for s in states if "error" not in facts[s.label] and _own_server(s)]
+        local = local_servers([s for s in states if "error" not in facts[s.label]])
         quiet = wait_quiet(local, RunListener()) if local else {}  # recorded, not said at every block
         for label, q in quiet.items():
             facts[label]["quiet_waited_s"] = q["quiet_waited_s"]
@@ -113,9 +112,3 @@ class TwinRestarts:
         facts["stop_order"] = [s.label for s in stops]
         facts["start_order"] = [s.label for s in starts]
         self.entry["blocks"][str(block.number)] = facts
-
-
-def _own_server(state: ConfigState) -> bool:
-    """A server process tdebench started (not an external target, not an engine inside tdebench's process)."""
-    pids = list(state.instance.server_pids()) if state.instance.scannable else []
-    return bool(pids) and os.getpid() not in pids

@@ -80,7 +80,7 @@ def settle(plan: RunPlan, states: dict[str, ConfigState], ui: RunListener, stack
     """Make the twins' starting points comparable (and pin them with ``--pin``); what was done, for the manifest."""
     live = [s for s in states.values() if not s.abandoned]
     out: dict[str, Any] = {"configs": {s.label: _background(s, ui) for s in live}}
-    local = [s for s in live if s.instance.scannable and os.getpid() not in _pids(s)]
+    local = local_servers(live)
     if local:
         for label, facts in wait_quiet(local, ui).items():
             out["configs"][label].update(facts)
@@ -91,6 +91,12 @@ def settle(plan: RunPlan, states: dict[str, ConfigState], ui: RunListener, stack
         out["nice"] = pinning.renice_run(live, plan.nice, stack)
         ui.message(f"tdebench and the servers run at nice {plan.nice}")
     return out
+
+
+def local_servers(states: list[ConfigState]) -> list[ConfigState]:
+    """The states whose server tdebench started and can watch: not an external target, not an engine running
+    inside tdebench's own process."""
+    return [s for s in states if s.instance.scannable and os.getpid() not in _pids(s)]
 
 
 def _pids(state: ConfigState) -> list[int]:
