@@ -369,7 +369,7 @@ def test_missing_tpch_generator_is_exit_3(tmp_path, capfd, monkeypatch):
 
 
 def test_missing_mariadb_binaries_is_exit_3(tmp_path, capfd, monkeypatch):
-    import tdebench.engines.mariadb as mariadb
+    import tdebench.engines.mariadb.engine as mariadb
 
     monkeypatch.setattr(mariadb, "SBIN", (tmp_path / "nothing-here",))
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
@@ -379,7 +379,7 @@ def test_missing_mariadb_binaries_is_exit_3(tmp_path, capfd, monkeypatch):
 
 
 def test_missing_postgres_binaries_is_exit_3(tmp_path, capfd, monkeypatch):
-    import tdebench.engines.postgres_server as pg
+    import tdebench.engines.postgres.server as pg
 
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     monkeypatch.setattr(pg, "Path", _no_usr_lib_postgresql(pg.Path))
@@ -396,7 +396,7 @@ def _no_usr_lib_postgresql(path_type: type) -> type:
 
 @pytest.mark.server
 def test_missing_gocryptfs_is_exit_3(tmp_path, capfd, monkeypatch):
-    import tdebench.engines.fsencrypt as fsencrypt
+    import tdebench.engines.toolkit.fsencrypt as fsencrypt
 
     monkeypatch.setattr(fsencrypt, "_SEARCH", (tmp_path / "nothing",))
     if not Path("/usr/lib/postgresql").is_dir():
@@ -409,7 +409,7 @@ def test_missing_gocryptfs_is_exit_3(tmp_path, capfd, monkeypatch):
 
 def test_server_that_never_comes_up_is_exit_3(tmp_path, capfd, monkeypatch, tpch_sf001):
     """An unreachable server: mariadbd exits at once; the error names the log, nothing is left running."""
-    import tdebench.engines.mariadb as mariadb
+    import tdebench.engines.mariadb.engine as mariadb
 
     fake = _fake_bin_dir({"mariadbd": 'echo "[ERROR] fake server: cannot bind" >&2; exit 1',
                           "mariadb-install-db": "exit 0", "mariadb": "exit 1"})

@@ -14,7 +14,7 @@ import pytest
 from tdebench.api.counters import COUNTERS
 from tdebench.encryption import parse_spec
 from tdebench.engines import Config, get_engine
-from tdebench.engines import memcap
+from tdebench.engines.toolkit import memcap
 
 MIB = 1024 * 1024
 ROWS = 60_000  # ~17 MB of rows: several times the smallest caches below

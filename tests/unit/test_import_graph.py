@@ -32,7 +32,7 @@ FORBIDDEN: dict[str, set[str]] = {
 
 @dataclass(frozen=True)
 class Import:
-    source: str  # importing module, e.g. tdebench.engines.sqlite
+    source: str  # importing module, e.g. tdebench.engines.sqlite.engine
     target: str  # imported module (or name within it), e.g. tdebench.api.engine
     line: int
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tdebench.encryption import generate_password
-from tdebench.engines.exposure import files_holding, files_on_disk, key_forms
-from tdebench.engines.sqlite_threats import temp_in_memory
+from tdebench.engines.toolkit.exposure import files_holding, files_on_disk, key_forms
+from tdebench.engines.sqlite.threats import temp_in_memory
 from tdebench.report import build_report
 from tdebench.verify import hostfacts
 from tdebench.verify.threat_checks import Scan, at_rest_files, rows_bytes

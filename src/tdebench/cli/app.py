@@ -418,7 +418,7 @@ def main(argv: list[str] | None = None) -> None:
 def _stop_everything(console_script: bool) -> None:
     """Last-resort clean-up: servers still running, other child processes, and what this run's ownership
     record still lists (a mount or directory an interrupted clean-up did not get to)."""
-    from tdebench.engines.process import stop_all
+    from tdebench.engines.toolkit.process import stop_all
 
     stop_all(reap=console_script)
     try:
@@ -474,7 +474,7 @@ def _install_signal_handlers() -> dict[int, object]:
     """SIGINT, SIGTERM and SIGHUP interrupt the run once; servers are then stopped and data removed.
     Returns the handlers replaced."""
     global _SIGNALS, _SAID_INTERRUPTED
-    from tdebench.engines.process import clear_interrupt
+    from tdebench.engines.toolkit.process import clear_interrupt
 
     _SIGNALS, _SAID_INTERRUPTED = 0, False
     clear_interrupt()
@@ -494,7 +494,7 @@ def _terminate(signum: int, frame: object) -> None:
     global _SIGNALS
     _SIGNALS += 1
     if _SIGNALS == 1:
-        from tdebench.engines import process
+        from tdebench.engines.toolkit import process
 
         process.interrupt()
     if _SIGNALS == 1 or _SIGNALS >= 4:

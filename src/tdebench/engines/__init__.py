@@ -9,11 +9,11 @@ from tdebench.errors import UsageError
 
 # name -> "module:Class"; imported lazily so a missing driver only matters when the engine is used
 _REGISTRY: dict[str, str | type[Engine]] = {
-    "sqlite": "tdebench.engines.sqlite:SqliteEngine",
-    "postgres": "tdebench.engines.postgres:PostgresEngine",
-    "mariadb": "tdebench.engines.mariadb:MariadbEngine",
-    "mysql": "tdebench.engines.mysql:MysqlEngine",
-    "external": "tdebench.engines.external:ExternalEngine",
+    "sqlite": "tdebench.engines.sqlite.engine:SqliteEngine",
+    "postgres": "tdebench.engines.postgres.engine:PostgresEngine",
+    "mariadb": "tdebench.engines.mariadb.engine:MariadbEngine",
+    "mysql": "tdebench.engines.mysql.engine:MysqlEngine",
+    "external": "tdebench.engines.external.engine:ExternalEngine",
 }
 
 

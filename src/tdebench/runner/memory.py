@@ -31,7 +31,7 @@ from tdebench.errors import EnvironmentProblem, UsageError
 #: the share of the machine's memory the swept caches may take together
 MEMORY_SHARE = 0.8
 #: what a PostgreSQL instance may use beyond its cache (its cgroup's default headroom with tdebench's settings,
-#: see engines/postgres_counters.py)
+#: see engines/postgres/counters.py)
 _EXTRA = {"postgres": 512 * 1024 * 1024}
 GIB = 1024 ** 3
 

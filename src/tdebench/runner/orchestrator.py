@@ -31,7 +31,8 @@ from typing import Any
 
 from tdebench import __version__
 from tdebench.encryption import redact
-from tdebench.engines import get_engine, process
+from tdebench.engines import get_engine
+from tdebench.engines.toolkit import process
 from tdebench.api.engine import Config, Engine, Instance
 from tdebench.api.manifest import new_manifest
 from tdebench.errors import RunFailed, TdebenchError

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.engine import Instance
-from tdebench.engines.exposure import files_on_disk
+from tdebench.engines.toolkit.exposure import files_on_disk
 from tdebench.verify import hostfacts
 from tdebench.verify.atrest import count_in_file
 from tdebench.verify.threats import (EXPOSED, NOT_APPLICABLE, NOT_CHECKED, PROTECTED, Needles, Row, backup_rows,

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tdebench.engines.process import find_binary
+from tdebench.engines.toolkit.process import find_binary
 from tdebench.errors import EnvironmentProblem
 from tdebench.workloads.backup import tools
 from tdebench.workloads.backup.kinds import RESTORE_DB, BackupKind, Context, KindInfo, Stopwatch

@@ -4,7 +4,7 @@ Uses the instance's public ``cluster`` (socket directory, port, role, password, 
 and ``bindir``. The password reaches the tools through ``PGPASSFILE``: a 0600 file in a fresh 0700 directory,
 removed as soon as the tool has finished. Physical restores stop only the server (a gocryptfs mount stays
 mounted), so ``fs:*`` configs restore inside their encrypted file system; the files are written by the
-server's OS user (:mod:`tdebench.engines.asuser`), the only user such a mount admits.
+server's OS user (:mod:`tdebench.engines.toolkit.asuser`), the only user such a mount admits.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tdebench.engines import asuser
-from tdebench.engines.fsencrypt import temp_secret_file
-from tdebench.engines.postgres_server import ROLE
+from tdebench.engines.toolkit import asuser
+from tdebench.engines.toolkit.fsencrypt import temp_secret_file
+from tdebench.engines.postgres.server import ROLE
 from tdebench.errors import EnvironmentProblem
 from tdebench.workloads.backup import tools
 from tdebench.workloads.backup.kinds import RESTORE_DB, BackupKind, Context, KindInfo, Stopwatch

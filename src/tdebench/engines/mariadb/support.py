@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.encryption import redact
-from tdebench.engines.process import tail
+from tdebench.engines.toolkit.process import tail
 
 
 def traversable_by(path: Path, uid: int, gid: int) -> bool:

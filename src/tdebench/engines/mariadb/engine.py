@@ -2,7 +2,7 @@
 
 Encryption is MariaDB's data-at-rest encryption through the bundled ``file_key_management`` plugin:
 AES-128/192/256 (picked by the key length) in CBC or CTR mode. A spec may narrow what is encrypted
-with a scope suffix (see :mod:`tdebench.engines.mariadb_settings` and docs/engines/mariadb.md):
+with a scope suffix (see :mod:`tdebench.engines.mariadb.settings` and docs/engines/mariadb.md):
 
 * ``tde:aes-256-ctr``          everything MariaDB can encrypt (the default)
 * ``tde:aes-256-ctr@innodb``   InnoDB tablespaces, redo log and InnoDB temporary tablespace
@@ -36,15 +36,15 @@ from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, In
 from tdebench.api.footprint import DEFAULT_REDO, MIB, Footprint, size_setting
 from tdebench.api.tables import TableSpec
 from tdebench.encryption import PLAIN, EncryptionSpec, generate_password, parse_spec, redact, write_secret_file
-from tdebench.engines import mariadb_settings as ms
-from tdebench.engines.mariadb_counters import MariadbCounters
-from tdebench.engines.mariadb_keys import KeyMaterial, remove_tree, transient_dir
-from tdebench.engines.mariadb_support import (close_quietly, error_lines, native_password_hash, run_group,
+from tdebench.engines.mariadb import settings as ms
+from tdebench.engines.mariadb.counters import MariadbCounters
+from tdebench.engines.mariadb.keys import KeyMaterial, remove_tree, transient_dir
+from tdebench.engines.mariadb.support import (close_quietly, error_lines, native_password_hash, run_group,
                                               traversable_by)
-from tdebench.engines.mariadb_threats import MariadbThreatProbes
-from tdebench.engines.mariadb_warm import dump_buffer_pool, load_buffer_pool
-from tdebench.engines.mariadb_watchdog import FULL_SPACE, DiskFullWatchdog, full_disk_reason, log_size
-from tdebench.engines.process import (ServerProcess, chown_tree, find_binary, free_port, own_path, service_user,
+from tdebench.engines.mariadb.threats import MariadbThreatProbes
+from tdebench.engines.mariadb.warm import dump_buffer_pool, load_buffer_pool
+from tdebench.engines.mariadb.watchdog import FULL_SPACE, DiskFullWatchdog, full_disk_reason, log_size
+from tdebench.engines.toolkit.process import (ServerProcess, chown_tree, find_binary, free_port, own_path, service_user,
                                       tail)
 from tdebench.errors import EnvironmentProblem, RunFailed
 
@@ -192,7 +192,7 @@ class MariadbInstance(MariadbThreatProbes, MariadbCounters, Instance):
         return self._server is not None and self._server.running()
 
     def save_cache(self) -> dict[str, Any]:
-        """Dump the buffer pool's page list (``mariadb_warm``)."""
+        """Dump the buffer pool's page list (:mod:`.warm`)."""
         conn = self.connect()
         try:
             return dump_buffer_pool(conn.cursor())
@@ -200,7 +200,7 @@ class MariadbInstance(MariadbThreatProbes, MariadbCounters, Instance):
             close_quietly(conn)
 
     def load_cache(self, saved: dict[str, Any]) -> dict[str, Any]:
-        """Load the pages of the last dump back into the buffer pool (``mariadb_warm``)."""
+        """Load the pages of the last dump back into the buffer pool (:mod:`.warm`)."""
         conn = self.connect()
         try:
             return load_buffer_pool(conn.cursor(), saved)

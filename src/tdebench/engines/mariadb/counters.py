@@ -73,7 +73,7 @@ def buffer_pool_bytes(cache_bytes: int) -> int:
 
 
 class MariadbCounters:
-    """The counters and cache-size hooks of :class:`tdebench.engines.mariadb.MariadbInstance` (a mixin: it uses
+    """The counters and cache-size hooks of :class:`tdebench.engines.mariadb.engine.MariadbInstance` (a mixin: it uses
     the instance's ``_connect``, ``options``, ``config``, ``_render_cnf``, ``_path``, ``root`` and ``restart``)."""
 
     _counter_conn: Any = None

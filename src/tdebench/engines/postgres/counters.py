@@ -27,7 +27,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tdebench.engines import memcap
+from tdebench.engines.toolkit import memcap
 
 PRELOAD = "pg_stat_statements"
 MIB = 1024 * 1024
@@ -65,7 +65,7 @@ def tree_io(pids: list[int]) -> tuple[int, int]:
 
 
 class PostgresCounters:
-    """Counters and cache-size hooks of :class:`tdebench.engines.postgres.PostgresInstance` (a mixin: it uses the
+    """Counters and cache-size hooks of :class:`tdebench.engines.postgres.engine.PostgresInstance` (a mixin: it uses the
     instance's ``cluster``, ``fs``, ``config`` and ``restart``)."""
 
     _counter_conn: Any = None

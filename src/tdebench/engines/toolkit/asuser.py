@@ -1,7 +1,7 @@
 """File operations done as the OS user a server runs as.
 
 When tdebench runs as root, servers run as the unprivileged ``tdebench`` user, and a gocryptfs mount
-belongs to that user without ``-allow_other`` (see :mod:`tdebench.engines.fsencrypt` for why): root itself
+belongs to that user without ``-allow_other`` (see :mod:`tdebench.engines.toolkit.fsencrypt` for why): root itself
 cannot enter it. Whatever tdebench must read or write inside a server's data directory therefore goes
 through a short-lived child process running as that user. With ``user=None`` (tdebench is not root) the
 same functions act directly.

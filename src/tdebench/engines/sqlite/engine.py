@@ -19,8 +19,8 @@ from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, In
 from tdebench.api.footprint import MIB, Footprint
 from tdebench.api.tables import ColumnSpec, TableSpec, split_line
 from tdebench.encryption import PLAIN, EncryptionSpec, SecretKey, parse_spec
-from tdebench.engines import sqlite_counters
-from tdebench.engines.sqlite_threats import SqliteThreatProbes
+from tdebench.engines.sqlite import counters as sqlite_counters
+from tdebench.engines.sqlite.threats import SqliteThreatProbes
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
 
 SQLCIPHER = parse_spec("sqlcipher:aes-256-cbc")
@@ -181,7 +181,7 @@ class SqliteInstance(SqliteThreatProbes, Instance):
 
     def counters(self) -> dict[str, float]:
         """Page-cache counts of every connection to the database file (``sqlite3_db_status``, see
-        :mod:`tdebench.engines.sqlite_counters`): each miss reads a page from the file, which SQLCipher decrypts
+        :mod:`tdebench.engines.sqlite.counters`): each miss reads a page from the file, which SQLCipher decrypts
         and authenticates; each page written is encrypted and MACed. Plus the read()/write() bytes of tdebench's
         process and its children (the embedded engine's file IO, cached by the OS or not, and little else)."""
         page = int(self._settings["page_size"])

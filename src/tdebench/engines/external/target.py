@@ -341,8 +341,8 @@ def target_configs(texts: list[str], overrides: list[str], interactive: bool | N
 
 def _reach(target: Target, password: str, override: bool) -> None:
     """Log in once: a wrong host or password, a wrong scheme or a status the login cannot read fail now."""
-    from tdebench.engines.external_access import preflight
-    from tdebench.engines.external_drivers import connect
+    from tdebench.engines.external.access import preflight
+    from tdebench.engines.external.drivers import connect
 
     raw = connect(target, password, timeout=10)
     try:

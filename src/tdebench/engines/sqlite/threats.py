@@ -1,6 +1,6 @@
 """SQLite's answers to the threat-model hooks of :class:`tdebench.api.engine.Instance` (docs/security.md).
 
-A mixin of :class:`tdebench.engines.sqlite.SqliteInstance` (uses ``_dir``, ``_key``, ``_settings`` and
+A mixin of :class:`tdebench.engines.sqlite.engine.SqliteInstance` (uses ``_dir``, ``_key``, ``_settings`` and
 ``connect``). SQLite is a library: no server, server log, users or network. Its temporary files (sorts, temp
 tables) go to the first usable of ``$SQLITE_TMPDIR``, ``$TMPDIR``, ``/var/tmp``, ``/usr/tmp``, ``/tmp``, are
 unlinked as soon as they are opened, and exist only while the statement needs them: the spill probe reads
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.canary import CANARY_TABLE
-from tdebench.engines.exposure import files_holding, key_forms
+from tdebench.engines.toolkit.exposure import files_holding, key_forms
 
 SPILL_COPIES = 20_000
 NO_SERVER = "SQLite is a library inside the client process: there is no server"

@@ -1,19 +1,19 @@
 """The ``external`` engine: a database server tdebench does not manage, reached by URL.
 
-One config per ``--target LABEL=URL[#SPEC]`` (see :mod:`tdebench.engines.external_target`). tdebench never
+One config per ``--target LABEL=URL[#SPEC]`` (see :mod:`tdebench.engines.external.target`). tdebench never
 starts, stops or restarts such a server and cannot read its files, so:
 
 * before anything is created, the server must be the DBMS its URL names and its login must be able to read the
-  encryption status (:mod:`~tdebench.engines.external_access`, with the exact GRANT when it cannot);
+  encryption status (:mod:`~tdebench.engines.external.access`, with the exact GRANT when it cannot);
 * :attr:`ExternalInstance.scannable` is False: there is no data directory to scan; the report says
   "on-disk verification not possible for external targets" and relies on the server's own status;
-* the declared encryption is checked against the server's status (:mod:`~tdebench.engines.external_status`)
+* the declared encryption is checked against the server's status (:mod:`~tdebench.engines.external.status`)
   when the instance starts (server defaults) and after the load (the benchmark tables); a contradiction, or a
   status that cannot be read, refuses the target unless its check was overridden — which is recorded, as is
   the label's status (confirmed / unverifiable / overridden, :mod:`tdebench.results.labels`);
 * storage is what the server's catalog reports per table (:meth:`ExternalInstance.catalog_breakdown`);
 * the workload talks ``postgres`` (canonical SQL) to the instance and every statement is rewritten for the
-  target's dialect (:mod:`~tdebench.engines.external_sql`);
+  target's dialect (:mod:`~tdebench.engines.external.sql`);
 * no server processes are visible: CPU/IO of the DBMS cannot be sampled, cold caches and snapshot resets are
   impossible.
 """
@@ -29,13 +29,13 @@ from tdebench.api.dialect import Dialect
 from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
 from tdebench.api.tables import TableSpec
 from tdebench.encryption import EncryptionSpec, parse_spec, redact
-from tdebench.engines import external_drivers as drivers
-from tdebench.engines.external_access import account, grants, preflight
-from tdebench.engines.external_schema import TranslatedSchemaMixin
-from tdebench.engines.external_sql import TranslatingConnection, Translator, raw_connection
-from tdebench.engines.external_status import (CONFIRMED, CONTRADICTED, PROBES, Finding, Verdict, evaluate,
+from tdebench.engines.external import drivers
+from tdebench.engines.external.access import account, grants, preflight
+from tdebench.engines.external.schema import TranslatedSchemaMixin
+from tdebench.engines.external.sql import TranslatingConnection, Translator, raw_connection
+from tdebench.engines.external.status import (CONFIRMED, CONTRADICTED, PROBES, Finding, Verdict, evaluate,
                                               label_status)
-from tdebench.engines.external_target import (CHECK_OVERRIDDEN, ENGINE, KINDS, NOT_SCANNABLE, all_specs, kind_dialect,
+from tdebench.engines.external.target import (CHECK_OVERRIDDEN, ENGINE, KINDS, NOT_SCANNABLE, all_specs, kind_dialect,
                                               resolve_password, target_of)
 from tdebench.errors import RunFailed, UsageError
 

@@ -64,7 +64,7 @@ def _library() -> Any:
 _PROBE = """
 import ctypes, os, sys, tempfile
 import sqlcipher3
-from tdebench.engines import sqlite_counters as sc
+from tdebench.engines.sqlite import counters as sc
 with tempfile.TemporaryDirectory(prefix="tdebench-probe-") as directory:  # removed again, whatever happens
     path = os.path.join(directory, "probe.db")
     conn = sqlcipher3.connect(path)

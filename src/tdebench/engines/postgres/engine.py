@@ -3,12 +3,12 @@
 Community PostgreSQL has no TDE. Its users encrypt columns with pgcrypto or put the data directory on an
 encrypted filesystem; both are offered here against a plain twin with identical settings:
 
-* ``none`` -- a private cluster (see :mod:`tdebench.engines.postgres_server`).
+* ``none`` -- a private cluster (see :mod:`tdebench.engines.postgres.server`).
 * ``column:aes-{128,192,256}``, ``column:3des``, ``column:pgp-{aes128,aes192,aes256,3des}`` -- every
   non-key column stored as pgcrypto ciphertext (``bytea``) in ``<table>_enc``; views with the original
-  table names decrypt, so the TPC-H queries run unchanged (:mod:`tdebench.engines.postgres_column`).
+  table names decrypt, so the TPC-H queries run unchanged (:mod:`tdebench.engines.postgres.column`).
 * ``fs:gocryptfs``, ``fs:gocryptfs-aessiv``, ``fs:gocryptfs-xchacha`` -- the whole data directory on a
-  gocryptfs mount (:mod:`tdebench.engines.fsencrypt`); at-rest scans read the cipher directory.
+  gocryptfs mount (:mod:`tdebench.engines.toolkit.fsencrypt`); at-rest scans read the cipher directory.
 
 Instance layout under ``workdir/<label>/`` (owned by the service user, mode 0700; a symlink to
 ``/var/tmp/tdebench-<label>-<random>/`` when that user cannot reach ``workdir``)::
@@ -35,13 +35,13 @@ from tdebench.api.engine import CANARY_TABLE, DEFAULT_DATABASE, Config, Connecti
 from tdebench.api.footprint import MIB, Footprint, size_setting
 from tdebench.api.tables import TableSpec
 from tdebench.encryption import PLAIN, EncryptionSpec, parse_spec
-from tdebench.engines import fsencrypt
-from tdebench.engines.postgres_counters import PostgresCounters, check_headroom, libdir, with_preload
-from tdebench.engines.postgres_server import (DEFAULTS, PgCluster, extension_available, find_bindir,
+from tdebench.engines.toolkit import fsencrypt
+from tdebench.engines.postgres.counters import PostgresCounters, check_headroom, libdir, with_preload
+from tdebench.engines.postgres.server import (DEFAULTS, PgCluster, extension_available, find_bindir,
                                               server_version, user_can_reach, validate_gucs)
-from tdebench.engines.postgres_threats import PostgresThreatProbes
-from tdebench.engines.postgres_warm import cached_blocks, prewarm
-from tdebench.engines.process import service_user
+from tdebench.engines.postgres.threats import PostgresThreatProbes
+from tdebench.engines.postgres.warm import cached_blocks, prewarm
+from tdebench.engines.toolkit.process import service_user
 from tdebench.errors import EnvironmentProblem, RunFailed
 
 log = logging.getLogger(__name__)
@@ -101,7 +101,7 @@ class PostgresEngine(Engine):
         return dict(DEFAULTS)
 
     def validate_settings(self, settings: dict[str, str]) -> None:
-        from tdebench.engines.postgres_column import validate_column_options
+        from tdebench.engines.postgres.column import validate_column_options
 
         validate_gucs({k: v for k, v in settings.items() if k not in TDEBENCH_KEYS})
         validate_column_options(settings)
@@ -112,7 +112,7 @@ class PostgresEngine(Engine):
         self.validate_settings(dict(config.settings))
         self.check_spec_available(config.spec)
         if config.spec.mechanism == "column":
-            from tdebench.engines.postgres_column import PgColumnInstance
+            from tdebench.engines.postgres.column import PgColumnInstance
 
             return PgColumnInstance(config, workdir, self.bindir, database)
         return PostgresInstance(config, workdir, self.bindir, database)
@@ -120,7 +120,7 @@ class PostgresEngine(Engine):
     def check_tables(self, config: Config, tables: Sequence[TableSpec]) -> None:
         """``encrypt_columns`` must name non-key columns of the workload's tables."""
         if config.settings.get("encrypt_columns"):
-            from tdebench.engines.postgres_column import check_encrypt_columns
+            from tdebench.engines.postgres.column import check_encrypt_columns
 
             check_encrypt_columns(config.settings["encrypt_columns"], tables)
 
@@ -216,13 +216,13 @@ class PostgresInstance(PostgresThreatProbes, PostgresCounters, Instance):
             os.chown(self.home, self.user.pw_uid, self.user.pw_gid)
 
     def save_cache(self) -> dict[str, Any]:
-        """The cached blocks of the benchmark database (pg_buffercache): ``postgres_warm``."""
+        """The cached blocks of the benchmark database (pg_buffercache): :mod:`.warm`."""
         with self.cluster.connect("postgres", autocommit=True) as conn:
             cached = cached_blocks(conn, self.database)
         return {"pages_cached": sum(len(b) for b in cached.values()), "_blocks": cached}
 
     def load_cache(self, saved: dict[str, Any]) -> dict[str, Any]:
-        """Read the saved blocks back into shared_buffers (pg_prewarm): ``postgres_warm``."""
+        """Read the saved blocks back into shared_buffers (pg_prewarm): :mod:`.warm`."""
         with self.cluster.connect(autocommit=True) as conn:
             return {"pages_loaded": prewarm(conn, saved["_blocks"])}
 

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from tdebench.encryption import redact
-from tdebench.engines.external_status import PROBES
-from tdebench.engines.external_target import Target
+from tdebench.engines.external.status import PROBES
+from tdebench.engines.external.target import Target
 from tdebench.errors import EnvironmentProblem, UsageError
 
 PROBE_TABLES = ["region"]  # status queries are run for a table name; it need not exist yet

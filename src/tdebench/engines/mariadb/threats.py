@@ -1,6 +1,6 @@
 """MariaDB's answers to the threat-model hooks of :class:`tdebench.api.engine.Instance` (docs/security.md).
 
-A mixin of :class:`tdebench.engines.mariadb.MariadbInstance`: it uses the instance's paths (``_path``), its
+A mixin of :class:`tdebench.engines.mariadb.engine.MariadbInstance`: it uses the instance's paths (``_path``), its
 connections (``_connect``), its key material (``_keys``) and its listen settings (``_port``, ``socket``).
 
 * Instance layout: ``data/`` (datadir: tablespaces, redo log ``ib_logfile*``, InnoDB temporary tablespace
@@ -26,8 +26,8 @@ import pymysql.cursors
 
 from tdebench.encryption import generate_password, redact
 from tdebench.api.canary import CANARY_TABLE
-from tdebench.engines.exposure import key_forms, mode_text, same_disk, search_files
-from tdebench.engines.mariadb_support import close_quietly, native_password_hash
+from tdebench.engines.toolkit.exposure import key_forms, mode_text, same_disk, search_files
+from tdebench.engines.mariadb.support import close_quietly, native_password_hash
 
 READER = "tdebench_reader"
 SPILL_COPIES = 20_000

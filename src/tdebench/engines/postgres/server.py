@@ -1,7 +1,7 @@
 """One private PostgreSQL cluster: binaries, initdb, configuration, start/stop, connections.
 
 The cluster runs as the unprivileged service user when tdebench runs as root
-(:func:`tdebench.engines.process.service_user`), listens on a Unix socket in a private 0700
+(:func:`tdebench.engines.toolkit.process.service_user`), listens on a Unix socket in a private 0700
 directory (plus 127.0.0.1 on a free port with ``Config.tcp``), and admits one superuser role,
 ``tdebench``, with a generated password (SCRAM-SHA-256) that lives in memory only: initdb reads it
 from a 0600 file in a private temporary directory which is deleted right after.
@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.encryption import generate_password, redact
-from tdebench.engines import asuser
-from tdebench.engines.fsencrypt import temp_secret_file
-from tdebench.engines.process import ServerProcess, chown_tree, find_binary, free_port, own_path
+from tdebench.engines.toolkit import asuser
+from tdebench.engines.toolkit.fsencrypt import temp_secret_file
+from tdebench.engines.toolkit.process import ServerProcess, chown_tree, find_binary, free_port, own_path
 from tdebench.errors import EnvironmentProblem, UsageError
 
 PACKAGES = "postgresql postgresql-contrib"

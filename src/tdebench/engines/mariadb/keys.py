@@ -28,7 +28,7 @@ from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from tdebench.encryption import SecretKey, generate_password, write_secret_file
-from tdebench.engines.process import own_path
+from tdebench.engines.toolkit.process import own_path
 
 OPENSSL_MAGIC = b"Salted__"
 KEY_IDS = (1, 2)  # 1 = system/table data (innodb_default_encryption_key_id), 2 = temporary data

@@ -1,6 +1,6 @@
 """PostgreSQL's answers to the threat-model hooks of :class:`tdebench.api.engine.Instance` (docs/security.md).
 
-A mixin of :class:`tdebench.engines.postgres.PostgresInstance` (and so of the pgcrypto column instance): it
+A mixin of :class:`tdebench.engines.postgres.engine.PostgresInstance` (and so of the pgcrypto column instance): it
 uses the instance's cluster (``cluster``: paths, superuser connections without the column key), its gocryptfs
 mount (``fs``) and, for ``column:*``, its key (``_key``).
 
@@ -23,7 +23,7 @@ from typing import Any
 
 from tdebench.encryption import redact
 from tdebench.api.canary import CANARY_TABLE
-from tdebench.engines.exposure import files_holding, key_forms, mode_text, same_disk
+from tdebench.engines.toolkit.exposure import files_holding, key_forms, mode_text, same_disk
 
 READER = "tdebench_reader"
 SPILL_COPIES = 20_000

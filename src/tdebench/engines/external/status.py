@@ -44,7 +44,7 @@ class Finding:
     details: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    denied: list[str] = field(default_factory=list)  # what could not be read (see external_access)
+    denied: list[str] = field(default_factory=list)  # what could not be read (see access.py)
     fix: str = ""
 
 

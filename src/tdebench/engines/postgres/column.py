@@ -30,7 +30,7 @@ from typing import Any
 from tdebench.api.engine import CANARY_TABLE, DEFAULT_DATABASE, Config, Connection
 from tdebench.api.tables import TableSpec
 from tdebench.encryption import LEGACY_PGCRYPTO_FIX, LEGACY_PGCRYPTO_REASON, EncryptionSpec, SecretKey
-from tdebench.engines.postgres import PostgresInstance
+from tdebench.engines.postgres.engine import PostgresInstance
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
 
 KEY_SETTING = "tdebench.key"

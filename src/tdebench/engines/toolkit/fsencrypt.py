@@ -10,12 +10,12 @@ Specs: ``fs:gocryptfs`` (AES-256-GCM), ``fs:gocryptfs-aessiv`` (AES-SIV-512), ``
 The password is random (:func:`tdebench.encryption.generate_password`), lives in memory only and reaches
 gocryptfs through a 0600 pass file in a private 0700 temporary directory that is deleted as soon as
 gocryptfs has read it. gocryptfs runs in the foreground (``-fg``) as a tracked :class:`ServerProcess`,
-so :func:`tdebench.engines.process.stop_all` ends it on exit, error and Ctrl-C (gocryptfs unmounts
+so :func:`tdebench.engines.toolkit.process.stop_all` ends it on exit, error and Ctrl-C (gocryptfs unmounts
 itself on SIGTERM).
 
 When the database server runs as another OS user (tdebench as root, servers as ``tdebench``), gocryptfs
 is initialised and run *as that user* too, without ``-allow_other``: only the server's user can enter the
-mount (root included is refused; tdebench reaches inside through :mod:`tdebench.engines.asuser`). Running
+mount (root included is refused; tdebench reaches inside through :mod:`tdebench.engines.toolkit.asuser`). Running
 gocryptfs as root with ``-allow_other`` makes it switch identities per request, and gocryptfs 2.3 (Debian
 12) then fails now and then with EPERM -- e.g. PostgreSQL's ``could not create temporary file
 "base/pgsql_tmp/...": Operation not permitted`` in a parallel CREATE INDEX (gocryptfs issue #892, fixed
@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.encryption import EncryptionSpec, generate_password, parse_spec, redact, write_secret_file
-from tdebench.engines.process import ServerProcess, find_binary, own_path, service_user, tail
+from tdebench.engines.toolkit.process import ServerProcess, find_binary, own_path, service_user, tail
 from tdebench.errors import EnvironmentProblem, UsageError
 
 # spec cipher -> (what gocryptfs uses, extra -init flags)

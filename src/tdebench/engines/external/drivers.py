@@ -19,7 +19,7 @@ from typing import Any
 
 from tdebench.api.tables import TableSpec, split_line
 from tdebench.encryption import redact
-from tdebench.engines.external_target import Kind, Target, check_driver
+from tdebench.engines.external.target import Kind, Target, check_driver
 from tdebench.errors import EnvironmentProblem, RunFailed
 
 BATCH = 10_000
@@ -99,7 +99,7 @@ def insert_batches(raw: Any, table: TableSpec, path: Path, markers: list[str]) -
 
 def load_mysql(raw: Any, table: TableSpec, path: Path) -> tuple[int, str]:
     """LOAD DATA LOCAL INFILE (batched INSERTs when the server forbids it): (rows, method)."""
-    from tdebench.engines.mariadb import load_data_sql
+    from tdebench.engines.mariadb.engine import load_data_sql
 
     cur = raw.cursor()
     try:
@@ -127,7 +127,7 @@ def bulk_load(kind: Kind, raw: Any, table: TableSpec, path: Path) -> tuple[int, 
     if kind.module == "pymysql":
         return load_mysql(raw, table, path)
     if kind.module == "psycopg":
-        from tdebench.engines.postgres import PostgresInstance
+        from tdebench.engines.postgres.engine import PostgresInstance
 
         rows = PostgresInstance.copy_file(raw, table.name, table.column_names, path)
         raw.commit()

@@ -6,12 +6,12 @@ MariaDB (use ``--engine mariadb``), and an existing MySQL server elsewhere is me
 
 Encryption: ``tde:aes-256-cbc`` only. InnoDB has one key size (AES-256); ``tde:aes-128-*``/``192`` are
 refused with that reason, since a result labelled so would measure AES-256. The keyring is
-``component_keyring_file`` (see :mod:`tdebench.engines.mysql_setup`); the encrypted twin sets
+``component_keyring_file`` (see :mod:`tdebench.engines.mysql.setup`); the encrypted twin sets
 ``default_table_encryption``, redo, undo and temporary-tablespace encryption and encrypts the ``mysql``
 system tablespace. ``ibdata1`` (system tablespace) cannot be encrypted by MySQL.
 
 SQL: the same text as for MySQL external targets and ``tdebench script --dialect mysql`` (canonical SQL
-translated by :mod:`tdebench.engines.external_sql`); loading by ``LOAD DATA LOCAL INFILE``.
+translated by :mod:`tdebench.engines.external.sql`); loading by ``LOAD DATA LOCAL INFILE``.
 
 Instance layout under ``workdir/<label>`` (0700, owned by the service user when run as root): ``data/``
 (with the local keyring manifest/config), ``tmp/``, ``keys/component_keyring_file``, ``my.cnf``,
@@ -30,13 +30,13 @@ from typing import Any
 
 from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
 from tdebench.encryption import PLAIN, EncryptionSpec, generate_password, parse_spec, redact
-from tdebench.engines import mysql_setup as setup
-from tdebench.engines.external_schema import TranslatedSchemaMixin
-from tdebench.engines.external_sql import TranslatingConnection, Translator
-from tdebench.engines.external_status import probe_mysql_family
-from tdebench.engines.external_target import KINDS, kind_dialect, mysql_key_size_reason
-from tdebench.engines.postgres_server import user_can_reach
-from tdebench.engines.process import ServerProcess, chown_tree, free_port, service_user, tail
+from tdebench.engines.mysql import setup
+from tdebench.engines.external.schema import TranslatedSchemaMixin
+from tdebench.engines.external.sql import TranslatingConnection, Translator
+from tdebench.engines.external.status import probe_mysql_family
+from tdebench.engines.external.target import KINDS, kind_dialect, mysql_key_size_reason
+from tdebench.engines.postgres.server import user_can_reach
+from tdebench.engines.toolkit.process import ServerProcess, chown_tree, free_port, service_user, tail
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
 
 SBIN = (Path("/usr/sbin"), Path("/usr/local/mysql/bin"), Path("/usr/local/sbin"), Path("/opt/mysql/bin"),
@@ -282,8 +282,8 @@ class MysqlInstance(TranslatedSchemaMixin, Instance):
         return TranslatingConnection(self._connect(), self.translator)
 
     def interrupt(self, conn: Connection) -> None:
-        from tdebench.engines.external_drivers import cancel
-        from tdebench.engines.external_sql import raw_connection
+        from tdebench.engines.external.drivers import cancel
+        from tdebench.engines.external.sql import raw_connection
 
         cancel(self.kind, raw_connection(conn), self._connect)
 
