@@ -19,6 +19,7 @@ from rich.console import Console
 
 from tdebench import __version__
 from tdebench.encryption import redact
+from tdebench.engines import DEFAULT_ENGINE
 from tdebench.errors import EnvironmentProblem, RunFailed, TdebenchError, UsageError
 
 app = typer.Typer(
@@ -73,9 +74,9 @@ def _words(text: str | None) -> list[str] | None:
 
 def _engine_choices() -> str:
     """The engines ``--engine`` takes, from the registry (``external`` is reached with ``--target``)."""
-    from tdebench.engines import engine_names
+    from tdebench.engines import engine_choices
 
-    return ", ".join(f"{n} (default)" if n == "sqlite" else n for n in engine_names() if n != "external")
+    return ", ".join(f"{n} (default)" if n == DEFAULT_ENGINE else n for n in engine_choices())
 
 
 _ENGINE_CHOICES = _engine_choices()
@@ -92,7 +93,7 @@ def run_command(
     ctx: typer.Context,
     experiment: Annotated[Optional[Path], typer.Argument(
         help="Experiment file (TOML); its [run] keys are the options below.", show_default=False)] = None,
-    engine: Annotated[str, typer.Option(help=f"Engine(s), comma-separated: {_ENGINE_CHOICES}.")] = "sqlite",
+    engine: Annotated[str, typer.Option(help=f"Engine(s), comma-separated: {_ENGINE_CHOICES}.")] = DEFAULT_ENGINE,
     encryption: Annotated[Optional[str], typer.Option(
         help="Comma-separated encryption specs; default: none plus each engine's default encrypted spec.")] = None,
     workload: Annotated[str, typer.Option(help="Workload: tpch (default), tpcc, sysbench, crud, load, backup, sql.")] = "tpch",
@@ -242,7 +243,7 @@ def _said_if_interrupted() -> Iterator[None]:
 
 @app.command("verify")
 def verify_command(
-    engine: Annotated[str, typer.Option(help="Engine(s), comma-separated.")] = "sqlite",
+    engine: Annotated[str, typer.Option(help="Engine(s), comma-separated.")] = DEFAULT_ENGINE,
     encryption: Annotated[Optional[str], typer.Option(help="Comma-separated specs (default: none + engine default).")] = None,
     sf: Annotated[float, typer.Option(help="TPC-H scale factor of the data loaded for the check.")] = 0.01,
     out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default results/<time>-verify).")] = None,
@@ -272,8 +273,7 @@ def engines_command() -> None:
             version = engine.version()
         except TdebenchError as exc:
             version = f"not available: {exc.one_line()}"
-        notes = getattr(engine, "spec_notes", None)
-        lines = notes() if callable(notes) else [f"specs: {', '.join(str(s) for s in engine.supported_specs())}"]
+        lines = engine.spec_notes()
         out.print(f"[bold]{name}[/bold]  {version}", highlight=False)
         for line in [*lines, f"default encrypted: {engine.default_encrypted_spec()}"]:
             out.print(f"  {line}", markup=False, highlight=False)

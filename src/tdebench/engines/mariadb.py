@@ -42,6 +42,7 @@ from tdebench.engines.mariadb_keys import KeyMaterial, remove_tree, transient_di
 from tdebench.engines.mariadb_support import (close_quietly, error_lines, native_password_hash, run_group,
                                               traversable_by)
 from tdebench.engines.mariadb_threats import MariadbThreatProbes
+from tdebench.engines.mariadb_tools import MariadbTools
 from tdebench.engines.mariadb_warm import dump_buffer_pool, load_buffer_pool
 from tdebench.engines.mariadb_watchdog import FULL_SPACE, DiskFullWatchdog, full_disk_reason, log_size
 from tdebench.engines.process import (ServerProcess, chown_tree, find_binary, free_port, own_path, service_user,
@@ -125,7 +126,7 @@ class MariadbEngine(Engine):
         return Footprint(peak=5.0, final=2.0, fixed=144 * MIB + redo)
 
 
-class MariadbInstance(MariadbThreatProbes, MariadbCounters, Instance):
+class MariadbInstance(MariadbTools, MariadbThreatProbes, MariadbCounters, Instance):
     """One private mariadbd with its own directories, socket, password and (for TDE) keys."""
 
     dialect = MARIADB

@@ -40,6 +40,7 @@ from tdebench.engines.postgres_counters import PostgresCounters, check_headroom,
 from tdebench.engines.postgres_server import (DEFAULTS, PgCluster, extension_available, find_bindir,
                                               server_version, user_can_reach, validate_gucs)
 from tdebench.engines.postgres_threats import PostgresThreatProbes
+from tdebench.engines.postgres_tools import PostgresTools
 from tdebench.engines.postgres_warm import cached_blocks, prewarm
 from tdebench.engines.process import service_user
 from tdebench.errors import EnvironmentProblem, RunFailed
@@ -64,6 +65,7 @@ class PostgresEngine(Engine):
                    "OpenPGP) or the data directory on gocryptfs (AES-256-GCM, AES-SIV, XChaCha20-Poly1305)")
     cache_setting = "shared_buffers"
     warm_restart = True
+    memory_headroom = 512 * 1024 * 1024  # the memory cgroup's room beyond the cache (postgres_counters._headroom)
 
     def __init__(self) -> None:
         self._bindir: Path | None = None
@@ -136,7 +138,7 @@ class PostgresEngine(Engine):
         return Footprint(peak=2.7, final=2.0, log=1.8, fixed=fixed, log_cap=cap)
 
 
-class PostgresInstance(PostgresThreatProbes, PostgresCounters, Instance):
+class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, Instance):
     """One private cluster (plain, or on a gocryptfs mount for ``fs:*``)."""
 
     dialect = POSTGRES
