@@ -6,7 +6,8 @@ hooks declared in api/ (:class:`~tdebench.api.dialect.Dialect`, :class:`~tdebenc
 
 - a comparison (``==``, ``!=``, ``in``, ``not in``, ``is``) with a string that is a registered engine's name,
   also inside a tuple, list or set compared against;
-- such a string as a key of a dict literal, ``dict(name=...)`` keyword, subscript or ``match`` case;
+- such a string as a key of a dict literal, ``dict(name=...)`` keyword, subscript (a ``Literal[...]`` type declares
+  values and looks nothing up) or ``match`` case;
 - ``getattr``/``hasattr``/``setattr``/``vars`` applied to an engine or instance (an expression naming ``engine``,
   ``instance`` or ``inst``);
 - a parameter called ``engine``, ``instance`` or ``inst`` typed ``Any`` (what reaches into its attributes).
@@ -64,6 +65,12 @@ def _mentions_object(node: ast.AST) -> bool:
             return False
 
 
+def _is_literal_type(node: ast.AST) -> bool:
+    """``Literal`` (``typing.Literal``): its subscript declares a type's values, it looks nothing up."""
+    return (isinstance(node, ast.Name) and node.id == "Literal") or (
+        isinstance(node, ast.Attribute) and node.attr == "Literal")
+
+
 def _is_any(annotation: ast.AST | None) -> bool:
     if isinstance(annotation, ast.Name):
         return annotation.id == "Any"
@@ -90,7 +97,7 @@ def findings_in(tree: ast.AST, path: str, names: set[str]) -> list[Finding]:
             for key in node.keys:
                 for name in _names_in(key, names) if key is not None else []:
                     add(key, f"engine name {name!r} as a dict key")
-        elif isinstance(node, ast.Subscript):
+        elif isinstance(node, ast.Subscript) and not _is_literal_type(node.value):
             for name in _names_in(node.slice, names):
                 add(node, f"engine name {name!r} as a subscript")
         elif isinstance(node, ast.match_case):
@@ -139,6 +146,7 @@ def f(instance: Any, engine, es, d):
     if d.family in ("x", "mariadb"): pass
     table = {"postgres": 1}
     table["mysql"]
+    Family = Literal["sqlite", "mariadb"]
     getattr(engine, "spec_notes", None)
     hasattr(state.instance, "proc")
     match d:

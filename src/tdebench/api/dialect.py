@@ -147,3 +147,15 @@ MARIADB = Dialect("mariadb", "MariaDB", "mysql", "format", procedure_language="s
 POSTGRES = Dialect("postgres", "PostgreSQL", "postgres", "format", procedure_language="plpgsql",
                    lock_timeout_sql="SET lock_timeout = '{milliseconds}ms'", storage_catalog="pg_class",
                    bulk_load="COPY FROM STDIN", backup_tools=("pg_basebackup", "pg_dump"))
+
+#: the dialect whose SQL each family's texts are written in (the one lookup from a family name)
+BY_FAMILY: dict[str, Dialect] = {d.family: d for d in (SQLITE, MARIADB, POSTGRES)}
+
+
+def as_dialect(dialect: Dialect | str) -> Dialect:
+    """``dialect`` itself, or the dialect of the family it names; ValueError naming the families otherwise."""
+    if isinstance(dialect, Dialect):
+        return dialect
+    if dialect not in BY_FAMILY:
+        raise ValueError(f"unknown SQL dialect {dialect!r}; known: {', '.join(FAMILIES)}")
+    return BY_FAMILY[dialect]

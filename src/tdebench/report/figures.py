@@ -101,8 +101,8 @@ def one_writer(rs: RunSummary, es: EngineSummary) -> str:
     """The product name when the engine's dialect (as the manifest recorded it) lets one writer in at a time
     (:attr:`Dialect.concurrent_writes` False), else ""."""
     for label in es.configs:
-        dialect = rs.files.manifest_config(label).get("dialect") or {}
-        if dialect.get("concurrent_writes", True) is False:
+        dialect = rs.files.manifest_config(label).get("dialect")  # imported runs name theirs (a string)
+        if isinstance(dialect, dict) and dialect.get("concurrent_writes", True) is False:
             return str(dialect.get("product") or es.engine)
     return ""
 
