@@ -168,9 +168,10 @@ def plan_from_targets(targets: list[str], overrides: list[str], run: dict[str, A
     """A plan whose configs are external targets (``--target LABEL=URL[#SPEC]``), passwords resolved now."""
     from dataclasses import replace
 
+    from tdebench.engines import TARGET_ENGINE
     from tdebench.engines.external.target import check_run_options, target_configs
 
-    experiment = experiment_from_options("external", "none", {}, run)  # validates the run options as usual
+    experiment = experiment_from_options(TARGET_ENGINE, "none", {}, run)  # validates the run options as usual
     r = experiment.run
     check_run_options(r.cache, r.reset)
     configs = [replace(c, keep=r.keep) for c in target_configs(targets, overrides, reach=True)]

@@ -99,8 +99,10 @@ class TwinRestarts:
                 try:
                     if step == "load":
                         facts[state.label].update(state.instance.load_cache(saved[state.label]))
+                    elif step == "stop":
+                        state.instance.stop()
                     else:
-                        getattr(state.instance, step)()
+                        state.instance.start()
                 except Exception as exc:  # noqa: BLE001 - its trial fails next and is recovered like any other
                     facts[state.label]["error"] = f"{step}: {redact(str(exc))[:300]}"
                     ui.message(f"restart of {state.label} failed ({step}): {redact(str(exc))[:200]}")

@@ -21,7 +21,7 @@ _REGISTRY: dict[str, tuple[Any, Any]] = {
                  "tdebench.workloads.sysbench.options:SysbenchOptions"),
     "crud": ("tdebench.workloads.crud.workload:CrudWorkload", "tdebench.workloads.crud.options:CrudOptions"),
     "backup": ("tdebench.workloads.backup.workload:BackupWorkload", "tdebench.workloads.backup.options:BackupOptions"),
-    "load": ("tdebench.workloads.bulkload.workload:LoadWorkload", "tdebench.workloads.bulkload.options:LoadOptions"),
+    "load": ("tdebench.workloads.load.workload:LoadWorkload", "tdebench.workloads.load.options:LoadOptions"),
     "sql": ("tdebench.workloads.sql.workload:SqlWorkload", "tdebench.workloads.sql.options:SqlOptions"),
 }
 

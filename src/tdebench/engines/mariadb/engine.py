@@ -42,6 +42,7 @@ from tdebench.engines.mariadb.keys import KeyMaterial, remove_tree, transient_di
 from tdebench.engines.mariadb.support import (close_quietly, error_lines, native_password_hash, run_group,
                                               traversable_by)
 from tdebench.engines.mariadb.threats import MariadbThreatProbes
+from tdebench.engines.mariadb.tools import MariadbTools
 from tdebench.engines.mariadb.warm import dump_buffer_pool, load_buffer_pool
 from tdebench.engines.mariadb.watchdog import FULL_SPACE, DiskFullWatchdog, full_disk_reason, log_size
 from tdebench.engines.toolkit.process import (ServerProcess, chown_tree, find_binary, free_port, own_path, service_user,
@@ -125,7 +126,7 @@ class MariadbEngine(Engine):
         return Footprint(peak=5.0, final=2.0, fixed=144 * MIB + redo)
 
 
-class MariadbInstance(MariadbThreatProbes, MariadbCounters, Instance):
+class MariadbInstance(MariadbTools, MariadbThreatProbes, MariadbCounters, Instance):
     """One private mariadbd with its own directories, socket, password and (for TDE) keys."""
 
     dialect = MARIADB
@@ -192,7 +193,7 @@ class MariadbInstance(MariadbThreatProbes, MariadbCounters, Instance):
         return self._server is not None and self._server.running()
 
     def save_cache(self) -> dict[str, Any]:
-        """Dump the buffer pool's page list (:mod:`.warm`)."""
+        """Dump the buffer pool's page list (``mariadb_warm``)."""
         conn = self.connect()
         try:
             return dump_buffer_pool(conn.cursor())
@@ -200,7 +201,7 @@ class MariadbInstance(MariadbThreatProbes, MariadbCounters, Instance):
             close_quietly(conn)
 
     def load_cache(self, saved: dict[str, Any]) -> dict[str, Any]:
-        """Load the pages of the last dump back into the buffer pool (:mod:`.warm`)."""
+        """Load the pages of the last dump back into the buffer pool (``mariadb_warm``)."""
         conn = self.connect()
         try:
             return load_buffer_pool(conn.cursor(), saved)

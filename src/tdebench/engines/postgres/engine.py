@@ -40,6 +40,7 @@ from tdebench.engines.postgres.counters import PostgresCounters, check_headroom,
 from tdebench.engines.postgres.server import (DEFAULTS, PgCluster, extension_available, find_bindir,
                                               server_version, user_can_reach, validate_gucs)
 from tdebench.engines.postgres.threats import PostgresThreatProbes
+from tdebench.engines.postgres.tools import PostgresTools
 from tdebench.engines.postgres.warm import cached_blocks, prewarm
 from tdebench.engines.toolkit.process import service_user
 from tdebench.errors import EnvironmentProblem, RunFailed
@@ -64,6 +65,7 @@ class PostgresEngine(Engine):
                    "OpenPGP) or the data directory on gocryptfs (AES-256-GCM, AES-SIV, XChaCha20-Poly1305)")
     cache_setting = "shared_buffers"
     warm_restart = True
+    memory_headroom = 512 * 1024 * 1024  # the memory cgroup's room beyond the cache (postgres_counters._headroom)
 
     def __init__(self) -> None:
         self._bindir: Path | None = None
@@ -136,7 +138,7 @@ class PostgresEngine(Engine):
         return Footprint(peak=2.7, final=2.0, log=1.8, fixed=fixed, log_cap=cap)
 
 
-class PostgresInstance(PostgresThreatProbes, PostgresCounters, Instance):
+class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, Instance):
     """One private cluster (plain, or on a gocryptfs mount for ``fs:*``)."""
 
     dialect = POSTGRES
@@ -216,13 +218,13 @@ class PostgresInstance(PostgresThreatProbes, PostgresCounters, Instance):
             os.chown(self.home, self.user.pw_uid, self.user.pw_gid)
 
     def save_cache(self) -> dict[str, Any]:
-        """The cached blocks of the benchmark database (pg_buffercache): :mod:`.warm`."""
+        """The cached blocks of the benchmark database (pg_buffercache): ``postgres_warm``."""
         with self.cluster.connect("postgres", autocommit=True) as conn:
             cached = cached_blocks(conn, self.database)
         return {"pages_cached": sum(len(b) for b in cached.values()), "_blocks": cached}
 
     def load_cache(self, saved: dict[str, Any]) -> dict[str, Any]:
-        """Read the saved blocks back into shared_buffers (pg_prewarm): :mod:`.warm`."""
+        """Read the saved blocks back into shared_buffers (pg_prewarm): ``postgres_warm``."""
         with self.cluster.connect(autocommit=True) as conn:
             return {"pages_loaded": prewarm(conn, saved["_blocks"])}
 

@@ -11,15 +11,13 @@ from __future__ import annotations
 import os
 import random
 import signal
-import subprocess
 import time
 import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-import psutil
-
 from tdebench.api.dialect import Dialect
+from tdebench.api.engine import Instance
 from tdebench.encryption import redact
 from tdebench.workloads.tpcc import procs
 from tdebench.workloads.tpcc.histogram import Histogram
@@ -96,27 +94,6 @@ def detach_signals() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if hasattr(signal, "SIGHUP"):
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
-
-
-def adopt_server(instance: Any) -> None:
-    """In a forked child the server is not our child process: ``Popen.poll()`` would get ECHILD and
-    call it dead, so liveness checks (MariaDB's ``connect``) ask the kernel instead."""
-    def patch(obj: Any) -> None:
-        proc = getattr(obj, "proc", None)
-        if isinstance(proc, subprocess.Popen) and proc.returncode is None:
-            pid = proc.pid
-
-            def poll() -> int | None:
-                try:
-                    return None if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE else -1
-                except psutil.NoSuchProcess:
-                    return -1
-            proc.poll = poll  # type: ignore[method-assign]
-
-    for value in list(vars(instance).values()):
-        patch(value)
-        for inner in list(getattr(value, "__dict__", {}).values()):
-            patch(inner)
 
 
 def _safe_rollback(s: Session) -> bool:
@@ -197,13 +174,12 @@ def run_mix(s: Session, cfg: VuConfig, start: float, res: VuResult, abort: Any) 
             _pause(min(rng.rng.expovariate(1 / mean), 10 * mean), end)
 
 
-def vu_main(instance: Any, dialect: Dialect, cfg: VuConfig, channel: Any, go: Any, start: Any, abort: Any) -> None:
+def vu_main(instance: Instance, dialect: Dialect, cfg: VuConfig, channel: Any, go: Any, start: Any, abort: Any) -> None:
     """Entry point of a virtual-user process: connect, report ready, run, report the result."""
     res = VuResult(cfg.index)
     session = None
     try:
         detach_signals()
-        adopt_server(instance)
         session = Session(instance.connect(), dialect, cfg.lock_wait, cfg.procedures)
         channel.send(("ready", os.getpid()))
         go.wait()

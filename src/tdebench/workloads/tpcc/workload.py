@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.dialect import Dialect
+from tdebench.api.engine import Instance
 from tdebench.api.events import RunListener
 from tdebench.api.plan import RunPlan
 from tdebench.api.tables import TableSpec
@@ -83,7 +84,7 @@ def record_step(rec: Recorder, step: StepResult) -> None:
         rec.add(TEST, sub, "latency_max", hist.max_ns / 1e9, "s")
 
 
-def check_consistency(instance: Any, rec: Recorder) -> list[str]:
+def check_consistency(instance: Instance, rec: Recorder) -> list[str]:
     """The consistency conditions after a trial: violations per condition and the seconds the check took as
     measurements; returns a failure per violated condition."""
     started = time.perf_counter()

@@ -26,8 +26,8 @@ from tdebench.api.tables import TableSpec
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.api.workload import RunFiles, Workload
 from tdebench.measure.storage import storage_breakdown, table_sizes
-from tdebench.workloads.bulkload.client import insert_batches
-from tdebench.workloads.bulkload.options import parse_options
+from tdebench.workloads.load.client import insert_batches
+from tdebench.workloads.load.options import parse_options
 from tdebench.workloads.crud.meter import measured
 from tdebench.workloads.crud.workload import record_storage
 from tdebench.workloads.tpch import schema

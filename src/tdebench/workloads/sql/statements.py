@@ -12,8 +12,10 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
+from tdebench.api.dialect import FAMILIES, as_dialect
+
 #: sqlglot's dialect for each SQL family a workload hands an instance (api.dialect.Family)
-SQLGLOT_DIALECT = {"sqlite": "sqlite", "mariadb": "mysql", "postgres": "postgres"}
+SQLGLOT_DIALECT = {family: as_dialect(family).sqlglot for family in FAMILIES}
 
 
 class SqlSyntaxError(ValueError):
