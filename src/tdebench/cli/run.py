@@ -18,6 +18,7 @@ from tdebench.engines import get_engine
 from tdebench.api.engine import Config
 from tdebench.api.manifest import new_manifest
 from tdebench.errors import UsageError
+from tdebench.api.measurement import OPTIONAL_COLUMNS
 from tdebench.results.rundir import COLUMNS, RunDirectory, utc_now
 from tdebench.runner.orchestrator import Orchestrator
 from tdebench.api.plan import RunPlan, plan_from_json
@@ -217,7 +218,7 @@ def completed_trials(rundir: RunDirectory) -> set[tuple[int, str]]:
 
 def _well_formed(row: dict[str, Any]) -> bool:
     """False for a row torn by a crash in the middle of an append (missing fields, no block number)."""
-    if None in row or any(row.get(c) is None for c in COLUMNS):
+    if None in row or any(row.get(c) is None for c in COLUMNS if c not in OPTIONAL_COLUMNS):
         return False
     try:
         int(row["block"])
@@ -240,7 +241,7 @@ def mark_unfinished(rundir: RunDirectory, done: set[tuple[int, str]]) -> int:
             row["status"], changed = "aborted", changed + 1
     tmp = rundir.measurements_path.with_suffix(".csv.tmp")
     with open(tmp, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS, restval="")  # an older file gains an empty round
         writer.writeheader()
         writer.writerows(rows)
         handle.flush()

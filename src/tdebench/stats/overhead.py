@@ -96,12 +96,14 @@ def significance(p_value: float | None, ci_spans_zero: bool, alpha: float = 0.05
 
 
 def pair_by_block(base: Sample, other: Sample) -> tuple[np.ndarray, np.ndarray] | None:
-    """Values of both sides ordered by block when both have one value in exactly the same blocks."""
+    """Values of both sides ordered by pairing unit (block, and round where the schedule has rounds) when both
+    have one value in exactly the same units."""
     if base.n != other.n or base.n < 2:
         return None
-    if len(set(base.blocks.tolist())) != base.n or set(base.blocks.tolist()) != set(other.blocks.tolist()):
+    mine, theirs = base.units, other.units
+    if len(set(mine.tolist())) != base.n or set(mine.tolist()) != set(theirs.tolist()):
         return None
-    return base.values[np.argsort(base.blocks)], other.values[np.argsort(other.blocks)]
+    return base.values[np.argsort(mine)], other.values[np.argsort(theirs)]
 
 
 def compare_samples(base: Sample, other: Sample, *, seed: int = DEFAULT_SEED,

@@ -21,12 +21,13 @@ from tdebench.stats.sequential import StoppingRule, lag1, variance_factor
 
 
 def paired_blocks(m: Measurements, key: SeriesKey, base: str) -> tuple[np.ndarray, np.ndarray]:
-    """(plain, config) values of series ``key`` in the blocks both it and config ``base`` have, in block order."""
+    """(plain, config) values of series ``key`` in the pairing units (blocks, or blocks and rounds) both it and
+    config ``base`` have, in time order."""
     mine, theirs = m.sample(key), m.sample(key.with_config(base))
     if mine is None or theirs is None:
         return np.array([]), np.array([])
-    a = {int(b): float(v) for b, v in zip(theirs.blocks, theirs.values)}
-    c = {int(b): float(v) for b, v in zip(mine.blocks, mine.values)}
+    a = {int(b): float(v) for b, v in zip(theirs.units, theirs.values)}
+    c = {int(b): float(v) for b, v in zip(mine.units, mine.values)}
     blocks = sorted(set(a) & set(c))
     return np.array([a[b] for b in blocks]), np.array([c[b] for b in blocks])
 
