@@ -37,6 +37,9 @@ class SteppedTrial(ABC):
 
     #: the interleavable steps in the order they run, identical for every config of the block
     steps: tuple[str, ...] = ()
+    #: rounds per step, when the trial decides them (TPC-C's slices: ceil(duration / slice)); None: ``--repeat``.
+    #: A trial that sets it records each round's values with their ``round`` (the pairing unit), not their mean
+    rounds: int | None = None
 
     def begin(self) -> None:
         """Before the steps (e.g. open the session, RF1); called in the block's config order."""
@@ -89,6 +92,16 @@ class Workload(ABC):
     def stepped_trial(self, state: ConfigState, block: int, rec: Recorder, repeat: int) -> SteppedTrial | None:
         """The trial of ``block`` as interleavable steps for ``--schedule query``, each step run ``repeat`` times;
         None (the default): this workload (with these options) runs whole trials, and the block schedule is used."""
+        return None
+
+    def schedule_facts(self) -> dict[str, Any]:
+        """What the interleaved schedule does with this workload, for the manifest's ``schedule`` (e.g. slice length
+        and rounds); empty when it interleaves steps as TPC-H does."""
+        return {}
+
+    def latency_series(self, percentile: int) -> tuple[str, str, str] | None:
+        """(test, step, metric) of the workload's headline latency percentile (e.g. TPC-C New-Order p95), which
+        ``--precision-metric p95`` watches; None: the workload records no such percentile."""
         return None
 
     def headline(self) -> tuple[str, str, str] | None:

@@ -126,6 +126,9 @@ def run_command(
     vus: Annotated[Optional[str], typer.Option(help="tpcc/sysbench: virtual users per step, e.g. 5,10,15.", show_default=False)] = None,
     duration: Annotated[Optional[str], typer.Option(help="tpcc/sysbench: measured time per step, e.g. 30s, 5m.", show_default=False)] = None,
     rampup: Annotated[Optional[str], typer.Option(help="tpcc/sysbench: ramp-up before measuring, e.g. 5s.", show_default=False)] = None,
+    slice_: Annotated[Optional[str], typer.Option("--slice", help="tpcc: with --schedule query, measured slices of "
+        "this length alternate between the configs, each round one paired observation, e.g. 5s \\[default: 5s].",
+        show_default=False)] = None,
     rows: Annotated[Optional[int], typer.Option(help="crud: rows in the table.", show_default=False)] = None,
     batches: Annotated[Optional[str], typer.Option(help="crud: batch sizes, e.g. 100000,200000.", show_default=False)] = None,
     option: Annotated[list[str], typer.Option("--workload-option", help="KEY=VALUE option of the workload; repeatable.")] = [],
@@ -144,6 +147,9 @@ def run_command(
         "(their mean is recorded) \\[default: 1].", show_default=False)] = None,
     precision: Annotated[Optional[str], typer.Option(help="Add blocks until the 95% CI half-width of every "
         "encrypted config's headline overhead is at most this, e.g. 1%; --trials is then the minimum \\[default 10].",
+        show_default=False)] = None,
+    precision_metric: Annotated[Optional[str], typer.Option(help="What --precision watches: headline (TPC-H power "
+        "time, TPC-C TPM, ...) or a latency percentile p50, p95, p99 (TPC-C: New-Order's) \\[default: headline].",
         show_default=False)] = None,
     max_time: Annotated[Optional[str], typer.Option(help="Start no block that would end after this time since the "
         "start, e.g. 20m \\[default with --precision alone: 30m].", show_default=False)] = None,
@@ -176,7 +182,7 @@ def run_command(
             ("query_timeout", query_timeout), ("max_failures", max_failures), ("seed", seed),
             ("keep_answers", keep_answers), ("data_dir", str(data_dir) if data_dir else None), ("tcp", tcp),
             ("keep", keep), ("memory_ratio", memory_ratio), ("schedule", schedule), ("repeat", repeat),
-            ("precision", precision), ("max_time", max_time), ("max_trials", max_trials), ("pin", pin),
+            ("precision", precision), ("precision_metric", precision_metric), ("max_time", max_time), ("max_trials", max_trials), ("pin", pin),
             ("nice", nice), ("restart_twins", restart_twins)) if _given(ctx, name)}
         ignored = [f"--{n.replace('_', '-')}" for n in ("workload", "engine", "encryption", "server_setting",
                                                          "encrypt_columns", "target") if _given(ctx, n)]
@@ -184,7 +190,7 @@ def run_command(
             raise UsageError(f"{', '.join(ignored)} cannot be combined with an experiment file (its [run] and "
                              "[[engines]] say what runs)", f"edit {experiment} or leave {ignored[0]} out")
         flags = _workload_options(option, warehouses=warehouses, vus=vus, duration=duration, rampup=rampup,
-                                  rows=rows, batches=batches)
+                                  slice=slice_, rows=rows, batches=batches)
         if flags:  # e.g. --warehouses 1 or --workload-option fetch_size=1000: over the file's [run.options]
             overrides["options"] = flags
         options = {"dir": str(workload_dir.resolve())} if workload_dir is not None else None
@@ -193,16 +199,19 @@ def run_command(
     else:
         if workload_dir is not None:
             runner.check_flag_applies(workload, "dir", "--workload-dir")
+        if slice_ is not None:
+            runner.check_flag_applies(workload, "slice", "--slice")
         options = {"sf": sf, "tests": _words(tests), "streams": streams,
                    "trials": trials if _given(ctx, "trials") else None, "warmup": warmup,
                    "schedule": schedule, "repeat": repeat if repeat is not None else 1, "precision": precision,
+                   "precision_metric": precision_metric or "headline",
                    "max_time": max_time, "max_trials": max_trials, "pin": pin, "nice": nice,
                    "restart_twins": restart_twins, "cache": cache, "reset": reset, "query_timeout": query_timeout,
                    "max_failures": max_failures, "seed": seed, "keep_answers": keep_answers,
                    "data_dir": str(data_dir) if data_dir else None, "tcp": tcp, "keep": keep,
                    "memory_ratio": memory_ratio, "workload": workload,
                    "options": _workload_options(option, warehouses=warehouses, vus=vus, duration=duration,
-                                                rampup=rampup, rows=rows, batches=batches,
+                                                rampup=rampup, slice=slice_, rows=rows, batches=batches,
                                                 dir=_absolute(workload_dir))}
         if targets:
             if _given(ctx, "engine") or encryption or server_setting or encrypt_columns:

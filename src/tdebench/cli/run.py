@@ -139,6 +139,7 @@ def stopping_options(r: Any) -> dict[str, Any]:
     trials = r.trials if r.trials is not None else (DEFAULT_MIN_N if precision is not None else 3)
     schedule = r.schedule if r.schedule is not None else ("block" if r.cache == "cold" else DEFAULT_SCHEDULE)
     return {"trials": trials, "schedule": schedule, "repeat": r.repeat, "precision": precision,
+            "precision_metric": r.precision_metric,
             "max_time": max_time, "max_trials": r.max_trials, "pin": r.pin, "nice": r.nice,
             "restart_twins": r.restart_twins}
 

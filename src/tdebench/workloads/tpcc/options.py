@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from tdebench.workloads.options import WorkloadOptions
 
@@ -31,6 +31,19 @@ def parse_duration(value: Any, option: str = "duration") -> float:
         seconds = float(match.group(1)) * _UNIT_SECONDS[(match.group(2) or "s").lower()]
     if seconds < 0:
         raise ValueError(f"{option} must not be negative")
+    return seconds
+
+
+#: the shortest slice of the interleaved schedule (s): the rarest transaction kinds (4% of the mix) need a few
+#: hundred samples per slice for a p99
+MIN_SLICE = 1.0
+
+
+def check_slice(seconds: float) -> float:
+    """``seconds`` if it is a usable slice length; ValueError naming the fix if not."""
+    if seconds < MIN_SLICE:
+        raise ValueError(f"slice must be at least {MIN_SLICE:g} s, not {seconds:g} s (shorter slices leave the rarer "
+                         "transaction kinds too few samples for a p99); use e.g. --slice 5s")
     return seconds
 
 
@@ -69,6 +82,9 @@ class TpccOptions(WorkloadOptions):
     vus: list[int] = Field(default_factory=lambda: [1])
     duration: float = Field(60.0, gt=0)
     rampup: float = Field(10.0, ge=0)
+    # the interleaved schedule (--schedule query): seconds per measured slice; None: the default
+    # (workloads/tpcc/slices.py); each step then runs ceil(duration / slice) rounds per block
+    slice: float | None = None
     keying_thinking: bool = False  # TPC-C keying and thinking times (clause 5.2.5); off like HammerDB's default
     think_scale: float = Field(1.0, gt=0, le=10)  # multiplies the keying/thinking times (e.g. 0.01 for a demo)
     seed: int = 20240607  # data generation; transactions draw from per-VU seeds derived from it and the block
@@ -89,6 +105,18 @@ class TpccOptions(WorkloadOptions):
     @classmethod
     def _seconds(cls, value: Any, info: Any) -> float:
         return parse_duration(value, info.field_name)
+
+    @field_validator("slice", mode="before")
+    @classmethod
+    def _slice(cls, value: Any) -> float | None:
+        return None if value is None else check_slice(parse_duration(value, "slice"))
+
+    @model_validator(mode="after")
+    def _slice_fits(self) -> "TpccOptions":
+        if self.slice is not None and self.slice > self.duration:
+            raise ValueError(f"slice ({self.slice:g} s) is longer than duration ({self.duration:g} s), the measured "
+                             "time of each config per step and block; use a shorter --slice or a longer --duration")
+        return self
 
 
 def parse_options(raw: dict[str, Any]) -> TpccOptions:
