@@ -20,6 +20,7 @@ import time
 from multiprocessing.connection import wait
 from typing import Any
 
+from tdebench.api.counters import LEVELS
 from tdebench.api.dialect import Dialect
 from tdebench.api.engine import Instance
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
@@ -142,6 +143,7 @@ class SlicedTpccTrial(SteppedTrial):
         if self.paused_since is not None:  # what the server did while the other configs ran their slices
             self.owner.record_paused_cpu(self, step, repetition + 1, self.cpu.seconds_between(self.paused_since,
                                                                                                before))
+        counters = self._counters()
         self.state.mark(step)
         try:
             result = self.pool.run(self.slice)
@@ -149,9 +151,17 @@ class SlicedTpccTrial(SteppedTrial):
             self.state.mark(None)
             after = self.cpu.read()
             self.paused_since = after
-        self.owner.record_slice(self, step, repetition + 1, result, self.cpu.seconds_between(before, after))
+        deltas = {k: v - counters[k] for k, v in self._counters().items() if k in counters and k not in LEVELS}
+        self.owner.record_slice(self, step, repetition + 1, result, self.cpu.seconds_between(before, after), deltas)
         if not self.state.instance.alive():
             raise RuntimeError(f"the server of {self.state.label} died during step {step}")
+
+    def _counters(self) -> dict[str, float]:
+        """The engine's own counters now ({} when it has none or cannot be asked)."""
+        try:
+            return self.state.instance.counters()
+        except Exception:  # noqa: BLE001 - counters explain a figure, they never cost a measured slice
+            return {}
 
     def _open(self, step: str) -> None:
         self._close()

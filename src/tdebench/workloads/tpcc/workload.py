@@ -18,7 +18,9 @@ The per-second throughput of each step goes to ``samples/<config>/tpcc-block<NNN
 
 With the interleaved schedule (``--schedule query``, the default with a warm cache) every value above except the
 consistency rows is recorded once per slice with its ``round`` (:mod:`tdebench.workloads.tpcc.slices`), plus
-``vuN.all/server_cpu_while_paused`` (server CPU seconds while the other configs ran their slices); the per-second
+``vuN.all/server_cpu_while_paused`` (server CPU seconds while the other configs ran their slices) and step
+``vuN.per_txn`` with the engine's counters per committed transaction (``log_bytes``, ``pages_written``,
+``bytes_written``, ``bytes_encrypted``, ``bytes_decrypted``, ``cache_misses``); the per-second
 series of every slice go to ``samples/<config>/tpcc-block<NNN>-vu<N>-slices.csv`` (with a ``round`` column).
 """
 
@@ -28,6 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tdebench.api.counters import unit_of
 from tdebench.api.dialect import Dialect
 from tdebench.api.events import RunListener
 from tdebench.api.plan import RunPlan
@@ -49,6 +52,9 @@ from tdebench.workloads.tpcc.smoke import data_digest, smoke_test
 
 TEST = "tpcc"
 PERCENTILES = (50, 95, 99)
+#: engine counters recorded per committed transaction with the interleaved schedule (api/counters.py)
+PER_TXN_COUNTERS = ("log_bytes", "pages_written", "bytes_written", "bytes_encrypted", "bytes_decrypted",
+                    "cache_misses")
 
 
 def server_cpu(state: ConfigState, step: str) -> float | None:
@@ -209,11 +215,18 @@ class TpccWorkload(Workload):
                 "rampup_s": self.opts.rampup, "pairing_unit": "the round: one slice of every config"}
 
     def record_slice(self, trial: SlicedTpccTrial, step: str, round: int, result: StepResult,
-                     cpu_s: float) -> None:
-        """One slice's measurements (with its round), its per-second series and failures."""
+                     cpu_s: float, counters: dict[str, float]) -> None:
+        """One slice's measurements (with its round), its per-second series and failures. The engine's counters
+        over the slice go in per committed transaction (``vuN.per_txn``: redo/WAL bytes, pages written, bytes
+        encrypted and decrypted, cache misses), which tell whether a write overhead is the log's, the pages' or
+        neither."""
         record_step(trial.rec, result, round)
         if result.committed:
             trial.rec.add(TEST, step, "server_cpu_per_txn", cpu_s / result.committed, "s", round=round)
+            for name in PER_TXN_COUNTERS:
+                if name in counters:
+                    trial.rec.add(TEST, f"{step}.per_txn", name, counters[name] / result.committed,
+                                  unit_of(name), round=round)
         path = self.rundir.path / "samples" / trial.state.label / f"tpcc-block{trial.block:03d}-{step}-slices.csv"
         result.append_series(path, round)
         trial.result.failures += [f"{step} round {round}: {f}" for f in result.failures]
