@@ -168,7 +168,7 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     ("precision-huge", [*RUN, "--precision", "150%"], 2, "--precision '150%'"),
     ("precision-pilot", [*RUN, "--precision", "1%", "--trials", "2"], 2, "pilot"),
     ("precision-plain-only", [*RUN, "--precision", "1%", "--encryption", "none"], 2, "plain twin"),
-    ("precision-no-headline", [*RUN, "--precision", "1%", "--workload", "sysbench"], 2, "headline"),
+    ("precision-no-headline", [*RUN, "--precision", "1%", "--workload", "load"], 2, "headline"),
     ("max-time-negative", [*RUN, "--max-time", "-1"], 2, "--max-time '-1' is not a positive duration"),
     ("max-time-zero", [*RUN, "--max-time", "0m"], 2, "--max-time '0m'"),
     ("max-time-word", [*RUN, "--max-time", "soon"], 2, "--max-time 'soon'"),

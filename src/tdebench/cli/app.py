@@ -126,7 +126,7 @@ def run_command(
     vus: Annotated[Optional[str], typer.Option(help="tpcc/sysbench: virtual users per step, e.g. 5,10,15.", show_default=False)] = None,
     duration: Annotated[Optional[str], typer.Option(help="tpcc/sysbench: measured time per step, e.g. 30s, 5m.", show_default=False)] = None,
     rampup: Annotated[Optional[str], typer.Option(help="tpcc/sysbench: ramp-up before measuring, e.g. 5s.", show_default=False)] = None,
-    slice_: Annotated[Optional[str], typer.Option("--slice", help="tpcc: with --schedule query, measured slices of "
+    slice_: Annotated[Optional[str], typer.Option("--slice", help="tpcc, sysbench: with --schedule query, measured slices of "
         "this length alternate between the configs, each round one paired observation, e.g. 5s \\[default: 5s].",
         show_default=False)] = None,
     rows: Annotated[Optional[int], typer.Option(help="crud: rows in the table.", show_default=False)] = None,

@@ -113,6 +113,9 @@ class Orchestrator:
             data_facts = self.workload.prepare(self.ui)
             self.threats.known = tuple(self.workload.known_plaintext)  # a workload of the user's data samples it
             self.manifest["data"] = data_facts
+            headline = self.workload.headline()  # the series the report's verdict is about
+            if headline is not None:
+                self.manifest["headline"] = dict(zip(("test", "step", "metric"), headline))
             self.rundir.write_manifest(self.manifest)
             note = self._check_space(data_facts) if self.disk_check else None
             if note:  # again with the real input size; said only when space is tight

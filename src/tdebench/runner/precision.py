@@ -74,7 +74,7 @@ def check_precision(plan: RunPlan, headline: tuple[str, str, str] | None, worklo
     stopping_rule(plan)
     if headline is None:
         raise UsageError(f"--precision needs a headline figure, and workload '{workload}' has none",
-                         "use --workload tpch, crud or tpcc, or give a fixed --trials without --precision")
+                         "use --workload tpch, crud, tpcc or sysbench, or give a fixed --trials without --precision")
     if not compared_labels(plan):
         raise UsageError("--precision needs a config to compare with a plain twin (encryption none)",
                          "list none and at least one other spec (or none,none for an A/A test) in --encryption")

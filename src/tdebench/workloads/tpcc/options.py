@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from tdebench.workloads.options import WorkloadOptions
+from tdebench.workloads.slicing import check_slice, check_slice_fits
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|m|min|h)?\s*$", re.I)
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
@@ -31,19 +32,6 @@ def parse_duration(value: Any, option: str = "duration") -> float:
         seconds = float(match.group(1)) * _UNIT_SECONDS[(match.group(2) or "s").lower()]
     if seconds < 0:
         raise ValueError(f"{option} must not be negative")
-    return seconds
-
-
-#: the shortest slice of the interleaved schedule (s): the rarest transaction kinds (4% of the mix) need a few
-#: hundred samples per slice for a p99
-MIN_SLICE = 1.0
-
-
-def check_slice(seconds: float) -> float:
-    """``seconds`` if it is a usable slice length; ValueError naming the fix if not."""
-    if seconds < MIN_SLICE:
-        raise ValueError(f"slice must be at least {MIN_SLICE:g} s, not {seconds:g} s (shorter slices leave the rarer "
-                         "transaction kinds too few samples for a p99); use e.g. --slice 5s")
     return seconds
 
 
@@ -83,7 +71,7 @@ class TpccOptions(WorkloadOptions):
     duration: float = Field(60.0, gt=0)
     rampup: float = Field(10.0, ge=0)
     # the interleaved schedule (--schedule query): seconds per measured slice; None: the default
-    # (workloads/tpcc/slices.py); each step then runs ceil(duration / slice) rounds per block
+    # (workloads/slicing.py); each step then runs ceil(duration / slice) rounds per block
     slice: float | None = None
     keying_thinking: bool = False  # TPC-C keying and thinking times (clause 5.2.5); off like HammerDB's default
     think_scale: float = Field(1.0, gt=0, le=10)  # multiplies the keying/thinking times (e.g. 0.01 for a demo)
@@ -113,9 +101,7 @@ class TpccOptions(WorkloadOptions):
 
     @model_validator(mode="after")
     def _slice_fits(self) -> "TpccOptions":
-        if self.slice is not None and self.slice > self.duration:
-            raise ValueError(f"slice ({self.slice:g} s) is longer than duration ({self.duration:g} s), the measured "
-                             "time of each config per step and block; use a shorter --slice or a longer --duration")
+        check_slice_fits(self.slice, self.duration)
         return self
 
 

@@ -14,36 +14,20 @@ of transactions as one long step would, and twins (same seed) draw the same one.
 
 from __future__ import annotations
 
-import math
 import multiprocessing
 import time
 from multiprocessing.connection import wait
 from typing import Any
 
-from tdebench.api.counters import LEVELS
 from tdebench.api.dialect import Dialect
 from tdebench.api.engine import Instance
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.api.workload import SteppedTrial
-from tdebench.measure.proctime import TreeCpu
 from tdebench.workloads.tpcc.driver import CONNECT_TIMEOUT, StepResult, vu_configs
 from tdebench.workloads.tpcc.options import TpccOptions
 from tdebench.workloads.tpcc.procs import resolve_mode
+from tdebench.workloads.slicing import SliceProbe, record_slice_costs, rounds_for, slice_seconds
 from tdebench.workloads.tpcc.vu import vu_serve
-
-#: the slice length when none is given (seconds); docs/precision.md says how it was chosen
-DEFAULT_SLICE = 5.0
-
-
-def rounds_for(opts: TpccOptions) -> int:
-    """Rounds per step and block: enough slices to give each config ``duration`` seconds of measured time."""
-    return max(1, math.ceil(opts.duration / slice_seconds(opts) - 1e-9))
-
-
-def slice_seconds(opts: TpccOptions) -> float:
-    """The slice length in force."""
-    return opts.slice if opts.slice is not None else min(DEFAULT_SLICE, opts.duration)
-
 
 class VuPool:
     """One config's virtual users for one VU step: forked and connected once, then told to run window after
@@ -126,42 +110,29 @@ class SlicedTpccTrial(SteppedTrial):
     def __init__(self, state: ConfigState, block: int, rec: Recorder, opts: TpccOptions, owner: Any) -> None:
         self.state, self.block, self.rec, self.opts, self.owner = state, block, rec, opts, owner
         self.steps = tuple(f"vu{n}" for n in opts.vus)
-        self.rounds = rounds_for(opts)
-        self.slice = slice_seconds(opts)
+        self.rounds = rounds_for(opts.slice, opts.duration)
+        self.slice = slice_seconds(opts.slice, opts.duration)
         self.pool: VuPool | None = None
         self.pool_step = ""
         self.result = TrialResult()
-        self.cpu = TreeCpu(state.instance.server_pids)
-        self.paused_since: Any = None  # the server CPU reading when this config's users last stopped
+        self.probe = SliceProbe(state.instance)
 
     def run_step(self, step: str, repetition: int) -> None:
         """One slice of ``step`` (the first of a step forks and connects its users and ramps up)."""
         if self.pool_step != step:
             self._open(step)
         assert self.pool is not None
-        before = self.cpu.read()
-        if self.paused_since is not None:  # what the server did while the other configs ran their slices
-            self.owner.record_paused_cpu(self, step, repetition + 1, self.cpu.seconds_between(self.paused_since,
-                                                                                               before))
-        counters = self._counters()
+        paused = self.probe.start()
         self.state.mark(step)
         try:
             result = self.pool.run(self.slice)
         finally:
             self.state.mark(None)
-            after = self.cpu.read()
-            self.paused_since = after
-        deltas = {k: v - counters[k] for k, v in self._counters().items() if k in counters and k not in LEVELS}
-        self.owner.record_slice(self, step, repetition + 1, result, self.cpu.seconds_between(before, after), deltas)
+            cpu, counters = self.probe.stop()
+        self.owner.record_slice(self, step, repetition + 1, result)
+        record_slice_costs(self.rec, "tpcc", step, repetition + 1, result.committed, cpu, counters, paused)
         if not self.state.instance.alive():
             raise RuntimeError(f"the server of {self.state.label} died during step {step}")
-
-    def _counters(self) -> dict[str, float]:
-        """The engine's own counters now ({} when it has none or cannot be asked)."""
-        try:
-            return self.state.instance.counters()
-        except Exception:  # noqa: BLE001 - counters explain a figure, they never cost a measured slice
-            return {}
 
     def _open(self, step: str) -> None:
         self._close()
@@ -171,7 +142,7 @@ class SlicedTpccTrial(SteppedTrial):
         self.pool_step = step
         if self.opts.rampup > 0:
             self.pool.run(self.opts.rampup, measured=False)
-        self.paused_since = None
+        self.probe.reset()
 
     def _close(self) -> None:
         if self.pool is not None:

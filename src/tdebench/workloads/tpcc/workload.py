@@ -30,7 +30,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tdebench.api.counters import unit_of
 from tdebench.api.dialect import Dialect
 from tdebench.api.events import RunListener
 from tdebench.api.plan import RunPlan
@@ -47,14 +46,13 @@ from tdebench.workloads.tpcc.loader import load_tpcc
 from tdebench.workloads.tpcc.options import parse_options
 from tdebench.workloads.tpcc.procs import has_procedures, resolve_mode
 from tdebench.workloads.tpcc.session import RETRY_KINDS
-from tdebench.workloads.tpcc.slices import SlicedTpccTrial, rounds_for, slice_seconds
+from tdebench.workloads.slicing import rounds_for, slice_seconds
+from tdebench.workloads.tpcc.slices import SlicedTpccTrial
 from tdebench.workloads.tpcc.smoke import data_digest, smoke_test
 
 TEST = "tpcc"
 PERCENTILES = (50, 95, 99)
-#: engine counters recorded per committed transaction with the interleaved schedule (api/counters.py)
-PER_TXN_COUNTERS = ("log_bytes", "pages_written", "bytes_written", "bytes_encrypted", "bytes_decrypted",
-                    "cache_misses")
+
 
 
 def server_cpu(state: ConfigState, step: str) -> float | None:
@@ -211,30 +209,16 @@ class TpccWorkload(Workload):
         return SlicedTpccTrial(state, block, rec, self.opts, self)
 
     def schedule_facts(self) -> dict[str, Any]:
-        return {"slice_s": slice_seconds(self.opts), "rounds_per_step": rounds_for(self.opts),
+        return {"slice_s": slice_seconds(self.opts.slice, self.opts.duration),
+                "rounds_per_step": rounds_for(self.opts.slice, self.opts.duration),
                 "rampup_s": self.opts.rampup, "pairing_unit": "the round: one slice of every config"}
 
-    def record_slice(self, trial: SlicedTpccTrial, step: str, round: int, result: StepResult,
-                     cpu_s: float, counters: dict[str, float]) -> None:
-        """One slice's measurements (with its round), its per-second series and failures. The engine's counters
-        over the slice go in per committed transaction (``vuN.per_txn``: redo/WAL bytes, pages written, bytes
-        encrypted and decrypted, cache misses), which tell whether a write overhead is the log's, the pages' or
-        neither."""
+    def record_slice(self, trial: SlicedTpccTrial, step: str, round: int, result: StepResult) -> None:
+        """One slice's measurements (with its round), its per-second series and failures."""
         record_step(trial.rec, result, round)
-        if result.committed:
-            trial.rec.add(TEST, step, "server_cpu_per_txn", cpu_s / result.committed, "s", round=round)
-            for name in PER_TXN_COUNTERS:
-                if name in counters:
-                    trial.rec.add(TEST, f"{step}.per_txn", name, counters[name] / result.committed,
-                                  unit_of(name), round=round)
         path = self.rundir.path / "samples" / trial.state.label / f"tpcc-block{trial.block:03d}-{step}-slices.csv"
         result.append_series(path, round)
         trial.result.failures += [f"{step} round {round}: {f}" for f in result.failures]
-
-    def record_paused_cpu(self, trial: SlicedTpccTrial, step: str, round: int, cpu_s: float) -> None:
-        """Server CPU seconds while this config's users waited for the other configs' slices (background work
-        such as page flushing and purge, which runs in the other configs' time)."""
-        trial.rec.add(TEST, f"{step}.all", "server_cpu_while_paused", cpu_s, "s", round=round)
 
     def finish_sliced(self, trial: SlicedTpccTrial) -> None:
         """After the block's slices: the consistency conditions."""
