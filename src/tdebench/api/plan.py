@@ -25,8 +25,9 @@ from tdebench.encryption import parse_spec
 from tdebench.errors import UsageError
 
 SCHEDULES = ("block", "query")
-#: what ``--precision`` can watch: the workload's headline figure, or its headline latency percentile
-PRECISION_METRICS = ("headline", "p50", "p95", "p99")
+#: what ``--precision`` can watch: the workload's headline figure, its server CPU time (per transaction for OLTP),
+#: or its headline latency percentile
+PRECISION_METRICS = ("headline", "cpu", "p50", "p95", "p99")
 #: --precision with --memory-ratio and without --max-trials: at most this many blocks per ratio
 MAX_BLOCKS_PER_RATIO = 199
 #: options that plans of manifest schema 1 kept at the top level, for the workloads that read TPC-H data

@@ -14,6 +14,11 @@ from tdebench.api.tables import TableSpec
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
 
 
+#: the default ``--precision`` pilot, in blocks, of a workload that pairs its values per round (the stopping rule's
+#: pilot is at least 10 pairs: tdebench.stats.sequential.DEFAULT_MIN_N)
+ROUND_PILOT_BLOCKS = 3
+
+
 class RunFiles(Protocol):
     """The part of the run directory a workload writes to (answers it keeps)."""
 
@@ -68,6 +73,9 @@ class Workload(ABC):
     known_plaintext: tuple[str, ...] = ()
     #: the tables the workload creates (encryption checks and storage sizes look at these)
     schema_tables: tuple[str, ...] = ()
+    #: with ``--schedule query`` its values are paired per round (:attr:`SteppedTrial.rounds`), several rounds a
+    #: block: a ``--precision`` pilot of :data:`ROUND_PILOT_BLOCKS` blocks then holds enough pairs
+    pairs_by_round: ClassVar[bool] = False
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
         self.plan = plan
@@ -99,10 +107,11 @@ class Workload(ABC):
         and rounds); empty when it interleaves steps as TPC-H does."""
         return {}
 
-    def latency_series(self, percentile: int) -> tuple[str, str, str] | None:
-        """(test, step, metric) of the workload's headline latency percentile (e.g. TPC-C New-Order p95), which
-        ``--precision-metric p95`` watches; None: the workload records no such percentile."""
-        return None
+    def precision_target(self, target: str) -> tuple[str, str, str] | None:
+        """(test, step, metric) that ``--precision-metric TARGET`` watches: ``headline`` (:meth:`headline`),
+        ``cpu`` (the server CPU time beside the headline, e.g. TPC-C's per transaction) or ``p50``/``p95``/``p99``
+        (the headline latency percentile, e.g. TPC-C New-Order's); None: the workload records no such series."""
+        return self.headline() if target == "headline" else None
 
     def headline(self) -> tuple[str, str, str] | None:
         """(test, step, metric) of the workload's headline figure, the one ``--precision`` watches (e.g. TPC-H's

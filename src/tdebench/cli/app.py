@@ -146,10 +146,12 @@ def run_command(
     repeat: Annotated[Optional[int], typer.Option(help="--schedule query: runs of each step per config and block "
         "(their mean is recorded) \\[default: 1].", show_default=False)] = None,
     precision: Annotated[Optional[str], typer.Option(help="Add blocks until the 95% CI half-width of every "
-        "encrypted config's headline overhead is at most this, e.g. 1%; --trials is then the minimum \\[default 10].",
+        "encrypted config's headline overhead is at most this, e.g. 1%; --trials is then the minimum \\[default 10; "
+        "3 for tpcc and sysbench, whose blocks hold several paired rounds].",
         show_default=False)] = None,
     precision_metric: Annotated[Optional[str], typer.Option(help="What --precision watches: headline (TPC-H power "
-        "time, TPC-C TPM, ...) or a latency percentile p50, p95, p99 (TPC-C: New-Order's) \\[default: headline].",
+        "time, TPC-C TPM, sysbench TPS, ...), cpu (the server's CPU time: per transaction for OLTP) or a latency "
+        "percentile p50, p95, p99 (TPC-C: New-Order's) \\[default: headline].",
         show_default=False)] = None,
     max_time: Annotated[Optional[str], typer.Option(help="Start no block that would end after this time since the "
         "start, e.g. 20m \\[default with --precision alone: 30m].", show_default=False)] = None,

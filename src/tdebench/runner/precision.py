@@ -27,7 +27,7 @@ from tdebench.errors import UsageError
 from tdebench.results.rundir import RunDirectory
 from tdebench.stats.load import Measurements, SeriesKey, load_measurements
 from tdebench.stats.overhead import default_baselines
-from tdebench.stats.seqinterval import paired_blocks
+from tdebench.stats.seqinterval import paired_blocks, rule_for
 from tdebench.stats.sequential import Decision, StoppingRule, all_met
 
 DEFAULT_MAX_TIME = 30 * 60.0  # --precision without --max-time or --max-trials: at most 30 minutes
@@ -56,14 +56,13 @@ def compared_labels(plan: RunPlan) -> dict[str, str]:
 
 
 def precision_series(plan: RunPlan, workload: Workload) -> tuple[str, str, str] | None:
-    """(test, step, metric) that ``--precision`` watches: the workload's headline, or with ``--precision-metric
-    pNN`` its headline latency percentile; UsageError when the workload records no such percentile."""
-    if plan.precision_metric == "headline":
-        return workload.headline()
-    series = workload.latency_series(int(plan.precision_metric[1:]))
-    if series is None:
-        raise UsageError(f"--precision-metric {plan.precision_metric}: workload '{plan.workload}' records no latency "
-                         "percentile to target", "leave --precision-metric out (the headline), or use --workload tpcc")
+    """(test, step, metric) that ``--precision`` watches: the workload's headline, or what ``--precision-metric``
+    names (its server CPU time or a latency percentile); UsageError when the workload records no such series."""
+    series = workload.precision_target(plan.precision_metric)
+    if series is None and plan.precision_metric != "headline":
+        what = "server CPU time" if plan.precision_metric == "cpu" else "latency percentile"
+        raise UsageError(f"--precision-metric {plan.precision_metric}: workload '{plan.workload}' records no {what} "
+                         "to target", "leave --precision-metric out (the headline), or use --workload tpcc or sysbench")
     return series
 
 
@@ -117,7 +116,7 @@ def decisions_from(m: Measurements, rule: StoppingRule, headline: tuple[str, str
         plain, values = paired_blocks(m, key, base)
         if plain.size and (plain <= 0).any() or values.size and (values <= 0).any():
             continue  # no logarithm: the report says why (no interval of this kind)
-        out[config] = rule.check_paired(plain, values)
+        out[config] = rule_for(rule, m, key).check_paired(plain, values)
     return out
 
 

@@ -32,6 +32,16 @@ def paired_blocks(m: Measurements, key: SeriesKey, base: str) -> tuple[np.ndarra
     return np.array([a[b] for b in blocks]), np.array([c[b] for b in blocks])
 
 
+def rule_for(rule: StoppingRule, m: Measurements, key: SeriesKey) -> StoppingRule:
+    """``rule`` for series ``key``: in rounds (its pilot and cap scaled by the rounds per block) when the series is
+    paired by round (the interleaved OLTP schedule), as it is otherwise."""
+    sample = m.sample(key)
+    if sample is None or sample.rounds is None or not sample.rounds.any():
+        return rule
+    per_block = max(int((sample.blocks == b).sum()) for b in set(sample.blocks.tolist()))
+    return rule.for_rounds(per_block)
+
+
 def _p_value(rule: StoppingRule, d: np.ndarray) -> float | None:
     n = d.size
     if n < 2:
@@ -49,6 +59,7 @@ def sequential_row(o: Overhead, m: Measurements, rule: StoppingRule) -> Overhead
     plain, config = paired_blocks(m, o.key, o.plain_config)
     if plain.size < 2 or (plain <= 0).any() or (config <= 0).any():
         return o
+    rule = rule_for(rule, m, o.key)
     d = rule.check_paired(plain, config)
     p = _p_value(rule, np.log(config) - np.log(plain))
     return replace(o, n=d.n, overhead_pct=d.estimate_pct if d.estimate_pct is not None else o.overhead_pct,

@@ -92,6 +92,7 @@ class SysbenchWorkload(Workload):
     name = "sysbench"
     database = "sbtest"
     known_plaintext: tuple[str, ...] = ()  # sysbench's data are random digits: the canaries do the at-rest proof
+    pairs_by_round = True  # the interleaved schedule (slices.py)
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
         super().__init__(plan, rundir)
@@ -145,11 +146,12 @@ class SysbenchWorkload(Workload):
         """Transactions per second of the first test at the largest thread count."""
         return (self.opts.tests[0], f"vu{max(self.opts.vus)}", "tps")
 
-    def latency_series(self, percentile: int) -> tuple[str, str, str] | None:
-        """The first test's latency percentile (from sysbench's histogram) at the largest thread count."""
-        if percentile not in (50, 95, 99):
-            return None
-        return (self.opts.tests[0], f"vu{max(self.opts.vus)}.all", f"latency_p{percentile}")
+    def precision_target(self, target: str) -> tuple[str, str, str] | None:
+        """TPS, server CPU per transaction, or the latency percentile (sysbench's histogram) of the first test
+        at the largest thread count."""
+        test, step = self.opts.tests[0], f"vu{max(self.opts.vus)}"
+        return {"headline": self.headline(), "cpu": (test, step, "server_cpu_per_txn"),
+                **{f"p{p}": (test, f"{step}.all", f"latency_p{p}") for p in (50, 95, 99)}}.get(target)
 
     def stepped_trial(self, state: ConfigState, block: int, rec: Recorder, repeat: int) -> SteppedTrial:
         """The interleaved schedule: one sysbench run per slice (:mod:`tdebench.workloads.sysbench.slices`)."""

@@ -118,6 +118,7 @@ class TpccWorkload(Workload):
     database = "tpcc"
     # 10% of I_DATA and S_DATA hold "ORIGINAL" (non-key columns: encrypted by every mechanism we test)
     known_plaintext = ("ORIGINAL",)
+    pairs_by_round = True  # the interleaved schedule (slices.py)
     schema_tables = schema.TABLE_NAMES
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
@@ -196,11 +197,12 @@ class TpccWorkload(Workload):
         """TPM at the largest virtual-user count."""
         return (TEST, f"vu{max(self.opts.vus)}", "tpm")
 
-    def latency_series(self, percentile: int) -> tuple[str, str, str] | None:
-        """New-Order's latency percentile at the largest virtual-user count (TPC-C's response-time transaction)."""
-        if percentile not in PERCENTILES:
-            return None
-        return (TEST, f"vu{max(self.opts.vus)}.new_order", f"latency_p{percentile}")
+    def precision_target(self, target: str) -> tuple[str, str, str] | None:
+        """TPM, server CPU per transaction, or New-Order's latency percentile (TPC-C's response-time
+        transaction), at the largest virtual-user count."""
+        step = f"vu{max(self.opts.vus)}"
+        return {"headline": self.headline(), "cpu": (TEST, step, "server_cpu_per_txn"),
+                **{f"p{p}": (TEST, f"{step}.new_order", f"latency_p{p}") for p in PERCENTILES}}.get(target)
 
     def stepped_trial(self, state: ConfigState, block: int, rec: Recorder, repeat: int) -> SteppedTrial:
         """The interleaved schedule: persistent virtual users, slices alternating between configs
