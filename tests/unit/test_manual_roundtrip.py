@@ -159,7 +159,7 @@ def test_script_then_import_two_configs(tmp_path: Path, dialect: str, q15: str) 
 
     rundir = RunDirectory(run_dir)
     manifest = rundir.read_manifest()
-    assert manifest["schema_version"] == 2
+    assert manifest["schema_version"] == 3
     assert manifest["host"] == "unknown (imported)"
     assert [c["label"] for c in manifest["configs"]] == ["plain", "tde"]
     assert manifest["plan"]["workload_options"]["tests"] == ["power", "throughput"]

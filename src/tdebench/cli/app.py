@@ -105,7 +105,7 @@ app.command("run")(run_command)
 def _flag_options(a: RunArgs, **extra: object) -> dict[str, object]:
     """The workload options given as their own flags (and ``extra``) or as --workload-option."""
     return _workload_options(a.option, warehouses=a.warehouses, vus=a.vus, duration=a.duration, rampup=a.rampup,
-                             rows=a.rows, batches=a.batches, **extra)
+                             slice=a.slice_, rows=a.rows, batches=a.batches, **extra)
 
 
 def _plan_from_file(ctx: typer.Context, a: RunArgs) -> tuple[Any, Path | None]:
@@ -118,7 +118,7 @@ def _plan_from_file(ctx: typer.Context, a: RunArgs) -> tuple[Any, Path | None]:
         ("query_timeout", a.query_timeout), ("max_failures", a.max_failures), ("seed", a.seed),
         ("keep_answers", a.keep_answers), ("data_dir", str(a.data_dir) if a.data_dir else None), ("tcp", a.tcp),
         ("keep", a.keep), ("memory_ratio", a.memory_ratio), ("schedule", a.schedule), ("repeat", a.repeat),
-        ("precision", a.precision), ("max_time", a.max_time), ("max_trials", a.max_trials), ("pin", a.pin),
+        ("precision", a.precision), ("precision_metric", a.precision_metric), ("max_time", a.max_time), ("max_trials", a.max_trials), ("pin", a.pin),
         ("nice", a.nice), ("restart_twins", a.restart_twins)) if _given(ctx, name)}
     ignored = [f"--{n.replace('_', '-')}" for n in ("workload", "engine", "encryption", "server_setting",
                                                      "encrypt_columns", "target") if _given(ctx, n)]
@@ -139,9 +139,12 @@ def _plan_from_flags(ctx: typer.Context, a: RunArgs) -> tuple[Any, Path | None]:
 
     if a.workload_dir is not None:
         runner.check_flag_applies(a.workload, "dir", "--workload-dir")
+    if a.slice_ is not None:
+        runner.check_flag_applies(a.workload, "slice", "--slice")
     options = {"sf": a.sf, "tests": _words(a.tests), "streams": a.streams,
                "trials": a.trials if _given(ctx, "trials") else None, "warmup": a.warmup,
                "schedule": a.schedule, "repeat": a.repeat if a.repeat is not None else 1, "precision": a.precision,
+               "precision_metric": a.precision_metric or "headline",
                "max_time": a.max_time, "max_trials": a.max_trials, "pin": a.pin, "nice": a.nice,
                "restart_twins": a.restart_twins, "cache": a.cache, "reset": a.reset,
                "query_timeout": a.query_timeout, "max_failures": a.max_failures, "seed": a.seed,

@@ -61,6 +61,9 @@ class RunArgs:
     vus: Annotated[Optional[str], typer.Option(help="tpcc/sysbench: virtual users per step, e.g. 5,10,15.", show_default=False)] = None
     duration: Annotated[Optional[str], typer.Option(help="tpcc/sysbench: measured time per step, e.g. 30s, 5m.", show_default=False)] = None
     rampup: Annotated[Optional[str], typer.Option(help="tpcc/sysbench: ramp-up before measuring, e.g. 5s.", show_default=False)] = None
+    slice_: Annotated[Optional[str], typer.Option("--slice", help="tpcc, sysbench: with --schedule query, measured "
+        "slices of this length alternate between the configs, each round one paired observation, e.g. 5s "
+        "\\[default: 5s].", show_default=False)] = None
     rows: Annotated[Optional[int], typer.Option(help="crud: rows in the table.", show_default=False)] = None
     batches: Annotated[Optional[str], typer.Option(help="crud: batch sizes, e.g. 100000,200000.", show_default=False)] = None
     option: Annotated[list[str], typer.Option("--workload-option", help="KEY=VALUE option of the workload; repeatable.")] = field(default_factory=list)
@@ -78,8 +81,12 @@ class RunArgs:
     repeat: Annotated[Optional[int], typer.Option(help="--schedule query: runs of each step per config and block "
         "(their mean is recorded) \\[default: 1].", show_default=False)] = None
     precision: Annotated[Optional[str], typer.Option(help="Add blocks until the 95% CI half-width of every "
-        "encrypted config's headline overhead is at most this, e.g. 1%; --trials is then the minimum \\[default 10].",
+        "encrypted config's headline overhead is at most this, e.g. 1%; --trials is then the minimum \\[default 10; "
+        "3 for tpcc and sysbench, whose blocks hold several paired rounds].",
         show_default=False)] = None
+    precision_metric: Annotated[Optional[str], typer.Option(help="What --precision watches: headline (TPC-H power "
+        "time, TPC-C TPM, sysbench TPS, ...), cpu (the server's CPU time: per transaction for OLTP) or a latency "
+        "percentile p50, p95, p99 (TPC-C: New-Order's) \\[default: headline].", show_default=False)] = None
     max_time: Annotated[Optional[str], typer.Option(help="Start no block that would end after this time since the "
         "start, e.g. 20m \\[default with --precision alone: 30m].", show_default=False)] = None
     max_trials: Annotated[Optional[int], typer.Option(help="--precision: at most this many trials per config.",

@@ -149,11 +149,18 @@ def _int(x: object) -> int | None:
     return int(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
-def pick_headline(keys: list[SeriesKey]) -> SeriesKey | None:
-    """The series a verdict is about: power-test total, else any total, else TPM at most VUs."""
+def pick_headline(keys: list[SeriesKey], declared: dict[str, Any] | None = None) -> SeriesKey | None:
+    """The series a verdict is about: the workload's own headline as the manifest records it (``headline``), else
+    (runs written before it was recorded) the power-test total, else any total, else TPM at most VUs."""
     def first(pred: Any) -> SeriesKey | None:
         found = [k for k in keys if pred(k)]
         return found[0]._replace(config="") if found else None
+
+    if declared:
+        own = first(lambda k: (k.test, k.step, k.metric) == (declared.get("test"), declared.get("step"),
+                                                              declared.get("metric")))
+        if own is not None:
+            return own
 
     vus = sorted((k for k in keys if k.metric == "tpm" and vu_count(k.step) is not None),
                  key=lambda k: vu_count(k.step) or 0)
@@ -209,7 +216,9 @@ def headline_name(key: SeriesKey | None) -> str:
     """``power total`` and the like (the report's texts say the same)."""
     if key is None:
         return "the headline"
-    return f"TPM at {key.step}" if key.metric == "tpm" else f"{key.test} {step_label(key.step)}"
+    if key.metric in ("tpm", "tps"):
+        return f"{'TPM' if key.metric == 'tpm' else 'TPS'} at {key.step}"
+    return f"{key.test} {step_label(key.step)}"
 
 
 def _config_row(files: LoadedRun, a: Analysis, label: str, headline: SeriesKey | None,
@@ -260,7 +269,7 @@ def _query_rows(a: Analysis, configs: list[str], headline: SeriesKey | None) -> 
 def engine_summary(files: LoadedRun, a: Analysis, engine: str, configs: list[str]) -> EngineSummary:
     """Build the summary of one engine."""
     keys = [k for k in a.summaries if k.engine == engine]
-    headline = pick_headline(keys)
+    headline = pick_headline(keys, files.manifest.get("headline"))
     plain = next((c for c in configs if is_plain(a.measurements.encryption.get(c, ""))), None)
     plain_storage = _int(files.manifest_config(plain).get("storage_bytes")) if plain else None
     rows = [_config_row(files, a, c, headline, plain_storage) for c in configs]

@@ -104,12 +104,25 @@ class RunDirectory:
     def write_verification(self, verification: dict[str, Any]) -> None:
         write_json(self.verification_path, verification)
 
+    def header(self) -> tuple[str, ...]:
+        """The columns of this directory's measurements.csv as written (a file of schema version 2 lacks
+        ``round``)."""
+        with open(self.measurements_path, newline="", encoding="utf-8") as handle:
+            return tuple(next(csv.reader(handle), COLUMNS))
+
     def append(self, measurements: Iterable[Measurement]) -> None:
-        """Append rows and fsync, so they survive a crash of tdebench or the machine."""
+        """Append rows (in the file's own column order) and fsync, so they survive a crash of tdebench or the
+        machine."""
+        rows = list(measurements)
+        columns = self.header() if rows else COLUMNS
+        if any(m.round is not None for m in rows) and "round" not in columns:
+            raise UsageError(f"{self.measurements_path} has no 'round' column (written by an older tdebench), "
+                             "and the interleaved schedule needs it",
+                             "resume the run with --schedule block, or start a new run")
         buffer = io.StringIO()
         writer = csv.writer(buffer)
-        for m in measurements:
-            writer.writerow(m.row())
+        for m in rows:
+            writer.writerow(m.row(columns))
         text = redact(buffer.getvalue())
         if not text:
             return

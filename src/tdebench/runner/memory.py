@@ -101,7 +101,8 @@ class MemoryRegimes:
             return "warm-up"
         if block.memory_ratio is None:  # no sweep: blocks are numbered 1, 2, ... (beyond --trials with --precision)
             return f"trial {block.number}" if self.plan.open_ended else f"trial {block.number}/{self.plan.trials}"
-        return f"trial {block.number % (self.plan.trials + 1)}/{self.plan.trials}"
+        number = block.number % self.plan.regime_span
+        return f"trial {number}" if self.plan.open_ended else f"trial {number}/{self.plan.trials}"
 
     def row_label(self, label: str, block: Block) -> str:
         """The config label the rows of ``label``'s trial in ``block`` carry."""

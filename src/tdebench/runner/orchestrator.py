@@ -42,7 +42,7 @@ from tdebench.results.labels import label_status
 from tdebench.results.rundir import RunDirectory, utc_now
 from tdebench.runner import cache, diskguard, ownership, pinning, settle
 from tdebench.runner.instruments import Watch, start_watch, stop_watch
-from tdebench.runner.precision import BlockSequence
+from tdebench.runner.precision import BlockSequence, precision_series
 from tdebench.runner.schedule import QuerySchedule
 from tdebench.runner.memory import MemoryRegimes
 from tdebench.runner.restarts import TwinRestarts
@@ -114,6 +114,9 @@ class Orchestrator:
             data_facts = self.workload.prepare(self.ui)
             self.threats.known = tuple(self.workload.known_plaintext)  # a workload of the user's data samples it
             self.manifest["data"] = data_facts
+            headline = self.workload.headline()  # the series the report's verdict is about
+            if headline is not None:
+                self.manifest["headline"] = dict(zip(("test", "step", "metric"), headline))
             self.rundir.write_manifest(self.manifest)
             note = self._check_space(data_facts) if self.disk_check else None
             if note:  # again with the real input size; said only when space is tight
@@ -326,7 +329,7 @@ class Orchestrator:
         """Settle the twins, then run the blocks the sequence yields (the plan's, or until precise enough)."""
         self.manifest["settle"] = settle.settle(self.plan, self.states, self.ui, stack)
         self.rundir.write_manifest(self.manifest)
-        sequence = BlockSequence(self.plan, self.rundir, self.workload.headline(), self.manifest, self.ui,
+        sequence = BlockSequence(self.plan, self.rundir, precision_series(self.plan, self.workload), self.manifest, self.ui,
                                  self.started)
         done = {b for b, _ in self.completed if all((b, c) in self.completed for c in self.plan.labels)}
         for block in sequence.blocks(done):

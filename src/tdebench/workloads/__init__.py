@@ -66,6 +66,11 @@ def check_workload_options(name: str, raw: dict[str, Any]) -> "WorkloadOptions":
     return _load(name, 1).parse(raw)
 
 
+def workload_class(name: str) -> "type[Workload]":
+    """The class of workload ``name`` (its class-level facts, e.g. ``pairs_by_round``), without a plan."""
+    return _load(name, 0)
+
+
 def make_workload(plan: "RunPlan", rundir: "RunFiles") -> "Workload":
     """The workload the plan names, bound to the plan and run directory."""
     return _load(plan.workload, 0)(plan, rundir)

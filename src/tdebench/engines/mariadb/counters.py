@@ -3,7 +3,13 @@
 What is counted (docs/engines/mariadb.md):
 
 * ``cache_requests`` / ``cache_misses``: ``Innodb_buffer_pool_read_requests`` / ``Innodb_buffer_pool_reads``
-  (logical page reads, and those that had to read the page from a data file);
+  (logical page reads, and pages read from a data file). MariaDB 10.11 counts every page it reads in
+  ``Innodb_buffer_pool_reads``, read-ahead included (it equals ``Innodb_pages_read``; measured: a full scan of a
+  table ten times the buffer pool made 2,988 requests, 3,005 reads of which 2,975 were read ahead), so a pure scan
+  that does not fit shows a hit ratio near 0%: every page it touched came from storage (and was decrypted under
+  TDE), which is the regime the ratio states;
+* ``pages_read_ahead``: ``Innodb_buffer_pool_read_ahead`` + ``_read_ahead_rnd``, the part of ``cache_misses``
+  read ahead of a request;
 * ``pages_read`` / ``pages_written`` / ``pages_created``: ``Innodb_pages_read`` / ``_written`` / ``_created``;
 * ``bytes_read`` / ``bytes_written``: ``Innodb_data_read`` / ``Innodb_data_written`` (data files, doublewrite);
 * ``log_bytes``: ``Innodb_os_log_written`` (redo log);
@@ -23,7 +29,8 @@ from __future__ import annotations
 
 from typing import Any
 
-STATUS = ("Innodb_buffer_pool_read_requests", "Innodb_buffer_pool_reads", "Innodb_pages_read",
+STATUS = ("Innodb_buffer_pool_read_requests", "Innodb_buffer_pool_reads", "Innodb_buffer_pool_read_ahead",
+          "Innodb_buffer_pool_read_ahead_rnd", "Innodb_pages_read",
           "Innodb_pages_written", "Innodb_pages_created", "Innodb_data_read", "Innodb_data_written",
           "Innodb_os_log_written", "Innodb_num_pages_decrypted", "Innodb_num_pages_encrypted",
           "Innodb_encryption_n_temp_blocks_decrypted", "Innodb_encryption_n_temp_blocks_encrypted",
@@ -52,6 +59,8 @@ def to_counters(values: dict[str, int], page: int, sort_buffer: int, redo_encryp
              "pages_created": "Innodb_pages_created", "bytes_read": "Innodb_data_read",
              "bytes_written": "Innodb_data_written", "log_bytes": "Innodb_os_log_written"}
     out.update({ours: get(theirs) for ours, theirs in plain.items() if theirs in values})
+    if "Innodb_buffer_pool_read_ahead" in values:  # already inside cache_misses (MariaDB counts them as reads)
+        out["pages_read_ahead"] = get("Innodb_buffer_pool_read_ahead") + get("Innodb_buffer_pool_read_ahead_rnd")
     if "Innodb_num_pages_decrypted" in values:
         out["bytes_decrypted"] = (page * (get("Innodb_num_pages_decrypted")
                                           + get("Innodb_encryption_n_temp_blocks_decrypted"))
