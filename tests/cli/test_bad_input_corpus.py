@@ -180,6 +180,7 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     ("slice-over-duration", [*RUN, "--workload", "tpcc", "--slice", "90s", "--duration", "30s"], 2,
      "longer than duration"),
     ("slice-other-workload", [*RUN, "--slice", "5s"], 2, "--slice does not apply to --workload tpch"),
+    ("repeat-with-slices", [*RUN, "--workload", "tpcc", "--repeat", "3"], 2, "--repeat does not apply to --workload tpcc"),
     ("precision-metric-unknown", [*RUN, "--workload", "tpcc", "--precision", "5%", "--precision-metric", "p90"], 2,
      "--precision-metric must be one of"),
     ("precision-metric-alone", [*RUN, "--workload", "tpcc", "--precision-metric", "p95"], 2,

@@ -98,8 +98,12 @@ def check_run_options(plan: RunPlan) -> None:
 
     decide(plan, {c.engine: get_engine(c.engine) for c in plan.configs})
 
+    workload = make_workload(plan, _NoFiles())
+    if plan.repeat > 1 and workload.pairs_by_round:
+        raise UsageError(f"--repeat does not apply to --workload {plan.workload}: its rounds per block come from "
+                         "--duration / --slice", "leave --repeat out; give e.g. --duration 60s --slice 5s for 12 rounds")
     if plan.precision is not None:
-        check_precision(plan, precision_series(plan, make_workload(plan, _NoFiles())), plan.workload)
+        check_precision(plan, precision_series(plan, workload), plan.workload)
     if plan.pin:
         cpu_split()
     check_nice(plan.nice)
