@@ -41,7 +41,7 @@ from tdebench.measure.sampler import ResourceSeries
 from tdebench.results.labels import label_status
 from tdebench.results.rundir import RunDirectory, utc_now
 from tdebench.runner import cache, diskguard, ownership, pinning, settle
-from tdebench.runner.instruments import Watch, start_watch, stop_watch
+from tdebench.runner.instruments import Watch, record_resources, start_watch, stop_watch
 from tdebench.runner.precision import BlockSequence, precision_series
 from tdebench.runner.schedule import QuerySchedule
 from tdebench.runner.memory import MemoryRegimes
@@ -440,7 +440,8 @@ class Orchestrator:
         full = [f for f in result.failures if diskguard.text_is_disk_full(f)]
         if full:  # left unrecorded: the trial in flight is redone on resume
             raise OSError(errno.ENOSPC, full[0])
-        self._record_resources(block, state, rec, series, result.status)
+        record_resources(rec, series, result.status, lambda e: self.ui.message(
+            f"resources of {state.label} block {block.number} not recorded: {e}"))
         probe = self._probes.pop(label, None)
         if probe is not None:
             probe.record(rec, result.status)
@@ -465,25 +466,6 @@ class Orchestrator:
         except Exception as exc:  # noqa: BLE001 - sampling must never cost a measured trial
             self.ui.message(f"resource samples of {state.label} block {block.number} not recorded: {exc}")
             return None
-
-    def _record_resources(self, block: Block, state: ConfigState, rec: Recorder, series: ResourceSeries | None,
-                          status: str | None) -> None:
-        """Server CPU/IO per step and for the whole trial as measurements, with the trial's outcome as status
-        (a failed trial's resources are not those of a completed one)."""
-        if series is None:
-            return
-        try:
-            for step, res in series.per_step().items():
-                rec.add("resources", step, "server_cpu", res.server_cpu_s, "s", status=status)
-                rec.add("resources", step, "server_read_bytes", res.read_bytes, "bytes", status=status)
-                rec.add("resources", step, "server_write_bytes", res.write_bytes, "bytes", status=status)
-                rec.add("resources", step, "server_peak_rss", res.peak_rss_bytes, "bytes", status=status)
-            total = series.total()
-            rec.add("resources", "trial", "server_cpu", total.server_cpu_s, "s", status=status)
-            rec.add("resources", "trial", "server_read_bytes", total.read_bytes, "bytes", status=status)
-            rec.add("resources", "trial", "server_write_bytes", total.write_bytes, "bytes", status=status)
-        except Exception as exc:  # noqa: BLE001 - sampling must never cost a measured trial
-            self.ui.message(f"resources of {state.label} block {block.number} not recorded: {exc}")
 
     def _prepare(self, state: ConfigState, rec: Recorder) -> None:
         """Reset to the snapshot and/or empty the caches before a trial, as the plan asks."""
