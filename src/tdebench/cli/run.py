@@ -168,7 +168,7 @@ def plan_from_targets(targets: list[str], overrides: list[str], run: dict[str, A
     """A plan whose configs are external targets (``--target LABEL=URL[#SPEC]``), passwords resolved now."""
     from dataclasses import replace
 
-    from tdebench.engines.external.target import check_run_options, target_configs
+    from tdebench.engines.external.configs import check_run_options, target_configs
 
     experiment = experiment_from_options("external", "none", {}, run)  # validates the run options as usual
     r = experiment.run

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from tdebench.manual.clients import client_for
-
-if TYPE_CHECKING:
-    from tdebench.manual.script import ScriptPlan
+from tdebench.manual.plan import ScriptPlan
 
 _EXAMPLE_SPEC = {"tsql": "tde:aes-256", "oracle": "tde:aes-256", "mysql": "tde:aes-256-cbc",
                  "mariadb": "tde:aes-256-cbc", "postgres": "fs:gocryptfs"}
@@ -45,7 +41,7 @@ _CLIENT_NOTES = {
 }
 
 
-def readme_text(plan: "ScriptPlan") -> str:
+def readme_text(plan: ScriptPlan) -> str:
     """Markdown instructions for the scripts of ``plan``."""
     client = client_for(plan.dialect)
     first = plan.streams[0]

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from tdebench.manual.tdesetup import Setup
+from tdebench.manual.tdesetup import Setup, validate
 
 TPCH_TABLES = ("region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem")
 _RULE = "=" * 92
 
 
-def _head(setup: "Setup", comment: str, lines: list[str]) -> list[str]:
+def _head(setup: Setup, comment: str, lines: list[str]) -> list[str]:
     out = [f"{comment} tdebench tde-setup --engine {setup.engine} --encryption {setup.spec}",
            f"{comment} Replace every <PLACEHOLDER>. tdebench prints placeholders only, never a password or a key;",
            f"{comment} keep the real ones out of shell history and out of the run directory."]
@@ -26,7 +23,7 @@ def _step(comment: str, number: int, title: str) -> list[str]:
 _SCHEMES = {"mysql": "mysql", "mariadb": "mariadb", "tsql": "mssql", "oracle": "oracle"}
 
 
-def _import_hint(comment: str, dialect: str, setup: "Setup") -> list[str]:
+def _import_hint(comment: str, dialect: str, setup: Setup) -> list[str]:
     label = "plain" if setup.plain else setup.spec.label
     spec = "" if setup.plain else f"#{setup.spec}"
     return [f"{comment} then measure it over the network (the login needs the grant above):",
@@ -38,7 +35,7 @@ def _import_hint(comment: str, dialect: str, setup: "Setup") -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------ MySQL
-def mysql(setup: "Setup") -> str:
+def mysql(setup: Setup) -> str:
     """MySQL 8.0.24+ / 8.4 / 9.x: component_keyring_file + InnoDB encryption (AES-256 only)."""
     c = "#"
     if setup.plain:
@@ -129,7 +126,7 @@ def mysql(setup: "Setup") -> str:
 
 
 # ------------------------------------------------------------------------------------------------ SQL Server
-def sqlserver(setup: "Setup") -> str:
+def sqlserver(setup: Setup) -> str:
     """SQL Server TDE: master key, certificate (+ backup), DEK, SET ENCRYPTION ON, wait for state 3."""
     c = "--"
     trap = [
@@ -253,7 +250,7 @@ def sqlserver(setup: "Setup") -> str:
 
 
 # ------------------------------------------------------------------------------------------------ Oracle
-def oracle(setup: "Setup") -> str:
+def oracle(setup: Setup) -> str:
     """Oracle 19c+: keystore (ADMINISTER KEY MANAGEMENT) and an encrypted tablespace for the TPC-H data."""
     c = "--"
     check_param = [
@@ -334,7 +331,7 @@ def oracle(setup: "Setup") -> str:
 
 
 # ------------------------------------------------------------------------------------------------ MariaDB
-def mariadb(setup: "Setup") -> str:
+def mariadb(setup: Setup) -> str:
     """MariaDB: file_key_management plugin (AES-128/192/256 by key length, AES_CBC or AES_CTR)."""
     c = "#"
     if setup.plain:
@@ -408,3 +405,10 @@ def mariadb(setup: "Setup") -> str:
         "#   PROCESS: information_schema.INNODB_SYS_TABLESPACES and INNODB_TABLESPACES_ENCRYPTION",
     ] + [""] + _import_hint(c, "mariadb", setup)
     return "\n".join(lines)
+
+
+def setup_text(engine: str, spec_text: str) -> str:
+    """The commented steps for a DBA (validated first)."""
+    setup = validate(engine, spec_text)
+    builder = {"mysql": mysql, "sqlserver": sqlserver, "oracle": oracle, "mariadb": mariadb}[setup.engine]
+    return builder(setup).rstrip() + "\n"

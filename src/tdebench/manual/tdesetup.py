@@ -95,13 +95,3 @@ def validate(engine: str, spec_text: str) -> Setup:
         raise _refuse(engine, spec, "file_key_management_encryption_algorithm is AES_CBC or AES_CTR",
                       f"use tde:aes-{bits}-cbc or tde:aes-{bits}-ctr")
     return Setup(engine, spec, f"AES_{(mode or 'cbc').upper()}", bits, scope)
-
-
-def setup_text(engine: str, spec_text: str) -> str:
-    """The commented steps for a DBA (validated first)."""
-    from tdebench.manual import tde_steps
-
-    setup = validate(engine, spec_text)
-    builder = {"mysql": tde_steps.mysql, "sqlserver": tde_steps.sqlserver, "oracle": tde_steps.oracle,
-               "mariadb": tde_steps.mariadb}[setup.engine]
-    return builder(setup).rstrip() + "\n"

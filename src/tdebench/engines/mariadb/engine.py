@@ -44,6 +44,7 @@ from tdebench.engines.mariadb.support import (close_quietly, error_lines, native
 from tdebench.engines.mariadb.threats import MariadbThreatProbes
 from tdebench.engines.mariadb.warm import dump_buffer_pool, load_buffer_pool
 from tdebench.engines.mariadb.watchdog import FULL_SPACE, DiskFullWatchdog, full_disk_reason, log_size
+from tdebench.engines.toolkit.bulkload import load_data_sql
 from tdebench.engines.toolkit.process import (ServerProcess, chown_tree, find_binary, free_port, own_path, service_user,
                                       tail)
 from tdebench.errors import EnvironmentProblem, RunFailed
@@ -674,11 +675,4 @@ _TABLESPACES_SQL = (
 )
 
 
-def load_data_sql(table: str, columns: list[str]) -> str:
-    """The LOAD DATA statement for one data file (``%s`` = file name): ``|`` between fields and after the last,
-    backslash escapes (LOAD DATA's default ``ESCAPED BY '\\\\'``: ``\\N`` is NULL)."""
-    return (f"LOAD DATA LOCAL INFILE %s INTO TABLE `{table}` CHARACTER SET utf8mb4 "
-            f"FIELDS TERMINATED BY '|' LINES TERMINATED BY '\\n' ({', '.join(columns)}, @trailing)")
-
-
-__all__ = ["MariadbEngine", "MariadbInstance", "load_data_sql"]
+__all__ = ["MariadbEngine", "MariadbInstance"]
