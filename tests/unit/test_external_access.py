@@ -10,8 +10,7 @@ import pytest
 import sqlglot
 
 from tdebench.engines.toolkit.dbapi import drivers
-from tdebench.engines.external.access import (Product, check_product, detect_product, grants, preflight,
-                                              unreadable)
+from tdebench.engines.external.access import Product, check_product, detect_product, grants, preflight, unreadable
 from tdebench.engines.toolkit.dbapi.status import source_of
 from tdebench.engines.toolkit.dbapi.kinds import KINDS
 from tdebench.engines.external.target import parse_target

@@ -20,8 +20,8 @@ from typing import Any
 from tdebench.api.engine import Instance
 from tdebench.verify import atrest
 from tdebench.verify import threat_checks as tc
-from tdebench.verify.threat_rows import (ATTACKERS, EXPOSED, NOT_CHECKED, ORDER, PROTECTED, Needles, Row, backup_phrase,
-                                         backup_rows, join_words)
+from tdebench.verify.threat_rows import (ATTACKERS, EXPOSED, NOT_CHECKED, ORDER, PROTECTED, Needles, Row,
+                                         backup_phrase, backup_rows, join_words)
 
 class ThreatModel:
     """The threat-model rows of every config of one run."""
