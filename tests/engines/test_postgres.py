@@ -89,7 +89,7 @@ class TestPostgresConformance(kit_for("postgres")):
     def test_storage_growth_of_column_encryption(self, loaded):
         plain = loaded["none"].storage_breakdown()
         assert plain["tables"]["lineitem"]["rows"] == 60175 and plain["data_dir_bytes"] > 0
-        from tdebench.engines.postgres.engine import storage_growth
+        from tdebench.engines.postgres.instance import storage_growth
 
         for text in COLUMN_SPECS:
             sizes = loaded[text].storage_breakdown()

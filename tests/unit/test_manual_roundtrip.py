@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from tdebench.manual.importer import ImportRequest, import_logs
-from tdebench.manual.script import plan_scripts, write_scripts
+from tdebench.manual.plan import plan_scripts
+from tdebench.manual.script import write_scripts
 from tdebench.results.rundir import RunDirectory
 from tdebench.workloads.tpch.streams import stream_order
 

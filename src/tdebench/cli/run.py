@@ -181,7 +181,7 @@ def plan_from_targets(targets: list[str], overrides: list[str], run: dict[str, A
     from dataclasses import replace
 
     from tdebench.engines import TARGET_ENGINE
-    from tdebench.engines.external.target import check_run_options, target_configs
+    from tdebench.engines.external.configs import check_run_options, target_configs
 
     experiment = experiment_from_options(TARGET_ENGINE, "none", {}, run)  # validates the run options as usual
     r = experiment.run

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from tdebench.manual.clients import client_for
+from tdebench.manual.plan import ScriptPlan
 
-if TYPE_CHECKING:
-    from tdebench.manual.script import ScriptPlan
 
-def readme_text(plan: "ScriptPlan") -> str:
+def readme_text(plan: ScriptPlan) -> str:
     """Markdown instructions for the scripts of ``plan``."""
     client = client_for(plan.dialect)
     first = plan.streams[0]

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from tdebench.manual.tdesetup import Setup, validate
 from tdebench.sqltext import sql_dialect
-
-if TYPE_CHECKING:
-    from tdebench.manual.tdesetup import Setup
 
 TPCH_TABLES = ("region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem")
 _RULE = "=" * 92
 
 
-def _head(setup: "Setup", comment: str, lines: list[str]) -> list[str]:
+def _head(setup: Setup, comment: str, lines: list[str]) -> list[str]:
     out = [f"{comment} tdebench tde-setup --engine {setup.engine} --encryption {setup.spec}",
            f"{comment} Replace every <PLACEHOLDER>. tdebench prints placeholders only, never a password or a key;",
            f"{comment} keep the real ones out of shell history and out of the run directory."]
@@ -25,7 +21,7 @@ def _step(comment: str, number: int, title: str) -> list[str]:
     return ["", f"{comment} {_RULE}", f"{comment} Step {number}: {title}", f"{comment} {_RULE}"]
 
 
-def _import_hint(comment: str, dialect: str, setup: "Setup") -> list[str]:
+def _import_hint(comment: str, dialect: str, setup: Setup) -> list[str]:
     label = "plain" if setup.plain else setup.spec.label
     spec = "" if setup.plain else f"#{setup.spec}"
     return [f"{comment} then measure it over the network (the login needs the grant above):",
@@ -37,7 +33,7 @@ def _import_hint(comment: str, dialect: str, setup: "Setup") -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------ MySQL
-def mysql(setup: "Setup") -> str:
+def mysql(setup: Setup) -> str:
     """MySQL 8.0.24+ / 8.4 / 9.x: component_keyring_file + InnoDB encryption (AES-256 only)."""
     if setup.plain:
         return _mysql_plain(setup)
@@ -45,7 +41,7 @@ def mysql(setup: "Setup") -> str:
     return "\n".join(_mysql_keyring(setup, everything) + _mysql_encrypt(setup, everything))
 
 
-def _mysql_plain(setup: "Setup") -> str:
+def _mysql_plain(setup: Setup) -> str:
     c = "#"
     lines = _head(setup, c, ["Plain MySQL baseline: make sure nothing is encrypted."])
     lines += _step(c, 1, "check (mysql client)") + [
@@ -60,7 +56,7 @@ def _mysql_plain(setup: "Setup") -> str:
     return "\n".join(lines)
 
 
-def _mysql_keyring(setup: "Setup", everything: bool) -> list[str]:
+def _mysql_keyring(setup: Setup, everything: bool) -> list[str]:
     """The notes and steps 1-3: the keyring component."""
     c = "#"
     lines = _head(setup, c, [
@@ -106,7 +102,7 @@ def _mysql_keyring(setup: "Setup", everything: bool) -> list[str]:
     return lines
 
 
-def _mysql_encrypt(setup: "Setup", everything: bool) -> list[str]:
+def _mysql_encrypt(setup: Setup, everything: bool) -> list[str]:
     """Steps 4-8: server options, restart, encrypting and checking the data, the status grant."""
     c = "#"
     cnf = ["[mysqld]", "default_table_encryption = ON      # new schemas/tablespaces default to ENCRYPTION='Y'"]
@@ -144,7 +140,7 @@ def _mysql_encrypt(setup: "Setup", everything: bool) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------ SQL Server
-def sqlserver(setup: "Setup") -> str:
+def sqlserver(setup: Setup) -> str:
     """SQL Server TDE: master key, certificate (+ backup), DEK, SET ENCRYPTION ON, wait for state 3."""
     if setup.plain:
         return _sqlserver_plain(setup)
@@ -162,7 +158,7 @@ _SQLSERVER_TRAP = [
 ]
 
 
-def _sqlserver_plain(setup: "Setup") -> str:
+def _sqlserver_plain(setup: Setup) -> str:
     c = "--"
     lines = _head(setup, c, ["Plain SQL Server baseline: make sure nothing on the instance uses TDE.", "",
                              *_SQLSERVER_TRAP])
@@ -179,7 +175,7 @@ def _sqlserver_plain(setup: "Setup") -> str:
     return "\n".join(lines)
 
 
-def _sqlserver_keys(setup: "Setup", des: bool) -> list[str]:
+def _sqlserver_keys(setup: Setup, des: bool) -> list[str]:
     """The notes and steps 1-4: master key, certificate and its backup, the database key, encryption on."""
     c = "--"
     notes = [f"SQL Server Transparent Data Encryption, DEK WITH ALGORITHM = {setup.algorithm}, database <DATABASE>.",
@@ -267,7 +263,7 @@ def _sqlserver_wait() -> list[str]:
     ]
 
 
-def _sqlserver_check(setup: "Setup", des: bool) -> list[str]:
+def _sqlserver_check(setup: Setup, des: bool) -> list[str]:
     """Steps 6-7: check, and the status grant."""
     c = "--"
     algorithm, bits = ("TRIPLE_DES_3KEY", 192) if des else ("AES", setup.bits)
@@ -293,7 +289,7 @@ def _sqlserver_check(setup: "Setup", des: bool) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------ Oracle
-def oracle(setup: "Setup") -> str:
+def oracle(setup: Setup) -> str:
     """Oracle 19c+: keystore (ADMINISTER KEY MANAGEMENT) and an encrypted tablespace for the TPC-H data."""
     if setup.plain:
         return _oracle_plain(setup)
@@ -313,7 +309,7 @@ _ORACLE_CHECK_PARAM = [
 ]
 
 
-def _oracle_plain(setup: "Setup") -> str:
+def _oracle_plain(setup: Setup) -> str:
     c = "--"
     lines = _head(setup, c, ["Plain Oracle baseline: make sure the TPC-H tablespace is not encrypted."])
     lines += _step(c, 1, "check (SQL*Plus, in the PDB holding the data)") + _ORACLE_CHECK_PARAM + [
@@ -326,7 +322,7 @@ def _oracle_plain(setup: "Setup") -> str:
     return "\n".join(lines)
 
 
-def _oracle_keystore(setup: "Setup") -> list[str]:
+def _oracle_keystore(setup: Setup) -> list[str]:
     """The notes and steps 1-2: the keystore and the master key."""
     c = "--"
     notes = [f"Oracle TDE tablespace encryption, ENCRYPTION USING '{setup.algorithm}' (Oracle 19c and later).",
@@ -357,7 +353,7 @@ def _oracle_keystore(setup: "Setup") -> list[str]:
     return lines
 
 
-def _oracle_tablespace(setup: "Setup") -> list[str]:
+def _oracle_tablespace(setup: Setup) -> list[str]:
     """Steps 3-5: the encrypted tablespace, the check and the status grant."""
     c = "--"
     moves = [f"ALTER TABLE <TPCH_USER>.{t} MOVE TABLESPACE tpch_tde;" for t in TPCH_TABLES]
@@ -392,14 +388,14 @@ def _oracle_tablespace(setup: "Setup") -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------ MariaDB
-def mariadb(setup: "Setup") -> str:
+def mariadb(setup: Setup) -> str:
     """MariaDB: file_key_management plugin (AES-128/192/256 by key length, AES_CBC or AES_CTR)."""
     if setup.plain:
         return _mariadb_plain(setup)
     return "\n".join(_mariadb_keys(setup) + _mariadb_server(setup))
 
 
-def _mariadb_plain(setup: "Setup") -> str:
+def _mariadb_plain(setup: Setup) -> str:
     c = "#"
     lines = _head(setup, c, ["Plain MariaDB baseline: make sure nothing is encrypted."])
     lines += _step(c, 1, "check (mariadb client)") + [
@@ -412,7 +408,7 @@ def _mariadb_plain(setup: "Setup") -> str:
     return "\n".join(lines)
 
 
-def _mariadb_keys(setup: "Setup") -> list[str]:
+def _mariadb_keys(setup: Setup) -> list[str]:
     """The notes and step 1: the key file."""
     c = "#"
     hexlen = setup.bits // 4
@@ -445,7 +441,7 @@ def _mariadb_keys(setup: "Setup") -> list[str]:
     return lines
 
 
-def _mariadb_server(setup: "Setup") -> list[str]:
+def _mariadb_server(setup: Setup) -> list[str]:
     """Steps 2-5: server options, restart, the check and the status grant."""
     c = "#"
     scope = setup.scope or "all"
@@ -485,7 +481,12 @@ def _mariadb_server(setup: "Setup") -> list[str]:
     return lines
 
 
-def steps_for(setup: "Setup") -> str:
+def steps_for(setup: Setup) -> str:
     """The steps for ``setup``'s server (its function in this module, named after it)."""
     builders = {f.__name__: f for f in (mysql, sqlserver, oracle, mariadb)}
     return builders[setup.engine](setup)
+
+
+def setup_text(engine: str, spec_text: str) -> str:
+    """The commented steps for a DBA (validated first)."""
+    return steps_for(validate(engine, spec_text)).rstrip() + "\n"

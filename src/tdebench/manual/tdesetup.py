@@ -119,11 +119,3 @@ def validate(engine: str, spec_text: str) -> Setup:
         raise _refuse(server.name, spec, f"unknown scope '@{spec.scope}'",
                       "scopes here: " + ", ".join("@" + s for s in server.scopes if s) + " (or none)")
     return server.check(server.name, spec, spec.key_bits or 0, spec.mode)
-
-
-def setup_text(engine: str, spec_text: str) -> str:
-    """The commented steps for a DBA (validated first)."""
-    from tdebench.manual import tde_steps
-
-    setup = validate(engine, spec_text)
-    return tde_steps.steps_for(setup).rstrip() + "\n"

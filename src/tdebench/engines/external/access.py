@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tdebench.encryption import redact
-from tdebench.engines.external.status import PROBES
+from tdebench.engines.toolkit.dbapi.status import PROBES
 from tdebench.engines.external.target import Target
 from tdebench.errors import EnvironmentProblem, UsageError
 

@@ -7,13 +7,13 @@ starts, stops or restarts such a server and cannot read its files, so:
   encryption status (:mod:`~tdebench.engines.external.access`, with the exact GRANT when it cannot);
 * :attr:`ExternalInstance.scannable` is False: there is no data directory to scan; the report says
   "on-disk verification not possible for external targets" and relies on the server's own status;
-* the declared encryption is checked against the server's status (:mod:`~tdebench.engines.external.status`)
+* the declared encryption is checked against the server's status (:mod:`~tdebench.engines.toolkit.dbapi.status`)
   when the instance starts (server defaults) and after the load (the benchmark tables); a contradiction, or a
   status that cannot be read, refuses the target unless its check was overridden — which is recorded, as is
   the label's status (confirmed / unverifiable / overridden, :mod:`tdebench.results.labels`);
 * storage is what the server's catalog reports per table (:meth:`ExternalInstance.catalog_breakdown`);
 * the workload talks ``postgres`` (canonical SQL) to the instance and every statement is rewritten for the
-  target's dialect (:mod:`~tdebench.engines.external.sql`);
+  target's dialect (:mod:`~tdebench.engines.toolkit.dbapi.translate`);
 * no server processes are visible: CPU/IO of the DBMS cannot be sampled, cold caches and snapshot resets are
   impossible.
 """
@@ -29,14 +29,16 @@ from tdebench.api.dialect import Dialect
 from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
 from tdebench.api.tables import TableSpec
 from tdebench.encryption import EncryptionSpec, parse_spec, redact
-from tdebench.engines.external import drivers
 from tdebench.engines.external.access import account, grants, preflight
-from tdebench.engines.external.schema import TranslatedSchemaMixin
-from tdebench.engines.external.sql import TranslatingConnection, Translator, raw_connection
-from tdebench.engines.external.status import (CONFIRMED, CONTRADICTED, PROBES, Finding, Verdict, evaluate,
-                                              label_status)
-from tdebench.engines.external.target import (CHECK_OVERRIDDEN, ENGINE, KINDS, NOT_SCANNABLE, all_specs, kind_dialect,
-                                              resolve_password, target_of)
+from tdebench.engines.external.configs import target_of
+from tdebench.engines.external.connect import connect
+from tdebench.engines.external.target import CHECK_OVERRIDDEN, ENGINE, NOT_SCANNABLE, all_specs, resolve_password
+from tdebench.engines.toolkit.dbapi import drivers
+from tdebench.engines.toolkit.dbapi.kinds import KINDS, kind_dialect
+from tdebench.engines.toolkit.dbapi.schema import TranslatedSchemaMixin
+from tdebench.engines.toolkit.dbapi.status import (CONFIRMED, CONTRADICTED, PROBES, Finding, Verdict, evaluate,
+                                                   label_status)
+from tdebench.engines.toolkit.dbapi.translate import TranslatingConnection, Translator, raw_connection
 from tdebench.errors import RunFailed, UsageError
 
 ENCRYPTION_WAIT = 300.0
@@ -164,7 +166,7 @@ class ExternalInstance(TranslatedSchemaMixin, Instance):
 
     # use ---------------------------------------------------------------------------------------------------
     def _raw(self, timeout: int = 15) -> Any:
-        return drivers.connect(self.target, resolve_password(self.target), timeout=timeout)
+        return connect(self.target, resolve_password(self.target), timeout=timeout)
 
     def connect(self) -> Connection:
         raw = self._raw()

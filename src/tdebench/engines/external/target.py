@@ -23,15 +23,13 @@ import getpass
 import os
 import re
 import sys
-from dataclasses import dataclass, fields
-from importlib.util import find_spec
+from dataclasses import dataclass
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 from tdebench import encryption
-from tdebench.api.dialect import Dialect, StorageCatalog
 from tdebench.encryption import PLAIN, EncryptionSpec, parse_spec
-from tdebench.api.engine import Config
-from tdebench.errors import EnvironmentProblem, UsageError
+from tdebench.engines.toolkit.dbapi.kinds import KINDS, Kind, mysql_key_size_reason
+from tdebench.errors import UsageError
 
 ENGINE = "external"
 CHECK_STRICT = "required"
@@ -41,53 +39,13 @@ _QUERY_KEYS = ("password_env",)
 NOT_SCANNABLE = "on-disk verification not possible for external targets"
 
 
-def _specs(*texts: str) -> tuple[EncryptionSpec, ...]:
-    return tuple(parse_spec(t) for t in texts)
-
-
-@dataclass(frozen=True)
-class Kind:
-    """One DBMS reachable by URL: its dialect, driver and the encryption it can declare."""
-
-    scheme: str
-    product: str
-    dialect: str                      # the SQL dialect the workload is translated to
-    module: str                       # Python driver, imported lazily
-    pip: str                          # what to pip install when it is missing
-    port: int
-    specs: tuple[EncryptionSpec, ...]  # declarable besides fs:* (which no server can confirm)
-
-
-_AES = ("aes-128", "aes-192", "aes-256")
-KINDS: dict[str, Kind] = {
-    "mysql": Kind("mysql", "MySQL", "mysql", "pymysql", "PyMySQL", 3306, _specs("none", "tde:aes-256-cbc")),
-    "mariadb": Kind("mariadb", "MariaDB", "mariadb", "pymysql", "PyMySQL", 3306,
-                    _specs("none", *(f"tde:{a}-{m}" for a in _AES for m in ("cbc", "ctr")))),
-    "postgresql": Kind("postgresql", "PostgreSQL", "postgres", "psycopg", "psycopg[binary]", 5432,
-                       _specs("none", "tde:aes-128-cbc", "tde:aes-256-cbc")),
-    "mssql": Kind("mssql", "SQL Server", "tsql", "pymssql", "pymssql", 1433,
-                  _specs("none", *(f"tde:{a}" for a in _AES), "tde:3des")),
-    "oracle": Kind("oracle", "Oracle", "oracle", "oracledb", "oracledb", 1521,
-                   _specs("none", *(f"tde:{a}" for a in _AES), "tde:3des")),
-}
 ALIASES = {"postgres": "postgresql", "sqlserver": "mssql", "mysql+pymysql": "mysql"}
-_CATALOGS: dict[str, StorageCatalog] = {"mysql": "information_schema", "mariadb": "information_schema",
-                                        "postgres": "pg_class"}
-_PROTOCOLS = {"pymysql": "mysql", "psycopg": "postgres", "pymssql": "tds", "oracledb": "oracle"}
-_LOADS = {"pymysql": "LOAD DATA LOCAL INFILE (batched INSERT when local_infile is off)", "psycopg": "COPY FROM STDIN"}
-
-
-def kind_dialect(kind: Kind) -> Dialect:
-    """What a target of ``kind`` offers a workload: canonical SQL, rewritten for the server's own dialect."""
-    return Dialect("postgres", kind.product, _PROTOCOLS[kind.module], "format", translated=True, target=kind.dialect,
-                   storage_catalog=_CATALOGS.get(kind.dialect, "none"),
-                   bulk_load=_LOADS.get(kind.module, "executemany batches"))
 
 
 def all_specs() -> list[EncryptionSpec]:
     """Every spec some target kind can declare (``fs:*`` included)."""
     out = {s for kind in KINDS.values() for s in kind.specs}
-    out |= set(_specs("fs:gocryptfs", "fs:gocryptfs-aessiv", "fs:gocryptfs-xchacha"))
+    out |= {parse_spec(t) for t in ("fs:gocryptfs", "fs:gocryptfs-aessiv", "fs:gocryptfs-xchacha")}
     return sorted(out, key=lambda s: (not s.is_plain, str(s)))
 
 
@@ -117,26 +75,6 @@ class Target:
 
 def _host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
-
-
-MARIADB_HINT = ("a MariaDB server is measured as mariadb://USER@HOST/DB, which declares AES-128/192/256 in CBC or "
-                "CTR mode")
-
-
-def mysql_key_size_reason(spec: EncryptionSpec) -> str:
-    """Why MySQL cannot do ``spec`` (empty if it can)."""
-    if spec.mechanism != "tde":
-        return ""
-    if spec.cipher == "3des":
-        return ("MySQL InnoDB data-at-rest encryption has no 3DES: it encrypts with AES-256 only (3DES TDE exists "
-                "on SQL Server and Oracle: mssql://, oracle://)")
-    if spec.key_bits in (128, 192):
-        return ("MySQL InnoDB data-at-rest encryption has a single key size: AES-256 (the tablespace key is "
-                "AES-256, data is encrypted in CBC mode); AES-128/192 cannot be chosen, so a result labelled "
-                f"so would measure AES-256 ({MARIADB_HINT})")
-    if spec.mode not in (None, "cbc"):
-        return f"MySQL InnoDB encrypts tablespace data with AES-256 in CBC mode only ({MARIADB_HINT})"
-    return ""
 
 
 def _kind_reason(kind: Kind, spec: EncryptionSpec) -> str:
@@ -264,103 +202,5 @@ def resolve_password(target: Target, interactive: bool | None = None) -> str:
     return password
 
 
-def check_driver(kind: Kind) -> None:
-    """EnvironmentProblem naming the pip package when the target's driver is not installed."""
-    if find_spec(kind.module) is None:
-        raise EnvironmentProblem(f"the Python driver for {kind.product} targets ({kind.module}) is not installed",
-                                 f"pip install '{kind.pip}'")
-
-
-@dataclass(frozen=True)
-class TargetConfig(Config):
-    """A config whose label is the target's own (``settings['label']``).
-
-    Stop-gap until :class:`Config` carries a user-chosen name itself (docs/engines/external.md).
-    """
-
-    @property
-    def label(self) -> str:
-        return self.settings.get("label") or f"{self.engine}-{self.spec.label}"
-
-
-def target_config(target: Target, override: bool = False) -> Config:
-    """The config of one target: settings hold the password-free URL, the label and the check mode."""
-    settings = {"url": target.url, "label": target.label,
-                "encryption_check": CHECK_OVERRIDDEN if override else CHECK_STRICT}
-    if "name" in {f.name for f in fields(Config)}:  # Config carries user-chosen names: resumable as is
-        return Config(ENGINE, target.spec, settings, name=target.label)  # type: ignore[call-arg]
-    return TargetConfig(ENGINE, target.spec, settings)
-
-
-def target_of(config: Config) -> Target:
-    """The target a config describes (from its recorded URL and spec)."""
-    url = config.settings.get("url", "")
-    label = config.settings.get("label") or config.label
-    if not url:
-        raise UsageError(f"config {config.label} has no target URL", "give --target LABEL=URL")
-    spec_text = "" if config.spec.is_plain else f"#{config.spec}"
-    return parse_target(f"{label}={url}{spec_text}")
-
-
-def target_configs(texts: list[str], overrides: list[str], interactive: bool | None = None,
-                   reach: bool = False) -> list[Config]:
-    """Configs for ``--target`` options; passwords resolved now so prompts come before any work.
-
-    ``reach``: also log in to every target once, so a wrong host or password fails before the run starts.
-    """
-    targets = [parse_target(t) for t in texts]
-    labels = [t.label for t in targets]
-    if not targets:
-        raise UsageError("no --target given", "write --target LABEL=URL, e.g. plain=mysql://bench@db:3306/tpch")
-    duplicates = sorted({x for x in labels if labels.count(x) > 1})
-    if duplicates:
-        raise UsageError(f"target label(s) used twice: {', '.join(duplicates)}", "give every target its own label")
-    kinds = {t.kind.scheme for t in targets}
-    if len(kinds) > 1:
-        raise UsageError(f"targets of one run must be one DBMS, got {', '.join(sorted(kinds))}",
-                         "the plain target is the baseline of the encrypted ones; run each DBMS separately")
-    places = [t.where for t in targets]
-    shared = sorted({f"{h}:{p}/{d}" for h, p, d in places if places.count((h, p, d)) > 1})
-    if shared:
-        raise UsageError(f"two targets use the same database ({', '.join(shared)})",
-                         "each target needs its own database: tdebench drops and re-creates its TPC-H tables")
-    unknown = sorted(set(o for o in overrides if o != "all") - set(labels))
-    if unknown:
-        raise UsageError(f"--override-encryption-check names unknown target(s): {', '.join(unknown)}",
-                         f"use one of: {', '.join(labels)} or all")
-    configs = []
-    for target in targets:
-        check_driver(target.kind)
-        password = resolve_password(target, interactive)
-        override = "all" in overrides or target.label in overrides
-        if reach:
-            _reach(target, password, override)
-        configs.append(target_config(target, override=override))
-    return configs
-
-
-def _reach(target: Target, password: str, override: bool) -> None:
-    """Log in once: a wrong host or password, a wrong scheme or a status the login cannot read fail now."""
-    from tdebench.engines.external.access import preflight
-    from tdebench.engines.external.drivers import connect
-
-    raw = connect(target, password, timeout=10)
-    try:
-        preflight(target, raw, override)
-    finally:
-        raw.close()
-
-
-def check_run_options(cache: str, reset: str) -> None:
-    """Cold caches and snapshot resets need a server tdebench controls."""
-    if cache != "warm":
-        raise UsageError("--cache cold needs a server tdebench can restart; external targets cannot be",
-                         "use --cache warm, or restart the servers yourself and run one trial per invocation")
-    if reset != "none":
-        raise UsageError("--reset snapshot copies data directories; external targets have none tdebench can read",
-                         "use --reset none (refresh functions keep twins identical anyway)")
-
-
-__all__ = ["KINDS", "NOT_SCANNABLE", "Kind", "Target", "TargetConfig", "all_specs", "check_driver",
-           "check_run_options", "check_spec", "parse_target", "password_variable", "resolve_password",
-           "target_config", "target_configs", "target_of"]
+__all__ = ["NOT_SCANNABLE", "Target", "all_specs", "check_spec", "parse_target", "password_variable",
+           "resolve_password"]

@@ -11,7 +11,7 @@ refused with that reason, since a result labelled so would measure AES-256. The 
 system tablespace. ``ibdata1`` (system tablespace) cannot be encrypted by MySQL.
 
 SQL: the same text as for MySQL external targets and ``tdebench script --dialect mysql`` (canonical SQL
-translated by :mod:`tdebench.engines.external.sql`); loading by ``LOAD DATA LOCAL INFILE``.
+translated by :mod:`tdebench.engines.toolkit.dbapi.translate`); loading by ``LOAD DATA LOCAL INFILE``.
 
 Instance layout under ``workdir/<label>`` (0700, owned by the service user when run as root): ``data/``
 (with the local keyring manifest/config), ``tmp/``, ``keys/component_keyring_file``, ``my.cnf``,
@@ -31,11 +31,11 @@ from typing import Any
 from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
 from tdebench.encryption import PLAIN, EncryptionSpec, generate_password, parse_spec, redact
 from tdebench.engines.mysql import setup
-from tdebench.engines.external.schema import TranslatedSchemaMixin
-from tdebench.engines.external.sql import TranslatingConnection, Translator
-from tdebench.engines.external.status import probe_mysql_family
-from tdebench.engines.external.target import KINDS, kind_dialect, mysql_key_size_reason
-from tdebench.engines.postgres.server import user_can_reach
+from tdebench.engines.toolkit.dbapi.schema import TranslatedSchemaMixin
+from tdebench.engines.toolkit.dbapi.translate import TranslatingConnection, Translator
+from tdebench.engines.toolkit.dbapi.status import probe_mysql_family
+from tdebench.engines.toolkit.dbapi.kinds import KINDS, kind_dialect, mysql_key_size_reason
+from tdebench.engines.toolkit.asuser import user_can_reach
 from tdebench.engines.toolkit.process import ServerProcess, chown_tree, free_port, service_user, tail
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
 
@@ -282,8 +282,8 @@ class MysqlInstance(TranslatedSchemaMixin, Instance):
         return TranslatingConnection(self._connect(), self.translator)
 
     def interrupt(self, conn: Connection) -> None:
-        from tdebench.engines.external.drivers import cancel
-        from tdebench.engines.external.sql import raw_connection
+        from tdebench.engines.toolkit.dbapi.drivers import cancel
+        from tdebench.engines.toolkit.dbapi.translate import raw_connection
 
         cancel(self.kind, raw_connection(conn), self._connect)
 

@@ -30,7 +30,8 @@ from typing import Any
 from tdebench.api.engine import CANARY_TABLE, DEFAULT_DATABASE, Config, Connection
 from tdebench.api.tables import TableSpec
 from tdebench.encryption import LEGACY_PGCRYPTO_FIX, LEGACY_PGCRYPTO_REASON, EncryptionSpec, SecretKey
-from tdebench.engines.postgres.engine import PostgresInstance
+from tdebench.engines.postgres.instance import PostgresInstance
+from tdebench.engines.toolkit.bulkload import copy_file
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
 
 KEY_SETTING = "tdebench.key"
@@ -443,7 +444,7 @@ class PgColumnInstance(PostgresInstance):
         stage, ddl = self.schema.staging_ddl(table.name)
         cur = conn.cursor()
         cur.execute(ddl)
-        self.copy_file(conn, stage, table.column_names, path)
+        copy_file(conn, stage, table.column_names, path)
         cur.execute(self.schema.insert_select(table.name, stage))
         rows = cur.rowcount
         cur.execute(f"DROP TABLE pg_temp.{stage}")

@@ -135,18 +135,6 @@ def _conf_value(value: str) -> str:
     return "'" + str(value).replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-# file-system access for the service user -----------------------------------------------------
-def user_can_reach(path: Path, user: pwd.struct_passwd | None) -> bool:
-    """True if ``user`` can search the deepest existing directory of ``path`` (asked as that user, so
-    ACLs count). Always True when no service user is involved."""
-    if user is None:
-        return True
-    existing = next((p for p in [path, *path.parents] if p.exists()), Path("/"))
-    result = subprocess.run(["/usr/bin/test", "-x", str(existing)], user=user.pw_uid, group=user.pw_gid,
-                            extra_groups=[], capture_output=True, check=False)
-    return result.returncode == 0
-
-
 # the cluster ------------------------------------------------------------------------------------
 class PgCluster:
     """initdb, configuration, start/stop and connections of one private cluster."""

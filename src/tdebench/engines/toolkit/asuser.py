@@ -122,3 +122,14 @@ def copy_tree(user: pwd.struct_passwd | None, source: Path, target: Path) -> Non
     if code != 0:
         raise EnvironmentProblem(f"could not read {source} to copy it: {errors[-200:]}",
                                  "check that the backup directory is intact")
+
+
+def user_can_reach(path: Path, user: pwd.struct_passwd | None) -> bool:
+    """True if ``user`` can search the deepest existing directory of ``path`` (asked as that user, so
+    ACLs count). Always True when no service user is involved."""
+    if user is None:
+        return True
+    existing = next((p for p in [path, *path.parents] if p.exists()), Path("/"))
+    result = subprocess.run(["/usr/bin/test", "-x", str(existing)], user=user.pw_uid, group=user.pw_gid,
+                            extra_groups=[], capture_output=True, check=False)
+    return result.returncode == 0

@@ -62,7 +62,7 @@ def _query(conn: Any, sql: str) -> tuple[Any, ...]:
 
 
 def _mariadb_create(conn: Any, password: str) -> dict[str, str]:
-    from tdebench.engines.mariadb.engine import native_password_hash
+    from tdebench.engines.mariadb.support import native_password_hash
 
     socket, database = _query(conn, "SELECT @@socket, DATABASE()")
     cur = conn.cursor()

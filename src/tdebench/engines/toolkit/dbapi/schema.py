@@ -2,8 +2,8 @@
 
 The workload hands such an instance canonical (``postgres`` family) DDL; :class:`TranslatedSchemaMixin` runs the
 target's own DDL instead (the workload's rendering if it has one, else each statement transpiled, see
-:mod:`tdebench.engines.external.sql`) and loads through the target's driver
-(:mod:`tdebench.engines.external.drivers`). The class using it provides ``kind`` (a
+:mod:`tdebench.engines.toolkit.dbapi.translate`) and loads through the target's driver
+(:mod:`tdebench.engines.toolkit.dbapi.drivers`). The class using it provides ``kind`` (a
 :class:`~tdebench.engines.external.target.Kind`), ``translator``, ``tables`` and ``load_methods``.
 """
 
@@ -15,9 +15,9 @@ from typing import Any
 
 from tdebench.api.engine import CANARY_TABLE, Connection, SqlTranslator
 from tdebench.api.tables import TableSpec
-from tdebench.engines.external import drivers
-from tdebench.engines.external.sql import Translator, drop_table_sql, raw_connection
-from tdebench.engines.external.target import Kind
+from tdebench.engines.toolkit.dbapi import drivers
+from tdebench.engines.toolkit.dbapi.translate import Translator, drop_table_sql, raw_connection
+from tdebench.engines.toolkit.dbapi.kinds import Kind
 
 
 def _execute_all(raw: Any, statements: list[str]) -> None:

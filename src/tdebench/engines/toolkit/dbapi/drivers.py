@@ -1,4 +1,5 @@
-"""Driver-level work for external targets: connect, bulk load, statistics, sizes, cancel.
+"""Driver-level work on a server of a :class:`~tdebench.engines.toolkit.dbapi.kinds.Kind`: bulk load, statistics,
+sizes, cancel, session facts (connecting is the caller's: external targets, the local MySQL engine).
 
 Drivers are imported lazily so a missing one only matters for the target that needs it: PyMySQL (MySQL,
 MariaDB), psycopg (PostgreSQL), pymssql (SQL Server), oracledb (Oracle, thin mode: no Instant Client).
@@ -19,43 +20,18 @@ from typing import Any
 
 from tdebench.api.tables import TableSpec, split_line
 from tdebench.encryption import redact
-from tdebench.engines.external.target import Kind, Target, check_driver
-from tdebench.errors import EnvironmentProblem, RunFailed
+from tdebench.engines.toolkit.bulkload import copy_file, load_data_sql
+from tdebench.engines.toolkit.dbapi.kinds import Kind, check_driver
+from tdebench.errors import RunFailed
 
 BATCH = 10_000
 _LOCAL_INFILE_OFF = (1148, 2068, 3948)  # "Loading local data is disabled" / "not allowed"
 
 
-def _driver(kind: Kind) -> Any:
+def driver_module(kind: Kind) -> Any:
+    """The kind's driver module, imported now (EnvironmentProblem naming the pip package if missing)."""
     check_driver(kind)
     return importlib.import_module(kind.module)
-
-
-def connect(target: Target, password: str, timeout: int = 15) -> Any:
-    """A new driver connection (autocommit off) to the target's database."""
-    kind = target.kind
-    module = _driver(kind)
-    try:
-        if kind.module == "pymysql":
-            return module.connect(host=target.host, port=target.port, user=target.user, password=password,
-                                  database=target.database, local_infile=True, autocommit=False, charset="utf8mb4",
-                                  connect_timeout=timeout)
-        if kind.module == "psycopg":
-            return module.connect(host=target.host, port=target.port, user=target.user, password=password,
-                                  dbname=target.database, connect_timeout=timeout, autocommit=False,
-                                  application_name="tdebench")
-        if kind.module == "pymssql":
-            return module.connect(server=target.host, port=str(target.port), user=target.user, password=password,
-                                  database=target.database, login_timeout=timeout, autocommit=False,
-                                  tds_version="7.4")
-        module.defaults.fetch_decimals = True  # NUMBER as Decimal, like the other drivers' DECIMAL
-        return module.connect(user=target.user, password=password,
-                              dsn=f"{target.host}:{target.port}/{target.database}", tcp_connect_timeout=timeout)
-    except Exception as exc:  # noqa: BLE001 - every driver has its own error classes
-        raise EnvironmentProblem(f"cannot connect to target '{target.label}' ({target.url}): "
-                                 f"{redact(str(exc)).splitlines()[0] if str(exc) else type(exc).__name__}",
-                                 "check host, port, database, user and password (and that the server accepts "
-                                 "connections from this machine)") from exc
 
 
 # loading ----------------------------------------------------------------------------------------------------
@@ -99,8 +75,6 @@ def insert_batches(raw: Any, table: TableSpec, path: Path, markers: list[str]) -
 
 def load_mysql(raw: Any, table: TableSpec, path: Path) -> tuple[int, str]:
     """LOAD DATA LOCAL INFILE (batched INSERTs when the server forbids it): (rows, method)."""
-    from tdebench.engines.mariadb.engine import load_data_sql
-
     cur = raw.cursor()
     try:
         cur.execute(load_data_sql(table.name, table.column_names), (str(path),))
@@ -127,9 +101,7 @@ def bulk_load(kind: Kind, raw: Any, table: TableSpec, path: Path) -> tuple[int, 
     if kind.module == "pymysql":
         return load_mysql(raw, table, path)
     if kind.module == "psycopg":
-        from tdebench.engines.postgres.engine import PostgresInstance
-
-        rows = PostgresInstance.copy_file(raw, table.name, table.column_names, path)
+        rows = copy_file(raw, table.name, table.column_names, path)
         raw.commit()
         return rows, "COPY FROM STDIN"
     count = len(table.columns)
@@ -292,5 +264,5 @@ def session_facts(kind: Kind, raw: Any) -> dict[str, Any]:
     return facts
 
 
-__all__ = ["SIZE_METHODS", "analyze", "bulk_load", "cancel", "connect", "family", "insert_batches", "session_facts",
+__all__ = ["SIZE_METHODS", "analyze", "bulk_load", "cancel", "driver_module", "family", "insert_batches", "session_facts",
            "storage_bytes", "table_sizes", "typed_rows"]
