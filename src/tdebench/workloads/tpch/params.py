@@ -4,9 +4,9 @@ Query files hold ``{{name}}`` placeholders. Every derived value (end dates, Q1's
 bounds, Q11's fraction, LIKE patterns, Q19's quantity ranges) is computed here exactly with ``Decimal`` and
 ``datetime.date``, so the SQL never does date or parameter arithmetic and dialects differ less.
 
-A placeholder renders as a complete literal of its value's type: ``date`` -> the dialect's ``date_literal``
-(``date 'YYYY-MM-DD'``; ``'YYYY-MM-DD'`` on SQLite, which stores dates as text), ``str`` -> a quoted string, ``int`` and ``Decimal``
--> a plain number.
+A placeholder renders as a complete literal of its value's type: ``date`` -> the dialect's ``date_literal`` (``date
+'YYYY-MM-DD'``; ``'YYYY-MM-DD'`` on SQLite, which stores dates as text), ``str`` -> a quoted string, ``int`` and
+``Decimal`` -> a plain number.
 """
 
 from __future__ import annotations
