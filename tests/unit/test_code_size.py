@@ -56,5 +56,6 @@ def test_no_function_over_60_lines():
 
 
 def test_the_measure_counts_decorators_and_nested_functions():
-    code = "@decorator\ndef f():\n    def g():\n        return 1\n    return g\n\nclass C:\n    def m(self):\n        pass\n"
+    code = ("@decorator\ndef f():\n    def g():\n        return 1\n    return g\n\n"
+            "class C:\n    def m(self):\n        pass\n")
     assert function_lengths(ast.parse(code)) == [("f", 1, 5), ("f.g", 3, 2), ("C.m", 8, 2)]

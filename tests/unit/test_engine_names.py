@@ -10,7 +10,9 @@ hooks declared in api/ (:class:`~tdebench.api.dialect.Dialect`, :class:`~tdebenc
   values and looks nothing up) or ``match`` case;
 - ``getattr``/``hasattr``/``setattr``/``vars`` applied to an engine or instance (an expression naming ``engine``,
   ``instance`` or ``inst``);
-- a parameter called ``engine``, ``instance`` or ``inst`` typed ``Any`` (what reaches into its attributes).
+- a parameter called ``engine``, ``instance`` or ``inst`` typed ``Any`` (what reaches into its attributes);
+- an attribute of an instance (``instance``, ``inst``, ``x.instance``, ``*_instance``) that
+  :class:`~tdebench.api.engine.Instance` does not declare.
 
 There is no list of exceptions.
 """
@@ -21,12 +23,15 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
+from tdebench.api.engine import Instance
 from tdebench.engines import engine_names
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "tdebench"
 ENGINES = PACKAGE / "engines"
 _OBJECT_NAMES = {"engine", "instance", "inst"}
 _REFLECTION = {"getattr", "hasattr", "setattr", "delattr", "vars"}
+#: what code outside engines/ may use of an instance: the api class and what its constructor sets
+INSTANCE_API = set(dir(Instance)) | {"config", "workdir", "database", "tables", "dialect"}
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,11 @@ def _is_any(annotation: ast.AST | None) -> bool:
     return False
 
 
+def _is_instance(node: ast.AST) -> bool:
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return name in ("instance", "inst") or name.endswith("_instance")
+
+
 def findings_in(tree: ast.AST, path: str, names: set[str]) -> list[Finding]:
     """Every violation in one module's tree."""
     out: list[Finding] = []
@@ -112,12 +122,14 @@ def findings_in(tree: ast.AST, path: str, names: set[str]) -> list[Finding]:
                 for kw in node.keywords:
                     if kw.arg in names:
                         add(node, f"engine name {kw.arg!r} as a dict key")
+        elif isinstance(node, ast.Attribute) and _is_instance(node.value) and node.attr not in INSTANCE_API:
+            add(node, f"{ast.unparse(node)}: an instance attribute api/engine.py's Instance does not declare")
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             args = node.args
             for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
                 if arg.arg in _OBJECT_NAMES and _is_any(arg.annotation):
                     add(arg, f"parameter {arg.arg!r} typed Any (type it with the api/ class it is)")
-    return out
+    return sorted(out, key=lambda f: f.line)
 
 
 def findings(names: set[str]) -> list[Finding]:
@@ -149,13 +161,13 @@ def f(instance: Any, engine, es, d):
     Family = Literal["sqlite", "mariadb"]
     getattr(engine, "spec_notes", None)
     hasattr(state.instance, "proc")
+    state.instance.cluster.stop()
     match d:
         case "external": pass
 '''
     found = findings_in(ast.parse(code), "x.py", {"sqlite", "mariadb", "postgres", "mysql", "external"})
-    assert [f.line for f in found] == sorted(f.line for f in found)
-    assert len(found) == 8, "\n".join(map(str, found))
+    assert len(found) == 9, "\n".join(map(str, found))
     kinds = " ".join(f.what for f in found)
     for expected in ("'sqlite'", "'mariadb'", "'postgres' as a dict key", "'mysql' as a subscript",
-                     "getattr()", "hasattr()", "match case", "typed Any"):
+                     "getattr()", "hasattr()", "match case", "typed Any", "state.instance.cluster: an instance"):
         assert expected in kinds, expected

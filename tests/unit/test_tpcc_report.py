@@ -93,3 +93,26 @@ def test_no_consistency_section_without_tpcc(tmp_path):
     _write(tmp_path / "run", _rows("sysbench", {"oltp_read_write": ["tps"]}))
     assert consistency_tables(summarize(tmp_path / "run")) == []
     assert 'id="consistency"' not in build_report(tmp_path / "run").read_text()
+
+
+def test_a_dialect_with_one_writer_at_a_time_is_named_in_the_caption(tmp_path):
+    """The caption comes from the dialect the manifest recorded (concurrent_writes), not from the engine's name."""
+    import json
+    from dataclasses import asdict, replace
+
+    from tdebench.api.dialect import MARIADB
+    from tdebench.report.figures import one_writer
+
+    run = tmp_path / "run"
+    _write(run, _rows("tpcc", {"tpcc": ["tpm", "nopm"]}))
+    single = replace(MARIADB, product="OneWriterDB", concurrent_writes=False)
+    configs = [{"label": "mariadb-none", "dialect": asdict(single)}, {"label": "mariadb-tde-aes-256-ctr"}]
+    (run / "manifest.json").write_text(json.dumps({"configs": configs}))
+    rs = summarize(run)
+    assert one_writer(rs, rs.engines[0]) == "OneWriterDB"
+    captions = [c.caption for c in throughput_vs_users(rs.analysis, rs.engines[0], one_writer(rs, rs.engines[0]))]
+    assert all("OneWriterDB allows one writer at a time" in c for c in captions)
+    (run / "manifest.json").write_text(json.dumps({"configs": [{"label": "mariadb-none",
+                                                                "dialect": asdict(MARIADB)}]}))
+    rs = summarize(run)
+    assert one_writer(rs, rs.engines[0]) == ""

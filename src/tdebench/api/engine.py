@@ -316,6 +316,11 @@ class Instance(ThreatProbes, ABC):
         """The one file an embedded database lives in (SQLite), else None."""
         return None
 
+    def connect_path(self, path: Path) -> Connection:
+        """A connection to another database file with this instance's key and settings (an embedded engine's
+        backup into a second file). Only for engines whose :meth:`database_file` is a file."""
+        raise NotImplementedError(f"{type(self).__name__} has no database file to copy")
+
     def owned_paths(self) -> list[Path]:
         """Directories the instance makes outside its work dir (recorded for ``tdebench cleanup``)."""
         return []

@@ -98,6 +98,7 @@ def run_command(ctx: typer.Context, **given: Any) -> None:
     raise typer.Exit(code)
 
 
+# typer reads a command's options from its signature: here the fields of RunArgs
 run_command.__signature__ = run_signature(typer.Context)  # type: ignore[attr-defined]
 app.command("run")(run_command)
 

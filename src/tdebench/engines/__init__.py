@@ -57,4 +57,5 @@ def unregister(name: str) -> None:
     _REGISTRY.pop(name, None)
 
 
-__all__ = ["DEFAULT_ENGINE", "TARGET_ENGINE", "Config", "Engine", "Instance", "engine_choices", "engine_names", "get_engine", "register", "unregister"]
+__all__ = ["DEFAULT_ENGINE", "TARGET_ENGINE", "Config", "Engine", "Instance", "engine_choices", "engine_names",
+           "get_engine", "register", "unregister"]

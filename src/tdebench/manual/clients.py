@@ -54,6 +54,23 @@ _MYSQL_STAMP = ("SELECT CONCAT('{prefix} ', DATE_FORMAT(UTC_TIMESTAMP(6), '%Y-%m
 _MYSQL_NOTE = ("the client's wall time per statement, measured after the whole result was fetched and before "
                "it was printed ('N rows in set (X sec)', 'Query OK, … (X sec)'; 10 ms resolution)")
 
+
+
+def _mysql_client(name: str, product: str, notes: tuple[str, ...]) -> Client:
+    """The mysql and mariadb clients: the same options, markers and log format."""
+    return Client(
+        dialect=name, name=f"{name} client ({product})",
+        prologue=(), epilogue=(),
+        marker_template="SELECT '{text}' AS tdebench;",
+        stamp_template=_MYSQL_STAMP,
+        batch_end="",
+        run_hint=(f"{name} -vvv --table --force --unbuffered --show-warnings -h <HOST> -u <USER> -p <DATABASE> "
+                  "< {script} > {log} 2>&1"),
+        timing_note=_MYSQL_NOTE,
+        scanner=scan_mysql, example_spec="tde:aes-256-cbc", notes=notes,
+    )
+
+
 _ALL: tuple[Client, ...] = (
     Client(
         dialect="tsql", name="sqlcmd (SQL Server)",
@@ -97,40 +114,18 @@ _ALL: tuple[Client, ...] = (
             'FETCH FIRST n ROWS ONLY needs Oracle 12c or later.',
         ),
     ),
-    Client(
-        dialect="mysql", name="mysql client (MySQL)",
-        prologue=(), epilogue=(),
-        marker_template="SELECT '{text}' AS tdebench;",
-        stamp_template=_MYSQL_STAMP,
-        batch_end="",
-        run_hint=("mysql -vvv --table --force --unbuffered --show-warnings -h <HOST> -u <USER> -p <DATABASE> "
-                  "< {script} > {log} 2>&1"),
-        timing_note=_MYSQL_NOTE,
-        scanner=scan_mysql, example_spec='tde:aes-256-cbc',
-        notes=(
-            '`-vvv` makes the batch-mode client print tables and the `N rows in set (X sec)` lines; without it '
-            'the log has no times. `--force` keeps going after an error, `--unbuffered` keeps errors (stderr) in '
-            'order with the output, `2>&1` puts both in the log.',
-            'The interactive alternative: `tee stream00.log` then `source stream00.sql` inside `mysql`.',
-            'MySQL InnoDB encrypts with AES-256 only (see `tdebench tde-setup --engine mysql`).',
-        ),
-    ),
-    Client(
-        dialect="mariadb", name="mariadb client (MariaDB)",
-        prologue=(), epilogue=(),
-        marker_template="SELECT '{text}' AS tdebench;",
-        stamp_template=_MYSQL_STAMP,
-        batch_end="",
-        run_hint=("mariadb -vvv --table --force --unbuffered --show-warnings -h <HOST> -u <USER> -p <DATABASE> "
-                  "< {script} > {log} 2>&1"),
-        timing_note=_MYSQL_NOTE,
-        scanner=scan_mysql, example_spec='tde:aes-256-cbc',
-        notes=(
-            '`-vvv` makes the batch-mode client print tables and the `N rows in set (X sec)` lines; without it '
-            'the log has no times. `--force` keeps going after an error, `--unbuffered` keeps errors in order.',
-            'These queries are exactly the ones `tdebench run --engine mariadb` runs.',
-        ),
-    ),
+    _mysql_client("mysql", "MySQL", (
+        '`-vvv` makes the batch-mode client print tables and the `N rows in set (X sec)` lines; without it '
+        'the log has no times. `--force` keeps going after an error, `--unbuffered` keeps errors (stderr) in '
+        'order with the output, `2>&1` puts both in the log.',
+        'The interactive alternative: `tee stream00.log` then `source stream00.sql` inside `mysql`.',
+        'MySQL InnoDB encrypts with AES-256 only (see `tdebench tde-setup --engine mysql`).',
+    )),
+    _mysql_client("mariadb", "MariaDB", (
+        '`-vvv` makes the batch-mode client print tables and the `N rows in set (X sec)` lines; without it '
+        'the log has no times. `--force` keeps going after an error, `--unbuffered` keeps errors in order.',
+        'These queries are exactly the ones `tdebench run --engine mariadb` runs.',
+    )),
     Client(
         dialect="postgres", name="psql (PostgreSQL)",
         prologue=("\\set ON_ERROR_STOP 0", "\\pset pager off", "\\timing on"),

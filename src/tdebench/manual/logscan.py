@@ -9,7 +9,7 @@ Lines may end in LF, CRLF or CR; UTF-8 and UTF-16 (sqlcmd ``-u``) logs are read.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 MARKER = re.compile(r"tdebench:(begin|end) q(\d{1,2}) stream (\d+)\b")
@@ -96,20 +96,35 @@ _ORA_ELAPSED = re.compile(r"^Elapsed: (?:(\d+) )?(\d+):(\d\d):(\d\d(?:[.,]\d+)?)
 _ORA_ERROR = re.compile(r"^(ORA|SP2|TNS|PLS)-\d{4,5}\b")
 
 
-def scan_oracle(lines: list[str]) -> Iterator[Event]:
-    """SQL*Plus output (spool or stdout) with SET TIMING ON."""
-    for i, raw in enumerate(lines, 1):
-        line = raw.strip()
-        yield from marker_events(line, i)
-        elapsed = _ORA_ELAPSED.match(line)
-        if elapsed:
-            days, hours, minutes, seconds = elapsed.groups()
-            total = (int(days or 0) * 24 + int(hours)) * 3600 + int(minutes) * 60 + float(seconds.replace(",", "."))
-            yield Event("exec", i, seconds=total)
-        elif _ORA_ERROR.match(line):
-            yield Event("error", i, text=line)
-        elif line.startswith("Warning:"):
-            yield Event("warning", i, text=line)
+def _line_scanner(seconds: Callable[[str], float | None], error: Callable[[str], object],
+                  warning: Callable[[str], object]) -> Callable[[list[str]], Iterator[Event]]:
+    """A scanner for clients that print one line per statement: markers, its time (``seconds``), errors, warnings."""
+
+    def scan(lines: list[str]) -> Iterator[Event]:
+        for i, raw in enumerate(lines, 1):
+            line = raw.strip()
+            yield from marker_events(line, i)
+            taken = seconds(line)
+            if taken is not None:
+                yield Event("exec", i, seconds=taken)
+            elif error(line):
+                yield Event("error", i, text=line)
+            elif warning(line):
+                yield Event("warning", i, text=line)
+
+    return scan
+
+
+def _oracle_seconds(line: str) -> float | None:
+    elapsed = _ORA_ELAPSED.match(line)
+    if not elapsed:
+        return None
+    days, hours, minutes, seconds = elapsed.groups()
+    return (int(days or 0) * 24 + int(hours)) * 3600 + int(minutes) * 60 + float(seconds.replace(",", "."))
+
+
+#: SQL*Plus output (spool or stdout) with SET TIMING ON
+scan_oracle = _line_scanner(_oracle_seconds, _ORA_ERROR.match, lambda line: line.startswith("Warning:"))
 
 
 # ---------------------------------------------------------------------------------------------- mysql client
@@ -167,15 +182,10 @@ _PG_ERROR = re.compile(r"^(?:psql:\S*?:\d+: )?(?:ERROR|FATAL|PANIC):\s|^psql: er
 _PG_WARNING = re.compile(r"^(?:psql:\S*?:\d+: )?WARNING:\s")
 
 
-def scan_postgres(lines: list[str]) -> Iterator[Event]:
-    """psql output with \\timing on."""
-    for i, raw in enumerate(lines, 1):
-        line = raw.strip()
-        yield from marker_events(line, i)
-        time = _PG_TIME.match(line)
-        if time:
-            yield Event("exec", i, seconds=float(time.group(1)) / 1000)
-        elif _PG_ERROR.match(line):
-            yield Event("error", i, text=line)
-        elif _PG_WARNING.match(line):
-            yield Event("warning", i, text=line)
+def _postgres_seconds(line: str) -> float | None:
+    time = _PG_TIME.match(line)
+    return float(time.group(1)) / 1000 if time else None
+
+
+#: psql output with \timing on
+scan_postgres = _line_scanner(_postgres_seconds, _PG_ERROR.match, _PG_WARNING.match)

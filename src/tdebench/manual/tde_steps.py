@@ -24,12 +24,19 @@ def _step(comment: str, number: int, title: str) -> list[str]:
 def _import_hint(comment: str, dialect: str, setup: Setup) -> list[str]:
     label = "plain" if setup.plain else setup.spec.label
     spec = "" if setup.plain else f"#{setup.spec}"
+    scheme = sql_dialect(dialect).url_scheme
     return [f"{comment} then measure it over the network (the login needs the grant above):",
-            f"{comment}   tdebench run --target '{label}={sql_dialect(dialect).url_scheme}://<TDEBENCH_USER>@<HOST>/<DATABASE>"
+            f"{comment}   tdebench run --target '{label}={scheme}://<TDEBENCH_USER>@<HOST>/<DATABASE>"
             f"{spec}' --target ...",
             f"{comment} or by hand with `tdebench script --dialect {dialect} …` and record the logs with",
             f"{comment}   tdebench import --dialect {dialect} --config {label} --encryption {setup.spec} "
             "--out <RUN_DIR> <LOGS>"]
+
+
+def _plain(setup: Setup, c: str, notes: list[str], title: str, checks: list[str], dialect: str) -> str:
+    """The steps of a plain baseline: notes, one step of checks, how to measure it."""
+    lines = _head(setup, c, notes) + _step(c, 1, title) + checks + [""] + _import_hint(c, dialect, setup)
+    return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------------------------------ MySQL
@@ -42,9 +49,7 @@ def mysql(setup: Setup) -> str:
 
 
 def _mysql_plain(setup: Setup) -> str:
-    c = "#"
-    lines = _head(setup, c, ["Plain MySQL baseline: make sure nothing is encrypted."])
-    lines += _step(c, 1, "check (mysql client)") + [
+    return _plain(setup, "#", ["Plain MySQL baseline: make sure nothing is encrypted."], "check (mysql client)", [
         "SELECT NAME, ENCRYPTION FROM INFORMATION_SCHEMA.INNODB_TABLESPACES",
         " WHERE NAME LIKE '<DATABASE>/%' OR NAME = 'mysql' OR SPACE_TYPE = 'Undo';",
         "#   every row: ENCRYPTION = N",
@@ -52,8 +57,7 @@ def _mysql_plain(setup: Setup) -> str:
         "  'innodb_undo_log_encrypt', 'innodb_temp_tablespace_encrypt', 'binlog_encryption');",
         "#   every value: OFF. Redo/undo/binlog/temporary encryption is instance-wide: a baseline on an",
         "#   instance that has them ON is not plain; give the baseline its own instance.",
-    ] + [""] + _import_hint(c, "mysql", setup)
-    return "\n".join(lines)
+    ], "mysql")
 
 
 def _mysql_keyring(setup: Setup, everything: bool) -> list[str]:
@@ -159,10 +163,8 @@ _SQLSERVER_TRAP = [
 
 
 def _sqlserver_plain(setup: Setup) -> str:
-    c = "--"
-    lines = _head(setup, c, ["Plain SQL Server baseline: make sure nothing on the instance uses TDE.", "",
-                             *_SQLSERVER_TRAP])
-    lines += _step(c, 1, "check on the baseline instance (sqlcmd)") + [
+    return _plain(setup, "--", ["Plain SQL Server baseline: make sure nothing on the instance uses TDE.", "",
+                                *_SQLSERVER_TRAP], "check on the baseline instance (sqlcmd)", [
         "SELECT DB_NAME(database_id) AS database_name, encryption_state FROM sys.dm_database_encryption_keys;",
         "GO",
         "--   must return no rows at all: a row for tempdb (database_id 2) means some database uses TDE",
@@ -171,8 +173,7 @@ def _sqlserver_plain(setup: Setup) -> str:
         "--   is_encrypted = 0 everywhere. Compared with tde:3des, the baseline database needs the same",
         "--   compatibility level as the 3DES one (120 from SQL Server 2016 on: 3DES requires it):",
         "--   ALTER DATABASE <DATABASE> SET COMPATIBILITY_LEVEL = 120;",
-    ] + [""] + _import_hint(c, "tsql", setup)
-    return "\n".join(lines)
+    ], "tsql")
 
 
 def _sqlserver_keys(setup: Setup, des: bool) -> list[str]:
@@ -310,16 +311,14 @@ _ORACLE_CHECK_PARAM = [
 
 
 def _oracle_plain(setup: Setup) -> str:
-    c = "--"
-    lines = _head(setup, c, ["Plain Oracle baseline: make sure the TPC-H tablespace is not encrypted."])
-    lines += _step(c, 1, "check (SQL*Plus, in the PDB holding the data)") + _ORACLE_CHECK_PARAM + [
+    return _plain(setup, "--", ["Plain Oracle baseline: make sure the TPC-H tablespace is not encrypted."],
+                  "check (SQL*Plus, in the PDB holding the data)", _ORACLE_CHECK_PARAM + [
         "SELECT tablespace_name, encrypted FROM dba_tablespaces;",
         "--   the tablespace(s) of the TPC-H segments: ENCRYPTED = NO",
         "SELECT DISTINCT tablespace_name FROM dba_segments WHERE owner = UPPER('<TPCH_USER>');",
         "--   with TABLESPACE_ENCRYPTION = AUTO_ENABLE every new tablespace comes out encrypted: keep the",
         "--   baseline's data in a tablespace created before it was set, or on another database.",
-    ] + [""] + _import_hint(c, "oracle", setup)
-    return "\n".join(lines)
+    ], "oracle")
 
 
 def _oracle_keystore(setup: Setup) -> list[str]:
@@ -396,16 +395,13 @@ def mariadb(setup: Setup) -> str:
 
 
 def _mariadb_plain(setup: Setup) -> str:
-    c = "#"
-    lines = _head(setup, c, ["Plain MariaDB baseline: make sure nothing is encrypted."])
-    lines += _step(c, 1, "check (mariadb client)") + [
+    return _plain(setup, "#", ["Plain MariaDB baseline: make sure nothing is encrypted."], "check (mariadb client)", [
         "SELECT NAME, ENCRYPTION_SCHEME FROM information_schema.INNODB_TABLESPACES_ENCRYPTION",
         " WHERE ENCRYPTION_SCHEME <> 0;",
         "#   no rows",
         "SHOW GLOBAL VARIABLES WHERE Variable_name LIKE '%encrypt%';",
         "#   innodb_encrypt_tables, innodb_encrypt_log, encrypt_* and aria_encrypt_tables: OFF",
-    ] + [""] + _import_hint(c, "mariadb", setup)
-    return "\n".join(lines)
+    ], "mariadb")
 
 
 def _mariadb_keys(setup: Setup) -> list[str]:

@@ -102,7 +102,8 @@ def one_writer(rs: RunSummary, es: EngineSummary) -> str:
     (:attr:`Dialect.concurrent_writes` False), else ""."""
     for label in es.configs:
         dialect = rs.files.manifest_config(label).get("dialect")  # imported runs name theirs (a string)
-        if isinstance(dialect, dict) and dialect.get("concurrent_writes", True) is False:
+        # manifests written before concurrent_writes existed: only SQLite's dialect lacked row locks
+        if isinstance(dialect, dict) and dialect.get("concurrent_writes", dialect.get("row_locks", True)) is False:
             return str(dialect.get("product") or es.engine)
     return ""
 

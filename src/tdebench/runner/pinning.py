@@ -14,6 +14,7 @@ default.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from contextlib import ExitStack
 from typing import Any
 
@@ -31,8 +32,9 @@ def cpu_split() -> tuple[list[int], list[int]]:
     return cpus[:1], cpus[1:]
 
 
-def pin_threads(pid: int, cpus: list[int]) -> int:
-    """Pin every thread of process ``pid`` to ``cpus``; how many threads were pinned."""
+def _each_thread(pid: int, apply: Callable[[int], object]) -> int:
+    """``apply`` every thread id of process ``pid``; how many it succeeded for (threads that exited meanwhile, or
+    are not ours to change, are skipped)."""
     try:
         tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
     except OSError:
@@ -40,11 +42,16 @@ def pin_threads(pid: int, cpus: list[int]) -> int:
     count = 0
     for tid in tids:
         try:
-            os.sched_setaffinity(tid, cpus)
+            apply(tid)
             count += 1
-        except OSError:  # exited meanwhile, or not ours to pin
+        except OSError:
             continue
     return count
+
+
+def pin_threads(pid: int, cpus: list[int]) -> int:
+    """Pin every thread of process ``pid`` to ``cpus``; how many threads were pinned."""
+    return _each_thread(pid, lambda tid: os.sched_setaffinity(tid, cpus))
 
 
 def pin_tree(roots: list[int], cpus: list[int]) -> int:
@@ -54,18 +61,7 @@ def pin_tree(roots: list[int], cpus: list[int]) -> int:
 
 def renice_threads(pid: int, value: int) -> int:
     """Set every thread of process ``pid`` to nice ``value``; how many threads were set."""
-    try:
-        tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
-    except OSError:
-        return 0
-    count = 0
-    for tid in tids:
-        try:
-            os.setpriority(os.PRIO_PROCESS, tid, value)
-            count += 1
-        except OSError:  # exited meanwhile, or not permitted
-            continue
-    return count
+    return _each_thread(pid, lambda tid: os.setpriority(os.PRIO_PROCESS, tid, value))
 
 
 def check_nice(value: int | None) -> None:

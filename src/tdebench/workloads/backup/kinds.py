@@ -31,6 +31,14 @@ class KindInfo:
     logical: bool
     compressed: bool
 
+    @classmethod
+    def variant(cls, base: str, engine: str, tool: str, description: str, hows: tuple[str, str], logical: bool,
+                compressed: bool) -> KindInfo:
+        """The plain or gzip-compressed variant of a kind: ``base`` or ``base_gz``, ``description`` with ``{}``
+        filled by ``hows`` (plain, compressed)."""
+        return cls(base + ("_gz" if compressed else ""), engine, tool, description.format(hows[compressed]), logical,
+                   compressed)
+
     def to_json(self) -> dict[str, Any]:
         return {"engine": self.engine, "tool": self.tool, "description": self.description,
                 "logical": self.logical, "compressed": self.compressed}

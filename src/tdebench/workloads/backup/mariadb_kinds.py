@@ -1,10 +1,10 @@
 """MariaDB: mariadb-backup (physical, hot) and mariadb-dump (logical), each plain and gzip-compressed.
 
 The tools reach the server through the instance's :meth:`~tdebench.api.engine.Instance.tool_access` (the password
-through an inherited pipe); physical restores replace :meth:`~tdebench.api.engine.Instance.server_files`. With TDE, ``mariadb-backup --backup`` and ``--prepare`` load the ``file_key_management`` plugin
-themselves and need the file key that the engine writes only while the server starts: ``key_material()``
-(see :class:`tdebench.api.engine.Instance`) makes it available for the duration of the tool and removes it
-after.
+through an inherited pipe); physical restores replace :meth:`~tdebench.api.engine.Instance.server_files`. With TDE,
+``mariadb-backup --backup`` and ``--prepare`` load the ``file_key_management`` plugin themselves and need the file
+key that the engine writes only while the server starts: ``key_material()`` (see
+:class:`tdebench.api.engine.Instance`) makes it available for the duration of the tool and removes it after.
 """
 
 from __future__ import annotations
@@ -35,9 +35,8 @@ class MariadbBackupKind(BackupKind):
     """``mariadb-backup --backup`` (hot physical copy of the data files) and an in-place restore."""
 
     def __init__(self, compressed: bool) -> None:
-        name = "mariadb_backup" + ("_gz" if compressed else "")
-        how = "--stream=mbstream | gzip" if compressed else "directory"
-        self.info = KindInfo(name, "mariadb", "mariadb-backup", f"physical, hot, {how}", False, compressed)
+        self.info = KindInfo.variant("mariadb_backup", "mariadb", "mariadb-backup", "physical, hot, {}",
+                                     ("directory", "--stream=mbstream | gzip"), False, compressed)
 
     def backup(self, ctx: Context) -> Path:
         inst = ctx.state.instance
@@ -102,9 +101,8 @@ class MariadbDumpKind(BackupKind):
     """``mariadb-dump --single-transaction`` (SQL text) restored with the ``mariadb`` client into a new database."""
 
     def __init__(self, compressed: bool) -> None:
-        name = "mariadb_dump" + ("_gz" if compressed else "")
-        how = "SQL | gzip" if compressed else "SQL text"
-        self.info = KindInfo(name, "mariadb", "mariadb-dump", f"logical, {how}", True, compressed)
+        self.info = KindInfo.variant("mariadb_dump", "mariadb", "mariadb-dump", "logical, {}",
+                                     ("SQL text", "SQL | gzip"), True, compressed)
 
     def backup(self, ctx: Context) -> Path:
         target = ctx.scratch / ("dump.sql.gz" if self.info.compressed else "dump.sql")

@@ -46,9 +46,8 @@ class PgBasebackupKind(BackupKind):
     """``pg_basebackup -X stream`` (plain directory, or tar + gzip) restored in place of the data directory."""
 
     def __init__(self, compressed: bool) -> None:
-        name = "pg_basebackup" + ("_gz" if compressed else "")
-        how = "tar, gzip (-Ft -z)" if compressed else "plain directory (-Fp)"
-        self.info = KindInfo(name, "postgres", "pg_basebackup", f"physical, {how}, WAL streamed", False, compressed)
+        self.info = KindInfo.variant("pg_basebackup", "postgres", "pg_basebackup", "physical, {}, WAL streamed",
+                                     ("plain directory (-Fp)", "tar, gzip (-Ft -z)"), False, compressed)
 
     def backup(self, ctx: Context) -> Path:
         inst = ctx.state.instance
@@ -110,9 +109,8 @@ class PgDumpKind(BackupKind):
     """``pg_dump`` as plain SQL (``-Z 6``: gzip-compressed) restored with psql into a new database."""
 
     def __init__(self, compressed: bool) -> None:
-        name = "pg_dump" + ("_gz" if compressed else "")
-        how = "SQL text, gzip (-Fp -Z 6)" if compressed else "SQL text (-Fp)"
-        self.info = KindInfo(name, "postgres", "pg_dump", f"logical, {how}", True, compressed)
+        self.info = KindInfo.variant("pg_dump", "postgres", "pg_dump", "logical, {}",
+                                     ("SQL text (-Fp)", "SQL text, gzip (-Fp -Z 6)"), True, compressed)
 
     def backup(self, ctx: Context) -> Path:
         inst = ctx.state.instance

@@ -1,9 +1,9 @@
 """SQLite / SQLCipher: the online backup API and ``VACUUM INTO``, each plain and gzip-compressed.
 
-The backup API copies pages into a second connection, which must use the source's key (SQLCipher refuses
-to copy between databases with different keys): ``SqliteInstance.connect_path`` opens the target file with the
-instance's key and settings. ``VACUUM INTO`` needs nothing: SQLCipher writes the copy with the same key.
-Restores are in place: the backup file replaces the database file and is opened again.
+The backup API copies pages into a second connection, which must use the source's key (SQLCipher refuses to copy
+between databases with different keys): :meth:`Instance.connect_path <tdebench.api.engine.Instance.connect_path>`
+opens the target file with the instance's key and settings. ``VACUUM INTO`` needs nothing: SQLCipher writes the copy
+with the same key. Restores are in place: the backup file replaces the database file and is opened again.
 """
 
 from __future__ import annotations
@@ -57,21 +57,23 @@ class SqliteKind(BackupKind):
 
     def restore(self, ctx: Context, artifact: Path) -> float:
         inst = ctx.state.instance
+        path = inst.database_file()
+        assert path is not None, "a SQLite instance lives in one file"
         clock = Stopwatch()
-        aside = tools.set_aside(inst.path)
+        aside = tools.set_aside(path)
         try:
             with clock:
                 if self.info.compressed:
-                    tools.gunzip_to(artifact, inst.path)
+                    tools.gunzip_to(artifact, path)
                 else:
-                    shutil.copyfile(artifact, inst.path)
+                    shutil.copyfile(artifact, path)
                 conn = inst.connect()
                 try:
                     conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
                 finally:
                     conn.close()
         except BaseException:
-            tools.put_back(aside, inst.path)
+            tools.put_back(aside, path)
             raise
         tools.discard(aside)
         return clock.seconds

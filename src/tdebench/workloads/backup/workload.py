@@ -17,9 +17,8 @@ from typing import Any
 from tdebench.api.dialect import Dialect
 from tdebench.api.events import RunListener
 from tdebench.api.plan import RunPlan
-from tdebench.api.tables import TableSpec
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
-from tdebench.api.workload import RunFiles, Workload
+from tdebench.api.workload import RunFiles
 from tdebench.errors import UsageError
 from tdebench.measure.storage import storage_breakdown
 from tdebench.results.rundir import utc_now, write_json
@@ -29,10 +28,8 @@ from tdebench.workloads.backup.options import parse_options
 from tdebench.workloads.backup.scan import canary_markers, scan_backup
 from tdebench.workloads.crud.meter import measured
 from tdebench.workloads.crud.workload import record_storage
-from tdebench.workloads.tpch import schema
-from tdebench.workloads.tpch.datagen import TPCH_RAW_PER_SF, check_data_root, ensure_data
 from tdebench.workloads.tpch.loader import load_tpch
-from tdebench.workloads.tpch.workload import TpchWorkload
+from tdebench.workloads.tpch.on_tpch_data import OnTpchData
 
 TEST = "backup"
 # backup tool an engine declares (Dialect.backup_tools) -> the module with the kinds that use it
@@ -46,38 +43,16 @@ def engine_kinds(dialect: Dialect) -> list[BackupKind]:
     return [kind for m in modules for kind in importlib.import_module(f"tdebench.workloads.backup.{m}").kinds()]
 
 
-class BackupWorkload(Workload):
+class BackupWorkload(OnTpchData):
     """Backups with and without compression per engine, timed, sized, restored and scanned."""
 
     name = "backup"
-    database = "tpch"
-    known_plaintext = TpchWorkload.known_plaintext
-    schema_tables = tuple(t.name for t in schema.TABLES)
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
         super().__init__(plan, rundir)
         self.options = parse_options(plan.workload_options)
-        self.data_dir = Path()
         self.counts: dict[str, dict[str, int]] = {}
         self.verdicts: dict[str, Any] = {"schema_version": 1, "kinds": {}, "configs": {}}
-
-    def plan_json(self) -> dict[str, Any]:
-        return self.options.model_dump()
-
-    def tables(self) -> tuple[TableSpec, ...]:
-        return schema.TABLES
-
-    def estimated_input_bytes(self) -> int:
-        return int(TPCH_RAW_PER_SF * self.options.sf)
-
-    def prepare(self, ui: RunListener) -> dict[str, Any]:
-        check_data_root(self.options.sf, self.plan.data_dir)
-        ui.task_started("data", f"TPC-H data SF {self.options.sf:g}", None)
-        try:
-            self.data_dir, facts = ensure_data(self.options.sf, self.plan.data_dir, progress=ui.message)
-        finally:
-            ui.task_finished("data")
-        return {**facts, "dir": str(self.data_dir), "workload": "backup", **self.plan_json()}
 
     def load(self, state: ConfigState, rec: Recorder, ui: RunListener) -> dict[str, Any]:
         rec.workload = self.name

@@ -16,7 +16,6 @@ last one leaves the full TPC-H data in place.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from tdebench.api.engine import Connection
@@ -24,53 +23,34 @@ from tdebench.api.events import RunListener
 from tdebench.api.plan import RunPlan
 from tdebench.api.tables import TableSpec
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
-from tdebench.api.workload import RunFiles, Workload
+from tdebench.api.workload import RunFiles
 from tdebench.measure.storage import storage_breakdown, table_sizes
 from tdebench.workloads.load.client import insert_batches
 from tdebench.workloads.load.options import parse_options
 from tdebench.workloads.crud.meter import measured
 from tdebench.workloads.crud.workload import record_storage
 from tdebench.workloads.tpch import schema
-from tdebench.workloads.tpch.datagen import TPCH_RAW_PER_SF, check_data_root, ensure_data
 from tdebench.workloads.tpch.loader import load_tpch
-from tdebench.workloads.tpch.workload import TpchWorkload
+from tdebench.workloads.tpch.on_tpch_data import OnTpchData
 
 TEST = "ingest"
 
 
-class LoadWorkload(Workload):
+class LoadWorkload(OnTpchData):
     """Client-side batched inserts vs the bulk path, with and without keys during the load."""
 
     name = "load"
-    database = "tpch"
-    known_plaintext = TpchWorkload.known_plaintext
-    schema_tables = tuple(t.name for t in schema.TABLES)
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
         super().__init__(plan, rundir)
         self.options = parse_options(plan.workload_options)
-        self.data_dir = Path()
         self.expected: dict[str, int] = {}
 
-    def plan_json(self) -> dict[str, Any]:
-        return self.options.model_dump()
-
-    def tables(self) -> tuple[TableSpec, ...]:
-        return schema.TABLES
-
-    def estimated_input_bytes(self) -> int:
-        return int(TPCH_RAW_PER_SF * self.options.sf)
-
     def prepare(self, ui: RunListener) -> dict[str, Any]:
-        check_data_root(self.options.sf, self.plan.data_dir)
-        ui.task_started("data", f"TPC-H data SF {self.options.sf:g}", None)
-        try:
-            self.data_dir, facts = ensure_data(self.options.sf, self.plan.data_dir, progress=ui.message)
-        finally:
-            ui.task_finished("data")
+        facts = super().prepare(ui)
         self.expected = {name.removesuffix(".tbl"): int(f.get("rows", -1))
-                         for name, f in facts.get("files", {}).items()}
-        return {**facts, "dir": str(self.data_dir), "workload": "load", **self.plan_json()}
+                         for name, f in self.data_facts.get("files", {}).items()}
+        return facts
 
     def load(self, state: ConfigState, rec: Recorder, ui: RunListener) -> dict[str, Any]:
         """The bulk load verification scans; trials then reload it every way."""

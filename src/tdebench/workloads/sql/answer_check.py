@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
-from tdebench.workloads.tpch.answers import normalize_row
+from tdebench.workloads.tpch.answers import finite_number, normalize_row
+from tdebench.workloads.tpch.verdicts import twin_verdict
 
 MAX_MISMATCHES = 5
 _CENT = Decimal("0.01")
@@ -31,19 +32,11 @@ def digest(rows: Sequence[Sequence[str]]) -> str:
     return hashlib.sha256("\n".join("|".join(r) for r in rows).encode()).hexdigest()
 
 
-def _number(text: str) -> Decimal | None:
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
-        return None
-    return value if value.is_finite() else None
-
-
 def cells_match(expected: str, actual: str) -> bool:
     """Equal text, or two numbers within the tolerance."""
     if expected == actual:
         return True
-    e, a = _number(expected), _number(actual)
+    e, a = finite_number(expected), finite_number(actual)
     if e is None or a is None:
         return False
     return abs(e - a) <= _CENT or abs(e - a) <= abs(e) * Decimal("1e-9")
@@ -80,12 +73,8 @@ def compare_sets(expected: AnswerSet, actual: AnswerSet) -> list[str]:
 def verdicts(sets: dict[str, AnswerSet], plain_of: dict[str, str | None]) -> dict[str, dict[str, Any]]:
     """Per config: are its answers those of its plain twin?"""
     out: dict[str, dict[str, Any]] = {}
-    for label, answer_set in sets.items():
-        verdict: dict[str, Any] = {"queries_answered": len(answer_set)}
-        twin = plain_of.get(label)
-        if twin and twin != label and twin in sets:
-            problems = compare_sets(sets[twin], answer_set)
-            verdict.update(compared_with=twin, equal_to_plain=not problems, plain_mismatches=problems[:10])
+    for label in sets:
+        verdict = twin_verdict(label, sets, plain_of, compare_sets)
         verdict["answers_equal"] = verdict.get("equal_to_plain")
         out[label] = verdict
     return out

@@ -3,18 +3,14 @@ transaction), timed from submission to the last row or the commit, cancelled aft
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from tdebench.api.dialect import Dialect
-from tdebench.api.engine import Connection, Instance
-
-
-class StepTimeout(Exception):
-    """The step ran past the query timeout and was cancelled."""
+from tdebench.api.engine import Connection
+from tdebench.workloads.tpch import execute
 
 
 @dataclass
@@ -46,15 +42,8 @@ def rollback(conn: Connection, dialect: Dialect) -> None:
 
 def run_query(conn: Connection, sql: str) -> StepRun:
     """One query: executed, every row fetched, committed."""
-    cur = conn.cursor()
-    started = time.perf_counter_ns()
-    cur.execute(sql)
-    rows = cur.fetchall()
-    conn.commit()
-    seconds = (time.perf_counter_ns() - started) / 1e9
-    columns = [str(d[0]).lower() for d in (cur.description or [])]
-    cur.close()
-    return StepRun(seconds, [tuple(r) for r in rows], columns)
+    run = execute.run_query(conn, 0, sql)
+    return StepRun(run.seconds, run.rows, run.columns)
 
 
 def run_write(conn: Connection, dialect: Dialect, statements: Sequence[str]) -> StepRun:
@@ -69,25 +58,3 @@ def run_write(conn: Connection, dialect: Dialect, statements: Sequence[str]) -> 
     else:
         conn.commit()
     return StepRun((time.perf_counter_ns() - started) / 1e9)
-
-
-def with_timeout(instance: Instance, conn: Connection, timeout: float, work: Callable[[], StepRun]) -> StepRun:
-    """``work()``, cancelled through the instance after ``timeout`` seconds (0: never); StepTimeout then."""
-    if timeout <= 0:
-        return work()
-    fired = threading.Event()
-
-    def cancel() -> None:
-        fired.set()
-        instance.interrupt(conn)
-
-    timer = threading.Timer(timeout, cancel)
-    timer.start()
-    try:
-        return work()
-    except Exception:
-        if fired.is_set():
-            raise StepTimeout(f"timed out after {timeout:g} s") from None
-        raise
-    finally:
-        timer.cancel()

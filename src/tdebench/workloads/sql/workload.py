@@ -29,7 +29,8 @@ from tdebench.workloads.sql import answer_check, data
 from tdebench.workloads.sql.csvdata import Converted
 from tdebench.workloads.sql.layout import DirProblem, Step, check_family, check_restore, display
 from tdebench.workloads.sql.options import parse_options
-from tdebench.workloads.sql.steps import StepRun, StepTimeout, rollback, run_query, run_write, with_timeout
+from tdebench.workloads.sql.steps import StepRun, rollback, run_query, run_write
+from tdebench.workloads.tpch.execute import StepTimeout, with_timeout
 from tdebench.workloads.tpch.answers import write_answer_csv
 
 TEST = "sql"

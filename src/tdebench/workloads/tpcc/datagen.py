@@ -21,7 +21,7 @@ from tdebench.errors import UsageError
 from tdebench.workloads.tpcc import schema
 from tdebench.workloads.tpcc.rand import (CUSTOMERS, DISTRICTS, ITEMS, NEW_ORDERS_FROM, ORDERS, TpccRandom,
                                           last_name)
-from tdebench.workloads.tpch.datagen import default_cache_root
+from tdebench.workloads.tpch.datagen import default_cache_root, publish
 
 
 def detach_signals() -> None:
@@ -176,10 +176,7 @@ def ensure_data(warehouses: int, seed: int, root: Path | None = None, workers: i
         rows = {t: sum(counts[f] for f in files_of(t, warehouses)) for t in schema.TABLE_NAMES}
         facts = {"generator": f"tdebench tpcc datagen v{FORMAT_VERSION}", "warehouses": warehouses, "seed": seed,
                  "rows": rows, "bytes": sum(p.stat().st_size for p in staging.glob("*.tbl"))}
-        (staging / _MANIFEST).write_text(json.dumps(facts, indent=2))
-        if target.exists():
-            shutil.rmtree(target)
-        staging.rename(target)
+        publish(staging, target, facts)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target, facts

@@ -9,27 +9,23 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from tdebench.api.dialect import Dialect
 from tdebench.api.engine import Instance
+from tdebench.workloads.loading import TableLoads, bulk_load_tables, timed
 from tdebench.workloads.tpcc import procs, schema
 from tdebench.workloads.tpcc.datagen import files_of
 
 
 @dataclass
-class LoadResult:
+class LoadResult(TableLoads):
     """Rows and seconds per table, seconds for indexes and statistics."""
 
-    tables: dict[str, tuple[int, float]] = field(default_factory=dict)
     index_seconds: float = 0.0
     analyze_seconds: float = 0.0
     total_seconds: float = 0.0
-
-    @property
-    def rows(self) -> int:
-        return sum(rows for rows, _ in self.tables.values())
 
 
 def load_tpcc(instance: Instance, dialect: Dialect, data_dir: Path, warehouses: int,
@@ -39,20 +35,11 @@ def load_tpcc(instance: Instance, dialect: Dialect, data_dir: Path, warehouses: 
     started = time.perf_counter()
     conn = instance.connect()
     try:
-        instance.create_schema(conn, schema.create_table_sql(dialect.family), schema.TABLE_SPECS)
-        for t in schema.TABLES:
-            t0 = time.perf_counter()
-            rows = sum(instance.bulk_load(conn, t.spec, data_dir / f) for f in files_of(t.name, warehouses))
-            seconds = time.perf_counter() - t0
-            result.tables[t.name] = (rows, seconds)
-            if on_table:
-                on_table(t.name, rows, seconds)
-        t0 = time.perf_counter()
-        instance.create_constraints(conn, schema.index_sql(dialect.family))
-        result.index_seconds = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        instance.analyze(conn)
-        result.analyze_seconds = time.perf_counter() - t0
+        instance.create_schema(conn, schema.create_table_sql(dialect), schema.TABLE_SPECS)
+        files = [(t.spec, [data_dir / f for f in files_of(t.name, warehouses)]) for t in schema.TABLES]
+        bulk_load_tables(instance, conn, files, result, on_table)
+        result.index_seconds = timed(lambda: instance.create_constraints(conn, schema.index_sql(dialect)))
+        result.analyze_seconds = timed(lambda: instance.analyze(conn))
         if procedures:
             procs.install(conn, dialect)
     finally:

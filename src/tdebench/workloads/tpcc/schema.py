@@ -1,11 +1,11 @@
 """The nine TPC-C tables, their DDL per dialect and the indexes created after the load.
 
 Column order is the order of the generated ``.tbl`` files; column types come from the dialect
-(:class:`~tdebench.api.dialect.ColumnTypes`). Primary keys are declared in CREATE TABLE (InnoDB clusters rows by
-it, SQLite tables get its ``clustered_table_option`` WITHOUT ROWID, PostgreSQL's column encryption keeps key
-columns plaintext). Secondary indexes come after the load (MariaDB, SQLite); where the dialect says
-``inline_unique_keys`` (PostgreSQL) the unique ones are UNIQUE constraints in CREATE TABLE so that pgcrypto column encryption leaves the looked-up
-columns (C_LAST, C_FIRST, O_C_ID) plaintext and indexed -- for every PostgreSQL twin alike -- and the
+(:class:`~tdebench.api.dialect.ColumnTypes`). Primary keys are declared in CREATE TABLE (InnoDB clusters rows by it,
+SQLite tables get its ``clustered_table_option`` WITHOUT ROWID, PostgreSQL's column encryption keeps key columns
+plaintext). Secondary indexes come after the load (MariaDB, SQLite); where the dialect says ``inline_unique_keys``
+(PostgreSQL) the unique ones are UNIQUE constraints in CREATE TABLE so that pgcrypto column encryption leaves the
+looked-up columns (C_LAST, C_FIRST, O_C_ID) plaintext and indexed -- for every PostgreSQL twin alike -- and the
 non-unique history index is left out (see HISTORY_INDEX).
 
 No column is NULL: an undelivered order has O_CARRIER_ID 0 and its lines OL_DELIVERY_D

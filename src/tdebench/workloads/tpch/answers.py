@@ -121,7 +121,8 @@ def reference_dir(sf: float) -> Path | None:
     return Path(str(folder)) if folder.is_dir() else None
 
 
-def _number(text: str) -> Decimal | None:
+def finite_number(text: str) -> Decimal | None:
+    """``text`` as a finite decimal, or None when it is none."""
     try:
         value = Decimal(text)
     except InvalidOperation:
@@ -134,7 +135,7 @@ def _cell_matches(kind: str, expected: str, actual: str) -> bool:
         return expected == actual
     if kind in ("str", "date"):
         return expected == actual
-    e, a = _number(expected), _number(actual)
+    e, a = finite_number(expected), finite_number(actual)
     if e is None or a is None:
         return expected == actual
     if kind == "int":

@@ -32,6 +32,14 @@ def sf_text(sf: float) -> str:
     return f"{sf:g}"
 
 
+def publish(staging: Path, target: Path, facts: dict[str, Any]) -> None:
+    """Write ``facts`` into the freshly generated ``staging`` directory, then put it in ``target``'s place."""
+    (staging / _MANIFEST).write_text(json.dumps(facts, indent=2))
+    if target.exists():
+        shutil.rmtree(target)
+    staging.rename(target)
+
+
 def default_cache_root() -> Path:
     """``$XDG_CACHE_HOME/tdebench/tpch`` or ``~/.cache/tdebench/tpch``."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -128,10 +136,7 @@ def ensure_data(sf: float, data_dir: Path | None = None,
             "sf": sf,
             "files": {f"{t}.tbl": file_facts(staging / f"{t}.tbl") for t in TABLE_FILES},
         }
-        (staging / _MANIFEST).write_text(json.dumps(facts, indent=2))
-        if target.exists():
-            shutil.rmtree(target)
-        staging.rename(target)
+        publish(staging, target, facts)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target, facts

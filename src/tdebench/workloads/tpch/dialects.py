@@ -100,14 +100,7 @@ def transpile(template: str, dialect: str) -> str:
 
 def fill(template: str, values: dict[str, params.Value], dialect: str, number: int) -> str:
     """Replace every ``{{name}}`` with the dialect literal of its value."""
-
-    def substitute(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name not in values:
-            raise KeyError(f"q{number:02d} uses {{{{{name}}}}}, which has no value")
-        return literal(values[name], dialect)
-
-    return _PLACEHOLDER.sub(substitute, template)
+    return params.fill(template, values, number, lambda v: literal(v, dialect))
 
 
 def render_query(number: int, dialect: str, sf: float) -> str:

@@ -1,12 +1,16 @@
-"""Run one query and time it from submission until its last row is fetched."""
+"""Run one query and time it from submission until its last row is fetched; cancel work that runs past a timeout."""
 
 from __future__ import annotations
 
 import time
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from tdebench.api.engine import Connection
+from tdebench.api.engine import Connection, Instance
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -27,6 +31,32 @@ def run_query(conn: Connection, number: int, sql: str) -> QueryRun:
     rows = cur.fetchall()
     conn.commit()
     seconds = (time.perf_counter_ns() - started) / 1e9
-    columns = [d[0].lower() for d in (cur.description or [])]
+    columns = [str(d[0]).lower() for d in (cur.description or [])]
     cur.close()
     return QueryRun(number, columns, [tuple(r) for r in rows], seconds)
+
+
+class StepTimeout(Exception):
+    """The step ran past the query timeout and was cancelled."""
+
+
+def with_timeout(instance: Instance, conn: Connection, timeout: float, work: Callable[[], T]) -> T:
+    """``work()``, cancelled through the instance after ``timeout`` seconds (0: never); StepTimeout then."""
+    if timeout <= 0:
+        return work()
+    fired = threading.Event()
+
+    def cancel() -> None:
+        fired.set()
+        instance.interrupt(conn)
+
+    timer = threading.Timer(timeout, cancel)
+    timer.start()
+    try:
+        return work()
+    except Exception:
+        if fired.is_set():
+            raise StepTimeout(f"timed out after {timeout:g} s") from None
+        raise
+    finally:
+        timer.cancel()

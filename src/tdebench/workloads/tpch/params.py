@@ -4,14 +4,15 @@ Query files hold ``{{name}}`` placeholders. Every derived value (end dates, Q1's
 bounds, Q11's fraction, LIKE patterns, Q19's quantity ranges) is computed here exactly with ``Decimal`` and
 ``datetime.date``, so the SQL never does date or parameter arithmetic and dialects differ less.
 
-A placeholder renders as a complete literal of its value's type: ``date`` -> the dialect's ``date_literal``
-(``date 'YYYY-MM-DD'``; ``'YYYY-MM-DD'`` on SQLite, which stores dates as text), ``str`` -> a quoted string, ``int`` and ``Decimal``
--> a plain number.
+A placeholder renders as a complete literal of its value's type: ``date`` -> the dialect's ``date_literal`` (``date
+'YYYY-MM-DD'``; ``'YYYY-MM-DD'`` on SQLite, which stores dates as text), ``str`` -> a quoted string, ``int`` and
+``Decimal`` -> a plain number.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date, timedelta
 from decimal import Decimal
 from importlib import resources
@@ -125,15 +126,18 @@ def literal(value: Value, dialect: str) -> str:
     raise TypeError(f"cannot render {type(value).__name__} as an SQL literal")
 
 
-def render_query(number: int, dialect: str, sf: float) -> str:
-    """Query ``number`` for ``dialect`` at scale factor ``sf`` with its validation parameters filled in."""
-    template = query_text(number, dialect)
-    values = parameters(number, sf)
+def fill(template: str, values: dict[str, Value], number: int, literal_of: Callable[[Value], str]) -> str:
+    """Replace every ``{{name}}`` of query ``number``'s template with ``literal_of`` its value."""
 
     def substitute(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in values:
             raise KeyError(f"q{number:02d} uses {{{{{name}}}}}, which has no value")
-        return literal(values[name], dialect)
+        return literal_of(values[name])
 
     return _PLACEHOLDER.sub(substitute, template)
+
+
+def render_query(number: int, dialect: str, sf: float) -> str:
+    """Query ``number`` for ``dialect`` at scale factor ``sf`` with its validation parameters filled in."""
+    return fill(query_text(number, dialect), parameters(number, sf), number, lambda v: literal(v, dialect))

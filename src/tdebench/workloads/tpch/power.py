@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -10,7 +9,7 @@ from dataclasses import dataclass, field
 from tdebench.api.dialect import Dialect
 from tdebench.api.engine import Instance
 from tdebench.workloads.tpch import params
-from tdebench.workloads.tpch.execute import QueryRun, run_query
+from tdebench.workloads.tpch.execute import QueryRun, StepTimeout, run_query, with_timeout
 from tdebench.workloads.tpch.streams import POWER_STREAM, stream_order
 
 
@@ -35,24 +34,10 @@ class StreamResult:
 
 def _timed_query(instance: Instance, conn, number: int, sql: str, timeout: float) -> tuple[QueryRun | None, bool]:
     """Run one query; with a timeout, a timer interrupts it. Returns (run, timed_out)."""
-    if timeout <= 0:
-        return run_query(conn, number, sql), False
-    fired = threading.Event()
-
-    def cancel() -> None:
-        fired.set()
-        instance.interrupt(conn)
-
-    timer = threading.Timer(timeout, cancel)
-    timer.start()
     try:
-        return run_query(conn, number, sql), False
-    except Exception:
-        if fired.is_set():
-            return None, True
-        raise
-    finally:
-        timer.cancel()
+        return with_timeout(instance, conn, timeout, lambda: run_query(conn, number, sql)), False
+    except StepTimeout:
+        return None, True
 
 
 def run_stream(instance: Instance, dialect: Dialect, sf: float, stream: int = POWER_STREAM,

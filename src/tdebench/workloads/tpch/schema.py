@@ -11,11 +11,12 @@ SQLite decimals are REAL: every stored value is the double nearest to its two-de
 literal in a query, so the Q6 trap (``0.06 + 0.01 <> 0.07``) is avoided by computing such bounds in Python
 (see ``params.py``); sums and averages differ from exact arithmetic by far less than the answer tolerances.
 
-Keys follow the dialect's declared DDL capabilities. SQLite (``alter_adds_keys`` False) cannot add a primary key or a foreign key to an existing table. Its primary keys become UNIQUE indexes
-and its foreign keys are **not declared**: the foreign-key column sets get plain indexes, so the access paths
-match the other dialects. SQLite never uses declared foreign keys for planning and does not enforce them unless
-``PRAGMA foreign_keys=ON``, so nothing measured is lost; the alternative (rebuilding every table with its
-constraints after the load) would double the load and change the storage layout.
+Keys follow the dialect's declared DDL capabilities. SQLite (``alter_adds_keys`` False) cannot add a primary key or
+a foreign key to an existing table. Its primary keys become UNIQUE indexes and its foreign keys are **not
+declared**: the foreign-key column sets get plain indexes, so the access paths match the other dialects. SQLite
+never uses declared foreign keys for planning and does not enforce them unless ``PRAGMA foreign_keys=ON``, so
+nothing measured is lost; the alternative (rebuilding every table with its constraints after the load) would double
+the load and change the storage layout.
 """
 
 from __future__ import annotations

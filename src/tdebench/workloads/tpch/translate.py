@@ -15,7 +15,7 @@ Anything else is left to the instance's generic rewriting.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date
 from decimal import Decimal
 from functools import lru_cache
@@ -39,22 +39,24 @@ def _own_text(target: str) -> str | None:
     return family if family and family != CANONICAL else None
 
 
+def _ddl(target: str, statements: Callable[[str], list[str]]) -> tuple[str, ...]:
+    """``statements`` in the family whose DDL ``target`` runs, else canonical ones transpiled for it."""
+    native = _native(target)
+    if native:
+        return tuple(statements(native))
+    return tuple(dialects.transpile(s, target) for s in statements(CANONICAL))
+
+
 @lru_cache(maxsize=None)
 def create_table_sql(target: str) -> tuple[str, ...]:
     """CREATE TABLE statements (no keys) in load order for ``target``."""
-    native = _native(target)
-    if native:
-        return tuple(schema.create_table_sql(native))
-    return tuple(dialects.transpile(s, target) for s in schema.create_table_sql(CANONICAL))
+    return _ddl(target, schema.create_table_sql)
 
 
 @lru_cache(maxsize=None)
 def constraint_sql(target: str) -> tuple[str, ...]:
     """Primary keys, indexes and foreign keys (after the load) for ``target``."""
-    native = _native(target)
-    if native:
-        return tuple(schema.constraint_and_index_sql(native))
-    return tuple(dialects.transpile(s, target) for s in schema.constraint_and_index_sql(CANONICAL))
+    return _ddl(target, schema.constraint_and_index_sql)
 
 
 def _template_regex(template: str) -> re.Pattern[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,16 +34,24 @@ def load_reference(sf: float) -> AnswerSet | None:
     return out
 
 
+def twin_verdict(label: str, sets: dict[str, Any], plain_of: dict[str, str | None],
+                 compare: Callable[[Any, Any], list[str]]) -> dict[str, Any]:
+    """How many queries ``label`` answered and, when it has a plain twin, whether ``compare`` finds their answer
+    sets equal (the first mismatches)."""
+    verdict: dict[str, Any] = {"queries_answered": len(sets[label])}
+    twin = plain_of.get(label)
+    if twin and twin != label and twin in sets:
+        problems = compare(sets[twin], sets[label])
+        verdict.update(compared_with=twin, equal_to_plain=not problems, plain_mismatches=problems[:10])
+    return verdict
+
+
 def answer_verdicts(sets: dict[str, AnswerSet], plain_of: dict[str, str | None],
                     reference: AnswerSet | None, sf: float) -> dict[str, dict[str, Any]]:
     """Per config: equality with its plain twin and with the reference answers (when known)."""
     verdicts: dict[str, dict[str, Any]] = {}
     for label, answer_set in sets.items():
-        verdict: dict[str, Any] = {"queries_answered": len(answer_set)}
-        twin = plain_of.get(label)
-        if twin and twin != label and twin in sets:
-            problems = compare_sets(sets[twin], answer_set)
-            verdict.update(compared_with=twin, equal_to_plain=not problems, plain_mismatches=problems[:10])
+        verdict = twin_verdict(label, sets, plain_of, compare_sets)
         if reference is not None:
             problems = compare_sets(reference, answer_set)
             verdict.update(reference=f"TPC-H SF {sf:g} (bundled)", equal_to_reference=not problems,
