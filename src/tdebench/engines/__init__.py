@@ -14,6 +14,7 @@ _REGISTRY: dict[str, str | type[Engine]] = {
     "mariadb": "tdebench.engines.mariadb.engine:MariadbEngine",
     "mysql": "tdebench.engines.mysql.engine:MysqlEngine",
     "external": "tdebench.engines.external.engine:ExternalEngine",
+    "duckdb": "tdebench.engines.duckdb.engine:DuckdbEngine",
 }
 
 #: the engine ``tdebench run`` uses when none is named
