@@ -60,11 +60,14 @@ class DuckdbThreatProbes:
 
     @contextlib.contextmanager
     def spill_probe(self, markers: list[str]) -> Iterator[dict[str, Any]]:
-        """A sort of the canary rows × 400,000 under a 48 MB memory limit, held open after its first row."""
+        """A sort of the canary rows × 400,000 (by a random column) under a 48 MB memory limit, held open after its
+        first row."""
         conn = self.connect_raw()
         old = conn.execute("SELECT current_setting('memory_limit')").fetchone()[0]
-        query = (f"SELECT c.marker || '-' || g.i AS v, md5(random()::VARCHAR) AS pad FROM {CANARY_TABLE} c, "
-                 f"range({SPILL_COPIES}) g(i) ORDER BY v DESC")
+        # the markers ride along as payload: DuckDB's sort keys are normalized, so a sorted marker is not
+        # stored as its text
+        query = (f"SELECT c.marker, g.i, md5(random()::VARCHAR) AS pad FROM {CANARY_TABLE} c, "
+                 f"range({SPILL_COPIES}) g(i) ORDER BY pad")
         try:
             conn.execute(f"SET memory_limit = '{SPILL_MEMORY}'")
             conn.execute("SET preserve_insertion_order = false")
