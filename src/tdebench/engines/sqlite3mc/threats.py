@@ -3,8 +3,8 @@
 A mixin of :class:`tdebench.engines.sqlite3mc.engine.McInstance`, as the sqlite engine's: no server, server log,
 users or network. Temporary files (sorts, temp tables) go to the first usable of ``$SQLITE_TMPDIR``, ``$TMPDIR``,
 ``/var/tmp``, ``/usr/tmp``, ``/tmp``, unlinked once opened; this build keeps them in memory unless ``temp_store``
-is ``file`` (``SQLITE_TEMP_STORE=2``). SQLite3MC encrypts the main database and its journal/WAL only, so a spill
-file, where one is written, is plaintext: the spill probe shows it.
+is ``file`` (``SQLITE_TEMP_STORE=2``). Where one is written, SQLite3MC encrypts it with the database's cipher
+(tests/engines/test_sqlite3mc.py reads the open spill file of each twin).
 """
 
 from __future__ import annotations
