@@ -58,8 +58,10 @@ def test_sqlite3mc_page_ciphers_rank_as_their_designs(table):
     aegis = lookup(table, "SQLite3MC AEGIS-128L", DECRYPT).bytes_per_second
     ascon = lookup(table, "SQLite3MC Ascon-128", DECRYPT).bytes_per_second
     assert aegis > 5 * ascon, (aegis, ascon)
-    for text, name in (("sqlite3mc:aegis", "SQLite3MC AEGIS-256"), ("sqlite3mc:chacha20", "SQLite3MC ChaCha20-Poly1305"),
-                       ("sqlite3mc:aes-128-cbc", "SQLite3MC AES-128-CBC"), ("sqlite3mc:aegis-256x2", "SQLite3MC AEGIS-256X2")):
+    for text, name in (("sqlite3mc:aegis", "SQLite3MC AEGIS-256"),
+                       ("sqlite3mc:chacha20", "SQLite3MC ChaCha20-Poly1305"),
+                       ("sqlite3mc:aes-128-cbc", "SQLite3MC AES-128-CBC"),
+                       ("sqlite3mc:aegis-256x2", "SQLite3MC AEGIS-256X2")):
         assert cipher_for_spec(text).name == name and speed_for_spec(text, table) is not None, text
 
 

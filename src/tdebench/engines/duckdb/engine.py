@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import threading
 import weakref
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,7 @@ class DuckdbInstance(DuckdbThreatProbes, Instance):
         self._key = SecretKey.generate(256) if self._cipher else None
         self._root: duckdb.DuckDBPyConnection | None = None
         self._open: weakref.WeakSet[DuckdbConnection] = weakref.WeakSet()
+        self._lock = threading.RLock()  # a DuckDB connection object is not thread-safe: the root is shared
         self.skipped: list[str] = []  # statements DuckDB cannot run (foreign keys added after the load)
 
     @property
@@ -159,11 +161,12 @@ class DuckdbInstance(DuckdbThreatProbes, Instance):
 
     def stop(self) -> None:
         """Close every connection, then detach (DuckDB checkpoints the WAL into the file)."""
-        for conn in list(self._open):
-            conn.close()
-        root, self._root = self._root, None
-        if root is not None:
-            root.close()
+        with self._lock:
+            for conn in list(self._open):
+                conn.close()
+            root, self._root = self._root, None
+            if root is not None:
+                root.close()
 
     def destroy(self) -> None:
         self.stop()
@@ -173,17 +176,23 @@ class DuckdbInstance(DuckdbThreatProbes, Instance):
     # use -----------------------------------------------------------------------------------
     def connect_raw(self) -> duckdb.DuckDBPyConnection:
         """A new DuckDB connection to the attached database (tdebench's own probes)."""
-        if self._root is None:
-            self.start()
-        assert self._root is not None
-        raw = self._root.cursor()
+        with self._lock:
+            if self._root is None:
+                self.start()
+            assert self._root is not None
+            raw = self._root.cursor()
         raw.execute(f"USE {ALIAS}")
         return raw
 
     def connect(self) -> Connection:
-        conn = DuckdbConnection(self.connect_raw(), self._open.discard)
-        self._open.add(conn)
+        conn = DuckdbConnection(self.connect_raw(), self._forget)
+        with self._lock:
+            self._open.add(conn)
         return conn
+
+    def _forget(self, conn: DuckdbConnection) -> None:
+        with self._lock:
+            self._open.discard(conn)
 
     def create_constraints(self, conn: Connection, statements: list[str]) -> None:  # type: ignore[override]
         """The statements DuckDB can run; foreign keys added to existing tables are not among them (DuckDB
@@ -220,19 +229,21 @@ class DuckdbInstance(DuckdbThreatProbes, Instance):
         block its buffer manager loads, whether the OS cached the file or not."""
         limit = max(16 * MIB, cache_bytes)
         self._settings["memory_limit"] = f"{limit}B"
-        if self._root is not None:
-            self._root.execute(f"SET memory_limit = '{limit}B'")
+        with self._lock:
+            if self._root is not None:
+                self._root.execute(f"SET memory_limit = '{limit}B'")
         return {"memory_limit": f"{limit}B", "cache_bytes": limit,
                 "os_page_cache": "not bounded (DuckDB decrypts every block its buffer manager reads)"}
 
     # facts -----------------------------------------------------------------------------------
     def settings(self) -> dict[str, Any]:
         out: dict[str, Any] = dict(self._settings)
-        if self._root is not None:
-            names = ("memory_limit", "threads", "temp_file_encryption", "checkpoint_threshold")
-            rows = self._root.execute("SELECT name, value FROM duckdb_settings() WHERE name IN "
-                                      f"({', '.join(repr(n) for n in names)})").fetchall()
-            out.update({str(n): str(v) for n, v in rows})
+        names = ("memory_limit", "threads", "temp_file_encryption", "checkpoint_threshold")
+        with self._lock:  # as DuckDB reports them, while it runs (never started again for this)
+            if self._root is not None:
+                rows = self._root.execute("SELECT name, value FROM duckdb_settings() WHERE name IN "
+                                          f"({', '.join(repr(n) for n in names)})").fetchall()
+                out.update({str(n): str(v) for n, v in rows})
         out["temp_directory"] = "tmp/ in the instance directory"
         if self.skipped:
             out["statements_left_out"] = sorted(set(self.skipped))
