@@ -13,6 +13,7 @@ import re
 import shutil
 import threading
 import weakref
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from tdebench.api.tables import TableSpec
 from tdebench.encryption import PLAIN, EncryptionSpec, SecretKey, parse_spec, redact
 from tdebench.engines.duckdb import extensions, load
 from tdebench.engines.duckdb.connection import DuckdbConnection
+from tdebench.engines.duckdb.schema import without_foreign_keys
 from tdebench.engines.duckdb.threats import DuckdbThreatProbes
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
 
@@ -35,8 +37,6 @@ ALIAS = "db"
 # settings a user may change with --server-setting; identical for both twins ("default": DuckDB's own)
 _DEFAULTS = {"memory_limit": "default", "threads": "default", "checkpoint_threshold": "default"}
 _SIZE = re.compile(r"^\d+(\.\d+)?\s*(b|kb|mb|gb|tb|kib|mib|gib|tib)$", re.IGNORECASE)
-# DuckDB cannot add a foreign key to an existing table: such statements of a workload's constraints are left out
-_ADD_FOREIGN_KEY = re.compile(r"^\s*ALTER\s+TABLE\s+\S+\s+ADD\s+(CONSTRAINT\s+\S+\s+)?FOREIGN\s+KEY", re.IGNORECASE)
 
 DUCKDB = Dialect("postgres", "DuckDB", "embedded", "qmark", autocommit=True, begin_sql="BEGIN TRANSACTION",
                  row_locks=False, storage_catalog="none", bulk_load="INSERT ... SELECT FROM read_csv",
@@ -194,11 +194,16 @@ class DuckdbInstance(DuckdbThreatProbes, Instance):
         with self._lock:
             self._open.discard(conn)
 
-    def create_constraints(self, conn: Connection, statements: list[str]) -> None:  # type: ignore[override]
-        """The statements DuckDB can run; foreign keys added to existing tables are not among them (DuckDB
-        checks foreign keys only when declared with the table) and are noted in the settings."""
-        runnable = [s for s in statements if not _ADD_FOREIGN_KEY.match(s)]
-        self.skipped += [" ".join(s.split()[:3]) + " ... FOREIGN KEY" for s in statements if s not in runnable]
+    def create_schema(self, conn: Connection, statements: Sequence[str], tables: Sequence[TableSpec] = ()) -> None:
+        """The workload's tables without foreign keys (:mod:`tdebench.engines.duckdb.schema`)."""
+        runnable, removed = without_foreign_keys(list(statements))
+        self.skipped += removed
+        super().create_schema(conn, runnable, tables)
+
+    def create_constraints(self, conn: Connection, statements: Sequence[str]) -> None:
+        """Keys and indexes; foreign keys left out as in :meth:`create_schema`."""
+        runnable, removed = without_foreign_keys(list(statements))
+        self.skipped += removed
         self.execute_all(conn, runnable)
 
     def bulk_load(self, conn: Connection, table: TableSpec, path: Path) -> int:
