@@ -3,9 +3,10 @@
 No Python package offers these implementations (``pyaegis`` builds libaegis from source; the ``ascon`` package is
 pure Python, far slower than C), and SQLite3MC's own code is what its engine runs, so each cipher is timed where
 it works: a database of about 1,500 pages in ``/dev/shm`` (no disk), written once (the timed ``COMMIT`` encrypts
-and writes every page) and read back with a 16-page cache (a ``count(*)`` reads and decrypts every page). The same
-is done on a plain database with the same library, interleaved; a cipher's cost per page is its CPU time minus the
-plain database's, so read()/write() and SQLite's own work cancel out. Speeds are page bytes per CPU second of that
+and writes every page) and read back with a 16-page cache (a ``count(*)`` reads and decrypts every page). A plain
+database of the same library is built beside it and read in alternation with it; a cipher's cost per page is its
+CPU time minus the plain database's, so read()/write() and SQLite's own work cancel out. AEGIS adds so little
+(a few hundred ns per page) that single repetitions of it are noisy: the median is the figure. Speeds are page bytes per CPU second of that
 difference (one thread); the AEAD ciphers include their MAC, the SQLCipher scheme its HMAC-SHA512.
 """
 
@@ -22,7 +23,7 @@ from pathlib import Path
 
 PAGE = 4096
 ROWS = 100_000  # ~1,500 pages of 4 KiB
-READS = 5
+READS = 7
 
 
 @dataclass(frozen=True)
@@ -84,10 +85,8 @@ def _cpu(work: Callable[[], object]) -> int:
     return time.thread_time_ns() - start
 
 
-def _trial(directory: Path, page: PageCipher | None) -> tuple[int, float, float]:
-    """(pages, CPU ns per page written, CPU ns per page read) for one fresh database."""
-    key = secrets.token_hex(page.key_bytes if page else 32)
-    path = directory / f"{page.cipher + page.algorithm if page else 'plain'}.db"
+def _build(path: Path, page: PageCipher | None, key: str) -> tuple[int, int]:
+    """A fresh database of ~1,500 pages: (pages, CPU ns of the COMMIT that encrypts and writes them all)."""
     path.unlink(missing_ok=True)
     conn = _open(path, page, key, -400_000)
     try:
@@ -96,35 +95,47 @@ def _trial(directory: Path, page: PageCipher | None) -> tuple[int, float, float]
         conn.execute(f"WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < {ROWS}) "
                      "INSERT INTO t SELECT i, printf('%.40c', 'x') || i FROM g")
         write_ns = _cpu(lambda: conn.execute("COMMIT"))
-        pages = int(conn.execute("PRAGMA page_count").fetchall()[0][0])
+        return int(conn.execute("PRAGMA page_count").fetchall()[0][0]), write_ns
     finally:
         conn.close()
-    conn = _open(path, page, key, 16)
+
+
+def _pair(directory: Path, page: PageCipher) -> tuple[float, float]:
+    """One paired repetition: (encrypt, decrypt) CPU ns per page that ``page`` adds to a plain database built and
+    read right beside it (each read of one alternates with a read of the other, so drift hits both)."""
+    key = secrets.token_hex(page.key_bytes)
+    plain_path, path = directory / "plain.db", directory / f"{page.cipher}{page.algorithm}.db"
+    plain_pages, plain_w = _build(plain_path, None, key)
+    pages, w = _build(path, page, key)
+    plain, ciphered = _open(plain_path, None, key, 16), _open(path, page, key, 16)
+    query = "SELECT count(*) FROM t WHERE b IS NOT NULL"
     try:
-        query = "SELECT count(*) FROM t WHERE b IS NOT NULL"
-        read_ns = statistics.median(_cpu(lambda: conn.execute(query).fetchall()) for _ in range(READS))
+        diffs = [_cpu(lambda: ciphered.execute(query).fetchall()) / pages
+                 - _cpu(lambda: plain.execute(query).fetchall()) / plain_pages for _ in range(READS)]
     finally:
-        conn.close()
+        plain.close()
+        ciphered.close()
+        plain_path.unlink(missing_ok=True)
         path.unlink(missing_ok=True)
-    return pages, write_ns / pages, read_ns / pages
+    return w / pages - plain_w / plain_pages, statistics.median(diffs)
 
 
 def measure(wanted: list[str], seconds_each: float) -> list[tuple[PageCipher, list[float], list[float]]]:
-    """For each wanted cipher: (it, encrypt ns per page, decrypt ns per page) of each repetition (at least 3,
-    more as ``seconds_each`` allows), each against a plain database measured right before it."""
+    """For each wanted cipher: (it, encrypt ns per page, decrypt ns per page) of each paired repetition (at least
+    3, more as ``seconds_each`` allows, at most 15)."""
     chosen = [c for c in PAGE_CIPHERS if c.name.upper() in {w.upper() for w in wanted}]
     base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     out = []
     with tempfile.TemporaryDirectory(prefix="tdebench-pages-", dir=base) as tmp:
         directory = Path(tmp)
-        _trial(directory, None)  # warm-up
+        if chosen:
+            _pair(directory, chosen[0])  # warm-up
         for page in chosen:
             enc, dec = [], []
             started = time.thread_time()
             while len(enc) < 3 or (time.thread_time() - started < seconds_each and len(enc) < 15):
-                _, plain_w, plain_r = _trial(directory, None)
-                _, w, r = _trial(directory, page)
-                enc.append(w - plain_w)
-                dec.append(r - plain_r)
+                e, d = _pair(directory, page)
+                enc.append(e)
+                dec.append(d)
             out.append((page, enc, dec))
     return out
