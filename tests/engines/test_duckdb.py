@@ -17,7 +17,7 @@ duckdb = pytest.importorskip("duckdb")
 from tdebench.encryption import PLAIN, parse_spec  # noqa: E402
 from tdebench.engines import Config, get_engine  # noqa: E402
 from tdebench.engines.duckdb import extensions  # noqa: E402
-from tdebench.errors import EnvironmentProblem  # noqa: E402
+from tdebench.errors import EnvironmentProblem, UsageError  # noqa: E402
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 GCM = parse_spec("tde:aes-256-gcm")
@@ -136,3 +136,22 @@ def test_foreign_keys_are_left_out_and_a_child_then_parent_delete_works(tmp_path
                                                           "CREATE TABLE c ... REFERENCES"]
     finally:
         inst.destroy()
+
+
+def test_keys_off_leaves_out_keys_and_indexes(tmp_path):
+    inst = _instance(PLAIN, tmp_path, {"keys": "off"})
+    try:
+        conn = inst.connect()
+        inst.create_schema(conn, ["CREATE TABLE p (id INTEGER NOT NULL)"])
+        inst.create_constraints(conn, ["ALTER TABLE p ADD PRIMARY KEY (id)", "CREATE INDEX p_idx ON p (id)"])
+        cur = conn.cursor()
+        cur.execute("INSERT INTO p VALUES (1), (1)")  # no key: the duplicate is taken
+        assert cur.execute("SELECT COUNT(*) FROM duckdb_indexes()").fetchone() == (0,)
+        assert cur.execute("SELECT COUNT(*) FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY'"
+                           ).fetchone() == (0,)
+        conn.close()
+        assert inst.settings()["statements_left_out"] == ["2 key and index statements (keys=off)"]
+    finally:
+        inst.destroy()
+    with pytest.raises(UsageError):
+        get_engine("duckdb").validate_settings({"keys": "maybe"})

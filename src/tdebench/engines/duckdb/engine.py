@@ -37,7 +37,10 @@ ALIAS = "db"
 # below this DuckDB fails TPC-H queries with Out of Memory (SF 0.1: 16 MiB failed 10 of 22, 32 MiB Q21, 64 MiB none)
 MIN_MEMORY = 64 * MIB
 # settings a user may change with --server-setting; identical for both twins ("default": DuckDB's own)
-_DEFAULTS = {"memory_limit": "default", "threads": "default", "checkpoint_threshold": "default"}
+_DEFAULTS = {"memory_limit": "default", "threads": "default", "checkpoint_threshold": "default", "keys": "on"}
+# tdebench's own settings (not DuckDB's SET): keys=off leaves out the workload's keys and indexes after the load, as
+# DuckDB's own TPC-H setup does (its ART indexes stay in memory and need a larger memory_limit)
+_OWN = {"keys": ("on", "off")}
 _SIZE = re.compile(r"^\d+(\.\d+)?\s*(b|kb|mb|gb|tb|kib|mib|gib|tib)$", re.IGNORECASE)
 
 DUCKDB = Dialect("postgres", "DuckDB", "embedded", "qmark", autocommit=True, begin_sql="BEGIN TRANSACTION",
@@ -79,6 +82,11 @@ class DuckdbEngine(Engine):
         for key, value in settings.items():
             if key not in _DEFAULTS:
                 raise UsageError(f"unknown duckdb setting '{key}'", f"use one of: {', '.join(_DEFAULTS)}")
+            if key in _OWN:
+                if value.lower() not in _OWN[key]:
+                    raise UsageError(f"bad value '{value}' for duckdb setting {key}",
+                                     f"use one of: {', '.join(_OWN[key])}")
+                continue
             if value.lower() == "default":
                 continue
             if key == "threads" and not value.isdigit():
@@ -142,7 +150,7 @@ class DuckdbInstance(DuckdbThreatProbes, Instance):
 
     def _apply_settings(self, root: duckdb.DuckDBPyConnection) -> None:
         for key, value in self._settings.items():
-            if value.lower() != "default":
+            if key not in _OWN and value.lower() != "default":
                 root.execute(f"SET {key} = '{value}'")
 
     def _attach(self, root: duckdb.DuckDBPyConnection) -> None:
@@ -203,7 +211,10 @@ class DuckdbInstance(DuckdbThreatProbes, Instance):
         super().create_schema(conn, runnable, tables)
 
     def create_constraints(self, conn: Connection, statements: Sequence[str]) -> None:
-        """Keys and indexes; foreign keys left out as in :meth:`create_schema`."""
+        """Keys and indexes (none with the setting keys=off); foreign keys left out as in :meth:`create_schema`."""
+        if self._settings["keys"].lower() == "off":
+            self.skipped += [f"{len(statements)} key and index statements (keys=off)"] if statements else []
+            return
         runnable, removed = without_foreign_keys(list(statements))
         self.skipped += removed
         self.execute_all(conn, runnable)
@@ -232,8 +243,8 @@ class DuckdbInstance(DuckdbThreatProbes, Instance):
 
     def resize_cache(self, cache_bytes: int) -> dict[str, Any]:
         """``SET memory_limit`` (DuckDB's buffer manager: cached blocks, hash tables and sorts beyond it spill to
-        the temporary directory), at least :data:`MIN_MEMORY`, kept across restarts. The OS page cache is left alone: DuckDB decrypts every
-        block its buffer manager loads, whether the OS cached the file or not."""
+        the temporary directory), at least :data:`MIN_MEMORY`, kept across restarts. The OS page cache is left
+        alone: DuckDB decrypts every block its buffer manager loads, whether the OS cached the file or not."""
         limit = max(MIN_MEMORY, cache_bytes)
         self._settings["memory_limit"] = f"{limit}B"
         with self._lock:
