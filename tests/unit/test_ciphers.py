@@ -41,8 +41,8 @@ def test_table_has_every_cipher_and_direction(table):
     assert ("HMAC-SHA512", MAC) in keys
     assert len(table) == len(keys) == 2 * (len(every) - 1) + 1
     for speed in table:
-        if speed.name in PAGES:  # per 4 KiB page, at least 3 repetitions
-            assert speed.block_bytes == 4096 and len(speed.samples) >= 3 and speed.bytes_per_second > 1e6, speed
+        if speed.name in PAGES:  # per 4 KiB page; repetitions lost in the noise (AEGIS) leave the samples
+            assert speed.block_bytes == 4096 and 1 <= len(speed.samples) <= 15 and speed.bytes_per_second > 1e6, speed
             continue
         assert speed.block_bytes == 16384
         assert speed.bytes_per_second > 1e6, speed  # even 3DES does more than 1 MB/s
