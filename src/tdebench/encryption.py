@@ -3,8 +3,8 @@
 Grammar (case-insensitive, no spaces)::
 
     spec      := "none" | mechanism ":" cipher [ "@" scope ]
-    mechanism := "tde" | "sqlcipher" | "column" | "fs"
-    cipher    := "aes-" bits [ "-" mode ] | "3des" | "pgp-" pgpalgo | fsname
+    mechanism := "tde" | "sqlcipher" | "column" | "fs" | "sqlite3mc"
+    cipher    := "aes-" bits [ "-" mode ] | "3des" | "pgp-" pgpalgo | fsname | mcname
     bits      := "128" | "192" | "256"
     mode      := "cbc" | "ctr" | "gcm" | "xts"
     scope     := word          (engine-defined, e.g. "tables" vs the default "all")
@@ -30,10 +30,12 @@ from pathlib import Path
 
 from tdebench.errors import UsageError
 
-MECHANISMS = ("tde", "sqlcipher", "column", "fs")
+MECHANISMS = ("tde", "sqlcipher", "column", "fs", "sqlite3mc")
 _AES = re.compile(r"^aes-(128|192|256)(?:-(cbc|ctr|gcm|xts))?$")
 _PGP = re.compile(r"^pgp-(aes128|aes192|aes256|3des)$")
 _FS = re.compile(r"^gocryptfs(?:-(aessiv|xchacha))?$")
+# SQLite3 Multiple Ciphers' schemes other than its AES-CBC ones (those are written aes-128-cbc, aes-256-cbc)
+_MC = re.compile(r"^(chacha20|sqlcipher|ascon128|aegis(?:-(?:128l|128x2|128x4|256|256x2|256x4))?)$")
 _SCOPE = re.compile(r"^[a-z][a-z0-9_-]*$")
 # pgcrypto's Blowfish and CAST5 (raw and OpenPGP): known, and refused with this reason wherever they are asked for
 REFUSED_CIPHERS = ("bf", "cast5", "pgp-bf", "pgp-cast5")
@@ -43,6 +45,11 @@ LEGACY_PGCRYPTO_REASON = (
     "'cast5') as plaintext (CVE-2026-14663), so a result labelled so would measure no encryption")
 LEGACY_PGCRYPTO_FIX = ("use AES (column:aes-256, column:pgp-aes256) or 3DES (column:3des, column:pgp-3des); "
                        "tdebench does not measure Blowfish or CAST5")
+REFUSED_SPECS = {
+    "sqlite3mc:rc4": ("RC4 is broken: its keystream is biased, so repeated plaintexts leak (RFC 7465 bans it from TLS), "
+                      "and SQLite3MC's rc4 scheme has no integrity check",
+                      "use sqlite3mc:chacha20, sqlite3mc:aegis, sqlite3mc:ascon128 or sqlite3mc:aes-256-cbc"),
+}
 GRAMMAR_HINT = (
     "write 'none' or MECHANISM:CIPHER[@SCOPE], e.g. sqlcipher:aes-256-cbc, tde:aes-128-ctr, "
     "column:aes-256, column:pgp-aes256, fs:gocryptfs"
@@ -112,9 +119,13 @@ def parse_spec(text: str) -> EncryptionSpec:
             f"{GRAMMAR_HINT}; mechanisms: none, {', '.join(MECHANISMS)}",
         )
     cipher, _, scope = rest.partition("@")
+    refused = REFUSED_SPECS.get(f"{mechanism}:{cipher}")
+    if refused:
+        raise UsageError(f"tdebench refuses '{text.strip()}': {refused[0]}", refused[1])
     if cipher in REFUSED_CIPHERS:
         raise UsageError(f"tdebench refuses '{text.strip()}': {LEGACY_PGCRYPTO_REASON}", LEGACY_PGCRYPTO_FIX)
-    if not (_AES.match(cipher) or _PGP.match(cipher) or _FS.match(cipher) or cipher == "3des"):
+    if not (_AES.match(cipher) or _PGP.match(cipher) or _FS.match(cipher) or cipher == "3des"
+            or (mechanism == "sqlite3mc" and _MC.match(cipher))):
         raise UsageError(f"unknown cipher '{cipher}' in encryption spec '{text}'", GRAMMAR_HINT)
     if "@" in rest and not _SCOPE.match(scope):
         raise UsageError(f"bad scope '{scope}' in encryption spec '{text}'", "a scope is one word, e.g. @tables")

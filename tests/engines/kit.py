@@ -59,6 +59,12 @@ PROFILES: dict[str, Profile] = {
                         unsupported=("tde:aes-256-cbc", "sqlcipher:aes-256-cbc", "column:aes-256-ctr",
                                      "fs:gocryptfs@tables")),
     "mysql": Profile(("tde:aes-256-cbc",), unsupported=("tde:aes-128-ctr", "column:aes-256")),
+    "duckdb": Profile(("tde:aes-256-gcm", "tde:aes-256-ctr"), {"memory_limit": "512MB"},
+                      ("tde:aes-128-gcm", "tde:aes-256-cbc", "sqlcipher:aes-256-cbc", "column:aes-256")),
+    "sqlite3mc": Profile(("sqlite3mc:chacha20", "sqlite3mc:aes-128-cbc", "sqlite3mc:aes-256-cbc", "sqlite3mc:sqlcipher",
+                          "sqlite3mc:ascon128", "sqlite3mc:aegis", "sqlite3mc:aegis-128l"),
+                         unsupported=("sqlcipher:aes-256-cbc", "tde:aes-256-cbc", "sqlite3mc:aes-192-cbc",
+                                      "sqlite3mc:aes-256-ctr")),
 }
 # engines whose test module holds their kit class (with checks of their own on the same instances)
 OWN_CLASS = {"mariadb": "tests/engines/test_mariadb.py", "postgres": "tests/engines/test_postgres.py"}

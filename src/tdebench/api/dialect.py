@@ -85,6 +85,9 @@ class Dialect:
     translated: bool = False
     #: the server's own SQL dialect when ``translated`` (mysql, mariadb, postgres, tsql, oracle)
     target: str = ""
+    #: other processes (forked workers such as TPC-C's virtual users) can open connections of their own; False for
+    #: a library whose database lives in one process (DuckDB)
+    multi_process: bool = True
     #: backup tools the engine's instances work with (the backup workload picks its kinds by these)
     backup_tools: tuple[str, ...] = ()
     #: several connections write at once; False: one writer at a time, the others wait (SQLite)

@@ -73,6 +73,9 @@ def _render(table: list[CipherSpeed], facts: dict, console: Console) -> None:
                   "per-call Python overhead taken out of all but the AEADs; "
                   "'± spread' = (max - min) / median. Bytes read ÷ decrypt speed + bytes written ÷ encrypt speed "
                   "is the least time encryption itself can add.", highlight=False)
+    for key, what in (("kernel_xts", "kernel AES-256-XTS"), ("sqlite3mc_pages", "SQLite3MC page ciphers")):
+        if facts.get(key) and not str(facts[key]).startswith("measured"):
+            console.print(f"{what}: not measured: {facts[key]}", highlight=False)
     noisy = [s for s in table if s.spread_pct > 25]
     if noisy:
         worst = max(noisy, key=lambda s: s.spread_pct)
@@ -90,7 +93,8 @@ def ciphers_command(
     out: Annotated[Optional[Path], typer.Option(
         "--out", help="Also write the table as JSON to this file (e.g. into a run directory).")] = None,
 ) -> None:
-    """Measure this machine's cipher speed per core: AES CBC/CTR/GCM/XTS, 3DES, ChaCha20-Poly1305, AES-SIV."""
+    """Measure this machine's cipher speed per core: AES CBC/CTR/GCM/XTS, 3DES, ChaCha20-Poly1305, AES-SIV, the
+    kernel's AES-XTS (where AF_ALG reaches it) and SQLite3MC's page ciphers (ChaCha20, AES-CBC, Ascon, AEGIS)."""
     _check(seconds, block_bytes)
     if out is not None and (out.is_dir() or not _existing_parent(out).is_dir()
                             or not os.access(_existing_parent(out), os.W_OK)):

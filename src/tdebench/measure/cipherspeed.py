@@ -1,5 +1,11 @@
 """This machine's cipher throughput per core, and the cipher floor it implies.
 
+Each mechanism's floor uses its own cipher and unit: OpenSSL's ciphers per 16 KiB buffer (DuckDB's and InnoDB's
+blocks, gocryptfs' 4 KiB blocks sealed one AEAD call each), the kernel's AES-256-XTS per 4 KiB data unit where
+AF_ALG reaches it (:mod:`tdebench.measure.kernel_ciphers`, fscrypt), and SQLite3MC's page ciphers per 4 KiB page
+through SQLite3MC itself (:mod:`tdebench.measure.page_ciphers`: ChaCha20-Poly1305, AES-CBC, SQLCipher, Ascon-128,
+AEGIS).
+
 :func:`measure_ciphers` times every cipher an encryption spec can name (AES-128/192/256 in CBC, CTR and GCM,
 AES-128/256-XTS, 3DES-CBC, ChaCha20-Poly1305, AES-SIV-512) plus HMAC-SHA512 (SQLCipher's page MAC), through the
 ``cryptography`` package (OpenSSL), like ``openssl speed -evp``: one cipher context, the same ``block_bytes``
@@ -39,6 +45,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESSIV, ChaCha20Poly1305
 
 from tdebench.encryption import EncryptionSpec, parse_spec
 from tdebench.errors import UsageError
+from tdebench.measure import kernel_ciphers, page_ciphers
 
 try:  # cryptography >= 43 moved TripleDES to "decrepit"; older versions only have it here
     from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
@@ -188,12 +195,28 @@ def _catalogue() -> list[_Entry]:
         _Entry("AES-SIV-512", _BOTH, _aead("siv"), "one AEAD call per buffer; OpenSSL's AES-SIV", False),
         _Entry("HMAC-SHA512", (MAC,), _hmac_sha512, "SQLCipher's per-page MAC"),
     ]
+    if not kernel_ciphers.usable():
+        entries.append(_Entry(kernel_ciphers.NAME, _BOTH, kernel_ciphers.step, kernel_ciphers.NOTE, False))
     return entries
 
 
 def cipher_names() -> list[str]:
     """Every cipher :func:`measure_ciphers` measures, in table order."""
-    return [entry.name for entry in _catalogue()]
+    return [entry.name for entry in _catalogue()] + page_ciphers.names()
+
+
+def _page_speeds(names: list[str], seconds_each: float) -> list[CipherSpeed]:
+    """SQLite3MC's page ciphers (:mod:`tdebench.measure.page_ciphers`): page bytes per CPU second of the work a
+    cipher adds to a plain database's; a median lost in the noise (at most 0) is shown as 1 ns per page."""
+    out = []
+    for page, enc, dec in page_ciphers.measure(names, seconds_each):
+        for operation, times in ((ENCRYPT, enc), (DECRYPT, dec)):
+            ns = max(statistics.median(times), 1.0)
+            # repetitions lost in the noise (at most 0) are left out of the spread, not turned into huge rates
+            rates = tuple(page_ciphers.PAGE / (t / 1e9) for t in times if t > 0)
+            out.append(CipherSpeed(page.name, operation, page_ciphers.PAGE / (ns / 1e9), page_ciphers.PAGE,
+                                   page_ciphers.NOTE, rates))
+    return out
 
 
 # --- timing ------------------------------------------------------------------------------------------------
@@ -259,14 +282,16 @@ def measure_ciphers(seconds_each: float = DEFAULT_SECONDS, block_bytes: int = DE
     _check_args(seconds_each, block_bytes)
     if repeats < 1:
         raise UsageError(f"repetitions must be at least 1, not {repeats}", "give repeats=5 (the default)")
-    catalogue = _catalogue()
+    catalogue = [e for e in _catalogue() if e.name != kernel_ciphers.NAME or block_bytes % kernel_ciphers.UNIT == 0]
+    pages = page_ciphers.names()
     if names is not None:
         wanted = {n.upper() for n in names}
-        unknown = wanted - {e.name.upper() for e in catalogue}
+        unknown = wanted - {e.name.upper() for e in catalogue} - {p.upper() for p in pages}
         if unknown:
             raise UsageError(f"unknown cipher(s): {', '.join(sorted(unknown))}",
                              f"choose from {', '.join(cipher_names())}")
         catalogue = [e for e in catalogue if e.name.upper() in wanted]
+        pages = [p for p in pages if p.upper() in wanted]
     data, tiny = secrets.token_bytes(block_bytes), secrets.token_bytes(TINY)
     jobs = [(entry, operation, entry.factory(operation, data)) for entry in catalogue for operation in entry.operations]
     total, done = len(jobs) * (repeats + 1), 0
@@ -293,7 +318,7 @@ def measure_ciphers(seconds_each: float = DEFAULT_SECONDS, block_bytes: int = DE
         rates = tuple(block_bytes / ((t - overhead) / 1e9) for t in times)
         table.append(CipherSpeed(entry.name, operation, statistics.median(rates), block_bytes, entry.note, rates,
                                  round(overhead, 1)))
-    return table
+    return table + _page_speeds(pages, seconds_each)
 
 
 # --- lookups and the floor ---------------------------------------------------------------------------------
@@ -338,6 +363,11 @@ def cipher_for_spec(spec: EncryptionSpec | str) -> CipherMapping | None:
     if spec.is_plain:
         return None
     cipher = spec.cipher
+    if spec.mechanism == "sqlite3mc":
+        name = {"aes-128-cbc": "AES-128-CBC", "aes-256-cbc": "AES-256-CBC", "chacha20": "ChaCha20-Poly1305",
+                "sqlcipher": "SQLCipher", "ascon128": "Ascon-128", "aegis": "AEGIS-256"}.get(cipher, cipher.upper())
+        return CipherMapping(f"SQLite3MC {name}", True, "SQLite3MC's own page cipher, timed per 4 KiB page through "
+                                                        "SQLite3MC (MAC included where the scheme has one)")
     if cipher == "3des":
         return CipherMapping("3DES-CBC")
     if cipher.startswith("aes-"):
@@ -442,6 +472,8 @@ def table_to_json(table: Iterable[CipherSpeed], seconds_each: float | None = Non
         "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         **cpu_facts(),
         **_library_versions(),
+        "kernel_xts": kernel_ciphers.usable() or "measured through AF_ALG",
+        "sqlite3mc_pages": page_ciphers.usable() or "measured through SQLite3MC",
         "method": ("cryptography, one call per buffer, per-call overhead (16-byte calls) subtracted for "
                    "stream-fed ciphers; median of interleaved repetitions; bytes per CPU second of one thread"),
         "seconds_each": seconds_each,

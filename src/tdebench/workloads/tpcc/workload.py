@@ -135,7 +135,12 @@ class TpccWorkload(Workload):
         return schema.TABLE_SPECS
 
     def check_dialect(self, label: str, dialect: Dialect) -> None:
-        """``mode = procedures`` needs an engine that has them."""
+        """Virtual users are forked processes with connections of their own; ``mode = procedures`` needs an engine
+        that has them."""
+        if not dialect.multi_process:
+            raise UsageError(f"--workload tpcc does not run on '{label}' ({dialect.product}): its virtual users are "
+                             "processes of their own, and its database can be opened by one process only",
+                             "use --workload tpch, sql or bulkload with this engine")
         if self.opts.mode == "procedures" and not has_procedures(dialect):
             raise UsageError(f"tpcc option mode = procedures: config '{label}' ({dialect.product}) has no stored "
                              "procedures tdebench can install",

@@ -1,0 +1,89 @@
+"""DuckDB's answers to the threat-model hooks of :class:`tdebench.api.engine.Instance` (docs/security.md).
+
+A mixin of :class:`tdebench.engines.duckdb.engine.DuckdbInstance`. DuckDB is a library in tdebench's process: no
+server, server log, users or network. Its spill files go to ``temp_directory``, set to ``tmp/`` inside the
+instance's directory, so the at-rest scan reads them; the spill probe holds a sort open under a small memory
+limit so that they exist while the scan runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from tdebench.api.canary import CANARY_TABLE
+
+NO_SERVER = "DuckDB is a library inside the client process: there is no server"
+SPILL_COPIES = 400_000
+SPILL_MEMORY = "48MB"
+
+
+def spill_files(directory: Path) -> list[Path]:
+    """Files DuckDB keeps in its temporary directory now."""
+    return [p for p in directory.rglob("*") if p.is_file()] if directory.is_dir() else []
+
+
+class DuckdbThreatProbes:
+    """Threat-model hooks for one DuckDB database (see the module docstring)."""
+
+    temp_dir: Path  # provided by DuckdbInstance
+    encrypted: bool
+
+    def data_dir_parts(self) -> dict[str, list[str]]:
+        return {"redo": ["*.wal"], "temp": ["tmp/*"]}
+
+    def temp_locations(self) -> list[Path]:
+        return [self.temp_dir]
+
+    def key_storage(self) -> list[dict[str, Any]]:
+        if not self.encrypted:
+            return []
+        return [{"key": "DuckDB ENCRYPTION_KEY (256 random bits as hex, from which DuckDB derives its AES key)",
+                 "where": "memory of the tdebench process only; given with ATTACH on every start",
+                 "on_disk": False, "beside_data": False, "mode": None, "protected_by": "not stored",
+                 "found_in_clear": self.files_with_key()}]
+
+    def files_with_key(self) -> list[str]:  # provided by DuckdbInstance
+        raise NotImplementedError
+
+    def statement_logs(self) -> dict[str, Any]:
+        return {"applicable": False, "reason": f"{NO_SERVER} and no server log"}
+
+    def read_as_select_user(self) -> dict[str, Any]:
+        return {"applicable": False, "reason": "DuckDB has no users or privileges: whoever can open the file (with "
+                                               "the key, when encrypted) reads all of it"}
+
+    def transport_security(self) -> dict[str, Any]:
+        return {"applicable": False, "reason": f"{NO_SERVER}, so no client/server traffic to observe"}
+
+    @contextlib.contextmanager
+    def spill_probe(self, markers: list[str]) -> Iterator[dict[str, Any]]:
+        """A sort of the canary rows × 400,000 (by a random column) under a 48 MB memory limit, held open after its
+        first row."""
+        conn = self.connect_raw()
+        old = conn.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+        # the markers ride along as payload: DuckDB's sort keys are normalized, so a sorted marker is not
+        # stored as its text
+        query = (f"SELECT c.marker, g.i, md5(random()::VARCHAR) AS pad FROM {CANARY_TABLE} c, "
+                 f"range({SPILL_COPIES}) g(i) ORDER BY pad")
+        try:
+            conn.execute(f"SET memory_limit = '{SPILL_MEMORY}'")
+            conn.execute("SET preserve_insertion_order = false")
+            conn.execute(query)
+            conn.fetchone()
+            found = spill_files(self.temp_dir)
+            yield {"query": query.replace(CANARY_TABLE, "<canary table>"),
+                   "settings": {"memory_limit": SPILL_MEMORY, "temp_directory": "tmp/ in the instance directory",
+                                "temp_file_encryption": self.encrypted},
+                   "spill_files": len(found), "spill_bytes": sum(p.stat().st_size for p in found),
+                   "held_open": "result after its first row"}
+        finally:
+            try:
+                conn.execute(f"SET memory_limit = '{old}'")
+            finally:
+                conn.close()
+
+    def connect_raw(self) -> Any:  # provided by DuckdbInstance
+        raise NotImplementedError
