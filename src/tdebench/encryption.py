@@ -36,6 +36,8 @@ _PGP = re.compile(r"^pgp-(aes128|aes192|aes256|3des)$")
 _FS = re.compile(r"^gocryptfs(?:-(aessiv|xchacha))?$")
 # SQLite3 Multiple Ciphers' schemes other than its AES-CBC ones (those are written aes-128-cbc, aes-256-cbc)
 _MC = re.compile(r"^(chacha20|sqlcipher|ascon128|aegis(?:-(?:128l|128x2|128x4|256|256x2|256x4))?)$")
+#: mechanisms whose ciphers have a grammar of their own: (mechanism, pattern); SQLite3 Multiple Ciphers' page ciphers
+OWN_CIPHERS: tuple[tuple[str, re.Pattern[str]], ...] = (("sqlite3mc", _MC),)
 _SCOPE = re.compile(r"^[a-z][a-z0-9_-]*$")
 # pgcrypto's Blowfish and CAST5 (raw and OpenPGP): known, and refused with this reason wherever they are asked for
 REFUSED_CIPHERS = ("bf", "cast5", "pgp-bf", "pgp-cast5")
@@ -125,7 +127,7 @@ def parse_spec(text: str) -> EncryptionSpec:
     if cipher in REFUSED_CIPHERS:
         raise UsageError(f"tdebench refuses '{text.strip()}': {LEGACY_PGCRYPTO_REASON}", LEGACY_PGCRYPTO_FIX)
     if not (_AES.match(cipher) or _PGP.match(cipher) or _FS.match(cipher) or cipher == "3des"
-            or (mechanism == "sqlite3mc" and _MC.match(cipher))):
+            or any(own == mechanism and pattern.match(cipher) for own, pattern in OWN_CIPHERS)):
         raise UsageError(f"unknown cipher '{cipher}' in encryption spec '{text}'", GRAMMAR_HINT)
     if "@" in rest and not _SCOPE.match(scope):
         raise UsageError(f"bad scope '{scope}' in encryption spec '{text}'", "a scope is one word, e.g. @tables")

@@ -357,17 +357,26 @@ class CipherMapping:
 _DEFAULT_MODE = "cbc"  # MariaDB's default, MySQL's and SQL Server's only mode, pgcrypto's raw aes, SQLCipher's
 
 
+def _sqlite3mc_floor(cipher: str) -> CipherMapping:
+    name = {"aes-128-cbc": "AES-128-CBC", "aes-256-cbc": "AES-256-CBC", "chacha20": "ChaCha20-Poly1305",
+            "sqlcipher": "SQLCipher", "ascon128": "Ascon-128", "aegis": "AEGIS-256"}.get(cipher, cipher.upper())
+    return CipherMapping(f"SQLite3MC {name}", True, "SQLite3MC's own page cipher, timed per 4 KiB page through "
+                                                    "SQLite3MC (MAC included where the scheme has one)")
+
+
+#: mechanisms whose floor is a page cipher of their own, timed through the library: (mechanism, entry of a cipher)
+PAGE_CIPHER_FLOORS = (("sqlite3mc", _sqlite3mc_floor),)
+
+
 def cipher_for_spec(spec: EncryptionSpec | str) -> CipherMapping | None:
     """The table entry that bounds what ``spec`` costs; None for ``none``."""
     spec = parse_spec(spec) if isinstance(spec, str) else spec
     if spec.is_plain:
         return None
     cipher = spec.cipher
-    if spec.mechanism == "sqlite3mc":
-        name = {"aes-128-cbc": "AES-128-CBC", "aes-256-cbc": "AES-256-CBC", "chacha20": "ChaCha20-Poly1305",
-                "sqlcipher": "SQLCipher", "ascon128": "Ascon-128", "aegis": "AEGIS-256"}.get(cipher, cipher.upper())
-        return CipherMapping(f"SQLite3MC {name}", True, "SQLite3MC's own page cipher, timed per 4 KiB page through "
-                                                        "SQLite3MC (MAC included where the scheme has one)")
+    own = next((floor for mechanism, floor in PAGE_CIPHER_FLOORS if mechanism == spec.mechanism), None)
+    if own is not None:
+        return own(cipher)
     if cipher == "3des":
         return CipherMapping("3DES-CBC")
     if cipher.startswith("aes-"):
