@@ -3,9 +3,13 @@ write per-dialect scripts)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
+
+from tdebench import sqlite_sql
 
 #: tdebench's dialect names -> sqlglot's
 SQLGLOT_OF = {"tsql": "tsql", "oracle": "oracle", "mysql": "mysql", "mariadb": "mysql", "postgres": "postgres",
@@ -23,9 +27,14 @@ def keep_null_ordering(tree: exp.Expression, target: str) -> exp.Expression:
     return tree
 
 
-def transpile(sql: str, dialect: str, *, read: str = "postgres", pretty: bool = True) -> str:
-    """One statement in ``read`` SQL rewritten for ``dialect`` (a key of :data:`SQLGLOT_OF`)."""
+def transpile(sql: str, dialect: str, *, read: str = "postgres", pretty: bool = True,
+              date_columns: Collection[str] = ()) -> str:
+    """One statement in ``read`` SQL rewritten for ``dialect`` (a key of :data:`SQLGLOT_OF`). For SQLite,
+    date expressions are rewritten into its date functions (``date_columns``: the DATE columns, lower case);
+    ValueError (sqlglot's UnsupportedError among them) for what the target has no equivalent of."""
     target = SQLGLOT_OF[dialect]
     tree = sqlglot.parse_one(sql, read=SQLGLOT_OF.get(read, read))
+    if target == "sqlite":
+        tree = sqlite_sql.rewrite(tree, date_columns)
     return keep_null_ordering(tree, target).sql(dialect=target, pretty=pretty,
                                                   unsupported_level=sqlglot.ErrorLevel.RAISE)
