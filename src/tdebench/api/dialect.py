@@ -53,6 +53,9 @@ class Dialect:
     target: str = ""
     #: backup tools the engine's instances work with (the backup workload picks its kinds by these)
     backup_tools: tuple[str, ...] = ()
+    #: prefix that has the server plan a statement (SELECT, INSERT, UPDATE, DELETE) without running it, so a
+    #: workload can show before any load that its statements run there; None: the server has none
+    explain_prefix: str | None = "EXPLAIN "
 
     def lock_timeout(self, seconds: float) -> str | None:
         """The statement that sets the lock wait to ``seconds``, or None when the dialect has none."""

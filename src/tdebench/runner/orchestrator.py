@@ -123,8 +123,11 @@ class Orchestrator:
                 process.set_disposable(not any(c.keep for c in self.plan.configs))
                 stack.callback(process.set_disposable, False)
                 try:
-                    for config in self.plan.configs:
-                        self._provision(stack, config, workdir)
+                    started = [self._start(stack, config, workdir) for config in self.plan.configs]
+                    for state in started:  # every instance before any is loaded: refused SQL costs no load
+                        self.workload.prove(state)
+                    for state in started:
+                        self._load(state, workdir)
                     self.owned.stop_polling()
                     self._check_answers()
                     if not self.verify_only:
@@ -212,7 +215,8 @@ class Orchestrator:
         return workdir
 
     # ------------------------------------------------------------------------------------------
-    def _provision(self, stack: ExitStack, config: Config, workdir: Path) -> None:
+    def _start(self, stack: ExitStack, config: Config, workdir: Path) -> ConfigState:
+        """Create and start ``config``'s instance (empty)."""
         engine = self.engines[config.engine]
         instance = engine.create_instance(config, workdir, self.workload.database)
         instance.use_translator(self.workload.sql_translator())
@@ -222,6 +226,11 @@ class Orchestrator:
         self._own_instance(instance)
         state = ConfigState(config, engine, instance)
         self.states[config.label] = state
+        return state
+
+    def _load(self, state: ConfigState, workdir: Path) -> None:
+        """Load, validate and verify a started instance (and snapshot it for ``--reset snapshot``)."""
+        config, instance = state.config, state.instance
         rec = self._recorder(config.label, 0)
         try:
             facts = self.workload.load(state, rec, self.ui)
