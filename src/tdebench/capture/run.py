@@ -1,0 +1,162 @@
+"""One capture: everything that can be refused is checked first (the output directory, the log's format, the
+connection, the tables and their types, the statistics and their privileges), then the statements are read and
+planned, the data dumped, and the directory written and checked as ``--workload sql`` will read it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from tdebench.capture import catalog, ddl, logs, stats
+from tdebench.capture.data import NULL, dump
+from tdebench.capture.source import Source, open_source
+from tdebench.capture.statements import Group, digest_group, group_logged
+from tdebench.capture.steps import Plan, plan_steps
+from tdebench.errors import UsageError
+
+FAMILY = {"mysql": "mariadb", "postgres": "postgres", "sqlite": "sqlite"}  # the SQL the captured text is in
+MANIFEST = "capture.json"
+
+
+@dataclass
+class Options:
+    source: str
+    out: Path
+    log: Path | None = None
+    top: int = 20
+    max_rows: int | None = None
+    tables: list[str] | None = None
+    statements: str = "auto"  # auto | statistics | log | none
+
+
+def _check_out(out: Path) -> None:
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UsageError(f"--out {out}: exists and is not an empty directory",
+                         "give a new directory (capture never overwrites)")
+
+
+def _mode(opts: Options, src_kind: str | None) -> str:
+    mode = opts.statements
+    if mode == "auto":
+        mode = "log" if opts.log else ("statistics" if src_kind in ("mysql", "postgres") else "none")
+    if mode == "log" and opts.log is None:
+        raise UsageError("--statements log needs --log FILE", "give the log of the capture window with --log")
+    if mode == "statistics" and src_kind == "sqlite":
+        raise UsageError("an SQLite file keeps no statement statistics", "give --log FILE, or --statements none")
+    return mode
+
+
+def _groups(src: Source, opts: Options, mode: str, captured: set[str], facts: dict[str, Any]) -> list[Group]:
+    """The hot statement groups, ranked and cut to --top."""
+    logged = []
+    if opts.log is not None:
+        fmt, logged = logs.read_log(opts.log)
+        facts["log"] = {"file": opts.log.name, "format": fmt, "statements": len(logged)}
+    if mode == "log":
+        found = group_logged(logged, src.kind, captured, src.database if src.kind != "sqlite" else None)
+        ranked = sorted(found.values(), key=lambda g: (-g.seconds, -g.count, g.key))
+        facts["ranked_by"] = "total time in the log" if any(g.seconds for g in ranked) else "count in the log"
+        return ranked[:opts.top]
+    if mode == "none":
+        return []
+    history, where = stats.history(src) if not logged else ([], "")
+    facts["values_from"] = "the log (--log)" if logged else where
+    known = group_logged(logged or history, src.kind, captured, src.database)
+    groups = []
+    for digest in stats.digests(src):
+        group = digest_group(digest.text, digest.calls, digest.seconds, src.kind, captured, known)
+        if group is not None:
+            groups.append(group)
+    facts["ranked_by"] = "total time (server statistics)"
+    return groups[:opts.top]
+
+
+def _toml(database: str, family: str, plan: Plan) -> str:
+    weights = "".join(f"{s.name} = {max(1, s.weight)}\n" for s in plan.steps)
+    return (f"# Captured by tdebench capture (see {MANIFEST}). Weights: each statement's call count.\n"
+            f'database = "{database}"\ndialect = "{family}"\n\n[data]\nnull = "\\\\N"\n\n[weights]\n{weights}'
+            + ("\n[writes]\nrestore = \"undo\"\n" if any(s.kind == "write" for s in plan.steps) else ""))
+
+
+def _write_steps(out: Path, plan: Plan) -> None:
+    for step in plan.steps:
+        folder = out / ("queries" if step.kind == "query" else "writes")
+        folder.mkdir(exist_ok=True)
+        head = f"-- {step.group.count} calls, {step.group.seconds:.6f} s in all (captured)\n"
+        (folder / f"{step.name}.sql").write_text(head + step.sql.strip() + "\n", encoding="utf-8")
+        if step.undo:
+            (folder / f"{step.name}.undo.sql").write_text("-- deletes the rows the write adds\n" + step.undo + "\n",
+                                                          encoding="utf-8")
+
+
+def capture(opts: Options, say: Callable[[str], None]) -> dict[str, Any]:
+    """Write the workload directory; returns the capture manifest."""
+    _check_out(opts.out)
+    if opts.log is not None:
+        logs.detect(opts.log)
+    if opts.top < 1 or (opts.max_rows is not None and opts.max_rows < 1):
+        raise UsageError("--top and --max-rows must be at least 1", "give a positive number")
+    src = open_source(opts.source)
+    try:
+        mode = _mode(opts, src.kind)
+        tables = catalog.read_catalog(src, opts.tables)
+        catalog.check_readable(src, tables)
+        if mode == "statistics":
+            stats.check(src)
+        return _capture(src, opts, mode, tables, say)
+    finally:
+        src.close()
+
+
+def _capture(src: Source, opts: Options, mode: str, tables: list[catalog.Table],
+             say: Callable[[str], None]) -> dict[str, Any]:
+    facts: dict[str, Any] = {"source": src.description, "statements_from": mode,
+                             "captured_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    groups = _groups(src, opts, mode, {t.name.lower() for t in tables}, facts)
+    plan = plan_steps(groups, tables, src.kind)
+    out = opts.out
+    (out / "data").mkdir(parents=True, exist_ok=True)
+    try:
+        dumped = []
+        for table in tables:
+            say(f"capture: {table.name}")
+            dumped.append(dump(src, table, out / "data", opts.max_rows, plan.excluded.get(table.name, set())))
+        cut = any(d.cut for d in dumped)
+        family = FAMILY[src.kind]
+        header = f"-- Captured by tdebench capture from {src.description}, in {family} SQL.\n"
+        (out / "schema.sql").write_text(ddl.schema_text(tables, not cut, family, header), encoding="utf-8")
+        for other in (f for f in FAMILY.values() if f != family):
+            (out / f"schema.{other}.sql").write_text(
+                ddl.schema_text(tables, not cut, other, f"-- schema.sql as {other} runs it (generated by capture; "
+                                "edit both or delete this variant).\n"), encoding="utf-8")
+        _write_steps(out, plan)
+        database = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in src.database.lower()) or "captured"
+        (out / "workload.toml").write_text(_toml(database if database[0].isalpha() else f"w_{database}",
+                                                 family, plan), encoding="utf-8")
+        facts.update(_manifest(dumped, plan, cut))
+        (out / MANIFEST).write_text(json.dumps(facts, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+    return facts
+
+
+def _manifest(dumped: list[Any], plan: Plan, cut: bool) -> dict[str, Any]:
+    left_out = list(plan.left_out)
+    if cut:
+        left_out.append({"statement": "(schema)", "reason": "foreign keys: --max-rows cut a table, so keys may "
+                         "point to rows not captured; the schema declares none"})
+    return {
+        "tables": {d.table: {"rows": d.rows, "bytes": d.bytes, "cut_by_max_rows": d.cut,
+                             "rows_left_out_for_writes": d.skipped} for d in dumped},
+        "data_bytes": sum(d.bytes for d in dumped),
+        "null": NULL,
+        "steps": [{"name": s.name, "kind": s.kind, "calls": s.group.count, "seconds": round(s.group.seconds, 6),
+                   "sessions": len(s.group.sessions)} for s in plan.steps],
+        "left_out": left_out,
+    }
