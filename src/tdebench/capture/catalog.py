@@ -220,11 +220,16 @@ def _names(src: Source) -> list[str]:
 def check_readable(src: Source, tables: list[Table]) -> None:
     """Every captured table can be read by the capture user (EnvironmentProblem with the GRANT if not)."""
     for table in tables:
-        name = f"`{table.name}`" if src.kind == "mysql" else f'"{table.name}"'
         try:
-            src.all(f"SELECT * FROM {name} LIMIT 0")
+            src.all(readable_sql(src, table))
         except Exception as exc:  # noqa: BLE001 - the driver's access-denied error
             grant = (f"GRANT SELECT ON {src.database}.* TO '{src.user}'@'%'" if src.kind == "mysql" else
                      f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {src.user}")
             raise EnvironmentProblem(f"the capture user ({src.user}) cannot read table {table.name}: "
                                      f"{redact(str(exc)).splitlines()[0]}", f"{grant} (as the DBA)") from None
+
+
+def readable_sql(src: Source, table: Table) -> str:
+    """The statement that shows a table can be read (it returns no row)."""
+    name = f"`{table.name}`" if src.kind == "mysql" else f'"{table.name}"'
+    return f"SELECT * FROM {name} LIMIT 0"

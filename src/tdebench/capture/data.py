@@ -60,7 +60,7 @@ def _cursor(src: Source) -> Any:
     return src.raw.cursor()
 
 
-def _select(src: Source, table: Table, max_rows: int | None) -> str:
+def select_sql(src: Source, table: Table, max_rows: int | None) -> str:
     quote = (lambda n: f"`{n}`") if src.kind == "mysql" else ident  # noqa: E731
     order = f" ORDER BY {', '.join(quote(c) for c in table.primary_key)}" if table.primary_key else ""
     limit = f" LIMIT {max_rows + 1}" if max_rows is not None else ""
@@ -80,7 +80,7 @@ def dump(src: Source, table: Table, folder: Path, max_rows: int | None,
         src.raw.cursor().execute("BEGIN READ ONLY")
     cur = _cursor(src)
     try:
-        cur.execute(_select(src, table, max_rows))
+        cur.execute(select_sql(src, table, max_rows))
         with open(path, "w", encoding="utf-8", newline="") as handle:
             writer = csv.writer(handle, lineterminator="\n")
             writer.writerow([c.name for c in table.columns])

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.capture import catalog, ddl, logs, stats
-from tdebench.capture.data import NULL, dump
+from tdebench.capture.data import NULL, dump, select_sql
 from tdebench.capture.source import Source, open_source
-from tdebench.capture.statements import Group, digest_group, group_logged
+from tdebench.capture.statements import Group, digest_group, group_logged, normalize, parse
 from tdebench.capture.steps import Plan, plan_steps
 from tdebench.errors import UsageError
 
@@ -51,15 +51,28 @@ def _mode(opts: Options, src_kind: str | None) -> str:
     return mode
 
 
-def _groups(src: Source, opts: Options, mode: str, captured: set[str], facts: dict[str, Any]) -> list[Group]:
+def _own(src: Source, tables: list[catalog.Table]) -> set[str]:
+    """Normalized forms of the statements capture itself runs on the tables (a second capture must not take the
+    first one's reads for the application's)."""
+    out = set()
+    for table in tables:
+        for sql in (catalog.readable_sql(src, table), select_sql(src, table, None), select_sql(src, table, 10)):
+            tree = parse(sql, src.kind)
+            if tree is not None:
+                out.add(normalize(tree, src.kind))
+    return out
+
+
+def _groups(src: Source, opts: Options, mode: str, tables: list[catalog.Table], facts: dict[str, Any]) -> list[Group]:
     """The hot statement groups, ranked and cut to --top."""
+    captured, own = {t.name.lower() for t in tables}, _own(src, tables)
     logged = []
     if opts.log is not None:
         fmt, logged = logs.read_log(opts.log)
         facts["log"] = {"file": opts.log.name, "format": fmt, "statements": len(logged)}
     if mode == "log":
         found = group_logged(logged, src.kind, captured, src.database if src.kind != "sqlite" else None)
-        ranked = sorted(found.values(), key=lambda g: (-g.seconds, -g.count, g.key))
+        ranked = sorted((g for g in found.values() if g.key not in own), key=lambda g: (-g.seconds, -g.count, g.key))
         facts["ranked_by"] = "total time in the log" if any(g.seconds for g in ranked) else "count in the log"
         return ranked[:opts.top]
     if mode == "none":
@@ -70,7 +83,7 @@ def _groups(src: Source, opts: Options, mode: str, captured: set[str], facts: di
     groups = []
     for digest in stats.digests(src):
         group = digest_group(digest.text, digest.calls, digest.seconds, src.kind, captured, known)
-        if group is not None:
+        if group is not None and group.key not in own:
             groups.append(group)
     facts["ranked_by"] = "total time (server statistics)"
     return groups[:opts.top]
@@ -87,7 +100,8 @@ def _write_steps(out: Path, plan: Plan) -> None:
     for step in plan.steps:
         folder = out / ("queries" if step.kind == "query" else "writes")
         folder.mkdir(exist_ok=True)
-        head = f"-- {step.group.count} calls, {step.group.seconds:.6f} s in all (captured)\n"
+        calls = f"{step.group.count} call{'s' if step.group.count != 1 else ''}"
+        head = f"-- {calls}, {step.group.seconds:.6f} s in all (captured)\n"
         (folder / f"{step.name}.sql").write_text(head + step.sql.strip() + "\n", encoding="utf-8")
         if step.undo:
             (folder / f"{step.name}.undo.sql").write_text("-- deletes the rows the write adds\n" + step.undo + "\n",
@@ -117,7 +131,7 @@ def _capture(src: Source, opts: Options, mode: str, tables: list[catalog.Table],
              say: Callable[[str], None]) -> dict[str, Any]:
     facts: dict[str, Any] = {"source": src.description, "statements_from": mode,
                              "captured_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-    groups = _groups(src, opts, mode, {t.name.lower() for t in tables}, facts)
+    groups = _groups(src, opts, mode, tables, facts)
     plan = plan_steps(groups, tables, src.kind)
     out = opts.out
     (out / "data").mkdir(parents=True, exist_ok=True)

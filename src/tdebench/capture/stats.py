@@ -90,11 +90,14 @@ def history(src: Source) -> tuple[list[Logged], str]:
     """Statements with their values from the server's own history, and where they came from (or why none)."""
     if src.kind != "mysql":
         return [], "PostgreSQL keeps no statement history with values: give --log for them"
-    enabled = src.one("SELECT ENABLED FROM performance_schema.setup_consumers WHERE NAME = "
-                      "'events_statements_history_long'")
-    if not enabled or enabled[0] != "YES":
-        return [], ("events_statements_history_long is off (UPDATE performance_schema.setup_consumers SET ENABLED "
-                    "= 'YES' WHERE NAME = 'events_statements_history_long' for the capture window, or give --log)")
+    enabled = {name for (name,) in src.all("SELECT NAME FROM performance_schema.setup_consumers WHERE ENABLED = "
+                                            "'YES' AND NAME IN ('events_statements_current', "
+                                            "'events_statements_history_long')")}
+    if len(enabled) < 2:
+        return [], ("the statement history is off (a DBA turns on the consumers events_statements_current and "
+                    "events_statements_history_long for the capture window: UPDATE performance_schema.setup_consumers "
+                    "SET ENABLED = 'YES' WHERE NAME IN ('events_statements_current', 'events_statements_history_long'))"
+                    ", or give --log")
     rows = src.all("SELECT THREAD_ID, SQL_TEXT, TIMER_WAIT / 1e12, CURRENT_SCHEMA FROM "
                    "performance_schema.events_statements_history_long WHERE SQL_TEXT IS NOT NULL")
     return [Logged(str(t), s, float(w or 0), d) for t, s, w, d in rows], "events_statements_history_long"
