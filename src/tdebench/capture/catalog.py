@@ -102,7 +102,8 @@ def _mysql(src: Source, wanted: list[str]) -> dict[str, Table]:
             prec = dt_precision if kind in ("datetime", "timestamp") else precision
             tables[table].columns.append(Column(column, map_type(table, column, kind, length, prec, scale, full),
                                                 nullable == "YES", full))
-    keys = src.all("SELECT s.TABLE_NAME, s.INDEX_NAME, s.NON_UNIQUE, s.COLUMN_NAME FROM information_schema.STATISTICS s "
+    keys = src.all("SELECT s.TABLE_NAME, s.INDEX_NAME, s.NON_UNIQUE, s.COLUMN_NAME "
+                   "FROM information_schema.STATISTICS s "
                    "WHERE s.TABLE_SCHEMA = %s ORDER BY s.TABLE_NAME, s.INDEX_NAME, s.SEQ_IN_INDEX", (src.database,))
     _indexes(tables, [(t, i, not bool(int(n)), c, i == "PRIMARY") for t, i, n, c in keys])
     fks = src.all("SELECT TABLE_NAME, CONSTRAINT_NAME, COLUMN_NAME, REFERENCED_TABLE_NAME, REFERENCED_COLUMN_NAME "

@@ -75,9 +75,7 @@ def dump(src: Source, table: Table, folder: Path, max_rows: int | None,
     rows, cut, skipped = 0, False, 0
     key_at = [[c.name for c in table.columns].index(k) for k in table.primary_key] if skip else []
     if src.kind == "mysql":
-        src.raw.cursor().execute("START TRANSACTION READ ONLY")
-    elif src.kind == "postgres":
-        src.raw.cursor().execute("BEGIN READ ONLY")
+        src.raw.cursor().execute("START TRANSACTION READ ONLY")  # PostgreSQL's connection is read-only itself
     cur = _cursor(src)
     try:
         cur.execute(select_sql(src, table, max_rows))

@@ -1,8 +1,9 @@
 """The source of a capture: a MariaDB/MySQL or PostgreSQL server reached by URL (password as for ``--target``:
 ``TDEBENCH_PASSWORD_SOURCE`` or ``?password_env=VAR``, never in the URL, never printed), or an SQLite file.
 
-Every connection is read-only: SQLite opened with ``mode=ro``; servers read inside read-only transactions
-(``START TRANSACTION READ ONLY`` / ``BEGIN READ ONLY``). No setting of the server is ever changed.
+Every connection is read-only: SQLite opened with ``mode=ro``; MariaDB/MySQL read inside ``START TRANSACTION
+READ ONLY``; PostgreSQL connections are set read-only, so psycopg opens every transaction with ``BEGIN READ ONLY``.
+No setting of the server is ever changed.
 """
 
 from __future__ import annotations
@@ -44,9 +45,7 @@ class Source:
         """A cursor inside a read-only transaction (rolled back afterwards: nothing to keep)."""
         cur = self.raw.cursor()
         if self.kind == "mysql":
-            cur.execute("START TRANSACTION READ ONLY")
-        elif self.kind == "postgres":
-            cur.execute("BEGIN READ ONLY")
+            cur.execute("START TRANSACTION READ ONLY")  # PostgreSQL: the connection's own read_only (BEGIN READ ONLY)
         try:
             yield cur
         finally:
@@ -103,4 +102,6 @@ def open_source(text: str, timeout: int = 10) -> Source:
         raise EnvironmentProblem(redact(exc.problem).replace("target 'source'", "the source"), exc.fix) from None
     if kind == "mysql":
         raw.autocommit(False)
+    else:
+        raw.read_only = True  # psycopg opens every transaction with BEGIN READ ONLY
     return Source(kind, raw, target.database, f"{target.kind.product} {target.url}", target.user)

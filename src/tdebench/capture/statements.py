@@ -53,7 +53,8 @@ def _placeholder(node: exp.Expression) -> exp.Expression:
         return exp.Identifier(this=node.this, quoted=False)
     if isinstance(node, exp.In) and node.expressions:
         return exp.In(this=node.this, expressions=[exp.Placeholder()])
-    if isinstance(node, exp.Tuple) and node.expressions and all(isinstance(e, exp.Placeholder) for e in node.expressions):
+    if isinstance(node, exp.Tuple) and node.expressions and \
+            all(isinstance(e, exp.Placeholder) for e in node.expressions):
         return exp.Placeholder()
     if isinstance(node, exp.Values):
         return exp.Values(expressions=[exp.Tuple(expressions=[exp.Placeholder()])])

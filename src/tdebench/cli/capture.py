@@ -11,8 +11,9 @@ import typer
 
 def capture_command(
     source: Annotated[str, typer.Option(
-        "--from", help="mariadb://USER@HOST[:PORT]/DB, mysql://..., postgresql://USER@HOST[:PORT]/DB, or an SQLite "
-                       "file. The password comes from TDEBENCH_PASSWORD_SOURCE (or ?password_env=VAR), never the URL.")],
+        "--from", help="mariadb://USER@HOST[:PORT]/DB, mysql://..., postgresql://USER@HOST[:PORT]/DB, or an "
+                       "SQLite file. The password comes from TDEBENCH_PASSWORD_SOURCE (or ?password_env=VAR), never "
+                       "the URL.")],
     out: Annotated[Path, typer.Option("--out", help="New directory for the workload (schema.sql, data/, queries/, "
                                                     "writes/, workload.toml, capture.json).")],
     log: Annotated[Optional[Path], typer.Option(
