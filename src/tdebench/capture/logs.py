@@ -186,14 +186,29 @@ def _postgres_csv(handle: Iterable[str]) -> Iterator[Logged]:
     yield from _postgres_entries(entries())
 
 
-def read_log(path: Path) -> tuple[str, list[Logged]]:
-    """(format, statements) of a log file (streamed line by line)."""
+def stream_log(path: Path) -> tuple[str, Iterator[Logged]]:
+    """(format, statements) of a log file, the statements read line by line as they are consumed."""
     kind = detect(path)
     reader = {"mysql-slow": _mysql_slow, "mysql-general": _mysql_general, "postgres-stderr": _postgres_stderr,
               "postgres-csv": _postgres_csv}[kind]
-    with open(path, encoding="utf-8", errors="replace", newline="" if kind == "postgres-csv" else None) as handle:
-        found = [s for s in reader(handle) if s.text.strip()]
+
+    def statements() -> Iterator[Logged]:
+        newline = "" if kind == "postgres-csv" else None
+        with open(path, encoding="utf-8", errors="replace", newline=newline) as handle:
+            yield from (s for s in reader(handle) if s.text.strip())
+
+    return kind, statements()
+
+
+def no_statements(path: Path, kind: str) -> UsageError:
+    return UsageError(f"--log {path}: a {kind} log without a single statement",
+                      "log every statement during the capture window (docs/workloads/capture.md)")
+
+
+def read_log(path: Path) -> tuple[str, list[Logged]]:
+    """(format, statements) of a log file, all in a list (small logs, tests)."""
+    kind, statements = stream_log(path)
+    found = list(statements)
     if not found:
-        raise UsageError(f"--log {path}: a {kind} log without a single statement",
-                         "log every statement during the capture window (docs/workloads/capture.md)")
+        raise no_statements(path, kind)
     return kind, found

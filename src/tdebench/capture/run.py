@@ -66,25 +66,34 @@ def _own(src: Source, tables: list[catalog.Table]) -> set[str]:
 def _groups(src: Source, opts: Options, mode: str, tables: list[catalog.Table], facts: dict[str, Any]) -> list[Group]:
     """The hot statement groups, ranked and cut to --top."""
     captured, own = {t.name.lower() for t in tables}, _own(src, tables)
-    logged = []
+    database = src.database if src.kind != "sqlite" else None
+    from_log: dict[str, Group] | None = None
     if opts.log is not None:
-        fmt, logged = logs.read_log(opts.log)
-        facts["log"] = {"file": opts.log.name, "format": fmt, "statements": len(logged)}
-    if mode == "log":
-        found = group_logged(logged, src.kind, captured, src.database if src.kind != "sqlite" else None)
-        ranked = sorted((g for g in found.values() if g.key not in own), key=lambda g: (-g.seconds, -g.count, g.key))
-        facts["ranked_by"] = "total time in the log" if any(g.seconds for g in ranked) else "count in the log"
-        return ranked[:opts.top]
+        fmt, stream = logs.stream_log(opts.log)
+        seen = [0]
+        from_log = group_logged(stream, src.kind, captured, database, seen)
+        if not seen[0]:
+            raise logs.no_statements(opts.log, fmt)
+        facts["log"] = {"file": opts.log.name, "format": fmt, "statements": seen[0]}
     if mode == "none":
         return []
-    history, where = stats.history(src) if not logged else ([], "")
-    facts["values_from"] = "the log (--log)" if logged else where
-    known = group_logged(logged or history, src.kind, captured, src.database)
+    if mode == "log":
+        ranked = sorted((g for g in (from_log or {}).values() if g.key not in own),
+                        key=lambda g: (-g.seconds, -g.count, g.key))
+        facts["ranked_by"] = "total time in the log" if any(g.seconds for g in ranked) else "count in the log"
+        facts["statements_beyond_top"] = max(0, len(ranked) - opts.top)
+        return ranked[:opts.top]
+    if from_log is not None:
+        known, facts["values_from"] = from_log, "the log (--log)"
+    else:
+        history, facts["values_from"] = stats.history(src)
+        known = group_logged(history, src.kind, captured, src.database)
     groups = []
     for digest in stats.digests(src):
         group = digest_group(digest.text, digest.calls, digest.seconds, src.kind, captured, known)
         if group is not None and group.key not in own:
             groups.append(group)
+    facts["statements_beyond_top"] = max(0, len(groups) - opts.top)
     facts["ranked_by"] = "total time (server statistics)"
     return groups[:opts.top]
 

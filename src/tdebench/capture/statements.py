@@ -9,6 +9,7 @@ digest whose values are found nowhere is listed as left out, never filled with i
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import sqlglot
@@ -90,11 +91,14 @@ def statement_kind(tree: exp.Expression) -> str | None:
     return None
 
 
-def group_logged(statements: list[Logged], kind: str, captured: set[str], database: str | None) -> dict[str, Group]:
+def group_logged(statements: Iterable[Logged], kind: str, captured: set[str], database: str | None,
+                 seen: list[int] | None = None) -> dict[str, Group]:
     """Groups of the logged statements on captured tables (others: session commands, other databases, the
-    catalog, are not the application's workload)."""
+    catalog, are not the application's workload); ``seen[0]`` counts every statement read."""
     groups: dict[str, Group] = {}
     for logged in statements:
+        if seen is not None:
+            seen[0] += 1
         if database and logged.database and logged.database.lower() != database.lower():
             continue
         tree = parse(logged.text, kind)

@@ -38,4 +38,7 @@ def capture_command(
     steps = facts["steps"]
     typer.echo(f"captured {len(facts['tables'])} tables ({sum(t['rows'] for t in facts['tables'].values())} rows) "
                f"and {len(steps)} statements into {out}; {len(facts['left_out'])} left out (see {out}/capture.json)")
-    typer.echo(f"run it: tdebench run --workload sql --workload-dir {out} --engine sqlite,mariadb,postgres")
+    if any(s["kind"] == "query" for s in steps):
+        typer.echo(f"run it: tdebench run --workload sql --workload-dir {out} --engine sqlite,mariadb,postgres")
+    else:
+        typer.echo(f"no query captured: add {out}/queries/<name>.sql (docs/workloads/sql.md), or capture with --log")
