@@ -107,4 +107,8 @@ def rewrite(tree: exp.Expression, date_columns: Collection[str] = ()) -> exp.Exp
             if node is tree:
                 return new
             node.replace(new)
+    left = tree.find(exp.Interval)
+    if left is not None:  # e.g. n * INTERVAL '1 day': a computed amount
+        raise ValueError(f"interval arithmetic {left.parent.sql() if left.parent else left.sql()} has no SQLite "
+                         "equivalent")
     return tree

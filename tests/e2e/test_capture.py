@@ -163,9 +163,12 @@ def test_postgres_statistics_without_values_are_listed_never_invented(postgres, 
     done = postgres.capture(out, "--tables", "customers,orders")
     assert done.returncode == 0, done.stderr[-2000:]
     manifest = json.loads((out / "capture.json").read_text())
-    assert manifest["steps"] == [] and not (out / "queries").exists()
     assert any("city = $1" in item["statement"] and "no literal values" in item["reason"]
                for item in manifest["left_out"]), manifest["left_out"]
+    # kept: only statements that have no values to find (here the test's own checksum reads, SELECT * ... ORDER BY)
+    for path in (out / "queries").glob("*.sql") if (out / "queries").exists() else []:
+        assert "$" not in path.read_text() and "customer_id = " not in path.read_text(), path.read_text()
+    assert not (out / "writes").exists()
     assert set(manifest["tables"]) == {"customers", "orders"}
 
 
