@@ -238,3 +238,27 @@ def test_performance_schema_off_says_how_to_turn_it_on(tmp_path):
     finally:
         server.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+# replay --------------------------------------------------------------------------------------------------------
+def test_replay_of_the_slow_log_on_twins(mariadb, tmp_path):
+    """The slow log replayed on a plain and an encrypted MariaDB loaded with its capture: exit 0, one session and
+    every logged statement replayed, per-digest latencies recorded for both twins."""
+    captured = tmp_path / "captured"
+    assert mariadb.capture(captured, "--log", str(mariadb.log)).returncode == 0
+    run = tmp_path / "run"
+    done = tdebench("run", "--workload", "replay", "--workload-dir", str(captured), "--workload-option",
+                    f"log={mariadb.log}", "--engine", "mariadb", "--encryption", "none,tde:aes-256-ctr", "--trials",
+                    "2", "--warmup", "0", "--out", str(run), "--data-dir", str(tmp_path / "data"), "--work-dir",
+                    str(tmp_path / "work"), env={"XDG_STATE_HOME": str(tmp_path / "state")})
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [line.split(",") for line in (run / "measurements.csv").read_text().splitlines()[1:]]
+    replay = [r for r in rows if r[7] == "replay" and r[14] != "warmup"]
+    totals = {(r[3], r[10]): float(r[11]) for r in replay if r[9] == "total"}
+    for label in ("mariadb-none", "mariadb-tde-aes-256-ctr"):
+        assert totals[(label, "sessions")] == 1 and totals[(label, "statements")] == mariadb.sent, totals
+        digests = {r[9] for r in replay if r[3] == label and r[10] == "latency_p95"}
+        assert len(digests) == 4, digests  # three reads and the INSERT
+    verification = json.loads((run / "verification.json").read_text())["configs"]
+    assert verification["mariadb-tde-aes-256-ctr"]["answers_equal"] is True
+    assert "d01_" in (run / "report" / "index.html").read_text()

@@ -12,10 +12,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from tdebench.capture import catalog, ddl, logs, stats
+from tdebench import serverlog as logs
+from tdebench.capture import catalog, ddl, stats
 from tdebench.capture.data import NULL, dump, select_sql
 from tdebench.capture.source import Source, open_source
-from tdebench.capture.statements import Group, digest_group, group_logged, normalize, parse
+from tdebench.capture.statements import Group, digest_group, group_logged
+from tdebench.sqlnormal import normalize, parse
 from tdebench.capture.steps import Plan, plan_steps
 from tdebench.errors import UsageError
 

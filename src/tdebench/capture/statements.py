@@ -12,14 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-import sqlglot
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
 
-from tdebench.capture.logs import Logged
+from tdebench.serverlog import Logged
+from tdebench.sqlnormal import DIALECT, normalize, parse, statement_kind, tables_of
 
-DIALECT = {"mysql": "mysql", "postgres": "postgres", "sqlite": "sqlite"}
-_SYSTEM = {"information_schema", "performance_schema", "pg_catalog", "mysql", "sys"}
 
 
 @dataclass
@@ -34,61 +31,6 @@ class Group:
     seconds: float = 0.0
     digest_text: str = ""
     sessions: set[str] = field(default_factory=set)
-
-
-def parse(text: str, kind: str) -> exp.Expression | None:
-    try:
-        trees = sqlglot.parse(text, read=DIALECT[kind])
-    except (SqlglotError, ValueError):
-        return None
-    return trees[0] if len(trees) == 1 and trees[0] is not None else None
-
-
-def _placeholder(node: exp.Expression) -> exp.Expression:
-    if isinstance(node, (exp.Literal, exp.Placeholder, exp.Parameter, exp.Null)) or \
-            isinstance(node, exp.Boolean):
-        return exp.Placeholder()
-    if isinstance(node, exp.Neg) and isinstance(node.this, (exp.Literal, exp.Placeholder)):
-        return exp.Placeholder()
-    if isinstance(node, exp.Identifier) and node.args.get("quoted"):
-        return exp.Identifier(this=node.this, quoted=False)
-    if isinstance(node, exp.In) and node.expressions:
-        return exp.In(this=node.this, expressions=[exp.Placeholder()])
-    if isinstance(node, exp.Tuple) and node.expressions and \
-            all(isinstance(e, exp.Placeholder) for e in node.expressions):
-        return exp.Placeholder()
-    if isinstance(node, exp.Values):
-        return exp.Values(expressions=[exp.Tuple(expressions=[exp.Placeholder()])])
-    return node
-
-
-def normalize(tree: exp.Expression, kind: str) -> str:
-    """The statement's form without its values (equal for every call of the same statement)."""
-    out = tree.copy()
-    for node in reversed(list(out.walk(bfs=False))):
-        new = _placeholder(node)
-        if new is not node and node is not out:
-            node.replace(new)
-    return out.sql(dialect=DIALECT[kind], normalize=True, identify=False).lower()
-
-
-def tables_of(tree: exp.Expression) -> set[str]:
-    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
-    out = set()
-    for table in tree.find_all(exp.Table):
-        if table.db and table.db.lower() in _SYSTEM:
-            return {"<system>"}
-        if table.name and table.name.lower() not in ctes:
-            out.add(table.name.lower())
-    return out
-
-
-def statement_kind(tree: exp.Expression) -> str | None:
-    if isinstance(tree, (exp.Query, exp.Values)):
-        return "query"
-    if isinstance(tree, (exp.Insert, exp.Update, exp.Delete)):
-        return "write"
-    return None
 
 
 def group_logged(statements: Iterable[Logged], kind: str, captured: set[str], database: str | None,

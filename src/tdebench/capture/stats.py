@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tdebench.capture.logs import Logged
+from tdebench.serverlog import Logged
 from tdebench.capture.source import Source
 from tdebench.encryption import redact
 from tdebench.errors import EnvironmentProblem

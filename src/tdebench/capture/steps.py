@@ -11,7 +11,8 @@ from sqlglot import exp
 
 from tdebench.capture.catalog import Table
 from tdebench.capture.data import text as value_text
-from tdebench.capture.statements import DIALECT, Group, parse
+from tdebench.capture.statements import Group
+from tdebench.sqlnormal import DIALECT, parse
 
 
 @dataclass

@@ -23,6 +23,8 @@ from tdebench.stats.overhead import Overhead
 TESTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "crud": ("CRUD operations", ("elapsed", "server_cpu", "mb_per_s")),
     "sql": ("Your queries and writes (workload sql; total = weighted sum)", ("elapsed",)),
+    "replay": ("The replayed log per statement form (elapsed = sum of its latencies; total = wall time)",
+               ("elapsed", "latency_p50", "latency_p95", "latency_p99", "failed")),
     "ingest": ("Loading through the client vs the bulk path", ("elapsed", "rows_per_s")),
     "backup": ("Backup and restore", ("elapsed", "bytes", "server_cpu", "tool_cpu")),
     "tpcc": ("TPC-C-like OLTP per virtual-user step",
@@ -34,7 +36,7 @@ METRIC_TITLES = {"elapsed": "elapsed", "server_cpu": "server CPU", "mb_per_s": "
                  "bytes": "size", "tool_cpu": "CPU of the backup tools (mariadb-backup, pg_dump, gzip, …)",
                  "tpm": "TPM", "nopm": "NOPM", "tps": "transactions/s", "latency_p50": "p50 latency",
                  "latency_p95": "p95 latency", "latency_p99": "p99 latency",
-                 "server_cpu_per_txn": "server CPU per transaction"}
+                 "server_cpu_per_txn": "server CPU per transaction", "failed": "failed statements"}
 
 
 @dataclass

@@ -43,7 +43,7 @@ class SqlWorkload(Workload):
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
         super().__init__(plan, rundir)
-        self.options = parse_options(plan.workload_options)
+        self.options = self._options(plan.workload_options)
         self.wd = self.options.layout
         self.database = self.wd.database
         self.schema_tables = tuple(self.wd.info.names)
@@ -59,6 +59,11 @@ class SqlWorkload(Workload):
         self.answer_sets: dict[str, answers.AnswerSet] = {}
         self.loaded_counts: dict[str, dict[str, int]] = {}
         self.proven: set[str] = set()  # configs whose empty instance planned every statement (schema created)
+
+    @staticmethod
+    def _options(raw: dict[str, Any]) -> Any:
+        """The checked options (a workload built on this one reads its own)."""
+        return parse_options(raw)
 
     # before any work ---------------------------------------------------------------------------------
     def tables(self) -> tuple[TableSpec, ...]:

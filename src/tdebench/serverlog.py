@@ -10,6 +10,7 @@ import csv
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 from tdebench.errors import UsageError
@@ -23,11 +24,27 @@ class Logged:
     text: str
     seconds: float | None = None
     database: str | None = None
+    #: when the statement started (seconds since the epoch, UTC), where the log says
+    at: float | None = None
+
+
+def _epoch(text: str) -> float | None:
+    """Seconds since the epoch of a log's time stamp (``2024-11-26 23:45:01.123 UTC``, ``...T...Z``, ``241126
+    23:45:01``); None when it is none of these."""
+    text = text.strip()
+    for pattern in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S.%f", "%Y-%m-%dT%H:%M:%S",
+                    "%y%m%d %H:%M:%S"):
+        try:
+            stamp = datetime.strptime(re.sub(r"(Z| UTC| GMT)$", "", text), pattern)
+        except ValueError:
+            continue
+        return stamp.replace(tzinfo=timezone.utc).timestamp()
+    return None
 
 
 _SLOW_TIME = re.compile(r"^# Query_time: ([\d.]+)")
 _SLOW_THREAD = re.compile(r"^# (?:Thread_id: (\d+)|User@Host: .*?Id:\s*(\d+))(?:.*Schema: (\S*))?")
-_GENERAL = re.compile(r"^(?:\d{6}\s+\d{1,2}:\d\d:\d\d|\d{4}-\d\d-\d\dT[\d:.]+Z?)?\s+(\d+) (Query|Execute|Connect|"
+_GENERAL = re.compile(r"^(\d{6}\s+\d{1,2}:\d\d:\d\d|\d{4}-\d\d-\d\dT[\d:.]+Z?)?\s+(\d+) (Query|Execute|Connect|"
                       r"Init DB|Quit|Prepare|Close stmt|Field List|Statistics|Ping|Refresh|Shutdown)\t?(.*)$")
 _PG_LINE = re.compile(r"^(?P<prefix>.*?)(?P<level>LOG|DETAIL|ERROR|STATEMENT|HINT|CONTEXT|WARNING|FATAL|NOTICE):"
                       r"\s+(?P<msg>.*)$")
@@ -68,8 +85,9 @@ def _mysql_slow(lines: Iterable[str]) -> Iterator[Logged]:
 
     def flush() -> Iterator[Logged]:
         text = "\n".join(body).strip()
+        stamp = re.search(r"^SET timestamp=([\d.]+);", text, re.M)
         for statement in (s for s in _split_meta(text) if s):
-            yield Logged(session, statement, seconds, schema)
+            yield Logged(session, statement, seconds, schema, float(stamp.group(1)) if stamp else None)
 
     for raw in lines:
         line = raw.rstrip("\n")
@@ -106,6 +124,7 @@ def _split_meta(text: str) -> list[str]:
 def _mysql_general(lines: Iterable[str]) -> Iterator[Logged]:
     current: Logged | None = None
     databases: dict[str, str] = {}
+    at: float | None = None
     for raw in lines:
         line = raw.rstrip("\n")
         match = _GENERAL.match(line)
@@ -113,13 +132,14 @@ def _mysql_general(lines: Iterable[str]) -> Iterator[Logged]:
             if current is not None:
                 yield current
                 current = None
-            session, command, argument = match.groups()
+            stamp, session, command, argument = match.groups()
+            at = _epoch(re.sub(r"\s+", " ", stamp)) if stamp else at  # MariaDB writes it when it changes
             if command == "Init DB":
                 databases[session] = argument.strip()
             elif command == "Connect" and " on " in argument:
                 databases[session] = argument.split(" on ", 1)[1].split()[0] if argument.split(" on ", 1)[1] else ""
             elif command in ("Query", "Execute"):
-                current = Logged(session, argument, None, databases.get(session))
+                current = Logged(session, argument, None, databases.get(session), at)
         elif current is not None and not re.match(r"^(/\S+, Version:|Tcp port:|Time\s+Id\s+Command)", line):
             current.text += "\n" + line
     if current is not None:
@@ -132,10 +152,11 @@ def _fill(statement: str, detail: str) -> str:
     return re.sub(r"\$(\d+)\b", lambda m: values.get(int(m.group(1)), m.group(0)), statement)
 
 
-def _postgres_entries(entries: Iterable[tuple[str, str, str, str | None]]) -> Iterator[Logged]:
-    """(session, level, message, database) entries -> statements, DETAIL parameters applied."""
+def _postgres_entries(entries: Iterable[tuple[str, str, str, str | None, float | None]]) -> Iterator[Logged]:
+    """(session, level, message, database, logged at) entries -> statements, DETAIL parameters applied; a
+    statement started its duration before it was logged."""
     pending: Logged | None = None
-    for session, level, message, database in entries:
+    for session, level, message, database, logged_at in entries:
         if level == "DETAIL" and pending is not None and message.startswith("parameters:"):
             pending.text = _fill(pending.text, message)
             continue
@@ -147,41 +168,47 @@ def _postgres_entries(entries: Iterable[tuple[str, str, str, str | None]]) -> It
         took = _PG_DURATION.match(message)
         plain = _PG_STATEMENT.match(message)
         if took:
-            pending = Logged(session, took.group(2).strip(), float(took.group(1)) / 1000, database)
+            seconds = float(took.group(1)) / 1000
+            start = logged_at - seconds if logged_at is not None else None
+            pending = Logged(session, took.group(2).strip(), seconds, database, start)
         elif plain:
-            pending = Logged(session, plain.group(1).strip(), None, database)
+            pending = Logged(session, plain.group(1).strip(), None, database, logged_at)
     if pending is not None:
         yield pending
 
 
 def _postgres_stderr(lines: Iterable[str]) -> Iterator[Logged]:
-    def entries() -> Iterator[tuple[str, str, str, str | None]]:
+    def entries() -> Iterator[tuple[str, str, str, str | None, float | None]]:
         current: list[str] | None = None
+        at: float | None = None
         for raw in lines:
             line = raw.rstrip("\n")
             match = _PG_LINE.match(line)
             if match and not line.startswith("\t"):
                 if current is not None:
-                    yield current[0], current[1], current[2], None
+                    yield current[0], current[1], current[2], None, at
                 pid = _PG_PID.search(match.group("prefix"))
+                stamp = re.match(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)", match.group("prefix"))
+                at = _epoch(stamp.group(1)) if stamp else None
                 current = [pid.group(1) if pid else "0", match.group("level"), match.group("msg")]
             elif current is not None:
                 current[2] += "\n" + line.removeprefix("\t")
         if current is not None:
-            yield current[0], current[1], current[2], None
+            yield current[0], current[1], current[2], None, at
 
     yield from _postgres_entries(entries())
 
 
 def _postgres_csv(handle: Iterable[str]) -> Iterator[Logged]:
-    def entries() -> Iterator[tuple[str, str, str, str | None]]:
+    def entries() -> Iterator[tuple[str, str, str, str | None, float | None]]:
         for row in csv.reader(handle):
             if len(row) < 15:
                 continue
             session, level, message, detail, database = row[5] or row[3], row[11], row[13], row[14], row[2]
-            yield session, level, message, database or None
+            at = _epoch(row[0])
+            yield session, level, message, database or None, at
             if detail:
-                yield session, "DETAIL", detail, database or None
+                yield session, "DETAIL", detail, database or None, at
 
     yield from _postgres_entries(entries())
 
