@@ -100,3 +100,20 @@ def test_refused(tmp_path, text, words):
     with pytest.raises(UsageError, match=words) as info:
         detect(write(tmp_path, text))
     assert info.value.exit_code == 2 and info.value.fix
+
+
+def test_replay_calls_keep_sessions_order_and_think_times(tmp_path):
+    """The calls of a log as the replay runs them: per session in order, the think time since the session's
+    previous statement ended (the csvlog's milliseconds), digests by total time, the INSERT's undo."""
+    from tdebench.workloads.replay.calls import read_calls
+
+    text = CSV + CSV.replace(",13160,", ",13161,").replace("6b08c568.3368", "6b08c568.3369").replace(
+        "SELECT name FROM customers WHERE city = 'Lyon'", "INSERT INTO customers (id, name) VALUES (9, 'Ada')")
+    plan = read_calls(write(tmp_path, text), "postgres", {"customers"}, {"customers": ["id"]}, None)
+    assert list(plan.sessions) == ["6b08c568.3368", "6b08c568.3369"] and len(plan.calls) == 4
+    first, second = plan.sessions["6b08c568.3368"]
+    assert first.think == 0 and second.think == pytest.approx(0.279 - (0.271581 + 0.002419), abs=1e-6)
+    assert first.digest == second.digest == "d01_customers" and plan.timed
+    insert = plan.sessions["6b08c568.3369"][0]
+    assert insert.kind == "write" and insert.undo == "DELETE FROM customers WHERE (id = 9)"
+    assert not plan.other_writes
