@@ -18,7 +18,7 @@ from tdebench.capture.data import NULL, dump, select_sql
 from tdebench.capture.source import Source, open_source
 from tdebench.capture.statements import Group, digest_group, group_logged
 from tdebench.sqlnormal import normalize, parse
-from tdebench.capture.steps import Plan, plan_steps
+from tdebench.capture.steps import InsertedRows, Plan, plan_steps
 from tdebench.errors import UsageError
 
 FAMILY = {"mysql": "mariadb", "postgres": "postgres", "sqlite": "sqlite"}  # the SQL the captured text is in
@@ -65,15 +65,16 @@ def _own(src: Source, tables: list[catalog.Table]) -> set[str]:
     return out
 
 
-def _groups(src: Source, opts: Options, mode: str, tables: list[catalog.Table], facts: dict[str, Any]) -> list[Group]:
-    """The hot statement groups, ranked and cut to --top."""
+def _groups(src: Source, opts: Options, mode: str, tables: list[catalog.Table], facts: dict[str, Any],
+            inserted: InsertedRows) -> list[Group]:
+    """The hot statement groups, ranked and cut to --top; ``inserted`` notes the rows the log's INSERTs add."""
     captured, own = {t.name.lower() for t in tables}, _own(src, tables)
     database = src.database if src.kind != "sqlite" else None
     from_log: dict[str, Group] | None = None
     if opts.log is not None:
         fmt, stream = logs.stream_log(opts.log)
         seen = [0]
-        from_log = group_logged(stream, src.kind, captured, database, seen)
+        from_log = group_logged(inserted.tap(stream), src.kind, captured, database, seen)
         if not seen[0]:
             raise logs.no_statements(opts.log, fmt)
         facts["log"] = {"file": opts.log.name, "format": fmt, "statements": seen[0]}
@@ -89,7 +90,7 @@ def _groups(src: Source, opts: Options, mode: str, tables: list[catalog.Table], 
         known, facts["values_from"] = from_log, "the log (--log)"
     else:
         history, facts["values_from"] = stats.history(src)
-        known = group_logged(history, src.kind, captured, src.database)
+        known = group_logged(inserted.tap(history), src.kind, captured, src.database)
     groups = []
     for digest in stats.digests(src):
         group = digest_group(digest.text, digest.calls, digest.seconds, src.kind, captured, known)
@@ -142,8 +143,11 @@ def _capture(src: Source, opts: Options, mode: str, tables: list[catalog.Table],
              say: Callable[[str], None]) -> dict[str, Any]:
     facts: dict[str, Any] = {"source": src.description, "statements_from": mode,
                              "captured_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-    groups = _groups(src, opts, mode, tables, facts)
+    inserted = InsertedRows(tables, src.kind)
+    groups = _groups(src, opts, mode, tables, facts, inserted)
     plan = plan_steps(groups, tables, src.kind)
+    for table, keys in inserted.keys.items():  # every INSERT of the window, not only those kept as writes
+        plan.excluded.setdefault(table, set()).update(keys)
     out = opts.out
     (out / "data").mkdir(parents=True, exist_ok=True)
     try:

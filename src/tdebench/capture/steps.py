@@ -5,6 +5,7 @@ so that the write finds the table as it was before it ran); any other write is l
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from sqlglot import exp
@@ -12,6 +13,7 @@ from sqlglot import exp
 from tdebench.capture.catalog import Table
 from tdebench.capture.data import text as value_text
 from tdebench.capture.statements import Group
+from tdebench.serverlog import Logged
 from tdebench.sqlnormal import DIALECT, parse
 
 
@@ -106,3 +108,22 @@ def excluded_text(plan: Plan, table: Table) -> set[tuple[str, ...]]:
 
 
 __all__ = ["DIALECT", "Plan", "Step", "excluded_text", "plan_steps", "value_text"]
+
+
+class InsertedRows:
+    """The primary keys of the rows every logged INSERT of literal rows added during the window: left out of the
+    data, so that the data is as it was before the window for them (the replay's INSERTs then find no row)."""
+
+    def __init__(self, tables: list[Table], kind: str) -> None:
+        self.tables = {t.name.lower(): t for t in tables}
+        self.kind = kind
+        self.keys: dict[str, set[tuple[str, ...]]] = {}
+
+    def tap(self, statements: Iterable[Logged]) -> Iterator[Logged]:
+        for logged in statements:
+            if logged.text.lstrip()[:6].lower() == "insert":
+                tree = parse(logged.text, self.kind)
+                derived = _insert_undo(tree, self.tables, self.kind) if isinstance(tree, exp.Insert) else None
+                if isinstance(derived, tuple):
+                    self.keys.setdefault(derived[0], set()).update(derived[2])
+            yield logged
