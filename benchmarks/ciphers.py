@@ -22,7 +22,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from tdebench.measure.ciphers import REFERENCE, cpu_facts, lookup, measure_ciphers  # noqa: E402
+from tdebench.measure.cipherspeed import REFERENCE, cpu_facts, lookup, measure_ciphers  # noqa: E402
 from tdebench.measure.sampler import ResourceSampler  # noqa: E402
 
 

@@ -35,7 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from tdebench.encryption import parse_spec  # noqa: E402
 from tdebench.engines import Config, get_engine  # noqa: E402
-from tdebench.engines.mariadb import MariadbInstance, load_data_sql  # noqa: E402
+from tdebench.engines.mariadb.engine import MariadbInstance  # noqa: E402
+from tdebench.engines.toolkit.bulkload import load_data_sql  # noqa: E402
 from tdebench.workloads.tpch import schema  # noqa: E402
 from tdebench.workloads.tpch.datagen import ensure_data  # noqa: E402
 

@@ -3,7 +3,7 @@
 
     python benchmarks/precision.py [curves] [--minutes 15] [--cases mariadb,sqlite] [--variants block,query]
                                    [--out DIR] [--data-dir DIR]
-    python benchmarks/precision.py fp [--reps 20] [--engine sqlite] [--sf 0.01] [--schedule query]
+    python benchmarks/precision.py fp [--reps 20] [--engine sqlite] [--sf 0.01] [--case tpcc-aa] [--schedule query]
                                       [--precision 5%] [--trials 10] [--max-trials 40] [--out DIR]
                                       [--restart default|on|off]
     python benchmarks/precision.py probe-check [--engine mariadb] [--sf 0.01] [--rounds 3]
@@ -16,19 +16,26 @@ since the run started, for the power total's elapsed time and, in brackets, its 
 each run saw (CV per arm, per-block log-ratio sd and lag-1 autocorrelation, steal, other tenants' CPU, load).
 Cases: ``mariadb``: MariaDB SF 0.1 warm, ``none,none,tde:aes-256-ctr`` (the A/A comparison none-2 vs none and
 TDE vs none in one run); ``mariadb-aa``: the same with ``none,none`` alone; ``sqlite``: SQLite SF 0.01,
-``none,sqlcipher:aes-256-cbc``. Variants: ``block``, ``query`` (servers restarted before every block, the
+``none,sqlcipher:aes-256-cbc``. Where encryption costs (issue #23): ``tpcc`` / ``tpcc-aa``: TPC-C on MariaDB, 2
+warehouses, 4 virtual users, 30-s steps after a 5-s ramp-up (headline TPM, co-metric server CPU per transaction;
+the ``query`` variant is the interleaved slice schedule, paired per round); ``sysbench-aa``: sysbench
+oltp_read_write on MariaDB, 2 threads, 100,000-row tables (TPS); ``mem25`` / ``mem25-aa``: TPC-H power on MariaDB
+SF 0.1 with the buffer pool at 25% of the loaded data (``--memory-ratio 0.25``), where pages are read and
+decrypted. Variants: ``block``, ``query`` (servers restarted before every block, the
 default), ``query-norestart`` (``--no-restart-twins``: the same server processes throughout), ``query+pin``
 (``--pin``), ``query-r3``
 (``--repeat 3``), ``query+nice`` (``--nice -10``), ``query+pin+nice``.
 
-``fp`` runs ``--reps`` independent A/A runs (``--encryption none,none``) and counts how many final headline
-intervals exclude 0 (the false-positive rate at the nominal 5%, with its exact Clopper–Pearson interval);
-``--restart on|off`` runs them with or without ``--restart-twins``.
+``fp`` runs ``--reps`` independent A/A runs (``--encryption none,none``, or the A/A case ``--case``, e.g.
+``tpcc-aa`` with ``--trials 3 --max-trials 8``) and counts how many final headline intervals exclude 0 (the
+false-positive rate at the nominal 5%, with its exact Clopper–Pearson interval); ``--restart on|off`` runs them with
+or without ``--restart-twins``.
 
 ``probe-check`` compares the two /proc sources of server CPU time per statement (per-thread schedstat in ns vs
 /proc/<pid>/stat in clock ticks) on a real server running the 22 queries ``--rounds`` times.
 
-Heavy: run it through the shared lock (``flock /work/wt/bench.lock python benchmarks/precision.py ...``).
+Heavy: run one benchmark at a time (two on two cores measure each other); runs go to ``--out`` (default
+``precision-bench/`` in the current directory) and an interrupted invocation reuses the runs it finished.
 """
 
 from __future__ import annotations
@@ -52,10 +59,28 @@ sys.path.insert(0, str(ROOT / "src"))
 from tdebench.stats.aa import false_positive_rate  # noqa: E402
 from tdebench.stats.sequential import StoppingRule, lag1, pp_half_width  # noqa: E402
 
+_TPCC = ["--engine", "mariadb", "--workload", "tpcc", "--warehouses", "2", "--vus", "4", "--duration", "30s",
+         "--rampup", "5s"]
+_SYSBENCH = ["--engine", "mariadb", "--workload", "sysbench", "--vus", "2", "--duration", "30s", "--rampup", "5s",
+             "--workload-option", "table_size=100000"]
+_MEM = ["--engine", "mariadb", "--sf", "0.1", "--memory-ratio", "0.25"]
 CASES = {
     "mariadb": ["--engine", "mariadb", "--sf", "0.1", "--encryption", "none,none,tde:aes-256-ctr"],
     "mariadb-aa": ["--engine", "mariadb", "--sf", "0.1", "--encryption", "none,none"],
     "sqlite": ["--engine", "sqlite", "--sf", "0.01", "--encryption", "none,sqlcipher:aes-256-cbc"],
+    # issue #23: where encryption costs (OLTP, memory-bound reads)
+    "tpcc": [*_TPCC, "--encryption", "none,none,tde:aes-256-ctr"],
+    "tpcc-aa": [*_TPCC, "--encryption", "none,none"],
+    "sysbench-aa": [*_SYSBENCH, "--encryption", "none,none"],
+    "mem25": [*_MEM, "--encryption", "none,none,tde:aes-256-ctr"],
+    "mem25-aa": [*_MEM, "--encryption", "none,none"],
+}
+#: (test, step, metric) of each case's headline, and of its CPU co-metric
+HEADLINES = {
+    **{c: (("power", "total", "elapsed"), ("power", "total", "server_cpu"))
+       for c in ("mariadb", "mariadb-aa", "sqlite", "mem25", "mem25-aa")},
+    **{c: (("tpcc", "vu4", "tpm"), ("tpcc", "vu4", "server_cpu_per_txn")) for c in ("tpcc", "tpcc-aa")},
+    "sysbench-aa": (("oltp_read_write", "vu2", "tps"), ("oltp_read_write", "vu2", "server_cpu_per_txn")),
 }
 VARIANTS = {"block": ["--schedule", "block"], "query": ["--schedule", "query"],
             "query-norestart": ["--schedule", "query", "--no-restart-twins"],
@@ -77,15 +102,22 @@ def tdebench(args: list[str], log: Path) -> int:
 
 
 # reading a run -----------------------------------------------------------------------------------------------
-def series(run: Path, metric: str) -> dict[str, dict[int, float]]:
-    """config -> {block: power total} of ok measured rows."""
-    out: dict[str, dict[int, float]] = {}
+Unit = tuple[int, int]  # (block, round): the pairing unit (round 0 where the block pairs)
+
+
+def series(run: Path, key: tuple[str, str, str]) -> dict[str, dict[Unit, float]]:
+    """config -> {(block, round): value} of the ok measured rows of series ``key`` (test, step, metric)."""
+    out: dict[str, dict[Unit, float]] = {}
     with open(run / "measurements.csv", newline="") as fh:
         for r in csv.DictReader(fh):
-            if (r["test"], r["step"], r["metric"], r["status"]) == ("power", "total", metric, "ok") \
-                    and int(r["block"]) > 0:
-                out.setdefault(r["config"], {})[int(r["block"])] = float(r["value"])
+            if (r["test"], r["step"], r["metric"], r["status"]) == (*key, "ok") and int(r["block"]) > 0:
+                unit = (int(r["block"]), int(r.get("round") or 0))
+                out.setdefault(r["config"], {})[unit] = float(r["value"])
     return out
+
+
+def case_of(run: Path) -> str:
+    return run.name.split("@")[0]
 
 
 def baselines(run: Path) -> dict[str, str]:
@@ -106,16 +138,19 @@ def block_minutes(run: Path) -> dict[int, float]:
     return {h["block"]: h["elapsed_s"] / 60 for h in manifest.get("precision", {}).get("history", [])}
 
 
-def curve(run: Path, config: str, base: str, metric: str) -> list[tuple[float, int, float]]:
-    """(minutes, n, half-width) after each block, from the blocks both configs have."""
-    values, ends = series(run, metric), block_minutes(run)
+def curve(run: Path, config: str, base: str, which: int) -> list[tuple[float, int, float]]:
+    """(minutes, n, half-width) after each block, from the units (blocks, or blocks and rounds) both configs have;
+    ``which``: 0 the case's headline, 1 its CPU co-metric."""
+    values, ends = series(run, HEADLINES[case_of(run)][which]), block_minutes(run)
     mine, theirs = values.get(config, {}), values.get(base, {})
+    rounds = max((sum(1 for b, _ in mine if b == blk) for blk, _ in mine), default=1)
+    rule = RULE.for_rounds(rounds) if any(r for _, r in mine) else RULE
     out = []
     for block in sorted(ends):
-        blocks = [b for b in sorted(mine) if b in theirs and b <= block]
-        if len(blocks) < 2:
+        units = [u for u in sorted(mine) if u in theirs and u[0] <= block]
+        if len(units) < 2:
             continue
-        d = RULE.check_paired(np.array([theirs[b] for b in blocks]), np.array([mine[b] for b in blocks]))
+        d = rule.check_paired(np.array([theirs[u] for u in units]), np.array([mine[u] for u in units]))
         out.append((ends[block], d.n, d.half_width_pp))
     return out
 
@@ -131,7 +166,7 @@ def at_minute(points: list[tuple[float, int, float]], minute: float) -> str:
 def noise(run: Path) -> list[str]:
     """CV per arm, per-block log-ratio sd and lag-1 r, steal, other tenants, load."""
     lines = []
-    for metric in ("elapsed", "server_cpu"):
+    for metric in HEADLINES[case_of(run)]:
         values = series(run, metric)
         cvs = ", ".join(f"{c} {100 * statistics.stdev(v.values()) / statistics.mean(v.values()):.1f}%"
                         for c, v in values.items() if len(v) > 1)
@@ -140,8 +175,8 @@ def noise(run: Path) -> list[str]:
             common = sorted(set(values.get(config, {})) & set(values.get(base, {})))
             if len(common) > 2:
                 d = np.log([values[config][b] / values[base][b] for b in common])
-                lines.append(f"    log ratio {config}/{base}: mean {100 * d.mean():+.2f}%, sd {100 * d.std(ddof=1):.2f}%, "
-                             f"lag-1 r {lag1(d):+.2f}, n {len(d)}")
+                lines.append(f"    log ratio {config}/{base} per pair: mean {100 * d.mean():+.2f}%, "
+                             f"sd {100 * d.std(ddof=1):.2f}%, lag-1 r {lag1(d):+.2f}, n {len(d)}")
     manifest = json.loads((run / "manifest.json").read_text())
     cond = [c for c in manifest.get("conditions", []) if c.get("block", 0) > 0]
     if cond:
@@ -166,11 +201,11 @@ def show(runs: dict[str, Path], minutes: float) -> None:
     for case, variants in by_case.items():
         first = next(iter(variants.values()))
         for config, base in baselines(first).items():
-            print(f"\n{case}: {config} vs {base} — 95% CI half-width of the power-total overhead, percentage "
-                  "points: elapsed time [server CPU time]")
+            head, cpu = HEADLINES[case]
+            print(f"\n{case}: {config} vs {base} — 95% CI half-width of the overhead, percentage points: "
+                  f"{'/'.join(head)} [{'/'.join(cpu)}]")
             print(f"{'minute':>6} | " + " | ".join(f"{v:^30}" for v in variants))
-            curves = {v: (curve(r, config, base, "elapsed"), curve(r, config, base, "server_cpu"))
-                      for v, r in variants.items()}
+            curves = {v: (curve(r, config, base, 0), curve(r, config, base, 1)) for v, r in variants.items()}
             for minute in range(1, int(minutes) + 1):
                 cells = [f"{at_minute(e, minute)} [{at_minute(c, minute).split(' n=')[0]}]" for e, c in curves.values()]
                 print(f"{minute:>6} | " + " | ".join(f"{c:^30}" for c in cells))
@@ -203,11 +238,13 @@ def run_fp(args: argparse.Namespace) -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
+    head = HEADLINES[args.case][0] if args.case else ("power", "total", "elapsed")
     for rep in range(1, args.reps + 1):
         run = out / f"aa-{rep:02d}"
         if not (run / "report" / "overhead.csv").exists():
-            flags = ["--engine", args.engine, "--sf", str(args.sf), "--encryption", "none,none",
-                     "--schedule", args.schedule, "--seed", str(1000 + rep), "--out", str(run)]
+            what = ([*CASES[args.case]] if args.case else
+                    ["--engine", args.engine, "--sf", str(args.sf), "--encryption", "none,none"])
+            flags = [*what, "--schedule", args.schedule, "--seed", str(1000 + rep), "--out", str(run)]
             flags += (["--precision", args.precision, "--trials", str(args.trials), "--max-trials",
                        str(args.max_trials)] if args.precision else ["--trials", str(args.trials)])
             flags += ["--data-dir", args.data_dir] if args.data_dir else []
@@ -216,12 +253,11 @@ def run_fp(args: argparse.Namespace) -> None:
             code = tdebench(flags, out / f"aa-{rep:02d}.log")
             print(f"rep {rep}: exit {code}, load {load0} -> {uptime()}", flush=True)
         with open(run / "report" / "overhead.csv", newline="") as fh:
-            head = next(r for r in csv.DictReader(fh) if (r["test"], r["step"], r["metric"]) ==
-                        ("power", "total", "elapsed"))
-        row = {k: (float(head[k]) if head[k] else None) for k in ("overhead_pct", "ci_low_pct", "ci_high_pct")}
+            found = next(r for r in csv.DictReader(fh) if (r["test"], r["step"], r["metric"]) == head)
+        row = {k: (float(found[k]) if found[k] else None) for k in ("overhead_pct", "ci_low_pct", "ci_high_pct")}
         rows.append(type("Row", (), row))
-        print(f"  aa-{rep:02d}: {head['overhead_pct'][:6]}% ({head['ci_low_pct'][:6]} to {head['ci_high_pct'][:6]}), "
-              f"n {head['n']}, {head['ci_method']}", flush=True)
+        print(f"  aa-{rep:02d}: {found['overhead_pct'][:6]}% ({found['ci_low_pct'][:6]} to "
+              f"{found['ci_high_pct'][:6]}), n {found['n']}, {found['ci_method']}", flush=True)
     print(false_positive_rate(rows).text())
 
 
@@ -274,11 +310,13 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=15)
     parser.add_argument("--cases", default="mariadb,sqlite")
     parser.add_argument("--variants", default="block,query")
-    parser.add_argument("--out", default="/work/runs/precision/bench")
+    parser.add_argument("--out", default="precision-bench")
     parser.add_argument("--data-dir")
     parser.add_argument("--seed", type=int, default=14)
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--engine", default="sqlite")
+    parser.add_argument("--case", choices=sorted(CASES), help="fp: an A/A case of CASES (its none,none variant) "
+                        "instead of --engine/--sf")
     parser.add_argument("--sf", type=float, default=0.01)
     parser.add_argument("--schedule", default="query")
     parser.add_argument("--precision", default="5%")

@@ -91,6 +91,7 @@ class RunSection(BaseModel):
     schedule: str | None = None
     repeat: int = 1
     precision: str | float | None = None
+    precision_metric: str = "headline"  # what --precision watches: the headline, or a latency p50/p95/p99
     max_time: str | float | None = None
     max_trials: int | None = None
     pin: bool = False

@@ -8,14 +8,13 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-#: the source kinds (``mysql`` for MariaDB and MySQL) -> sqlglot's dialects
-DIALECT = {"mysql": "mysql", "postgres": "postgres", "sqlite": "sqlite", "mariadb": "mysql"}
 _SYSTEM = {"information_schema", "performance_schema", "pg_catalog", "mysql", "sys"}
 
 
-def parse(text: str, kind: str) -> exp.Expression | None:
+def parse(text: str, dialect: str) -> exp.Expression | None:
+    """The one statement of ``text`` in sqlglot's ``dialect``; None when it does not parse or is not one."""
     try:
-        trees = sqlglot.parse(text, read=DIALECT[kind])
+        trees = sqlglot.parse(text, read=dialect)
     except (SqlglotError, ValueError):
         return None
     return trees[0] if len(trees) == 1 and trees[0] is not None else None
@@ -39,14 +38,14 @@ def _placeholder(node: exp.Expression) -> exp.Expression:
     return node
 
 
-def normalize(tree: exp.Expression, kind: str) -> str:
+def normalize(tree: exp.Expression, dialect: str) -> str:
     """The statement's form without its values (equal for every call of the same statement)."""
     out = tree.copy()
     for node in reversed(list(out.walk(bfs=False))):
         new = _placeholder(node)
         if new is not node and node is not out:
             node.replace(new)
-    return out.sql(dialect=DIALECT[kind], normalize=True, identify=False).lower()
+    return out.sql(dialect=dialect, normalize=True, identify=False).lower()
 
 
 def tables_of(tree: exp.Expression) -> set[str]:

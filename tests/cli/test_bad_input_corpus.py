@@ -168,11 +168,27 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     ("precision-huge", [*RUN, "--precision", "150%"], 2, "--precision '150%'"),
     ("precision-pilot", [*RUN, "--precision", "1%", "--trials", "2"], 2, "pilot"),
     ("precision-plain-only", [*RUN, "--precision", "1%", "--encryption", "none"], 2, "plain twin"),
-    ("precision-no-headline", [*RUN, "--precision", "1%", "--workload", "sysbench"], 2, "headline"),
+    ("precision-no-headline", [*RUN, "--precision", "1%", "--workload", "load"], 2, "headline"),
     ("max-time-negative", [*RUN, "--max-time", "-1"], 2, "--max-time '-1' is not a positive duration"),
     ("max-time-zero", [*RUN, "--max-time", "0m"], 2, "--max-time '0m'"),
     ("max-time-word", [*RUN, "--max-time", "soon"], 2, "--max-time 'soon'"),
     ("max-trials-alone", [*RUN, "--max-trials", "5"], 2, "--max-trials applies to --precision"),
+    # run: the interleaved OLTP schedule and latency targets (issue #23)
+    ("slice-zero", [*RUN, "--workload", "tpcc", "--slice", "0"], 2, "slice must be at least 1 s"),
+    ("slice-word", [*RUN, "--workload", "tpcc", "--slice", "abc"], 2, "bad value 'abc' for tpcc option 'slice'"),
+    ("slice-short", [*RUN, "--workload", "tpcc", "--slice", "500ms"], 2, "slice must be at least 1 s"),
+    ("slice-over-duration", [*RUN, "--workload", "tpcc", "--slice", "90s", "--duration", "30s"], 2,
+     "longer than duration"),
+    ("slice-other-workload", [*RUN, "--slice", "5s"], 2, "--slice does not apply to --workload tpch"),
+    ("repeat-with-slices", [*RUN, "--workload", "tpcc", "--repeat", "3"], 2, "--repeat does not apply to --workload tpcc"),
+    ("precision-metric-unknown", [*RUN, "--workload", "tpcc", "--precision", "5%", "--precision-metric", "p90"], 2,
+     "--precision-metric must be one of"),
+    ("precision-metric-alone", [*RUN, "--workload", "tpcc", "--precision-metric", "p95"], 2,
+     "--precision-metric applies to --precision runs only"),
+    ("precision-metric-no-latency", [*RUN, "--precision", "2%", "--precision-metric", "p95"], 2,
+     "records no latency percentile"),
+    ("precision-metric-no-cpu", [*RUN, "--precision", "2%", "--precision-metric", "cpu", "--tests", "throughput"], 2,
+     "records no server CPU time"),
     ("max-trials-below-pilot", [*RUN, "--precision", "1%", "--max-trials", "5"], 2, "below the 10 trials"),
     ("max-trials-type", [*RUN, "--max-trials", "many"], 2, "Invalid value for '--max-trials'"),
     ("repeat-zero", [*RUN, "--repeat", "0"], 2, "--repeat must be a whole number of at least 1"),
@@ -378,7 +394,7 @@ def test_missing_tpch_generator_is_exit_3(tmp_path, capfd, monkeypatch):
 
 
 def test_missing_mariadb_binaries_is_exit_3(tmp_path, capfd, monkeypatch):
-    import tdebench.engines.mariadb as mariadb
+    import tdebench.engines.mariadb.engine as mariadb
 
     monkeypatch.setattr(mariadb, "SBIN", (tmp_path / "nothing-here",))
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
@@ -388,7 +404,7 @@ def test_missing_mariadb_binaries_is_exit_3(tmp_path, capfd, monkeypatch):
 
 
 def test_missing_postgres_binaries_is_exit_3(tmp_path, capfd, monkeypatch):
-    import tdebench.engines.postgres_server as pg
+    import tdebench.engines.postgres.server as pg
 
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     monkeypatch.setattr(pg, "Path", _no_usr_lib_postgresql(pg.Path))
@@ -405,7 +421,7 @@ def _no_usr_lib_postgresql(path_type: type) -> type:
 
 @pytest.mark.server
 def test_missing_gocryptfs_is_exit_3(tmp_path, capfd, monkeypatch):
-    import tdebench.engines.fsencrypt as fsencrypt
+    import tdebench.engines.toolkit.fsencrypt as fsencrypt
 
     monkeypatch.setattr(fsencrypt, "_SEARCH", (tmp_path / "nothing",))
     if not Path("/usr/lib/postgresql").is_dir():
@@ -418,7 +434,7 @@ def test_missing_gocryptfs_is_exit_3(tmp_path, capfd, monkeypatch):
 
 def test_server_that_never_comes_up_is_exit_3(tmp_path, capfd, monkeypatch, tpch_sf001):
     """An unreachable server: mariadbd exits at once; the error names the log, nothing is left running."""
-    import tdebench.engines.mariadb as mariadb
+    import tdebench.engines.mariadb.engine as mariadb
 
     fake = _fake_bin_dir({"mariadbd": 'echo "[ERROR] fake server: cannot bind" >&2; exit 1',
                           "mariadb-install-db": "exit 0", "mariadb": "exit 1"})

@@ -152,7 +152,7 @@ def test_a_users_tdebench_named_directory_above_tmpdir_is_never_ours(monkeypatch
 
 def test_ownership_record_follows_servers(tmp_path):
     """Started servers are added, stopped ones dropped; the record goes when nothing is left."""
-    from tdebench.engines.process import ServerProcess
+    from tdebench.engines.toolkit.process import ServerProcess
 
     work = Path(tempfile.mkdtemp(prefix="tdebench-t10own-"))
     owned = Ownership("t10own", tmp_path / "run", keep=False, directory=tmp_path / "owned")

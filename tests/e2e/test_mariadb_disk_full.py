@@ -23,7 +23,7 @@ import pytest
 
 from tdebench.encryption import PLAIN
 from tdebench.engines import Config, get_engine
-from tdebench.engines.mariadb_watchdog import DiskFullWatchdog
+from tdebench.engines.mariadb.watchdog import DiskFullWatchdog
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = {"innodb_buffer_pool_size": "64M", "innodb_log_file_size": "8M", "innodb_log_buffer_size": "4M"}

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tdebench.workloads.sql import answers
+from tdebench.workloads.sql import answer_check as answers
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "billing-sql"

@@ -338,7 +338,7 @@ def test_errors_are_redacted_in_messages_and_manifest(tmp_path, capfd, monkeypat
     """An error whose text carries the key (a DBMS echoing a statement) reaches the user as ***, also with --debug."""
     import json
 
-    from tdebench.engines import sqlite
+    from tdebench.engines.sqlite import engine as sqlite
     from tdebench.errors import EnvironmentProblem
 
     def leaky_start(self):

@@ -178,7 +178,7 @@ def test_postgres_statement_log_has_literals_but_never_the_column_key(base):
     from tdebench.engines import get_engine
     from tdebench.api.engine import Config
     from tdebench.verify.threat_checks import statement_log_row
-    from tdebench.verify.threats import Needles
+    from tdebench.verify.threat_rows import Needles
 
     engine = get_engine("postgres")
     settings = {**engine.default_settings(), "log_statement": "all"}

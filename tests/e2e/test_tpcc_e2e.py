@@ -70,8 +70,10 @@ def check_trial(run: Path, configs: list[str], vus: list[int]) -> list[dict[str,
             for kind in ("new_order", "payment"):
                 p50 = value(rows, config, f"vu{n}.{kind}", "latency_p50")
                 assert 0 < p50 <= value(rows, config, f"vu{n}.{kind}", "latency_p99")
-            series = run / "samples" / config / f"tpcc-block001-vu{n}.csv"
-            assert series.is_file() and "measured" in series.read_text()
+            series = run / "samples" / config / f"tpcc-block001-vu{n}.csv"  # the block schedule
+            slices = run / "samples" / config / f"tpcc-block001-vu{n}-slices.csv"  # the interleaved one
+            assert (series.is_file() and "measured" in series.read_text()) or (
+                slices.is_file() and slices.read_text().startswith("round,second,"))
         assert sum(value(rows, config, f"vu{n}.delivery", "count") for n in vus) > 0
         for condition in CONDITIONS:  # hold after the trial's Deliveries and Payments
             assert value(rows, config, "consistency", f"condition_{condition}_violations") == 0
@@ -128,7 +130,7 @@ def test_mariadb(tmp_path, data):
 @pytest.mark.skipif(not HAVE_POSTGRES, reason="PostgreSQL is not installed (Debian package postgresql)")
 def test_postgres_with_column_encryption(tmp_path, data):
     configs = ["postgres-none", "postgres-column-aes-256"]
-    run_tpcc(tmp_path / "run", data, "postgres", "none,column:aes-256", "2", "--no-report")
+    run_tpcc(tmp_path / "run", data, "postgres", "none,column:aes-256", "2", "--no-report", "--schedule", "block")
     check_trial(tmp_path / "run", configs, [2])
     manifest = check_common(tmp_path / "run", configs, report=False)
     column = next(c for c in manifest["configs"] if c["label"] == "postgres-column-aes-256")
@@ -136,3 +138,35 @@ def test_postgres_with_column_encryption(tmp_path, data):
     assert "customer" in views and "stock" in views
     status = json.loads((tmp_path / "run" / "verification.json").read_text())["configs"][configs[1]]["status"]
     assert "c_balance" in status["encrypted_columns"]["customer"] and "s_data" in status["encrypted_columns"]["stock"]
+
+
+@pytest.mark.server
+@pytest.mark.skipif(not HAVE_MARIADB, reason="mariadbd is not installed (Debian package mariadb-server)")
+def test_mariadb_interleaved_slices(tmp_path, data):
+    """The interleaved schedule: persistent virtual users, 2-s slices alternating between the twins, one paired
+    observation per round, the engine's write counters per transaction beside them."""
+    configs = ["mariadb-none", "mariadb-tde-aes-256-ctr"]
+    run = tmp_path / "run"
+    with pytest.raises(SystemExit) as code:
+        main(["run", "--engine", "mariadb", "--encryption", "none,tde:aes-256-ctr", "--workload", "tpcc",
+              "--warehouses", "1", "--vus", "2", "--duration", "6s", "--rampup", "1s", "--slice", "2s",
+              "--trials", "1", "--warmup", "0", "--out", str(run), "--data-dir", str(data)])
+    assert code.value.code == 0, (run / "manifest.json").read_text()
+    manifest = check_common(run, configs)
+    schedule = manifest["schedule"]
+    assert schedule["effective"] == "query" and schedule["slice_s"] == 2.0 and schedule["rounds_per_step"] == 3
+    assert len(schedule["orders"]["1"]) == 3  # one order per round
+    rows = ok_rows(run)
+    for config in configs:
+        tpm = {r["round"]: float(r["value"]) for r in rows if (r["config"], r["step"], r["metric"]) ==
+               (config, "vu2", "tpm")}
+        assert sorted(tpm) == ["1", "2", "3"] and all(v > 0 for v in tpm.values()), tpm
+        paused = [r for r in rows if r["config"] == config and r["metric"] == "server_cpu_while_paused"]
+        assert sorted(r["round"] for r in paused) == ["2", "3"]  # the first slice follows the ramp-up
+        assert all(float(r["value"]) >= 0 for r in paused)
+    per_txn = {(r["config"], r["metric"]): float(r["value"]) for r in rows if r["step"] == "vu2.per_txn"}
+    assert per_txn[(configs[0], "log_bytes")] > 0 and per_txn[(configs[1], "log_bytes")] > 0
+    assert per_txn[(configs[1], "bytes_encrypted")] > 0 == per_txn[(configs[0], "bytes_encrypted")]
+    with open(run / "report" / "overhead.csv", newline="") as handle:
+        head = next(r for r in csv.DictReader(handle) if (r["step"], r["metric"]) == ("vu2", "tpm"))
+    assert head["pairing_unit"] == "round" and head["n"] == "3" and head["ci_method"] == "t-log-ar1-paired"

@@ -56,3 +56,21 @@ def test_every_registered_engine_faces_the_kit():
     covered = {cls.engine_name for cls in globals().values() if isinstance(cls, type) and
                issubclass(cls, kit.EngineKit) and cls.__name__.startswith("TestKit")} | set(kit.OWN_CLASS)
     assert set(engine_names()) | set(TEST_ONLY) <= covered
+
+
+@pytest.mark.parametrize("name", engine_names())
+def test_every_registered_engine_has_its_docs_page(name):
+    """docs/adding-an-engine.md step 4: what the engine's specs encrypt, for its users."""
+    page = ROOT / "docs" / "engines" / f"{name}.md"
+    assert page.is_file(), (f"engine {name!r} has no docs/engines/{name}.md: write its specs, what each encrypts and "
+                            "what it leaves plaintext (docs/adding-an-engine.md)")
+
+
+@pytest.mark.parametrize("name", engine_names())
+def test_every_registered_engine_is_a_package_of_its_own(name):
+    """The registry points at engines/<name>/engine.py (docs/adding-an-engine.md step 3)."""
+    from tdebench.engines import _REGISTRY
+
+    target = _REGISTRY[name]
+    assert isinstance(target, str) and target.startswith(f"tdebench.engines.{name}.engine:"), target
+    assert (ROOT / "src" / "tdebench" / "engines" / name / "engine.py").is_file()

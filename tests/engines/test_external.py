@@ -19,7 +19,7 @@ import pytest
 from tdebench.encryption import PLAIN, parse_spec
 from tdebench.engines import Config, get_engine
 from tdebench.api.engine import Instance
-from tdebench.engines.external_target import target_configs
+from tdebench.engines.external.configs import target_configs
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
 from tdebench.workloads.tpch import answers, schema
 from tdebench.workloads.tpch.loader import load_tpch

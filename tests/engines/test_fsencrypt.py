@@ -14,8 +14,8 @@ import psutil
 import pytest
 
 from tdebench.encryption import issued_secrets, parse_spec
-from tdebench.engines import fsencrypt
-from tdebench.engines.process import live_processes, service_user
+from tdebench.engines.toolkit import fsencrypt
+from tdebench.engines.toolkit.process import live_processes, service_user
 from tdebench.errors import EnvironmentProblem, UsageError
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from tdebench.encryption import PLAIN, issued_secrets, parse_spec
 from tdebench.engines import Config, get_engine
-from tdebench.engines.process import free_port
+from tdebench.engines.toolkit.process import free_port
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
 from tdebench.verify.atrest import new_markers, scan_directory
 from tests.engines.kit import MARIADB_SMALL, kit_for

@@ -10,10 +10,11 @@ import psutil
 import pytest
 
 from tdebench.encryption import PLAIN, SecretKey, issued_secrets, parse_spec
-from tdebench.engines import Config, fsencrypt, get_engine
-from tdebench.engines.postgres_column import (EncryptedSchema, PgCipher, cipher_safety_check,
+from tdebench.engines import Config, get_engine
+from tdebench.engines.toolkit import fsencrypt
+from tdebench.engines.postgres.column import (EncryptedSchema, PgCipher, cipher_safety_check,
                                               legacy_provider_active, parse_create_table, parse_encrypt_columns)
-from tdebench.engines.postgres_server import find_bindir
+from tdebench.engines.postgres.server import find_bindir
 from tdebench.errors import EnvironmentProblem, UsageError
 from tdebench.workloads.tpch import answers, params, refresh, schema
 from tdebench.workloads.tpch.execute import run_query
@@ -88,7 +89,7 @@ class TestPostgresConformance(kit_for("postgres")):
     def test_storage_growth_of_column_encryption(self, loaded):
         plain = loaded["none"].storage_breakdown()
         assert plain["tables"]["lineitem"]["rows"] == 60175 and plain["data_dir_bytes"] > 0
-        from tdebench.engines.postgres import storage_growth
+        from tdebench.engines.postgres.instance import storage_growth
 
         for text in COLUMN_SPECS:
             sizes = loaded[text].storage_breakdown()

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from tdebench.cli.ciphers import ciphers_command
 from tdebench.encryption import parse_spec
 from tdebench.errors import UsageError
-from tdebench.measure.ciphers import (
+from tdebench.measure.cipherspeed import (
     DECRYPT, ENCRYPT, MAC, CipherSpeed, cipher_floor_seconds, cipher_for_spec, cipher_names, floor_for_spec,
     load_table, lookup, measure_ciphers, save_table, speed_for_spec,
 )
@@ -173,7 +173,7 @@ def test_cli_prints_json_and_table(tmp_path, table, monkeypatch):
         progress(1, 1)
         return table
 
-    monkeypatch.setattr("tdebench.measure.ciphers.measure_ciphers", measured)
+    monkeypatch.setattr("tdebench.measure.cipherspeed.measure_ciphers", measured)
     app = typer.Typer()
     app.command("ciphers")(ciphers_command)
     app.command("other")(lambda: None)  # two commands, so "ciphers" is a sub-command as in tdebench
@@ -191,6 +191,6 @@ def test_cli_prints_json_and_table(tmp_path, table, monkeypatch):
 
 def test_cli_defaults_match_the_library():
     from tdebench.cli import ciphers as cli
-    from tdebench.measure import ciphers as lib
+    from tdebench.measure import cipherspeed as lib
 
     assert (cli.DEFAULT_SECONDS, cli.DEFAULT_BLOCK, cli.REFERENCE) == (lib.DEFAULT_SECONDS, lib.DEFAULT_BLOCK, lib.REFERENCE)

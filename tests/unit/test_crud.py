@@ -8,7 +8,7 @@ import pytest
 
 from tdebench.encryption import parse_spec
 from tdebench.engines import Config, get_engine
-from tdebench.engines.postgres_column import parse_create_table
+from tdebench.engines.postgres.column import parse_create_table
 from tdebench.errors import UsageError
 from tdebench.measure.storage import growth, storage_breakdown
 from tdebench.api.plan import RunPlan

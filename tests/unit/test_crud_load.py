@@ -11,8 +11,8 @@ from tdebench.api.dialect import MARIADB, POSTGRES, SQLITE
 from tdebench.encryption import parse_spec
 from tdebench.engines import Config, get_engine
 from tdebench.errors import UsageError
-from tdebench.workloads.bulkload.client import converters, insert_batches, read_rows
-from tdebench.workloads.bulkload.options import VARIANTS, parse_options
+from tdebench.workloads.load.client import converters, insert_batches, read_rows
+from tdebench.workloads.load.options import VARIANTS, parse_options
 from tdebench.workloads.tpch import schema
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tdebench.measure.ciphers import CipherSpeed, floor_for_spec, save_table
+from tdebench.measure.cipherspeed import CipherSpeed, floor_for_spec, save_table
 from tdebench.report import build_report, summarize
 from tdebench.report.extras import compute
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import pytest
 import sqlglot
 
-from tdebench.engines import external_drivers as drivers
-from tdebench.engines.external_access import (Product, check_product, detect_product, grants, preflight,
-                                              unreadable)
-from tdebench.engines.external_status import source_of
-from tdebench.engines.external_target import KINDS, parse_target
+from tdebench.engines.toolkit.dbapi import drivers
+from tdebench.engines.external.access import Product, check_product, detect_product, grants, preflight, unreadable
+from tdebench.engines.toolkit.dbapi.status import source_of
+from tdebench.engines.toolkit.dbapi.kinds import KINDS
+from tdebench.engines.external.target import parse_target
 from tdebench.errors import EnvironmentProblem, UsageError
 from tests.unit.test_external_sql_status import FakeConn, FakeCursor
 

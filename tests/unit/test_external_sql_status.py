@@ -10,12 +10,12 @@ import pytest
 import sqlglot
 
 from tdebench.encryption import parse_spec
-from tdebench.engines import external_drivers as drivers
-from tdebench.engines.external import evidence_text, tables_text
+from tdebench.engines.toolkit.dbapi import drivers
+from tdebench.engines.external.engine import evidence_text, tables_text
 from tdebench.api.dialect import POSTGRES
-from tdebench.engines.external_sql import Translator, TranslatingConnection, drop_table_sql
-from tdebench.engines.external_status import (Finding, evaluate, probe_mssql, probe_mysql_family, probe_oracle)
-from tdebench.engines.external_target import KINDS
+from tdebench.engines.toolkit.dbapi.translate import Translator, TranslatingConnection, drop_table_sql
+from tdebench.engines.toolkit.dbapi.status import (Finding, evaluate, probe_mssql, probe_mysql_family, probe_oracle)
+from tdebench.engines.toolkit.dbapi.kinds import KINDS
 from tdebench.workloads.tpch import dialects, params, schema
 from tdebench.workloads.tpch.refresh import delete_sql, insert_sql
 from tdebench.workloads.tpch.translate import (TpchTranslator, constraint_sql, create_table_sql, recognise_query,

@@ -6,8 +6,8 @@ import pytest
 
 from tdebench.encryption import PLAIN, parse_spec, redact
 from tdebench.engines import get_engine
-from tdebench.engines.external_target import (check_run_options, parse_target, password_variable, resolve_password,
-                                              target_configs, target_of)
+from tdebench.engines.external.configs import check_run_options, target_configs, target_of
+from tdebench.engines.external.target import parse_target, password_variable, resolve_password
 from tdebench.errors import EnvironmentProblem, UsageError
 
 
@@ -107,7 +107,7 @@ def test_bad_target_sets(targets, overrides, words):
 
 def test_missing_driver_names_the_pip_package(monkeypatch):
     monkeypatch.setenv("TDEBENCH_PASSWORD_MS", "pw-ms-12345")
-    monkeypatch.setattr("tdebench.engines.external_target.find_spec", lambda name: None)
+    monkeypatch.setattr("tdebench.engines.toolkit.dbapi.kinds.find_spec", lambda name: None)
     with pytest.raises(EnvironmentProblem, match="pip install 'pymssql'"):
         target_configs(["ms=mssql://sa@h/tpch#tde:aes-256"], [], interactive=False)
 
@@ -134,7 +134,7 @@ def test_mysql_3des_is_refused_for_having_no_3des() -> None:
         parse_target("a=mysql://u@h/db#tde:3des")
     text = err.value.one_line()
     assert "has no 3DES" in text and "AES-128/192" not in text
-    from tdebench.engines.mysql import MysqlEngine
+    from tdebench.engines.mysql.engine import MysqlEngine
 
     with pytest.raises(UsageError, match="has no 3DES"):
         MysqlEngine().validate_spec(parse_spec("tde:3des"))
@@ -161,7 +161,7 @@ def test_modes_that_no_status_view_reports_are_refused_as_tde_setup_does(url: st
 def test_external_doc_and_tde_setup_agree_on_sql_server_and_oracle_specs() -> None:
     from pathlib import Path
 
-    from tdebench.engines.external_target import KINDS
+    from tdebench.engines.toolkit.dbapi.kinds import KINDS
     from tdebench.manual.tdesetup import validate
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "engines" / "external.md").read_text()

@@ -16,7 +16,7 @@ PACKAGE = SRC / "tdebench"
 
 # the layers imports flow down through; an import of a higher layer "runs back up"
 LAYERS: dict[str, int] = {
-    "errors": 0, "encryption": 0, "tdebench": 0, "sqltext": 0, "sqlite_sql": 0, "serverlog": 0, "sqlnormal": 0,
+    "errors": 0, "encryption": 0, "sqltext": 0, "tdebench": 0, "sqlite_sql": 0, "serverlog": 0, "sqlnormal": 0,
     "api": 1,
     "engines": 2, "measure": 2, "results": 2, "stats": 2, "config": 2,
     "verify": 3, "workloads": 3,
@@ -30,9 +30,18 @@ FORBIDDEN: dict[str, set[str]] = {
 }
 
 
+# an engine package (engines/<name>/) imports only these and itself: the contracts, and what server engines share
+ENGINE_MAY_IMPORT = ("tdebench.api", "tdebench.errors", "tdebench.encryption", "tdebench.engines.toolkit")
+# the toolkit imports no engine: only the contracts (and the SQL rewriter tdebench.sqltext, shared with workloads)
+TOOLKIT_MAY_IMPORT = ("tdebench.api", "tdebench.errors", "tdebench.encryption", "tdebench.sqltext",
+                      "tdebench.engines.toolkit")
+# circles of modules inside one package (a.py -> b.py -> a.py), at most; issue 24 counted 8
+MAX_MODULE_CIRCLES = 2
+
+
 @dataclass(frozen=True)
 class Import:
-    source: str  # importing module, e.g. tdebench.engines.sqlite
+    source: str  # importing module, e.g. tdebench.engines.sqlite.engine
     target: str  # imported module (or name within it), e.g. tdebench.api.engine
     line: int
 
@@ -63,10 +72,18 @@ def imports() -> list[Import]:
                     targets = [node.module or ""]
                 if node.module is None or targets[0] == package:  # "from . import x": modules x
                     targets = [f"{targets[0]}.{a.name}" for a in node.names]
+                elif is_package(targets[0]):  # "from tdebench import encryption": the module, where it is one
+                    targets = [f"{targets[0]}.{a.name}" if is_module(f"{targets[0]}.{a.name}") else targets[0]
+                               for a in node.names]
             else:
                 continue
             out += [Import(source, t, node.lineno) for t in targets if t == "tdebench" or t.startswith("tdebench.")]
     return out
+
+
+def is_module(dotted: str) -> bool:
+    path = SRC / dotted.replace(".", "/")
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
 def is_package(dotted: str) -> bool:
@@ -84,19 +101,14 @@ def node_at(dotted: str, parent: str) -> str | None:
     return "(" + parent.rpartition(".")[2] + ")"
 
 
-def cycles(parent: str, found: list[Import]) -> list[list[str]]:
-    """Strongly connected components (more than one node) among the children of package ``parent``."""
-    edges: dict[str, set[str]] = defaultdict(set)
-    for imp in found:
-        a, b = node_at(imp.source, parent), node_at(imp.target, parent)
-        if a and b and a != b:
-            edges[a].add(b)
+def strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one node (Tarjan), each sorted."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
     out: list[list[str]] = []
 
-    def visit(node: str) -> None:  # Tarjan
+    def visit(node: str) -> None:
         index[node] = low[node] = len(index)
         stack.append(node)
         for nxt in edges.get(node, ()):
@@ -119,6 +131,37 @@ def cycles(parent: str, found: list[Import]) -> list[list[str]]:
         if node not in index:
             visit(node)
     return out
+
+
+def cycles(parent: str, found: list[Import]) -> list[list[str]]:
+    """Strongly connected components (more than one node) among the children of package ``parent``."""
+    edges: dict[str, set[str]] = defaultdict(set)
+    for imp in found:
+        a, b = node_at(imp.source, parent), node_at(imp.target, parent)
+        if a and b and a != b:
+            edges[a].add(b)
+    return strongly_connected(edges)
+
+
+def module_of(dotted: str) -> str | None:
+    """The module or package an import names (``tdebench.api.engine.Config`` -> ``tdebench.api.engine``)."""
+    parts = dotted.split(".")
+    while parts:
+        path = SRC.joinpath(*parts)
+        if path.with_suffix(".py").is_file() or (path / "__init__.py").is_file():
+            return ".".join(parts)
+        parts.pop()
+    return None
+
+
+def module_circles(found: list[Import]) -> list[list[str]]:
+    """Circles of modules importing each other inside one package (e.g. a.py -> b.py -> a.py)."""
+    edges: dict[str, set[str]] = defaultdict(set)
+    for imp in found:
+        target = module_of(imp.target)
+        if target and target != imp.source and target.rpartition(".")[0] == imp.source.rpartition(".")[0]:
+            edges[imp.source].add(target)
+    return strongly_connected(edges)
 
 
 def packages() -> list[str]:
@@ -160,6 +203,53 @@ def test_imports_flow_down_the_layers(found):
 def test_forbidden_imports(package, found):
     bad = [str(i) for i in found if top(i.source) == package and top(i.target) in FORBIDDEN[package]]
     assert not bad, f"{package}/ must not import {sorted(FORBIDDEN[package])}: " + "; ".join(bad)
+
+
+def engine_package(dotted: str) -> str | None:
+    """``tdebench.engines.<name>`` for a module inside an engine's package (the toolkit is none), else None."""
+    parts = dotted.split(".")
+    if len(parts) < 3 or parts[:2] != ["tdebench", "engines"] or not is_package(".".join(parts[:3])):
+        return None
+    return None if parts[2] == "toolkit" else ".".join(parts[:3])
+
+
+def within(dotted: str, allowed: tuple[str, ...]) -> bool:
+    return any(dotted == a or dotted.startswith(a + ".") for a in allowed)
+
+
+def test_engine_packages_exist():
+    names = {engine_package(m) for m in map(module_name, PACKAGE.rglob("*.py"))} - {None}
+    assert {"tdebench.engines.sqlite", "tdebench.engines.postgres"} <= names, names
+
+
+def test_an_engine_package_imports_only_the_contracts_the_toolkit_and_itself(found):
+    bad = [str(i) for i in found
+           if (own := engine_package(i.source)) and not within(i.target, (*ENGINE_MAY_IMPORT, own))]
+    assert not bad, (f"an engine package may import only {', '.join(ENGINE_MAY_IMPORT)} and itself (move what two "
+                     "engines share to engines/toolkit/): " + "; ".join(bad))
+
+
+def test_the_toolkit_imports_no_engine(found):
+    bad = [str(i) for i in found
+           if i.source.startswith("tdebench.engines.toolkit") and not within(i.target, TOOLKIT_MAY_IMPORT)]
+    assert not bad, f"engines/toolkit/ may import only {', '.join(TOOLKIT_MAY_IMPORT)}: " + "; ".join(bad)
+
+
+def test_few_module_circles_inside_packages(found):
+    circles = module_circles(found)
+    assert len(circles) <= MAX_MODULE_CIRCLES, (
+        f"{len(circles)} circles of modules inside one package (at most {MAX_MODULE_CIRCLES}): {circles}; move what "
+        "the modules share into a module of its own")
+
+
+def test_the_check_sees_a_module_circle_and_a_foreign_engine_import():
+    fake = [Import("tdebench.engines.postgres.engine", "tdebench.engines.postgres.column.Column", 1),
+            Import("tdebench.engines.postgres.column", "tdebench.engines.postgres.engine", 2),
+            Import("tdebench.engines.mysql.engine", "tdebench.engines.postgres.server", 3)]
+    assert module_circles(fake) == [["tdebench.engines.postgres.column", "tdebench.engines.postgres.engine"]]
+    assert engine_package(fake[2].source) == "tdebench.engines.mysql"
+    assert not within(fake[2].target, (*ENGINE_MAY_IMPORT, "tdebench.engines.mysql"))
+    assert within("tdebench.engines.toolkit.process", ENGINE_MAY_IMPORT)
 
 
 def test_the_check_sees_a_cycle_and_an_upward_import():

@@ -18,9 +18,9 @@ from rich.console import Console
 
 from tdebench.cli.summary import build_summary, label_warnings, print_summary
 from tdebench.encryption import parse_spec
-from tdebench.engines import external_status
+from tdebench.engines.toolkit.dbapi import status as external_status
 from tdebench.api.engine import Config
-from tdebench.engines.external_status import Finding, evaluate
+from tdebench.engines.toolkit.dbapi.status import Finding, evaluate
 from tdebench.errors import RunFailed
 from tdebench.report import build_report, summarize
 from tdebench.report.figures import engine_charts

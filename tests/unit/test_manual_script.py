@@ -9,7 +9,8 @@ import pytest
 
 from tdebench.errors import UsageError
 from tdebench.workloads.tpch.dialects import render_query
-from tdebench.manual.script import plan_scripts, stream_script, write_scripts
+from tdebench.manual.plan import plan_scripts
+from tdebench.manual.script import stream_script, write_scripts
 from tdebench.workloads.tpch import params
 from tdebench.workloads.tpch.streams import stream_order
 

@@ -10,7 +10,8 @@ import pytest
 
 from tdebench.encryption import issued_secrets
 from tdebench.errors import UsageError
-from tdebench.manual.tdesetup import setup_text, validate
+from tdebench.manual.tde_steps import setup_text
+from tdebench.manual.tdesetup import validate
 
 LOGS = Path(__file__).parents[1] / "fixtures" / "logs"
 

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from tdebench.encryption import PLAIN, parse_spec
-from tdebench.engines import get_engine, mysql as mysql_engine, mysql_setup as setup
+from tdebench.engines import get_engine
+from tdebench.engines.mysql import engine as mysql_engine
+from tdebench.engines.mysql import setup
 from tdebench.errors import EnvironmentProblem, UsageError
 
 

@@ -173,3 +173,78 @@ def test_terminal_cell_is_the_report_cell(o_pct: float, lo: float, hi: float) ->
 
     o = Overhead("e", "c", "tpch", "total", 10, 1.0, 1.0, o_pct, lo, hi, 0.01, test="power", metric="elapsed")
     assert overhead_text(o) == f"{fmt_pct(o_pct)} ({fmt_ci(lo, hi)})"
+
+
+# a synthetic interleaved TPC-C run: rounds are the pairing unit ---------------------------------------------
+KINDS = ("new_order", "payment", "order_status", "delivery", "stock_level")
+
+
+def write_tpcc_rounds_run(run: Path, blocks: int = 3, rounds: int = 6) -> None:
+    """Plain and TDE twins, one VU step, ``rounds`` slices per block, TPM and latency percentiles per slice."""
+    rng = np.random.default_rng(11)
+    configs = [("mariadb-none", "none", 1.0), ("mariadb-tde-aes-256-ctr", "tde:aes-256-ctr", 0.95)]
+    rows = []
+    for block in range(0, blocks + 1):
+        for r in range(1, rounds + 1):
+            drift = 1 + 0.1 * math.sin(block * rounds + r)
+            for label, enc, factor in configs:
+                base = {"run_id": "t", "block": block, "trial": block, "config": label, "engine": "mariadb",
+                        "encryption": enc, "workload": "tpcc", "test": "tpcc", "stream": "", "started_at": "",
+                        "status": "warmup" if block == 0 else "ok", "round": r}
+                tpm = 60000 * factor * drift * math.exp(rng.normal(0, 0.02))
+                rows.append({**base, "step": "vu4", "metric": "tpm", "value": tpm, "unit": "tpm"})
+                rows.append({**base, "step": "vu4", "metric": "nopm", "value": tpm * 0.45, "unit": "nopm"})
+                for i, kind in enumerate(KINDS):
+                    for pct, scale in ((50, 1.0), (95, 2.5), (99, 4.0)):
+                        v = 0.002 * (1 + i) * scale / factor / drift * math.exp(rng.normal(0, 0.03))
+                        rows.append({**base, "step": f"vu4.{kind}", "metric": f"latency_p{pct}", "value": v,
+                                     "unit": "s"})
+    run.mkdir(parents=True)
+    with open(run / "measurements.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    manifest = {"schema_version": 3, "run_id": "t", "status": "completed",
+                "plan": {"workload": "tpcc", "schedule": "query", "repeat": 1, "trials": blocks, "warmup_trials": 1,
+                         "workload_options": {"vus": [4], "duration": 30, "slice": 5}},
+                "headline": {"test": "tpcc", "step": "vu4", "metric": "tpm"},
+                "configs": [{"label": c, "engine": "mariadb", "encryption": e} for c, e, _ in configs],
+                "schedule": {"name": "query", "effective": "query", "repeat": 1, "slice_s": 5.0,
+                             "rounds_per_step": rounds}, "blocks_run": blocks}
+    (run / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _md_section(md: str, title_part: str) -> str:
+    return next(s for s in md.split("\n## ") if title_part in s.splitlines()[0])
+
+
+def test_tpcc_rounds_run_shows_one_number_for_tpm_and_latency(tmp_path: Path) -> None:
+    """TPM and every latency percentile of every kind: round-paired intervals, the same in every view."""
+    run = tmp_path / "tpcc"
+    write_tpcc_rounds_run(run)
+    rs = summarize(run)
+    write_report(rs, run / "report")
+    text = " ".join(terminal(run, rs).split())
+    md = (run / "report" / "summary.md").read_text()
+    html = (run / "report" / "index.html").read_text()
+    rows = [r for r in overhead_rows(run) if r["config"] == "mariadb-tde-aes-256-ctr"]
+    checked = 0
+    for row in rows:
+        est, ci = figure(row)
+        assert row["pairing_unit"] == "round" and row["n"] == "18" and row["ci_method"] == "t-log-ar1-paired"
+        if row["metric"] == "tpm":
+            assert f"{est} ({ci})" in text
+            assert f"| {est} | {ci} |" in md.split("## Summary")[1].split("\n## ")[0]
+        elif row["metric"].startswith("latency_p"):
+            kind = row["step"].split(".")[1]
+            cell = next(line for line in terminal(run, rs).splitlines() if "mariadb-tde" in line and f" {kind} " in line)
+            assert f"{est} ({ci})" in " ".join(cell.split()), (row, cell)
+            section = _md_section(md, f"p{row['metric'][-2:]} latency")
+            line = next(line for line in section.splitlines() if line.startswith(f"| {row['step']} |"))
+            assert f"{est} ({ci})" in line, (row, line)
+        else:
+            continue
+        assert f"{est}<span class=\"sub\">{ci}" in html, row
+        checked += 1
+    assert checked == 1 + len(KINDS) * 3
+    assert "about" not in md or "trials would resolve" not in md  # round-paired series speak of rounds

@@ -73,7 +73,10 @@ def test_the_runner_restarts_every_twin_before_every_measured_block(capfd, tmp_p
         "every_block": False, "reason": "turned off (--no-restart-twins)", "blocks": {}}
 
 
-def test_a_cache_that_cannot_be_given_back_stops_the_restarts_and_says_why(capfd, tmp_path, monkeypatch):
+def test_a_cache_that_cannot_be_given_back_restarts_cold_and_says_why(capfd, tmp_path, monkeypatch):
+    """A memory regime smaller than the data (an index cached in part): the servers still restart before every
+    block, so the process placement is drawn afresh (docs/precision.md), but with an empty cache, every twin
+    alike, and nothing is loaded back."""
     from tdebench.api.engine import CacheNotRestorable
 
     def save_cache(self):
@@ -89,14 +92,20 @@ def test_a_cache_that_cannot_be_given_back_stops_the_restarts_and_says_why(capfd
     monkeypatch.setattr(fake_engine.FakeEngine, "warm_restart", True)
     monkeypatch.setattr(fake_engine.FakeInstance, "save_cache", save_cache)
     monkeypatch.setattr(fake_engine.FakeInstance, "start", start)
+    loads = []
+    monkeypatch.setattr(fake_engine.FakeInstance, "load_cache", lambda self, saved: loads.append(saved) or {})
     code, err, out = run(capfd, tmp_path, "--trials", "2", "--restart-twins")
     assert code == 0, err
     entry = json.loads((out / "manifest.json").read_text())["restarts"]
-    assert entry["every_block"] is True and entry["blocks"] == {}
-    assert entry["stopped"] == {"before_block": 1, "reason": "the buffer pool holds 3 of the 10 leaf pages of "
-                                                             "index PRIMARY of `t`"}
-    assert "no more server restarts: the buffer pool holds 3 of the 10" in err
-    assert sorted(starts) == ["fake-none", "fake-tde-aes-256-ctr"]  # started once each, never restarted
+    assert entry["every_block"] is True and sorted(entry["blocks"]) == ["1", "2"]
+    assert entry["cold"]["from_block"] == 1
+    assert entry["cold"]["reason"] == "the buffer pool holds 3 of the 10 leaf pages of index PRIMARY of `t`"
+    assert all(entry["blocks"][b][c] == {"cold": True} or "cold" in entry["blocks"][b][c]
+               for b in ("1", "2") for c in ("fake-none", "fake-tde-aes-256-ctr"))
+    assert "every server restarts before every measured block with an empty cache" in " ".join(err.split())
+    assert sorted(starts) == ["fake-none", "fake-none", "fake-none", "fake-tde-aes-256-ctr", "fake-tde-aes-256-ctr",
+                              "fake-tde-aes-256-ctr"]  # started, then restarted before each of the 2 blocks
+    assert loads == []  # nothing is given back
 
 
 def test_a_server_that_does_not_come_back_fails_its_trial_and_is_recovered(capfd, tmp_path, monkeypatch):
@@ -143,6 +152,11 @@ def test_the_methods_section_says_whether_and_why_servers_were_restarted():
     stopped = {"restarts": {"every_block": True, "reason": "asked for (--restart-twins)", "blocks": {},
                             "stopped": {"before_block": 3, "reason": "the buffer pool holds 3 of 10 pages"}}}
     assert restarts_text(stopped).endswith("Restarts stopped before block 3: the buffer pool holds 3 of 10 pages.")
+    cold = {"restarts": {"every_block": True, "reason": "asked for (--restart-twins)",
+                         "blocks": {"1": {"a": {"cold": True, "quiet_waited_s": 0.1}, "seconds": 2.0}},
+                         "cold": {"from_block": 1, "reason": "the buffer pool holds 3 of 10 pages"}}}
+    assert "From block 1 on the servers restarted with an empty cache (the buffer pool holds 3 of 10 pages)" in \
+        restarts_text(cold)
 
 
 def test_a_server_that_died_before_the_restart_is_left_to_the_trials_recovery(capfd, tmp_path, monkeypatch):

@@ -39,10 +39,10 @@ def test_manifest_is_versioned_and_redacted(tmp_path):
     rundir.write_manifest({"command_line": ["tdebench", key.hex()]})
     text = rundir.manifest_path.read_text()
     assert key.hex() not in text
-    assert json.loads(text)["schema_version"] == SCHEMA_VERSION == 2
+    assert json.loads(text)["schema_version"] == SCHEMA_VERSION == 3
 
 
-@pytest.mark.parametrize("version", [0, 3, "2", None])
+@pytest.mark.parametrize("version", [0, 4, "2", None])
 def test_a_manifest_of_an_unknown_version_is_refused_on_read(tmp_path, version):
     rundir = RunDirectory.create(tmp_path / "run")
     rundir.manifest_path.write_text(json.dumps({"schema_version": version, "run_id": "x"}))
@@ -68,3 +68,35 @@ def test_unwritable_directory_is_a_usage_error(tmp_path):
     blocker.write_text("x")
     with pytest.raises(UsageError, match="cannot write"):
         RunDirectory.create(blocker / "run")
+
+
+def test_rows_follow_the_header_of_a_file_written_before_rounds(tmp_path):
+    """A run of schema version 2 has no 'round' column: a resumed run appends rows in its own column order, and
+    refuses round-paired rows it could not hold."""
+    from tdebench.api.measurement import COLUMNS, Measurement
+    rundir = RunDirectory.create(tmp_path / "run")
+    old = [c for c in COLUMNS if c != "round"]
+    rundir.measurements_path.write_text(",".join(old) + "\n")
+    rundir.append([Measurement("r", 1, 1, "a", "sqlite", "none", "tpcc", "tpcc", "vu1", "tpm", 5.0, "tpm")])
+    rows = rundir.read_measurements()
+    assert list(rows[0]) == old and rows[0]["value"] == "5.0"
+    with pytest.raises(UsageError, match="no 'round' column"):
+        rundir.append([Measurement("r", 1, 1, "a", "sqlite", "none", "tpcc", "tpcc", "vu1", "tpm", 5.0, "tpm",
+                                   round=1)])
+
+
+def test_round_rows_pair_per_round(tmp_path):
+    """Values of an interleaved schedule are one observation per block and round, paired per round."""
+    from tdebench.api.measurement import Measurement
+    from tdebench.stats.load import load_measurements
+    from tdebench.stats.overhead import pair_by_block
+    rundir = RunDirectory.create(tmp_path / "run")
+    rows = [Measurement("r", b, b, c, "e", enc, "tpcc", "tpcc", "vu1", "tpm", v + r, "tpm", round=r)
+            for b in (1, 2) for r in (1, 2, 3) for c, enc, v in (("a", "none", 100.0), ("b", "x", 110.0))]
+    rundir.append(rows)
+    m = load_measurements(rundir.path)
+    a = [s for k, s in m.series.items() if k.config == "a"][0]
+    b = [s for k, s in m.series.items() if k.config == "b"][0]
+    assert a.n == 6
+    base, other = pair_by_block(a, b)
+    assert (other - base == 10.0).all() and list(base) == [101.0, 102.0, 103.0] * 2

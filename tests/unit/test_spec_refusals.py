@@ -20,7 +20,7 @@ def test_blowfish_and_cast5_are_refused_with_the_reason(text: str) -> None:
 
 def test_the_runtime_guard_gives_the_same_reason() -> None:
     """A server without OpenSSL's legacy provider: the cipher check refuses Blowfish with the same words."""
-    from tdebench.engines.postgres_column import PgCipher, cipher_safety_check
+    from tdebench.engines.postgres.column import PgCipher, cipher_safety_check
     from tdebench.errors import EnvironmentProblem
 
     class NoLegacyProvider:

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from tdebench.api.tables import split_line
-from tdebench.workloads.sql import answers, csvdata
+from tdebench.workloads.sql import answer_check, csvdata
 from tdebench.workloads.sql.layout import DirProblem, check_family, load_workload_dir
-from tdebench.workloads.sql.sqltext import parse_statements, split_statements
+from tdebench.workloads.sql.statements import parse_statements, split_statements
 from tests.sqlworkload import make_workload_dir
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "orders-sql"
@@ -159,12 +159,12 @@ def test_sampled_values_come_from_text_columns_that_are_not_keys_nor_in_the_sql(
 
 
 def test_answers_compare_as_multisets_within_the_float_tolerance():
-    a = answers.normalize([(2, 1.004), (1, "x ")])
-    b = answers.normalize([(1, "x"), (2, 1.0)])
-    assert a == [["1", "x"], ["2", "1.00"]] and answers.compare("q", a, b) == []
-    assert answers.compare("q", [["1", "1.00"]], [["1", "1.02"]]) == ["q row 1 column 2: expected 1.00, got 1.02"]
-    assert answers.compare("q", [["1"]], []) == ["q: expected 1 rows, got 0"]
-    verdicts = answers.verdicts({"p": {"q": a}, "e": {"q": b}, "f": {"q": [["9", "9"]]}}, {"p": "p", "e": "p", "f": "p"})
+    a = answer_check.normalize([(2, 1.004), (1, "x ")])
+    b = answer_check.normalize([(1, "x"), (2, 1.0)])
+    assert a == [["1", "x"], ["2", "1.00"]] and answer_check.compare("q", a, b) == []
+    assert answer_check.compare("q", [["1", "1.00"]], [["1", "1.02"]]) == ["q row 1 column 2: expected 1.00, got 1.02"]
+    assert answer_check.compare("q", [["1"]], []) == ["q: expected 1 rows, got 0"]
+    verdicts = answer_check.verdicts({"p": {"q": a}, "e": {"q": b}, "f": {"q": [["9", "9"]]}}, {"p": "p", "e": "p", "f": "p"})
     assert verdicts["e"]["answers_equal"] is True and verdicts["f"]["answers_equal"] is False
     assert verdicts["p"]["answers_equal"] is None
 

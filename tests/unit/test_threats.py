@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from tdebench.encryption import generate_password
-from tdebench.engines.exposure import files_holding, files_on_disk, key_forms
-from tdebench.engines.sqlite_threats import temp_in_memory
+from tdebench.engines.toolkit.exposure import files_holding, files_on_disk, key_forms
+from tdebench.engines.sqlite.threats import temp_in_memory
 from tdebench.report import build_report
 from tdebench.verify import hostfacts
 from tdebench.verify.threat_checks import Scan, at_rest_files, rows_bytes
-from tdebench.verify.threats import (EXPOSED, NOT_APPLICABLE, NOT_CHECKED, PROTECTED, Needles, Row, backup_rows,
-                                     merge_backups, verdict_sentence)
+from tdebench.verify.threat_rows import EXPOSED, NOT_APPLICABLE, NOT_CHECKED, PROTECTED, Needles, Row, backup_rows
+from tdebench.verify.threats import merge_backups, verdict_sentence
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "rundir_sqlite"
 

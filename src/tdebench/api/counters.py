@@ -12,7 +12,9 @@ COUNTERS: dict[str, tuple[str, str]] = {
     "pages_written": ("pages", "pages written from the cache to the data files"),
     "pages_created": ("pages", "new pages allocated in the cache"),
     "cache_requests": ("pages", "logical page reads served from or through the cache"),
-    "cache_misses": ("pages", "logical page reads the cache could not serve"),
+    "cache_misses": ("pages", "logical page reads the cache could not serve (pages read from storage, read-ahead "
+                              "included)"),
+    "pages_read_ahead": ("pages", "pages read from storage ahead of a request (prefetch; part of cache_misses)"),
     "page_size": ("bytes", "the size of one page (a setting, not a delta)"),
     "bytes_read": ("bytes", "bytes read from the database's files (through the OS, cached or not)"),
     "bytes_written": ("bytes", "bytes written to the database's files"),

@@ -8,14 +8,48 @@ instance accepts; an instance that rewrites statements for another server (exter
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Literal
+
+from tdebench.api.tables import KINDS, ColumnSpec, parse_type
 
 Family = Literal["sqlite", "mariadb", "postgres"]
 FAMILIES: tuple[Family, ...] = ("sqlite", "mariadb", "postgres")
 
 StorageCatalog = Literal["dbstat", "information_schema", "pg_class", "none"]
 ProcedureLanguage = Literal["sql/psm", "plpgsql"]
+
+
+@dataclass(frozen=True)
+class ColumnTypes:
+    """How a dialect writes each portable column kind of :mod:`tdebench.api.tables` (``{}``: the length, or
+    precision and scale, when the type has them). The one mapping of types every workload's DDL uses."""
+
+    int: str = "INTEGER"
+    bigint: str = "BIGINT"
+    decimal: str = "NUMERIC({})"
+    float: str = "DOUBLE PRECISION"
+    char: str = "CHAR({})"
+    varchar: str = "VARCHAR({})"
+    text: str = "TEXT"
+    date: str = "DATE"
+    timestamp: str = "TIMESTAMP"
+    bool: str = "BOOLEAN"
+
+    def sql(self, portable: str) -> str:
+        """``decimal(15,2)`` -> e.g. ``NUMERIC(15,2)``; ValueError for an unknown type."""
+        kind, size = parse_type(portable)
+        text: str = getattr(self, kind)
+        return text.format(",".join(map(str, size))) if "{}" in text else text
+
+
+#: canonical SQL's types (PostgreSQL's), also what translated dialects read
+CANONICAL_TYPES = ColumnTypes()
+SQLITE_TYPES = ColumnTypes(bigint="INTEGER", decimal="REAL", float="REAL", char="TEXT", varchar="TEXT", date="TEXT",
+                           timestamp="TEXT", bool="INTEGER")
+MARIADB_TYPES = ColumnTypes(int="INT", decimal="DECIMAL({})", float="DOUBLE", timestamp="DATETIME")
+
+assert {f.name for f in fields(ColumnTypes)} == set(KINDS), "ColumnTypes names every portable kind"
 
 
 @dataclass(frozen=True)
@@ -53,6 +87,32 @@ class Dialect:
     target: str = ""
     #: backup tools the engine's instances work with (the backup workload picks its kinds by these)
     backup_tools: tuple[str, ...] = ()
+    #: several connections write at once; False: one writer at a time, the others wait (SQLite)
+    concurrent_writes: bool = True
+    #: sqlglot's name for the family's SQL (parsing and splitting workload files)
+    sqlglot: str = "postgres"
+    # DDL: the defaults are canonical SQL's (what translated dialects read) ---------------------------------
+    #: column types of the family's SQL
+    types: ColumnTypes = CANONICAL_TYPES
+    #: options after every CREATE TABLE's closing parenthesis (MariaDB: the storage engine)
+    table_options: str = ""
+    #: the table option that stores text as UTF-8 when the server's default may be another
+    utf8_table_option: str = ""
+    #: the option that stores a table with a primary key in key order (SQLite: WITHOUT ROWID); "" when every
+    #: such table is (InnoDB) or none can be
+    clustered_table_option: str = ""
+    #: ALTER TABLE can add primary and foreign keys after the load; False (SQLite): primary keys become unique
+    #: indexes, foreign keys are left out
+    alter_adds_keys: bool = True
+    #: every ALTER TABLE rebuilds its table (MariaDB): a workload adds a table's keys and indexes in one statement
+    alter_rebuilds: bool = False
+    #: unique lookup keys are declared in CREATE TABLE, and no secondary index is added after the load: column
+    #: encryption (PostgreSQL's pgcrypto) then keeps them plaintext and indexed for every twin alike
+    inline_unique_keys: bool = True
+    #: a date literal (``{}``: ``YYYY-MM-DD``)
+    date_literal: str = "date '{}'"
+    #: the bytes of a text value as stored, UTF-8 (``{}``: the expression)
+    octet_length: str = "OCTET_LENGTH({})"
     #: prefix that has the server plan a statement (SELECT, INSERT, UPDATE, DELETE) without running it, so a
     #: workload can show before any load that its statements run there; None: the server has none
     explain_prefix: str | None = "EXPLAIN "
@@ -63,16 +123,42 @@ class Dialect:
             return None
         return self.lock_timeout_sql.format(seconds=max(1, round(seconds)), milliseconds=int(seconds * 1000))
 
+    def column_sql(self, column: ColumnSpec) -> str:
+        """``name TYPE NOT NULL`` (or ``NULL``) for one column in this dialect."""
+        return f"{column.name} {self.types.sql(column.type)} {'NULL' if column.nullable else 'NOT NULL'}"
+
+    def create_table_options(self, *extra: str, clustered: bool = False) -> str:
+        """What follows a CREATE TABLE's closing parenthesis (with a leading space), or ""."""
+        parts = [self.table_options, self.clustered_table_option if clustered else "", *extra]
+        text = " ".join(p for p in parts if p)
+        return f" {text}" if text else ""
+
 
 SQLITE = Dialect("sqlite", "SQLite", "embedded", "qmark", typed_values=False, autocommit=True, row_locks=False,
                  begin_sql="BEGIN IMMEDIATE",  # take the write lock now, not at the first write
                  lock_timeout_sql="PRAGMA busy_timeout = {milliseconds}",
                  storage_catalog="dbstat", bulk_load="executemany in one transaction",
-                 backup_tools=("sqlite-backup-api", "sqlite-dump"))
+                 backup_tools=("sqlite-backup-api", "sqlite-dump"), concurrent_writes=False, sqlglot="sqlite",
+                 types=SQLITE_TYPES, clustered_table_option="WITHOUT ROWID", alter_adds_keys=False,
+                 inline_unique_keys=False, date_literal="'{}'", octet_length="LENGTH(CAST({} AS BLOB))")
 MARIADB = Dialect("mariadb", "MariaDB", "mysql", "format", procedure_language="sql/psm",
                   lock_timeout_sql="SET SESSION innodb_lock_wait_timeout = {seconds}",
                   storage_catalog="information_schema", bulk_load="LOAD DATA LOCAL INFILE",
-                  backup_tools=("mariadb-backup", "mariadb-dump"))
+                  backup_tools=("mariadb-backup", "mariadb-dump"), sqlglot="mysql", types=MARIADB_TYPES,
+                  table_options="ENGINE=InnoDB", utf8_table_option="DEFAULT CHARSET=utf8mb4", alter_rebuilds=True,
+                  inline_unique_keys=False)
 POSTGRES = Dialect("postgres", "PostgreSQL", "postgres", "format", procedure_language="plpgsql",
                    lock_timeout_sql="SET lock_timeout = '{milliseconds}ms'", storage_catalog="pg_class",
                    bulk_load="COPY FROM STDIN", backup_tools=("pg_basebackup", "pg_dump"))
+
+#: the dialect whose SQL each family's texts are written in (the one lookup from a family name)
+BY_FAMILY: dict[str, Dialect] = {d.family: d for d in (SQLITE, MARIADB, POSTGRES)}
+
+
+def as_dialect(dialect: Dialect | str) -> Dialect:
+    """``dialect`` itself, or the dialect of the family it names; ValueError naming the families otherwise."""
+    if isinstance(dialect, Dialect):
+        return dialect
+    if dialect not in BY_FAMILY:
+        raise ValueError(f"unknown SQL dialect {dialect!r}; known: {', '.join(FAMILIES)}")
+    return BY_FAMILY[dialect]

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from tdebench.api.canary import CANARY_TABLE
 from tdebench.api.dialect import Dialect
 from tdebench.api.footprint import UNMEASURED, Footprint
+from tdebench.api.server import ServerFiles, ToolAccess
 from tdebench.api.tables import TableSpec
 from tdebench.api.threat_probes import ThreatProbes
 from tdebench.encryption import EncryptionSpec
@@ -184,7 +185,8 @@ class Instance(ThreatProbes, ABC):
     # use -----------------------------------------------------------------------------------
     @abstractmethod
     def connect(self) -> Connection:
-        """A new connection to the benchmark database."""
+        """A new connection to the benchmark database. Also called in forked child processes (TPC-C virtual
+        users): the instance's own liveness checks must hold there, where the server is not a child process."""
 
     @abstractmethod
     def bulk_load(self, conn: Connection, table: TableSpec, path: Path) -> int:
@@ -250,7 +252,8 @@ class Instance(ThreatProbes, ABC):
         """Directory holding every file the database writes (scanned by at-rest verification)."""
 
     def server_pids(self) -> list[int]:
-        """PIDs of the server process tree (empty for embedded engines: the client is the server)."""
+        """PIDs of the processes that do the database's work, sampled for CPU and I/O: the server process tree;
+        for an embedded engine tdebench's own process (the client is the server), which is the default."""
         return [os.getpid()]
 
     def settings(self) -> dict[str, Any]:
@@ -317,6 +320,34 @@ class Instance(ThreatProbes, ABC):
         """Directories the instance makes outside its work dir (recorded for ``tdebench cleanup``)."""
         return []
 
+    # the server's own tools (backup kinds) -------------------------------------------------
+    @contextlib.contextmanager
+    def tool_access(self) -> Iterator[ToolAccess]:
+        """While the block runs, how the engine's own command-line tools reach this server (credentials are
+        handed over through a pipe or a 0600 file that is gone afterwards). Only for engines whose
+        :attr:`Dialect.backup_tools` name such tools."""
+        raise NotImplementedError(f"{type(self).__name__} has no command-line tools")
+        yield  # pragma: no cover
+
+    def server_files(self) -> ServerFiles:
+        """Where the running server reads its data and as which OS user (physical restores). Only for engines
+        whose :attr:`Dialect.backup_tools` name a physical backup tool."""
+        raise NotImplementedError(f"{type(self).__name__} has no server files to restore")
+
+    def stop_server(self) -> None:
+        """Stop the server process only, leaving :meth:`server_files` in place (an encrypted mount stays
+        mounted) for a physical restore. Default: :meth:`stop`."""
+        self.stop()
+
+    def start_server(self) -> None:
+        """Start the server stopped by :meth:`stop_server`. Default: :meth:`start`."""
+        self.start()
+
+    def connect_to(self, database: str) -> Connection:
+        """An autocommit connection to another database of the same server (``CREATE DATABASE`` and restores
+        into it). Default: none (servers with one namespace of databases reach them as schemas instead)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot connect to another database")
+
     @property
     def server_version(self) -> str:
         """The version the running server reports ("" : the engine's :meth:`Engine.version` is recorded)."""
@@ -348,6 +379,9 @@ class Engine(ABC):
     cache_setting: ClassVar[str] = ""
     #: its instances implement :meth:`Instance.restart_keeping_cache` (``--restart-twins``)
     warm_restart: ClassVar[bool] = False
+    #: bytes an instance takes beyond the cache :meth:`Instance.resize_cache` gives it (the memory sweep checks
+    #: that the caches plus this fit the machine)
+    memory_headroom: ClassVar[int] = 0
 
     @abstractmethod
     def supported_specs(self) -> list[EncryptionSpec]:
@@ -384,6 +418,10 @@ class Engine(ABC):
     def default_settings(self) -> dict[str, str]:
         """Settings every twin gets unless overridden with ``--server-setting``."""
         return {}
+
+    def spec_notes(self) -> list[str]:
+        """Lines ``tdebench engines`` shows about the specs (default: the list of supported specs)."""
+        return [f"specs: {', '.join(str(s) for s in self.supported_specs())}"]
 
     def supports(self, spec: EncryptionSpec) -> bool:
         return spec in self.supported_specs()

@@ -6,7 +6,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 
 COLUMNS = ("run_id", "block", "trial", "config", "engine", "encryption", "workload", "test", "stream",
-           "step", "metric", "value", "unit", "started_at", "status")
+           "step", "metric", "value", "unit", "started_at", "status", "round")
+#: columns a file written before schema version 3 lacks (read as empty)
+OPTIONAL_COLUMNS = ("round",)
 #: statuses a row can have (docs/result-format.md says what each means)
 STATUSES = ("ok", "failed", "timeout", "warmup", "missing", "aborted", "superseded")
 
@@ -35,9 +37,14 @@ class Measurement:
     stream: int | None = None
     started_at: str = field(default_factory=utc_now)
     status: str = "ok"
+    #: the round of an interleaved (slice) schedule inside its block, 1..R: the pairing unit is then
+    #: (block, round); None for values whose pairing unit is the block
+    round: int | None = None
 
-    def row(self) -> list[str]:
+    def row(self, columns: tuple[str, ...] = COLUMNS) -> list[str]:
+        """The values in the order of ``columns`` (a file's own header)."""
         values = asdict(self)
         values["stream"] = "" if self.stream is None else str(self.stream)
+        values["round"] = "" if self.round is None else str(self.round)
         values["value"] = repr(float(self.value))
-        return [str(values[c]) for c in COLUMNS]
+        return [str(values[c]) for c in columns]

@@ -25,6 +25,11 @@ from tdebench.encryption import parse_spec
 from tdebench.errors import UsageError
 
 SCHEDULES = ("block", "query")
+#: what ``--precision`` can watch: the workload's headline figure, its server CPU time (per transaction for OLTP),
+#: or its headline latency percentile
+PRECISION_METRICS = ("headline", "cpu", "p50", "p95", "p99")
+#: --precision with --memory-ratio and without --max-trials: at most this many blocks per ratio
+MAX_BLOCKS_PER_RATIO = 199
 #: options that plans of manifest schema 1 kept at the top level, for the workloads that read TPC-H data
 _V1_DATA_KEYS = {"tpch": ("sf", "tests", "streams"), "backup": ("sf",), "load": ("sf",)}
 
@@ -64,6 +69,8 @@ class RunPlan:
     schedule: str = "block"             # the command line's default is chosen in cli/run.py
     repeat: int = 1                      # query schedule: runs of each step per config per block
     precision: float | None = None       # target 95% CI half-width of the headline overhead, in points
+    #: what the stopping rule watches: the workload's headline, or its headline latency percentile (p50/p95/p99)
+    precision_metric: str = "headline"
     max_time: float | None = None        # seconds from the start of the run; no block starts that would end later
     max_trials: int | None = None        # with precision: at most this many measured blocks
     pin: bool = False                    # pin servers and client to fixed cores (runner/pinning.py)
@@ -95,9 +102,6 @@ class RunPlan:
         if self.memory_ratios and any(SUFFIX in label for label in labels):
             raise UsageError(f"a config label contains '{SUFFIX}', which marks the memory ratio of a row",
                              "rename the config")
-        if self.memory_ratios and self.precision is not None:
-            raise UsageError("--precision cannot be combined with --memory-ratio (the stopping rule needs one "
-                             "memory regime)", "run one --precision run per ratio, or give --trials instead")
 
     def _check_precision_options(self) -> None:
         """The schedule, repetition and stopping options: one error naming the fix each."""
@@ -115,6 +119,12 @@ class RunPlan:
         if self.precision is not None and not (math.isfinite(self.precision) and 0 < self.precision <= 100):
             raise UsageError(f"--precision must be a half-width between 0 and 100%, not {self.precision!r}",
                              "give the 95% CI half-width you need, e.g. --precision 1%")
+        if self.precision_metric not in PRECISION_METRICS:
+            raise UsageError(f"--precision-metric must be one of {', '.join(PRECISION_METRICS)}, not "
+                             f"'{self.precision_metric}'", "use e.g. --precision-metric p95 (or leave it out: headline)")
+        if self.precision_metric != "headline" and self.precision is None:
+            raise UsageError("--precision-metric applies to --precision runs only",
+                             "add --precision (e.g. 5%) or leave --precision-metric out")
         if self.max_time is not None and not (math.isfinite(self.max_time) and self.max_time > 0):
             raise UsageError(f"--max-time must be a positive duration, not {self.max_time!r}",
                              "give e.g. --max-time 20m (units s, m, h)")
@@ -170,7 +180,29 @@ class RunPlan:
             yield Block(number, tuple(order))
             number += 1
 
+    @property
+    def regime_span(self) -> int:
+        """Block numbers each memory ratio owns: ratio ``i`` numbers its blocks ``i × span`` (its warm-up) onwards.
+        ``trials + 1``; with ``--precision``, room for ``--max-trials`` (default :data:`MAX_BLOCKS_PER_RATIO`)."""
+        if self.open_ended:
+            return (self.max_trials or MAX_BLOCKS_PER_RATIO) + 1
+        return self.trials + 1
+
+    def iter_regime_blocks(self, index: int) -> Iterator[Block]:
+        """``--precision`` with ``--memory-ratio``: ratio ``index``'s warm-up block (if any) then its blocks without
+        end (at most ``regime_span - 1``), each a fresh random order drawn from ``Random("<seed>:<index>")``."""
+        rng = random.Random(f"{self.seed}:{index}")
+        ratio = self.memory_ratios[index]
+        span = self.regime_span
+        for number in range(0 if self.warmup_trials else 1, span):
+            order = self.labels[:]
+            rng.shuffle(order)
+            yield Block(index * span + number, tuple(order), ratio, regime_warmup=number == 0 and index > 0)
+
     def _regime_blocks(self) -> list[Block]:
+        if self.open_ended:  # the pilot blocks of every ratio (the manifest's plan); the rule adds more
+            return [b for i in range(len(self.memory_ratios)) for b in self.iter_regime_blocks(i)
+                    if b.number % self.regime_span <= self.trials]
         rng = random.Random(self.seed)
         first = 0 if self.warmup_trials else 1
         blocks = []
@@ -205,6 +237,7 @@ class RunPlan:
             "schedule": self.schedule,
             "repeat": self.repeat,
             "precision": self.precision,
+            "precision_metric": self.precision_metric,
             "max_time": self.max_time,
             "max_trials": self.max_trials,
             "pin": self.pin,
@@ -233,6 +266,7 @@ def plan_from_json(data: dict[str, Any]) -> RunPlan:
                    max_failures=data.get("max_failures", 3), workload_options=options,
                    schedule=data.get("schedule") or "block",  # runs from before schedules were whole-trial blocks
                    repeat=int(data.get("repeat") or 1), precision=data.get("precision"),
+                   precision_metric=data.get("precision_metric") or "headline",
                    max_time=data.get("max_time"), max_trials=data.get("max_trials"), pin=bool(data.get("pin")),
                    nice=data.get("nice"), restart_twins=data.get("restart_twins"),
                    memory_ratios=tuple(float(r) for r in data.get("memory_ratios") or ()))

@@ -80,8 +80,9 @@ class Recorder:
     rows: list[Measurement] = field(default_factory=list)
 
     def add(self, test: str, step: str, metric: str, value: float, unit: str, stream: int | None = None,
-            status: str | None = None) -> None:
-        """One measured value; ``status`` defaults to the recorder's (``warmup`` for block 0)."""
+            status: str | None = None, round: int | None = None) -> None:
+        """One measured value; ``status`` defaults to the recorder's (``warmup`` for block 0); ``round``: the
+        interleaved schedule's round inside the block (its pairing unit), None when the block pairs."""
         self.rows.append(Measurement(self.run_id, self.block, self.block, self.config, self.engine, self.encryption,
                                      self.workload, test, step, metric, float(value), unit, stream,
-                                     status=status or self.status))
+                                     status=status or self.status, round=round))

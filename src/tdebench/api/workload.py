@@ -14,6 +14,11 @@ from tdebench.api.tables import TableSpec
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
 
 
+#: the default ``--precision`` pilot, in blocks, of a workload that pairs its values per round (the stopping rule's
+#: pilot is at least 10 pairs: tdebench.stats.sequential.DEFAULT_MIN_N)
+ROUND_PILOT_BLOCKS = 3
+
+
 class RunFiles(Protocol):
     """The part of the run directory a workload writes to (answers it keeps)."""
 
@@ -37,6 +42,9 @@ class SteppedTrial(ABC):
 
     #: the interleavable steps in the order they run, identical for every config of the block
     steps: tuple[str, ...] = ()
+    #: rounds per step, when the trial decides them (TPC-C's slices: ceil(duration / slice)); None: ``--repeat``.
+    #: A trial that sets it records each round's values with their ``round`` (the pairing unit), not their mean
+    rounds: int | None = None
 
     def begin(self) -> None:
         """Before the steps (e.g. open the session, RF1); called in the block's config order."""
@@ -65,6 +73,9 @@ class Workload(ABC):
     known_plaintext: tuple[str, ...] = ()
     #: the tables the workload creates (encryption checks and storage sizes look at these)
     schema_tables: tuple[str, ...] = ()
+    #: with ``--schedule query`` its values are paired per round (:attr:`SteppedTrial.rounds`), several rounds a
+    #: block: a ``--precision`` pilot of :data:`ROUND_PILOT_BLOCKS` blocks then holds enough pairs
+    pairs_by_round: ClassVar[bool] = False
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
         self.plan = plan
@@ -94,6 +105,17 @@ class Workload(ABC):
         """The trial of ``block`` as interleavable steps for ``--schedule query``, each step run ``repeat`` times;
         None (the default): this workload (with these options) runs whole trials, and the block schedule is used."""
         return None
+
+    def schedule_facts(self) -> dict[str, Any]:
+        """What the interleaved schedule does with this workload, for the manifest's ``schedule`` (e.g. slice length
+        and rounds); empty when it interleaves steps as TPC-H does."""
+        return {}
+
+    def precision_target(self, target: str) -> tuple[str, str, str] | None:
+        """(test, step, metric) that ``--precision-metric TARGET`` watches: ``headline`` (:meth:`headline`),
+        ``cpu`` (the server CPU time beside the headline, e.g. TPC-C's per transaction) or ``p50``/``p95``/``p99``
+        (the headline latency percentile, e.g. TPC-C New-Order's); None: the workload records no such series."""
+        return self.headline() if target == "headline" else None
 
     def headline(self) -> tuple[str, str, str] | None:
         """(test, step, metric) of the workload's headline figure, the one ``--precision`` watches (e.g. TPC-H's

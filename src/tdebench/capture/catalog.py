@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from tdebench.capture.kinds import MYSQL, POSTGRES, SQLITE
 from tdebench.capture.source import Source
 from tdebench.encryption import redact
 from tdebench.errors import EnvironmentProblem, UsageError
@@ -191,7 +192,7 @@ def _foreign_keys(tables: dict[str, Table], rows: list[tuple[str, str, str, str,
 def read_catalog(src: Source, only: list[str] | None) -> list[Table]:
     """The tables to capture (``only``: these, in this order); UsageError for an unknown name or a type that
     cannot be mapped."""
-    reader = {"mysql": _mysql, "postgres": _postgres, "sqlite": _sqlite}[src.kind]
+    reader = _READERS[src.kind]
     names = _names(src)
     if only:
         unknown = [t for t in only if t not in names]
@@ -207,15 +208,21 @@ def read_catalog(src: Source, only: list[str] | None) -> list[Table]:
 
 
 def _names(src: Source) -> list[str]:
-    if src.kind == "mysql":
-        sql = ("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_TYPE = "
-               "'BASE TABLE' ORDER BY 1")
-        return [r[0] for r in src.all(sql, (src.database,))]
-    if src.kind == "postgres":
-        return [r[0] for r in src.all("SELECT table_name FROM information_schema.tables WHERE table_schema = "
-                                      "'public' AND table_type = 'BASE TABLE' ORDER BY 1")]
-    return [r[0] for r in src.all("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
-                                  "'sqlite_%' ORDER BY 1")]
+    sql, with_database = _NAMES[src.kind]
+    return [r[0] for r in src.all(sql, (src.database,) if with_database else ())]
+
+
+_READERS = {MYSQL: _mysql, POSTGRES: _postgres, SQLITE: _sqlite}
+# (the base tables' names, whether the statement takes the database name)
+_NAMES = {
+    MYSQL: ("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_TYPE = 'BASE TABLE' "
+            "ORDER BY 1", True),
+    POSTGRES: ("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = "
+               "'BASE TABLE' ORDER BY 1", False),
+    SQLITE: ("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY 1", False),
+}
+_GRANTS = {MYSQL: "GRANT SELECT ON {database}.* TO '{user}'@'%'",
+           POSTGRES: "GRANT SELECT ON ALL TABLES IN SCHEMA public TO {user}"}
 
 
 def check_readable(src: Source, tables: list[Table]) -> None:
@@ -224,13 +231,11 @@ def check_readable(src: Source, tables: list[Table]) -> None:
         try:
             src.all(readable_sql(src, table))
         except Exception as exc:  # noqa: BLE001 - the driver's access-denied error
-            grant = (f"GRANT SELECT ON {src.database}.* TO '{src.user}'@'%'" if src.kind == "mysql" else
-                     f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {src.user}")
+            grant = _GRANTS.get(src.kind, "make the file readable").format(database=src.database, user=src.user)
             raise EnvironmentProblem(f"the capture user ({src.user}) cannot read table {table.name}: "
                                      f"{redact(str(exc)).splitlines()[0]}", f"{grant} (as the DBA)") from None
 
 
 def readable_sql(src: Source, table: Table) -> str:
     """The statement that shows a table can be read (it returns no row)."""
-    name = f"`{table.name}`" if src.kind == "mysql" else f'"{table.name}"'
-    return f"SELECT * FROM {name} LIMIT 0"
+    return f"SELECT * FROM {src.kind.ident(table.name)} LIMIT 0"

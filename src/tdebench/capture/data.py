@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.capture.catalog import Table
-from tdebench.capture.ddl import ident
 from tdebench.capture.source import Source
 
 NULL = "\\N"
@@ -51,17 +50,17 @@ def text(value: Any) -> str:
 
 def _cursor(src: Source) -> Any:
     """A cursor that streams (server side) rather than buffering the whole result."""
-    if src.kind == "mysql":
+    if src.kind.cursor == "unbuffered":
         import pymysql.cursors
 
         return src.raw.cursor(pymysql.cursors.SSCursor)
-    if src.kind == "postgres":
+    if src.kind.cursor == "named":
         return src.raw.cursor(name="tdebench_capture")
     return src.raw.cursor()
 
 
 def select_sql(src: Source, table: Table, max_rows: int | None) -> str:
-    quote = (lambda n: f"`{n}`") if src.kind == "mysql" else ident  # noqa: E731
+    quote = src.kind.ident
     order = f" ORDER BY {', '.join(quote(c) for c in table.primary_key)}" if table.primary_key else ""
     limit = f" LIMIT {max_rows + 1}" if max_rows is not None else ""
     return f"SELECT {', '.join(quote(c.name) for c in table.columns)} FROM {quote(table.name)}{order}{limit}"
@@ -74,8 +73,8 @@ def dump(src: Source, table: Table, folder: Path, max_rows: int | None,
     path = folder / f"{table.name}.csv"
     rows, cut, skipped = 0, False, 0
     key_at = [[c.name for c in table.columns].index(k) for k in table.primary_key] if skip else []
-    if src.kind == "mysql":
-        src.raw.cursor().execute("START TRANSACTION READ ONLY")  # PostgreSQL's connection is read-only itself
+    if src.kind.begin_read_only:  # PostgreSQL's connection is read-only itself
+        src.raw.cursor().execute(src.kind.begin_read_only)
     cur = _cursor(src)
     try:
         cur.execute(select_sql(src, table, max_rows))
@@ -100,6 +99,6 @@ def dump(src: Source, table: Table, folder: Path, max_rows: int | None,
                     break
     finally:
         cur.close()
-        if src.kind != "sqlite":
+        if src.kind.server:
             src.raw.rollback()
     return Dumped(table.name, rows, path.stat().st_size, cut, skipped)

@@ -70,7 +70,6 @@ def statements(tables: list[Table], keep_foreign_keys: bool) -> tuple[list[str],
 def schema_text(tables: list[Table], keep_foreign_keys: bool, family: str, header: str) -> str:
     """schema.sql (or a variant) in ``family``'s SQL: the tables, then the indexes (created after the load)."""
     create, after = statements(tables, keep_foreign_keys)
-    if family != "postgres":
-        create = [sqltext.transpile(s, family) for s in create]
-        after = [sqltext.transpile(s, family) for s in after]
+    create = [sqltext.transpile(s, family) for s in create]  # from PostgreSQL's SQL, in which they are written
+    after = [sqltext.transpile(s, family) for s in after]
     return header + ";\n\n".join(create) + ";\n\n" + "".join(s + ";\n" for s in after)

@@ -15,13 +15,13 @@ from typing import Any
 from tdebench import serverlog as logs
 from tdebench.capture import catalog, ddl, stats
 from tdebench.capture.data import NULL, dump, select_sql
+from tdebench.capture.kinds import KINDS, SourceKind
 from tdebench.capture.source import Source, open_source
 from tdebench.capture.statements import Group, digest_group, group_logged
 from tdebench.sqlnormal import normalize, parse
 from tdebench.capture.steps import InsertedRows, Plan, plan_steps
 from tdebench.errors import UsageError
 
-FAMILY = {"mysql": "mariadb", "postgres": "postgres", "sqlite": "sqlite"}  # the SQL the captured text is in
 MANIFEST = "capture.json"
 
 
@@ -42,13 +42,13 @@ def _check_out(out: Path) -> None:
                          "give a new directory (capture never overwrites)")
 
 
-def _mode(opts: Options, src_kind: str | None) -> str:
+def _mode(opts: Options, kind: SourceKind) -> str:
     mode = opts.statements
     if mode == "auto":
-        mode = "log" if opts.log else ("statistics" if src_kind in ("mysql", "postgres") else "none")
+        mode = "log" if opts.log else ("statistics" if kind.server else "none")
     if mode == "log" and opts.log is None:
         raise UsageError("--statements log needs --log FILE", "give the log of the capture window with --log")
-    if mode == "statistics" and src_kind == "sqlite":
+    if mode == "statistics" and not kind.server:
         raise UsageError("an SQLite file keeps no statement statistics", "give --log FILE, or --statements none")
     return mode
 
@@ -59,9 +59,9 @@ def _own(src: Source, tables: list[catalog.Table]) -> set[str]:
     out = set()
     for table in tables:
         for sql in (catalog.readable_sql(src, table), select_sql(src, table, None), select_sql(src, table, 10)):
-            tree = parse(sql, src.kind)
+            tree = parse(sql, src.kind.sqlglot)
             if tree is not None:
-                out.add(normalize(tree, src.kind))
+                out.add(normalize(tree, src.kind.sqlglot))
     return out
 
 
@@ -69,12 +69,12 @@ def _groups(src: Source, opts: Options, mode: str, tables: list[catalog.Table], 
             inserted: InsertedRows) -> list[Group]:
     """The hot statement groups, ranked and cut to --top; ``inserted`` notes the rows the log's INSERTs add."""
     captured, own = {t.name.lower() for t in tables}, _own(src, tables)
-    database = src.database if src.kind != "sqlite" else None
+    database = src.database if src.kind.server else None
     from_log: dict[str, Group] | None = None
     if opts.log is not None:
         fmt, stream = logs.stream_log(opts.log)
         seen = [0]
-        from_log = group_logged(inserted.tap(stream), src.kind, captured, database, seen)
+        from_log = group_logged(inserted.tap(stream), src.kind.sqlglot, captured, database, seen)
         if not seen[0]:
             raise logs.no_statements(opts.log, fmt)
         facts["log"] = {"file": opts.log.name, "format": fmt, "statements": seen[0]}
@@ -90,7 +90,7 @@ def _groups(src: Source, opts: Options, mode: str, tables: list[catalog.Table], 
         known, facts["values_from"] = from_log, "the log (--log)"
     else:
         history, facts["values_from"] = stats.history(src)
-        known = group_logged(inserted.tap(history), src.kind, captured, src.database)
+        known = group_logged(inserted.tap(history), src.kind.sqlglot, captured, src.database)
     groups = []
     for digest in stats.digests(src):
         group = digest_group(digest.text, digest.calls, digest.seconds, src.kind, captured, known)
@@ -143,9 +143,9 @@ def _capture(src: Source, opts: Options, mode: str, tables: list[catalog.Table],
              say: Callable[[str], None]) -> dict[str, Any]:
     facts: dict[str, Any] = {"source": src.description, "statements_from": mode,
                              "captured_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-    inserted = InsertedRows(tables, src.kind)
+    inserted = InsertedRows(tables, src.kind.sqlglot)
     groups = _groups(src, opts, mode, tables, facts, inserted)
-    plan = plan_steps(groups, tables, src.kind)
+    plan = plan_steps(groups, tables, src.kind.sqlglot)
     for table, keys in inserted.keys.items():  # every INSERT of the window, not only those kept as writes
         plan.excluded.setdefault(table, set()).update(keys)
     out = opts.out
@@ -156,10 +156,10 @@ def _capture(src: Source, opts: Options, mode: str, tables: list[catalog.Table],
             say(f"capture: {table.name}")
             dumped.append(dump(src, table, out / "data", opts.max_rows, plan.excluded.get(table.name, set())))
         cut = any(d.cut for d in dumped)
-        family = FAMILY[src.kind]
+        family = src.kind.family
         header = f"-- Captured by tdebench capture from {src.description}, in {family} SQL.\n"
         (out / "schema.sql").write_text(ddl.schema_text(tables, not cut, family, header), encoding="utf-8")
-        for other in (f for f in FAMILY.values() if f != family):
+        for other in (k.family for k in KINDS if k.family != family):
             (out / f"schema.{other}.sql").write_text(
                 ddl.schema_text(tables, not cut, other, f"-- schema.sql as {other} runs it (generated by capture; "
                                 "edit both or delete this variant).\n"), encoding="utf-8")

@@ -15,20 +15,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tdebench.capture.kinds import SQLITE, SourceKind, by_scheme
 from tdebench.encryption import redact
-from tdebench.engines import external_drivers
-from tdebench.engines.external_target import Target, parse_target, resolve_password
+from tdebench.engines.external.connect import connect
+from tdebench.engines.external.target import Target, parse_target, resolve_password
 from tdebench.errors import EnvironmentProblem, UsageError
 
 LABEL = "source"  # TDEBENCH_PASSWORD_SOURCE
-SERVER_KINDS = {"mysql": "mysql", "mariadb": "mysql", "postgresql": "postgres"}
 
 
 @dataclass
 class Source:
-    """An open, read-only source: ``kind`` is ``mysql`` (MariaDB or MySQL), ``postgres`` or ``sqlite``."""
+    """An open, read-only source of one :class:`~tdebench.capture.kinds.SourceKind`."""
 
-    kind: str
+    kind: SourceKind
     raw: Any
     database: str
     description: str  # for messages and the manifest: no password
@@ -44,8 +44,8 @@ class Source:
     def read_only(self) -> Iterator[Any]:
         """A cursor inside a read-only transaction (rolled back afterwards: nothing to keep)."""
         cur = self.raw.cursor()
-        if self.kind == "mysql":
-            cur.execute("START TRANSACTION READ ONLY")  # PostgreSQL: the connection's own read_only (BEGIN READ ONLY)
+        if self.kind.begin_read_only:  # PostgreSQL: the connection's own read_only (BEGIN READ ONLY)
+            cur.execute(self.kind.begin_read_only)
         try:
             yield cur
         finally:
@@ -76,7 +76,7 @@ def _sqlite(text: str) -> Source:
     except sqlite3.DatabaseError as exc:
         raise UsageError(f"--from {text}: not an SQLite database ({exc})",
                          "give the path of the database file (an encrypted one cannot be read)") from None
-    return Source("sqlite", conn, "main", f"sqlite {path}")
+    return Source(SQLITE, conn, "main", f"sqlite {path}")
 
 
 def target_of(text: str) -> Target:
@@ -94,13 +94,16 @@ def open_source(text: str, timeout: int = 10) -> Source:
     if "://" not in text or text.startswith("sqlite:"):
         return _sqlite(text)
     target = target_of(text)
-    kind = SERVER_KINDS[target.kind.scheme]
+    kind = by_scheme(target.kind.scheme)
+    if kind is None:
+        raise UsageError(f"--from: capture reads MariaDB, MySQL, PostgreSQL or SQLite, not {target.kind.product}",
+                         "give a mariadb://, mysql:// or postgresql:// URL, or an SQLite file")
     password = resolve_password(target)
     try:
-        raw = external_drivers.connect(target, password, timeout=timeout)
+        raw = connect(target, password, timeout=timeout)
     except EnvironmentProblem as exc:
         raise EnvironmentProblem(redact(exc.problem).replace("target 'source'", "the source"), exc.fix) from None
-    if kind == "mysql":
+    if kind.begin_read_only:
         raw.autocommit(False)
     else:
         raw.read_only = True  # psycopg opens every transaction with BEGIN READ ONLY

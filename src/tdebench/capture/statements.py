@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from tdebench.capture.kinds import SourceKind
 from tdebench.serverlog import Logged
-from tdebench.sqlnormal import DIALECT, normalize, parse, statement_kind, tables_of
+from tdebench.sqlnormal import normalize, parse, statement_kind, tables_of
 
 
 
@@ -33,7 +34,7 @@ class Group:
     sessions: set[str] = field(default_factory=set)
 
 
-def group_logged(statements: Iterable[Logged], kind: str, captured: set[str], database: str | None,
+def group_logged(statements: Iterable[Logged], dialect: str, captured: set[str], database: str | None,
                  seen: list[int] | None = None) -> dict[str, Group]:
     """Groups of the logged statements on captured tables (others: session commands, other databases, the
     catalog, are not the application's workload); ``seen[0]`` counts every statement read."""
@@ -43,36 +44,36 @@ def group_logged(statements: Iterable[Logged], kind: str, captured: set[str], da
             seen[0] += 1
         if database and logged.database and logged.database.lower() != database.lower():
             continue
-        tree = parse(logged.text, kind)
+        tree = parse(logged.text, dialect)
         what = statement_kind(tree) if tree is not None else None
         if tree is None or what is None:
             continue
         tables = tables_of(tree)
         if not tables or not tables <= captured:
             continue
-        key = normalize(tree, kind)
+        key = normalize(tree, dialect)
         group = groups.get(key)
         if group is None:
-            group = groups[key] = Group(key, what, tree.sql(dialect=DIALECT[kind]), tables)
+            group = groups[key] = Group(key, what, tree.sql(dialect=dialect), tables)
         group.count += 1
         group.seconds += logged.seconds or 0.0
         group.sessions.add(logged.session)
     return groups
 
 
-def digest_group(digest_text: str, calls: int, seconds: float, kind: str, captured: set[str],
+def digest_group(digest_text: str, calls: int, seconds: float, kind: SourceKind, captured: set[str],
                  known: dict[str, Group]) -> Group | None:
     """A statistics row as a group: values from ``known`` (the log or the server's history, by normalized form);
     a digest without placeholders is its own statement. None: not a statement on the captured tables."""
-    tree = parse(digest_text.replace("...", "?") if kind == "mysql" else digest_text, kind)
+    tree = parse(digest_text.replace("...", "?") if kind.digest_ellipsis else digest_text, kind.sqlglot)
     what = statement_kind(tree) if tree is not None else None
     if tree is None or what is None:
         return None
     tables = tables_of(tree)
     if not tables or not tables <= captured:
         return None
-    key = normalize(tree, kind)
+    key = normalize(tree, kind.sqlglot)
     found = known.get(key)
     has_values = any(isinstance(n, (exp.Placeholder, exp.Parameter)) for n in tree.walk())
-    text = found.text if found is not None else (None if has_values else tree.sql(dialect=DIALECT[kind]))
+    text = found.text if found is not None else (None if has_values else tree.sql(dialect=kind.sqlglot))
     return Group(key, what, text, tables, calls, seconds, digest_text)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tdebench.serverlog import Logged
+from tdebench.capture.kinds import MYSQL, POSTGRES
 from tdebench.capture.source import Source
 from tdebench.encryption import redact
 from tdebench.errors import EnvironmentProblem
@@ -66,30 +67,34 @@ def check_postgres(src: Source) -> None:
                                  "without their text", f"GRANT pg_read_all_stats TO {src.user} (as the DBA), {_OR_LOG}")
 
 
+_CHECKS = {MYSQL: check_mysql, POSTGRES: check_postgres}
+# the digests of the source's database, by total time: (statement, with the database name as its parameter)
+_DIGESTS = {
+    MYSQL: ("SELECT DIGEST_TEXT, COUNT_STAR, SUM_TIMER_WAIT / 1e12, DIGEST FROM "
+            "performance_schema.events_statements_summary_by_digest WHERE SCHEMA_NAME = %s AND DIGEST_TEXT IS NOT "
+            "NULL ORDER BY SUM_TIMER_WAIT DESC", True),
+    POSTGRES: ("SELECT s.query, s.calls, s.total_exec_time / 1000, s.queryid::text FROM pg_stat_statements s "
+               "JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = current_database() "
+               "ORDER BY s.total_exec_time DESC", False),
+}
+
+
 def check(src: Source) -> None:
-    if src.kind == "mysql":
-        check_mysql(src)
-    elif src.kind == "postgres":
-        check_postgres(src)
+    """The statistics are on and readable (EnvironmentProblem with what a DBA does otherwise)."""
+    _CHECKS[src.kind](src)
 
 
 def digests(src: Source) -> list[Digest]:
     """Every digest of the source's database, by total time (largest first)."""
-    if src.kind == "mysql":
-        rows = src.all("SELECT DIGEST_TEXT, COUNT_STAR, SUM_TIMER_WAIT / 1e12, DIGEST FROM "
-                       "performance_schema.events_statements_summary_by_digest WHERE SCHEMA_NAME = %s AND "
-                       "DIGEST_TEXT IS NOT NULL ORDER BY SUM_TIMER_WAIT DESC", (src.database,))
-        return [Digest(t, int(c), float(s), d) for t, c, s, d in rows]
-    rows = src.all("SELECT s.query, s.calls, s.total_exec_time / 1000, s.queryid::text FROM pg_stat_statements s "
-                   "JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = current_database() "
-                   "ORDER BY s.total_exec_time DESC")
+    sql, with_database = _DIGESTS[src.kind]
+    rows = src.all(sql, (src.database,) if with_database else ())
     return [Digest(t, int(c), float(s), d) for t, c, s, d in rows]
 
 
 def history(src: Source) -> tuple[list[Logged], str]:
     """Statements with their values from the server's own history, and where they came from (or why none)."""
-    if src.kind != "mysql":
-        return [], "PostgreSQL keeps no statement history with values: give --log for them"
+    if not src.kind.history:
+        return [], f"{src.kind.product} keeps no statement history with values: give --log for them"
     enabled = {name for (name,) in src.all("SELECT NAME FROM performance_schema.setup_consumers WHERE ENABLED = "
                                             "'YES' AND NAME IN ('events_statements_current', "
                                             "'events_statements_history_long')")}

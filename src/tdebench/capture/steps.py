@@ -14,7 +14,7 @@ from tdebench.capture.catalog import Table
 from tdebench.capture.data import text as value_text
 from tdebench.capture.statements import Group
 from tdebench.serverlog import Logged
-from tdebench.sqlnormal import DIALECT, parse
+from tdebench.sqlnormal import parse
 
 
 @dataclass
@@ -42,7 +42,7 @@ def _literal(node: exp.Expression) -> str | None:
     return None
 
 
-def _insert_undo(tree: exp.Insert, tables: dict[str, Table], kind: str) -> tuple[str, str, set[tuple[str, ...]]] | str:
+def _insert_undo(tree: exp.Insert, tables: dict[str, Table]) -> tuple[str, str, set[tuple[str, ...]]] | str:
     """(table, undo statement, keys inserted), or why no undo can be derived."""
     target = tree.this
     columns = [c.name for c in target.expressions] if isinstance(target, exp.Schema) else []
@@ -74,8 +74,8 @@ def _sql_literal(value: str) -> str:
         return "'" + value.replace("'", "''") + "'"
 
 
-def plan_steps(groups: list[Group], tables: list[Table], kind: str) -> Plan:
-    """Steps for the groups (already ranked and cut to --top)."""
+def plan_steps(groups: list[Group], tables: list[Table], dialect: str) -> Plan:
+    """Steps for the groups (already ranked and cut to --top); ``dialect``: sqlglot's for the statements."""
     plan = Plan()
     by_name = {t.name.lower(): t for t in tables}
     numbers = {"query": 0, "write": 0}
@@ -87,8 +87,8 @@ def plan_steps(groups: list[Group], tables: list[Table], kind: str) -> Plan:
             continue
         undo = None
         if group.kind == "write":
-            tree = parse(group.text, kind)
-            derived = _insert_undo(tree, by_name, kind) if isinstance(tree, exp.Insert) else \
+            tree = parse(group.text, dialect)
+            derived = _insert_undo(tree, by_name) if isinstance(tree, exp.Insert) else \
                 "an UPDATE or DELETE (its undo needs the rows as they were; write it by hand, docs/workloads/sql.md)"
             if isinstance(derived, str):
                 plan.left_out.append({"statement": label, "reason": f"a write kept out: {derived}"})
@@ -107,23 +107,23 @@ def excluded_text(plan: Plan, table: Table) -> set[tuple[str, ...]]:
     return plan.excluded.get(table.name, set())
 
 
-__all__ = ["DIALECT", "Plan", "Step", "excluded_text", "plan_steps", "value_text"]
+__all__ = ["Plan", "Step", "excluded_text", "plan_steps", "value_text"]
 
 
 class InsertedRows:
     """The primary keys of the rows every logged INSERT of literal rows added during the window: left out of the
     data, so that the data is as it was before the window for them (the replay's INSERTs then find no row)."""
 
-    def __init__(self, tables: list[Table], kind: str) -> None:
+    def __init__(self, tables: list[Table], dialect: str) -> None:
         self.tables = {t.name.lower(): t for t in tables}
-        self.kind = kind
+        self.dialect = dialect
         self.keys: dict[str, set[tuple[str, ...]]] = {}
 
     def tap(self, statements: Iterable[Logged]) -> Iterator[Logged]:
         for logged in statements:
             if logged.text.lstrip()[:6].lower() == "insert":
-                tree = parse(logged.text, self.kind)
-                derived = _insert_undo(tree, self.tables, self.kind) if isinstance(tree, exp.Insert) else None
+                tree = parse(logged.text, self.dialect)
+                derived = _insert_undo(tree, self.tables) if isinstance(tree, exp.Insert) else None
                 if isinstance(derived, tuple):
                     self.keys.setdefault(derived[0], set()).update(derived[2])
             yield logged

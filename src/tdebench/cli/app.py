@@ -12,13 +12,16 @@ import traceback
 from datetime import datetime
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
 
 from tdebench import __version__
 from tdebench.encryption import redact
+from tdebench.cli.run_args import RunArgs
+from tdebench.cli.run_args import signature as run_signature
+from tdebench.engines import DEFAULT_ENGINE
 from tdebench.errors import EnvironmentProblem, RunFailed, TdebenchError, UsageError
 
 app = typer.Typer(
@@ -71,158 +74,95 @@ def _words(text: str | None) -> list[str] | None:
     return None if text is None else [t.strip() for t in text.split(",") if t.strip()]
 
 
-def _engine_choices() -> str:
-    """The engines ``--engine`` takes, from the registry (``external`` is reached with ``--target``)."""
-    from tdebench.engines import engine_names
-
-    return ", ".join(f"{n} (default)" if n == "sqlite" else n for n in engine_names() if n != "external")
-
-
-_ENGINE_CHOICES = _engine_choices()
-
-
 def _given(ctx: typer.Context, name: str) -> bool:
     """True when option ``name`` was typed on the command line (it then overrides the experiment file)."""
     source = ctx.get_parameter_source(name)
     return source is not None and source.name == "COMMANDLINE"
 
 
-@app.command("run")
-def run_command(
-    ctx: typer.Context,
-    experiment: Annotated[Optional[Path], typer.Argument(
-        help="Experiment file (TOML); its [run] keys are the options below.", show_default=False)] = None,
-    engine: Annotated[str, typer.Option(help=f"Engine(s), comma-separated: {_ENGINE_CHOICES}.")] = "sqlite",
-    encryption: Annotated[Optional[str], typer.Option(
-        help="Comma-separated encryption specs; default: none plus each engine's default encrypted spec.")] = None,
-    workload: Annotated[str, typer.Option(help="Workload: tpch (default), tpcc, sysbench, crud, load, backup, sql.")] = "tpch",
-    workload_dir: Annotated[Optional[Path], typer.Option(
-        help="sql: your workload's directory (schema.sql, data/, queries/; see docs/workloads/sql.md).",
-        show_default=False)] = None,
-    sf: Annotated[Optional[float], typer.Option(
-        help="TPC-H scale factor (tpch, load, backup) \\[default: 0.01].", show_default=False)] = None,
-    tests: Annotated[Optional[str], typer.Option(
-        help="TPC-H tests: power, throughput or power,throughput \\[default: power].", show_default=False)] = None,
-    streams: Annotated[Optional[int], typer.Option(help="Throughput streams (default: spec minimum, at least 2).")] = None,
-    trials: Annotated[int, typer.Option(help="Measured trials per config (after the warm-up).")] = 3,
-    warmup: Annotated[int, typer.Option(help="Warm-up trials per config, discarded (0 or 1).")] = 1,
-    cache: Annotated[str, typer.Option(help="warm, or cold: restart the server and drop the OS page cache before each trial.")] = "warm",
-    reset: Annotated[str, typer.Option(help="none, or snapshot: restore the loaded data before every trial.")] = "none",
-    query_timeout: Annotated[float, typer.Option(help="Cancel a query after this many seconds (0 = never).")] = 0.0,
-    max_failures: Annotated[int, typer.Option(help="Consecutive failed trials before a config is abandoned.")] = 3,
-    out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default results/<time>-<engine>).")] = None,
-    resume: Annotated[Optional[Path], typer.Option(help="Continue a killed run in this run directory.")] = None,
-    keep_answers: Annotated[bool, typer.Option(help="Write every config's query answers under answers/.")] = False,
-    data_dir: Annotated[Optional[Path], typer.Option(help="Where TPC-H data is generated and cached.")] = None,
-    server_setting: Annotated[list[str], typer.Option(help="KEY=VALUE engine setting, same for every twin; repeatable.")] = [],
-    encrypt_columns: Annotated[Optional[str], typer.Option(
-        help="Column encryption: which columns (table.col,… or table.*); default every non-key column.")] = None,
-    seed: Annotated[Optional[int], typer.Option(help="Seed of the randomized block order.")] = None,
-    work_dir: Annotated[Optional[Path], typer.Option(help="Where instances keep their data (default: temp dir).")] = None,
-    tcp: Annotated[bool, typer.Option(help="Servers also listen on 127.0.0.1 (default: Unix socket only).")] = False,
-    keep: Annotated[bool, typer.Option(help="Keep instance data directories after the run.")] = False,
-    report: Annotated[bool, typer.Option(help="Build the HTML/Markdown report at the end.")] = True,
-    warehouses: Annotated[Optional[int], typer.Option(help="tpcc: warehouses.", show_default=False)] = None,
-    vus: Annotated[Optional[str], typer.Option(help="tpcc/sysbench: virtual users per step, e.g. 5,10,15.", show_default=False)] = None,
-    duration: Annotated[Optional[str], typer.Option(help="tpcc/sysbench: measured time per step, e.g. 30s, 5m.", show_default=False)] = None,
-    rampup: Annotated[Optional[str], typer.Option(help="tpcc/sysbench: ramp-up before measuring, e.g. 5s.", show_default=False)] = None,
-    rows: Annotated[Optional[int], typer.Option(help="crud: rows in the table.", show_default=False)] = None,
-    batches: Annotated[Optional[str], typer.Option(help="crud: batch sizes, e.g. 100000,200000.", show_default=False)] = None,
-    option: Annotated[list[str], typer.Option("--workload-option", help="KEY=VALUE option of the workload; repeatable.")] = [],
-    targets: Annotated[list[str], typer.Option("--target", help="LABEL=URL[#SPEC]: a server tdebench does not manage "
-        "(mysql://, mariadb://, postgresql://, mssql://, oracle://USER@HOST[:PORT]/DB), declared encryption after '#' "
-        "(default none); password from ?password_env=VAR, TDEBENCH_PASSWORD_<LABEL> or a prompt; repeatable. "
-        "Replaces --engine.")] = [],
-    override_check: Annotated[list[str], typer.Option("--override-encryption-check", help="Target LABEL (or all) "
-        "kept with its declared encryption although the server does not confirm it; recorded. Repeatable.")] = [],
-    skip_disk_check: Annotated[bool, typer.Option(
-        "--skip-disk-check", help="Run even if the work directory's filesystem looks too small for the databases.")] = False,
-    schedule: Annotated[Optional[str], typer.Option(help="block: whole trials in each block's random order; query: "
-        "every twin stays up and each step (TPC-H query) runs on every config in a fresh random order before the "
-        "next \\[default: query with --cache warm, else block].", show_default=False)] = None,
-    repeat: Annotated[Optional[int], typer.Option(help="--schedule query: runs of each step per config and block "
-        "(their mean is recorded) \\[default: 1].", show_default=False)] = None,
-    precision: Annotated[Optional[str], typer.Option(help="Add blocks until the 95% CI half-width of every "
-        "encrypted config's headline overhead is at most this, e.g. 1%; --trials is then the minimum \\[default 10].",
-        show_default=False)] = None,
-    max_time: Annotated[Optional[str], typer.Option(help="Start no block that would end after this time since the "
-        "start, e.g. 20m \\[default with --precision alone: 30m].", show_default=False)] = None,
-    max_trials: Annotated[Optional[int], typer.Option(help="--precision: at most this many trials per config.",
-        show_default=False)] = None,
-    pin: Annotated[bool, typer.Option(help="Pin tdebench to one CPU and the servers to the others.")] = False,
-    nice: Annotated[Optional[int], typer.Option(help="Run tdebench and the servers at this nice value, e.g. -10 "
-        "(negative: root only), so other processes on a shared machine take less from the measurement.",
-        show_default=False)] = None,
-    restart_twins: Annotated[Optional[bool], typer.Option("--restart-twins/--no-restart-twins", help="Restart "
-        "every twin's server before every measured block, keeping its cache, so that no one server process's "
-        "layout in memory decides a comparison \\[default: on with --schedule query and a warm cache on engines "
-        "that can].", show_default=False)] = None,
-    memory_ratio: Annotated[Optional[str], typer.Option(
-        help="Sweep each engine's cache (buffer pool, shared_buffers, page cache) as ratios of the loaded data, "
-             "e.g. 0.05,0.25,1,2; each ratio runs its own warm-up and trials.", show_default=False)] = None,
-) -> None:
+def run_command(ctx: typer.Context, **given: Any) -> None:
     """Compare twin configurations on TPC-H (default: SQLite vs SQLCipher, SF 0.01, 3 trials)."""
     from tdebench.cli import run as runner
 
-    if resume is not None:
+    a = RunArgs(**given)
+    if a.resume is not None:
         with _said_if_interrupted():
-            code = runner.resume_run(resume, work_dir=work_dir, report=report, console=out, err_console=err,
-                                     disk_check=not skip_disk_check)
+            code = runner.resume_run(a.resume, work_dir=a.work_dir, report=a.report, console=out, err_console=err,
+                                     disk_check=not a.skip_disk_check)
         raise typer.Exit(code)
-    if experiment is not None:
-        overrides = {name: value for name, value in (
-            ("sf", sf), ("tests", _words(tests)), ("streams", streams),
-            ("trials", trials), ("warmup", warmup), ("cache", cache), ("reset", reset),
-            ("query_timeout", query_timeout), ("max_failures", max_failures), ("seed", seed),
-            ("keep_answers", keep_answers), ("data_dir", str(data_dir) if data_dir else None), ("tcp", tcp),
-            ("keep", keep), ("memory_ratio", memory_ratio), ("schedule", schedule), ("repeat", repeat),
-            ("precision", precision), ("max_time", max_time), ("max_trials", max_trials), ("pin", pin),
-            ("nice", nice), ("restart_twins", restart_twins)) if _given(ctx, name)}
-        ignored = [f"--{n.replace('_', '-')}" for n in ("workload", "engine", "encryption", "server_setting",
-                                                         "encrypt_columns", "target") if _given(ctx, n)]
-        if ignored:
-            raise UsageError(f"{', '.join(ignored)} cannot be combined with an experiment file (its [run] and "
-                             "[[engines]] say what runs)", f"edit {experiment} or leave {ignored[0]} out")
-        flags = _workload_options(option, warehouses=warehouses, vus=vus, duration=duration, rampup=rampup,
-                                  rows=rows, batches=batches)
-        if flags:  # e.g. --warehouses 1 or --workload-option fetch_size=1000: over the file's [run.options]
-            overrides["options"] = flags
-        options = {"dir": str(workload_dir.resolve())} if workload_dir is not None else None
-        plan, parsed = runner.load_plan_file(experiment, overrides, options)
-        target = out_dir or (Path(parsed.run.out) if parsed.run.out else None)
-    else:
-        if workload_dir is not None:
-            runner.check_flag_applies(workload, "dir", "--workload-dir")
-        options = {"sf": sf, "tests": _words(tests), "streams": streams,
-                   "trials": trials if _given(ctx, "trials") else None, "warmup": warmup,
-                   "schedule": schedule, "repeat": repeat if repeat is not None else 1, "precision": precision,
-                   "max_time": max_time, "max_trials": max_trials, "pin": pin, "nice": nice,
-                   "restart_twins": restart_twins, "cache": cache, "reset": reset, "query_timeout": query_timeout,
-                   "max_failures": max_failures, "seed": seed, "keep_answers": keep_answers,
-                   "data_dir": str(data_dir) if data_dir else None, "tcp": tcp, "keep": keep,
-                   "memory_ratio": memory_ratio, "workload": workload,
-                   "options": _workload_options(option, warehouses=warehouses, vus=vus, duration=duration,
-                                                rampup=rampup, rows=rows, batches=batches,
-                                                dir=_absolute(workload_dir))}
-        if targets:
-            if _given(ctx, "engine") or encryption or server_setting or encrypt_columns:
-                raise UsageError("--target replaces --engine, --encryption, --server-setting and --encrypt-columns",
-                                 "declare each target's encryption in its URL, e.g. --target enc=mysql://u@h/db#tde:aes-256-cbc")
-            plan = runner.plan_from_targets(targets, override_check, options)
-        else:
-            if override_check:
-                raise UsageError("--override-encryption-check applies to --target only", "leave it out")
-            settings = _parse_settings(server_setting)
-            if encrypt_columns:
-                settings["encrypt_columns"] = encrypt_columns
-            parsed = runner.experiment_from_options(engine, encryption, settings, options)
-            plan = runner.plan_from_experiment(parsed)
-        target = out_dir
+    plan, target = _plan_from_file(ctx, a) if a.experiment is not None else _plan_from_flags(ctx, a)
     target = target or default_out_dir("-".join(sorted({c.engine for c in plan.configs})))
     with _said_if_interrupted():
-        code = runner.start_run(plan, target, work_dir=work_dir, report=report, console=out, err_console=err,
-                                disk_check=not skip_disk_check)
+        code = runner.start_run(plan, target, work_dir=a.work_dir, report=a.report, console=out, err_console=err,
+                                disk_check=not a.skip_disk_check)
     raise typer.Exit(code)
+
+
+run_command.__signature__ = run_signature(typer.Context)  # type: ignore[attr-defined]
+app.command("run")(run_command)
+
+
+def _flag_options(a: RunArgs, **extra: object) -> dict[str, object]:
+    """The workload options given as their own flags (and ``extra``) or as --workload-option."""
+    return _workload_options(a.option, warehouses=a.warehouses, vus=a.vus, duration=a.duration, rampup=a.rampup,
+                             slice=a.slice_, rows=a.rows, batches=a.batches, **extra)
+
+
+def _plan_from_file(ctx: typer.Context, a: RunArgs) -> tuple[Any, Path | None]:
+    """The plan of an experiment file, with the options typed on the command line over its [run] keys."""
+    from tdebench.cli import run as runner
+
+    overrides = {name: value for name, value in (
+        ("sf", a.sf), ("tests", _words(a.tests)), ("streams", a.streams),
+        ("trials", a.trials), ("warmup", a.warmup), ("cache", a.cache), ("reset", a.reset),
+        ("query_timeout", a.query_timeout), ("max_failures", a.max_failures), ("seed", a.seed),
+        ("keep_answers", a.keep_answers), ("data_dir", str(a.data_dir) if a.data_dir else None), ("tcp", a.tcp),
+        ("keep", a.keep), ("memory_ratio", a.memory_ratio), ("schedule", a.schedule), ("repeat", a.repeat),
+        ("precision", a.precision), ("precision_metric", a.precision_metric), ("max_time", a.max_time), ("max_trials", a.max_trials), ("pin", a.pin),
+        ("nice", a.nice), ("restart_twins", a.restart_twins)) if _given(ctx, name)}
+    ignored = [f"--{n.replace('_', '-')}" for n in ("workload", "engine", "encryption", "server_setting",
+                                                     "encrypt_columns", "target") if _given(ctx, n)]
+    if ignored:
+        raise UsageError(f"{', '.join(ignored)} cannot be combined with an experiment file (its [run] and "
+                         "[[engines]] say what runs)", f"edit {a.experiment} or leave {ignored[0]} out")
+    flags = _flag_options(a)
+    if flags:  # e.g. --warehouses 1 or --workload-option fetch_size=1000: over the file's [run.options]
+        overrides["options"] = flags
+    options = {"dir": str(a.workload_dir.resolve())} if a.workload_dir is not None else None
+    plan, parsed = runner.load_plan_file(a.experiment, overrides, options)
+    return plan, a.out_dir or (Path(parsed.run.out) if parsed.run.out else None)
+
+
+def _plan_from_flags(ctx: typer.Context, a: RunArgs) -> tuple[Any, Path | None]:
+    """The plan the command line describes: engines and specs, or --target servers."""
+    from tdebench.cli import run as runner
+
+    if a.workload_dir is not None:
+        runner.check_flag_applies(a.workload, "dir", "--workload-dir")
+    if a.slice_ is not None:
+        runner.check_flag_applies(a.workload, "slice", "--slice")
+    options = {"sf": a.sf, "tests": _words(a.tests), "streams": a.streams,
+               "trials": a.trials if _given(ctx, "trials") else None, "warmup": a.warmup,
+               "schedule": a.schedule, "repeat": a.repeat if a.repeat is not None else 1, "precision": a.precision,
+               "precision_metric": a.precision_metric or "headline",
+               "max_time": a.max_time, "max_trials": a.max_trials, "pin": a.pin, "nice": a.nice,
+               "restart_twins": a.restart_twins, "cache": a.cache, "reset": a.reset,
+               "query_timeout": a.query_timeout, "max_failures": a.max_failures, "seed": a.seed,
+               "keep_answers": a.keep_answers, "data_dir": str(a.data_dir) if a.data_dir else None, "tcp": a.tcp,
+               "keep": a.keep, "memory_ratio": a.memory_ratio, "workload": a.workload,
+               "options": _flag_options(a, dir=_absolute(a.workload_dir))}
+    if a.targets:
+        if _given(ctx, "engine") or a.encryption or a.server_setting or a.encrypt_columns:
+            raise UsageError("--target replaces --engine, --encryption, --server-setting and --encrypt-columns",
+                             "declare each target's encryption in its URL, e.g. --target enc=mysql://u@h/db#tde:aes-256-cbc")
+        return runner.plan_from_targets(a.targets, a.override_check, options), a.out_dir
+    if a.override_check:
+        raise UsageError("--override-encryption-check applies to --target only", "leave it out")
+    settings = _parse_settings(a.server_setting)
+    if a.encrypt_columns:
+        settings["encrypt_columns"] = a.encrypt_columns
+    parsed = runner.experiment_from_options(a.engine, a.encryption, settings, options)
+    return runner.plan_from_experiment(parsed), a.out_dir
 
 
 @contextlib.contextmanager
@@ -242,7 +182,7 @@ def _said_if_interrupted() -> Iterator[None]:
 
 @app.command("verify")
 def verify_command(
-    engine: Annotated[str, typer.Option(help="Engine(s), comma-separated.")] = "sqlite",
+    engine: Annotated[str, typer.Option(help="Engine(s), comma-separated.")] = DEFAULT_ENGINE,
     encryption: Annotated[Optional[str], typer.Option(help="Comma-separated specs (default: none + engine default).")] = None,
     sf: Annotated[float, typer.Option(help="TPC-H scale factor of the data loaded for the check.")] = 0.01,
     out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default results/<time>-verify).")] = None,
@@ -272,8 +212,7 @@ def engines_command() -> None:
             version = engine.version()
         except TdebenchError as exc:
             version = f"not available: {exc.one_line()}"
-        notes = getattr(engine, "spec_notes", None)
-        lines = notes() if callable(notes) else [f"specs: {', '.join(str(s) for s in engine.supported_specs())}"]
+        lines = engine.spec_notes()
         out.print(f"[bold]{name}[/bold]  {version}", highlight=False)
         for line in [*lines, f"default encrypted: {engine.default_encrypted_spec()}"]:
             out.print(f"  {line}", markup=False, highlight=False)
@@ -420,7 +359,7 @@ def main(argv: list[str] | None = None) -> None:
 def _stop_everything(console_script: bool) -> None:
     """Last-resort clean-up: servers still running, other child processes, and what this run's ownership
     record still lists (a mount or directory an interrupted clean-up did not get to)."""
-    from tdebench.engines.process import stop_all
+    from tdebench.engines.toolkit.process import stop_all
 
     stop_all(reap=console_script)
     try:
@@ -476,7 +415,7 @@ def _install_signal_handlers() -> dict[int, object]:
     """SIGINT, SIGTERM and SIGHUP interrupt the run once; servers are then stopped and data removed.
     Returns the handlers replaced."""
     global _SIGNALS, _SAID_INTERRUPTED
-    from tdebench.engines.process import clear_interrupt
+    from tdebench.engines.toolkit.process import clear_interrupt
 
     _SIGNALS, _SAID_INTERRUPTED = 0, False
     clear_interrupt()
@@ -496,7 +435,7 @@ def _terminate(signum: int, frame: object) -> None:
     global _SIGNALS
     _SIGNALS += 1
     if _SIGNALS == 1:
-        from tdebench.engines import process
+        from tdebench.engines.toolkit import process
 
         process.interrupt()
     if _SIGNALS == 1 or _SIGNALS >= 4:

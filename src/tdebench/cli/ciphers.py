@@ -17,7 +17,7 @@ from rich.table import Table
 from tdebench.errors import UsageError
 
 if TYPE_CHECKING:
-    from tdebench.measure.ciphers import CipherSpeed
+    from tdebench.measure.cipherspeed import CipherSpeed
 
 # defaults repeated here so that registering the command does not import `cryptography` (tdebench --help stays fast)
 DEFAULT_SECONDS = 0.3
@@ -42,7 +42,7 @@ def _existing_parent(path: Path) -> Path:
 
 
 def _relative(speed: CipherSpeed, table: list[CipherSpeed]) -> str:
-    from tdebench.measure.ciphers import DECRYPT, ENCRYPT, lookup
+    from tdebench.measure.cipherspeed import DECRYPT, ENCRYPT, lookup
 
     reference = lookup(table, REFERENCE, speed.operation if speed.operation in (ENCRYPT, DECRYPT) else ENCRYPT)
     if reference is None or reference.bytes_per_second <= 0:
@@ -95,7 +95,7 @@ def ciphers_command(
     if out is not None and (out.is_dir() or not _existing_parent(out).is_dir()
                             or not os.access(_existing_parent(out), os.W_OK)):
         raise UsageError(f"cannot write the cipher table to {out}", "give --out a file path in a writable directory")
-    from tdebench.measure import ciphers as measure
+    from tdebench.measure import cipherspeed as measure
 
     console = Console() if sys.stdout.isatty() else Console(width=140)
     err = Console(stderr=True)

@@ -32,7 +32,8 @@ def script_command(
                                           "'view' (create view revenue<stream>, select, drop view).")] = "with",
 ) -> None:
     """Write runnable TPC-H scripts (one per stream) for a server tdebench cannot reach; see README.md."""
-    from tdebench.manual.script import plan_scripts, write_scripts
+    from tdebench.manual.plan import plan_scripts
+    from tdebench.manual.script import write_scripts
 
     plan = plan_scripts(dialect, test, streams, sf, q15.strip().lower())
     target = out_dir or Path(f"tdebench-scripts-{plan.dialect}-{plan.test}")
@@ -94,6 +95,6 @@ def tde_setup_command(
     encryption: Annotated[str, typer.Option(help="Spec to set up, e.g. tde:aes-256 (none: baseline checks).")],
 ) -> None:
     """Print the exact, commented steps for a DBA to turn that encryption on (placeholders, no secrets)."""
-    from tdebench.manual.tdesetup import setup_text
+    from tdebench.manual.tde_steps import setup_text
 
     _echo(setup_text(engine, encryption).rstrip("\n"))

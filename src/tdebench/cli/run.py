@@ -18,6 +18,7 @@ from tdebench.engines import get_engine
 from tdebench.api.engine import Config
 from tdebench.api.manifest import new_manifest
 from tdebench.errors import UsageError
+from tdebench.api.measurement import OPTIONAL_COLUMNS
 from tdebench.results.rundir import COLUMNS, RunDirectory, utc_now
 from tdebench.runner.orchestrator import Orchestrator
 from tdebench.api.plan import RunPlan, plan_from_json
@@ -128,16 +129,27 @@ def twin_names(engine: str, specs: list[EncryptionSpec]) -> list[str]:
 DEFAULT_SCHEDULE = "query"  # measured with benchmarks/precision.py: docs/precision.md
 
 
+def _pilot(workload: str, schedule: str) -> int:
+    """The default --precision pilot in blocks: the stopping rule's, or a few blocks where every block holds
+    several round-paired observations (the interleaved OLTP schedule)."""
+    from tdebench.api.workload import ROUND_PILOT_BLOCKS
+    from tdebench.stats.sequential import DEFAULT_MIN_N
+    from tdebench.workloads import workload_class
+
+    return ROUND_PILOT_BLOCKS if schedule == "query" and workload_class(workload).pairs_by_round else DEFAULT_MIN_N
+
+
 def stopping_options(r: Any) -> dict[str, Any]:
     """Trials, schedule and the precision options of a [run] section as RunPlan arguments (UsageError naming
     the fix for a bad value, before any work)."""
-    from tdebench.stats.sequential import DEFAULT_MIN_N, parse_precision
+    from tdebench.stats.sequential import parse_precision
 
     precision = None if r.precision is None else parse_precision(str(r.precision))
     max_time = None if r.max_time is None else parse_max_time(r.max_time)
-    trials = r.trials if r.trials is not None else (DEFAULT_MIN_N if precision is not None else 3)
     schedule = r.schedule if r.schedule is not None else ("block" if r.cache == "cold" else DEFAULT_SCHEDULE)
+    trials = r.trials if r.trials is not None else (_pilot(r.workload, schedule) if precision is not None else 3)
     return {"trials": trials, "schedule": schedule, "repeat": r.repeat, "precision": precision,
+            "precision_metric": r.precision_metric,
             "max_time": max_time, "max_trials": r.max_trials, "pin": r.pin, "nice": r.nice,
             "restart_twins": r.restart_twins}
 
@@ -168,9 +180,10 @@ def plan_from_targets(targets: list[str], overrides: list[str], run: dict[str, A
     """A plan whose configs are external targets (``--target LABEL=URL[#SPEC]``), passwords resolved now."""
     from dataclasses import replace
 
-    from tdebench.engines.external_target import check_run_options, target_configs
+    from tdebench.engines import TARGET_ENGINE
+    from tdebench.engines.external.configs import check_run_options, target_configs
 
-    experiment = experiment_from_options("external", "none", {}, run)  # validates the run options as usual
+    experiment = experiment_from_options(TARGET_ENGINE, "none", {}, run)  # validates the run options as usual
     r = experiment.run
     check_run_options(r.cache, r.reset)
     configs = [replace(c, keep=r.keep) for c in target_configs(targets, overrides, reach=True)]
@@ -217,7 +230,7 @@ def completed_trials(rundir: RunDirectory) -> set[tuple[int, str]]:
 
 def _well_formed(row: dict[str, Any]) -> bool:
     """False for a row torn by a crash in the middle of an append (missing fields, no block number)."""
-    if None in row or any(row.get(c) is None for c in COLUMNS):
+    if None in row or any(row.get(c) is None for c in COLUMNS if c not in OPTIONAL_COLUMNS):
         return False
     try:
         int(row["block"])
@@ -240,7 +253,7 @@ def mark_unfinished(rundir: RunDirectory, done: set[tuple[int, str]]) -> int:
             row["status"], changed = "aborted", changed + 1
     tmp = rundir.measurements_path.with_suffix(".csv.tmp")
     with open(tmp, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS, restval="")  # an older file gains an empty round
         writer.writeheader()
         writer.writerows(rows)
         handle.flush()

@@ -92,6 +92,43 @@ def _oltp_table(measurements: Measurements, workload: str, configs: list[dict], 
     return table
 
 
+_LATENCY = {"tpcc": ("new_order", "payment", "order_status", "delivery", "stock_level")}
+
+
+def _latency_table(measurements: Measurements, workload: str, configs: list[dict], ovh: _Overheads) -> Table | None:
+    """tpcc: median p50 / p95 / p99 latency (ms) per transaction kind at the largest virtual-user step, with the
+    overhead vs plain and its 95% CI (paired by round with the interleaved schedule)."""
+    kinds = _LATENCY.get(workload)
+    if not kinds:
+        return None
+    steps = {k.step.split(".")[0] for k in measurements.series if k.workload == workload and k.step.startswith("vu")}
+    if not steps:
+        return None
+    step = max(steps, key=lambda s: int(s[2:]) if s[2:].isdigit() else -1)
+    metrics = ("latency_p50", "latency_p95", "latency_p99")
+    table = Table(title=f"{workload}: median latency per transaction kind at {step}, ms (overhead vs plain, 95% CI)",
+                  title_justify="left")
+    for column in ("config", "kind", "n", "p50", "p95", "p99"):
+        table.add_column(column, justify="left" if column in ("config", "kind") else "right")
+    for c in configs:
+        for kind in kinds:
+            cells, n = [], 0
+            for metric in metrics:
+                sample = measurements.sample(SeriesKey(ovh.engine.get(c["label"], ""), c["label"], workload,
+                                                       workload, f"{step}.{kind}", metric))
+                if sample is None:
+                    cells.append("–")
+                    continue
+                n = sample.n
+                text = f"{median(sample.values.tolist()) * 1000:.2f}"
+                o = ovh.get(c["label"], workload, workload, f"{step}.{kind}", metric)
+                if o is not None:
+                    text += f" {overhead_text(o)}"
+                cells.append(text)
+            table.add_row(c.get("label_shown", c["label"]), kind, str(n), *cells)
+    return table
+
+
 def plain_twins(configs: list[dict]) -> dict[str, str]:
     """Config label -> the label of its plain twin: the first plain config of its engine at the same memory ratio."""
     first: dict[tuple[str, float | None], str] = {}
@@ -145,7 +182,9 @@ def build_summary(run_dir: Path, rs: RunSummary | None = None) -> Group:
     storage = _storage_table(loaded, plain_twins(loaded))
     workload = (manifest.get("plan") or {}).get("workload", "tpch")
     if workload in _OLTP_METRICS:
-        return Group(_oltp_table(measurements, workload, configs, ovh), verdict_text(rs), storage)
+        latency = _latency_table(measurements, workload, configs, ovh)
+        tables = [_oltp_table(measurements, workload, configs, ovh), *([latency] if latency else [])]
+        return Group(*tables, verdict_text(rs), storage)
     if workload in STEP_TESTS:
         test = STEP_TESTS[workload]
         steps = _steps_table(configs, ovh, _elapsed_series(measurements, test), test, workload)

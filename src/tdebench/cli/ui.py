@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from tdebench.encryption import redact
-from tdebench.engines import process
+from tdebench.engines.toolkit import process
 from tdebench.api.events import RunListener
 from tdebench.runner.progress import human_duration
 

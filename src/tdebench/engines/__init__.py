@@ -9,17 +9,27 @@ from tdebench.errors import UsageError
 
 # name -> "module:Class"; imported lazily so a missing driver only matters when the engine is used
 _REGISTRY: dict[str, str | type[Engine]] = {
-    "sqlite": "tdebench.engines.sqlite:SqliteEngine",
-    "postgres": "tdebench.engines.postgres:PostgresEngine",
-    "mariadb": "tdebench.engines.mariadb:MariadbEngine",
-    "mysql": "tdebench.engines.mysql:MysqlEngine",
-    "external": "tdebench.engines.external:ExternalEngine",
+    "sqlite": "tdebench.engines.sqlite.engine:SqliteEngine",
+    "postgres": "tdebench.engines.postgres.engine:PostgresEngine",
+    "mariadb": "tdebench.engines.mariadb.engine:MariadbEngine",
+    "mysql": "tdebench.engines.mysql.engine:MysqlEngine",
+    "external": "tdebench.engines.external.engine:ExternalEngine",
 }
+
+#: the engine ``tdebench run`` uses when none is named
+DEFAULT_ENGINE = "sqlite"
+#: the engine that ``--target LABEL=URL`` reaches (not chosen with ``--engine``)
+TARGET_ENGINE = "external"
 
 
 def engine_names() -> list[str]:
     """Names of every registered engine."""
     return sorted(_REGISTRY)
+
+
+def engine_choices() -> list[str]:
+    """The engines ``--engine`` takes (every registered one but :data:`TARGET_ENGINE`)."""
+    return [n for n in engine_names() if n != TARGET_ENGINE]
 
 
 def get_engine(name: str) -> Engine:
@@ -47,4 +57,4 @@ def unregister(name: str) -> None:
     _REGISTRY.pop(name, None)
 
 
-__all__ = ["Config", "Engine", "Instance", "engine_names", "get_engine", "register", "unregister"]
+__all__ = ["DEFAULT_ENGINE", "TARGET_ENGINE", "Config", "Engine", "Instance", "engine_choices", "engine_names", "get_engine", "register", "unregister"]

@@ -1,6 +1,6 @@
 """``tdebench import``: console logs of ``tdebench script`` scripts -> a normal run directory.
 
-A new directory gets a manifest (schema_version 2) and measurements.csv; an existing one gets the new config
+A new directory gets a manifest (schema_version 3) and measurements.csv; an existing one gets the new config
 (or a new trial of a known config) added, so plain and TDE logs imported one after the other are compared like
 twins of an automated run. Trial *n* of every config is block *n* (warm-up logs: block 0, trial 0).
 """
@@ -17,7 +17,8 @@ from typing import Any
 from tdebench import __version__
 from tdebench.encryption import parse_spec
 from tdebench.errors import UsageError
-from tdebench.workloads.tpch.dialects import ENGINE_OF, check_dialect
+from tdebench.sqltext import SQLGLOT_OF, sql_dialect
+from tdebench.workloads.tpch.dialects import check_dialect
 from tdebench.manual.logparse import ParsedLog, StreamRun, parse_log
 from tdebench.results.rundir import Measurement, RunDirectory, utc_now
 
@@ -67,7 +68,7 @@ def _check(req: ImportRequest) -> tuple[str, str, str]:
         raise UsageError(f"--trial must be 1 or more, not {req.trial}", "trials are numbered from 1")
     if req.warmup and req.trial is not None:
         raise UsageError("--warmup and --trial exclude each other", "a warm-up log is always trial 0")
-    engine = (req.engine or ENGINE_OF[dialect]).strip().lower()
+    engine = (req.engine or sql_dialect(dialect).engine).strip().lower()
     return dialect, spec, engine
 
 
@@ -99,7 +100,8 @@ def _check_logs(dialect: str, logs: list[ParsedLog]) -> list[str]:
     for log in logs:
         for run in log.runs:
             logged = run.header.get("dialect")
-            if logged and logged != dialect and {logged, dialect} != {"mysql", "mariadb"}:
+            # MySQL's and MariaDB's logs (one SQL, one client format) import into each other
+            if logged and SQLGLOT_OF.get(logged, logged) != SQLGLOT_OF[dialect]:
                 raise UsageError(f"{log.name} was written for dialect {logged}, not {dialect}",
                                  f"pass --dialect {logged}")
         if log.timings == 0:

@@ -22,7 +22,8 @@ from datetime import datetime
 from pathlib import Path
 
 from tdebench.errors import UsageError
-from tdebench.manual.logscan import Event, decode, scan
+from tdebench.manual.clients import client_for
+from tdebench.manual.logscan import Event, decode
 from tdebench.workloads.tpch.streams import stream_order
 
 
@@ -217,7 +218,7 @@ class _Builder:
 def parse_text(dialect: str, lines: list[str]) -> tuple[list[StreamRun], int, list[str]]:
     """Stream runs, number of timing lines and notes of a log's lines."""
     builder = _Builder()
-    for event in scan(dialect, lines):
+    for event in client_for(dialect).scanner(lines):
         builder.feed(event)
     return builder.finish(), builder.timings, builder.notes
 

@@ -9,7 +9,7 @@ Lines may end in LF, CRLF or CR; UTF-8 and UTF-16 (sqlcmd ``-u``) logs are read.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 MARKER = re.compile(r"tdebench:(begin|end) q(\d{1,2}) stream (\d+)\b")
@@ -179,14 +179,3 @@ def scan_postgres(lines: list[str]) -> Iterator[Event]:
             yield Event("error", i, text=line)
         elif _PG_WARNING.match(line):
             yield Event("warning", i, text=line)
-
-
-SCANNERS: dict[str, Callable[[list[str]], Iterable[Event]]] = {
-    "tsql": scan_tsql, "oracle": scan_oracle, "mysql": scan_mysql, "mariadb": scan_mysql,
-    "postgres": scan_postgres,
-}
-
-
-def scan(dialect: str, lines: list[str]) -> list[Event]:
-    """All events of a log in order."""
-    return list(SCANNERS[dialect](lines))

@@ -2,50 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from tdebench.manual.clients import client_for
-
-if TYPE_CHECKING:
-    from tdebench.manual.script import ScriptPlan
-
-_EXAMPLE_SPEC = {"tsql": "tde:aes-256", "oracle": "tde:aes-256", "mysql": "tde:aes-256-cbc",
-                 "mariadb": "tde:aes-256-cbc", "postgres": "fs:gocryptfs"}
-_CLIENT_NOTES = {
-    "tsql": [
-        "Authenticate with `-E` (Windows) or `-U <USER>` and the `SQLCMDPASSWORD` environment variable.",
-        "Do not pass `-b`: a failing query must not stop the stream (it is imported as `failed`).",
-        "`-o` writes the results, the PRINT markers and the STATISTICS TIME messages to the log, in order.",
-        "SQL Server shares **tempdb** between all databases of an instance: as soon as one database uses TDE, "
-        "tempdb is encrypted for all of them. Run the plain baseline on its own instance "
-        "(see `tdebench tde-setup --engine sqlserver`).",
-    ],
-    "oracle": [
-        "The script spools its own log (`SPOOL`) and hides the rows on the terminal (`SET TERMOUT OFF`), so "
-        "terminal output does not inflate the `Elapsed:` times; run it from the directory where the log "
-        "should be written.",
-        "FETCH FIRST n ROWS ONLY needs Oracle 12c or later.",
-    ],
-    "mysql": [
-        "`-vvv` makes the batch-mode client print tables and the `N rows in set (X sec)` lines; without it "
-        "the log has no times. `--force` keeps going after an error, `--unbuffered` keeps errors (stderr) "
-        "in order with the output, `2>&1` puts both in the log.",
-        "The interactive alternative: `tee stream00.log` then `source stream00.sql` inside `mysql`.",
-        "MySQL InnoDB encrypts with AES-256 only (see `tdebench tde-setup --engine mysql`).",
-    ],
-    "mariadb": [
-        "`-vvv` makes the batch-mode client print tables and the `N rows in set (X sec)` lines; without it "
-        "the log has no times. `--force` keeps going after an error, `--unbuffered` keeps errors in order.",
-        "These queries are exactly the ones `tdebench run --engine mariadb` runs.",
-    ],
-    "postgres": [
-        "`-X` ignores `~/.psqlrc`; the password comes from `PGPASSWORD` or `~/.pgpass`.",
-        "These queries are exactly the ones tdebench's PostgreSQL engine runs.",
-    ],
-}
+from tdebench.manual.plan import ScriptPlan
 
 
-def readme_text(plan: "ScriptPlan") -> str:
+def readme_text(plan: ScriptPlan) -> str:
     """Markdown instructions for the scripts of ``plan``."""
     client = client_for(plan.dialect)
     first = plan.streams[0]
@@ -77,7 +38,7 @@ def readme_text(plan: "ScriptPlan") -> str:
             "test's wall time from the earliest start to the latest end.",
             "",
         ]
-    lines += [f"- {note}" for note in _CLIENT_NOTES[plan.dialect]]
+    lines += [f"- {note}" for note in client.notes]
     lines += [
         f"- Times: {client.timing_note}.",
         "- The refresh functions RF1/RF2 are not part of these scripts.",
@@ -90,7 +51,7 @@ def readme_text(plan: "ScriptPlan") -> str:
         "",
         "```sh",
         f"tdebench import --dialect {plan.dialect} --config plain --encryption none --out results/manual {logs}",
-        f"tdebench import --dialect {plan.dialect} --config encrypted --encryption {_EXAMPLE_SPEC[plan.dialect]} "
+        f"tdebench import --dialect {plan.dialect} --config encrypted --encryption {client.example_spec} "
         f"--out results/manual {logs}",
         "tdebench report results/manual",
         "```",

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from tdebench.manual.tdesetup import Setup
+from tdebench.manual.tdesetup import Setup, validate
+from tdebench.sqltext import sql_dialect
 
 TPCH_TABLES = ("region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem")
 _RULE = "=" * 92
 
 
-def _head(setup: "Setup", comment: str, lines: list[str]) -> list[str]:
+def _head(setup: Setup, comment: str, lines: list[str]) -> list[str]:
     out = [f"{comment} tdebench tde-setup --engine {setup.engine} --encryption {setup.spec}",
            f"{comment} Replace every <PLACEHOLDER>. tdebench prints placeholders only, never a password or a key;",
            f"{comment} keep the real ones out of shell history and out of the run directory."]
@@ -23,14 +21,11 @@ def _step(comment: str, number: int, title: str) -> list[str]:
     return ["", f"{comment} {_RULE}", f"{comment} Step {number}: {title}", f"{comment} {_RULE}"]
 
 
-_SCHEMES = {"mysql": "mysql", "mariadb": "mariadb", "tsql": "mssql", "oracle": "oracle"}
-
-
-def _import_hint(comment: str, dialect: str, setup: "Setup") -> list[str]:
+def _import_hint(comment: str, dialect: str, setup: Setup) -> list[str]:
     label = "plain" if setup.plain else setup.spec.label
     spec = "" if setup.plain else f"#{setup.spec}"
     return [f"{comment} then measure it over the network (the login needs the grant above):",
-            f"{comment}   tdebench run --target '{label}={_SCHEMES[dialect]}://<TDEBENCH_USER>@<HOST>/<DATABASE>"
+            f"{comment}   tdebench run --target '{label}={sql_dialect(dialect).url_scheme}://<TDEBENCH_USER>@<HOST>/<DATABASE>"
             f"{spec}' --target ...",
             f"{comment} or by hand with `tdebench script --dialect {dialect} …` and record the logs with",
             f"{comment}   tdebench import --dialect {dialect} --config {label} --encryption {setup.spec} "
@@ -38,22 +33,32 @@ def _import_hint(comment: str, dialect: str, setup: "Setup") -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------ MySQL
-def mysql(setup: "Setup") -> str:
+def mysql(setup: Setup) -> str:
     """MySQL 8.0.24+ / 8.4 / 9.x: component_keyring_file + InnoDB encryption (AES-256 only)."""
-    c = "#"
     if setup.plain:
-        lines = _head(setup, c, ["Plain MySQL baseline: make sure nothing is encrypted."])
-        lines += _step(c, 1, "check (mysql client)") + [
-            "SELECT NAME, ENCRYPTION FROM INFORMATION_SCHEMA.INNODB_TABLESPACES",
-            " WHERE NAME LIKE '<DATABASE>/%' OR NAME = 'mysql' OR SPACE_TYPE = 'Undo';",
-            "#   every row: ENCRYPTION = N",
-            "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('default_table_encryption', 'innodb_redo_log_encrypt',",
-            "  'innodb_undo_log_encrypt', 'innodb_temp_tablespace_encrypt', 'binlog_encryption');",
-            "#   every value: OFF. Redo/undo/binlog/temporary encryption is instance-wide: a baseline on an",
-            "#   instance that has them ON is not plain; give the baseline its own instance.",
-        ] + [""] + _import_hint(c, "mysql", setup)
-        return "\n".join(lines)
+        return _mysql_plain(setup)
     everything = setup.scope in ("", "all")
+    return "\n".join(_mysql_keyring(setup, everything) + _mysql_encrypt(setup, everything))
+
+
+def _mysql_plain(setup: Setup) -> str:
+    c = "#"
+    lines = _head(setup, c, ["Plain MySQL baseline: make sure nothing is encrypted."])
+    lines += _step(c, 1, "check (mysql client)") + [
+        "SELECT NAME, ENCRYPTION FROM INFORMATION_SCHEMA.INNODB_TABLESPACES",
+        " WHERE NAME LIKE '<DATABASE>/%' OR NAME = 'mysql' OR SPACE_TYPE = 'Undo';",
+        "#   every row: ENCRYPTION = N",
+        "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('default_table_encryption', 'innodb_redo_log_encrypt',",
+        "  'innodb_undo_log_encrypt', 'innodb_temp_tablespace_encrypt', 'binlog_encryption');",
+        "#   every value: OFF. Redo/undo/binlog/temporary encryption is instance-wide: a baseline on an",
+        "#   instance that has them ON is not plain; give the baseline its own instance.",
+    ] + [""] + _import_hint(c, "mysql", setup)
+    return "\n".join(lines)
+
+
+def _mysql_keyring(setup: Setup, everything: bool) -> list[str]:
+    """The notes and steps 1-3: the keyring component."""
+    c = "#"
     lines = _head(setup, c, [
         "MySQL InnoDB data-at-rest encryption: AES-256 (CBC for pages), the only key size InnoDB has.",
         "Keys live in the component_keyring_file keyring (MySQL 8.0.24+, 8.4, 9.x). The keyring_file *plugin*",
@@ -94,12 +99,18 @@ def mysql(setup: "Setup") -> str:
         "# AppArmor/SELinux: mysqld must be allowed to write <KEYRING_DIR>.",
         "# Back up <KEYRING_DIR>/component_keyring_file after step 6, and after every key rotation.",
     ]
+    return lines
+
+
+def _mysql_encrypt(setup: Setup, everything: bool) -> list[str]:
+    """Steps 4-8: server options, restart, encrypting and checking the data, the status grant."""
+    c = "#"
     cnf = ["[mysqld]", "default_table_encryption = ON      # new schemas/tablespaces default to ENCRYPTION='Y'"]
     if everything:
         cnf += ["innodb_redo_log_encrypt = ON", "innodb_undo_log_encrypt = ON",
                 "innodb_temp_tablespace_encrypt = ON  # 8.0.16+",
                 "binlog_encryption = ON             # with the binary log on"]
-    lines += _step(c, 4, "server options (my.cnf)") + cnf
+    lines = _step(c, 4, "server options (my.cnf)") + cnf
     lines += _step(c, 5, "restart and check the keyring (shell)") + [
         "systemctl restart mysqld     # or: systemctl restart mysql",
         "mysql -u root -p -e \"SELECT * FROM performance_schema.keyring_component_status\"",
@@ -125,37 +136,51 @@ def mysql(setup: "Setup") -> str:
         "GRANT PROCESS ON *.* TO '<TDEBENCH_USER>'@'<CLIENT_HOST>';   -- INFORMATION_SCHEMA.INNODB_TABLESPACES",
         "GRANT SELECT ON performance_schema.keyring_component_status TO '<TDEBENCH_USER>'@'<CLIENT_HOST>';",
     ] + [""] + _import_hint(c, "mysql", setup)
-    return "\n".join(lines)
+    return lines
 
 
 # ------------------------------------------------------------------------------------------------ SQL Server
-def sqlserver(setup: "Setup") -> str:
+def sqlserver(setup: Setup) -> str:
     """SQL Server TDE: master key, certificate (+ backup), DEK, SET ENCRYPTION ON, wait for state 3."""
-    c = "--"
-    trap = [
-        "TRAP (shared tempdb): as soon as one database of an instance uses TDE, SQL Server encrypts tempdb",
-        "for the whole instance. A plain baseline database on that instance then sorts, hashes and spills",
-        "through an encrypted tempdb and is not plain. Run the baseline on a separate instance that has no",
-        "TDE database at all, and check it with the plain variant:",
-        "  tdebench tde-setup --engine sqlserver --encryption none",
-    ]
     if setup.plain:
-        lines = _head(setup, c, ["Plain SQL Server baseline: make sure nothing on the instance uses TDE.", "", *trap])
-        lines += _step(c, 1, "check on the baseline instance (sqlcmd)") + [
-            "SELECT DB_NAME(database_id) AS database_name, encryption_state FROM sys.dm_database_encryption_keys;",
-            "GO",
-            "--   must return no rows at all: a row for tempdb (database_id 2) means some database uses TDE",
-            "SELECT name, is_encrypted, compatibility_level FROM sys.databases;",
-            "GO",
-            "--   is_encrypted = 0 everywhere. Compared with tde:3des, the baseline database needs the same",
-            "--   compatibility level as the 3DES one (120 from SQL Server 2016 on: 3DES requires it):",
-            "--   ALTER DATABASE <DATABASE> SET COMPATIBILITY_LEVEL = 120;",
-        ] + [""] + _import_hint(c, "tsql", setup)
-        return "\n".join(lines)
+        return _sqlserver_plain(setup)
     des = setup.algorithm == "TRIPLE_DES_3KEY"
+    lines = _sqlserver_keys(setup, des) + _sqlserver_wait() + _sqlserver_check(setup, des)
+    return "\n".join(lines)
+
+
+_SQLSERVER_TRAP = [
+    "TRAP (shared tempdb): as soon as one database of an instance uses TDE, SQL Server encrypts tempdb",
+    "for the whole instance. A plain baseline database on that instance then sorts, hashes and spills",
+    "through an encrypted tempdb and is not plain. Run the baseline on a separate instance that has no",
+    "TDE database at all, and check it with the plain variant:",
+    "  tdebench tde-setup --engine sqlserver --encryption none",
+]
+
+
+def _sqlserver_plain(setup: Setup) -> str:
+    c = "--"
+    lines = _head(setup, c, ["Plain SQL Server baseline: make sure nothing on the instance uses TDE.", "",
+                             *_SQLSERVER_TRAP])
+    lines += _step(c, 1, "check on the baseline instance (sqlcmd)") + [
+        "SELECT DB_NAME(database_id) AS database_name, encryption_state FROM sys.dm_database_encryption_keys;",
+        "GO",
+        "--   must return no rows at all: a row for tempdb (database_id 2) means some database uses TDE",
+        "SELECT name, is_encrypted, compatibility_level FROM sys.databases;",
+        "GO",
+        "--   is_encrypted = 0 everywhere. Compared with tde:3des, the baseline database needs the same",
+        "--   compatibility level as the 3DES one (120 from SQL Server 2016 on: 3DES requires it):",
+        "--   ALTER DATABASE <DATABASE> SET COMPATIBILITY_LEVEL = 120;",
+    ] + [""] + _import_hint(c, "tsql", setup)
+    return "\n".join(lines)
+
+
+def _sqlserver_keys(setup: Setup, des: bool) -> list[str]:
+    """The notes and steps 1-4: master key, certificate and its backup, the database key, encryption on."""
+    c = "--"
     notes = [f"SQL Server Transparent Data Encryption, DEK WITH ALGORITHM = {setup.algorithm}, database <DATABASE>.",
              "Run in sqlcmd or SSMS as sysadmin. TDE needs Enterprise or Developer edition (Standard from 2019).",
-             "", *trap]
+             "", *_SQLSERVER_TRAP]
     if des:
         notes += ["", "TRIPLE_DES_3KEY is deprecated since SQL Server 2016 and far slower than AES; measure it only "
                   "to show that.",
@@ -201,7 +226,13 @@ def sqlserver(setup: "Setup") -> str:
         "ALTER DATABASE <DATABASE> SET ENCRYPTION ON;",
         "GO",
     ]
-    lines += _step(c, 5, "wait until encryption_state = 3 (encrypted), at most <MAX_WAIT_SECONDS>") + [
+    return lines
+
+
+def _sqlserver_wait() -> list[str]:
+    """Step 5: wait for the background scan to finish."""
+    c = "--"
+    return _step(c, 5, "wait until encryption_state = 3 (encrypted), at most <MAX_WAIT_SECONDS>") + [
         "-- encryption_state: 0 no key, 1 unencrypted, 2 encryption in progress, 3 encrypted, 4 key change in",
         "-- progress, 5 decryption in progress, 6 protection change in progress. Only 2, 4 and 6 are on the way",
         "-- to 3; 1 means SET ENCRYPTION ON did not take effect. SQL Server 2019+: a scan that stays at 2 may be",
@@ -230,8 +261,13 @@ def sqlserver(setup: "Setup") -> str:
         "END;",
         "GO",
     ]
+
+
+def _sqlserver_check(setup: Setup, des: bool) -> list[str]:
+    """Steps 6-7: check, and the status grant."""
+    c = "--"
     algorithm, bits = ("TRIPLE_DES_3KEY", 192) if des else ("AES", setup.bits)
-    lines += _step(c, 6, "check before measuring") + [
+    lines = _step(c, 6, "check before measuring") + [
         "SELECT DB_NAME(database_id) AS database_name, encryption_state, key_algorithm, key_length, percent_complete",
         "  FROM sys.dm_database_encryption_keys;",
         "GO",
@@ -249,34 +285,46 @@ def sqlserver(setup: "Setup") -> str:
         "-- Azure SQL Database (in the database): GRANT VIEW DATABASE STATE TO [<TDEBENCH_USER>];",
         "GO",
     ] + [""] + _import_hint(c, "tsql", setup)
-    return "\n".join(lines)
+    return lines
 
 
 # ------------------------------------------------------------------------------------------------ Oracle
-def oracle(setup: "Setup") -> str:
+def oracle(setup: Setup) -> str:
     """Oracle 19c+: keystore (ADMINISTER KEY MANAGEMENT) and an encrypted tablespace for the TPC-H data."""
-    c = "--"
-    check_param = [
-        "SHOW PARAMETER tablespace_encryption",
-        "--   Oracle 19.16 (19c RU 19.16) and later: TABLESPACE_ENCRYPTION takes precedence over",
-        "--   ENCRYPT_NEW_TABLESPACES. AUTO_ENABLE (the default on Oracle Cloud) encrypts every new",
-        "--   tablespace, whatever CREATE TABLESPACE says: a 'plain' baseline there is not plain.",
-        "--   MANUAL_ENABLE (on-premises default) leaves it to CREATE TABLESPACE and ENCRYPT_NEW_TABLESPACES;",
-        "--   DECRYPT_ONLY forbids encrypting. Before 19.16 the parameter does not exist (no rows).",
-        "SHOW PARAMETER encrypt_new_tablespaces",
-        "--   with MANUAL_ENABLE, or before 19.16: ALWAYS (the default on Oracle Cloud) encrypts every new",
-        "--   tablespace with TABLESPACE_ENCRYPTION_DEFAULT_ALGORITHM; DDL and CLOUD_ONLY (on-premises) do not.",
-    ]
     if setup.plain:
-        lines = _head(setup, c, ["Plain Oracle baseline: make sure the TPC-H tablespace is not encrypted."])
-        lines += _step(c, 1, "check (SQL*Plus, in the PDB holding the data)") + check_param + [
-            "SELECT tablespace_name, encrypted FROM dba_tablespaces;",
-            "--   the tablespace(s) of the TPC-H segments: ENCRYPTED = NO",
-            "SELECT DISTINCT tablespace_name FROM dba_segments WHERE owner = UPPER('<TPCH_USER>');",
-            "--   with TABLESPACE_ENCRYPTION = AUTO_ENABLE every new tablespace comes out encrypted: keep the",
-            "--   baseline's data in a tablespace created before it was set, or on another database.",
-        ] + [""] + _import_hint(c, "oracle", setup)
-        return "\n".join(lines)
+        return _oracle_plain(setup)
+    return "\n".join(_oracle_keystore(setup) + _oracle_tablespace(setup))
+
+
+_ORACLE_CHECK_PARAM = [
+    "SHOW PARAMETER tablespace_encryption",
+    "--   Oracle 19.16 (19c RU 19.16) and later: TABLESPACE_ENCRYPTION takes precedence over",
+    "--   ENCRYPT_NEW_TABLESPACES. AUTO_ENABLE (the default on Oracle Cloud) encrypts every new",
+    "--   tablespace, whatever CREATE TABLESPACE says: a 'plain' baseline there is not plain.",
+    "--   MANUAL_ENABLE (on-premises default) leaves it to CREATE TABLESPACE and ENCRYPT_NEW_TABLESPACES;",
+    "--   DECRYPT_ONLY forbids encrypting. Before 19.16 the parameter does not exist (no rows).",
+    "SHOW PARAMETER encrypt_new_tablespaces",
+    "--   with MANUAL_ENABLE, or before 19.16: ALWAYS (the default on Oracle Cloud) encrypts every new",
+    "--   tablespace with TABLESPACE_ENCRYPTION_DEFAULT_ALGORITHM; DDL and CLOUD_ONLY (on-premises) do not.",
+]
+
+
+def _oracle_plain(setup: Setup) -> str:
+    c = "--"
+    lines = _head(setup, c, ["Plain Oracle baseline: make sure the TPC-H tablespace is not encrypted."])
+    lines += _step(c, 1, "check (SQL*Plus, in the PDB holding the data)") + _ORACLE_CHECK_PARAM + [
+        "SELECT tablespace_name, encrypted FROM dba_tablespaces;",
+        "--   the tablespace(s) of the TPC-H segments: ENCRYPTED = NO",
+        "SELECT DISTINCT tablespace_name FROM dba_segments WHERE owner = UPPER('<TPCH_USER>');",
+        "--   with TABLESPACE_ENCRYPTION = AUTO_ENABLE every new tablespace comes out encrypted: keep the",
+        "--   baseline's data in a tablespace created before it was set, or on another database.",
+    ] + [""] + _import_hint(c, "oracle", setup)
+    return "\n".join(lines)
+
+
+def _oracle_keystore(setup: Setup) -> list[str]:
+    """The notes and steps 1-2: the keystore and the master key."""
+    c = "--"
     notes = [f"Oracle TDE tablespace encryption, ENCRYPTION USING '{setup.algorithm}' (Oracle 19c and later).",
              "Run in SQL*Plus as SYSDBA (SYSKM suffices for ADMINISTER KEY MANAGEMENT). Multitenant: steps 1-2 in",
              "CDB$ROOT (united mode, CONTAINER = ALL), steps 3-4 in the PDB that holds the TPC-H data.",
@@ -302,8 +350,14 @@ def oracle(setup: "Setup") -> str:
         "SELECT wrl_parameter, status, wallet_type, con_id FROM v$encryption_wallet;",
         "--   STATUS must be OPEN. Back up <WALLET_ROOT_DIR>/tde: without it the data can never be read again.",
     ]
+    return lines
+
+
+def _oracle_tablespace(setup: Setup) -> list[str]:
+    """Steps 3-5: the encrypted tablespace, the check and the status grant."""
+    c = "--"
     moves = [f"ALTER TABLE <TPCH_USER>.{t} MOVE TABLESPACE tpch_tde;" for t in TPCH_TABLES]
-    lines += _step(c, 3, f"encrypted tablespace ({setup.algorithm}) for the TPC-H data") + [
+    lines = _step(c, 3, f"encrypted tablespace ({setup.algorithm}) for the TPC-H data") + [
         "ALTER SESSION SET CONTAINER = <PDB_NAME>;   -- multitenant only",
         "CREATE TABLESPACE tpch_tde",
         "  DATAFILE '<DATAFILE_DIR>/tpch_tde01.dbf' SIZE <SIZE> AUTOEXTEND ON",
@@ -323,30 +377,40 @@ def oracle(setup: "Setup") -> str:
         "SELECT DISTINCT tablespace_name FROM dba_segments WHERE owner = UPPER('<TPCH_USER>');",
         "--   only TPCH_TDE",
         "-- for the plain baseline, on its own tablespace:",
-        *check_param,
+        *_ORACLE_CHECK_PARAM,
     ]
     lines += _step(c, 5, "let tdebench's login read the encryption status (for tdebench run --target)") + [
         "GRANT SELECT_CATALOG_ROLE TO <TPCH_USER>;   -- as SYS, in the PDB; or, view by view:",
         "-- GRANT SELECT ON SYS.V_$ENCRYPTED_TABLESPACES TO <TPCH_USER>;  (and V_$TABLESPACE, V_$ENCRYPTION_WALLET,",
         "-- V_$VERSION)",
     ] + [""] + _import_hint(c, "oracle", setup)
-    return "\n".join(lines)
+    return lines
 
 
 # ------------------------------------------------------------------------------------------------ MariaDB
-def mariadb(setup: "Setup") -> str:
+def mariadb(setup: Setup) -> str:
     """MariaDB: file_key_management plugin (AES-128/192/256 by key length, AES_CBC or AES_CTR)."""
-    c = "#"
     if setup.plain:
-        lines = _head(setup, c, ["Plain MariaDB baseline: make sure nothing is encrypted."])
-        lines += _step(c, 1, "check (mariadb client)") + [
-            "SELECT NAME, ENCRYPTION_SCHEME FROM information_schema.INNODB_TABLESPACES_ENCRYPTION",
-            " WHERE ENCRYPTION_SCHEME <> 0;",
-            "#   no rows",
-            "SHOW GLOBAL VARIABLES WHERE Variable_name LIKE '%encrypt%';",
-            "#   innodb_encrypt_tables, innodb_encrypt_log, encrypt_* and aria_encrypt_tables: OFF",
-        ] + [""] + _import_hint(c, "mariadb", setup)
-        return "\n".join(lines)
+        return _mariadb_plain(setup)
+    return "\n".join(_mariadb_keys(setup) + _mariadb_server(setup))
+
+
+def _mariadb_plain(setup: Setup) -> str:
+    c = "#"
+    lines = _head(setup, c, ["Plain MariaDB baseline: make sure nothing is encrypted."])
+    lines += _step(c, 1, "check (mariadb client)") + [
+        "SELECT NAME, ENCRYPTION_SCHEME FROM information_schema.INNODB_TABLESPACES_ENCRYPTION",
+        " WHERE ENCRYPTION_SCHEME <> 0;",
+        "#   no rows",
+        "SHOW GLOBAL VARIABLES WHERE Variable_name LIKE '%encrypt%';",
+        "#   innodb_encrypt_tables, innodb_encrypt_log, encrypt_* and aria_encrypt_tables: OFF",
+    ] + [""] + _import_hint(c, "mariadb", setup)
+    return "\n".join(lines)
+
+
+def _mariadb_keys(setup: Setup) -> list[str]:
+    """The notes and step 1: the key file."""
+    c = "#"
     hexlen = setup.bits // 4
     scope = setup.scope or "all"
     lines = _head(setup, c, [
@@ -374,6 +438,13 @@ def mariadb(setup: "Setup") -> str:
         "chown mysql:mysql keyfile.enc keyfile.key && chmod 0400 keyfile.enc keyfile.key",
         "# back up keyfile.enc and keyfile.key apart from the data",
     ]
+    return lines
+
+
+def _mariadb_server(setup: Setup) -> list[str]:
+    """Steps 2-5: server options, restart, the check and the status grant."""
+    c = "#"
+    scope = setup.scope or "all"
     cnf = ["[mariadb]", "plugin_load_add = file_key_management",
            "file_key_management_filename = /etc/mysql/encryption/keyfile.enc",
            "file_key_management_filekey = FILE:/etc/mysql/encryption/keyfile.key",
@@ -384,7 +455,7 @@ def mariadb(setup: "Setup") -> str:
     if scope == "all":
         cnf += ["encrypt_tmp_files = ON", "encrypt_tmp_disk_tables = ON", "aria_encrypt_tables = ON",
                 "encrypt_binlog = ON"]
-    lines += _step(c, 2, "server options: a file of their own, group [mariadb]") + [
+    lines = _step(c, 2, "server options: a file of their own, group [mariadb]") + [
         "# Debian/Ubuntu: /etc/mysql/mariadb.conf.d/99-encryption.cnf (read through the !includedir in",
         "# /etc/mysql/mariadb.cnf, after 50-server.cnf); RHEL/Fedora/SUSE: /etc/my.cnf.d/encryption.cnf.",
         "# [mariadb] is read by MariaDB servers only ([mysqld] works too, but MySQL would also read it).",
@@ -407,4 +478,15 @@ def mariadb(setup: "Setup") -> str:
         "GRANT PROCESS ON *.* TO '<TDEBENCH_USER>'@'<CLIENT_HOST>';",
         "#   PROCESS: information_schema.INNODB_SYS_TABLESPACES and INNODB_TABLESPACES_ENCRYPTION",
     ] + [""] + _import_hint(c, "mariadb", setup)
-    return "\n".join(lines)
+    return lines
+
+
+def steps_for(setup: Setup) -> str:
+    """The steps for ``setup``'s server (its function in this module, named after it)."""
+    builders = {f.__name__: f for f in (mysql, sqlserver, oracle, mariadb)}
+    return builders[setup.engine](setup)
+
+
+def setup_text(engine: str, spec_text: str) -> str:
+    """The commented steps for a DBA (validated first)."""
+    return steps_for(validate(engine, spec_text)).rstrip() + "\n"

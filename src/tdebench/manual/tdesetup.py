@@ -14,15 +14,13 @@ Only placeholders such as ``<KEYSTORE_PASSWORD>`` are printed, never a secret.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tdebench.encryption import EncryptionSpec, parse_spec
 from tdebench.errors import UsageError
 
-ENGINES = ("mysql", "sqlserver", "oracle", "mariadb")
 _ALIASES = {"mssql": "sqlserver", "sql-server": "sqlserver", "tsql": "sqlserver"}
-SCOPES = {"mysql": ("", "all", "tables"), "mariadb": ("", "all", "innodb", "tables"),
-          "sqlserver": ("", "all"), "oracle": ("", "all")}
 
 
 @dataclass(frozen=True)
@@ -40,68 +38,84 @@ class Setup:
         return self.spec.is_plain
 
 
-def check_engine(engine: str) -> str:
-    """The engine name; UsageError listing the supported ones."""
-    name = engine.strip().lower()
-    name = _ALIASES.get(name, name)
-    if name not in ENGINES:
-        raise UsageError(f"tde-setup does not know engine '{engine}'", f"use one of: {', '.join(ENGINES)}")
-    return name
-
-
 def _refuse(engine: str, spec: EncryptionSpec, why: str, fix: str) -> UsageError:
     return UsageError(f"{engine} cannot do '{spec}': {why}", fix)
 
 
-def validate(engine: str, spec_text: str) -> Setup:
-    """Check that ``engine`` can do ``spec_text``; UsageError (exit 2) with the reason otherwise."""
-    engine = check_engine(engine)
-    spec = parse_spec(spec_text)
-    if spec.is_plain:
-        return Setup(engine, spec)
-    if spec.mechanism != "tde":
-        raise _refuse(engine, spec, f"tde-setup covers the server's own TDE, not '{spec.mechanism}:' encryption",
-                      "use a tde: spec, e.g. tde:aes-256")
-    scope = spec.scope
-    if scope not in SCOPES[engine]:
-        raise _refuse(engine, spec, f"unknown scope '@{scope}'",
-                      "scopes here: " + ", ".join("@" + s for s in SCOPES[engine] if s) + " (or none)")
-    bits = spec.key_bits or 0
-    mode = spec.mode
-    if engine == "mysql":
-        if spec.cipher == "3des" or bits != 256:
-            raise _refuse(engine, spec, "MySQL InnoDB data-at-rest encryption uses AES-256 only (no other key "
-                          "size exists, so results labelled AES-128/192 would be AES-256)", "use tde:aes-256-cbc")
-        if mode not in (None, "cbc"):
-            raise _refuse(engine, spec, "InnoDB encrypts tablespace pages with AES-256-CBC; the mode cannot be "
-                          "chosen (block_encryption_mode only affects AES_ENCRYPT())", "use tde:aes-256-cbc")
-        return Setup(engine, spec, "AES-256-CBC", 256, scope)
-    if engine == "sqlserver":
-        if mode is not None:
-            raise _refuse(engine, spec, "the database encryption key has no mode option",
-                          f"use tde:aes-{bits}" if bits else "use tde:aes-256")
-        algorithm = "TRIPLE_DES_3KEY" if spec.cipher == "3des" else f"AES_{bits}"
-        return Setup(engine, spec, algorithm, bits or 192, scope)
-    if engine == "oracle":
-        if mode is not None:
-            raise _refuse(engine, spec, "ENCRYPTION USING takes an algorithm name only; the mode is Oracle's",
-                          f"use tde:aes-{bits}" if bits else "use tde:aes-256")
-        algorithm = "3DES168" if spec.cipher == "3des" else f"AES{bits}"
-        return Setup(engine, spec, algorithm, 168 if spec.cipher == "3des" else bits, scope)
-    # mariadb
+def _mysql(engine: str, spec: EncryptionSpec, bits: int, mode: str | None) -> Setup:
+    if spec.cipher == "3des" or bits != 256:
+        raise _refuse(engine, spec, "MySQL InnoDB data-at-rest encryption uses AES-256 only (no other key "
+                      "size exists, so results labelled AES-128/192 would be AES-256)", "use tde:aes-256-cbc")
+    if mode not in (None, "cbc"):
+        raise _refuse(engine, spec, "InnoDB encrypts tablespace pages with AES-256-CBC; the mode cannot be "
+                      "chosen (block_encryption_mode only affects AES_ENCRYPT())", "use tde:aes-256-cbc")
+    return Setup(engine, spec, "AES-256-CBC", 256, spec.scope)
+
+
+def _sqlserver(engine: str, spec: EncryptionSpec, bits: int, mode: str | None) -> Setup:
+    if mode is not None:
+        raise _refuse(engine, spec, "the database encryption key has no mode option",
+                      f"use tde:aes-{bits}" if bits else "use tde:aes-256")
+    algorithm = "TRIPLE_DES_3KEY" if spec.cipher == "3des" else f"AES_{bits}"
+    return Setup(engine, spec, algorithm, bits or 192, spec.scope)
+
+
+def _oracle(engine: str, spec: EncryptionSpec, bits: int, mode: str | None) -> Setup:
+    if mode is not None:
+        raise _refuse(engine, spec, "ENCRYPTION USING takes an algorithm name only; the mode is Oracle's",
+                      f"use tde:aes-{bits}" if bits else "use tde:aes-256")
+    algorithm = "3DES168" if spec.cipher == "3des" else f"AES{bits}"
+    return Setup(engine, spec, algorithm, 168 if spec.cipher == "3des" else bits, spec.scope)
+
+
+def _mariadb(engine: str, spec: EncryptionSpec, bits: int, mode: str | None) -> Setup:
     if spec.cipher == "3des":
         raise _refuse(engine, spec, "file_key_management encrypts with AES only", "use tde:aes-256-cbc")
     if mode not in (None, "cbc", "ctr"):
         raise _refuse(engine, spec, "file_key_management_encryption_algorithm is AES_CBC or AES_CTR",
                       f"use tde:aes-{bits}-cbc or tde:aes-{bits}-ctr")
-    return Setup(engine, spec, f"AES_{(mode or 'cbc').upper()}", bits, scope)
+    return Setup(engine, spec, f"AES_{(mode or 'cbc').upper()}", bits, spec.scope)
 
 
-def setup_text(engine: str, spec_text: str) -> str:
-    """The commented steps for a DBA (validated first)."""
-    from tdebench.manual import tde_steps
+@dataclass(frozen=True)
+class Server:
+    """A server ``tde-setup`` writes steps for: the scopes of its TDE and how a spec maps onto it."""
 
-    setup = validate(engine, spec_text)
-    builder = {"mysql": tde_steps.mysql, "sqlserver": tde_steps.sqlserver, "oracle": tde_steps.oracle,
-               "mariadb": tde_steps.mariadb}[setup.engine]
-    return builder(setup).rstrip() + "\n"
+    name: str
+    scopes: tuple[str, ...]
+    #: the spec in the server's own terms; UsageError when the server cannot do it
+    check: Callable[[str, EncryptionSpec, int, str | None], Setup]
+
+
+SERVERS: tuple[Server, ...] = (
+    Server("mysql", ("", "all", "tables"), _mysql),
+    Server("sqlserver", ("", "all"), _sqlserver),
+    Server("oracle", ("", "all"), _oracle),
+    Server("mariadb", ("", "all", "innodb", "tables"), _mariadb),
+)
+ENGINES = tuple(s.name for s in SERVERS)
+_BY_NAME = {s.name: s for s in SERVERS}
+
+
+def check_engine(engine: str) -> str:
+    """The engine name; UsageError listing the supported ones."""
+    name = engine.strip().lower()
+    name = _ALIASES.get(name, name)
+    if name not in _BY_NAME:
+        raise UsageError(f"tde-setup does not know engine '{engine}'", f"use one of: {', '.join(ENGINES)}")
+    return name
+
+
+def validate(engine: str, spec_text: str) -> Setup:
+    """Check that ``engine`` can do ``spec_text``; UsageError (exit 2) with the reason otherwise."""
+    server = _BY_NAME[check_engine(engine)]
+    spec = parse_spec(spec_text)
+    if spec.is_plain:
+        return Setup(server.name, spec)
+    if spec.mechanism != "tde":
+        raise _refuse(server.name, spec, f"tde-setup covers the server's own TDE, not '{spec.mechanism}:' "
+                      "encryption", "use a tde: spec, e.g. tde:aes-256")
+    if spec.scope not in server.scopes:
+        raise _refuse(server.name, spec, f"unknown scope '@{spec.scope}'",
+                      "scopes here: " + ", ".join("@" + s for s in server.scopes if s) + " (or none)")
+    return server.check(server.name, spec, spec.key_bits or 0, spec.mode)

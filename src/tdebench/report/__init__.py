@@ -4,7 +4,8 @@ Public API: :func:`build_report`, :func:`summarize`, :func:`compare_runs`.
 """
 
 from tdebench.report.build import build_report, write_report
-from tdebench.report.compare import RunComparison, compare, compare_runs
+from tdebench.report.compare import RunComparison, compare
+from tdebench.report.render_compare import compare_runs
 from tdebench.report.model import (
     ConfigRow, EngineSummary, QueryRow, RunSummary, VerificationRow, summarize,
 )

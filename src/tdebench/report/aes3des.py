@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tdebench.encryption import EncryptionSpec, parse_spec
-from tdebench.measure import ciphers as cm
+from tdebench.measure import cipherspeed as cm
 from tdebench.report.model import RunSummary
 from tdebench.stats.overhead import compare_samples
 

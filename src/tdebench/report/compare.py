@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from tdebench.report.fmt import fmt_ci, fmt_p
 from tdebench.report.model import RunSummary, is_headline_key, summarize
-from tdebench.report.tables import to_csv, write_text
 from tdebench.stats.analysis import StatsSettings
 from tdebench.stats.caveats import Caveat, condense
 from tdebench.stats.load import SeriesKey
@@ -148,17 +147,3 @@ def compare(base_dir: Path, other_dir: Path, settings: StatsSettings | None = No
                                       "The runs have no config label in common: nothing to compare."))
     cmp.warnings = condense(cmp.warnings, is_headline_key)
     return cmp
-
-
-def compare_runs(d1: Path, d2: Path, out_dir: Path, settings: StatsSettings | None = None) -> Path:
-    """Write a comparison report of run ``d2`` against baseline ``d1`` into ``out_dir``.
-
-    Files: index.html, summary.md, comparison.csv. Returns the path of index.html.
-    """
-    from tdebench.report import render_compare  # noqa: PLC0415 (avoids an import cycle)
-
-    cmp = compare(Path(d1), Path(d2), settings)
-    out_dir = Path(out_dir)
-    write_text(out_dir / "comparison.csv", to_csv(CHANGE_FIELDS, (asdict(c) for c in cmp.changes)))
-    write_text(out_dir / "summary.md", render_compare.render_md(cmp))
-    return write_text(out_dir / "index.html", render_compare.render_html(cmp))

@@ -1,8 +1,8 @@
 """The engines' own counters (``test = counters`` rows) as the report reads them: per config and step, the median
 over trials of each counter; the cache hit ratio; what crossed the encryption boundary.
 
-* hit ratio = 1 − cache_misses / cache_requests (clamped to 0–100%: InnoDB's read-ahead can read pages nobody
-  requested yet);
+* hit ratio = 1 − cache_misses / cache_requests (read-ahead counts among the misses; clamped to 0–100%: InnoDB's
+  read-ahead can read pages nobody requested yet);
 * decrypted / encrypted = ``bytes_decrypted`` / ``bytes_encrypted`` where the engine counts them exactly, else the
   engine's ``*_estimate`` counters (marked "≈"); None where neither exists.
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from tdebench.api.regime import split_label
 from tdebench.encryption import parse_spec
-from tdebench.measure import ciphers as cm
+from tdebench.measure import cipherspeed as cm
 from tdebench.report.mdkit import md_table
 from tdebench.report import charts
 from tdebench.report.charts import Chart

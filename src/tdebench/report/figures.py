@@ -97,8 +97,19 @@ def _vu_lines(a: Analysis, es: EngineSummary, test: str, metric: str) -> list[tu
     return lines
 
 
-def throughput_vs_users(a: Analysis, es: EngineSummary) -> list[Chart]:
-    """TPM and NOPM (tpcc) or tps (each sysbench test) against virtual users, one line per config with CIs."""
+def one_writer(rs: RunSummary, es: EngineSummary) -> str:
+    """The product name when the engine's dialect (as the manifest recorded it) lets one writer in at a time
+    (:attr:`Dialect.concurrent_writes` False), else ""."""
+    for label in es.configs:
+        dialect = rs.files.manifest_config(label).get("dialect")  # imported runs name theirs (a string)
+        if isinstance(dialect, dict) and dialect.get("concurrent_writes", True) is False:
+            return str(dialect.get("product") or es.engine)
+    return ""
+
+
+def throughput_vs_users(a: Analysis, es: EngineSummary, single_writer: str = "") -> list[Chart]:
+    """TPM and NOPM (tpcc) or tps (each sysbench test) against virtual users, one line per config with CIs;
+    ``single_writer``: the product that lets one writer in at a time (:func:`one_writer`), said in the caption."""
     keys = [k for k in a.summaries if k.config in es.configs and vu_count(k.step) is not None]
     out = []
     for test in sorted({k.test for k in keys}):
@@ -111,9 +122,9 @@ def throughput_vs_users(a: Analysis, es: EngineSummary) -> list[Chart]:
             svg = charts.tpm_vs_users(lines, _colors(es), title=title, ylabel=f"{label} (median)") if lines else None
             caption = VU_CAPTIONS[metric] + (" Median over trials with the 95% bootstrap CI of the median; "
                                              "interleaved blocks, warm-up discarded.")
-            if es.engine == "sqlite":
-                caption += (" SQLite allows one writer at a time: virtual users queue on its busy timeout, "
-                            "so throughput does not grow with them.")
+            if single_writer:
+                caption += (f" {single_writer} allows one writer at a time: virtual users queue on its lock "
+                            "timeout, so throughput does not grow with them.")
             if svg:
                 out.append(Chart(title, caption, svg))
     return out
@@ -137,5 +148,6 @@ def cipher_floor(a: Analysis) -> Chart | None:
 
 def engine_charts(rs: RunSummary, es: EngineSummary) -> list[Chart]:
     """All charts of one engine, in report order (absent data gives no chart)."""
-    made = [headline_box(rs, es), query_bars(es), overhead_heatmap(es), *throughput_vs_users(rs.analysis, es)]
+    made = [headline_box(rs, es), query_bars(es), overhead_heatmap(es),
+            *throughput_vs_users(rs.analysis, es, one_writer(rs, es))]
     return [c for c in made if c is not None]

@@ -21,7 +21,7 @@ import numpy as np
 
 from tdebench.encryption import parse_spec
 from tdebench.errors import TdebenchError
-from tdebench.measure import ciphers as cm
+from tdebench.measure import cipherspeed as cm
 from tdebench.report.counters_view import CounterIndex
 from tdebench.report.model import RunSummary
 from tdebench.stats.load import SeriesKey, is_plain

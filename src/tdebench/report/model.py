@@ -8,7 +8,7 @@ from typing import Any
 
 from tdebench.api.regime import split_label
 from tdebench.report.fmt import fmt_ci, fmt_p, fmt_value, fmt_value_ci
-from tdebench.report.rundir import RunFiles, load_run
+from tdebench.results.rundir import LoadedRun, load_run
 from tdebench.results.labels import LabelStatus, label_status, manifest_label_status
 from tdebench.stats.analysis import Analysis, StatsSettings, analyze, settings_for_run
 from tdebench.stats.anova import ALL_CONFIGS, ENCRYPTED_ONLY, AnovaResult
@@ -106,7 +106,7 @@ class EngineSummary:
 class RunSummary:
     """The computed structures behind a report; reusable by the CLI."""
 
-    files: RunFiles
+    files: LoadedRun
     analysis: Analysis
     engines: list[EngineSummary]
     warnings: list[Caveat]
@@ -122,7 +122,7 @@ class RunSummary:
         return self.files.manifest
 
 
-def verification_row(files: RunFiles, label: str, plain: bool) -> VerificationRow:
+def verification_row(files: LoadedRun, label: str, plain: bool) -> VerificationRow:
     """Read one config's verification entry and turn it into a verdict."""
     entry = files.verification_for(label)
     if entry is None:
@@ -149,11 +149,18 @@ def _int(x: object) -> int | None:
     return int(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
-def pick_headline(keys: list[SeriesKey]) -> SeriesKey | None:
-    """The series a verdict is about: power-test total, else any total, else TPM at most VUs."""
+def pick_headline(keys: list[SeriesKey], declared: dict[str, Any] | None = None) -> SeriesKey | None:
+    """The series a verdict is about: the workload's own headline as the manifest records it (``headline``), else
+    (runs written before it was recorded) the power-test total, else any total, else TPM at most VUs."""
     def first(pred: Any) -> SeriesKey | None:
         found = [k for k in keys if pred(k)]
         return found[0]._replace(config="") if found else None
+
+    if declared:
+        own = first(lambda k: (k.test, k.step, k.metric) == (declared.get("test"), declared.get("step"),
+                                                              declared.get("metric")))
+        if own is not None:
+            return own
 
     vus = sorted((k for k in keys if k.metric == "tpm" and vu_count(k.step) is not None),
                  key=lambda k: vu_count(k.step) or 0)
@@ -167,7 +174,7 @@ def _display_name(config: str, encryption: str, encryptions: list[str]) -> str:
     return encryption if encryption and encryptions.count(encryption) == 1 else config
 
 
-def config_label_status(files: RunFiles, label: str, plain: bool) -> LabelStatus:
+def config_label_status(files: LoadedRun, label: str, plain: bool) -> LabelStatus:
     """The label status recorded for a config (manifest, else verification.json, else derived)."""
     return (manifest_label_status(files.manifest_config(label))
             or label_status(files.verification_for(label), plain))
@@ -209,10 +216,12 @@ def headline_name(key: SeriesKey | None) -> str:
     """``power total`` and the like (the report's texts say the same)."""
     if key is None:
         return "the headline"
-    return f"TPM at {key.step}" if key.metric == "tpm" else f"{key.test} {step_label(key.step)}"
+    if key.metric in ("tpm", "tps"):
+        return f"{'TPM' if key.metric == 'tpm' else 'TPS'} at {key.step}"
+    return f"{key.test} {step_label(key.step)}"
 
 
-def _config_row(files: RunFiles, a: Analysis, label: str, headline: SeriesKey | None,
+def _config_row(files: LoadedRun, a: Analysis, label: str, headline: SeriesKey | None,
                 plain_storage: int | None) -> ConfigRow:
     mc = files.manifest_config(label)
     enc = a.measurements.encryption.get(label, str(mc.get("encryption", "")))
@@ -257,10 +266,10 @@ def _query_rows(a: Analysis, configs: list[str], headline: SeriesKey | None) -> 
     return rows
 
 
-def engine_summary(files: RunFiles, a: Analysis, engine: str, configs: list[str]) -> EngineSummary:
+def engine_summary(files: LoadedRun, a: Analysis, engine: str, configs: list[str]) -> EngineSummary:
     """Build the summary of one engine."""
     keys = [k for k in a.summaries if k.engine == engine]
-    headline = pick_headline(keys)
+    headline = pick_headline(keys, files.manifest.get("headline"))
     plain = next((c for c in configs if is_plain(a.measurements.encryption.get(c, ""))), None)
     plain_storage = _int(files.manifest_config(plain).get("storage_bytes")) if plain else None
     rows = [_config_row(files, a, c, headline, plain_storage) for c in configs]
@@ -288,7 +297,7 @@ def engine_summary(files: RunFiles, a: Analysis, engine: str, configs: list[str]
                          _query_rows(a, configs, headline), verdicts, anova, encrypted, others)
 
 
-def _config_order(files: RunFiles) -> list[str]:
+def _config_order(files: LoadedRun) -> list[str]:
     manifest_labels = [str(c.get("label")) for c in files.manifest.get("configs") or []
                        if isinstance(c, dict) and c.get("label")]
     seen = files.measurements.config_order
@@ -323,7 +332,7 @@ def precision_outcomes(manifest: dict[str, Any], a: Analysis, overheads: list[Ov
     return out
 
 
-def summarize_files(files: RunFiles, settings: StatsSettings | None = None) -> RunSummary:
+def summarize_files(files: LoadedRun, settings: StatsSettings | None = None) -> RunSummary:
     """:func:`summarize` for already loaded files (statistics: ``settings``, else the run's own)."""
     a = analyze(files.measurements, settings=settings or settings_for_run(files.manifest))
     engines: dict[str, list[str]] = {}

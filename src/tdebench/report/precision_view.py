@@ -79,9 +79,13 @@ def restarts_text(manifest: dict[str, Any]) -> str:
     entry = _dict(manifest.get("restarts"))
     if not entry:
         return ""
-    stopped = _dict(entry.get("stopped"))
+    stopped, cold = _dict(entry.get("stopped")), _dict(entry.get("cold"))
     tail = (f" Restarts stopped before block {stopped.get('before_block')}: {stopped.get('reason')}."
             if stopped else "")
+    tail += (f" From block {cold.get('from_block')} on the servers restarted with an empty cache "
+             f"({cold.get('reason')}): a cache holding part of an index cannot be given back as it was, so every "
+             "twin started each block from the same cold state, and the server processes were still drawn afresh."
+             if cold else "")
     blocks = [b for b in _dict(entry.get("blocks")).values() if isinstance(b, dict)]
     if not entry.get("every_block") or not blocks:
         reason = str(entry.get("reason", "off"))

@@ -1,16 +1,20 @@
-"""HTML and Markdown of a two-run comparison."""
+"""A two-run comparison written out: HTML, Markdown and comparison.csv (:func:`compare_runs`)."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from tdebench import __version__
 from tdebench.report import charts, texts
-from tdebench.report.compare import Change, RunComparison, headline_changes
+from tdebench.report.compare import CHANGE_FIELDS, Change, RunComparison, compare, headline_changes
 from tdebench.report.fmt import DASH, fmt_ci, fmt_p, fmt_pct, fmt_value
 from tdebench.report.htmlkit import Col, Safe, esc, join, page, pill, table, tag
 from tdebench.report.render_html import figure, warnings_section
 from tdebench.report.mdkit import md_table
+from tdebench.report.tables import to_csv, write_text
+from tdebench.stats.analysis import StatsSettings
 from tdebench.stats.interval import BOOTSTRAP_MIN_N
 from tdebench.stats.metrics import query_number
 
@@ -165,3 +169,15 @@ def render_md(cmp: RunComparison) -> str:
             [[c.step, *_change_cells(c)] for c in changes], {1, 2, 3, 4, 5}) + [""]
     out += ["## Methods", ""] + md_table(["fact", "run A", "run B", ""], _facts_rows(cmp), set())
     return "\n".join(out).rstrip() + "\n"
+
+
+def compare_runs(d1: Path, d2: Path, out_dir: Path, settings: StatsSettings | None = None) -> Path:
+    """Write a comparison report of run ``d2`` against baseline ``d1`` into ``out_dir``.
+
+    Files: index.html, summary.md, comparison.csv. Returns the path of index.html.
+    """
+    cmp = compare(Path(d1), Path(d2), settings)
+    out_dir = Path(out_dir)
+    write_text(out_dir / "comparison.csv", to_csv(CHANGE_FIELDS, (asdict(c) for c in cmp.changes)))
+    write_text(out_dir / "summary.md", render_md(cmp))
+    return write_text(out_dir / "index.html", render_html(cmp))

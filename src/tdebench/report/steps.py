@@ -19,6 +19,9 @@ from tdebench.stats.describe import Summary
 from tdebench.stats.load import SeriesKey, is_plain
 from tdebench.stats.overhead import Overhead
 
+#: the engine's counters per committed transaction (interleaved OLTP schedule, step ``vuN.per_txn``): they say
+#: whether a write overhead is the redo log's, the pages' or neither
+WRITE_COSTS = ("log_bytes", "pages_written", "bytes_encrypted", "bytes_decrypted")
 # test -> (title, metrics shown in that order)
 TESTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "crud": ("CRUD operations", ("elapsed", "server_cpu", "mb_per_s")),
@@ -28,15 +31,19 @@ TESTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "ingest": ("Loading through the client vs the bulk path", ("elapsed", "rows_per_s")),
     "backup": ("Backup and restore", ("elapsed", "bytes", "server_cpu", "tool_cpu")),
     "tpcc": ("TPC-C-like OLTP per virtual-user step",
-             ("tpm", "nopm", "latency_p50", "latency_p95", "latency_p99", "server_cpu_per_txn")),
-    **{t: (f"sysbench {t} per thread count", ("tps", "latency_p95", "server_cpu_per_txn"))
+             ("tpm", "nopm", "latency_p50", "latency_p95", "latency_p99", "server_cpu_per_txn", *WRITE_COSTS)),
+    **{t: (f"sysbench {t} per thread count",
+           ("tps", "latency_p50", "latency_p95", "latency_p99", "server_cpu_per_txn", *WRITE_COSTS))
        for t in ("oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_insert")},
 }
 METRIC_TITLES = {"elapsed": "elapsed", "server_cpu": "server CPU", "mb_per_s": "MB/s", "rows_per_s": "rows/s",
                  "bytes": "size", "tool_cpu": "CPU of the backup tools (mariadb-backup, pg_dump, gzip, …)",
                  "tpm": "TPM", "nopm": "NOPM", "tps": "transactions/s", "latency_p50": "p50 latency",
                  "latency_p95": "p95 latency", "latency_p99": "p99 latency",
-                 "server_cpu_per_txn": "server CPU per transaction", "failed": "failed statements"}
+                 "server_cpu_per_txn": "server CPU per transaction",
+                 "log_bytes": "redo/WAL bytes per transaction", "pages_written": "pages written per transaction",
+                 "bytes_encrypted": "bytes encrypted per transaction",
+                 "bytes_decrypted": "bytes decrypted per transaction", "failed": "failed statements"}
 
 
 @dataclass
@@ -133,7 +140,7 @@ def html_section(tables: list[StepTable]) -> Safe:
     for t in tables:
         for metric in t.metrics:
             parts += [tag("h3", f"{t.engine}: {t.title}, {METRIC_TITLES.get(metric, metric)}"), html_table(t, metric)]
-    parts.append(tag("p", "Median over trials with its 95% bootstrap interval (small grey text); overhead = "
+    parts.append(tag("p", "Median over trials (over rounds with the interleaved OLTP schedule) with its 95% bootstrap interval (small grey text); overhead = "
                           f"config vs plain twin with its 95% interval ({RATIO_METHOD}), then the engine's counters "
                           "over the step where it counts them (cache hit ratio, bytes decrypted). For MB/s, "
                           "a negative overhead means lower throughput. MB/s = bytes processed (the rows' value "

@@ -51,6 +51,9 @@ def anova_rows(a: Analysis) -> list[dict[str, object]]:
 
 
 LABEL_FIELDS = ("label_status", "plain_label_status")  # confirmed / overridden / unverifiable (results.labels)
+#: columns added after the label columns (columns are only ever appended)
+LATER_FIELDS = ("pairing_unit",)
+OVERHEAD_COLUMNS = (*(f for f in OVERHEAD_FIELDS if f not in LATER_FIELDS), *LABEL_FIELDS, *LATER_FIELDS)
 
 
 def write_tables(a: Analysis, out_dir: Path, labels: Mapping[str, str] | None = None) -> list[Path]:
@@ -64,7 +67,7 @@ def write_tables(a: Analysis, out_dir: Path, labels: Mapping[str, str] | None = 
                   "plain_label_status": labels.get(o.plain_config, "")} for o in a.overheads)
     summaries = ({**s.as_row(), "label_status": labels.get(s.key.config, "")} for s in a.summaries.values())
     paths = [
-        write_text(out_dir / "overhead.csv", to_csv((*OVERHEAD_FIELDS, *LABEL_FIELDS), overheads)),
+        write_text(out_dir / "overhead.csv", to_csv(OVERHEAD_COLUMNS, overheads)),
         write_text(out_dir / "summary.csv", to_csv((*SUMMARY_FIELDS, "label_status"), summaries)),
     ]
     if a.anovas:

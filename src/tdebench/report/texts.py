@@ -26,8 +26,8 @@ def headline_label(key: SeriesKey | None) -> str:
     """``power total`` for the headline series (``—`` when there is none)."""
     if key is None:
         return "—"
-    if key.metric == "tpm":
-        return f"TPM at {key.step}"
+    if key.metric in ("tpm", "tps"):
+        return f"{'TPM' if key.metric == 'tpm' else 'TPS'} at {key.step}"
     return f"{key.test} {step_label(key.step)}"
 
 

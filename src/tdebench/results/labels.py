@@ -10,7 +10,7 @@ Recorded per config at verification time (verification.json ``configs.<label>.la
   kept it anyway. Shown as "overridden, not confirmed" everywhere; such a run still exits 0 (the override was
   asked for) but warns on the console while it runs and at its end.
 
-External targets write the status themselves (``tdebench.engines.external_status.label_status``, same words);
+External targets write the status themselves (``tdebench.engines.toolkit.dbapi.status.label_status``, same words);
 for the other engines it follows from the at-rest verification. Runs written before this existed have none:
 :func:`label_status` derives it from what verification.json holds.
 """

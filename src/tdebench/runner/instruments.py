@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tdebench.api.trial import ConfigState
+from tdebench.api.trial import ConfigState, Recorder
 from tdebench.measure.conditions import HostReading, conditions_between, read_host
 from tdebench.measure.probes import StepProbe
-from tdebench.measure.sampler import ResourceSampler
+from tdebench.measure.sampler import ResourceSampler, ResourceSeries
 
 
 @dataclass
@@ -64,3 +64,23 @@ def stop_watch(watch: Watch, state: ConfigState, server_pids: Callable[[], list[
     if watch.host is None or after is None:
         return None
     return conditions_between(watch.host, after)
+
+
+def record_resources(rec: Recorder, series: ResourceSeries | None, status: str | None,
+                     say: Callable[[Exception], None]) -> None:
+    """Server CPU/IO per step and for the whole trial as measurements, with the trial's outcome as status
+    (a failed trial's resources are not those of a completed one); ``say`` hears why they could not be."""
+    if series is None:
+        return
+    try:
+        for step, res in series.per_step().items():
+            rec.add("resources", step, "server_cpu", res.server_cpu_s, "s", status=status)
+            rec.add("resources", step, "server_read_bytes", res.read_bytes, "bytes", status=status)
+            rec.add("resources", step, "server_write_bytes", res.write_bytes, "bytes", status=status)
+            rec.add("resources", step, "server_peak_rss", res.peak_rss_bytes, "bytes", status=status)
+        total = series.total()
+        rec.add("resources", "trial", "server_cpu", total.server_cpu_s, "s", status=status)
+        rec.add("resources", "trial", "server_read_bytes", total.read_bytes, "bytes", status=status)
+        rec.add("resources", "trial", "server_write_bytes", total.write_bytes, "bytes", status=status)
+    except Exception as exc:  # noqa: BLE001 - sampling must never cost a measured trial
+        say(exc)

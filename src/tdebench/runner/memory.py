@@ -30,9 +30,6 @@ from tdebench.errors import EnvironmentProblem, UsageError
 
 #: the share of the machine's memory the swept caches may take together
 MEMORY_SHARE = 0.8
-#: what a PostgreSQL instance may use beyond its cache (its cgroup's default headroom with tdebench's settings,
-#: see engines/postgres_counters.py)
-_EXTRA = {"postgres": 512 * 1024 * 1024}
 GIB = 1024 ** 3
 
 
@@ -55,6 +52,7 @@ class MemoryRegimes:
         self.ratios = plan.memory_ratios
         self.total_memory = total_memory or psutil.virtual_memory().total
         self.current: dict[str, float] = {}
+        self.engines: dict[str, Engine] = {}  # the plan's engines by name, as met
 
     @property
     def active(self) -> bool:
@@ -66,6 +64,7 @@ class MemoryRegimes:
         in memory even by the estimate from the input size."""
         if not self.active:
             return
+        self.engines.update(engines)
         for name, engine in engines.items():
             if not engine.cache_setting or engine.remote:
                 raise UsageError(f"--memory-ratio: engine '{name}' has no cache size tdebench can set",
@@ -76,10 +75,18 @@ class MemoryRegimes:
                     for c in self.plan.configs}
         self._check_fits(estimate, "estimated from the input data size")
 
+    def _headroom(self, label: str) -> int:
+        """What the config's instance takes beyond its cache (:attr:`Engine.memory_headroom`)."""
+        from tdebench.engines import get_engine
+
+        name = self.plan.config(label).engine
+        if name not in self.engines:
+            self.engines[name] = get_engine(name)
+        return self.engines[name].memory_headroom
+
     def _check_fits(self, data_per_config: dict[str, float], how: str) -> None:
         top = max(self.ratios)
-        need = sum(top * data + _EXTRA.get(self.plan.config(label).engine, 0)
-                   for label, data in data_per_config.items())
+        need = sum(top * data + self._headroom(label) for label, data in data_per_config.items())
         room = MEMORY_SHARE * self.total_memory
         if need > room:
             raise EnvironmentProblem(
@@ -94,7 +101,8 @@ class MemoryRegimes:
             return "warm-up"
         if block.memory_ratio is None:  # no sweep: blocks are numbered 1, 2, ... (beyond --trials with --precision)
             return f"trial {block.number}" if self.plan.open_ended else f"trial {block.number}/{self.plan.trials}"
-        return f"trial {block.number % (self.plan.trials + 1)}/{self.plan.trials}"
+        number = block.number % self.plan.regime_span
+        return f"trial {number}" if self.plan.open_ended else f"trial {number}/{self.plan.trials}"
 
     def row_label(self, label: str, block: Block) -> str:
         """The config label the rows of ``label``'s trial in ``block`` carry."""
@@ -116,6 +124,7 @@ class MemoryRegimes:
         if ratio is None or self.current.get(label) == ratio:
             return
         memory = manifest.setdefault("memory", {"ratios": list(self.ratios), "data_bytes": {}, "regimes": {}})
+        self.engines.setdefault(state.config.engine, state.engine)
         data = self._data_bytes(state.engine.name, manifest)
         if not memory["regimes"]:  # the real sizes are known now: check again before the first trial
             sizes = {c.label: self._data_bytes(c.engine, manifest) for c in self.plan.configs}

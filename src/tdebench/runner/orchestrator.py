@@ -31,7 +31,8 @@ from typing import Any
 
 from tdebench import __version__
 from tdebench.encryption import redact
-from tdebench.engines import get_engine, process
+from tdebench.engines import get_engine
+from tdebench.engines.toolkit import process
 from tdebench.api.engine import Config, Engine, Instance
 from tdebench.api.manifest import new_manifest
 from tdebench.errors import RunFailed, TdebenchError
@@ -40,8 +41,8 @@ from tdebench.measure.sampler import ResourceSeries
 from tdebench.results.labels import label_status
 from tdebench.results.rundir import RunDirectory, utc_now
 from tdebench.runner import cache, diskguard, ownership, pinning, settle
-from tdebench.runner.instruments import Watch, start_watch, stop_watch
-from tdebench.runner.precision import BlockSequence
+from tdebench.runner.instruments import Watch, record_resources, start_watch, stop_watch
+from tdebench.runner.precision import BlockSequence, precision_series
 from tdebench.runner.schedule import QuerySchedule
 from tdebench.runner.memory import MemoryRegimes
 from tdebench.runner.restarts import TwinRestarts
@@ -113,6 +114,9 @@ class Orchestrator:
             data_facts = self.workload.prepare(self.ui)
             self.threats.known = tuple(self.workload.known_plaintext)  # a workload of the user's data samples it
             self.manifest["data"] = data_facts
+            headline = self.workload.headline()  # the series the report's verdict is about
+            if headline is not None:
+                self.manifest["headline"] = dict(zip(("test", "step", "metric"), headline))
             self.rundir.write_manifest(self.manifest)
             note = self._check_space(data_facts) if self.disk_check else None
             if note:  # again with the real input size; said only when space is tight
@@ -123,11 +127,7 @@ class Orchestrator:
                 process.set_disposable(not any(c.keep for c in self.plan.configs))
                 stack.callback(process.set_disposable, False)
                 try:
-                    started = [self._start(stack, config, workdir) for config in self.plan.configs]
-                    for state in started:  # every instance before any is loaded: refused SQL costs no load
-                        self.workload.prove(state)
-                    for state in started:
-                        self._load(state, workdir)
+                    self._provision_all(stack, workdir)
                     self.owned.stop_polling()
                     self._check_answers()
                     if not self.verify_only:
@@ -215,6 +215,15 @@ class Orchestrator:
         return workdir
 
     # ------------------------------------------------------------------------------------------
+    def _provision_all(self, stack: ExitStack, workdir: Path) -> None:
+        """Start every instance, have the workload prove its statements on each (empty), then load them: SQL an
+        engine refuses costs no load."""
+        started = [self._start(stack, config, workdir) for config in self.plan.configs]
+        for state in started:
+            self.workload.prove(state)
+        for state in started:
+            self._load(state, workdir)
+
     def _start(self, stack: ExitStack, config: Config, workdir: Path) -> ConfigState:
         """Create and start ``config``'s instance (empty)."""
         engine = self.engines[config.engine]
@@ -334,7 +343,7 @@ class Orchestrator:
         """Settle the twins, then run the blocks the sequence yields (the plan's, or until precise enough)."""
         self.manifest["settle"] = settle.settle(self.plan, self.states, self.ui, stack)
         self.rundir.write_manifest(self.manifest)
-        sequence = BlockSequence(self.plan, self.rundir, self.workload.headline(), self.manifest, self.ui,
+        sequence = BlockSequence(self.plan, self.rundir, precision_series(self.plan, self.workload), self.manifest, self.ui,
                                  self.started)
         done = {b for b, _ in self.completed if all((b, c) in self.completed for c in self.plan.labels)}
         for block in sequence.blocks(done):
@@ -445,7 +454,8 @@ class Orchestrator:
         full = [f for f in result.failures if diskguard.text_is_disk_full(f)]
         if full:  # left unrecorded: the trial in flight is redone on resume
             raise OSError(errno.ENOSPC, full[0])
-        self._record_resources(block, state, rec, series, result.status)
+        record_resources(rec, series, result.status, lambda e: self.ui.message(
+            f"resources of {state.label} block {block.number} not recorded: {e}"))
         probe = self._probes.pop(label, None)
         if probe is not None:
             probe.record(rec, result.status)
@@ -470,25 +480,6 @@ class Orchestrator:
         except Exception as exc:  # noqa: BLE001 - sampling must never cost a measured trial
             self.ui.message(f"resource samples of {state.label} block {block.number} not recorded: {exc}")
             return None
-
-    def _record_resources(self, block: Block, state: ConfigState, rec: Recorder, series: ResourceSeries | None,
-                          status: str | None) -> None:
-        """Server CPU/IO per step and for the whole trial as measurements, with the trial's outcome as status
-        (a failed trial's resources are not those of a completed one)."""
-        if series is None:
-            return
-        try:
-            for step, res in series.per_step().items():
-                rec.add("resources", step, "server_cpu", res.server_cpu_s, "s", status=status)
-                rec.add("resources", step, "server_read_bytes", res.read_bytes, "bytes", status=status)
-                rec.add("resources", step, "server_write_bytes", res.write_bytes, "bytes", status=status)
-                rec.add("resources", step, "server_peak_rss", res.peak_rss_bytes, "bytes", status=status)
-            total = series.total()
-            rec.add("resources", "trial", "server_cpu", total.server_cpu_s, "s", status=status)
-            rec.add("resources", "trial", "server_read_bytes", total.read_bytes, "bytes", status=status)
-            rec.add("resources", "trial", "server_write_bytes", total.write_bytes, "bytes", status=status)
-        except Exception as exc:  # noqa: BLE001 - sampling must never cost a measured trial
-            self.ui.message(f"resources of {state.label} block {block.number} not recorded: {exc}")
 
     def _prepare(self, state: ConfigState, rec: Recorder) -> None:
         """Reset to the snapshot and/or empty the caches before a trial, as the plan asks."""

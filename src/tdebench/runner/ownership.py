@@ -22,7 +22,7 @@ from typing import Any
 import psutil
 
 from tdebench.encryption import redact
-from tdebench.engines import process
+from tdebench.engines.toolkit import process
 
 RECORD_VERSION = 1
 PREFIX = "tdebench-"

@@ -21,11 +21,13 @@ import numpy as np
 
 from tdebench.api.events import RunListener
 from tdebench.api.plan import Block, RunPlan
+from tdebench.api.regime import ratio_of
+from tdebench.api.workload import Workload
 from tdebench.errors import UsageError
 from tdebench.results.rundir import RunDirectory
 from tdebench.stats.load import Measurements, SeriesKey, load_measurements
 from tdebench.stats.overhead import default_baselines
-from tdebench.stats.seqinterval import paired_blocks
+from tdebench.stats.seqinterval import paired_blocks, rule_for
 from tdebench.stats.sequential import Decision, StoppingRule, all_met
 
 DEFAULT_MAX_TIME = 30 * 60.0  # --precision without --max-time or --max-trials: at most 30 minutes
@@ -53,6 +55,17 @@ def compared_labels(plan: RunPlan) -> dict[str, str]:
     return out
 
 
+def precision_series(plan: RunPlan, workload: Workload) -> tuple[str, str, str] | None:
+    """(test, step, metric) that ``--precision`` watches: the workload's headline, or what ``--precision-metric``
+    names (its server CPU time or a latency percentile); UsageError when the workload records no such series."""
+    series = workload.precision_target(plan.precision_metric)
+    if series is None and plan.precision_metric != "headline":
+        what = "server CPU time" if plan.precision_metric == "cpu" else "latency percentile"
+        raise UsageError(f"--precision-metric {plan.precision_metric}: workload '{plan.workload}' records no {what} "
+                         "to target", "leave --precision-metric out (the headline), or use --workload tpcc or sysbench")
+    return series
+
+
 def check_precision(plan: RunPlan, headline: tuple[str, str, str] | None, workload: str) -> None:
     """UsageError before any work when ``--precision`` cannot be applied to this plan."""
     if plan.precision is None:
@@ -60,7 +73,7 @@ def check_precision(plan: RunPlan, headline: tuple[str, str, str] | None, worklo
     stopping_rule(plan)
     if headline is None:
         raise UsageError(f"--precision needs a headline figure, and workload '{workload}' has none",
-                         "use --workload tpch, crud or tpcc, or give a fixed --trials without --precision")
+                         "use --workload tpch, crud, tpcc or sysbench, or give a fixed --trials without --precision")
     if not compared_labels(plan):
         raise UsageError("--precision needs a config to compare with a plain twin (encryption none)",
                          "list none and at least one other spec (or none,none for an A/A test) in --encryption")
@@ -85,8 +98,12 @@ def check_run_options(plan: RunPlan) -> None:
 
     decide(plan, {c.engine: get_engine(c.engine) for c in plan.configs})
 
+    workload = make_workload(plan, _NoFiles())
+    if plan.repeat > 1 and workload.pairs_by_round:
+        raise UsageError(f"--repeat does not apply to --workload {plan.workload}: its rounds per block come from "
+                         "--duration / --slice", "leave --repeat out; give e.g. --duration 60s --slice 5s for 12 rounds")
     if plan.precision is not None:
-        check_precision(plan, make_workload(plan, _NoFiles()).headline(), plan.workload)
+        check_precision(plan, precision_series(plan, workload), plan.workload)
     if plan.pin:
         cpu_split()
     check_nice(plan.nice)
@@ -103,7 +120,7 @@ def decisions_from(m: Measurements, rule: StoppingRule, headline: tuple[str, str
         plain, values = paired_blocks(m, key, base)
         if plain.size and (plain <= 0).any() or values.size and (values <= 0).any():
             continue  # no logarithm: the report says why (no interval of this kind)
-        out[config] = rule.check_paired(plain, values)
+        out[config] = rule_for(rule, m, key).check_paired(plain, values)
     return out
 
 
@@ -124,20 +141,42 @@ class BlockSequence:
             self.max_time = DEFAULT_MAX_TIME
         self.decisions: dict[str, Decision] = {}
         self.stopped_by: str | None = None
+        self.stop_reasons: dict[str, str | None] = {}  # with a memory sweep: how each ratio's configs ended
         self.blocks_run = 0  # measured blocks yielded (warm-up left out)
         self._durations: list[float] = []
         if self.rule is not None:
             self.manifest["precision"] = {"rule": self.rule.manifest(), "headline": dict(zip(
-                ("test", "step", "metric"), headline or ("", "", ""))), "max_time_s": self.max_time,
+                ("test", "step", "metric"), headline or ("", "", ""))), "target": plan.precision_metric,
+                "max_time_s": self.max_time,
                 "history": self.manifest.get("precision", {}).get("history", [])}
 
     def blocks(self, done: frozenset[int] | set[int] = frozenset()) -> Iterator[Block]:
-        """The blocks to run, in order; ``done``: blocks completed before a resume (they take no time)."""
-        # without a stopping rule the plan's own (finite) blocks; with one, blocks without end
-        for block in self.plan.iter_blocks() if self.rule is not None else self.plan.blocks():
-            if self._out_of_time():
+        """The blocks to run, in order; ``done``: blocks completed before a resume (they take no time). Without a
+        stopping rule the plan's own (finite) blocks; with one, blocks without end, and with a memory sweep the
+        rule applies ratio by ratio: each ratio's blocks run until its configs meet the target or its share of
+        the time left (the time left over the ratios left) is used up."""
+        if self.rule is None:
+            yield from self._sequence(self.plan.blocks(), done, None, self.max_time)
+        elif not self.plan.memory_ratios:
+            yield from self._sequence(self.plan.iter_blocks(), done, None, self.max_time)
+        else:
+            ratios = self.plan.memory_ratios
+            for i, ratio in enumerate(ratios):
+                budget = None
+                if self.max_time is not None:  # an even share of what is left for this ratio and the ones after it
+                    left = self.max_time - (time.monotonic() - self.started)
+                    budget = time.monotonic() - self.started + left / (len(ratios) - i)
+                self._durations = []
+                yield from self._sequence(self.plan.iter_regime_blocks(i), done, ratio, budget)
+        self._finish()
+
+    def _sequence(self, blocks: Iterator[Block] | list[Block], done: frozenset[int] | set[int],
+                  ratio: float | None, deadline: float | None) -> Iterator[Block]:
+        """The blocks of one stopping decision (the run's, or one memory ratio's)."""
+        self.stopped_by = None
+        for block in blocks:
+            if self._out_of_time(deadline):
                 self.stopped_by = "--max-time"
-                self._finish()
                 return
             t0 = time.monotonic()
             self.blocks_run += not block.warmup
@@ -146,35 +185,42 @@ class BlockSequence:
                 self._durations.append(time.monotonic() - t0)
             if block.warmup or self.rule is None:
                 continue
-            if self._check(block):
-                self._finish()
-                return
+            if self._check(block, ratio):
+                break
+        else:
+            if self.rule is not None and self.plan.memory_ratios:
+                self.stopped_by = "--max-trials"  # the ratio's block numbers are used up
+        if self.rule is not None and ratio is not None:  # how this ratio's configs ended
+            self.stop_reasons.update({k: self.stopped_by for k in self.decisions if ratio_of(k) == ratio})
+            self._record()
 
-    def _out_of_time(self) -> bool:
-        if self.max_time is None or not self._durations:
+    def _out_of_time(self, deadline: float | None) -> bool:
+        if deadline is None or not self._durations:
             return False
         elapsed = time.monotonic() - self.started
-        return elapsed + float(np.mean(self._durations)) > self.max_time
+        return elapsed + float(np.mean(self._durations)) > deadline
 
-    def _check(self, block: Block) -> bool:
-        """Decisions after ``block``; True when the run should stop."""
+    def _check(self, block: Block, ratio: float | None = None) -> bool:
+        """Decisions after ``block``; True when the run (or ``ratio``'s part of it) should stop."""
         assert self.rule is not None and self.headline is not None
         try:
             m = load_measurements(self.rundir.measurements_path)
         except OSError:
             return False
-        self.decisions = decisions_from(m, self.rule, self.headline, self.plan.workload)
-        for label, d in self.decisions.items():
+        found = decisions_from(m, self.rule, self.headline, self.plan.workload)
+        mine = {k: d for k, d in found.items() if ratio_of(k) == ratio}
+        self.decisions = {**self.decisions, **mine}
+        for label, d in mine.items():
             self.ui.message(f"precision {label}: {d.progress()}")
         entry = {"block": block.number, "elapsed_s": round(time.monotonic() - self.started, 3),
                  "decisions": {k: {"n": d.n, "half_width_pp": _finite(d.half_width_pp),
                                    "estimate_pct": d.estimate_pct} for k, d in self.decisions.items()}}
         self.manifest["precision"]["history"].append(entry)
         self._record()
-        if all_met(self.decisions):
+        if all_met(mine):
             self.stopped_by = "target met"
             return True
-        if self.plan.max_trials is not None and block.number >= self.plan.max_trials:
+        if self.plan.max_trials is not None and block.number % self.plan.regime_span >= self.plan.max_trials:
             self.stopped_by = "--max-trials"
             return True
         return False
@@ -183,8 +229,10 @@ class BlockSequence:
         entry = self.manifest["precision"]
         entry["decisions"] = {k: d.as_dict() for k, d in self.decisions.items()}
         entry["stopped_by"] = self.stopped_by
-        entry["outcome"] = {k: d.outcome(stopped_by=None if d.met else self.stopped_by)
+        entry["outcome"] = {k: d.outcome(stopped_by=None if d.met else self.stop_reasons.get(k, self.stopped_by))
                             for k, d in self.decisions.items()}
+        if self.stop_reasons:
+            entry["stopped_by_config"] = dict(self.stop_reasons)
         self.rundir.write_manifest(self.manifest)
 
     def _finish(self) -> None:

@@ -31,6 +31,10 @@ from tdebench.errors import UsageError
 from tdebench.runner.settle import local_servers, wait_quiet
 
 
+COLD_TEXT = ("from now on every server restarts before every measured block with an empty cache, so that the "
+             "server processes are still drawn afresh and every twin starts the block from the same (cold) state")
+
+
 def unable(plan: RunPlan, engines: dict[str, Engine]) -> list[str]:
     """The engines of the run that cannot restart keeping their cache."""
     return sorted({c.engine for c in plan.configs if not engines[c.engine].warm_restart})
@@ -60,10 +64,18 @@ class TwinRestarts:
 
     def __init__(self, plan: RunPlan, engines: dict[str, Engine], manifest: dict[str, Any]) -> None:
         self.on, reason = decide(plan, engines)
+        self.cold = False  # a cache that cannot be given back: restart anyway, every twin with an empty cache
         self.seed = plan.seed
         self.entry = manifest.setdefault("restarts", {})
         self.entry.update(every_block=self.on, reason=reason)
         self.entry.setdefault("blocks", {})
+
+    def _go_cold(self, block: Block, reason: str, ui: RunListener) -> None:
+        """A cache holds part of an index (a memory regime smaller than the data): it cannot be given back as it
+        was, but stopping the restarts would bring back the process placement bias they remove; restart cold."""
+        self.cold = True
+        self.entry["cold"] = {"from_block": block.number, "reason": reason, "what": COLD_TEXT}
+        ui.message(f"{reason}: {COLD_TEXT}")
 
     def before(self, block: Block, states: list[ConfigState], ui: RunListener) -> None:
         """Restart ``states`` (the block's pending configs) before a measured block; nothing for a warm-up.
@@ -80,14 +92,15 @@ class TwinRestarts:
         saved: dict[str, dict[str, Any]] = {}
         facts: dict[str, Any] = {}
         for state in states:
+            if self.cold:
+                facts[state.label] = {"cold": True}
+                continue
             try:
                 saved[state.label] = state.instance.save_cache()
                 facts[state.label] = public(saved[state.label])
-            except CacheNotRestorable as exc:  # nothing was stopped: the run goes on with the servers it has
-                self.on = False
-                self.entry["stopped"] = {"before_block": block.number, "reason": str(exc)}
-                ui.message(f"no more server restarts: {exc}")
-                return
+            except CacheNotRestorable as exc:  # nothing was stopped yet: from now on every twin restarts cold
+                self._go_cold(block, str(exc), ui)
+                return self.before(block, states, ui)
             except Exception as exc:  # noqa: BLE001 - e.g. a server that died: its trial fails and is recovered
                 facts[state.label] = {"error": f"save: {redact(str(exc))[:300]}"}
                 ui.message(f"restart of {state.label} failed (save): {redact(str(exc))[:200]}")
@@ -98,9 +111,12 @@ class TwinRestarts:
                     continue
                 try:
                     if step == "load":
-                        facts[state.label].update(state.instance.load_cache(saved[state.label]))
+                        if not self.cold:
+                            facts[state.label].update(state.instance.load_cache(saved[state.label]))
+                    elif step == "stop":
+                        state.instance.stop()
                     else:
-                        getattr(state.instance, step)()
+                        state.instance.start()
                 except Exception as exc:  # noqa: BLE001 - its trial fails next and is recovered like any other
                     facts[state.label]["error"] = f"{step}: {redact(str(exc))[:300]}"
                     ui.message(f"restart of {state.label} failed ({step}): {redact(str(exc))[:200]}")

@@ -66,6 +66,7 @@ class QuerySchedule:
             self._run_as_blocks(block, pending)
             return True
         self.entry["effective"] = "query"
+        self.entry.update(orch.workload.schedule_facts())
         self._interleave(block, pending, recs, {k: v for k, v in trials.items() if v is not None})
         return True
 
@@ -77,7 +78,7 @@ class QuerySchedule:
                     trials: dict[str, SteppedTrial]) -> None:
         orch = self.orch
         steps = list(trials[pending[0].label].steps)
-        repeat = orch.plan.repeat
+        repeat = trials[pending[0].label].rounds or orch.plan.repeat
         name = orch.regimes.trial_name(block)
         orch.ui.task_started("trial", f"{name}: {len(pending)} configs step by step{orch.progress_note()}",
                              len(steps) * repeat)

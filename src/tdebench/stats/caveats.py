@@ -82,9 +82,10 @@ def resolution_hint(o: Overhead, summaries: Mapping[SeriesKey, Summary]) -> str:
     need = trials_needed(effect, cv)
     if need is None:
         return ""
+    units = "rounds" if o.pairing_unit == "round" else "trials"
     if need <= o.n:
-        return "; a few more trials would settle it"
-    return f"; about {need} trials would resolve {effect:.1f}%"
+        return f"; a few more {units} would settle it"
+    return f"; about {need} {units} would resolve {effect:.1f}%"
 
 
 def unresolved_text(o: Overhead, summaries: Mapping[SeriesKey, Summary], alpha: float = 0.05) -> str:

@@ -63,6 +63,7 @@ class Row:
     metric: str
     value: float
     unit: str
+    round: int = 0  # the interleaved schedule's round inside the block; 0: the block is the pairing unit
 
     @property
     def key(self) -> SeriesKey:
@@ -70,13 +71,25 @@ class Row:
         return SeriesKey(self.engine, self.config, self.workload, self.test, self.step, self.metric)
 
 
+ROUNDS_PER_BLOCK = 1_000_000  # unit ids: block * this + round, in time order and unique
+
+
 @dataclass(frozen=True)
 class Sample:
-    """The values of one series with the block each value was measured in."""
+    """The values of one series with the block (and round, for the interleaved OLTP schedule) each value was
+    measured in. The pairing unit of a value is its block and round: twins are paired per round where rounds
+    exist, else per block."""
 
     values: np.ndarray
     blocks: np.ndarray
     trials: np.ndarray | None = None
+    rounds: np.ndarray | None = None
+
+    @property
+    def units(self) -> np.ndarray:
+        """One id per value for its pairing unit (block and round), increasing in time order."""
+        rounds = self.rounds if self.rounds is not None else np.zeros_like(self.blocks)
+        return self.blocks.astype(np.int64) * ROUNDS_PER_BLOCK + rounds.astype(np.int64)
 
     @property
     def one_off(self) -> bool:
@@ -105,15 +118,18 @@ class Measurements:
 
     @cached_property
     def series(self) -> dict[SeriesKey, Sample]:
-        """Values and blocks per series, in file order; one value per block and trial. Values measured in the same
-        block and trial (the concurrent streams of a TPC-H throughput test) are one observation, their mean:
-        streams that ran side by side are not independent replicates, and counting each as one would narrow
-        intervals and p-values for nothing (pseudo-replication)."""
-        cols: dict[SeriesKey, dict[tuple[int, int], list[float]]] = {}
+        """Values and blocks per series, in file order; one value per block, round and trial. Values measured in
+        the same block, round and trial (the concurrent streams of a TPC-H throughput test) are one observation,
+        their mean: streams that ran side by side are not independent replicates, and counting each as one would
+        narrow intervals and p-values for nothing (pseudo-replication). The rounds of an interleaved schedule are
+        measured one after the other, each config in turn: each is one observation."""
+        cols: dict[SeriesKey, dict[tuple[int, int, int], list[float]]] = {}
         for row in self.rows:
-            cols.setdefault(row.key, {}).setdefault((row.block, row.trial), []).append(row.value)
+            cols.setdefault(row.key, {}).setdefault((row.block, row.round, row.trial), []).append(row.value)
         return {k: Sample(np.asarray([float(np.mean(v)) for v in units.values()], dtype=float),
-                          np.asarray([b for b, _ in units], dtype=int), np.asarray([t for _, t in units], dtype=int))
+                          np.asarray([b for b, _, _ in units], dtype=int),
+                          np.asarray([t for _, _, t in units], dtype=int),
+                          np.asarray([r for _, r, _ in units], dtype=int))
                 for k, units in cols.items()}
 
     def all_keys(self) -> list[SeriesKey]:
@@ -180,7 +196,7 @@ def _keep(m: Measurements, rec: Mapping[str, str], key: SeriesKey, block: int) -
         block=block, trial=_int(rec.get("trial")) or 0, config=key.config, engine=key.engine,
         encryption=m.encryption.get(key.config, ""), workload=key.workload, test=key.test,
         stream=_int(rec.get("stream"), default=None), step=key.step, metric=key.metric,
-        value=value, unit=(rec.get("unit") or "").strip(),
+        value=value, unit=(rec.get("unit") or "").strip(), round=_int(rec.get("round")) or 0,
     ))
     m.units.setdefault(key, (rec.get("unit") or "").strip())
 

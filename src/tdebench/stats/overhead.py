@@ -13,7 +13,7 @@ import numpy as np
 
 from tdebench.api.regime import ratio_of
 from tdebench.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-from tdebench.stats.interval import DEFAULT_METHOD, IntervalMethod, overhead_interval
+from tdebench.stats.interval import DEFAULT_METHOD, IntervalMethod, overhead_interval, rounds_interval
 from tdebench.stats.load import Measurements, Sample, SeriesKey, is_plain
 
 
@@ -63,6 +63,8 @@ class Overhead:
     paired: bool = False
     ci_method: str = ""
     p_method: str = ""
+    #: what one paired observation is: "block", or "round" (the interleaved OLTP schedule); "" when unpaired
+    pairing_unit: str = ""
 
     @property
     def key(self) -> SeriesKey:
@@ -96,12 +98,14 @@ def significance(p_value: float | None, ci_spans_zero: bool, alpha: float = 0.05
 
 
 def pair_by_block(base: Sample, other: Sample) -> tuple[np.ndarray, np.ndarray] | None:
-    """Values of both sides ordered by block when both have one value in exactly the same blocks."""
+    """Values of both sides ordered by pairing unit (block, and round where the schedule has rounds) when both
+    have one value in exactly the same units."""
     if base.n != other.n or base.n < 2:
         return None
-    if len(set(base.blocks.tolist())) != base.n or set(base.blocks.tolist()) != set(other.blocks.tolist()):
+    mine, theirs = base.units, other.units
+    if len(set(mine.tolist())) != base.n or set(mine.tolist()) != set(theirs.tolist()):
         return None
-    return base.values[np.argsort(base.blocks)], other.values[np.argsort(other.blocks)]
+    return base.values[np.argsort(mine)], other.values[np.argsort(theirs)]
 
 
 def compare_samples(base: Sample, other: Sample, *, seed: int = DEFAULT_SEED,
@@ -110,8 +114,9 @@ def compare_samples(base: Sample, other: Sample, *, seed: int = DEFAULT_SEED,
     """``other`` vs ``base`` in percent with CI and p (paired by block when the blocks match)."""
     pairs = pair_by_block(base, other) if allow_pairing else None
     b, o = pairs if pairs is not None else (base.values, other.values)
-    iv = overhead_interval(b, o, paired=pairs is not None, method=method, seed=seed,
-                           n_resamples=n_resamples)
+    iv = rounds_interval(b, o) if pairs is not None and _pairing_unit(other) == "round" else None
+    iv = iv or overhead_interval(b, o, paired=pairs is not None, method=method, seed=seed,
+                                 n_resamples=n_resamples)
     return Comparison(
         n_base=base.n, n_other=other.n, median_base=float(np.median(base.values)),
         median_other=float(np.median(other.values)), pct=iv.estimate * 100.0,
@@ -119,6 +124,10 @@ def compare_samples(base: Sample, other: Sample, *, seed: int = DEFAULT_SEED,
         ci_high_pct=iv.ci[1] * 100.0 if iv.ci else None,
         p_value=iv.p_value, paired=pairs is not None, ci_method=iv.ci_method, p_method=iv.p_method,
     )
+
+
+def _pairing_unit(sample: Sample) -> str:
+    return "round" if sample.rounds is not None and sample.rounds.any() else "block"
 
 
 def config_engines(m: Measurements) -> dict[str, str]:
@@ -161,6 +170,6 @@ def compute_overheads(m: Measurements, *, baselines: Mapping[str, str] | None = 
             p_value=c.p_value, test=key.test, metric=key.metric, unit=m.units.get(key, ""),
             encryption=m.encryption.get(key.config, ""), plain_config=plain,
             n_plain=c.n_base, n_config=c.n_other, paired=c.paired, ci_method=c.ci_method,
-            p_method=c.p_method,
+            p_method=c.p_method, pairing_unit=_pairing_unit(sample) if c.paired else "",
         ))
     return out

@@ -21,14 +21,25 @@ from tdebench.stats.sequential import StoppingRule, lag1, variance_factor
 
 
 def paired_blocks(m: Measurements, key: SeriesKey, base: str) -> tuple[np.ndarray, np.ndarray]:
-    """(plain, config) values of series ``key`` in the blocks both it and config ``base`` have, in block order."""
+    """(plain, config) values of series ``key`` in the pairing units (blocks, or blocks and rounds) both it and
+    config ``base`` have, in time order."""
     mine, theirs = m.sample(key), m.sample(key.with_config(base))
     if mine is None or theirs is None:
         return np.array([]), np.array([])
-    a = {int(b): float(v) for b, v in zip(theirs.blocks, theirs.values)}
-    c = {int(b): float(v) for b, v in zip(mine.blocks, mine.values)}
+    a = {int(b): float(v) for b, v in zip(theirs.units, theirs.values)}
+    c = {int(b): float(v) for b, v in zip(mine.units, mine.values)}
     blocks = sorted(set(a) & set(c))
     return np.array([a[b] for b in blocks]), np.array([c[b] for b in blocks])
+
+
+def rule_for(rule: StoppingRule, m: Measurements, key: SeriesKey) -> StoppingRule:
+    """``rule`` for series ``key``: in rounds (its pilot and cap scaled by the rounds per block) when the series is
+    paired by round (the interleaved OLTP schedule), as it is otherwise."""
+    sample = m.sample(key)
+    if sample is None or sample.rounds is None or not sample.rounds.any():
+        return rule
+    per_block = max(int((sample.blocks == b).sum()) for b in set(sample.blocks.tolist()))
+    return rule.for_rounds(per_block)
 
 
 def _p_value(rule: StoppingRule, d: np.ndarray) -> float | None:
@@ -48,6 +59,7 @@ def sequential_row(o: Overhead, m: Measurements, rule: StoppingRule) -> Overhead
     plain, config = paired_blocks(m, o.key, o.plain_config)
     if plain.size < 2 or (plain <= 0).any() or (config <= 0).any():
         return o
+    rule = rule_for(rule, m, o.key)
     d = rule.check_paired(plain, config)
     p = _p_value(rule, np.log(config) - np.log(plain))
     return replace(o, n=d.n, overhead_pct=d.estimate_pct if d.estimate_pct is not None else o.overhead_pct,

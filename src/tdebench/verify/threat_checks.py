@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.engine import Instance
-from tdebench.engines.exposure import files_on_disk
+from tdebench.engines.toolkit.exposure import files_on_disk
 from tdebench.verify import hostfacts
 from tdebench.verify.atrest import count_in_file
-from tdebench.verify.threats import (EXPOSED, NOT_APPLICABLE, NOT_CHECKED, PROTECTED, Needles, Row, backup_rows,
-                                     fmt_bytes, guarded, join_words)
+from tdebench.verify.threat_rows import (EXPOSED, NOT_APPLICABLE, NOT_CHECKED, PROTECTED, Needles, Row, backup_rows,
+                                         fmt_bytes, guarded, join_words)
 
 MAX_PROBE_SLEEP = 3.0  # a slow-query threshold above this is not waited for: the final scan decides
 LOG_HINT = ("turn it on as users do with --server-setting, e.g. general_log=ON or slow_query_log=ON (MariaDB), "

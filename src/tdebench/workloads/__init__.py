@@ -21,7 +21,7 @@ _REGISTRY: dict[str, tuple[Any, Any]] = {
                  "tdebench.workloads.sysbench.options:SysbenchOptions"),
     "crud": ("tdebench.workloads.crud.workload:CrudWorkload", "tdebench.workloads.crud.options:CrudOptions"),
     "backup": ("tdebench.workloads.backup.workload:BackupWorkload", "tdebench.workloads.backup.options:BackupOptions"),
-    "load": ("tdebench.workloads.bulkload.workload:LoadWorkload", "tdebench.workloads.bulkload.options:LoadOptions"),
+    "load": ("tdebench.workloads.load.workload:LoadWorkload", "tdebench.workloads.load.options:LoadOptions"),
     "sql": ("tdebench.workloads.sql.workload:SqlWorkload", "tdebench.workloads.sql.options:SqlOptions"),
     "replay": ("tdebench.workloads.replay.workload:ReplayWorkload",
                "tdebench.workloads.replay.options:ReplayOptions"),
@@ -66,6 +66,11 @@ def unregister(name: str) -> None:
 def check_workload_options(name: str, raw: dict[str, Any]) -> "WorkloadOptions":
     """The workload's validated options; UsageError naming the key, the workload and the allowed keys."""
     return _load(name, 1).parse(raw)
+
+
+def workload_class(name: str) -> "type[Workload]":
+    """The class of workload ``name`` (its class-level facts, e.g. ``pairs_by_round``), without a plan."""
+    return _load(name, 0)
 
 
 def make_workload(plan: "RunPlan", rundir: "RunFiles") -> "Workload":

@@ -1,7 +1,7 @@
 """MariaDB: mariadb-backup (physical, hot) and mariadb-dump (logical), each plain and gzip-compressed.
 
-Connection options come from the public ``MariadbInstance.client_argv()`` (password through an inherited
-pipe). With TDE, ``mariadb-backup --backup`` and ``--prepare`` load the ``file_key_management`` plugin
+The tools reach the server through the instance's :meth:`~tdebench.api.engine.Instance.tool_access` (the password
+through an inherited pipe); physical restores replace :meth:`~tdebench.api.engine.Instance.server_files`. With TDE, ``mariadb-backup --backup`` and ``--prepare`` load the ``file_key_management`` plugin
 themselves and need the file key that the engine writes only while the server starts: ``key_material()``
 (see :class:`tdebench.api.engine.Instance`) makes it available for the duration of the tool and removes it
 after.
@@ -10,39 +10,11 @@ after.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
-from tdebench.engines.process import find_binary
 from tdebench.errors import EnvironmentProblem
 from tdebench.workloads.backup import tools
 from tdebench.workloads.backup.kinds import RESTORE_DB, BackupKind, Context, KindInfo, Stopwatch
-
-PACKAGE = "mariadb-backup"
-BIN_DIRS = (Path("/usr/bin"), Path("/usr/local/mysql/bin"))
-
-
-def binary(name: str) -> str:
-    names = {"mariadb-backup": ("mariadb-backup", "mariabackup"), "mariadb-dump": ("mariadb-dump", "mysqldump"),
-             "mbstream": ("mbstream",), "mariadb": ("mariadb", "mysql")}[name]
-    package = PACKAGE if name in ("mariadb-backup", "mbstream") else "mariadb-client"
-    return str(find_binary(names, BIN_DIRS, package))
-
-
-@contextmanager
-def client(instance: Any, tool: str, database: str | None = None) -> Iterator[tuple[list[str], int]]:
-    """(argv prefix for ``tool`` with credentials and target, fd to pass) built from ``client_argv()``."""
-    argv, fd = instance.client_argv()
-    try:
-        target = [a for a in argv if a.startswith(("--socket=", "--host=", "--port="))]
-        prefix = [binary(tool), argv[1], *target]
-        yield prefix + ([database] if database else []), fd
-    finally:
-        import os
-
-        os.close(fd)
 
 
 def _count(ctx: Context, schema: str | None) -> dict[str, int]:
@@ -71,12 +43,13 @@ class MariadbBackupKind(BackupKind):
         inst = ctx.state.instance
         work = ctx.scratch / "mb-work"
         target = ctx.scratch / ("mariadb_backup.xb.gz" if self.info.compressed else "mariadb_backup")
-        with client(inst, "mariadb-backup") as (argv, fd), inst.key_material():
+        with inst.tool_access() as access, inst.key_material():
             if self.info.compressed:
-                tools.run([*argv, "--backup", "--stream=mbstream", f"--target-dir={work}"], stdout=target,
-                          gzip_out=True, pass_fds=[fd])
+                tools.run(access.argv("mariadb-backup", "--backup", "--stream=mbstream", f"--target-dir={work}"),
+                          stdout=target, gzip_out=True, pass_fds=access.pass_fds)
             else:
-                tools.run([*argv, "--backup", f"--target-dir={target}"], pass_fds=[fd])
+                tools.run(access.argv("mariadb-backup", "--backup", f"--target-dir={target}"),
+                          pass_fds=access.pass_fds)
         tools.discard(work)
         return target
 
@@ -87,32 +60,35 @@ class MariadbBackupKind(BackupKind):
 
     def restore(self, ctx: Context, artifact: Path) -> float:
         inst = ctx.state.instance
+        files = inst.server_files()
         clock = Stopwatch()
         prepared = ctx.scratch / "mb-restore"
         tools.discard(prepared)
+        with inst.tool_access() as access:
+            tool = access.tool
         with clock:
             if self.info.compressed:
                 prepared.mkdir()
-                tools.run([binary("mbstream"), "-x", "-C", str(prepared)], stdin=artifact, gunzip_in=True)
+                tools.run([tool("mbstream"), "-x", "-C", str(prepared)], stdin=artifact, gunzip_in=True)
             else:
                 shutil.copytree(artifact, prepared, symlinks=True)
             with inst.key_material():
-                tools.run([binary("mariadb-backup"), "--prepare", f"--target-dir={prepared}"])
-        inst.stop()
-        aside = tools.set_aside(inst.datadir)
+                tools.run([tool("mariadb-backup"), "--prepare", f"--target-dir={prepared}"])
+        inst.stop_server()
+        aside = tools.set_aside(files.directory)
         try:
             with clock:
-                tools.run([binary("mariadb-backup"), "--copy-back", f"--target-dir={prepared}",
-                           f"--datadir={inst.datadir}"])
-                tools.give_to(inst.datadir, inst.user)
-                inst.start()
+                tools.run([tool("mariadb-backup"), "--copy-back", f"--target-dir={prepared}",
+                           f"--datadir={files.directory}"])
+                tools.give_to(files.directory, files.user)
+                inst.start_server()
             if _count(ctx, None) != ctx.counts:
                 raise EnvironmentProblem("the restored MariaDB data directory does not hold the loaded rows",
                                          "look at the server log of the instance")
         except BaseException:
-            inst.stop()
-            tools.put_back(aside, inst.datadir)
-            inst.start()
+            inst.stop_server()
+            tools.put_back(aside, files.directory)
+            inst.start_server()
             raise
         tools.discard(aside)
         tools.discard(prepared)
@@ -132,9 +108,10 @@ class MariadbDumpKind(BackupKind):
 
     def backup(self, ctx: Context) -> Path:
         target = ctx.scratch / ("dump.sql.gz" if self.info.compressed else "dump.sql")
-        with client(ctx.state.instance, "mariadb-dump") as (argv, fd):
-            tools.run([*argv, "--single-transaction", "--quick", "--skip-lock-tables", "--hex-blob", "tpch"],
-                      stdout=target, gzip_out=self.info.compressed, pass_fds=[fd])
+        with ctx.state.instance.tool_access() as access:
+            tools.run(access.argv("mariadb-dump", "--single-transaction", "--quick", "--skip-lock-tables",
+                                  "--hex-blob", "tpch"),
+                      stdout=target, gzip_out=self.info.compressed, pass_fds=access.pass_fds)
         return target
 
     def scan_paths(self, ctx: Context, artifact: Path) -> list[Path]:
@@ -149,8 +126,9 @@ class MariadbDumpKind(BackupKind):
         finally:
             conn.close()
         clock = Stopwatch()
-        with client(ctx.state.instance, "mariadb", RESTORE_DB) as (argv, fd), clock:
-            tools.run(argv, stdin=artifact, gunzip_in=self.info.compressed, pass_fds=[fd])
+        with ctx.state.instance.tool_access() as access, clock:
+            tools.run(access.argv("mariadb", RESTORE_DB), stdin=artifact, gunzip_in=self.info.compressed,
+                      pass_fds=access.pass_fds)
         return clock.seconds
 
     def restored_counts(self, ctx: Context) -> dict[str, int]:

@@ -1,46 +1,45 @@
 """PostgreSQL: pg_basebackup (physical) and pg_dump (logical), each plain and gzip-compressed.
 
-Uses the instance's public ``cluster`` (socket directory, port, role, password, ``pgdata``, ``stop``/``start``)
-and ``bindir``. The password reaches the tools through ``PGPASSFILE``: a 0600 file in a fresh 0700 directory,
-removed as soon as the tool has finished. Physical restores stop only the server (a gocryptfs mount stays
-mounted), so ``fs:*`` configs restore inside their encrypted file system; the files are written by the
-server's OS user (:mod:`tdebench.engines.asuser`), the only user such a mount admits.
+The tools reach the server through the instance's :meth:`~tdebench.api.engine.Instance.tool_access` (libpq
+environment, the password in a temporary ``PGPASSFILE``). Physical restores stop only the server
+(:meth:`~tdebench.api.engine.Instance.stop_server`: a gocryptfs mount stays mounted), so ``fs:*`` configs restore
+inside their encrypted file system; the files are written by the server's OS user
+(:meth:`~tdebench.api.engine.Instance.server_files`, :mod:`tdebench.engines.toolkit.asuser`), the only user such a mount
+admits.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+import pwd
 from pathlib import Path
-from typing import Any
 
-from tdebench.engines import asuser
-from tdebench.engines.fsencrypt import temp_secret_file
-from tdebench.engines.postgres_server import ROLE
+from tdebench.engines.toolkit import asuser
 from tdebench.errors import EnvironmentProblem
 from tdebench.workloads.backup import tools
 from tdebench.workloads.backup.kinds import RESTORE_DB, BackupKind, Context, KindInfo, Stopwatch
 
 
-@contextmanager
-def pg_env(instance: Any) -> Iterator[dict[str, str]]:
-    """Environment for libpq tools: socket, port, role and a temporary PGPASSFILE."""
-    cluster = instance.cluster
-    host = "127.0.0.1" if cluster.tcp else str(cluster.socket_dir)
-    with temp_secret_file(f"*:*:*:{ROLE}:{cluster.password}\n") as passfile:
-        yield {"PGHOST": host, "PGPORT": str(cluster.port), "PGUSER": ROLE, "PGPASSFILE": str(passfile),
-               "PGAPPNAME": "tdebench-backup"}
-
-
-def tool(instance: Any, name: str) -> str:
-    return str(Path(instance.bindir) / name)
-
-
 def _count(ctx: Context, database: str) -> dict[str, int]:
     inst = ctx.state.instance
-    with inst.cluster.connect(database, autocommit=True) as conn:
-        return {t: int(conn.execute(f"SELECT COUNT(*) FROM {inst.relation_name(t)}").fetchone()[0])
-                for t in ctx.tables}
+    conn = inst.connect_to(database)
+    try:
+        cur = conn.cursor()
+        out = {}
+        for table in ctx.tables:
+            cur.execute(f"SELECT COUNT(*) FROM {inst.relation_name(table)}")
+            out[table] = int(cur.fetchone()[0])
+        return out
+    finally:
+        conn.close()
+
+
+def _execute(ctx: Context, sql: str) -> None:
+    """One statement on the server's maintenance database (CREATE/DROP DATABASE)."""
+    conn = ctx.state.instance.connect_to("postgres")
+    try:
+        conn.cursor().execute(sql)
+    finally:
+        conn.close()
 
 
 class PgBasebackupKind(BackupKind):
@@ -55,9 +54,9 @@ class PgBasebackupKind(BackupKind):
         inst = ctx.state.instance
         target = ctx.scratch / self.info.name
         fmt = ["-Ft", "-z"] if self.info.compressed else ["-Fp"]
-        with pg_env(inst) as env:
-            tools.run([tool(inst, "pg_basebackup"), "-D", str(target), *fmt, "-X", "stream", "--checkpoint=fast"],
-                      env=env)
+        with inst.tool_access() as access:
+            tools.run(access.argv("pg_basebackup", "-D", str(target), *fmt, "-X", "stream", "--checkpoint=fast"),
+                      env=dict(access.env))
         return target
 
     def scan_paths(self, ctx: Context, artifact: Path) -> list[Path]:
@@ -65,7 +64,7 @@ class PgBasebackupKind(BackupKind):
             return [artifact]
         return [tools.gunzip_to(p, ctx.scratch / f"scan-{p.name[:-3]}") for p in sorted(artifact.glob("*.tar.gz"))]
 
-    def _unpack(self, artifact: Path, pgdata: Path, user: Any) -> None:
+    def _unpack(self, artifact: Path, pgdata: Path, user: pwd.struct_passwd | None) -> None:
         """Put the backup in place as the server's OS user (a gocryptfs mount admits only that user)."""
         if not self.info.compressed:
             asuser.copy_tree(user, artifact, pgdata)
@@ -80,25 +79,25 @@ class PgBasebackupKind(BackupKind):
 
     def restore(self, ctx: Context, artifact: Path) -> float:
         inst = ctx.state.instance
-        cluster = inst.cluster
-        user = cluster.user
+        files = inst.server_files()
+        pgdata, user = files.directory, files.user
         clock = Stopwatch()
-        cluster.stop()
-        aside = cluster.pgdata.with_name(cluster.pgdata.name + ".before-restore")
+        inst.stop_server()
+        aside = pgdata.with_name(pgdata.name + ".before-restore")
         asuser.remove_tree(user, aside)
-        asuser.rename(user, cluster.pgdata, aside)
+        asuser.rename(user, pgdata, aside)
         try:
             with clock:
-                self._unpack(artifact, cluster.pgdata, user)
-                cluster.start()
+                self._unpack(artifact, pgdata, user)
+                inst.start_server()
             if _count(ctx, "tpch") != ctx.counts:
                 raise EnvironmentProblem("the restored PostgreSQL data directory does not hold the loaded rows",
                                          "look at the server log of the instance")
         except BaseException:
-            cluster.stop()
-            asuser.remove_tree(user, cluster.pgdata)
-            asuser.rename(user, aside, cluster.pgdata)
-            cluster.start()
+            inst.stop_server()
+            asuser.remove_tree(user, pgdata)
+            asuser.rename(user, aside, pgdata)
+            inst.start_server()
             raise
         asuser.remove_tree(user, aside)
         return clock.seconds
@@ -119,8 +118,8 @@ class PgDumpKind(BackupKind):
         inst = ctx.state.instance
         target = ctx.scratch / ("dump.sql.gz" if self.info.compressed else "dump.sql")
         level = ["-Z", str(tools.GZIP_LEVEL)] if self.info.compressed else []
-        with pg_env(inst) as env:
-            tools.run([tool(inst, "pg_dump"), "-d", "tpch", "-Fp", *level, "-f", str(target)], env=env)
+        with inst.tool_access() as access:
+            tools.run(access.argv("pg_dump", "-d", "tpch", "-Fp", *level, "-f", str(target)), env=dict(access.env))
         return target
 
     def scan_paths(self, ctx: Context, artifact: Path) -> list[Path]:
@@ -129,20 +128,18 @@ class PgDumpKind(BackupKind):
     def restore(self, ctx: Context, artifact: Path) -> float:
         inst = ctx.state.instance
         self.cleanup(ctx)
-        with inst.cluster.connect("postgres", autocommit=True) as conn:
-            conn.execute(f"CREATE DATABASE {RESTORE_DB}")
+        _execute(ctx, f"CREATE DATABASE {RESTORE_DB}")
         clock = Stopwatch()
-        with pg_env(inst) as env, clock:
-            tools.run([tool(inst, "psql"), "-d", RESTORE_DB, "-q", "-X", "-v", "ON_ERROR_STOP=1"],
-                      stdin=artifact, gunzip_in=self.info.compressed, env=env)
+        with inst.tool_access() as access, clock:
+            tools.run(access.argv("psql", "-d", RESTORE_DB, "-q", "-X", "-v", "ON_ERROR_STOP=1"),
+                      stdin=artifact, gunzip_in=self.info.compressed, env=dict(access.env))
         return clock.seconds
 
     def restored_counts(self, ctx: Context) -> dict[str, int]:
         return _count(ctx, RESTORE_DB)
 
     def cleanup(self, ctx: Context) -> None:
-        with ctx.state.instance.cluster.connect("postgres", autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {RESTORE_DB}")
+        _execute(ctx, f"DROP DATABASE IF EXISTS {RESTORE_DB}")
 
 
 def kinds() -> list[BackupKind]:

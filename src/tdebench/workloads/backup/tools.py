@@ -1,7 +1,7 @@
 """Running backup tools: subprocesses with optional gzip pipes, timing, tool CPU, moving data directories.
 
 Secrets never go on a command line: MariaDB tools read the password from an inherited pipe
-(``--defaults-extra-file=/dev/fd/N``, what ``MariadbInstance.client_argv`` sets up), PostgreSQL tools from a
+(``--defaults-extra-file=/dev/fd/N``, as :meth:`Instance.tool_access` hands it out), PostgreSQL tools from a
 ``PGPASSFILE`` that is a 0600 file in a fresh 0700 directory, deleted right after.
 """
 

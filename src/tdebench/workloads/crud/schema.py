@@ -14,6 +14,7 @@ card: 8 bytes each, INT age: 4 bytes), summed over the rows of the batch.
 
 from __future__ import annotations
 
+from tdebench.api.dialect import Dialect, as_dialect
 from tdebench.api.tables import ColumnSpec, TableSpec
 
 TABLES = ("persons", "persons_stage", "persons_undo")
@@ -21,43 +22,28 @@ COLUMNS = ("id", "first_name", "last_name", "age", "credit_card", "address", "ci
 TEXT_COLUMNS = ("first_name", "last_name", "address", "city_of_birth", "gender")
 FIXED_BYTES_PER_ROW = 8 + 4 + 8  # id BIGINT, age INT, credit_card BIGINT
 
-_TYPES = {
-    "sqlite": {"bigint": "INTEGER", "int": "INTEGER", "text": "TEXT"},
-    "mariadb": {"bigint": "BIGINT", "int": "INT", "text": "VARCHAR({})"},
-    "postgres": {"bigint": "BIGINT", "int": "INTEGER", "text": "VARCHAR({})"},
-}
-_LOGICAL = (("id", "bigint", 0), ("first_name", "text", 64), ("last_name", "text", 64), ("age", "int", 0),
-            ("credit_card", "bigint", 0), ("address", "text", 128), ("city_of_birth", "text", 64),
-            ("gender", "text", 8))
+_PORTABLE = (("id", "bigint"), ("first_name", "varchar(64)"), ("last_name", "varchar(64)"), ("age", "int"),
+             ("credit_card", "bigint"), ("address", "varchar(128)"), ("city_of_birth", "varchar(64)"),
+             ("gender", "varchar(8)"))
 
 
 def table_spec(table: str) -> TableSpec:
     """One of the three tables as the engines load it."""
-    types = {"bigint": "bigint", "int": "int", "text": "varchar({})"}
-    return TableSpec(table, tuple(ColumnSpec(n, types[k].format(size)) for n, k, size in _LOGICAL), ("id",))
+    return TableSpec(table, tuple(ColumnSpec(n, t) for n, t in _PORTABLE), ("id",))
 
 
 TABLE_SPECS: tuple[TableSpec, ...] = tuple(table_spec(t) for t in TABLES)
 
 
-def _check(dialect: str) -> str:
-    if dialect == "mysql":
-        return "mariadb"
-    if dialect not in _TYPES:
-        raise ValueError(f"unknown SQL dialect {dialect!r}; known: {', '.join(_TYPES)}")
-    return dialect
+def create_table_sql(dialect: Dialect | str, table: str) -> str:
+    """CREATE TABLE with the primary key on id (SQLite: a rowid alias; MariaDB: the clustered index), text
+    stored as UTF-8."""
+    d = as_dialect(dialect)
+    cols = ",\n".join(f"  {d.column_sql(c)}" for c in table_spec(table).columns)
+    return f"CREATE TABLE {table} (\n{cols},\n  PRIMARY KEY (id)\n)" + d.create_table_options(d.utf8_table_option)
 
 
-def create_table_sql(dialect: str, table: str) -> str:
-    """CREATE TABLE with the primary key on id (SQLite: a rowid alias; MariaDB: the clustered index)."""
-    dialect = _check(dialect)
-    types = _TYPES[dialect]
-    cols = ",\n".join(f"  {name} {types[kind].format(size)} NOT NULL" for name, kind, size in _LOGICAL)
-    suffix = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4" if dialect == "mariadb" else ""
-    return f"CREATE TABLE {table} (\n{cols},\n  PRIMARY KEY (id)\n){suffix}"
-
-
-def create_all_sql(dialect: str) -> list[str]:
+def create_all_sql(dialect: Dialect | str) -> list[str]:
     return [create_table_sql(dialect, t) for t in TABLES]
 
 
@@ -93,12 +79,12 @@ def reset_sql(rows: int, undo_rows: int) -> list[str]:
             f"WHERE u.id <= {int(undo_rows)} AND NOT EXISTS (SELECT 1 FROM persons p WHERE p.id = u.id)"]
 
 
-def octets(dialect: str, column: str) -> str:
+def octets(dialect: Dialect | str, column: str) -> str:
     """Bytes of a text value as the DBMS stores it (UTF-8)."""
-    return f"LENGTH(CAST({column} AS BLOB))" if _check(dialect) == "sqlite" else f"OCTET_LENGTH({column})"
+    return as_dialect(dialect).octet_length.format(column)
 
 
-def measure_sql(dialect: str, table: str, first: int, last: int) -> str:
+def measure_sql(dialect: Dialect | str, table: str, first: int, last: int) -> str:
     """COUNT(*), value bytes and a cheap checksum of the rows with ids first … last."""
     text = " + ".join(octets(dialect, c) for c in TEXT_COLUMNS)
     return (f"SELECT COUNT(*), COALESCE(SUM({text}), 0) + {FIXED_BYTES_PER_ROW} * COUNT(*), "

@@ -10,10 +10,8 @@ from pathlib import Path
 from sqlglot import exp
 
 from tdebench import serverlog
-from tdebench.sqlnormal import DIALECT, normalize, parse, statement_kind, tables_of
-
-#: sqlnormal's source kinds for the families a workload directory is written in
-KIND_OF_FAMILY = {"mariadb": "mysql", "postgres": "postgres", "sqlite": "sqlite"}
+from tdebench.api.dialect import as_dialect
+from tdebench.sqlnormal import normalize, parse, statement_kind, tables_of
 
 
 @dataclass
@@ -62,7 +60,7 @@ def _undo(tree: exp.Expression, keys: dict[str, list[str]]) -> str | None:
 def read_calls(path: Path, family: str, tables: set[str], keys: dict[str, list[str]],
                database: str | None) -> LogPlan:
     """Every call of the log on ``tables``; ``keys``: table -> primary key columns (for the INSERTs' undo)."""
-    kind = KIND_OF_FAMILY[family]
+    kind = as_dialect(family).sqlglot  # sqlglot's dialect of the family the log is written in
     fmt, stream = serverlog.stream_log(path)
     found: list[tuple[serverlog.Logged, str, str, exp.Expression]] = []
     skipped, seen = 0, 0
@@ -98,7 +96,7 @@ def read_calls(path: Path, family: str, tables: set[str], keys: dict[str, list[s
         undo = _undo(tree, keys) if what == "write" else None
         if what == "write" and undo is None:
             plan.other_writes.append(names[key])
-        call = Call(position, logged.session, tree.sql(dialect=DIALECT[kind]), names[key], what, think, undo)
+        call = Call(position, logged.session, tree.sql(dialect=kind), names[key], what, think, undo)
         plan.calls.append(call)
         plan.sessions.setdefault(logged.session, []).append(call)
     return plan

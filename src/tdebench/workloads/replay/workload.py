@@ -23,7 +23,7 @@ from tdebench.api.workload import RunFiles
 from tdebench.encryption import redact
 from tdebench.workloads.replay.calls import Call, LogPlan
 from tdebench.workloads.replay.options import ReplayOptions
-from tdebench.workloads.sql import answers, portable
+from tdebench.workloads.sql import answer_check as answers, portable
 from tdebench.workloads.sql.steps import begin, rollback
 from tdebench.workloads.sql.workload import SqlWorkload
 

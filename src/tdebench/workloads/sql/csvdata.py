@@ -125,68 +125,87 @@ def _header(file: DataFile, fields: list[str | None], spec: TableSpec) -> list[i
     return [names.index(c) for c in wanted]
 
 
+def _integer(text: str, column: ColumnSpec) -> str:
+    value = text.strip()
+    if not re.fullmatch(r"[+-]?\d+", value):
+        raise ValueError(f"{text!r} is not a whole number")
+    if abs(int(value)) >= _INT_RANGE[column.kind]:
+        raise ValueError(f"{value} does not fit {column.type.upper()}")
+    return str(int(value))
+
+
+def _number(text: str, column: ColumnSpec) -> str:
+    value = text.strip()
+    try:
+        number = Decimal(value)
+    except InvalidOperation:
+        raise ValueError(f"{text!r} is not a number") from None
+    if not number.is_finite():
+        raise ValueError(f"{text!r} is not a finite number")
+    size = column.size
+    if column.kind == "decimal" and len(size) == 2:
+        places = -number.as_tuple().exponent if number.as_tuple().exponent < 0 else 0  # type: ignore[operator]
+        if places > size[1]:
+            raise ValueError(f"{value} has more than {size[1]} decimal places ({column.type})")
+        if abs(number) >= Decimal(10) ** (size[0] - size[1]):
+            raise ValueError(f"{value} does not fit {column.type}")
+    return value
+
+
+def _date(text: str, column: ColumnSpec) -> str:
+    value = text.strip()
+    try:
+        if not _DATE.match(value):
+            raise ValueError
+        date.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a date YYYY-MM-DD") from None
+    return value
+
+
+def _timestamp(text: str, column: ColumnSpec) -> str:
+    match = _TIMESTAMP.match(text.strip())
+    try:
+        if not match:
+            raise ValueError
+        value = f"{match.group(1)} {match.group(2)}"
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a timestamp YYYY-MM-DD HH:MM:SS") from None
+    digits = len(match.group(3) or "")
+    if digits > (column.size[0] if column.size else 0):
+        raise ValueError(f"{text!r} has fractions of a second, which {column.type.upper()} does not keep "
+                         f"(declare TIMESTAMP({digits}) or drop them)")
+    return value
+
+
+def _bool(text: str, column: ColumnSpec) -> str:
+    flag = _BOOL.get(text.strip().lower())
+    if flag is None:
+        raise ValueError(f"{text!r} is not a boolean (true/false, t/f, yes/no, 1/0)")
+    return flag
+
+
+def _text(text: str, column: ColumnSpec) -> str:
+    if column.size and len(text) > column.size[0]:
+        raise ValueError(f"{len(text)} characters, longer than {column.type.upper()}")
+    if "\x00" in text:
+        raise ValueError("a NUL character, which no engine stores in text")
+    return text
+
+
+#: column kind -> the check and normal form of a field of that kind (char, varchar, text: :func:`_text`)
+_CONVERTERS = {"int": _integer, "bigint": _integer, "decimal": _number, "float": _number, "date": _date,
+               "timestamp": _timestamp, "bool": _bool}
+
+
 def _value(text: str | None, column: ColumnSpec, null: str) -> str | None:
     """The field as the data-file value of ``column`` (None = NULL); ValueError with the reason."""
     if text is None or text == null:
         if not column.nullable:
             raise ValueError("NULL in a NOT NULL column" + (" (an empty field is NULL)" if text == "" else ""))
         return None
-    kind, size = column.kind, column.size
-    if kind in ("int", "bigint"):
-        value = text.strip()
-        if not re.fullmatch(r"[+-]?\d+", value):
-            raise ValueError(f"{text!r} is not a whole number")
-        if abs(int(value)) >= _INT_RANGE[kind]:
-            raise ValueError(f"{value} does not fit {column.type.upper()}")
-        return str(int(value))
-    if kind in ("decimal", "float"):
-        value = text.strip()
-        try:
-            number = Decimal(value)
-        except InvalidOperation:
-            raise ValueError(f"{text!r} is not a number") from None
-        if not number.is_finite():
-            raise ValueError(f"{text!r} is not a finite number")
-        if kind == "decimal" and len(size) == 2:
-            places = -number.as_tuple().exponent if number.as_tuple().exponent < 0 else 0  # type: ignore[operator]
-            if places > size[1]:
-                raise ValueError(f"{value} has more than {size[1]} decimal places ({column.type})")
-            if abs(number) >= Decimal(10) ** (size[0] - size[1]):
-                raise ValueError(f"{value} does not fit {column.type}")
-        return value
-    if kind == "date":
-        value = text.strip()
-        try:
-            if not _DATE.match(value):
-                raise ValueError
-            date.fromisoformat(value)
-        except ValueError:
-            raise ValueError(f"{text!r} is not a date YYYY-MM-DD") from None
-        return value
-    if kind == "timestamp":
-        match = _TIMESTAMP.match(text.strip())
-        try:
-            if not match:
-                raise ValueError
-            value = f"{match.group(1)} {match.group(2)}"
-            datetime.fromisoformat(value)
-        except ValueError:
-            raise ValueError(f"{text!r} is not a timestamp YYYY-MM-DD HH:MM:SS") from None
-        digits = len(match.group(3) or "")
-        if digits > (size[0] if size else 0):
-            raise ValueError(f"{text!r} has fractions of a second, which {column.type.upper()} does not keep "
-                             f"(declare TIMESTAMP({digits}) or drop them)")
-        return value
-    if kind == "bool":
-        flag = _BOOL.get(text.strip().lower())
-        if flag is None:
-            raise ValueError(f"{text!r} is not a boolean (true/false, t/f, yes/no, 1/0)")
-        return flag
-    if size and len(text) > size[0]:
-        raise ValueError(f"{len(text)} characters, longer than {column.type.upper()}")
-    if "\x00" in text:
-        raise ValueError("a NUL character, which no engine stores in text")
-    return text
+    return _CONVERTERS.get(column.kind, _text)(text, column)
 
 
 def rows(file: DataFile, spec: TableSpec, null: str) -> Iterator[list[str | None]]:

@@ -12,7 +12,7 @@ from sqlglot.errors import SqlglotError
 
 from tdebench import sqltext
 from tdebench.api.tables import TableSpec
-from tdebench.workloads.sql.sqltext import SqlSyntaxError, parse_statements
+from tdebench.workloads.sql.statements import SqlSyntaxError, parse_statements
 
 
 class Untranslatable(ValueError):

@@ -16,7 +16,7 @@ from tdebench.api.trial import ConfigState
 from tdebench.encryption import redact
 from tdebench.errors import UsageError
 from tdebench.workloads.sql.layout import SqlFile, WorkloadDir, display, variant_name
-from tdebench.workloads.sql.sqltext import parse_statements, tables_used
+from tdebench.workloads.sql.statements import parse_statements, tables_used
 from tdebench.workloads.sql.steps import rollback
 
 _PLANNED = (exp.Query, exp.Insert, exp.Update, exp.Delete)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from tdebench.api.tables import ColumnSpec, TableSpec
-from tdebench.workloads.sql.sqltext import Statement
+from tdebench.workloads.sql.statements import Statement
 
 _T = exp.DataType.Type
 _KINDS: dict[exp.DataType.Type, str] = {

@@ -25,7 +25,7 @@ from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.api.workload import RunFiles, Workload
 from tdebench.encryption import redact
 from tdebench.errors import RunFailed, UsageError
-from tdebench.workloads.sql import answers, data
+from tdebench.workloads.sql import answer_check, data
 from tdebench.workloads.sql.prove import prove as prove_statements
 from tdebench.workloads.sql.csvdata import Converted
 from tdebench.workloads.sql.layout import DirProblem, Step, check_family, check_restore, display
@@ -56,7 +56,7 @@ class SqlWorkload(Workload):
             raise UsageError(str(exc), exc.fix) from None
         self.written = sorted({t for s in writes for t in s.writes_to})
         self.converted: list[Converted] = []
-        self.answer_sets: dict[str, answers.AnswerSet] = {}
+        self.answer_sets: dict[str, answer_check.AnswerSet] = {}
         self.loaded_counts: dict[str, dict[str, int]] = {}
         self.proven: set[str] = set()  # configs whose empty instance planned every statement (schema created)
 
@@ -157,7 +157,7 @@ class SqlWorkload(Workload):
         """Every query once (answers kept), every write and its undo once (row counts checked)."""
         rec.workload = self.name
         failures: list[str] = []
-        answer_set: answers.AnswerSet = {}
+        answer_set: answer_check.AnswerSet = {}
         conn = state.instance.connect()
         try:
             for step in self.steps:
@@ -171,7 +171,7 @@ class SqlWorkload(Workload):
                     continue
                 rec.add("validation", step.name, "elapsed", run.seconds, "s")
                 if step.kind == "query":
-                    answer_set[step.name] = answers.normalize(run.rows)
+                    answer_set[step.name] = answer_check.normalize(run.rows)
                     self._keep_answer(state.label, step.name, run)
             failures += [f"{state.label} validation: {p}" for p in self._undo(state, conn)]
         finally:
@@ -185,7 +185,7 @@ class SqlWorkload(Workload):
             write_answer_csv(self.rundir.answers_dir(label) / f"{name}.csv", run.columns, run.rows)
 
     def answer_verdicts(self, plain_of: dict[str, str | None]) -> dict[str, dict[str, Any]]:
-        return answers.verdicts(self.answer_sets, plain_of)
+        return answer_check.verdicts(self.answer_sets, plain_of)
 
     # trials ----------------------------------------------------------------------------------------------
     def _run(self, state: ConfigState, conn: Connection, step: Step, statements: list[str] | None = None) -> StepRun:
@@ -225,7 +225,7 @@ class SqlWorkload(Workload):
                 rec.add(TEST, step.name, "elapsed", run.seconds, "s")
                 total += step.weight * run.seconds
                 if step.kind == "query":
-                    result.answer_digest[position] = answers.digest(answers.normalize(run.rows))
+                    result.answer_digest[position] = answer_check.digest(answer_check.normalize(run.rows))
             rec.add(TEST, "total", "elapsed", total, "s", status=None if ok else "failed")
             result.failures += self._undo(state, conn)
         finally:

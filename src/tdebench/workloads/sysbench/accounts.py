@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from tdebench.api.engine import Instance
 from tdebench.encryption import generate_password
 
 USER = "tdebench_sysbench"
@@ -61,7 +62,7 @@ def _query(conn: Any, sql: str) -> tuple[Any, ...]:
 
 
 def _mariadb_create(conn: Any, password: str) -> dict[str, str]:
-    from tdebench.engines.mariadb import native_password_hash
+    from tdebench.engines.mariadb.support import native_password_hash
 
     socket, database = _query(conn, "SELECT @@socket, DATABASE()")
     cur = conn.cursor()
@@ -105,11 +106,15 @@ def _postgres_drop(conn: Any) -> None:
     conn.commit()
 
 
+#: wire protocol (:attr:`Dialect.protocol`) -> how an account is made and dropped on a server speaking it
+_ACCOUNT_SQL = (("mysql", _mariadb_create, _mariadb_drop), ("postgres", _postgres_create, _postgres_drop))
+
+
 @contextmanager
-def sysbench_account(instance: Any, protocol: str) -> Iterator[Account]:
+def sysbench_account(instance: Instance, protocol: str) -> Iterator[Account]:
     """An account for sysbench on ``instance`` (a server speaking ``protocol``: ``mysql`` or ``postgres``) that
     exists only inside the ``with`` block."""
-    create, drop = (_mariadb_create, _mariadb_drop) if protocol == "mysql" else (_postgres_create, _postgres_drop)
+    create, drop = next((c, d) for p, c, d in _ACCOUNT_SQL if p == protocol)
     password = generate_password(24)
     conn = instance.connect()
     try:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from tdebench.workloads.options import WorkloadOptions
+from tdebench.workloads.slicing import check_slice, check_slice_fits
 from tdebench.workloads.tpcc.options import parse_duration, parse_vus
 
 TESTS = ("oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_insert")
@@ -24,6 +25,9 @@ class SysbenchOptions(WorkloadOptions):
     table_size: int = Field(10_000, ge=1, le=1_000_000_000)
     seed: int = Field(1, ge=0)  # sysbench --rand-seed (plus the block number; 0 = from the clock)
     range_size: int = Field(100, ge=1)
+    # the interleaved schedule (--schedule query): seconds per measured slice (one sysbench run each); None: the
+    # default (workloads/slicing.py); each test and thread count then runs ceil(duration / slice) rounds per block
+    slice: float | None = None
 
     @field_validator("tests", mode="before")
     @classmethod
@@ -47,12 +51,22 @@ class SysbenchOptions(WorkloadOptions):
     def _seconds(cls, value: Any, info: Any) -> float:
         return parse_duration(value, info.field_name)
 
-    @field_validator("duration", "rampup")
+    @field_validator("slice", mode="before")
     @classmethod
-    def _whole_seconds(cls, value: float) -> float:
-        if value != int(value):
+    def _slice(cls, value: Any) -> float | None:
+        return None if value is None else check_slice(parse_duration(value, "slice"))
+
+    @field_validator("duration", "rampup", "slice")
+    @classmethod
+    def _whole_seconds(cls, value: float | None) -> float | None:
+        if value is not None and value != int(value):
             raise ValueError(f"sysbench takes whole seconds, e.g. {max(1, round(value))}s")
         return value
+
+    @model_validator(mode="after")
+    def _slice_fits(self) -> "SysbenchOptions":
+        check_slice_fits(self.slice, self.duration)
+        return self
 
 
 def parse_options(raw: dict[str, Any]) -> SysbenchOptions:

@@ -8,6 +8,11 @@ transactions); step ``vuN.all``: ``reads``/``writes``/``other`` (queries per sec
 ``latency_p50``/``latency_p95``/``latency_p99`` (from sysbench's histogram), ``latency_avg``, ``latency_min``,
 ``latency_max`` (s), ``errors`` (sysbench's ignored errors: deadlocks, lock wait timeouts) and ``reconnects``.
 The per-second lines go to ``samples/<config>/sysbench-block<NNN>-<test>-vu<N>.csv``.
+
+With the interleaved schedule (``--schedule query``, the default with a warm cache) these values are recorded once
+per slice with its ``round`` (:mod:`tdebench.workloads.sysbench.slices`), with ``vuN.all/server_cpu_while_paused``
+and the engine's counters per transaction in step ``vuN.per_txn`` (:mod:`tdebench.workloads.slicing`); the
+per-second lines go to ``samples/<config>/sysbench-block<NNN>-<test>-vu<N>-slices.csv`` with a ``round`` column.
 """
 
 from __future__ import annotations
@@ -21,31 +26,38 @@ from tdebench.api.dialect import Dialect
 from tdebench.api.events import RunListener
 from tdebench.api.plan import RunPlan
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
-from tdebench.api.workload import RunFiles, Workload
+from tdebench.api.workload import RunFiles, SteppedTrial, Workload
 from tdebench.errors import EnvironmentProblem, UsageError
 from tdebench.workloads.sysbench import runner
 from tdebench.workloads.sysbench.accounts import sysbench_account
 from tdebench.workloads.sysbench.options import parse_options
+from tdebench.workloads.slicing import rounds_for, slice_seconds
 from tdebench.workloads.sysbench.output import Report
+from tdebench.workloads.sysbench.slices import SlicedSysbenchTrial
 from tdebench.workloads.tpcc.workload import server_cpu
 
 PROTOCOLS = ("mysql", "postgres")  # the servers sysbench has drivers for
 
 
-def record_report(rec: Recorder, test: str, threads: int, report: Report) -> None:
-    """The measurements of one sysbench step (names in the module docstring)."""
+def record_report(rec: Recorder, test: str, threads: int, report: Report, round: int | None = None) -> None:
+    """The measurements of one sysbench step, or of one slice of it in ``round`` (names in the module
+    docstring)."""
     step, details = f"vu{threads}", f"vu{threads}.all"
-    rec.add(test, step, "tps", report.tps, "tps")
-    rec.add(test, step, "qps", report.qps, "qps")
-    rec.add(test, step, "tpm", report.tps * 60, "tpm")
+
+    def add(sub: str, metric: str, value: float, unit: str) -> None:
+        rec.add(test, sub, metric, value, unit, round=round)
+
+    add(step, "tps", report.tps, "tps")
+    add(step, "qps", report.qps, "qps")
+    add(step, "tpm", report.tps * 60, "tpm")
     window = report.transactions / report.tps if report.tps else 0.0
     for name in ("reads", "writes", "other"):
-        rec.add(test, details, name, getattr(report, name) / window if window else 0.0, "qps")
-    rec.add(test, details, "transactions", report.transactions, "txn")
-    rec.add(test, details, "errors", report.errors, "count")
-    rec.add(test, details, "reconnects", report.reconnects, "count")
+        add(details, name, getattr(report, name) / window if window else 0.0, "qps")
+    add(details, "transactions", report.transactions, "txn")
+    add(details, "errors", report.errors, "count")
+    add(details, "reconnects", report.reconnects, "count")
     for key, value in sorted(report.latency.items()):
-        rec.add(test, details, f"latency_{key}", value, "s")
+        add(details, f"latency_{key}", value, "s")
 
 
 def write_series(path: Path, report: Report, rampup: float) -> Path:
@@ -61,12 +73,26 @@ def write_series(path: Path, report: Report, rampup: float) -> Path:
     return path
 
 
+def append_series(path: Path, report: Report, round: int) -> Path:
+    """The per-second lines of one slice, appended with its round."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    new = not path.exists()
+    with open(path, "a", newline="", encoding="utf-8") as handle:
+        out = csv.writer(handle)
+        if new:
+            out.writerow(["round", "second", "threads", "tps", "qps", "latency_pct", "latency_ms", "errors_per_s"])
+        for i in report.intervals:
+            out.writerow([round, i.second, i.threads, i.tps, i.qps, i.latency_pct, i.latency_ms, i.errors])
+    return path
+
+
 class SysbenchWorkload(Workload):
     """sysbench oltp_* tests against tdebench's instances."""
 
     name = "sysbench"
     database = "sbtest"
     known_plaintext: tuple[str, ...] = ()  # sysbench's data are random digits: the canaries do the at-rest proof
+    pairs_by_round = True  # the interleaved schedule (slices.py)
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
         super().__init__(plan, rundir)
@@ -115,6 +141,34 @@ class SysbenchWorkload(Workload):
         rec.add("load", "sbtest", "rows", self.opts.tables * self.opts.table_size, "rows")
         return {"load_seconds": round(outcome.seconds, 6), "load_rows": self.opts.tables * self.opts.table_size,
                 "sysbench": runner.sysbench_version()}
+
+    def headline(self) -> tuple[str, str, str]:
+        """Transactions per second of the first test at the largest thread count."""
+        return (self.opts.tests[0], f"vu{max(self.opts.vus)}", "tps")
+
+    def precision_target(self, target: str) -> tuple[str, str, str] | None:
+        """TPS, server CPU per transaction, or the latency percentile (sysbench's histogram) of the first test
+        at the largest thread count."""
+        test, step = self.opts.tests[0], f"vu{max(self.opts.vus)}"
+        return {"headline": self.headline(), "cpu": (test, step, "server_cpu_per_txn"),
+                **{f"p{p}": (test, f"{step}.all", f"latency_p{p}") for p in (50, 95, 99)}}.get(target)
+
+    def stepped_trial(self, state: ConfigState, block: int, rec: Recorder, repeat: int) -> SteppedTrial:
+        """The interleaved schedule: one sysbench run per slice (:mod:`tdebench.workloads.sysbench.slices`)."""
+        rec.workload = self.name
+        return SlicedSysbenchTrial(state, block, rec, self.opts, self)
+
+    def schedule_facts(self) -> dict[str, Any]:
+        return {"slice_s": slice_seconds(self.opts.slice, self.opts.duration),
+                "rounds_per_step": rounds_for(self.opts.slice, self.opts.duration),
+                "rampup_s": self.opts.rampup, "pairing_unit": "the round: one slice (one sysbench run) of every config"}
+
+    def record_slice(self, trial: SlicedSysbenchTrial, test: str, threads: int, round: int, report: Report) -> None:
+        """One slice's measurements (with its round) and its per-second lines."""
+        record_report(trial.rec, test, threads, report, round)
+        path = (self.rundir.path / "samples" / trial.state.label /
+                f"sysbench-block{trial.block:03d}-{test}-vu{threads}-slices.csv")
+        append_series(path, report, round)
 
     def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
         rec.workload = self.name

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from tdebench.api.engine import Connection
+from tdebench.api.engine import Connection, Instance
 from tdebench.workloads.tpcc.schema import UNDELIVERED_CARRIER, UNDELIVERED_DATE
 
 CONDITIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12)
@@ -256,7 +256,7 @@ def check(conn: Connection, commit: bool = True) -> dict[str, Violations]:
     return out
 
 
-def check_instance(instance: Any) -> dict[str, Violations]:
+def check_instance(instance: Instance) -> dict[str, Violations]:
     """:func:`check` on a fresh connection."""
     conn = instance.connect()
     try:

@@ -84,7 +84,20 @@ class StepResult:
         return path
 
 
-def _configs(opts: TpccOptions, vus: int, seed: int, procedures: bool) -> list[VuConfig]:
+    def append_series(self, path: Path, round: int) -> Path:
+        """Per-second throughput of one slice of the interleaved schedule, appended with its round."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        new = not path.exists()
+        with open(path, "a", newline="", encoding="utf-8") as handle:
+            out = csv.writer(handle)
+            if new:
+                out.writerow(["round", "second", "committed", "new_orders", "tpm_rate", "nopm_rate"])
+            for second, (committed, new_orders) in enumerate(self.per_second):
+                out.writerow([round, second, committed, new_orders, committed * 60, new_orders * 60])
+        return path
+
+
+def vu_configs(opts: TpccOptions, vus: int, seed: int, procedures: bool) -> list[VuConfig]:
     """VU i gets home warehouse (i mod W) + 1, as HammerDB assigns them."""
     return [VuConfig(i, Terminal(i % opts.warehouses + 1, opts.warehouses), seed * 1000 + i, opts.rampup,
                      opts.duration, opts.keying_thinking, opts.think_scale, opts.max_retries, opts.lock_wait,
@@ -124,7 +137,7 @@ def run_step(instance: Instance, dialect: Dialect, opts: TpccOptions, vus: int, 
     result = StepResult(vus, opts.duration)
     procs, pipes = [], {}
     try:
-        for cfg in _configs(opts, vus, seed, resolve_mode(opts.mode, dialect) == "procedures"):
+        for cfg in vu_configs(opts, vus, seed, resolve_mode(opts.mode, dialect) == "procedures"):
             receiver, sender = ctx.Pipe(duplex=False)
             proc = ctx.Process(target=vu_main, args=(instance, dialect, cfg, sender, go, start, abort),
                                name=f"tdebench-tpcc-vu{cfg.index + 1}", daemon=True)

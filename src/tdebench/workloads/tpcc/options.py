@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from tdebench.workloads.options import WorkloadOptions
+from tdebench.workloads.slicing import check_slice, check_slice_fits
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|m|min|h)?\s*$", re.I)
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
@@ -69,6 +70,9 @@ class TpccOptions(WorkloadOptions):
     vus: list[int] = Field(default_factory=lambda: [1])
     duration: float = Field(60.0, gt=0)
     rampup: float = Field(10.0, ge=0)
+    # the interleaved schedule (--schedule query): seconds per measured slice; None: the default
+    # (workloads/slicing.py); each step then runs ceil(duration / slice) rounds per block
+    slice: float | None = None
     keying_thinking: bool = False  # TPC-C keying and thinking times (clause 5.2.5); off like HammerDB's default
     think_scale: float = Field(1.0, gt=0, le=10)  # multiplies the keying/thinking times (e.g. 0.01 for a demo)
     seed: int = 20240607  # data generation; transactions draw from per-VU seeds derived from it and the block
@@ -89,6 +93,16 @@ class TpccOptions(WorkloadOptions):
     @classmethod
     def _seconds(cls, value: Any, info: Any) -> float:
         return parse_duration(value, info.field_name)
+
+    @field_validator("slice", mode="before")
+    @classmethod
+    def _slice(cls, value: Any) -> float | None:
+        return None if value is None else check_slice(parse_duration(value, "slice"))
+
+    @model_validator(mode="after")
+    def _slice_fits(self) -> "TpccOptions":
+        check_slice_fits(self.slice, self.duration)
+        return self
 
 
 def parse_options(raw: dict[str, Any]) -> TpccOptions:

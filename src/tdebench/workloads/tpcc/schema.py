@@ -1,9 +1,10 @@
 """The nine TPC-C tables, their DDL per dialect and the indexes created after the load.
 
-Column order is the order of the generated ``.tbl`` files. Primary keys are declared in CREATE TABLE
-(InnoDB clusters rows by it, SQLite tables are WITHOUT ROWID, PostgreSQL's column encryption keeps
-key columns plaintext). Secondary indexes come after the load (MariaDB, SQLite); on PostgreSQL the
-unique ones are UNIQUE constraints in CREATE TABLE so that pgcrypto column encryption leaves the looked-up
+Column order is the order of the generated ``.tbl`` files; column types come from the dialect
+(:class:`~tdebench.api.dialect.ColumnTypes`). Primary keys are declared in CREATE TABLE (InnoDB clusters rows by
+it, SQLite tables get its ``clustered_table_option`` WITHOUT ROWID, PostgreSQL's column encryption keeps key
+columns plaintext). Secondary indexes come after the load (MariaDB, SQLite); where the dialect says
+``inline_unique_keys`` (PostgreSQL) the unique ones are UNIQUE constraints in CREATE TABLE so that pgcrypto column encryption leaves the looked-up
 columns (C_LAST, C_FIRST, O_C_ID) plaintext and indexed -- for every PostgreSQL twin alike -- and the
 non-unique history index is left out (see HISTORY_INDEX).
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tdebench.api.dialect import Dialect, as_dialect
 from tdebench.api.tables import ColumnSpec, TableSpec
 
 UNDELIVERED_CARRIER = 0
@@ -100,42 +102,26 @@ def table(name: str) -> Table:
     raise ValueError(f"no TPC-C table {name}")
 
 
-def column_type(kind: str, dialect: str) -> str:
-    """SQL type of a column kind in a dialect."""
-    if kind.startswith(("v", "c")) and kind[1:].isdigit():
-        if dialect == "sqlite":
-            return "TEXT"
-        return f"{'VARCHAR' if kind[0] == 'v' else 'CHAR'}({kind[1:]})"
-    if dialect == "sqlite":
-        return {"int": "INTEGER", "ts": "TEXT"}.get(kind, "REAL")
-    numeric = "NUMERIC" if dialect == "postgres" else "DECIMAL"
-    return {"int": "INTEGER", "ts": "TIMESTAMP" if dialect == "postgres" else "DATETIME",
-            "money": f"{numeric}(12,2)", "rate": f"{numeric}(4,4)", "amount": f"{numeric}(6,2)",
-            "price": f"{numeric}(5,2)"}[kind]
-
-
-def create_table_sql(dialect: str) -> list[str]:
-    """CREATE TABLE for every table (primary keys inline; PostgreSQL also its unique indexes)."""
+def create_table_sql(dialect: Dialect | str) -> list[str]:
+    """CREATE TABLE for every table (primary keys inline; with ``inline_unique_keys`` its unique indexes too)."""
+    d = as_dialect(dialect)
     out = []
     for t in TABLES:
-        parts = [f"  {c} {column_type(k, dialect)} NOT NULL" for c, k in t.columns]
+        parts = [f"  {d.column_sql(c)}" for c in t.spec.columns]
         if t.primary_key:
             parts.append(f"  PRIMARY KEY ({', '.join(t.primary_key)})")
-        if dialect == "postgres":
+        if d.inline_unique_keys:
             parts += [f"  CONSTRAINT {name} UNIQUE ({', '.join(cols)})"
                       for name, tab, cols in INDEXES if tab == t.name]
-        suffix = ""
-        if dialect == "mariadb":
-            suffix = " ENGINE=InnoDB"
-        elif dialect == "sqlite" and t.primary_key:
-            suffix = " WITHOUT ROWID"
-        out.append(f"CREATE TABLE {t.name} (\n" + ",\n".join(parts) + "\n)" + suffix)
+        out.append(f"CREATE TABLE {t.name} (\n" + ",\n".join(parts) + "\n)"
+                   + d.create_table_options(clustered=bool(t.primary_key)))
     return out
 
 
-def index_sql(dialect: str) -> list[str]:
-    """Secondary indexes created after the load (none on PostgreSQL: see HISTORY_INDEX and the module doc)."""
-    if dialect == "postgres":
+def index_sql(dialect: Dialect | str) -> list[str]:
+    """Secondary indexes created after the load (none with ``inline_unique_keys``: see HISTORY_INDEX and the
+    module doc)."""
+    if as_dialect(dialect).inline_unique_keys:
         return []
     unique = [f"CREATE UNIQUE INDEX {name} ON {tab} ({', '.join(cols)})" for name, tab, cols in INDEXES]
     name, tab, cols = HISTORY_INDEX

@@ -11,15 +11,13 @@ from __future__ import annotations
 import os
 import random
 import signal
-import subprocess
 import time
 import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-import psutil
-
 from tdebench.api.dialect import Dialect
+from tdebench.api.engine import Instance
 from tdebench.encryption import redact
 from tdebench.workloads.tpcc import procs
 from tdebench.workloads.tpcc.histogram import Histogram
@@ -98,27 +96,6 @@ def detach_signals() -> None:
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
-def adopt_server(instance: Any) -> None:
-    """In a forked child the server is not our child process: ``Popen.poll()`` would get ECHILD and
-    call it dead, so liveness checks (MariaDB's ``connect``) ask the kernel instead."""
-    def patch(obj: Any) -> None:
-        proc = getattr(obj, "proc", None)
-        if isinstance(proc, subprocess.Popen) and proc.returncode is None:
-            pid = proc.pid
-
-            def poll() -> int | None:
-                try:
-                    return None if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE else -1
-                except psutil.NoSuchProcess:
-                    return -1
-            proc.poll = poll  # type: ignore[method-assign]
-
-    for value in list(vars(instance).values()):
-        patch(value)
-        for inner in list(getattr(value, "__dict__", {}).values()):
-            patch(inner)
-
-
 def _safe_rollback(s: Session) -> bool:
     try:
         s.rollback()
@@ -157,53 +134,70 @@ def _pause(seconds: float, end: float) -> None:
     time.sleep(max(0.0, min(seconds, end - time.monotonic())))
 
 
+class Mix:
+    """A virtual user's stream of transactions: its deck and random inputs continue from one window to the next,
+    so that the slices of an interleaved step draw the same sequence as one long step would."""
+
+    def __init__(self, cfg: VuConfig) -> None:
+        self.cfg = cfg
+        self.rng = TpccRandom(cfg.seed, c_last=C_LAST_RUN)
+        self.deck = Deck(self.rng.rng)
+
+    def run(self, s: Session, start: float, window_start: float, end: float, res: VuResult, abort: Any) -> None:
+        """Transactions from now until ``end``; those that finish in [``window_start``, ``end``) count, and the
+        per-second series counts seconds from ``start``."""
+        cfg = self.cfg
+        while time.monotonic() < end and not abort.is_set():
+            kind = self.deck.draw()
+            x = draw(kind, self.rng, cfg.terminal)
+            if cfg.keying_thinking:
+                _pause(KEYING[kind] * cfg.think_scale, end)
+            began, retries = time.perf_counter_ns(), {}
+            try:
+                outcome, skipped = execute(s, cfg.terminal, x, retries, cfg.max_retries)
+            except GaveUp as exc:
+                res.gave_up += 1
+                res.first_error = res.first_error or redact(str(exc))[:500]
+                continue
+            except Exception as exc:  # noqa: BLE001 - counted; the trial fails on any error
+                res.errors += 1
+                res.first_error = res.first_error or f"{kind}: {type(exc).__name__}: {redact(str(exc))[:400]}"
+                if not _safe_rollback(s):
+                    raise
+                continue
+            _count(res, kind, outcome, skipped, retries, time.perf_counter_ns() - began, start, window_start, end)
+            if cfg.keying_thinking:
+                mean = THINK[kind] * cfg.think_scale
+                _pause(min(self.rng.rng.expovariate(1 / mean), 10 * mean), end)
+
+
+def _count(res: VuResult, kind: str, outcome: str, skipped: int, retries: dict[str, int], elapsed: int,
+           start: float, window_start: float, end: float) -> None:
+    """Count one finished transaction in ``res`` if it finished inside the measured window."""
+    done = time.monotonic()
+    if window_start <= done < end:
+        for retry, n in retries.items():
+            res.retries[retry] += n
+        if outcome == "commit":
+            res.latency[kind].add(elapsed)
+            res.skipped_districts += skipped
+        else:
+            res.rolled_back += 1
+    if outcome == "commit" and done < end:
+        res.tick(int(done - start), kind)
+
+
 def run_mix(s: Session, cfg: VuConfig, start: float, res: VuResult, abort: Any) -> None:
     """The transaction loop from ``start`` until the end of the measured window."""
-    rng = TpccRandom(cfg.seed, c_last=C_LAST_RUN)
-    deck = Deck(rng.rng)
-    window_start, end = start + cfg.rampup, start + cfg.rampup + cfg.duration
-    while time.monotonic() < end and not abort.is_set():
-        kind = deck.draw()
-        x = draw(kind, rng, cfg.terminal)
-        if cfg.keying_thinking:
-            _pause(KEYING[kind] * cfg.think_scale, end)
-        began, retries = time.perf_counter_ns(), {}
-        try:
-            outcome, skipped = execute(s, cfg.terminal, x, retries, cfg.max_retries)
-        except GaveUp as exc:
-            res.gave_up += 1
-            res.first_error = res.first_error or redact(str(exc))[:500]
-            continue
-        except Exception as exc:  # noqa: BLE001 - counted; the trial fails on any error
-            res.errors += 1
-            res.first_error = res.first_error or f"{kind}: {type(exc).__name__}: {redact(str(exc))[:400]}"
-            if not _safe_rollback(s):
-                raise
-            continue
-        elapsed = time.perf_counter_ns() - began
-        done = time.monotonic()
-        if window_start <= done < end:
-            for retry, n in retries.items():
-                res.retries[retry] += n
-            if outcome == "commit":
-                res.latency[kind].add(elapsed)
-                res.skipped_districts += skipped
-            else:
-                res.rolled_back += 1
-        if outcome == "commit" and done < end:
-            res.tick(int(done - start), kind)
-        if cfg.keying_thinking:
-            mean = THINK[kind] * cfg.think_scale
-            _pause(min(rng.rng.expovariate(1 / mean), 10 * mean), end)
+    Mix(cfg).run(s, start, start + cfg.rampup, start + cfg.rampup + cfg.duration, res, abort)
 
 
-def vu_main(instance: Any, dialect: Dialect, cfg: VuConfig, channel: Any, go: Any, start: Any, abort: Any) -> None:
+def vu_main(instance: Instance, dialect: Dialect, cfg: VuConfig, channel: Any, go: Any, start: Any, abort: Any) -> None:
     """Entry point of a virtual-user process: connect, report ready, run, report the result."""
     res = VuResult(cfg.index)
     session = None
     try:
         detach_signals()
-        adopt_server(instance)
         session = Session(instance.connect(), dialect, cfg.lock_wait, cfg.procedures)
         channel.send(("ready", os.getpid()))
         go.wait()
@@ -219,4 +213,38 @@ def vu_main(instance: Any, dialect: Dialect, cfg: VuConfig, channel: Any, go: An
     try:
         channel.send(("done", res))
     finally:
+        channel.close()
+
+
+def vu_serve(instance: Instance, dialect: Dialect, cfg: VuConfig, channel: Any, abort: Any) -> None:
+    """Entry point of a virtual user of the interleaved schedule: connect, report ready, then run one window per
+    ``("run", seconds, measured)`` command until ``("stop",)``, answering each with ``("done", VuResult)`` (or
+    ``("fatal", text)`` when its connection is lost)."""
+    session = None
+    try:
+        detach_signals()
+        session = Session(instance.connect(), dialect, cfg.lock_wait, cfg.procedures)
+        mix = Mix(cfg)
+        channel.send(("ready", os.getpid()))
+        while True:
+            command = channel.recv()
+            if command[0] != "run" or abort.is_set():
+                break
+            _, seconds, measured = command
+            res = VuResult(cfg.index)
+            start = time.monotonic()
+            end = start + seconds
+            mix.run(session, start, start if measured else end, end, res, abort)
+            channel.send(("done", res))
+    except EOFError:
+        pass  # the parent went away: nothing to report to
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails the trial
+        fatal = f"{type(exc).__name__}: {redact(str(exc))[:600]}"
+        try:
+            channel.send(("fatal", fatal))
+        except OSError:
+            pass
+    finally:
+        if session is not None:
+            session.close()
         channel.close()

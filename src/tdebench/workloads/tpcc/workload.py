@@ -15,6 +15,13 @@ own ramp-up. Measurements (test ``tpcc``):
   a violation fails the trial) and ``elapsed`` (seconds the check took).
 
 The per-second throughput of each step goes to ``samples/<config>/tpcc-block<NNN>-vu<N>.csv``.
+
+With the interleaved schedule (``--schedule query``, the default with a warm cache) every value above except the
+consistency rows is recorded once per slice with its ``round`` (:mod:`tdebench.workloads.tpcc.slices`), plus
+``vuN.all/server_cpu_while_paused`` (server CPU seconds while the other configs ran their slices) and step
+``vuN.per_txn`` with the engine's counters per committed transaction (``log_bytes``, ``pages_written``,
+``bytes_written``, ``bytes_encrypted``, ``bytes_decrypted``, ``cache_misses``); the per-second
+series of every slice go to ``samples/<config>/tpcc-block<NNN>-vu<N>-slices.csv`` (with a ``round`` column).
 """
 
 from __future__ import annotations
@@ -24,11 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.dialect import Dialect
+from tdebench.api.engine import Instance
 from tdebench.api.events import RunListener
 from tdebench.api.plan import RunPlan
 from tdebench.api.tables import TableSpec
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
-from tdebench.api.workload import RunFiles, Workload
+from tdebench.api.workload import RunFiles, SteppedTrial, Workload
 from tdebench.encryption import redact
 from tdebench.errors import UsageError
 from tdebench.workloads.tpcc import schema
@@ -39,10 +47,13 @@ from tdebench.workloads.tpcc.loader import load_tpcc
 from tdebench.workloads.tpcc.options import parse_options
 from tdebench.workloads.tpcc.procs import has_procedures, resolve_mode
 from tdebench.workloads.tpcc.session import RETRY_KINDS
+from tdebench.workloads.slicing import rounds_for, slice_seconds
+from tdebench.workloads.tpcc.slices import SlicedTpccTrial
 from tdebench.workloads.tpcc.smoke import data_digest, smoke_test
 
 TEST = "tpcc"
 PERCENTILES = (50, 95, 99)
+
 
 
 def server_cpu(state: ConfigState, step: str) -> float | None:
@@ -57,33 +68,37 @@ def server_cpu(state: ConfigState, step: str) -> float | None:
     return res.server_cpu_s if res is not None else None
 
 
-def record_step(rec: Recorder, step: StepResult) -> None:
-    """The measurements of one VU step (names in the module docstring)."""
+def record_step(rec: Recorder, step: StepResult, round: int | None = None) -> None:
+    """The measurements of one VU step, or of one slice of it in ``round`` (names in the module docstring)."""
     name = f"vu{step.vus}"
-    rec.add(TEST, name, "tpm", step.tpm, "tpm")
-    rec.add(TEST, name, "nopm", step.nopm, "nopm")
+
+    def add(sub: str, metric: str, value: float, unit: str) -> None:
+        rec.add(TEST, sub, metric, value, unit, round=round)
+
+    add(name, "tpm", step.tpm, "tpm")
+    add(name, "nopm", step.nopm, "nopm")
     counts = f"{name}.all"
     if step.committed:
-        rec.add(TEST, counts, "new_order_share", step.nopm / step.tpm, "ratio")
-    rec.add(TEST, counts, "committed", step.committed, "txn")
-    rec.add(TEST, counts, "rolled_back", step.rolled_back, "txn")
+        add(counts, "new_order_share", step.nopm / step.tpm, "ratio")
+    add(counts, "committed", step.committed, "txn")
+    add(counts, "rolled_back", step.rolled_back, "txn")
     for kind in RETRY_KINDS:
-        rec.add(TEST, counts, kind, step.retries.get(kind, 0), "count")
-    rec.add(TEST, counts, "retries", sum(step.retries.values()), "count")
-    rec.add(TEST, counts, "errors", step.errors + step.gave_up, "count")
-    rec.add(TEST, counts, "skipped_deliveries", step.skipped_districts, "count")
+        add(counts, kind, step.retries.get(kind, 0), "count")
+    add(counts, "retries", sum(step.retries.values()), "count")
+    add(counts, "errors", step.errors + step.gave_up, "count")
+    add(counts, "skipped_deliveries", step.skipped_districts, "count")
     for kind, hist in step.latency.items():
         sub = f"{name}.{kind}"
-        rec.add(TEST, sub, "count", hist.count, "txn")
+        add(sub, "count", hist.count, "txn")
         if not hist.count:
             continue
         for pct in PERCENTILES:
-            rec.add(TEST, sub, f"latency_p{pct}", hist.percentile(pct) or 0.0, "s")
-        rec.add(TEST, sub, "latency_mean", hist.mean or 0.0, "s")
-        rec.add(TEST, sub, "latency_max", hist.max_ns / 1e9, "s")
+            add(sub, f"latency_p{pct}", hist.percentile(pct) or 0.0, "s")
+        add(sub, "latency_mean", hist.mean or 0.0, "s")
+        add(sub, "latency_max", hist.max_ns / 1e9, "s")
 
 
-def check_consistency(instance: Any, rec: Recorder) -> list[str]:
+def check_consistency(instance: Instance, rec: Recorder) -> list[str]:
     """The consistency conditions after a trial: violations per condition and the seconds the check took as
     measurements; returns a failure per violated condition."""
     started = time.perf_counter()
@@ -104,6 +119,7 @@ class TpccWorkload(Workload):
     database = "tpcc"
     # 10% of I_DATA and S_DATA hold "ORIGINAL" (non-key columns: encrypted by every mechanism we test)
     known_plaintext = ("ORIGINAL",)
+    pairs_by_round = True  # the interleaved schedule (slices.py)
     schema_tables = schema.TABLE_NAMES
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
@@ -181,6 +197,36 @@ class TpccWorkload(Workload):
     def headline(self) -> tuple[str, str, str]:
         """TPM at the largest virtual-user count."""
         return (TEST, f"vu{max(self.opts.vus)}", "tpm")
+
+    def precision_target(self, target: str) -> tuple[str, str, str] | None:
+        """TPM, server CPU per transaction, or New-Order's latency percentile (TPC-C's response-time
+        transaction), at the largest virtual-user count."""
+        step = f"vu{max(self.opts.vus)}"
+        return {"headline": self.headline(), "cpu": (TEST, step, "server_cpu_per_txn"),
+                **{f"p{p}": (TEST, f"{step}.new_order", f"latency_p{p}") for p in PERCENTILES}}.get(target)
+
+    def stepped_trial(self, state: ConfigState, block: int, rec: Recorder, repeat: int) -> SteppedTrial:
+        """The interleaved schedule: persistent virtual users, slices alternating between configs
+        (:mod:`tdebench.workloads.tpcc.slices`)."""
+        rec.workload = self.name
+        return SlicedTpccTrial(state, block, rec, self.opts, self)
+
+    def schedule_facts(self) -> dict[str, Any]:
+        return {"slice_s": slice_seconds(self.opts.slice, self.opts.duration),
+                "rounds_per_step": rounds_for(self.opts.slice, self.opts.duration),
+                "rampup_s": self.opts.rampup, "pairing_unit": "the round: one slice of every config"}
+
+    def record_slice(self, trial: SlicedTpccTrial, step: str, round: int, result: StepResult) -> None:
+        """One slice's measurements (with its round), its per-second series and failures."""
+        record_step(trial.rec, result, round)
+        path = self.rundir.path / "samples" / trial.state.label / f"tpcc-block{trial.block:03d}-{step}-slices.csv"
+        result.append_series(path, round)
+        trial.result.failures += [f"{step} round {round}: {f}" for f in result.failures]
+
+    def finish_sliced(self, trial: SlicedTpccTrial) -> None:
+        """After the block's slices: the consistency conditions."""
+        if not trial.result.failures:
+            self._check_consistency(trial.state, trial.rec, trial.result)
 
     def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
         rec.workload = self.name

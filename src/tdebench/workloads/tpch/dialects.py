@@ -26,11 +26,9 @@ from tdebench import sqltext
 from tdebench.errors import UsageError
 from tdebench.workloads.tpch import params
 
-DIALECTS = ("tsql", "oracle", "mysql", "mariadb", "postgres")
-TRANSPILED = ("tsql", "oracle", "mysql")
-# dialect -> default engine name recorded in the run directory
-ENGINE_OF = {"tsql": "sqlserver", "oracle": "oracle", "mysql": "mysql", "mariadb": "mariadb",
-             "postgres": "postgres"}
+#: the manual-mode dialects: every SQL dialect with a URL scheme (servers tdebench reaches but does not run)
+DIALECTS = tuple(d.name for d in sqltext.SQL_DIALECTS if d.url_scheme)
+TRANSPILED = tuple(name for name in DIALECTS if not sqltext.sql_dialect(name).family)
 Q15_MODES = ("with", "view")
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
@@ -73,8 +71,8 @@ def literal(value: params.Value, dialect: str) -> str:
     """``value`` as an SQL literal in a manual-mode dialect."""
     if isinstance(value, date):
         text = value.isoformat()
-        return f"CAST('{text}' AS DATE)" if dialect == "tsql" else f"DATE '{text}'"
-    return params.literal(value, "postgres")
+        return sqltext.sql_dialect(dialect).date_literal.format(text)
+    return params.literal(value, dialect)
 
 
 def _queries_root():  # noqa: ANN202 - importlib Traversable
@@ -116,15 +114,16 @@ def render_query(number: int, dialect: str, sf: float) -> str:
     """Query ``number`` (Q15 in its WITH form) for ``dialect`` at scale factor ``sf``."""
     dialect = check_dialect(dialect)
     params.check_query_number(number)
-    if dialect in ("mariadb", "postgres"):
-        return params.render_query(number, dialect, sf)
+    family = sqltext.sql_dialect(dialect).family
+    if family:
+        return params.render_query(number, family, sf)
     template = override_text(number, dialect) or transpile(canonical_text(number), dialect)
     return fill(template, params.parameters(number, sf), dialect, number)
 
 
 def query_source(number: int, dialect: str) -> str:
     """Where the text of query ``number`` comes from for ``dialect``."""
-    if dialect in ("mariadb", "postgres"):
+    if sqltext.sql_dialect(dialect).family:
         return "engine"
     return "override" if override_text(number, dialect) is not None else "sqlglot"
 

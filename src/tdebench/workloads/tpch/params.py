@@ -4,8 +4,8 @@ Query files hold ``{{name}}`` placeholders. Every derived value (end dates, Q1's
 bounds, Q11's fraction, LIKE patterns, Q19's quantity ranges) is computed here exactly with ``Decimal`` and
 ``datetime.date``, so the SQL never does date or parameter arithmetic and dialects differ less.
 
-A placeholder renders as a complete literal of its value's type: ``date`` -> ``date 'YYYY-MM-DD'``
-(``'YYYY-MM-DD'`` on SQLite, which stores dates as text), ``str`` -> a quoted string, ``int`` and ``Decimal``
+A placeholder renders as a complete literal of its value's type: ``date`` -> the dialect's ``date_literal``
+(``date 'YYYY-MM-DD'``; ``'YYYY-MM-DD'`` on SQLite, which stores dates as text), ``str`` -> a quoted string, ``int`` and ``Decimal``
 -> a plain number.
 """
 
@@ -16,7 +16,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 from importlib import resources
 
-from tdebench.workloads.tpch.schema import check_dialect
+from tdebench.api.dialect import BY_FAMILY, POSTGRES, as_dialect
 
 QUERY_NUMBERS = range(1, 23)
 
@@ -104,18 +104,18 @@ def query_text(number: int, dialect: str) -> str:
     """The query template: the dialect's override if there is one, else the canonical text."""
     check_query_number(number)
     root = resources.files("tdebench.workloads.tpch").joinpath("queries")
-    override = root.joinpath(check_dialect(dialect), f"q{number:02d}.sql")
+    override = root.joinpath(as_dialect(dialect).family, f"q{number:02d}.sql")
     source = override if override.is_file() else root.joinpath(f"q{number:02d}.sql")
     return source.read_text(encoding="utf-8").strip()
 
 
 def literal(value: Value, dialect: str) -> str:
-    """``value`` as an SQL literal in ``dialect``."""
+    """``value`` as an SQL literal in ``dialect`` (a family, or another server's dialect: canonical literals)."""
     if isinstance(value, bool):
         raise TypeError("booleans are not TPC-H parameters")
     if isinstance(value, date):
         text = value.isoformat()
-        return f"'{text}'" if dialect == "sqlite" else f"date '{text}'"
+        return BY_FAMILY.get(dialect, POSTGRES).date_literal.format(text)
     if isinstance(value, str):
         return "'" + value.replace("'", "''") + "'"
     if isinstance(value, Decimal):

@@ -3,19 +3,15 @@
 Tables are created without keys so they load fast; keys, foreign keys and secondary indexes come after the
 load from :func:`constraint_and_index_sql`.
 
-Type mapping (logical -> postgres / mariadb / sqlite):
-
-* ``int`` -> INTEGER / INT / INTEGER; ``bigint`` (order keys, which pass 2**31 above SF 300) -> BIGINT / BIGINT /
-  INTEGER
-* ``decimal(15,2)`` -> NUMERIC(15,2) / DECIMAL(15,2) / REAL
-* ``char(n)`` -> CHAR(n) / CHAR(n) / TEXT; ``varchar(n)`` -> VARCHAR(n) / VARCHAR(n) / TEXT
-* ``date`` -> DATE / DATE / TEXT holding ``YYYY-MM-DD``
+Column types are portable (``int``, ``bigint`` for order keys, which pass 2**31 above SF 300, ``decimal(15,2)``,
+``char(n)``, ``varchar(n)``, ``date``); each dialect writes them its own way (:class:`~tdebench.api.dialect.
+ColumnTypes`: e.g. SQLite's are INTEGER, REAL and TEXT holding ``YYYY-MM-DD``).
 
 SQLite decimals are REAL: every stored value is the double nearest to its two-decimal text, exactly like a
 literal in a query, so the Q6 trap (``0.06 + 0.01 <> 0.07``) is avoided by computing such bounds in Python
 (see ``params.py``); sums and averages differ from exact arithmetic by far less than the answer tolerances.
 
-SQLite cannot add a primary key or a foreign key to an existing table. Its primary keys become UNIQUE indexes
+Keys follow the dialect's declared DDL capabilities. SQLite (``alter_adds_keys`` False) cannot add a primary key or a foreign key to an existing table. Its primary keys become UNIQUE indexes
 and its foreign keys are **not declared**: the foreign-key column sets get plain indexes, so the access paths
 match the other dialects. SQLite never uses declared foreign keys for planning and does not enforce them unless
 ``PRAGMA foreign_keys=ON``, so nothing measured is lost; the alternative (rebuilding every table with its
@@ -24,12 +20,12 @@ constraints after the load) would double the load and change the storage layout.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 
+from tdebench.api.dialect import FAMILIES, Dialect, as_dialect
 from tdebench.api.tables import ColumnSpec, TableSpec
 
-DIALECTS = ("sqlite", "mariadb", "postgres")
+DIALECTS = FAMILIES
 
 
 @dataclass(frozen=True)
@@ -126,23 +122,6 @@ TABLES = tuple(replace(t, foreign_key_columns=tuple(c for f in FOREIGN_KEYS if f
                for t in TABLES)
 _BY_NAME = {t.name: t for t in TABLES}
 
-_TYPES = {
-    "postgres": {"int": "INTEGER", "bigint": "BIGINT", "decimal": "NUMERIC({})", "char": "CHAR({})",
-                 "varchar": "VARCHAR({})", "date": "DATE"},
-    "mariadb": {"int": "INT", "bigint": "BIGINT", "decimal": "DECIMAL({})", "char": "CHAR({})",
-                "varchar": "VARCHAR({})", "date": "DATE"},
-    "sqlite": {"int": "INTEGER", "bigint": "INTEGER", "decimal": "REAL", "char": "TEXT", "varchar": "TEXT",
-               "date": "TEXT"},
-}
-_TYPE_RE = re.compile(r"(\w+)(?:\((.+)\))?$")
-
-
-def check_dialect(dialect: str) -> str:
-    """Return ``dialect`` if known, else raise ValueError naming the known ones."""
-    if dialect not in DIALECTS:
-        raise ValueError(f"unknown SQL dialect {dialect!r}; known: {', '.join(DIALECTS)}")
-    return dialect
-
 
 def table(name: str) -> TableSpec:
     """The table called ``name`` (ValueError if there is none)."""
@@ -157,26 +136,17 @@ def column_names(name: str) -> list[str]:
     return [c.name for c in table(name).columns]
 
 
-def sql_type(logical: str, dialect: str) -> str:
-    """The column type for a logical type such as ``decimal(15,2)`` in ``dialect``."""
-    match = _TYPE_RE.match(logical)
-    if not match or match.group(1) not in _TYPES[check_dialect(dialect)]:
-        raise ValueError(f"unknown logical type {logical!r}")
-    return _TYPES[dialect][match.group(1)].format(match.group(2))
-
-
-def create_table_sql(dialect: str, *, suffix: str = "") -> list[str]:
+def create_table_sql(dialect: Dialect | str, *, suffix: str = "") -> list[str]:
     """CREATE TABLE statements (no keys, no indexes) in load order.
 
     ``suffix`` is appended after the closing parenthesis, e.g. ``ENCRYPTED=YES`` for MariaDB or
-    ``USING tde_heap`` for PostgreSQL; MariaDB tables always get ``ENGINE=InnoDB``.
+    ``USING tde_heap`` for PostgreSQL, after the dialect's own table options.
     """
-    check_dialect(dialect)
-    options = " ".join(filter(None, ["ENGINE=InnoDB" if dialect == "mariadb" else "", suffix]))
+    d = as_dialect(dialect)
     statements = []
     for t in TABLES:
-        cols = ",\n".join(f"  {c.name} {sql_type(c.type, dialect)} NOT NULL" for c in t.columns)
-        statements.append(f"CREATE TABLE {t.name} (\n{cols}\n)" + (f" {options}" if options else ""))
+        cols = ",\n".join(f"  {d.column_sql(c)}" for c in t.columns)
+        statements.append(f"CREATE TABLE {t.name} (\n{cols}\n)" + d.create_table_options(suffix))
     return statements
 
 
@@ -184,21 +154,21 @@ def _cols(columns: tuple[str, ...]) -> str:
     return ", ".join(columns)
 
 
-def constraint_and_index_sql(dialect: str, *, date_indexes: bool = False) -> list[str]:
+def constraint_and_index_sql(dialect: Dialect | str, *, date_indexes: bool = False) -> list[str]:
     """Primary keys, secondary indexes and foreign keys, to run after the load, in that order.
 
     Secondary indexes are the foreign-key column sets; ``date_indexes`` adds the single-DATE-column indexes
     (o_orderdate, l_shipdate), which the spec allows but which can lead planners into slow plans, so they are
-    off by default. MariaDB gets one ALTER TABLE per table for keys and indexes (one rebuild each), then one
-    per table for its foreign keys. SQLite gets unique indexes for primary keys and no foreign keys (see the
-    module docstring).
+    off by default. Where every ALTER TABLE rebuilds its table (MariaDB) keys and indexes come in one ALTER TABLE
+    per table (one rebuild each), then one per table for its foreign keys. Where ALTER TABLE cannot add keys
+    (SQLite) primary keys become unique indexes and foreign keys are left out (see the module docstring).
     """
-    check_dialect(dialect)
+    d = as_dialect(dialect)
     indexes = FK_INDEXES + (DATE_INDEXES if date_indexes else ())
-    if dialect == "sqlite":
+    if not d.alter_adds_keys:
         return [f"CREATE UNIQUE INDEX {t.name}_pk ON {t.name} ({_cols(t.primary_key)})" for t in TABLES] + [
             f"CREATE INDEX {i.name} ON {i.table} ({_cols(i.columns)})" for i in indexes]
-    if dialect == "postgres":
+    if not d.alter_rebuilds:
         return (
             [f"ALTER TABLE {t.name} ADD CONSTRAINT {t.name}_pk PRIMARY KEY ({_cols(t.primary_key)})"
              for t in TABLES]

@@ -20,6 +20,7 @@ from datetime import date
 from decimal import Decimal
 from functools import lru_cache
 
+from tdebench import sqltext
 from tdebench.workloads.tpch import dialects, params, schema
 
 CANONICAL = "postgres"
@@ -28,8 +29,14 @@ _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 
 
 def _native(target: str) -> str | None:
-    """The schema dialect that a target speaks natively, if any."""
-    return {"mysql": "mariadb", "mariadb": "mariadb", "postgres": "postgres"}.get(target)
+    """The family whose DDL a target runs as it is, if any."""
+    return sqltext.sql_dialect(target).schema_family or None
+
+
+def _own_text(target: str) -> str | None:
+    """The family of tdebench's engine texts a target runs as they are, when it is not the canonical one."""
+    family = sqltext.sql_dialect(target).family
+    return family if family and family != CANONICAL else None
 
 
 @lru_cache(maxsize=None)
@@ -90,16 +97,18 @@ def recognise_query(sql: str) -> tuple[int, dict[str, params.Value]] | None:
 
 @lru_cache(maxsize=None)
 def _target_template(number: int, target: str) -> str:
-    if target == "mariadb":
-        return params.query_text(number, "mariadb")
+    family = _own_text(target)
+    if family:
+        return params.query_text(number, family)
     return dialects.override_text(number, target) or dialects.transpile(dialects.canonical_text(number), target)
 
 
 def render_for(number: int, values: dict[str, params.Value], target: str) -> str:
     """Query ``number`` with ``values`` in the target dialect (what ``tdebench script`` writes for it)."""
     template = _target_template(number, target)
-    if target == "mariadb":
-        return _PLACEHOLDER.sub(lambda m: params.literal(values[m.group(1)], "mariadb"), template)
+    family = _own_text(target)
+    if family:
+        return _PLACEHOLDER.sub(lambda m: params.literal(values[m.group(1)], family), template)
     return dialects.fill(template, values, target, number)
 
 

@@ -116,6 +116,12 @@ class TpchWorkload(Workload):
         """The power test's total query time, else the throughput test's Ts."""
         return ("power", "total", "elapsed") if "power" in self.options.tests else ("throughput", "ts", "elapsed")
 
+    def precision_target(self, target: str) -> tuple[str, str, str] | None:
+        """The headline, or with ``cpu`` the server CPU time of the power test's queries (the step probe's)."""
+        if target == "cpu":
+            return ("power", "total", "server_cpu") if "power" in self.options.tests else None
+        return super().precision_target(target)
+
     def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
         result = run_trial(state.instance, state.dialect, self._trial_plan(state, block), rec)
         self._after_trial(state, rec, result)

@@ -1,0 +1,457 @@
+"""MariaDB (10.6+) as a server engine: private plain and TDE twins.
+
+Encryption is MariaDB's data-at-rest encryption through the bundled ``file_key_management`` plugin:
+AES-128/192/256 (picked by the key length) in CBC or CTR mode. A spec may narrow what is encrypted
+with a scope suffix (see :mod:`tdebench.engines.mariadb.settings` and docs/engines/mariadb.md):
+
+* ``tde:aes-256-ctr``          everything MariaDB can encrypt (the default)
+* ``tde:aes-256-ctr@innodb``   InnoDB tablespaces, redo log and InnoDB temporary tablespace
+* ``tde:aes-256-ctr@tables``   InnoDB tablespaces only
+
+Each instance lives in ``<workdir>/<label>`` (0700): ``data/``, ``tmp/``, ``keys/keys.enc``,
+``my.cnf``, ``server.log``, the socket. When running as root the server runs as the unprivileged
+``tdebench`` user; if that user cannot traverse ``workdir`` (e.g. pytest's 0700 temp dirs) the
+instance is created under ``/var/tmp`` and ``<workdir>/<label>`` becomes a symlink to it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pymysql
+
+from tdebench.api.dialect import MARIADB
+from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
+from tdebench.api.footprint import DEFAULT_REDO, MIB, Footprint, size_setting
+from tdebench.encryption import PLAIN, EncryptionSpec, generate_password, parse_spec, redact, write_secret_file
+from tdebench.engines.mariadb import settings as ms
+from tdebench.engines.mariadb.counters import MariadbCounters
+from tdebench.engines.mariadb.load import MariadbLoading
+from tdebench.engines.mariadb.keys import KeyMaterial, remove_tree, transient_dir
+from tdebench.engines.mariadb.support import (close_quietly, error_lines, native_password_hash, run_group,
+                                              traversable_by)
+from tdebench.engines.mariadb.status import MariadbStatus
+from tdebench.engines.mariadb.threats import MariadbThreatProbes
+from tdebench.engines.mariadb.tools import MariadbTools
+from tdebench.engines.mariadb.warm import dump_buffer_pool, load_buffer_pool
+from tdebench.engines.mariadb.watchdog import FULL_SPACE, DiskFullWatchdog, full_disk_reason, log_size
+from tdebench.engines.toolkit.process import (ServerProcess, chown_tree, find_binary, free_port, own_path,
+                                              service_user, tail)
+from tdebench.errors import EnvironmentProblem
+
+PACKAGE = "mariadb-server"
+SBIN = (Path("/usr/sbin"), Path("/usr/bin"), Path("/usr/local/mysql/bin"), Path("/usr/local/sbin"))
+BENCH_USER = "bench"
+DEFAULT_SPEC = parse_spec("tde:aes-256-ctr")
+SCOPE_WORDS = tuple(ms.SCOPES)
+START_TIMEOUT = 120.0
+STOP_TIMEOUT = 300.0
+_SOCKET_MAX = 100  # sun_path is 108 bytes
+
+
+class MariadbEngine(Engine):
+    """Private MariaDB servers, plain or with file_key_management TDE."""
+
+    name = "mariadb"
+    dialect = MARIADB
+    description = "MariaDB server, plain or data-at-rest encryption (file_key_management, AES-128/192/256 CBC/CTR)"
+    cache_setting = "innodb_buffer_pool_size"
+    warm_restart = True
+
+    def __init__(self) -> None:
+        self._bins: dict[str, Path] = {}
+
+    def binary(self, name: str) -> Path:
+        """Path of ``mariadbd``, ``mariadb-install-db`` or the ``mariadb`` client."""
+        if name not in self._bins:
+            names = {"mariadbd": ("mariadbd", "mysqld"), "mariadb": ("mariadb", "mysql"),
+                     "mariadb-install-db": ("mariadb-install-db", "mysql_install_db")}[name]
+            package = "mariadb-client" if name == "mariadb" else PACKAGE
+            self._bins[name] = find_binary(names, SBIN, package)
+        return self._bins[name]
+
+    def supported_specs(self) -> list[EncryptionSpec]:
+        specs = [PLAIN]
+        for scope in SCOPE_WORDS:
+            for bits in (128, 192, 256):
+                for mode in ("cbc", "ctr"):
+                    specs.append(EncryptionSpec("tde", f"aes-{bits}-{mode}", scope))
+        return specs
+
+    def default_encrypted_spec(self) -> EncryptionSpec:
+        return DEFAULT_SPEC
+
+    def check_available(self) -> None:
+        self.binary("mariadbd")
+        self.binary("mariadb-install-db")
+        out = subprocess.run([str(self.binary("mariadbd")), "--no-defaults", "--verbose", "--help"],
+                             capture_output=True, text=True, check=False, timeout=60)
+        plugin_dir = re.search(r"^plugin-dir\s+(\S+)", out.stdout, re.M)
+        if plugin_dir and not any(Path(plugin_dir.group(1)).glob("file_key_management.*")):
+            raise EnvironmentProblem(f"MariaDB's file_key_management plugin is missing in {plugin_dir.group(1)}",
+                                     f"install the Debian package {PACKAGE}")
+
+    def version(self) -> str:
+        out = subprocess.run([str(self.binary("mariadbd")), "--version"], capture_output=True, text=True,
+                             check=False, timeout=60)
+        match = re.search(r"Ver\s+(\S+)", out.stdout)
+        return f"MariaDB {match.group(1)}" if match else out.stdout.strip()
+
+    def default_settings(self) -> dict[str, str]:
+        return dict(ms.DEFAULTS)
+
+    def validate_settings(self, settings: dict[str, str]) -> None:
+        ms.validate_settings(settings)
+
+    def create_instance(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> "MariadbInstance":
+        self.validate_spec(config.spec)
+        self.validate_settings(config.settings)
+        return MariadbInstance(config, workdir, self, database)
+
+    def disk_footprint(self, spec: EncryptionSpec, settings: dict[str, str]) -> Footprint:
+        """Measured alike for the plain and TDE twins; the redo log is created at full size on start."""
+        redo = size_setting(settings.get("innodb_log_file_size"), 1, DEFAULT_REDO)
+        return Footprint(peak=5.0, final=2.0, fixed=144 * MIB + redo)
+
+
+class MariadbInstance(MariadbTools, MariadbThreatProbes, MariadbCounters, MariadbLoading, MariadbStatus, Instance):
+    """One private mariadbd with its own directories, socket, password and (for TDE) keys."""
+
+    dialect = MARIADB
+
+    def __init__(self, config: Config, workdir: Path, engine: MariadbEngine,
+                 database: str = DEFAULT_DATABASE) -> None:
+        super().__init__(config, workdir, database)
+        self.engine = engine
+        self.options = ms.merged(config.settings)
+        self.user = service_user()
+        self.link = Path(workdir) / config.label
+        self.root: Path | None = None
+        self.relocated = ""
+        self._socket_dir: Path | None = None
+        self._password = generate_password()
+        self._keys = None if config.spec.is_plain else KeyMaterial.generate(config.spec.key_bits or 256)
+        self._port = free_port() if config.tcp else None
+        self._server: ServerProcess | None = None
+        self._watchdog: DiskFullWatchdog | None = None
+        self._transient: Path | None = None
+        self._created = False
+
+    # paths -------------------------------------------------------------------------------
+    @property
+    def encrypted(self) -> bool:
+        return self._keys is not None
+
+    def _path(self, *parts: str) -> Path:
+        if self.root is None:
+            raise EnvironmentProblem(f"{self.config.label}: the instance has not been started", "call start() first")
+        return self.root.joinpath(*parts)
+
+    @property
+    def data_dir(self) -> Path:
+        """The instance root: data/, tmp/, keys/, logs (everything the server writes)."""
+        return self._path()
+
+    @property
+    def datadir(self) -> Path:
+        return self._path("data")
+
+    @property
+    def socket(self) -> Path:
+        return (self._socket_dir or self._path()) / "mariadbd.sock"
+
+    @property
+    def log_path(self) -> Path:
+        return self._path("server.log")
+
+    def files_outside_scope(self) -> list[str]:
+        """Globs relative to :attr:`data_dir` that this spec's scope leaves plaintext by design."""
+        globs = ms.files_outside_scope(self.config.spec)
+        return [g[3:] if g.startswith("../") else f"data/{g}" for g in globs]
+
+    # lifecycle -----------------------------------------------------------------------------
+    def start(self) -> None:
+        if self._server is not None and self._server.running():
+            return
+        if not self._created:
+            self._create()
+        self._launch()
+
+    def running(self) -> bool:
+        return self._server is not None and self._server.running()
+
+    def save_cache(self) -> dict[str, Any]:
+        """Dump the buffer pool's page list (``mariadb_warm``)."""
+        conn = self.connect()
+        try:
+            return dump_buffer_pool(conn.cursor())
+        finally:
+            close_quietly(conn)
+
+    def load_cache(self, saved: dict[str, Any]) -> dict[str, Any]:
+        """Load the pages of the last dump back into the buffer pool (``mariadb_warm``)."""
+        conn = self.connect()
+        try:
+            return load_buffer_pool(conn.cursor(), saved)
+        finally:
+            close_quietly(conn)
+
+    def stop(self) -> None:
+        self._stop(discard=False)
+
+    def _stop(self, discard: bool) -> None:
+        """SHUTDOWN (with innodb_fast_shutdown=2 when the files are deleted next), then TERM/KILL; a server
+        that waited for disk space is killed outright when its files are deleted next."""
+        server, self._server = self._server, None
+        self.close_counters()
+        if self._watchdog is not None:
+            self._watchdog.stop()
+        if server is not None and discard and (self.problem() is not None or self._disk_full()):
+            server.kill()  # it cannot write its way through a clean shutdown, and its files go next
+        elif server is not None:
+            server.stop(graceful=lambda: self._shutdown_statement(discard), timeout=STOP_TIMEOUT)
+        remove_tree(self._transient)
+        self._transient = None
+
+    def _disk_full(self) -> bool:
+        """The data directory's filesystem has (almost) no byte left: the watchdog may not have looked yet."""
+        try:
+            return shutil.disk_usage(self._path()).free < FULL_SPACE
+        except (OSError, EnvironmentProblem):
+            return False
+
+    def destroy(self) -> None:
+        """Stop the server and delete its files (``keep``: all but the socket directory in /tmp, which only held
+        the stopped server's socket), also when stopping failed."""
+        discard = not self.config.keep and self.root is not None
+        try:
+            self._stop(discard)
+        finally:
+            if self._socket_dir is not None:
+                shutil.rmtree(self._socket_dir, ignore_errors=True)
+                self._socket_dir = None
+            if discard:
+                assert self.root is not None
+                shutil.rmtree(self.root, ignore_errors=True)
+                if self.link.is_symlink():
+                    self.link.unlink()
+                self.root = None
+                self._created = False
+
+    def _make_root(self) -> Path:
+        self.link.parent.mkdir(parents=True, exist_ok=True)
+        if self.link.is_symlink():
+            self.link.unlink()
+        if self.link.exists():
+            raise EnvironmentProblem(f"{self.link} already exists (a kept instance?)",
+                                     "remove it or use another work directory")
+        if self.user is None or traversable_by(self.link.parent, self.user.pw_uid, self.user.pw_gid):
+            self.link.mkdir(mode=0o700)
+            return self.link
+        base = Path("/var/tmp") if Path("/var/tmp").is_dir() else Path(tempfile.gettempdir())
+        root = Path(tempfile.mkdtemp(prefix=f"tdebench-inst-{self.config.label}-", dir=base))
+        self.link.symlink_to(root, target_is_directory=True)
+        self.relocated = (f"{self.link.parent} is not traversable by the service user '{self.user.pw_name}'; "
+                          f"instance created in {root}")
+        return root
+
+    def _create(self) -> None:
+        """Directories, keys, my.cnf, system tables and the benchmark user (first start only)."""
+        self.root = self._make_root()
+        os.chmod(self.root, 0o700)
+        for sub in ("data", "tmp", "keys"):
+            self._path(sub).mkdir(mode=0o700)
+        if len(str(self.socket)) > _SOCKET_MAX:
+            self._socket_dir = own_path(Path(tempfile.mkdtemp(prefix="tdebench-sock-", dir="/tmp")))
+            chown_tree(self._socket_dir, self.user)
+        if self._keys is not None:
+            self._keys.write_key_file(self._path("keys", "keys.enc"))
+        self._path("my.cnf").write_text(self._render_cnf())
+        os.chmod(self._path("my.cnf"), 0o600)
+        chown_tree(self.root, self.user)
+        try:
+            self._install()
+        except BaseException:
+            self.destroy()
+            raise
+        self._created = True
+
+    def _render_cnf(self) -> str:
+        lines = [f"datadir={self.datadir}", f"tmpdir={self._path('tmp')}", f"socket={self.socket}",
+                 f"pid_file={self._path('mariadbd.pid')}", "skip_name_resolve", "local_infile=ON"]
+        lines += ["bind_address=127.0.0.1", f"port={self._port}"] if self._port else ["skip_networking"]
+        lines += ms.server_lines(self.options)
+        enc = ms.encryption_options(self.config.spec, self._path("keys", "keys.enc"), self._filekey_placeholder(),
+                                    ms.binlog_on(self.options))
+        lines += [f"{k}={v}" for k, v in enc.items()]
+        return ms.render_cnf(lines)
+
+    def _filekey_placeholder(self) -> Path:
+        # the file key's real location is a fresh tmpfs directory per start, linked here (see _secrets)
+        return self._path("keys", "filekey")
+
+    def _secrets(self) -> Path:
+        """Write the file key (and nothing else) for one start-up; linked from keys/filekey."""
+        remove_tree(self._transient)
+        self._transient = transient_dir(self._path("keys"))
+        chown_tree(self._transient, self.user)
+        if self._keys is not None:
+            target = self._keys.write_filekey(self._transient)
+            chown_tree(self._transient, self.user)
+            link = self._filekey_placeholder()
+            if link.is_symlink() or link.exists():
+                link.unlink()
+            link.symlink_to(target)
+            if self.user is not None:
+                os.lchown(link, self.user.pw_uid, self.user.pw_gid)
+        return self._transient
+
+    @contextlib.contextmanager
+    def key_material(self) -> Iterator[None]:
+        """The file key readable at ``keys/filekey`` (0600, tmpfs) while the block runs, for tools that load the
+        key plugin themselves (``mariadb-backup --backup/--prepare``); removed afterwards. No-op when plain."""
+        if self._keys is None:
+            yield
+            return
+        self._secrets()
+        try:
+            yield
+        finally:
+            self._forget_secrets()
+
+    def _forget_secrets(self) -> None:
+        link = self._filekey_placeholder() if self.root is not None else None
+        if link is not None and (link.is_symlink() or link.exists()):
+            link.unlink()
+        remove_tree(self._transient)
+        self._transient = None
+
+    def _install(self) -> None:
+        """mariadb-install-db with the benchmark user added (password hash only) and the tpch database."""
+        secret_dir = self._secrets()
+        extra = secret_dir / "bench-user.sql"
+        priv = ('{"access":18446744073709551615,"plugin":"mysql_native_password",'
+                f'"authentication_string":"{native_password_hash(self._password)}"}}')
+        hosts = ["localhost"] + (["127.0.0.1"] if self._port else [])
+        # created 0600: a file written first and chmod-ed after would be world-readable for a moment
+        write_secret_file(extra, "".join(f"INSERT INTO mysql.global_priv (Host, User, Priv) VALUES ('{h}', "
+                                         f"'{BENCH_USER}', '{priv}');\n" for h in hosts)
+                          + f"CREATE DATABASE {self.database};\n")
+        chown_tree(secret_dir, self.user)
+        argv = [str(self.engine.binary("mariadb-install-db")), f"--defaults-file={self._path('my.cnf')}",
+                "--skip-test-db", "--auth-root-authentication-method=socket", f"--extra-file={extra}"]
+        log = self._path("install.log")
+        try:
+            run_group(argv, log, self.user, timeout=START_TIMEOUT)
+        except subprocess.TimeoutExpired as exc:
+            raise EnvironmentProblem(f"mariadb-install-db did not finish within {START_TIMEOUT:.0f} s; last lines:\n"
+                                     f"{tail(log)}", "look at the log above") from exc
+        except subprocess.CalledProcessError as exc:
+            raise EnvironmentProblem(f"mariadb-install-db failed (code {exc.returncode}) for {self.config.label}; "
+                                     f"errors in its log:\n{error_lines(log)}",
+                                     "check the server settings you passed (--server-setting)") from exc
+        finally:
+            self._forget_secrets()
+
+    def _launch(self) -> None:
+        self._secrets()
+        argv = [str(self.engine.binary("mariadbd")), f"--defaults-file={self._path('my.cnf')}"]
+        server = ServerProcess(f"mariadbd ({self.config.label})", argv, self.log_path, self._path("tdebench.pid"),
+                               user=self.user)
+        since = log_size(self.log_path)
+        try:
+            server.start(self._ping, timeout=START_TIMEOUT)
+        except EnvironmentProblem as exc:
+            full = full_disk_reason(self.log_path, self._path(), since)
+            if full:  # e.g. InnoDB cannot create ibtmp1, or binlog recovery waits for space
+                raise OSError(errno.ENOSPC, f"mariadbd ({self.config.label}) did not start: {full}") from exc
+            raise
+        finally:
+            self._forget_secrets()  # the plugin has read the file key (or the start failed)
+        self._server = server
+        self._watchdog = DiskFullWatchdog(f"mariadbd ({self.config.label})", self.log_path, self._path(),
+                                          lambda: self._connect(timeout=5, use_database=False))
+        self._watchdog.start()
+
+    def problem(self) -> OSError | None:
+        """ENOSPC once a statement of this server waited for disk space (its connection was killed)."""
+        return self._watchdog.problem if self._watchdog is not None else None
+
+    def _ping(self) -> bool:
+        conn = self._connect(timeout=2)
+        try:
+            conn.cursor().execute("SELECT 1")
+        finally:
+            close_quietly(conn)
+        return True
+
+    def _shutdown_statement(self, discard: bool = False) -> None:
+        conn = self._connect(timeout=5)
+        try:
+            cur = conn.cursor()
+            if discard:  # the data is deleted next: skip flushing the buffer pool and the purge
+                cur.execute("SET GLOBAL innodb_fast_shutdown = 2")
+            cur.execute("SHUTDOWN")
+        finally:
+            close_quietly(conn)  # the server is going away
+
+    # use -------------------------------------------------------------------------------------
+    def _connect(self, timeout: float = 10.0, use_database: bool = True) -> "pymysql.connections.Connection":
+        target: dict[str, Any] = ({"host": "127.0.0.1", "port": self._port} if self._port
+                                  else {"unix_socket": str(self.socket)})
+        database = self.database if use_database else None
+        return pymysql.connect(user=BENCH_USER, password=self._password, database=database, local_infile=True,
+                               autocommit=False, charset="utf8mb4", connect_timeout=timeout, **target)
+
+    def check_alive(self) -> None:
+        """EnvironmentProblem (with the server log's tail) if the server is not running."""
+        if self._server is None:
+            raise EnvironmentProblem(f"mariadbd for {self.config.label} is not started", "call start() first")
+        if not self._server.running():
+            code = self._server.proc.returncode if self._server.proc else None
+            how = ("exited" if code is None else f"killed by signal {-code}" if code < 0 else f"exit code {code}")
+            raise EnvironmentProblem(f"mariadbd for {self.config.label} is no longer running ({how}); "
+                                     f"last lines of its log:\n{tail(self.log_path)}",
+                                     "look at the log; restart() runs crash recovery")
+
+    def connect(self) -> Connection:
+        self.check_alive()
+        try:
+            return self._connect()
+        except pymysql.err.OperationalError as exc:
+            self.check_alive()
+            raise EnvironmentProblem(f"cannot connect to mariadbd for {self.config.label}: {redact(str(exc))}",
+                                     f"look at {self.log_path}") from exc
+
+    def storage_bytes(self) -> int:
+        """Bytes of the data directory (tables, logs, system tablespace), not keys or server logs."""
+        return sum(p.stat().st_size for p in self.datadir.rglob("*") if p.is_file() and not p.is_symlink())
+
+    def server_pids(self) -> list[int]:
+        return self._server.tree_pids() if self._server is not None else []
+
+    def client_argv(self) -> tuple[list[str], int]:
+        """argv for the ``mariadb`` client connected to this instance, plus a pipe fd holding the password.
+
+        The password travels through an inherited pipe read as ``--defaults-extra-file=/dev/fd/N``,
+        never on the command line or in a file. Pass the fd in ``pass_fds`` and close it afterwards.
+        """
+        read_fd, write_fd = os.pipe()
+        os.write(write_fd, f"[client]\nuser={BENCH_USER}\npassword={self._password}\n".encode())
+        os.close(write_fd)
+        target = ["--host=127.0.0.1", f"--port={self._port}"] if self._port else [f"--socket={self.socket}"]
+        argv = [str(self.engine.binary("mariadb")), f"--defaults-extra-file=/dev/fd/{read_fd}", *target,
+                "--local-infile=1", self.database]
+        return argv, read_fd
+
+
+__all__ = ["MariadbEngine", "MariadbInstance"]

@@ -1,0 +1,108 @@
+"""What the interleaved OLTP schedules of TPC-C and sysbench share: the slice length, rounds, and a probe of the
+server around each slice (its CPU time, its CPU while the other configs run, and its own counters).
+
+With ``--schedule query`` (the default with a warm cache) an OLTP workload keeps every twin's clients ready and
+runs measured slices of ``slice`` seconds on one config at a time, in a fresh random order every round; each round
+is one paired observation (the ``round`` column of measurements.csv). docs/precision.md says how the default
+slice length was chosen.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from tdebench.api.counters import LEVELS, unit_of
+from tdebench.api.engine import Instance
+from tdebench.api.trial import Recorder
+from tdebench.measure.proctime import TreeCpu, TreeReading
+
+#: the slice length when none is given (seconds)
+DEFAULT_SLICE = 5.0
+#: the shortest slice (seconds): the rarest transaction kinds (TPC-C's 4% of the mix) need a few hundred samples
+#: per slice for a p99
+MIN_SLICE = 1.0
+#: engine counters recorded per committed transaction of every slice (api/counters.py): the redo/WAL bytes, the
+#: pages and bytes written, what crossed the encryption boundary and the cache misses, which tell whether a write
+#: overhead is the log's, the pages' or neither
+PER_TXN_COUNTERS = ("log_bytes", "pages_written", "bytes_written", "bytes_encrypted", "bytes_decrypted",
+                    "cache_misses")
+
+
+def check_slice(seconds: float) -> float:
+    """``seconds`` if it is a usable slice length; ValueError naming the fix if not."""
+    if seconds < MIN_SLICE:
+        raise ValueError(f"slice must be at least {MIN_SLICE:g} s, not {seconds:g} s (shorter slices leave the rarer "
+                         "transaction kinds too few samples for a p99); use e.g. --slice 5s")
+    return seconds
+
+
+def check_slice_fits(slice_: float | None, duration: float) -> None:
+    """ValueError when a slice is longer than the measured time of a step."""
+    if slice_ is not None and slice_ > duration:
+        raise ValueError(f"slice ({slice_:g} s) is longer than duration ({duration:g} s), the measured time of each "
+                         "config per step and block; use a shorter --slice or a longer --duration")
+
+
+def slice_seconds(slice_: float | None, duration: float) -> float:
+    """The slice length in force: the one given, else the default (at most the step's duration)."""
+    return slice_ if slice_ is not None else min(DEFAULT_SLICE, duration)
+
+
+def rounds_for(slice_: float | None, duration: float) -> int:
+    """Rounds per step and block: enough slices to give each config ``duration`` seconds of measured time."""
+    return max(1, math.ceil(duration / slice_seconds(slice_, duration) - 1e-9))
+
+
+class SliceProbe:
+    """Reads one config's server around its slices: CPU seconds in the slice, CPU while it waited for the other
+    configs' slices (background work such as page flushing and purge, done in the other configs' time), and the
+    deltas of the engine's own counters."""
+
+    def __init__(self, instance: Instance) -> None:
+        self.instance = instance
+        self.cpu = TreeCpu(instance.server_pids)
+        self.paused_since: TreeReading | None = None  # when this config's clients last stopped
+        self._before: TreeReading | None = None
+        self._counters: dict[str, float] = {}
+
+    def reset(self) -> None:
+        """A new step: the time before it is not a pause between slices."""
+        self.paused_since = None
+
+    def start(self) -> float | None:
+        """Before a slice: the server CPU seconds since the config's previous slice ended (None for the first)."""
+        self._before = self.cpu.read()
+        paused = None if self.paused_since is None else self.cpu.seconds_between(self.paused_since, self._before)
+        self._counters = self._read_counters()
+        return paused
+
+    def stop(self) -> tuple[float, dict[str, float]]:
+        """After a slice: (server CPU seconds of the slice, counter deltas over it)."""
+        after = self.cpu.read()
+        self.paused_since = after
+        assert self._before is not None
+        cpu = self.cpu.seconds_between(self._before, after)
+        deltas = {k: v - self._counters[k] for k, v in self._read_counters().items()
+                  if k in self._counters and k not in LEVELS}
+        return cpu, deltas
+
+    def _read_counters(self) -> dict[str, float]:
+        try:
+            return self.instance.counters()
+        except Exception:  # noqa: BLE001 - counters explain a figure, they never cost a measured slice
+            return {}
+
+
+def record_slice_costs(rec: Recorder, test: str, step: str, round: int, committed: int, cpu_s: float,
+                       counters: dict[str, Any], paused_cpu_s: float | None) -> None:
+    """Server CPU per transaction, the counters per transaction (step ``<step>.per_txn``) and the CPU while paused
+    (``<step>.all/server_cpu_while_paused``) of one slice."""
+    if paused_cpu_s is not None:
+        rec.add(test, f"{step}.all", "server_cpu_while_paused", paused_cpu_s, "s", round=round)
+    if not committed:
+        return
+    rec.add(test, step, "server_cpu_per_txn", cpu_s / committed, "s", round=round)
+    for name in PER_TXN_COUNTERS:
+        if name in counters:
+            rec.add(test, f"{step}.per_txn", name, counters[name] / committed, unit_of(name), round=round)

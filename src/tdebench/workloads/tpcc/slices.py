@@ -1,0 +1,159 @@
+"""The interleaved schedule of TPC-C: every twin keeps its virtual users connected, and measured slices of
+``slice`` seconds alternate between the configs, in a fresh random order every round.
+
+One block, per VU step: each config's virtual users are forked and connected once and run one ramp-up (the other
+configs' users wait, connected and idle); then ``rounds`` rounds, each running one slice on every config in the
+round's order (:class:`tdebench.runner.schedule.QuerySchedule` draws it). Only one config's users run at a time,
+so two twins never measure each other, and two arms of a pair are measured seconds apart. Every slice records its
+own TPM, NOPM, latency percentiles per transaction kind and server CPU per transaction with its ``round``: one round
+is one paired observation. The consistency conditions are checked after the block, as after a whole trial.
+
+A virtual user keeps its deck and random inputs from slice to slice, so a config's slices draw the same sequence
+of transactions as one long step would, and twins (same seed) draw the same one.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from multiprocessing.connection import wait
+from typing import Any
+
+from tdebench.api.dialect import Dialect
+from tdebench.api.engine import Instance
+from tdebench.api.trial import ConfigState, Recorder, TrialResult
+from tdebench.api.workload import SteppedTrial
+from tdebench.workloads.tpcc.driver import CONNECT_TIMEOUT, StepResult, vu_configs
+from tdebench.workloads.tpcc.options import TpccOptions
+from tdebench.workloads.tpcc.procs import resolve_mode
+from tdebench.workloads.slicing import SliceProbe, record_slice_costs, rounds_for, slice_seconds
+from tdebench.workloads.tpcc.vu import vu_serve
+
+class VuPool:
+    """One config's virtual users for one VU step: forked and connected once, then told to run window after
+    window; the other configs' users wait meanwhile."""
+
+    def __init__(self, instance: Instance, dialect: Dialect, opts: TpccOptions, vus: int, seed: int) -> None:
+        self.opts = opts
+        self.vus = vus
+        ctx = multiprocessing.get_context("fork")
+        self.abort = ctx.Event()
+        self.procs: list[Any] = []
+        self.pipes: dict[Any, int] = {}
+        procedures = resolve_mode(opts.mode, dialect) == "procedures"
+        try:
+            for cfg in vu_configs(opts, vus, seed, procedures):
+                parent, child = ctx.Pipe(duplex=True)
+                proc = ctx.Process(target=vu_serve, args=(instance, dialect, cfg, child, self.abort),
+                                   name=f"tdebench-tpcc-vu{cfg.index + 1}", daemon=True)
+                proc.start()
+                child.close()
+                self.procs.append(proc)
+                self.pipes[parent] = cfg.index
+            self._await("ready", CONNECT_TIMEOUT)
+        except BaseException:
+            self.close()
+            raise
+
+    def _await(self, want: str, timeout: float) -> dict[int, Any]:
+        """One message from every user; RuntimeError naming the first that failed, died or did not answer."""
+        out: dict[int, Any] = {}
+        waiting = dict(self.pipes)
+        deadline = time.monotonic() + timeout
+        while waiting and time.monotonic() < deadline:
+            for conn in wait(list(waiting), timeout=max(0.0, deadline - time.monotonic())):
+                index = waiting.pop(conn)
+                try:
+                    kind, payload = conn.recv()
+                except (EOFError, OSError):
+                    kind, payload = "fatal", "exited without a result"
+                if kind != want:
+                    raise RuntimeError(f"virtual user {index + 1}: {payload}")
+                out[index] = payload
+        if waiting:
+            raise RuntimeError(f"{len(waiting)} virtual user(s) did not answer within {timeout:.0f} s")
+        return out
+
+    def run(self, seconds: float, measured: bool = True) -> StepResult:
+        """Every user runs transactions for ``seconds``; their combined result (counted only if ``measured``)."""
+        for conn in self.pipes:
+            conn.send(("run", seconds, measured))
+        result = StepResult(self.vus, seconds)
+        for index, res in sorted(self._await("done", seconds + self.opts.stop_grace).items()):
+            result.add(res)
+        return result
+
+    def close(self) -> None:
+        """Stop every user: a polite word, then terminate and kill the ones that do not go."""
+        for conn in self.pipes:
+            try:
+                conn.send(("stop",))
+            except OSError:
+                pass
+        self.abort.set()
+        for proc in self.procs:
+            proc.join(timeout=10)
+            if proc.is_alive():
+                proc.terminate()
+                proc.join(timeout=5)
+            if proc.is_alive():
+                proc.kill()
+                proc.join(timeout=5)
+        for conn in self.pipes:
+            conn.close()
+        self.procs, self.pipes = [], {}
+
+
+class SlicedTpccTrial(SteppedTrial):
+    """One config's TPC-C trial of one block, run slice by slice (steps ``vuN``, ``rounds`` runs each)."""
+
+    def __init__(self, state: ConfigState, block: int, rec: Recorder, opts: TpccOptions, owner: Any) -> None:
+        self.state, self.block, self.rec, self.opts, self.owner = state, block, rec, opts, owner
+        self.steps = tuple(f"vu{n}" for n in opts.vus)
+        self.rounds = rounds_for(opts.slice, opts.duration)
+        self.slice = slice_seconds(opts.slice, opts.duration)
+        self.pool: VuPool | None = None
+        self.pool_step = ""
+        self.result = TrialResult()
+        self.probe = SliceProbe(state.instance)
+
+    def run_step(self, step: str, repetition: int) -> None:
+        """One slice of ``step`` (the first of a step forks and connects its users and ramps up)."""
+        if self.pool_step != step:
+            self._open(step)
+        assert self.pool is not None
+        paused = self.probe.start()
+        self.state.mark(step)
+        try:
+            result = self.pool.run(self.slice)
+        finally:
+            self.state.mark(None)
+            cpu, counters = self.probe.stop()
+        self.owner.record_slice(self, step, repetition + 1, result)
+        record_slice_costs(self.rec, "tpcc", step, repetition + 1, result.committed, cpu, counters, paused)
+        if not self.state.instance.alive():
+            raise RuntimeError(f"the server of {self.state.label} died during step {step}")
+
+    def _open(self, step: str) -> None:
+        self._close()
+        vus = int(step[2:])
+        self.pool = VuPool(self.state.instance, self.state.dialect, self.opts, vus,
+                           self.opts.seed + 7919 * self.block + vus)
+        self.pool_step = step
+        if self.opts.rampup > 0:
+            self.pool.run(self.opts.rampup, measured=False)
+        self.probe.reset()
+
+    def _close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+            self.pool, self.pool_step = None, ""
+
+    def finish(self) -> TrialResult:
+        """Stop the users, then check the consistency conditions of the data the block left."""
+        self._close()
+        self.owner.finish_sliced(self)
+        return self.result
+
+    def abort(self) -> None:
+        self._close()
