@@ -57,11 +57,12 @@ class Exercised:
         conn = source.app()
         try:
             self.sent = exercise(conn, "%s")
+            # the window ends here: the checksums below are the test's, not the application's
+            self.log = source.window_log(tmp / ("slow.log" if isinstance(source, MariadbSource) else "window.csv"))
             self.before = checksums(conn, TABLES)
         finally:
             conn.close()
         self.settings = source.settings()
-        self.log = source.window_log(tmp / ("slow.log" if isinstance(source, MariadbSource) else "window.csv"))
 
     def capture(self, out: Path, *extra: str, user: str = "capture") -> subprocess.CompletedProcess[str]:
         return tdebench("capture", "--from", self.source.url(user), "--out", str(out), *extra,
