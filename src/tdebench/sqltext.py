@@ -3,11 +3,14 @@ write per-dialect scripts)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
+
+from tdebench import sqlite_sql
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,8 @@ class SqlDialect:
     date_literal: str = "DATE '{}'"
     #: the URL scheme of ``tdebench run --target`` for it, "" when none
     url_scheme: str = ""
+    #: dates are ISO texts read by date functions (SQLite): standard date expressions are rewritten for them
+    dates_as_text: bool = False
 
 
 #: every dialect tdebench writes SQL for, in the order help texts list them
@@ -39,7 +44,7 @@ SQL_DIALECTS: tuple[SqlDialect, ...] = (
     SqlDialect("mariadb", "mysql", "mariadb", family="mariadb", schema_family="mariadb", url_scheme="mariadb"),
     SqlDialect("postgres", "postgres", "postgres", family="postgres", schema_family="postgres",
                url_scheme="postgresql"),
-    SqlDialect("sqlite", "sqlite", "sqlite", family="sqlite", schema_family="sqlite"),
+    SqlDialect("sqlite", "sqlite", "sqlite", family="sqlite", schema_family="sqlite", dates_as_text=True),
 )
 _BY_NAME = {d.name: d for d in SQL_DIALECTS}
 #: tdebench's dialect names -> sqlglot's
@@ -64,9 +69,14 @@ def keep_null_ordering(tree: exp.Expression, target: str) -> exp.Expression:
     return tree
 
 
-def transpile(sql: str, dialect: str, *, read: str = "postgres", pretty: bool = True) -> str:
-    """One statement in ``read`` SQL rewritten for ``dialect`` (a key of :data:`SQLGLOT_OF`)."""
+def transpile(sql: str, dialect: str, *, read: str = "postgres", pretty: bool = True,
+              date_columns: Collection[str] = ()) -> str:
+    """One statement in ``read`` SQL rewritten for ``dialect`` (a key of :data:`SQLGLOT_OF`). For SQLite,
+    date expressions are rewritten into its date functions (``date_columns``: the DATE columns, lower case);
+    ValueError (sqlglot's UnsupportedError among them) for what the target has no equivalent of."""
     target = SQLGLOT_OF[dialect]
     tree = sqlglot.parse_one(sql, read=SQLGLOT_OF.get(read, read))
+    if _BY_NAME[dialect].dates_as_text:
+        tree = sqlite_sql.rewrite(tree, date_columns)
     return keep_null_ordering(tree, target).sql(dialect=target, pretty=pretty,
                                                   unsupported_level=sqlglot.ErrorLevel.RAISE)

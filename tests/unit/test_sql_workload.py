@@ -102,12 +102,26 @@ def test_a_variant_must_create_the_canonical_tables(shop):
 
 
 def test_canonical_sql_is_checked_in_each_family_the_plan_runs(shop):
-    (shop / "queries" / "notes.sql").write_text("SELECT id FROM customers WHERE name ~ 'a'")  # PostgreSQL only
+    (shop / "queries" / "notes.sql").write_text("SELECT id FROM customers WHERE id = 1 FOR UPDATE")  # no SQLite
     wd = load_workload_dir(shop)
-    with pytest.raises(DirProblem, match="queries/notes.sql: syntax error \\(mariadb SQL\\)"):
-        check_family(wd, "mariadb")
-    (shop / "queries" / "notes.mariadb.sql").write_text("SELECT id FROM customers WHERE name REGEXP 'a'")
-    check_family(load_workload_dir(shop), "mariadb")
+    check_family(wd, "mariadb")
+    with pytest.raises(DirProblem, match="queries/notes.sql: cannot be rewritten for sqlite \\(Locking reads") as err:
+        check_family(wd, "sqlite")
+    assert err.value.fix == "write the sqlite text as a variant, queries/notes.sqlite.sql"
+    (shop / "queries" / "notes.sqlite.sql").write_text("SELECT id FROM customers WHERE id = 1")
+    check_family(load_workload_dir(shop), "sqlite")
+
+
+def test_canonical_sql_is_rewritten_for_each_family(shop):
+    (shop / "queries" / "dates.sql").write_text(
+        "SELECT EXTRACT(YEAR FROM o.placed) AS y, COALESCE(CAST(o.amount AS DECIMAL(10,2)), 0) FROM orders o "
+        "WHERE o.placed >= DATE '2024-01-01' AND o.placed < DATE '2024-01-01' + INTERVAL '30 days'")
+    wd = load_workload_dir(shop)
+    step = next(s for s in wd.steps if s.name == "dates")
+    sqlite = wd.statements(step.sql, "sqlite")[0]
+    assert "STRFTIME('%Y', o.placed)" in sqlite and "DATE(DATE('2024-01-01'), '+30 day')" in sqlite
+    assert "CAST('2024-01-01' AS DATE) + INTERVAL '30' DAY" in wd.statements(step.sql, "mariadb")[0]
+    assert wd.statements(step.sql, "postgres")[0] == (shop / "queries" / "dates.sql").read_text()
 
 
 def test_conversion_escapes_and_is_cached(shop, tmp_path):

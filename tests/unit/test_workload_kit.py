@@ -42,8 +42,16 @@ KIT_OPTIONS: dict[str, dict[str, Any]] = {
     "backup": {"sf": 0.01, "kinds": "sqlite-backup-api", "compression": "none"},
     "load": {"sf": 0.01, "variants": "bulk,insert_keys", "batch_rows": 5000},
     "sql": {},  # the tiny shop of tests/sqlworkload.py, made per test
+    "replay": {"speed": "max"},  # the tiny shop and a PostgreSQL log of two sessions on it, made per test
     "minimal": {"rows": 2000},
 }
+REPLAY_LOG = (
+    "2024-11-26 23:45:01.123 UTC [1234] LOG:  duration: 0.123 ms  statement: SELECT name FROM customers WHERE city = "
+    "'Walworth Village'\n"
+    "2024-11-26 23:45:01.200 UTC [1234] LOG:  duration: 0.200 ms  statement: SELECT COUNT(*) FROM orders WHERE "
+    "customer_id = 1\n"
+    "2024-11-26 23:45:01.300 UTC [1235] LOG:  duration: 0.100 ms  statement: INSERT INTO orders (id, customer_id, "
+    "placed, amount, paid) VALUES (500, 1, '2024-03-01', 2.5, true)\n")
 # per engine: the configs of the short run (SQLite: the encrypted one only, its plain twin is the e2e tests')
 CONFIGS = {"fake": [("fake", "none"), ("fake", "tde:aes-256-ctr")], "sqlite": [("sqlite", "sqlcipher:aes-256-cbc")]}
 IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
@@ -65,8 +73,12 @@ def _registered(tmp_path, monkeypatch):
 def kit_options(name: str, tmp_path: Path) -> dict[str, Any]:
     assert name in KIT_OPTIONS, f"workload {name} has no small options for the kit: add them to KIT_OPTIONS"
     options = dict(KIT_OPTIONS[name])
-    if name == "sql":
+    if name in ("sql", "replay"):
         options["dir"] = str(make_workload_dir(tmp_path / "shop"))
+    if name == "replay":
+        log = tmp_path / "shop.log"
+        log.write_text(REPLAY_LOG)
+        options["log"] = str(log)
     return options
 
 

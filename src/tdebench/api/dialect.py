@@ -116,6 +116,9 @@ class Dialect:
     date_literal: str = "date '{}'"
     #: the bytes of a text value as stored, UTF-8 (``{}``: the expression)
     octet_length: str = "OCTET_LENGTH({})"
+    #: prefix that has the server plan a statement (SELECT, INSERT, UPDATE, DELETE) without running it, so a
+    #: workload can show before any load that its statements run there; None: the server has none
+    explain_prefix: str | None = "EXPLAIN "
 
     def lock_timeout(self, seconds: float) -> str | None:
         """The statement that sets the lock wait to ``seconds``, or None when the dialect has none."""

@@ -85,6 +85,10 @@ class Workload(ABC):
     def prepare(self, ui: RunListener) -> dict[str, Any]:
         """Generate or find the input data once per run; returns facts for the manifest."""
 
+    def prove(self, state: ConfigState) -> None:
+        """Called for every config, its instance started and empty, before any instance is loaded: show that the
+        workload's statements run there (e.g. the server plans each one); UsageError naming what and the fix."""
+
     @abstractmethod
     def load(self, state: ConfigState, rec: Recorder, ui: RunListener) -> dict[str, Any]:
         """Create the schema and load the data into a fresh instance; returns facts for the manifest."""

@@ -297,6 +297,8 @@ app.command("ciphers")(ciphers_command)
 app.command("script")(script_command)
 app.command("import")(import_command)
 app.command("tde-setup")(tde_setup_command)
+from tdebench.cli.capture import capture_command  # noqa: E402
+app.command("capture")(capture_command)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -27,7 +27,7 @@ from tdebench.stats.overhead import Overhead
 Series = dict[tuple[str, str], list[float]]  # (config, step) -> values over trials
 
 
-STEP_TESTS = {"crud": "crud", "load": "ingest", "backup": "backup", "sql": "sql"}  # workloads whose steps live in one test
+STEP_TESTS = {"crud": "crud", "load": "ingest", "backup": "backup", "sql": "sql", "replay": "replay"}  # workloads whose steps live in one test
 
 
 def _elapsed_series(measurements: Measurements, test: str = "power") -> Series:

@@ -26,6 +26,8 @@ WRITE_COSTS = ("log_bytes", "pages_written", "bytes_encrypted", "bytes_decrypted
 TESTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "crud": ("CRUD operations", ("elapsed", "server_cpu", "mb_per_s")),
     "sql": ("Your queries and writes (workload sql; total = weighted sum)", ("elapsed",)),
+    "replay": ("The replayed log per statement form (elapsed = sum of its latencies; total = wall time)",
+               ("elapsed", "latency_p50", "latency_p95", "latency_p99", "failed")),
     "ingest": ("Loading through the client vs the bulk path", ("elapsed", "rows_per_s")),
     "backup": ("Backup and restore", ("elapsed", "bytes", "server_cpu", "tool_cpu")),
     "tpcc": ("TPC-C-like OLTP per virtual-user step",
@@ -41,7 +43,7 @@ METRIC_TITLES = {"elapsed": "elapsed", "server_cpu": "server CPU", "mb_per_s": "
                  "server_cpu_per_txn": "server CPU per transaction",
                  "log_bytes": "redo/WAL bytes per transaction", "pages_written": "pages written per transaction",
                  "bytes_encrypted": "bytes encrypted per transaction",
-                 "bytes_decrypted": "bytes decrypted per transaction"}
+                 "bytes_decrypted": "bytes decrypted per transaction", "failed": "failed statements"}
 
 
 @dataclass

@@ -127,8 +127,7 @@ class Orchestrator:
                 process.set_disposable(not any(c.keep for c in self.plan.configs))
                 stack.callback(process.set_disposable, False)
                 try:
-                    for config in self.plan.configs:
-                        self._provision(stack, config, workdir)
+                    self._provision_all(stack, workdir)
                     self.owned.stop_polling()
                     self._check_answers()
                     if not self.verify_only:
@@ -216,7 +215,17 @@ class Orchestrator:
         return workdir
 
     # ------------------------------------------------------------------------------------------
-    def _provision(self, stack: ExitStack, config: Config, workdir: Path) -> None:
+    def _provision_all(self, stack: ExitStack, workdir: Path) -> None:
+        """Start every instance, have the workload prove its statements on each (empty), then load them: SQL an
+        engine refuses costs no load."""
+        started = [self._start(stack, config, workdir) for config in self.plan.configs]
+        for state in started:
+            self.workload.prove(state)
+        for state in started:
+            self._load(state, workdir)
+
+    def _start(self, stack: ExitStack, config: Config, workdir: Path) -> ConfigState:
+        """Create and start ``config``'s instance (empty)."""
         engine = self.engines[config.engine]
         instance = engine.create_instance(config, workdir, self.workload.database)
         instance.use_translator(self.workload.sql_translator())
@@ -226,6 +235,11 @@ class Orchestrator:
         self._own_instance(instance)
         state = ConfigState(config, engine, instance)
         self.states[config.label] = state
+        return state
+
+    def _load(self, state: ConfigState, workdir: Path) -> None:
+        """Load, validate and verify a started instance (and snapshot it for ``--reset snapshot``)."""
+        config, instance = state.config, state.instance
         rec = self._recorder(config.label, 0)
         try:
             facts = self.workload.load(state, rec, self.ui)

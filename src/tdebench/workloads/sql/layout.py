@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tdebench.api.dialect import FAMILIES
 from tdebench.api.tables import TableSpec
-from tdebench.workloads.sql import csvdata
+from tdebench.workloads.sql import csvdata, portable
 from tdebench.workloads.sql.schema import SchemaInfo, SchemaProblem, read_schema
 from tdebench.workloads.sql.settings import NAME, WorkloadSettings, read_settings
 from tdebench.workloads.sql.statements import SqlSyntaxError, is_query, parse_statements, tables_used, tables_written
@@ -85,19 +85,24 @@ class WorkloadDir:
         return tuple(self.info.tables)
 
     def statements(self, file: SqlFile, family: str) -> list[str]:
-        """The statements ``family`` runs for ``file`` (already checked; read once)."""
+        """The statements ``family`` runs for ``file``: its variant's, else the canonical ones rewritten for the
+        family (already checked; read once)."""
         path = file.path(family)
         key = (str(path), family)
         if key not in self._statements:
-            self._statements[key] = [s.text for s in parse_statements(path.read_text(encoding="utf-8"), family)]
+            if family in file.variants:
+                self._statements[key] = [s.text for s in parse_statements(path.read_text(encoding="utf-8"), family)]
+            else:
+                self._statements[key] = portable.read_translated(path, self.settings.dialect, family,
+                                                                 portable.date_columns(self.info.tables))
         return self._statements[key]
 
     def schema_for(self, family: str) -> SchemaInfo:
-        """The schema ``family`` creates (its variant's statements; tables as in the canonical file)."""
-        path = self.schema.path(family)
-        if path == self.schema.canonical and family == self.settings.dialect:
+        """The schema ``family`` creates (its variant's statements, else the canonical ones rewritten; tables as
+        in the canonical file)."""
+        if family not in self.schema.variants and family == self.settings.dialect:
             return self.info
-        return read_schema(parse_statements(path.read_text(encoding="utf-8"), family))
+        return read_schema(parse_statements(";\n".join(self.statements(self.schema, family)), family))
 
     def sql_text(self) -> str:
         """All the SQL of the directory, for keeping sampled values out of what statements say."""
@@ -359,7 +364,8 @@ def _load(root: Path, read_data: bool) -> WorkloadDir:
 
 
 def check_family(wd: WorkloadDir, family: str) -> None:
-    """Every file an instance of ``family`` runs parses in its dialect (variants were checked in theirs)."""
+    """Every canonical file an instance of ``family`` runs can be rewritten into its SQL (variants were checked
+    in theirs)."""
     if family == wd.settings.dialect:
         return
     files = [(wd.schema, "schema")] + [(s.sql, s.kind) for s in wd.steps] + \
@@ -367,14 +373,20 @@ def check_family(wd: WorkloadDir, family: str) -> None:
     for file, kind in files:
         if family in file.variants:
             continue
-        if kind == "schema":
-            try:
-                read_schema(_parse(file.canonical, family))
-            except SchemaProblem as exc:
-                raise DirProblem(file.canonical, f"({family} SQL) {exc}", "correct it, or add a variant "
-                                 f"schema.{family}.sql") from None
-        else:
-            _parse(file.canonical, family)
+        variant = variant_name(file.canonical, family)
+        try:
+            if kind == "schema":
+                wd.schema_for(family)
+            else:
+                wd.statements(file, family)
+        except (portable.Untranslatable, SqlSyntaxError, SchemaProblem) as exc:
+            raise DirProblem(file.canonical, f"cannot be rewritten for {family} ({exc})",
+                             f"write the {family} text as a variant, {variant}") from None
+
+
+def variant_name(canonical: Path, family: str) -> str:
+    """``queries/q1.sql`` -> ``queries/q1.mariadb.sql`` (relative to the workload directory)."""
+    return f"{canonical.parent.name + '/' if canonical.name != 'schema.sql' else ''}{canonical.stem}.{family}.sql"
 
 
 def check_restore(wd: WorkloadDir, reset: str) -> None:

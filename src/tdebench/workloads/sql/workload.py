@@ -26,6 +26,7 @@ from tdebench.api.workload import RunFiles, Workload
 from tdebench.encryption import redact
 from tdebench.errors import RunFailed, UsageError
 from tdebench.workloads.sql import answer_check, data
+from tdebench.workloads.sql.prove import prove as prove_statements
 from tdebench.workloads.sql.csvdata import Converted
 from tdebench.workloads.sql.layout import DirProblem, Step, check_family, check_restore, display
 from tdebench.workloads.sql.options import parse_options
@@ -43,7 +44,7 @@ class SqlWorkload(Workload):
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
         super().__init__(plan, rundir)
-        self.options = parse_options(plan.workload_options)
+        self.options = self._options(plan.workload_options)
         self.wd = self.options.layout
         self.database = self.wd.database
         self.schema_tables = tuple(self.wd.info.names)
@@ -58,6 +59,12 @@ class SqlWorkload(Workload):
         self.converted: list[Converted] = []
         self.answer_sets: dict[str, answer_check.AnswerSet] = {}
         self.loaded_counts: dict[str, dict[str, int]] = {}
+        self.proven: set[str] = set()  # configs whose empty instance planned every statement (schema created)
+
+    @staticmethod
+    def _options(raw: dict[str, Any]) -> Any:
+        """The checked options (a workload built on this one reads its own)."""
+        return parse_options(raw)
 
     # before any work ---------------------------------------------------------------------------------
     def tables(self) -> tuple[TableSpec, ...]:
@@ -68,6 +75,10 @@ class SqlWorkload(Workload):
             check_family(self.wd, dialect.family)
         except DirProblem as exc:
             raise UsageError(f"{exc} (config {label})", exc.fix) from None
+
+    def prove(self, state: ConfigState) -> None:
+        prove_statements(self.wd, state)
+        self.proven.add(state.label)
 
     def estimated_input_bytes(self) -> int | None:
         if self.wd.missing_data:
@@ -107,7 +118,8 @@ class SqlWorkload(Workload):
         started = time.perf_counter()
         conn = state.instance.connect()
         try:
-            state.instance.create_schema(conn, schema.create, self.wd.tables)
+            if state.label not in self.proven:  # prove() created it
+                state.instance.create_schema(conn, schema.create, self.wd.tables)
             specs = {t.name: t for t in self.wd.tables}
             for item in self.converted:
                 t0 = time.perf_counter()

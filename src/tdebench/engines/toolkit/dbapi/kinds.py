@@ -50,7 +50,8 @@ def kind_dialect(kind: Kind) -> Dialect:
     """What a target of ``kind`` offers a workload: canonical SQL, rewritten for the server's own dialect."""
     return Dialect("postgres", kind.product, _PROTOCOLS[kind.module], "format", translated=True, target=kind.dialect,
                    storage_catalog=_CATALOGS.get(kind.dialect, "none"),
-                   bulk_load=_LOADS.get(kind.module, "executemany batches"))
+                   bulk_load=_LOADS.get(kind.module, "executemany batches"),
+                   explain_prefix="EXPLAIN " if kind.dialect in _CATALOGS else None)  # SQL Server, Oracle: none
 
 
 def check_driver(kind: Kind) -> None:

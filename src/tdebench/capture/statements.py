@@ -1,0 +1,79 @@
+"""Hot statements: grouped by normalized form (sqlglot: literals and parameters become placeholders, IN lists one),
+each group with one real statement (literal values as the application sent them), its count and time.
+
+From a log every statement is there with its values. From the server's statistics (performance_schema statement
+digests, pg_stat_statements) the digests are ranked by total time with their call counts; their values come from
+the log given with ``--log`` or the server's own statement history (``events_statements_history_long``); a
+digest whose values are found nowhere is listed as left out, never filled with invented values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from tdebench.capture.kinds import SourceKind
+from tdebench.serverlog import Logged
+from tdebench.sqlnormal import normalize, parse, statement_kind, tables_of
+
+
+
+@dataclass
+class Group:
+    """Statements of one normalized form."""
+
+    key: str
+    kind: str  # "query" or "write"
+    text: str | None  # one real statement of the group (None: values not found)
+    tables: set[str]
+    count: int = 0
+    seconds: float = 0.0
+    digest_text: str = ""
+    sessions: set[str] = field(default_factory=set)
+
+
+def group_logged(statements: Iterable[Logged], dialect: str, captured: set[str], database: str | None,
+                 seen: list[int] | None = None) -> dict[str, Group]:
+    """Groups of the logged statements on captured tables (others: session commands, other databases, the
+    catalog, are not the application's workload); ``seen[0]`` counts every statement read."""
+    groups: dict[str, Group] = {}
+    for logged in statements:
+        if seen is not None:
+            seen[0] += 1
+        if database and logged.database and logged.database.lower() != database.lower():
+            continue
+        tree = parse(logged.text, dialect)
+        what = statement_kind(tree) if tree is not None else None
+        if tree is None or what is None:
+            continue
+        tables = tables_of(tree)
+        if not tables or not tables <= captured:
+            continue
+        key = normalize(tree, dialect)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = Group(key, what, tree.sql(dialect=dialect), tables)
+        group.count += 1
+        group.seconds += logged.seconds or 0.0
+        group.sessions.add(logged.session)
+    return groups
+
+
+def digest_group(digest_text: str, calls: int, seconds: float, kind: SourceKind, captured: set[str],
+                 known: dict[str, Group]) -> Group | None:
+    """A statistics row as a group: values from ``known`` (the log or the server's history, by normalized form);
+    a digest without placeholders is its own statement. None: not a statement on the captured tables."""
+    tree = parse(digest_text.replace("...", "?") if kind.digest_ellipsis else digest_text, kind.sqlglot)
+    what = statement_kind(tree) if tree is not None else None
+    if tree is None or what is None:
+        return None
+    tables = tables_of(tree)
+    if not tables or not tables <= captured:
+        return None
+    key = normalize(tree, kind.sqlglot)
+    found = known.get(key)
+    has_values = any(isinstance(n, (exp.Placeholder, exp.Parameter)) for n in tree.walk())
+    text = found.text if found is not None else (None if has_values else tree.sql(dialect=kind.sqlglot))
+    return Group(key, what, text, tables, calls, seconds, digest_text)

@@ -1,0 +1,90 @@
+"""The replay workload's options: ``dir`` (the workload directory whose schema and data every twin loads, e.g. one
+``tdebench capture`` wrote), ``log`` (the server log to replay) and ``speed`` (``1``: think times as logged, ``2``:
+halved, ``max``: none). The log is read when the plan is built: an unknown format, an empty log, or a log of
+which no statement uses the directory's tables is refused before any work."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+from pydantic import PrivateAttr, field_validator
+
+from tdebench.errors import UsageError
+from tdebench.workloads.options import WorkloadOptions
+
+FIX = ("give --workload-dir DIR (the schema and data to load, e.g. from tdebench capture) and --workload-option "
+       "log=FILE (docs/workloads/replay.md)")
+
+
+class ReplayOptions(WorkloadOptions):
+    workload_name = "replay"
+    path_options: ClassVar[tuple[str, ...]] = ("dir", "log")
+    fix_hint = FIX
+    dir: str | None = None
+    log: str | None = None
+    speed: str = "1"
+    _layout: Any = PrivateAttr(default=None)
+    _plan: Any = PrivateAttr(default=None)
+
+    @field_validator("speed")
+    @classmethod
+    def _speed(cls, value: str) -> str:
+        text = str(value).strip().lower()
+        if text != "max":
+            try:
+                if float(text) <= 0:
+                    raise ValueError
+            except ValueError:
+                raise ValueError("speed is a factor above 0 (2 halves the think times) or max (none)") from None
+        return text
+
+    @property
+    def factor(self) -> float | None:
+        """Think times are divided by this; None: dropped."""
+        return None if self.speed == "max" else float(self.speed)
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any] | None) -> Self:
+        from tdebench.workloads.replay.calls import read_calls
+        from tdebench.workloads.sql.layout import DirProblem, load_workload_dir
+
+        options = super().parse(raw)
+        if not options.dir or not options.log:
+            raise UsageError("--workload replay needs the directory to load and the log to replay", FIX)
+        try:
+            options._layout = load_workload_dir(Path(options.dir))
+        except DirProblem as exc:
+            raise UsageError(str(exc), exc.fix) from None
+        wd = options._layout
+        keys = {t.name.lower(): [c.lower() for c in t.primary_key] for t in wd.tables}
+        options._plan = read_calls(Path(options.log), wd.settings.dialect, set(keys), keys, None)
+        if not options._plan.calls:
+            raise UsageError(f"--workload-option log={options.log}: none of its {options._plan.skipped} statements "
+                             f"uses the tables of {options.dir}", "replay the log of the database the directory "
+                             "was captured from")
+        return options
+
+    @property
+    def layout(self) -> Any:
+        return self._layout
+
+    @property
+    def plan(self) -> Any:
+        return self._plan
+
+    def check_plan(self, families: set[str], reset: str) -> None:
+        from tdebench.workloads.sql.layout import DirProblem, check_family, check_restore
+
+        try:
+            for family in sorted(families):
+                check_family(self._layout, family)
+            check_restore(self._layout, reset)
+        except DirProblem as exc:
+            raise UsageError(str(exc), exc.fix) from None
+        if self._plan.other_writes and reset != "snapshot":
+            which = ", ".join(sorted(set(self._plan.other_writes))[:3])
+            raise UsageError(f"the log has writes whose effect cannot be undone after a trial ({which}: UPDATE, "
+                             "DELETE or INSERT without literal keys)",
+                             "run with --reset snapshot (the loaded data is restored before every trial)")
