@@ -248,8 +248,8 @@ def test_replay_of_the_slow_log_on_twins(mariadb, tmp_path):
     captured = tmp_path / "captured"
     assert mariadb.capture(captured, "--log", str(mariadb.log)).returncode == 0
     run = tmp_path / "run"
-    done = tdebench("run", "--workload", "replay", "--workload-dir", str(captured), "--workload-option",
-                    f"log={mariadb.log}", "--engine", "mariadb", "--encryption", "none,tde:aes-256-ctr", "--trials",
+    done = tdebench("run", "--workload", "replay", "--workload-dir", str(captured), "--log",
+                    str(mariadb.log), "--engine", "mariadb", "--encryption", "none,tde:aes-256-ctr", "--trials",
                     "2", "--warmup", "0", "--out", str(run), "--data-dir", str(tmp_path / "data"), "--work-dir",
                     str(tmp_path / "work"), env={"XDG_STATE_HOME": str(tmp_path / "state")})
     assert done.returncode == 0, done.stderr[-3000:]

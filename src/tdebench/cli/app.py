@@ -129,7 +129,7 @@ def _plan_from_file(ctx: typer.Context, a: RunArgs) -> tuple[Any, Path | None]:
     flags = _flag_options(a)
     if flags:  # e.g. --warehouses 1 or --workload-option fetch_size=1000: over the file's [run.options]
         overrides["options"] = flags
-    options = {"dir": str(a.workload_dir.resolve())} if a.workload_dir is not None else None
+    options = {k: str(v.resolve()) for k, v in (("dir", a.workload_dir), ("log", a.log)) if v is not None} or None
     plan, parsed = runner.load_plan_file(a.experiment, overrides, options)
     return plan, a.out_dir or (Path(parsed.run.out) if parsed.run.out else None)
 
@@ -142,6 +142,8 @@ def _plan_from_flags(ctx: typer.Context, a: RunArgs) -> tuple[Any, Path | None]:
         runner.check_flag_applies(a.workload, "dir", "--workload-dir")
     if a.slice_ is not None:
         runner.check_flag_applies(a.workload, "slice", "--slice")
+    if a.log is not None:
+        runner.check_flag_applies(a.workload, "log", "--log")
     options = {"sf": a.sf, "tests": _words(a.tests), "streams": a.streams,
                "trials": a.trials if _given(ctx, "trials") else None, "warmup": a.warmup,
                "schedule": a.schedule, "repeat": a.repeat if a.repeat is not None else 1, "precision": a.precision,
@@ -151,7 +153,7 @@ def _plan_from_flags(ctx: typer.Context, a: RunArgs) -> tuple[Any, Path | None]:
                "query_timeout": a.query_timeout, "max_failures": a.max_failures, "seed": a.seed,
                "keep_answers": a.keep_answers, "data_dir": str(a.data_dir) if a.data_dir else None, "tcp": a.tcp,
                "keep": a.keep, "memory_ratio": a.memory_ratio, "workload": a.workload,
-               "options": _flag_options(a, dir=_absolute(a.workload_dir))}
+               "options": _flag_options(a, dir=_absolute(a.workload_dir), log=_absolute(a.log))}
     if a.targets:
         if _given(ctx, "engine") or a.encryption or a.server_setting or a.encrypt_columns:
             raise UsageError("--target replaces --engine, --encryption, --server-setting and --encrypt-columns",

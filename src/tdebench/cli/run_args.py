@@ -30,10 +30,14 @@ class RunArgs:
     engine: Annotated[str, typer.Option(help=f"Engine(s), comma-separated: {_ENGINE_CHOICES}.")] = DEFAULT_ENGINE
     encryption: Annotated[Optional[str], typer.Option(
         help="Comma-separated encryption specs; default: none plus each engine's default encrypted spec.")] = None
-    workload: Annotated[str, typer.Option(help="Workload: tpch (default), tpcc, sysbench, crud, load, backup, sql.")] = "tpch"
+    workload: Annotated[str, typer.Option(help="Workload: tpch (default), tpcc, sysbench, crud, load, backup, sql, "
+                                                "replay.")] = "tpch"
     workload_dir: Annotated[Optional[Path], typer.Option(
-        help="sql: your workload's directory (schema.sql, data/, queries/; see docs/workloads/sql.md).",
-        show_default=False)] = None
+        help="sql: your workload's directory (schema.sql, data/, queries/; see docs/workloads/sql.md); replay: the "
+             "schema and data to load (e.g. from tdebench capture).", show_default=False)] = None
+    log: Annotated[Optional[Path], typer.Option(
+        help="replay: the server log to replay (MariaDB/MySQL slow or general log, PostgreSQL stderr or csvlog; "
+             "docs/workloads/replay.md).", show_default=False)] = None
     sf: Annotated[Optional[float], typer.Option(
         help="TPC-H scale factor (tpch, load, backup) \\[default: 0.01].", show_default=False)] = None
     tests: Annotated[Optional[str], typer.Option(

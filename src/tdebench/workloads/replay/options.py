@@ -14,8 +14,8 @@ from pydantic import PrivateAttr, field_validator
 from tdebench.errors import UsageError
 from tdebench.workloads.options import WorkloadOptions
 
-FIX = ("give --workload-dir DIR (the schema and data to load, e.g. from tdebench capture) and --workload-option "
-       "log=FILE (docs/workloads/replay.md)")
+FIX = ("give --workload-dir DIR (the schema and data to load, e.g. from tdebench capture) and --log FILE "
+       "(docs/workloads/replay.md)")
 
 
 class ReplayOptions(WorkloadOptions):
@@ -61,7 +61,7 @@ class ReplayOptions(WorkloadOptions):
         keys = {t.name.lower(): [c.lower() for c in t.primary_key] for t in wd.tables}
         options._plan = read_calls(Path(options.log), wd.settings.dialect, set(keys), keys, None)
         if not options._plan.calls:
-            raise UsageError(f"--workload-option log={options.log}: none of its {options._plan.skipped} statements "
+            raise UsageError(f"--log {options.log}: none of its {options._plan.skipped} statements "
                              f"uses the tables of {options.dir}", "replay the log of the database the directory "
                              "was captured from")
         return options
