@@ -13,6 +13,7 @@ _REGISTRY: dict[str, str | type[Engine]] = {
     "postgres": "tdebench.engines.postgres.engine:PostgresEngine",
     "mariadb": "tdebench.engines.mariadb.engine:MariadbEngine",
     "mysql": "tdebench.engines.mysql.engine:MysqlEngine",
+    "galera": "tdebench.engines.mariadb.galera:GaleraEngine",
     "external": "tdebench.engines.external.engine:ExternalEngine",
 }
 

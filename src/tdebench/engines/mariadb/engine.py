@@ -364,9 +364,8 @@ class MariadbInstance(MariadbTools, MariadbThreatProbes, MariadbCounters, Mariad
 
     def _launch(self) -> None:
         self._secrets()
-        argv = [str(self.engine.binary("mariadbd")), f"--defaults-file={self._path('my.cnf')}"]
-        server = ServerProcess(f"mariadbd ({self.config.label})", argv, self.log_path, self._path("tdebench.pid"),
-                               user=self.user)
+        server = ServerProcess(f"mariadbd ({self.config.label})", self._server_argv(), self.log_path,
+                               self._path("tdebench.pid"), user=self.user)
         since = log_size(self.log_path)
         try:
             server.start(self._ping, timeout=START_TIMEOUT)
@@ -381,6 +380,9 @@ class MariadbInstance(MariadbTools, MariadbThreatProbes, MariadbCounters, Mariad
         self._watchdog = DiskFullWatchdog(f"mariadbd ({self.config.label})", self.log_path, self._path(),
                                           lambda: self._connect(timeout=5, use_database=False))
         self._watchdog.start()
+
+    def _server_argv(self) -> list[str]:
+        return [str(self.engine.binary("mariadbd")), f"--defaults-file={self._path('my.cnf')}"]
 
     def problem(self) -> OSError | None:
         """ENOSPC once a statement of this server waited for disk space (its connection was killed)."""
