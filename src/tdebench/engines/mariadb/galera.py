@@ -177,6 +177,13 @@ class GaleraCluster(GaleraFacts, GaleraNode):
             self._stop_peers(discard=True)
             raise
 
+    def save_cache(self) -> dict[str, Any]:
+        raise NotImplementedError(f"{type(self).__name__} cannot restart keeping its cache (a cluster restart "
+                                  "rebuilds the joiners' state)")
+
+    def load_cache(self, saved: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError(f"{type(self).__name__} cannot restart keeping its cache")
+
     def running(self) -> bool:
         return all(MariadbInstance.running(n) for n in self.nodes)
 

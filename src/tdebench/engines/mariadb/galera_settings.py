@@ -7,6 +7,7 @@ settings, validated as the ``mariadb`` engine validates them, plus the wsrep opt
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ PROVIDER = Path("/usr/lib/galera/libgalera_smm.so")
 PROVIDER_DIRS = (Path("/usr/lib/galera"), Path("/usr/lib/galera4"), Path("/usr/lib64/galera-4"),
                  Path("/usr/lib64/galera"), Path("/usr/lib/x86_64-linux-gnu/galera"))
 PACKAGE = "galera-4"
+PROVIDER_ENV = "TDEBENCH_GALERA_PROVIDER"
 DEFAULT_NODES = 3
 MAX_NODES = 9
 PORTS_PER_NODE = 4  # mysqld, galera group communication, IST receiver, SST receiver
@@ -133,7 +135,15 @@ def allocate(count: int, span: tuple[int, int] | None) -> list[NodePorts]:
 
 
 def find_provider() -> Path:
-    """The galera-4 provider library; EnvironmentProblem naming the Debian package otherwise."""
+    """The galera-4 provider library (``TDEBENCH_GALERA_PROVIDER`` names one elsewhere); EnvironmentProblem naming
+    the Debian package otherwise."""
+    chosen = os.environ.get(PROVIDER_ENV)
+    if chosen:
+        if Path(chosen).is_file():
+            return Path(chosen)
+        raise EnvironmentProblem(f"the Galera provider library {chosen} ({PROVIDER_ENV}) does not exist",
+                                 f"install the Debian package {PACKAGE} (apt-get install {PACKAGE}) or correct "
+                                 f"{PROVIDER_ENV}")
     for directory in PROVIDER_DIRS:
         candidate = directory / "libgalera_smm.so"
         if candidate.is_file():

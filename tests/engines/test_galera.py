@@ -1,0 +1,164 @@
+"""Galera clusters through the engine conformance kit, plus cluster checks (real 2-node clusters on loopback) and
+bad input (node counts, a missing provider, a port range in use)."""
+
+from __future__ import annotations
+
+import fnmatch
+import shutil
+import socket
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tdebench.encryption import PLAIN
+from tdebench.engines import Config, get_engine
+from tdebench.errors import EnvironmentProblem, UsageError
+from tdebench.verify.atrest import verify_at_rest
+from tdebench.workloads.tpch.workload import TpchWorkload
+from tests.cli.test_bad_input import tdebench
+from tests.engines.kit import kit_for, profile
+
+GCACHE = "node*/data/galera.cache"
+PROVIDER = Path("/usr/lib/galera/libgalera_smm.so")
+
+
+def _available() -> str:
+    try:
+        get_engine("galera").check_available()
+    except EnvironmentProblem as exc:
+        return exc.one_line()
+    return ""
+
+
+_MISSING = _available()
+
+
+@pytest.mark.server
+@pytest.mark.skipif(bool(_MISSING), reason=_MISSING or "available")
+class TestGaleraConformance(kit_for("galera")):
+    """The kit on a plain and a TDE 2-node cluster, and the cluster's own checks on the same instances."""
+
+    def test_at_rest_scan_plain_hits_encrypted_none(self, loaded):
+        """Plain: hits. TDE: no hit in any file MariaDB encrypts; the gcache of every node holds the canary rows
+        in clear (galera-4 26.4 has no gcache encryption), which the verdict reports as outside-scope hits."""
+        for text, inst in loaded.items():
+            verdict = verify_at_rest(inst, known_plaintext=TpchWorkload.known_plaintext)
+            assert verdict["files_scanned"] > 0 and verdict["passed"], (text, verdict["files_with_hits"])
+            nodes = {f["path"].split("/")[0] for f in verdict["files"]}
+            assert nodes == {"node1", "node2"}, nodes  # every node's directory is scanned
+            if text == "none":
+                assert verdict["marker_hits"] > 0 and verdict["known_plaintext_hits"] > 0
+                continue
+            stray = [p for p in verdict["files_with_hits"] if not fnmatch.fnmatch(p, GCACHE)]
+            assert not stray, (text, stray)
+            in_gcache = {f["path"] for f in verdict["files"] if f["hits"] and fnmatch.fnmatch(f["path"], GCACHE)}
+            assert in_gcache == {"node1/data/galera.cache", "node2/data/galera.cache"}, in_gcache
+            assert verdict["outside_scope_hits"] == verdict["marker_hits"] + verdict["known_plaintext_hits"] > 0
+            assert GCACHE in verdict["outside_scope"]
+
+    def test_every_node_is_synced_and_encrypted_as_configured(self, loaded):
+        for text, inst in loaded.items():
+            status = inst.encryption_status()
+            assert sorted(status["nodes"]) == ["node1", "node2"]
+            for name, node in status["nodes"].items():
+                assert node["cluster_size"] == "2" and node["state"] == "Synced", (text, name, node)
+                assert node["enabled"] is (text != "none"), (text, name, node)
+                assert node["gcache_encryption"]["offered"] is False  # galera-4 26.4 (Debian): none
+            assert status["gcache_encrypted"] is False
+
+    def test_the_joiner_received_the_data_by_state_transfer(self, loaded):
+        """Node 2 started with an empty datadir: its tables came by rsync SST and later write sets."""
+        for text, inst in loaded.items():
+            conn = inst.peers[0]._connect()
+            try:
+                cur = conn.cursor()
+                cur.execute("SELECT COUNT(*) FROM lineitem")
+                assert cur.fetchone()[0] > 50000, text
+            finally:
+                conn.close()
+            assert "SST" in (inst.peers[0].log_path.read_text(errors="replace")), text
+
+    def test_replication_counters_are_reported(self, loaded):
+        for inst in loaded.values():
+            counters = inst.counters()
+            assert counters["cert_failures"] >= 0 and counters["flow_control_paused_ns"] >= 0
+            assert counters["pages_read"] >= 0
+
+
+@pytest.mark.server
+@pytest.mark.skipif(bool(_MISSING), reason=_MISSING or "available")
+def test_destroy_leaves_no_process_or_directory(tmp_path):
+    engine = get_engine("galera")
+    inst = engine.create_instance(Config("galera", PLAIN, dict(profile("galera").settings)), tmp_path)
+    inst.start()
+    pids = inst.server_pids()
+    root = Path(inst.data_dir).resolve()
+    assert len(pids) >= 2 and sorted(p.name for p in root.iterdir()) == ["node1", "node2"]
+    inst.destroy()
+    assert not [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+    assert not root.exists() and not list(tmp_path.iterdir())
+    left = [p.info for p in psutil.process_iter(["pid", "name", "cmdline"])
+            if p.info["name"] in ("mariadbd", "garbd", "rsync") and str(root) in " ".join(p.info["cmdline"] or [])]
+    assert not left, left
+
+
+# bad input -------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("nodes, fragment", [("0", "--nodes 0 is no cluster"), ("1", "--nodes 1 is no cluster"),
+                                             ("10", "more than 9 nodes")])
+def test_a_node_count_that_is_no_cluster_is_one_line_exit_2(nodes, fragment, tmp_path):
+    result = tdebench("run", "--engine", "galera", "--nodes", nodes, "--workload", "tpcc", "--out",
+                      str(tmp_path / "out"))
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and fragment in lines[0] and "Traceback" not in result.stderr, result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_nodes_is_refused_for_an_engine_that_is_no_cluster(tmp_path):
+    result = tdebench("run", "--engine", "mariadb", "--nodes", "3", "--out", str(tmp_path / "out"))
+    assert result.returncode == 2 and "--nodes applies to cluster engines only" in result.stderr, result.stderr
+
+
+def test_a_missing_provider_is_one_line_exit_3_naming_the_package(tmp_path, monkeypatch):
+    monkeypatch.setenv("TDEBENCH_GALERA_PROVIDER", str(tmp_path / "libgalera_smm.so"))
+    result = tdebench("run", "--engine", "galera", "--workload", "tpcc", "--out", str(tmp_path / "out"))
+    assert result.returncode == 3, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "galera-4" in lines[0] and "apt-get install galera-4" in lines[0], result.stderr
+    # engines are checked once the run directory exists (as for every engine): nothing else was made
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["manifest.json", "measurements.csv"]
+
+
+def test_a_port_range_in_use_is_one_line_exit_3(tmp_path):
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        result = tdebench("run", "--engine", "galera", "--workload", "tpcc", "--server-setting",
+                          f"ports={port}-{port + 3}", "--out", str(tmp_path / "out"))
+    assert result.returncode == 3, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and f"ports {port}-{port + 3}" in lines[0] and "needs 12" in lines[0], result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("settings, error", [({"nodes": "two"}, "bad node count"),
+                                             ({"wsrep_sst_method": "mysqldump"}, "managed by tdebench"),
+                                             ({"gcache_size": "lots"}, "bad gcache_size"),
+                                             ({"ports": "80-90"}, "bad port range")])
+def test_settings_are_validated(settings, error):
+    with pytest.raises(UsageError, match=error):
+        get_engine("galera").validate_settings(settings)
+
+
+def test_the_provider_is_found_or_named(monkeypatch, tmp_path):
+    from tdebench.engines.mariadb import galera_settings as gs
+
+    monkeypatch.setattr(gs, "PROVIDER_DIRS", (tmp_path,))
+    with pytest.raises(EnvironmentProblem, match="libgalera_smm.so is missing") as info:
+        gs.find_provider()
+    assert "apt-get install galera-4" in info.value.one_line()
+    if PROVIDER.is_file() and shutil.which("rsync"):
+        monkeypatch.setattr(gs, "PROVIDER_DIRS", (PROVIDER.parent,))
+        assert gs.find_provider() == PROVIDER
