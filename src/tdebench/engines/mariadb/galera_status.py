@@ -19,6 +19,8 @@ from tdebench.engines.mariadb import settings as ms
 from tdebench.engines.mariadb.support import close_quietly
 
 GCACHE = "data/galera.cache"
+#: the ring buffer and its overflow pages (write sets that do not fit the ring go to gcache.page.NNNNNN)
+GCACHE_FILES = ("node*/data/galera.cache", "node*/data/gcache.page.*")
 _WSREP_STATUS = ("wsrep_cluster_size", "wsrep_cluster_status", "wsrep_local_state_comment", "wsrep_ready",
                  "wsrep_connected", "wsrep_local_cert_failures", "wsrep_local_bf_aborts",
                  "wsrep_flow_control_paused_ns", "wsrep_flow_control_sent", "wsrep_flow_control_recv",
@@ -133,7 +135,7 @@ class GaleraFacts:
 
     def data_dir_parts(self) -> dict[str, list[str]]:
         return {"datadir": ["node*/data/*"], "redo": ["node*/data/ib_logfile*"],
-                "temp": ["node*/data/ibtmp1", "node*/tmp/*"], "gcache": [f"node*/{GCACHE}"]}
+                "temp": ["node*/data/ibtmp1", "node*/tmp/*"], "gcache": list(GCACHE_FILES)}
 
     def temp_locations(self) -> list[Path]:
         return [n._path(*p) for n in self.nodes for p in (("tmp",), ("data", "ibtmp1"))]
@@ -141,13 +143,17 @@ class GaleraFacts:
     def files_outside_scope(self) -> list[str]:
         """Each node's files outside the spec's scope, and the gcache when the provider does not encrypt it."""
         own = [f"node*/{g}" for g in outside_of_node(self.config.spec)]
-        return own + ([] if self.config.spec.is_plain else [f"node*/{GCACHE}"])
+        return own + ([] if self.config.spec.is_plain else list(GCACHE_FILES))
 
     def replication_cache(self) -> dict[str, Any]:
         """The gcache of every node: file globs (relative to data_dir) and whether the provider encrypts it."""
         facts = self.node_status(self.nodes[0])
-        return {"globs": [f"node*/{GCACHE}"], "encryption": facts["gcache"]["encryption"],
-                "what": "Galera's ring buffer of recent write sets (galera.cache), one per node"}
+        joiners = [f"{n.node_name}/data/*" for n in self.nodes[1:]]
+        return {"globs": list(GCACHE_FILES), "encryption": facts["gcache"]["encryption"],
+                "what": "Galera's cache of recent write sets (galera.cache and its overflow pages gcache.page.*), "
+                        "one per node",
+                "transfer_globs": joiners, "transfer": f"{facts['sst_method']} SST of node 1's data directory, "
+                "then write sets; the SST stream itself is not encrypted (no TLS)"}
 
 
 def outside_of_node(spec: EncryptionSpec) -> list[str]:
