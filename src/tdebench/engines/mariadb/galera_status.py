@@ -145,6 +145,18 @@ class GaleraFacts:
         own = [f"node*/{g}" for g in outside_of_node(self.config.spec)]
         return own + ([] if self.config.spec.is_plain else list(GCACHE_FILES))
 
+    def transport_security(self) -> dict[str, Any]:
+        """Client TLS of node 1 (as mariadb) and the replication transport between the nodes (``socket.ssl``):
+        TLS counts as on only when both are."""
+        out = super().transport_security()  # type: ignore[misc]
+        replication = {n.node_name: self.node_status(n)["replication_tls"] for n in self.nodes}
+        on = all(str(v).upper() in ("YES", "1", "TRUE", "ON") for v in replication.values())
+        out["settings"] = {**out.get("settings", {}), "wsrep socket.ssl": ",".join(sorted(set(replication.values())))}
+        out["tls"] = bool(out.get("tls")) and on
+        out["listen"] = (f"{out.get('listen')} (node 1); write sets and state transfers travel between the nodes "
+                         f"over loopback TCP {'with' if on else 'without'} TLS")
+        return out
+
     def replication_cache(self) -> dict[str, Any]:
         """The gcache of every node: file globs (relative to data_dir) and whether the provider encrypts it."""
         facts = self.node_status(self.nodes[0])
