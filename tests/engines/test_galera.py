@@ -6,6 +6,7 @@ from __future__ import annotations
 import fnmatch
 import shutil
 import socket
+import time
 from pathlib import Path
 
 import psutil
@@ -163,3 +164,77 @@ def test_the_provider_is_found_or_named(monkeypatch, tmp_path):
     if PROVIDER.is_file() and shutil.which("rsync"):
         monkeypatch.setattr(gs, "PROVIDER_DIRS", (PROVIDER.parent,))
         assert gs.find_provider() == PROVIDER
+
+
+@pytest.mark.server
+@pytest.mark.skipif(bool(_MISSING), reason=_MISSING or "available")
+def test_a_killed_node_rejoins_by_ist_then_by_sst_under_load(tmp_path):
+    """3-node TDE cluster, inserts of a canary text on node 1 all along: node 3 is killed and rejoins by IST (its
+    position recovered from InnoDB), killed again with its data deleted and rejoins by SST; every node ends with
+    the same rows, and the files node 3 received hold the canary only in its gcache."""
+    import threading
+
+    from tdebench.encryption import parse_spec
+    from tdebench.verify.atrest import new_markers, scan_directory
+
+    marker = new_markers(1)[0]
+    settings = {**profile("galera").settings, "nodes": "3"}
+    inst = get_engine("galera").create_instance(Config("galera", parse_spec("tde:aes-256-ctr"), settings), tmp_path)
+    stop, inserted, errors = threading.Event(), [0], []
+
+    def load() -> None:
+        conn = inst.connect()
+        try:
+            cur = conn.cursor()
+            while not stop.is_set():
+                cur.execute("INSERT INTO t (v) VALUES (%s)", (marker,))
+                conn.commit()
+                inserted[0] += 1
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            conn.close()
+
+    try:
+        inst.start()
+        conn = inst.connect()
+        conn.cursor().execute("CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(100)) ENGINE=InnoDB")
+        conn.commit()
+        conn.close()
+        worker = threading.Thread(target=load)
+        worker.start()
+        try:
+            time.sleep(2)  # node 3 has applied write sets of the load: it has a position to recover
+            inst.kill_node(3)
+            ist = inst.rejoin_node(3)
+            inst.kill_node(3)
+            sst = inst.rejoin_node(3, full_transfer=True)
+        finally:
+            stop.set()
+            worker.join()
+        assert not errors, errors
+        assert ist["transfer"] == "IST" and sst["transfer"] == "SST", (ist, sst)
+        assert ist["seconds_to_synced"] > 0 and sst["files_received"] > 0
+        counts = []
+        for node in inst.nodes:
+            c = node._connect()
+            cur = c.cursor()
+            cur.execute("SELECT COUNT(*) FROM t")
+            counts.append(cur.fetchone()[0])
+            c.close()
+        assert counts == [inserted[0]] * 3 and inserted[0] > 0, (counts, inserted)
+        inst.flush_to_disk()
+        received = scan_directory(inst.nodes[2].datadir, [marker])
+        holding = sorted(received.files_with_hits)
+        assert holding and all(p == "galera.cache" or p.startswith("gcache.page.") for p in holding), holding
+    finally:
+        inst.destroy()
+    assert not list(tmp_path.iterdir())
+
+
+def test_the_transfer_kind_is_read_from_the_log():
+    from tdebench.engines.mariadb.galera_rejoin import transfer_kind
+
+    assert transfer_kind("WSREP_SST: [INFO] rsync IST completed on joiner (x)\nWSREP: Receiving IST: 2 writesets") == "IST"
+    assert transfer_kind("WSREP_SST: [INFO] rsync SST completed on joiner (x)\nWSREP: Receiving IST: 3 writesets") == "SST"
+    assert transfer_kind("WSREP: Synchronized with group, ready for connections") == "none"

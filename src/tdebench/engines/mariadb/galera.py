@@ -25,6 +25,7 @@ from tdebench.api.footprint import MIB, Footprint, size_setting
 from tdebench.encryption import EncryptionSpec
 from tdebench.engines.mariadb import galera_settings as gs
 from tdebench.engines.mariadb.engine import MariadbEngine, MariadbInstance
+from tdebench.engines.mariadb.galera_rejoin import GaleraRejoin
 from tdebench.engines.mariadb.galera_status import GaleraFacts
 from tdebench.engines.mariadb.support import traversable_by
 from tdebench.engines.toolkit.process import own_path
@@ -84,6 +85,7 @@ class GaleraNode(MariadbInstance):
         self.provider = gs.find_provider()
         self.gcache_size = str(config.settings.get("gcache_size", gs.OWN["gcache_size"]))
         self.bootstrap = index == 0
+        self.start_position = ""  # after a crash: the position --wsrep-recover found (see galera_rejoin)
 
     @property
     def node_name(self) -> str:
@@ -112,10 +114,12 @@ class GaleraNode(MariadbInstance):
         # a joiner starts with an empty datadir and receives node 1's by SST (users, schema, files)
 
     def _server_argv(self) -> list[str]:
-        return super()._server_argv() + (["--wsrep-new-cluster"] if self.bootstrap else [])
+        extra = ["--wsrep-new-cluster"] if self.bootstrap else []
+        return super()._server_argv() + extra + ([f"--wsrep_start_position={self.start_position}"]
+                                                 if self.start_position else [])
 
 
-class GaleraCluster(GaleraFacts, GaleraNode):
+class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
     """The cluster as one instance: node 1 (where the workload connects) owning nodes 2..N."""
 
     def __init__(self, config: Config, workdir: Path, engine: GaleraEngine,
