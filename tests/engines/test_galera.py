@@ -148,7 +148,8 @@ def test_a_port_range_in_use_is_one_line_exit_3(tmp_path):
 @pytest.mark.parametrize("settings, error", [({"nodes": "two"}, "bad node count"),
                                              ({"wsrep_sst_method": "mysqldump"}, "managed by tdebench"),
                                              ({"gcache_size": "lots"}, "bad gcache_size"),
-                                             ({"ports": "80-90"}, "bad port range")])
+                                             ({"ports": "80-90"}, "bad port range"),
+                                             ({"sst": "mysqldump"}, "unknown state transfer method")])
 def test_settings_are_validated(settings, error):
     with pytest.raises(UsageError, match=error):
         get_engine("galera").validate_settings(settings)
@@ -238,3 +239,34 @@ def test_the_transfer_kind_is_read_from_the_log():
     assert transfer_kind("WSREP_SST: [INFO] rsync IST completed on joiner (x)\nWSREP: Receiving IST: 2 writesets") == "IST"
     assert transfer_kind("WSREP_SST: [INFO] rsync SST completed on joiner (x)\nWSREP: Receiving IST: 3 writesets") == "SST"
     assert transfer_kind("WSREP: Synchronized with group, ready for connections") == "none"
+
+
+@pytest.mark.server
+@pytest.mark.skipif(bool(_MISSING) or not shutil.which("mariabackup") or not shutil.which("socat"),
+                    reason=_MISSING or "mariabackup or socat missing")
+def test_a_tde_joiner_by_mariabackup_sst_holds_the_rows_only_in_its_gcache(tmp_path):
+    """sst=mariabackup: the joiner's files come from a streamed backup of node 1 (the donor's mariabackup reads
+    node 1's key while the joiner starts); under TDE the rows it received are in clear only in its gcache."""
+    from tdebench.encryption import issued_secrets, parse_spec
+    from tdebench.verify.atrest import new_markers, scan_directory
+
+    markers = new_markers(2)
+    settings = {**profile("galera").settings, "sst": "mariabackup"}
+    inst = get_engine("galera").create_instance(Config("galera", parse_spec("tde:aes-256-ctr"), settings), tmp_path)
+    try:
+        inst.start()
+        joiner = inst.peers[0]
+        assert "mariabackup SST completed on joiner" in joiner.log_path.read_text(errors="replace")
+        inst.plant_canaries(markers)
+        inst.flush_to_disk()
+        received = scan_directory(joiner.datadir, markers)
+        holding = sorted(received.files_with_hits)
+        assert holding and all(p == "galera.cache" or p.startswith("gcache.page.") for p in holding), holding
+        secrets_ = [s.encode() for s in issued_secrets() if len(s) >= 16]
+        for path in Path(inst.data_dir).rglob("*"):
+            if path.is_file() and not path.is_symlink() and path.stat().st_size < 64 << 20:
+                data = path.read_bytes()
+                assert not any(s in data for s in secrets_), f"a secret appears in {path}"
+    finally:
+        inst.destroy()
+    assert not list(tmp_path.iterdir())

@@ -345,7 +345,7 @@ class MariadbInstance(MariadbTools, MariadbThreatProbes, MariadbCounters, Mariad
         # created 0600: a file written first and chmod-ed after would be world-readable for a moment
         write_secret_file(extra, "".join(f"INSERT INTO mysql.global_priv (Host, User, Priv) VALUES ('{h}', "
                                          f"'{BENCH_USER}', '{priv}');\n" for h in hosts)
-                          + f"CREATE DATABASE {self.database};\n")
+                          + f"CREATE DATABASE {self.database};\n" + self._extra_install_sql())
         chown_tree(secret_dir, self.user)
         argv = [str(self.engine.binary("mariadb-install-db")), f"--defaults-file={self._path('my.cnf')}",
                 "--skip-test-db", "--auth-root-authentication-method=socket", f"--extra-file={extra}"]
@@ -361,6 +361,10 @@ class MariadbInstance(MariadbTools, MariadbThreatProbes, MariadbCounters, Mariad
                                      "check the server settings you passed (--server-setting)") from exc
         finally:
             self._forget_secrets()
+
+    def _extra_install_sql(self) -> str:
+        """More statements for mariadb-install-db's bootstrap (none here; cluster nodes add their SST user)."""
+        return ""
 
     def _launch(self) -> None:
         self._secrets()

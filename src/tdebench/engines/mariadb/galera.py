@@ -13,10 +13,13 @@ Node 1 bootstraps (``--wsrep-new-cluster``); the others join by rsync SST, run a
 
 from __future__ import annotations
 
+import contextlib
 import os
+import pwd
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +89,7 @@ class GaleraNode(MariadbInstance):
         self.gcache_size = str(config.settings.get("gcache_size", gs.OWN["gcache_size"]))
         self.bootstrap = index == 0
         self.start_position = ""  # after a crash: the position --wsrep-recover found (see galera_rejoin)
+        self.sst = str(config.settings.get("sst", gs.OWN["sst"])).strip().lower()
 
     @property
     def node_name(self) -> str:
@@ -106,7 +110,19 @@ class GaleraNode(MariadbInstance):
     def _render_cnf(self) -> str:
         cluster = f"tdebench-{self.config.label}"
         return super()._render_cnf() + "\n".join(
-            gs.wsrep_lines(self.provider, cluster, self.index, self.ports, self.gcache_size)) + "\n"
+            gs.wsrep_lines(self.provider, cluster, self.index, self.ports, self.gcache_size, self.sst,
+                           self.os_user)) + "\n"
+
+    @property
+    def os_user(self) -> str:
+        """The OS user the servers run as (mariabackup SST connects as it, through the socket)."""
+        return self.user.pw_name if self.user is not None else pwd.getpwuid(os.geteuid()).pw_name
+
+    def _extra_install_sql(self) -> str:
+        if self.sst != "mariabackup":
+            return ""
+        priv = '{"access":18446744073709551615,"plugin":"unix_socket"}'
+        return f"REPLACE INTO mysql.global_priv (Host, User, Priv) VALUES ('localhost', '{self.os_user}', '{priv}');\n"
 
     def _install(self) -> None:
         if self.bootstrap:
@@ -176,10 +192,22 @@ class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
         try:
             super().start()
             for peer in self.peers:
-                peer.start()
+                with self.donor_keys(peer):
+                    peer.start()
         except BaseException:
             self._stop_peers(discard=True)
             raise
+
+    @contextlib.contextmanager
+    def donor_keys(self, joiner: GaleraNode) -> Iterator[None]:
+        """mariabackup SST of a TDE cluster: the running nodes' file keys readable while ``joiner`` starts (the
+        donor's mariabackup loads the key plugin itself); removed afterwards. No-op for rsync or plain."""
+        with contextlib.ExitStack() as stack:
+            if self.sst == "mariabackup" and self.encrypted:
+                for node in self.nodes:
+                    if node is not joiner and MariadbInstance.running(node):
+                        stack.enter_context(node.key_material())
+            yield
 
     def save_cache(self) -> dict[str, Any]:
         raise NotImplementedError(f"{type(self).__name__} cannot restart keeping its cache (a cluster restart "

@@ -87,7 +87,8 @@ class GaleraRejoin:
         position = "" if full_transfer else recovered_position(node)  # as systemd's galera_recovery does
         node.start_position = position
         try:
-            node._launch()
+            with self.donor_keys(node):  # type: ignore[attr-defined]
+                node._launch()
         finally:
             node.start_position = ""
         self._wait_synced(node, started + SYNC_TIMEOUT)

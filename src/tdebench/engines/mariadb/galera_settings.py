@@ -27,7 +27,9 @@ MAX_NODES = 9
 PORTS_PER_NODE = 4  # mysqld, galera group communication, IST receiver, SST receiver
 
 #: the cluster's own keys (not server variables) and their defaults
-OWN: dict[str, str] = {"nodes": str(DEFAULT_NODES), "ports": "auto", "gcache_size": "64M"}
+OWN: dict[str, str] = {"nodes": str(DEFAULT_NODES), "ports": "auto", "gcache_size": "64M", "sst": "rsync"}
+#: state transfer methods: rsync copies the donor's files; mariabackup streams a backup (socat), then prepares it
+SST_METHODS = ("rsync", "mariabackup")
 #: server defaults of a cluster node: the mariadb engine's, smaller (N nodes per twin share one machine)
 NODE_DEFAULTS: dict[str, str] = {**ms.DEFAULTS, "innodb_buffer_pool_size": "256M", "innodb_log_file_size": "128M",
                                  "max_connections": "100"}
@@ -68,6 +70,9 @@ def validate(settings: dict[str, str]) -> None:
     count = node_count(settings)
     if not _SIZE.match(str(settings.get("gcache_size", OWN["gcache_size"])).strip()):
         raise UsageError(f"bad gcache_size '{settings.get('gcache_size')}'", "give a size such as 64M or 1G")
+    sst = str(settings.get("sst", OWN["sst"])).strip().lower()
+    if sst not in SST_METHODS:
+        raise UsageError(f"unknown state transfer method '{sst}'", f"give sst={' or sst='.join(SST_METHODS)}")
     server = server_settings(settings)
     for key in server:
         if key.startswith(_RESERVED):
@@ -152,8 +157,10 @@ def find_provider() -> Path:
                              f"install the Debian package {PACKAGE} (apt-get install {PACKAGE})")
 
 
-def wsrep_lines(provider: Path, cluster: str, me: int, nodes: list[NodePorts], gcache_size: str) -> list[str]:
-    """The wsrep options of node ``me`` (0-based) of a loopback cluster."""
+def wsrep_lines(provider: Path, cluster: str, me: int, nodes: list[NodePorts], gcache_size: str,
+                sst: str = "rsync", sst_user: str = "") -> list[str]:
+    """The wsrep options of node ``me`` (0-based) of a loopback cluster; mariabackup SST connects to the donor
+    as the OS user ``sst_user`` through the socket (unix_socket authentication: no password anywhere)."""
     mine = nodes[me]
     peers = ",".join(f"127.0.0.1:{n.galera}" for n in nodes)
     provider_options = ";".join([f"gmcast.listen_addr=tcp://127.0.0.1:{mine.galera}",
@@ -162,6 +169,7 @@ def wsrep_lines(provider: Path, cluster: str, me: int, nodes: list[NodePorts], g
     return ["wsrep_on=ON", f"wsrep_provider={provider}", f"wsrep_cluster_name={cluster}",
             f"wsrep_cluster_address=gcomm://{peers}", f"wsrep_node_name=node{me + 1}",
             f"wsrep_node_address=127.0.0.1:{mine.galera}", f"wsrep_node_incoming_address=127.0.0.1:{mine.mysql}",
-            "wsrep_sst_method=rsync", f"wsrep_sst_receive_address=127.0.0.1:{mine.sst}",
+            f"wsrep_sst_method={sst}", f"wsrep_sst_receive_address=127.0.0.1:{mine.sst}",
+            *([f"wsrep_sst_auth={sst_user}:"] if sst == "mariabackup" else []),
             f'wsrep_provider_options="{provider_options}"',
             "binlog_format=ROW", "default_storage_engine=InnoDB", "innodb_autoinc_lock_mode=2"]
