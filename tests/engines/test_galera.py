@@ -270,3 +270,47 @@ def test_a_tde_joiner_by_mariabackup_sst_holds_the_rows_only_in_its_gcache(tmp_p
     finally:
         inst.destroy()
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.server
+@pytest.mark.skipif(bool(_MISSING), reason=_MISSING or "available")
+def test_snapshot_restore_and_cache_resize_act_on_every_node(tmp_path):
+    """--reset snapshot: the whole cluster goes back to the snapshot; --memory-ratio: every node's buffer pool."""
+    inst = get_engine("galera").create_instance(Config("galera", PLAIN, dict(profile("galera").settings)), tmp_path)
+
+    def rows() -> list[int]:
+        out = []
+        for node in inst.nodes:
+            conn = node._connect()
+            cur = conn.cursor()
+            cur.execute("SELECT COUNT(*) FROM t")
+            out.append(cur.fetchone()[0])
+            conn.close()
+        return out
+
+    def insert(values: str) -> None:
+        conn = inst.connect()
+        conn.cursor().execute(f"INSERT INTO t (v) VALUES {values}")
+        conn.commit()
+        conn.close()
+
+    try:
+        inst.start()
+        conn = inst.connect()
+        conn.cursor().execute("CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, v INT)")
+        conn.close()
+        insert("(1), (2)")
+        inst.snapshot(tmp_path / "snap")
+        insert("(3)")
+        assert rows() == [3, 3]
+        inst.restore(tmp_path / "snap")
+        assert rows() == [2, 2] and inst.alive()
+        assert inst.resize_cache(96 << 20)["innodb_buffer_pool_size"] == 96 << 20
+        for node in inst.nodes:
+            conn = node._connect()
+            cur = conn.cursor()
+            cur.execute("SELECT @@GLOBAL.innodb_buffer_pool_size")
+            assert cur.fetchone()[0] == 96 << 20, node.node_name
+            conn.close()
+    finally:
+        inst.destroy()

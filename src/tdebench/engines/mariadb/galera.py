@@ -27,6 +27,7 @@ from tdebench.api.engine import DEFAULT_DATABASE, Config
 from tdebench.api.footprint import MIB, Footprint, size_setting
 from tdebench.encryption import EncryptionSpec
 from tdebench.engines.mariadb import galera_settings as gs
+from tdebench.engines.mariadb.counters import buffer_pool_bytes
 from tdebench.engines.mariadb.engine import MariadbEngine, MariadbInstance
 from tdebench.engines.mariadb.galera_rejoin import GaleraRejoin
 from tdebench.engines.mariadb.galera_status import GaleraFacts
@@ -208,6 +209,14 @@ class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
                     if node is not joiner and MariadbInstance.running(node):
                         stack.enter_context(node.key_material())
             yield
+
+    def resize_cache(self, cache_bytes: int) -> dict[str, Any]:
+        """Every node's buffer pool (node 1 reports it), then a restart of the cluster."""
+        for peer in self.peers:
+            peer.options["innodb_buffer_pool_size"] = str(buffer_pool_bytes(cache_bytes))
+            if peer.root is not None:
+                peer._path("my.cnf").write_text(peer._render_cnf())
+        return super().resize_cache(cache_bytes)
 
     def save_cache(self) -> dict[str, Any]:
         raise NotImplementedError(f"{type(self).__name__} cannot restart keeping its cache (a cluster restart "
