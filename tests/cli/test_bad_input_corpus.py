@@ -146,6 +146,9 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     ("seed-type", [*RUN, "--seed", "x"], 2, "Invalid value for '--seed'"),
     ("timeout-type", [*RUN, "--query-timeout", "soon"], 2, "Invalid value for '--query-timeout'"),
     ("warehouses-type", [*RUN, "--warehouses", "many"], 2, "Invalid value for '--warehouses'"),
+    ("nodes-type", [*RUN, "--engine", "galera", "--nodes", "three"], 2, "Invalid value for '--nodes'"),
+    ("nodes-one", [*RUN, "--engine", "galera", "--nodes", "1"], 2, "--nodes 1 is no cluster"),
+    ("nodes-not-a-cluster", [*RUN, "--nodes", "3"], 2, "--nodes applies to cluster engines only"),
     ("rows-type", [*RUN, "--rows", "1e3x"], 2, "Invalid value for '--rows'"),
     ("tcp-value", [*RUN, "--tcp=maybe"], 2, "--tcp"),
     # run: out-of-range values

@@ -68,9 +68,17 @@ def test_every_registered_engine_has_its_docs_page(name):
 
 @pytest.mark.parametrize("name", engine_names())
 def test_every_registered_engine_is_a_package_of_its_own(name):
-    """The registry points at engines/<name>/engine.py (docs/adding-an-engine.md step 3)."""
-    from tdebench.engines import _REGISTRY
+    """The registry points at engines/<name>/engine.py (docs/adding-an-engine.md step 3); an engine declared a mode
+    of another engine's package (``MODES``, e.g. galera of mariadb) at a module of that package."""
+    from tdebench.engines import _REGISTRY, MODES
 
     target = _REGISTRY[name]
-    assert isinstance(target, str) and target.startswith(f"tdebench.engines.{name}.engine:"), target
+    assert isinstance(target, str), target
+    if name in MODES:
+        package = MODES[name]
+        module = target.partition(":")[0]
+        assert module.startswith(f"tdebench.engines.{package}.") and package in _REGISTRY, target
+        assert (ROOT / "src" / Path(*module.split("."))).with_suffix(".py").is_file()
+        return
+    assert target.startswith(f"tdebench.engines.{name}.engine:"), target
     assert (ROOT / "src" / "tdebench" / "engines" / name / "engine.py").is_file()

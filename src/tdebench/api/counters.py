@@ -26,6 +26,8 @@ COUNTERS: dict[str, tuple[str, str]] = {
     "values_read_encrypted": ("values", "encrypted column values in the rows read from encrypted tables: an upper "
                                         "bound of the values decrypted (column encryption, where no exact count "
                                         "exists)"),
+    "cert_failures": ("transactions", "write sets that failed certification on a cluster (sum over its nodes)"),
+    "flow_control_paused_ns": ("ns", "time a cluster's replication was paused by flow control (sum over its nodes)"),
     "oom_kills": ("processes", "server processes the kernel killed for reaching the memory limit tdebench set"),
 }
 

@@ -384,6 +384,8 @@ class Engine(ABC):
     cache_setting: ClassVar[str] = ""
     #: its instances implement :meth:`Instance.restart_keeping_cache` (``--restart-twins``)
     warm_restart: ClassVar[bool] = False
+    #: nodes per instance of a cluster engine by default (``--nodes``, setting ``nodes``); 0: not a cluster
+    cluster_nodes: ClassVar[int] = 0
     #: bytes an instance takes beyond the cache :meth:`Instance.resize_cache` gives it (the memory sweep checks
     #: that the caches plus this fit the machine)
     memory_headroom: ClassVar[int] = 0

@@ -74,6 +74,13 @@ class ThreatProbes:
         a dict with ``applicable: False`` and ``reason`` for engines without users; None when not known."""
         return None
 
+    def replication_cache(self) -> dict[str, Any] | None:
+        """A cluster's replication files on disk: ``globs`` (relative to :attr:`data_dir`) of the write-set cache
+        of every node (Galera's gcache), ``encryption`` (``offered``, ``enabled``, ``reason``: what the provider
+        says), ``what``; ``transfer_globs``: the files a joining node received by state transfer, ``transfer``
+        (how). None for engines without replication."""
+        return None
+
     def transport_security(self) -> dict[str, Any] | None:
         """TLS as the server is configured: ``tls`` (bool: offered), ``required`` (bool), ``listen`` (where it
         listens), ``settings``. ``applicable: False`` with ``reason`` for embedded engines; None: not known."""

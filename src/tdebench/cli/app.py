@@ -122,7 +122,7 @@ def _plan_from_file(ctx: typer.Context, a: RunArgs) -> tuple[Any, Path | None]:
         ("precision", a.precision), ("precision_metric", a.precision_metric), ("max_time", a.max_time), ("max_trials", a.max_trials), ("pin", a.pin),
         ("nice", a.nice), ("restart_twins", a.restart_twins)) if _given(ctx, name)}
     ignored = [f"--{n.replace('_', '-')}" for n in ("workload", "engine", "encryption", "server_setting",
-                                                     "encrypt_columns", "target") if _given(ctx, n)]
+                                                     "encrypt_columns", "target", "nodes") if _given(ctx, n)]
     if ignored:
         raise UsageError(f"{', '.join(ignored)} cannot be combined with an experiment file (its [run] and "
                          "[[engines]] say what runs)", f"edit {a.experiment} or leave {ignored[0]} out")
@@ -132,6 +132,18 @@ def _plan_from_file(ctx: typer.Context, a: RunArgs) -> tuple[Any, Path | None]:
     options = {k: str(v.resolve()) for k, v in (("dir", a.workload_dir), ("log", a.log)) if v is not None} or None
     plan, parsed = runner.load_plan_file(a.experiment, overrides, options)
     return plan, a.out_dir or (Path(parsed.run.out) if parsed.run.out else None)
+
+
+def _cluster_nodes(engines: str, nodes: int) -> int:
+    """``--nodes``: only for cluster engines (those declaring :attr:`Engine.cluster_nodes`)."""
+    from tdebench.engines import engine_choices, get_engine
+
+    clusters = [n for n in engine_choices() if get_engine(n).cluster_nodes]
+    others = [n.strip() for n in engines.split(",") if n.strip() and not get_engine(n.strip()).cluster_nodes]
+    if others:
+        raise UsageError(f"--nodes applies to cluster engines only, not {', '.join(others)}",
+                         f"use it with --engine {' or '.join(clusters)}, or leave it out")
+    return nodes
 
 
 def _plan_from_flags(ctx: typer.Context, a: RunArgs) -> tuple[Any, Path | None]:
@@ -164,6 +176,8 @@ def _plan_from_flags(ctx: typer.Context, a: RunArgs) -> tuple[Any, Path | None]:
     settings = _parse_settings(a.server_setting)
     if a.encrypt_columns:
         settings["encrypt_columns"] = a.encrypt_columns
+    if a.nodes is not None:
+        settings["nodes"] = str(_cluster_nodes(a.engine, a.nodes))
     parsed = runner.experiment_from_options(a.engine, a.encryption, settings, options)
     return runner.plan_from_experiment(parsed), a.out_dir
 

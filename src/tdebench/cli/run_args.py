@@ -58,6 +58,8 @@ class RunArgs:
         help="Column encryption: which columns (table.col,… or table.*); default every non-key column.")] = None
     seed: Annotated[Optional[int], typer.Option(help="Seed of the randomized block order.")] = None
     work_dir: Annotated[Optional[Path], typer.Option(help="Where instances keep their data (default: temp dir).")] = None
+    nodes: Annotated[Optional[int], typer.Option(help="Cluster engines (galera): nodes per cluster, at least 2 "
+        "\\[default: 3].", show_default=False)] = None
     tcp: Annotated[bool, typer.Option(help="Servers also listen on 127.0.0.1 (default: Unix socket only).")] = False
     keep: Annotated[bool, typer.Option(help="Keep instance data directories after the run.")] = False
     report: Annotated[bool, typer.Option(help="Build the HTML/Markdown report at the end.")] = True

@@ -13,10 +13,16 @@ _REGISTRY: dict[str, str | type[Engine]] = {
     "postgres": "tdebench.engines.postgres.engine:PostgresEngine",
     "mariadb": "tdebench.engines.mariadb.engine:MariadbEngine",
     "mysql": "tdebench.engines.mysql.engine:MysqlEngine",
+    "galera": "tdebench.engines.mariadb.galera:GaleraEngine",  # a mode: MODES
     "external": "tdebench.engines.external.engine:ExternalEngine",
     "duckdb": "tdebench.engines.duckdb.engine:DuckdbEngine",
     "sqlite3mc": "tdebench.engines.sqlite3mc.engine:Sqlite3mcEngine",
 }
+
+#: engines that are a mode of another engine's package (name -> that package): a Galera cluster is MariaDB
+#: servers with a replication provider, so it subclasses the mariadb instance within the mariadb package
+#: (docs/engines/galera.md says why) instead of importing another engine's package
+MODES: dict[str, str] = {"galera": "mariadb"}
 
 #: the engine ``tdebench run`` uses when none is named
 DEFAULT_ENGINE = "sqlite"

@@ -242,6 +242,30 @@ def redo_row(instance: Instance, files: list[FileHit], data: Row) -> Row:
                {**redo.evidence(), "globs": parts["redo"]})
 
 
+def replication_rows(instance: Instance, files: list[FileHit]) -> list[Row]:
+    """A cluster's gcache and state-transfer files, from the at-rest scan; no row for engines without them."""
+    facts = instance.replication_cache()
+    if facts is None:
+        return []
+    globs = list(facts.get("globs") or [])
+    enc = facts.get("encryption") or {}
+    cache = Scan([f for f in files if matches(f.path, globs)])
+    how = ("the provider encrypts it" if enc.get("enabled") else "the provider offers encryption, not enabled"
+           if enc.get("offered") else str(enc.get("reason") or "the provider offers no encryption for it"))
+    rows = [Row("gcache", NOT_APPLICABLE if not cache.files else EXPOSED if cache.total else PROTECTED,
+                (cache.text(str(facts.get("what") or "the replication cache")) if cache.files
+                 else "no replication cache file exists") + f"; {how}",
+                {**cache.evidence(), "globs": globs, "encryption": enc})]
+    transfer = list(facts.get("transfer_globs") or [])
+    if transfer:
+        received = Scan([f for f in files if matches(f.path, transfer) and not matches(f.path, globs)])
+        what = f"the joining nodes ({facts.get('transfer') or 'state transfer'}), replication cache left out"
+        rows.append(Row("state_transfer", NOT_APPLICABLE if not received.files else EXPOSED if received.total
+                        else PROTECTED, received.text(what) if received.files else "no node received a transfer",
+                        {**received.evidence(), "globs": transfer, "transfer": facts.get("transfer")}))
+    return rows
+
+
 def key_text(k: dict[str, Any]) -> str:
     where = f"{k.get('key')}: {k.get('where')}"
     facts = [f"mode {k['mode']}" if k.get("mode") else "",
@@ -461,6 +485,10 @@ def all_rows(instance: Instance, at_rest: dict[str, Any], needles: Needles, back
     logs = log_rel_paths(instance, facts)
     data = guarded("data_dir", lambda: data_dir_row(instance, files, logs), scrub)
     rows = [data, guarded("redo_log", lambda: redo_row(instance, files, data), scrub)]
+    try:
+        rows += replication_rows(instance, files)
+    except Exception as exc:  # noqa: BLE001 - one failing probe must not hide the other rows
+        rows.append(Row("gcache", NOT_CHECKED, f"the check failed: {scrub(f'{type(exc).__name__}: {exc}')[:300]}"))
     rows.append(guarded("statement_log", lambda: statement_log_row(instance, needles, facts), scrub))
     rows.append(guarded("disk", lambda: disk_row(instance, files, needles, facts), scrub))
     rows += backup_rows({}, backup_note)

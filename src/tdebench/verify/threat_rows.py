@@ -19,6 +19,8 @@ STATUSES = (PROTECTED, EXPOSED, NOT_APPLICABLE, NOT_CHECKED)
 ATTACKERS: dict[str, tuple[str, str]] = {
     "data_dir": ("copy of the data directory", "a stolen data directory"),
     "redo_log": ("its redo log / WAL", "the redo log / WAL"),
+    "gcache": ("a copy of one node's replication cache (gcache)", "a node's replication cache"),
+    "state_transfer": ("the files a joining node received (state transfer)", "a state transfer"),
     "disk": ("copy of the whole disk (key files and configuration included)", "a copy of the whole disk"),
     "backups": ("backups", "backups"),
     "statement_log": ("server logs with statement logging", "the statement log"),
@@ -27,8 +29,8 @@ ATTACKERS: dict[str, tuple[str, str]] = {
     "select_user": ("a database user with SELECT", "a database user with SELECT"),
     "network": ("an observer of the network", "a network observer"),
 }
-ORDER = ("data_dir", "redo_log", "disk", "backups", "statement_log", "temp_files", "swap_core", "select_user",
-         "network")
+ORDER = ("data_dir", "redo_log", "gcache", "state_transfer", "disk", "backups", "statement_log", "temp_files",
+         "swap_core", "select_user", "network")
 
 
 @dataclass(frozen=True)

@@ -345,7 +345,7 @@ class MariadbInstance(MariadbTools, MariadbThreatProbes, MariadbCounters, Mariad
         # created 0600: a file written first and chmod-ed after would be world-readable for a moment
         write_secret_file(extra, "".join(f"INSERT INTO mysql.global_priv (Host, User, Priv) VALUES ('{h}', "
                                          f"'{BENCH_USER}', '{priv}');\n" for h in hosts)
-                          + f"CREATE DATABASE {self.database};\n")
+                          + f"CREATE DATABASE {self.database};\n" + self._extra_install_sql())
         chown_tree(secret_dir, self.user)
         argv = [str(self.engine.binary("mariadb-install-db")), f"--defaults-file={self._path('my.cnf')}",
                 "--skip-test-db", "--auth-root-authentication-method=socket", f"--extra-file={extra}"]
@@ -362,11 +362,14 @@ class MariadbInstance(MariadbTools, MariadbThreatProbes, MariadbCounters, Mariad
         finally:
             self._forget_secrets()
 
+    def _extra_install_sql(self) -> str:
+        """More statements for mariadb-install-db's bootstrap (none here; cluster nodes add their SST user)."""
+        return ""
+
     def _launch(self) -> None:
         self._secrets()
-        argv = [str(self.engine.binary("mariadbd")), f"--defaults-file={self._path('my.cnf')}"]
-        server = ServerProcess(f"mariadbd ({self.config.label})", argv, self.log_path, self._path("tdebench.pid"),
-                               user=self.user)
+        server = ServerProcess(f"mariadbd ({self.config.label})", self._server_argv(), self.log_path,
+                               self._path("tdebench.pid"), user=self.user)
         since = log_size(self.log_path)
         try:
             server.start(self._ping, timeout=START_TIMEOUT)
@@ -381,6 +384,9 @@ class MariadbInstance(MariadbTools, MariadbThreatProbes, MariadbCounters, Mariad
         self._watchdog = DiskFullWatchdog(f"mariadbd ({self.config.label})", self.log_path, self._path(),
                                           lambda: self._connect(timeout=5, use_database=False))
         self._watchdog.start()
+
+    def _server_argv(self) -> list[str]:
+        return [str(self.engine.binary("mariadbd")), f"--defaults-file={self._path('my.cnf')}"]
 
     def problem(self) -> OSError | None:
         """ENOSPC once a statement of this server waited for disk space (its connection was killed)."""

@@ -1,0 +1,277 @@
+"""Galera clusters of MariaDB servers as the ``galera`` engine: N private nodes on loopback, one unit.
+
+A mode of the mariadb package (docs/engines/galera.md says why): every node is a
+:class:`~tdebench.engines.mariadb.engine.MariadbInstance` with the galera-4 provider and its own ports; the
+cluster instance is node 1 (the workload connects to it) and owns the other nodes. Twins differ only in
+encryption: every node of a ``tde:`` twin encrypts as the mariadb engine's spec says, with the same keys
+(a state transfer copies encrypted files).
+
+Layout under ``<workdir>/<label>`` (0700): ``node1/`` ... ``nodeN/``, each a mariadb instance directory
+(``data/`` with ``galera.cache`` and ``grastate.dat``, ``tmp/``, ``keys/``, ``my.cnf``, ``server.log``).
+Node 1 bootstraps (``--wsrep-new-cluster``); the others join by rsync SST, run as the unprivileged service user.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from tdebench.api.engine import DEFAULT_DATABASE, Config
+from tdebench.api.footprint import MIB, Footprint, size_setting
+from tdebench.encryption import EncryptionSpec
+from tdebench.engines.mariadb import galera_settings as gs
+from tdebench.engines.mariadb.counters import buffer_pool_bytes
+from tdebench.engines.mariadb.engine import MariadbEngine, MariadbInstance
+from tdebench.engines.mariadb.galera_rejoin import GaleraRejoin
+from tdebench.engines.mariadb.galera_status import GaleraFacts
+from tdebench.engines.mariadb.support import traversable_by
+from tdebench.engines.toolkit.process import own_path
+from tdebench.errors import EnvironmentProblem
+
+
+class GaleraEngine(MariadbEngine):
+    """Clusters of private MariaDB nodes replicating through the galera-4 provider."""
+
+    name = "galera"
+    description = ("Galera cluster of N private MariaDB nodes on loopback (galera-4 provider), plain or with "
+                   "MariaDB data-at-rest encryption on every node")
+    warm_restart = False  # a cluster restart rebuilds the joiners' state: no cache survives as it was
+    cluster_nodes = gs.DEFAULT_NODES
+
+    def check_available(self) -> None:
+        super().check_available()
+        gs.find_provider()
+        if shutil.which("rsync") is None:
+            raise EnvironmentProblem("rsync is missing (joining nodes receive their state by rsync SST)",
+                                     "install the Debian package rsync")
+
+    def version(self) -> str:
+        out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", gs.PACKAGE], capture_output=True, text=True,
+                             check=False, timeout=30)
+        galera = out.stdout.strip() or "version unknown"
+        return f"{super().version()} + {gs.PACKAGE} {galera}"
+
+    def default_settings(self) -> dict[str, str]:
+        return {**gs.NODE_DEFAULTS, **gs.OWN}
+
+    def validate_settings(self, settings: dict[str, str]) -> None:
+        gs.validate(settings)
+
+    def create_instance(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> "GaleraCluster":
+        self.validate_spec(config.spec)
+        self.validate_settings(config.settings)
+        return GaleraCluster(config, workdir, self, database)
+
+    def disk_footprint(self, spec: EncryptionSpec, settings: dict[str, str]) -> Footprint:
+        one = super().disk_footprint(spec, gs.node_options(settings))
+        nodes = gs.node_count({**gs.OWN, **settings})
+        gcache = size_setting(settings.get("gcache_size", gs.OWN["gcache_size"]), 1, 64 * MIB)
+        return Footprint(peak=one.peak * nodes, final=one.final * nodes, fixed=(one.fixed + gcache) * nodes)
+
+
+class GaleraNode(MariadbInstance):
+    """One node: a mariadb instance in ``<cluster>/node<k>`` with the cluster's password, keys and wsrep options."""
+
+    def __init__(self, config: Config, workdir: Path, engine: GaleraEngine, database: str, index: int,
+                 ports: list[gs.NodePorts]) -> None:
+        super().__init__(config, workdir, engine, database)
+        self.options = gs.node_options(config.settings)
+        self.index = index
+        self.ports = ports
+        self._port = ports[index].mysql
+        self.provider = gs.find_provider()
+        self.gcache_size = str(config.settings.get("gcache_size", gs.OWN["gcache_size"]))
+        self.bootstrap = index == 0
+        self.start_position = ""  # after a crash: the position --wsrep-recover found (see galera_rejoin)
+        self.sst = str(config.settings.get("sst", gs.OWN["sst"])).strip().lower()
+
+    @property
+    def node_name(self) -> str:
+        return f"node{self.index + 1}"
+
+    def place(self, cluster_root: Path) -> None:
+        self.link = cluster_root / self.node_name
+
+    def share(self, first: "GaleraNode") -> None:
+        """A joiner gets node 1's password and keys: the state transfer brings node 1's users and files."""
+        self._password = first._password
+        self._keys = first._keys
+
+    def _make_root(self) -> Path:
+        self.link.mkdir(mode=0o700)
+        return self.link
+
+    def _render_cnf(self) -> str:
+        cluster = f"tdebench-{self.config.label}"
+        return super()._render_cnf() + "\n".join(
+            gs.wsrep_lines(self.provider, cluster, self.index, self.ports, self.gcache_size, self.sst,
+                           self.os_user)) + "\n"
+
+    @property
+    def os_user(self) -> str:
+        """The OS user the servers run as (mariabackup SST connects as it, through the socket)."""
+        return self.user.pw_name if self.user is not None else pwd.getpwuid(os.geteuid()).pw_name
+
+    def _extra_install_sql(self) -> str:
+        if self.sst != "mariabackup":
+            return ""
+        priv = '{"access":18446744073709551615,"plugin":"unix_socket"}'
+        return f"REPLACE INTO mysql.global_priv (Host, User, Priv) VALUES ('localhost', '{self.os_user}', '{priv}');\n"
+
+    def _install(self) -> None:
+        if self.bootstrap:
+            super()._install()
+        # a joiner starts with an empty datadir and receives node 1's by SST (users, schema, files)
+
+    def _server_argv(self) -> list[str]:
+        extra = ["--wsrep-new-cluster"] if self.bootstrap else []
+        return super()._server_argv() + extra + ([f"--wsrep_start_position={self.start_position}"]
+                                                 if self.start_position else [])
+
+
+class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
+    """The cluster as one instance: node 1 (where the workload connects) owning nodes 2..N."""
+
+    def __init__(self, config: Config, workdir: Path, engine: GaleraEngine,
+                 database: str = DEFAULT_DATABASE) -> None:
+        count = gs.node_count({**gs.OWN, **config.settings})
+        ports = gs.allocate(count, gs.port_range(config.settings))
+        super().__init__(config, workdir, engine, database, 0, ports)
+        self.cluster_link = Path(workdir) / config.label
+        self.cluster_root: Path | None = None
+        self.peers = [GaleraNode(config, workdir, engine, database, i, ports) for i in range(1, count)]
+        for peer in self.peers:
+            peer.share(self)
+
+    @property
+    def nodes(self) -> list[GaleraNode]:
+        return [self, *self.peers]
+
+    # paths -------------------------------------------------------------------------------------
+    @property
+    def data_dir(self) -> Path:
+        """The cluster directory: every node's instance directory (the at-rest scan covers them all)."""
+        if self.cluster_root is None:
+            raise EnvironmentProblem(f"{self.config.label}: the cluster has not been started", "call start() first")
+        return self.cluster_root
+
+    def _make_cluster_root(self) -> Path:
+        link = self.cluster_link
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if link.is_symlink():
+            link.unlink()
+        if link.exists():
+            raise EnvironmentProblem(f"{link} already exists (a kept instance?)", "remove it or use another work "
+                                     "directory")
+        if self.user is None or traversable_by(link.parent, self.user.pw_uid, self.user.pw_gid):
+            link.mkdir(mode=0o700)
+            return link
+        base = Path("/var/tmp") if Path("/var/tmp").is_dir() else Path(tempfile.gettempdir())
+        root = own_path(Path(tempfile.mkdtemp(prefix=f"tdebench-inst-{self.config.label}-", dir=base)))
+        link.symlink_to(root, target_is_directory=True)
+        self.relocated = (f"{link.parent} is not traversable by the service user '{self.user.pw_name}'; "
+                          f"cluster created in {root}")
+        return root
+
+    # lifecycle ---------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Node 1 first (it bootstraps the primary component), then each joiner in turn."""
+        if self.cluster_root is None:
+            self.cluster_root = self._make_cluster_root()
+            os.chmod(self.cluster_root, 0o700)
+            if self.user is not None:
+                os.chown(self.cluster_root, self.user.pw_uid, self.user.pw_gid)
+            for node in self.nodes:
+                node.place(self.cluster_root)
+        try:
+            super().start()
+            for peer in self.peers:
+                with self.donor_keys(peer):
+                    peer.start()
+        except BaseException:
+            self._stop_peers(discard=True)
+            raise
+
+    @contextlib.contextmanager
+    def donor_keys(self, joiner: GaleraNode) -> Iterator[None]:
+        """mariabackup SST of a TDE cluster: the running nodes' file keys readable while ``joiner`` starts (the
+        donor's mariabackup loads the key plugin itself); removed afterwards. No-op for rsync or plain."""
+        with contextlib.ExitStack() as stack:
+            if self.sst == "mariabackup" and self.encrypted:
+                for node in self.nodes:
+                    if node is not joiner and MariadbInstance.running(node):
+                        stack.enter_context(node.key_material())
+            yield
+
+    def resize_cache(self, cache_bytes: int) -> dict[str, Any]:
+        """Every node's buffer pool (node 1 reports it), then a restart of the cluster."""
+        for peer in self.peers:
+            peer.options["innodb_buffer_pool_size"] = str(buffer_pool_bytes(cache_bytes))
+            if peer.root is not None:
+                peer._path("my.cnf").write_text(peer._render_cnf())
+        return super().resize_cache(cache_bytes)
+
+    def save_cache(self) -> dict[str, Any]:
+        raise NotImplementedError(f"{type(self).__name__} cannot restart keeping its cache (a cluster restart "
+                                  "rebuilds the joiners' state)")
+
+    def load_cache(self, saved: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError(f"{type(self).__name__} cannot restart keeping its cache")
+
+    def running(self) -> bool:
+        return all(MariadbInstance.running(n) for n in self.nodes)
+
+    def alive(self) -> bool:
+        return self.running()
+
+    def stop(self) -> None:
+        """Joiners first, node 1 last: node 1 then holds the last state and may bootstrap the next start."""
+        self._stop_peers(discard=False)
+        super().stop()
+
+    def _stop_peers(self, discard: bool) -> None:
+        errors: list[BaseException] = []
+        for peer in reversed(self.peers):
+            try:
+                peer._stop(discard)
+            except Exception as exc:  # noqa: BLE001 - stop the others, raise the first afterwards
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+
+    def destroy(self) -> None:
+        try:
+            for peer in reversed(self.peers):
+                peer.destroy()
+        finally:
+            super().destroy()
+            if not self.config.keep and self.cluster_root is not None:
+                shutil.rmtree(self.cluster_root, ignore_errors=True)
+                if self.cluster_link.is_symlink():
+                    self.cluster_link.unlink()
+                self.cluster_root = None
+
+    def server_pids(self) -> list[int]:
+        return [pid for node in self.nodes for pid in MariadbInstance.server_pids(node)]
+
+    def flush_to_disk(self) -> None:
+        for node in self.nodes:
+            MariadbInstance.flush_to_disk(node)
+
+    def storage_bytes(self) -> int:
+        """Bytes of every node's data directory (gcache included)."""
+        return sum(MariadbInstance.storage_bytes(n) for n in self.nodes)
+
+    def check_encrypted(self, schema_tables: list[str], timeout: float = 300.0, grace: float = 20.0) -> None:
+        for node in self.nodes:
+            MariadbInstance.check_encrypted(node, schema_tables, timeout, grace)
+
+
+__all__ = ["GaleraCluster", "GaleraEngine", "GaleraNode"]
