@@ -23,6 +23,8 @@ _REGISTRY: dict[str, tuple[Any, Any]] = {
     "backup": ("tdebench.workloads.backup.workload:BackupWorkload", "tdebench.workloads.backup.options:BackupOptions"),
     "load": ("tdebench.workloads.load.workload:LoadWorkload", "tdebench.workloads.load.options:LoadOptions"),
     "sql": ("tdebench.workloads.sql.workload:SqlWorkload", "tdebench.workloads.sql.options:SqlOptions"),
+    "encrypt": ("tdebench.workloads.encrypt.workload:EncryptWorkload",
+                "tdebench.workloads.encrypt.options:EncryptOptions"),
 }
 
 
