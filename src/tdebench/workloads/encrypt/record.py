@@ -8,16 +8,13 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tdebench.api.trial import ConfigState, Recorder
+from tdebench.api.trial import Recorder
 from tdebench.workloads.encrypt.controller import Switch, SwitchController
 from tdebench.workloads.encrypt.phases import ORDER, Phase, PhaseStats, paired_ratio, phase_stats, seconds_of
 from tdebench.workloads.tpcc.driver import StepResult
 from tdebench.workloads.tpcc.histogram import Histogram
-
-if TYPE_CHECKING:
-    from tdebench.workloads.encrypt.workload import EncryptWorkload
 
 TEST = "encrypt"
 COMPARED = ("tpm", "latency_p95")
@@ -57,8 +54,10 @@ class Series:
             self.latency.merge(hist)
 
 
-def trial(owner: "EncryptWorkload", state: ConfigState, block: int, rec: Recorder, background: Series) -> list[str]:
-    """Record the trial; returns failures (a baseline below ``rate``, a scan that could not run)."""
+def trial(rec: Recorder, block: int, background: Series, rate: float, folder: Path,
+          history: list[dict[str, float]]) -> list[str]:
+    """Record the trial (files in ``folder``; a measured trial's figures appended to ``history``, the config's
+    trials so far); returns failures (a baseline below ``rate``)."""
     failures: list[str] = []
     stats = {p.name: phase_stats(seconds_of(p, background.phases), background.per_second, background.second_latency)
              for p in background.phases}
@@ -83,19 +82,17 @@ def trial(owner: "EncryptWorkload", state: ConfigState, block: int, rec: Recorde
     rec.add(TEST, "background", "errors", background.errors, "count")
     rec.add(TEST, "background", "retries", background.retries, "count")
     rec.add(TEST, "background", "latency_max", background.latency.max_ns / 1e9, "s")
-    rate = owner.opts.rate
     for name, s in stats.items():
         if rate and name.endswith(".before") and s.tps < rate:
             failures.append(f"{name}: the background reached {s.tps:.1f} transactions/s, below rate={rate:g} "
                             "(not lowered)")
-    folder = owner.rundir.path / "samples" / state.label
     write_series(folder / f"encrypt-block{block:03d}.csv", background)
     write_facts(folder / f"encrypt-block{block:03d}.json", stats, background)
     if rec.status == "ok":
-        owner.history.setdefault(state.label, []).append(
+        history.append(
             {f"{name}/{metric}": value for name, s in stats.items() for metric, (value, _) in s.values().items()}
             | {f"{s.name}/time_to_done": s.seconds for s in background.switches})
-    write_summary(folder / "encrypt-summary.json", owner.history.get(state.label, []))
+    write_summary(folder / "encrypt-summary.json", history)
     return failures
 
 

@@ -62,7 +62,6 @@ class EncryptWorkload(Workload):
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
         super().__init__(plan, rundir)
         self.opts = parse_options(plan.workload_options)
-        self.opts.check_configs(plan.configs)  # also when a run is resumed from its manifest
         self.data_dir = Path()
         self.history: dict[str, list[dict[str, float]]] = {}
 
@@ -77,6 +76,7 @@ class EncryptWorkload(Workload):
         return (TEST, f"t{self.opts.threads[-1]}.on", "time_to_done")
 
     def prepare(self, ui: RunListener) -> dict[str, Any]:
+        self.opts.check_configs(self.plan.configs)  # the CLI checked already; a resumed or in-process plan here
         ui.task_started("data", f"TPC-C data, {self.opts.warehouses} warehouse(s)", None)
         try:
             self.data_dir, facts = ensure_data(self.opts.warehouses, self.opts.seed, self.plan.data_dir, 0,
@@ -152,7 +152,9 @@ class EncryptWorkload(Workload):
                     ("steady", f"{prefix}.before_off"), ("switch", False, threads),
                     ("steady", f"{prefix}.after_off")], series, result):
                 break
-        result.failures += record.trial(self, state, block, rec, series)
+        folder = self.rundir.path / "samples" / state.label
+        result.failures += record.trial(rec, block, series, self.opts.rate, folder,
+                                        self.history.setdefault(state.label, []))
         if not state.instance.alive():
             result.failures.append(f"the server of {state.label} died during the trial")
         return result
