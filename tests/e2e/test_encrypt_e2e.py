@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from tdebench.cli.app import main
 
+ROOT = Path(__file__).resolve().parents[2]
 HAVE_MARIADB = Path("/usr/sbin/mariadbd").exists() or shutil.which("mariadbd") is not None
 CONFIG = "mariadb-tde-aes-256-ctr"
 PHASES = ("before", "during_on", "after_on", "before_off", "during_off", "after_off")
@@ -80,3 +85,34 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, words):
     err = capsys.readouterr().err.strip()
     assert words in err and len(err.splitlines()) == 1, err
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.skipif(not HAVE_MARIADB, reason="mariadb-server is not installed")
+def test_interrupted_while_switching_ends_cleanly_and_resumes(tmp_path, tpcc_w1):
+    """SIGINT as soon as the switch is set (my.cnf says innodb_encrypt_tables=ON): exit 130, no server left, the
+    instance's files gone; the run then resumes to completion."""
+    run, work = tmp_path / "run", tmp_path / "work"
+    argv = [sys.executable, "-m", "tdebench", "run", "--engine", "mariadb", "--encryption", "tde:aes-256-ctr",
+            "--workload", "encrypt", "--warehouses", "1", "--workload-option", "steady=2s",
+            "--workload-option", "rampup=1s", "--workload-option", "threads=1", "--server-setting",
+            "innodb_log_file_size=48M", "--trials", "1", "--warmup", "0", "--out", str(run),
+            "--data-dir", str(tpcc_w1[0].parent), "--work-dir", str(work)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "XDG_STATE_HOME": str(tmp_path / "state")}
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    roots: list[Path] = []
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None:
+        cnfs = list(work.glob("*/*/my.cnf"))
+        if cnfs and "innodb_encrypt_tables=ON" in cnfs[0].read_text():
+            roots = [cnfs[0].parent.resolve()]
+            proc.send_signal(signal.SIGINT)
+            break
+        time.sleep(0.05)
+    assert roots, "the switch was never set"
+    assert proc.wait(timeout=120) == 130
+    left = subprocess.run(["pgrep", "-f", str(roots[0])], capture_output=True, text=True).stdout.split()
+    assert not left and not roots[0].exists(), (left, roots)
+    resumed = subprocess.run([sys.executable, "-m", "tdebench", "run", "--resume", str(run)], env=env,
+                             capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert rows(run)[("encrypt", "t1.on", "time_to_done")]
