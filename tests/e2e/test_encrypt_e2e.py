@@ -116,3 +116,16 @@ def test_interrupted_while_switching_ends_cleanly_and_resumes(tmp_path, tpcc_w1)
                              capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert rows(run)[("encrypt", "t1.on", "time_to_done")]
+
+
+@pytest.mark.skipif(not HAVE_MARIADB, reason="mariadb-server is not installed")
+def test_a_rate_the_baseline_cannot_reach_is_refused_not_lowered(tmp_path, tpcc_w1, capsys):
+    with pytest.raises(SystemExit) as code:
+        main(["run", "--engine", "mariadb", "--encryption", "tde:aes-256-ctr", "--workload", "encrypt",
+              "--warehouses", "1", "--workload-option", "rate=1000000", "--workload-option", "steady=2s",
+              "--workload-option", "rampup=0", "--server-setting", "innodb_log_file_size=48M",
+              "--trials", "1", "--warmup", "0", "--out", str(tmp_path / "run"),
+              "--data-dir", str(tpcc_w1[0].parent), "--work-dir", str(tmp_path / "work")])
+    assert code.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "below rate=1e+06 (not lowered)" in err[-1], err

@@ -103,7 +103,8 @@ class EncryptWorkload(Workload):
             return []
         pool = VuPool(state.instance, state.dialect, self.opts.tpcc(), self.opts.vus, self.opts.seed)
         try:
-            pool.run(self.opts.rampup, measured=False) if self.opts.rampup else None
+            if self.opts.rampup:
+                pool.run(self.opts.rampup, measured=False)
             probe = min(self.opts.steady, 10.0)
             reached = pool.run(probe).committed / probe
         finally:
