@@ -300,20 +300,20 @@ class Instance(ThreatProbes, ABC):
         """Make the data this (empty, started) instance will hold start unencrypted although its spec is encrypted,
         with everything the engine needs to switch online ready (keys loaded); facts for the manifest. Only on
         instances whose engine declares :attr:`Engine.online_switch` (the ``encrypt`` workload)."""
-        raise UsageError(f"{self.config.engine} cannot switch encryption on in place", "use an engine that can: "
-                         "see `tdebench engines` (online switch)")
+        raise UsageError(f"{self.config.engine} cannot switch encryption on in place",
+                         "use an engine that can (docs/workloads/encrypt.md)")
 
     def switch_encryption(self, on: bool, threads: int, iops: int | None = None) -> dict[str, Any]:
         """Start the engine's own in-place switch of every existing table to encrypted (``on``) or back to
         plaintext, with ``threads`` background workers and at most ``iops`` page operations a second (None: the
         engine's default), and return at once (the settings applied); :meth:`encryption_progress` follows it."""
-        raise UsageError(f"{self.config.engine} cannot switch encryption on in place", "use an engine that can: "
-                         "see `tdebench engines` (online switch)")
+        raise UsageError(f"{self.config.engine} cannot switch encryption on in place",
+                         "use an engine that can (docs/workloads/encrypt.md)")
 
     def encryption_progress(self, on: bool = True) -> SwitchProgress:
         """How far the switch towards encrypted (``on``) or plaintext stands, as the engine reports it."""
-        raise UsageError(f"{self.config.engine} cannot switch encryption on in place", "use an engine that can: "
-                         "see `tdebench engines` (online switch)")
+        raise UsageError(f"{self.config.engine} cannot switch encryption on in place",
+                         "use an engine that can (docs/workloads/encrypt.md)")
 
     def resize_cache(self, cache_bytes: int) -> dict[str, Any]:
         """Give the engine's own cache (buffer pool, shared_buffers, page cache) ``cache_bytes`` from now on,
