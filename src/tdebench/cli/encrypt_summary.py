@@ -36,6 +36,14 @@ def _ratio(summary: dict[str, Any], phase: str, metric: str) -> str:
     return text
 
 
+def _left(in_scope: float | None, outside: float) -> str:
+    """Old plaintext the scan found after the switch: in the spec's scope (a finding), and outside it."""
+    if in_scope is None:
+        return "–"
+    text = "none in scope" if in_scope == 0 else f"{in_scope:.0f} hits in scope (finding)"
+    return text + (f"; {outside:.0f} outside scope" if outside else "")
+
+
 def _num(value: float | None, fmt: str) -> str:
     return "–" if value is None else format(value, fmt)
 
@@ -54,11 +62,12 @@ def encrypt_table(run_dir: Path, measurements: Measurements, labels: list[str]) 
             left = _median(measurements, label, f"{cycle}.on.scan", "canary_hits_in_scope")
             known = _median(measurements, label, f"{cycle}.on.scan", "known_plaintext_hits_in_scope")
             found = None if left is None else (left or 0) + (known or 0)
+            outside = _median(measurements, label, f"{cycle}.on.scan", "hits_outside_scope") or 0
             table.add_row(label, cycle[1:], _num(_median(measurements, label, f"{cycle}.on", "time_to_done"), ".1f"),
                           _num(_median(measurements, label, f"{cycle}.off", "time_to_done"), ".1f"),
                           _num(_median(measurements, label, f"{cycle}.before", "tpm"), ".0f"),
                           _ratio(summary, f"{cycle}.during_on", "tpm"), _ratio(summary, f"{cycle}.after_on", "tpm"),
                           _ratio(summary, f"{cycle}.during_on", "latency_p95"),
                           _num(_median(measurements, label, f"{cycle}.during_on", "latency_max"), ".3f"),
-                          "–" if found is None else ("none found" if found == 0 else f"{found:.0f} hits (finding)"))
+                          _left(found, outside))
     return table
