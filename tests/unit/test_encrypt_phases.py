@@ -85,3 +85,19 @@ def test_bad_options_are_one_line_usage_errors(raw: dict, word: str) -> None:
     with pytest.raises(UsageError) as err:
         parse_options(raw)
     assert word in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_resumed_run_reads_its_earlier_trials_back(tmp_path) -> None:
+    from tdebench.workloads.encrypt.record import earlier_trials
+
+    path = tmp_path / "measurements.csv"
+    head = "run_id,block,trial,config,engine,encryption,workload,test,stream,step,metric,value,unit,started_at,status,round"
+    lines = [head,
+             "r,1,1,c,mariadb,tde,encrypt,encrypt,,t1.before,tpm,100,tpm,,ok,",
+             "r,1,1,c,mariadb,tde,encrypt,encrypt,,t1.on,time_to_done,2.5,s,,ok,",
+             "r,1,1,c,mariadb,tde,encrypt,encrypt,,t1.during_on,tpm_vs_before,0.5,ratio,,ok,",
+             "r,2,2,c,mariadb,tde,encrypt,encrypt,,t1.before,tpm,90,tpm,,failed,",
+             "r,1,1,other,mariadb,tde,encrypt,encrypt,,t1.before,tpm,7,tpm,,ok,"]
+    path.write_text("\n".join(lines) + "\n")
+    assert earlier_trials(path, "c") == [{"t1.before/tpm": 100.0, "t1.on/time_to_done": 2.5}]
+    assert earlier_trials(tmp_path / "none.csv", "c") == []

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 from scipy import stats as st
 
@@ -64,6 +65,10 @@ class PhaseStats:
     new_orders: int
     latency: Histogram
     zero_seconds: int
+
+    #: the metrics of :meth:`values`
+    METRICS: ClassVar[tuple[str, ...]] = ("tpm", "nopm", "committed", "seconds", "zero_seconds", "latency_p50",
+                                          "latency_p95", "latency_p99", "latency_max")
 
     @property
     def tps(self) -> float:

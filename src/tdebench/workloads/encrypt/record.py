@@ -18,6 +18,7 @@ from tdebench.workloads.tpcc.histogram import Histogram
 
 TEST = "encrypt"
 COMPARED = ("tpm", "latency_p95")
+_KEPT = (*PhaseStats.METRICS, "time_to_done")  # what a trial keeps for the summary
 
 
 @dataclass
@@ -162,6 +163,18 @@ def summarize(history: list[dict[str, float]]) -> dict[str, Any]:
             times = [h[f"{name}/time_to_done"] for h in history if f"{name}/time_to_done" in h]
             out["switches"][name] = {"time_to_done_s": times, "mean_s": sum(times) / len(times) if times else None}
     return out
+
+
+def earlier_trials(measurements: Path, label: str) -> list[dict[str, float]]:
+    """The figures :func:`trial` keeps per measured trial, read back from a run's measurements.csv (a resumed run
+    pairs its new trials with those of the runs before)."""
+    blocks: dict[str, dict[str, float]] = {}
+    if measurements.is_file():
+        with open(measurements, newline="", encoding="utf-8") as handle:
+            for r in csv.DictReader(handle):
+                if (r["config"], r["test"], r["status"]) == (label, TEST, "ok") and r["metric"] in _KEPT:
+                    blocks.setdefault(r["block"], {})[f"{r['step']}/{r['metric']}"] = float(r["value"])
+    return [blocks[b] for b in sorted(blocks, key=int)]
 
 
 def write_summary(path: Path, history: list[dict[str, float]]) -> None:

@@ -154,8 +154,9 @@ class EncryptWorkload(Workload):
                     ("steady", f"{prefix}.after_off")], series, result):
                 break
         folder = self.rundir.path / "samples" / state.label
-        result.failures += record.trial(rec, block, series, self.opts.rate, folder,
-                                        self.history.setdefault(state.label, []))
+        if state.label not in self.history:  # a resumed run: its earlier trials count too
+            self.history[state.label] = record.earlier_trials(self.rundir.path / "measurements.csv", state.label)
+        result.failures += record.trial(rec, block, series, self.opts.rate, folder, self.history[state.label])
         if not state.instance.alive():
             result.failures.append(f"the server of {state.label} died during the trial")
         return result
