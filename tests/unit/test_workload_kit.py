@@ -41,6 +41,7 @@ KIT_OPTIONS: dict[str, dict[str, Any]] = {
     "crud": {"rows": 3000, "batches": "500"},
     "backup": {"sf": 0.01, "kinds": "sqlite-backup-api", "compression": "none"},
     "load": {"sf": 0.01, "variants": "bulk,insert_keys", "batch_rows": 5000},
+    "encrypt": {"warehouses": 1, "steady": 1, "rampup": 0},  # refuses the fake engine and SQLite (no online switch)
     "sql": {},  # the tiny shop of tests/sqlworkload.py, made per test
     "replay": {"speed": "max"},  # the tiny shop and a PostgreSQL log of two sessions on it, made per test
     "minimal": {"rows": 2000},

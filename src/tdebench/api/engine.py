@@ -27,6 +27,7 @@ from tdebench.api.canary import CANARY_TABLE
 from tdebench.api.dialect import Dialect
 from tdebench.api.footprint import UNMEASURED, Footprint
 from tdebench.api.server import ServerFiles, ToolAccess
+from tdebench.api.switch import SwitchProgress
 from tdebench.api.tables import TableSpec
 from tdebench.api.threat_probes import ThreatProbes
 from tdebench.encryption import EncryptionSpec
@@ -295,6 +296,25 @@ class Instance(ThreatProbes, ABC):
         so the runner waits until it is empty (with a time limit) before the first trial. Default: none."""
         return []
 
+    def start_plain(self) -> dict[str, Any]:
+        """Make the data this (empty, started) instance will hold start unencrypted although its spec is encrypted,
+        with everything the engine needs to switch online ready (keys loaded); facts for the manifest. Only on
+        instances whose engine declares :attr:`Engine.online_switch` (the ``encrypt`` workload)."""
+        raise UsageError(f"{self.config.engine} cannot switch encryption on in place",
+                         "use an engine that can (docs/workloads/encrypt.md)")
+
+    def switch_encryption(self, on: bool, threads: int, iops: int | None = None) -> dict[str, Any]:
+        """Start the engine's own in-place switch of every existing table to encrypted (``on``) or back to
+        plaintext, with ``threads`` background workers and at most ``iops`` page operations a second (None: the
+        engine's default), and return at once (the settings applied); :meth:`encryption_progress` follows it."""
+        raise UsageError(f"{self.config.engine} cannot switch encryption on in place",
+                         "use an engine that can (docs/workloads/encrypt.md)")
+
+    def encryption_progress(self, on: bool = True) -> SwitchProgress:
+        """How far the switch towards encrypted (``on``) or plaintext stands, as the engine reports it."""
+        raise UsageError(f"{self.config.engine} cannot switch encryption on in place",
+                         "use an engine that can (docs/workloads/encrypt.md)")
+
     def resize_cache(self, cache_bytes: int) -> dict[str, Any]:
         """Give the engine's own cache (buffer pool, shared_buffers, page cache) ``cache_bytes`` from now on,
         restarting the server if the engine needs it, and keep that size across later restarts. Returns what
@@ -386,6 +406,10 @@ class Engine(ABC):
     warm_restart: ClassVar[bool] = False
     #: nodes per instance of a cluster engine by default (``--nodes``, setting ``nodes``); 0: not a cluster
     cluster_nodes: ClassVar[int] = 0
+    #: how the engine encrypts existing data in place while it serves (its instances implement
+    #: :meth:`Instance.start_plain`, :meth:`Instance.switch_encryption`, :meth:`Instance.encryption_progress`);
+    #: "" when it cannot (the ``encrypt`` workload is then refused before any work)
+    online_switch: ClassVar[str] = ""
     #: bytes an instance takes beyond the cache :meth:`Instance.resize_cache` gives it (the memory sweep checks
     #: that the caches plus this fit the machine)
     memory_headroom: ClassVar[int] = 0

@@ -76,6 +76,9 @@ class Workload(ABC):
     #: with ``--schedule query`` its values are paired per round (:attr:`SteppedTrial.rounds`), several rounds a
     #: block: a ``--precision`` pilot of :data:`ROUND_PILOT_BLOCKS` blocks then holds enough pairs
     pairs_by_round: ClassVar[bool] = False
+    #: False for a workload whose configs hold plaintext on purpose after the load and reach their spec only in
+    #: its trials (``encrypt``): the orchestrator then does not verify them after the load (the workload scans)
+    verify_after_load: ClassVar[bool] = True
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
         self.plan = plan

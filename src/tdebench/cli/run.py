@@ -173,7 +173,9 @@ def check_workload_plan(workload: str, options: dict[str, Any], configs: list[Co
     from tdebench.workloads import check_workload_options
 
     families = {get_engine(c.engine).dialect.family for c in configs}
-    check_workload_options(workload, options).check_plan(families, reset)
+    checked = check_workload_options(workload, options)
+    checked.check_plan(families, reset)
+    checked.check_configs(configs)
 
 
 def plan_from_targets(targets: list[str], overrides: list[str], run: dict[str, Any]) -> RunPlan:

@@ -16,6 +16,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from tdebench.cli.encrypt_summary import encrypt_table
 from tdebench.report.fmt import fmt_ci, fmt_pct
 from tdebench.report.model import RunSummary, summarize
 from tdebench.api.regime import ratio_of
@@ -185,6 +186,8 @@ def build_summary(run_dir: Path, rs: RunSummary | None = None) -> Group:
         latency = _latency_table(measurements, workload, configs, ovh)
         tables = [_oltp_table(measurements, workload, configs, ovh), *([latency] if latency else [])]
         return Group(*tables, verdict_text(rs), storage)
+    if workload == "encrypt":  # no plain twin: each cycle's own baseline (docs/workloads/encrypt.md)
+        return Group(encrypt_table(Path(run_dir), measurements, [c["label"] for c in configs]), storage)
     if workload in STEP_TESTS:
         test = STEP_TESTS[workload]
         steps = _steps_table(configs, ovh, _elapsed_series(measurements, test), test, workload)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.engine import CANARY_TABLE, Connection, Instance
+from tdebench.encryption import redact
 
 KEYS = ("table_bytes", "index_bytes", "total_bytes")
 
@@ -182,3 +183,13 @@ def growth(baseline: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
               for name, sizes in baseline.get("tables", {}).items()}
     return {"tables": tables, "data_dir_bytes": ratio(baseline.get("data_dir_bytes"), other.get("data_dir_bytes")),
             "database_bytes": ratio(baseline.get("database_bytes"), other.get("database_bytes"))}
+
+
+def config_storage(instance: Instance, tables: list[str] | None) -> dict[str, Any]:
+    """Per-table data/index bytes of a provisioned config: the engine's own breakdown, else the generic one; an
+    ``error`` entry instead when neither can be read (sizes are facts, never a reason to fail a run)."""
+    try:
+        own = instance.storage_breakdown()
+        return own if own is not None else storage_breakdown(instance, tables)
+    except Exception as exc:  # noqa: BLE001 - sizes are facts, never a reason to fail a run
+        return {"error": redact(str(exc))[:300]}

@@ -38,6 +38,7 @@ from tdebench.api.manifest import new_manifest
 from tdebench.errors import RunFailed, TdebenchError
 from tdebench.measure.host import host_facts
 from tdebench.measure.sampler import ResourceSeries
+from tdebench.measure.storage import config_storage
 from tdebench.results.labels import label_status
 from tdebench.results.rundir import RunDirectory, utc_now
 from tdebench.runner import cache, diskguard, ownership, pinning, settle
@@ -269,6 +270,13 @@ class Orchestrator:
 
     def _verify_instance(self, label: str, instance: Instance) -> None:
         """Status query + at-rest scan; an encrypted config that is not encrypted is refused."""
+        if not self.workload.verify_after_load:  # plaintext until its trials switch it: the workload scans then
+            self.verification["configs"][label] = {"engine": instance.config.engine, "passed": True,
+                                                   "encryption": str(instance.config.spec),
+                                                   "deferred": f"the {self.workload.name} workload scans after "
+                                                               "each switch (measurements and samples/)"}
+            self._write_verification()
+            return
         if instance.scannable:
             self.ui.message(f"verifying encryption at rest for {label}")
         else:  # a server whose files tdebench cannot read: only its own word
@@ -321,22 +329,10 @@ class Orchestrator:
                  "storage_bytes": instance.storage_bytes(), **facts}
         verified = self.verification["configs"].get(state.config.label, {})
         entry.update({k: verified[k] for k in ("label_status", "label_note") if k in verified})
-        entry["storage"] = self._storage(state)
+        entry["storage"] = config_storage(state.instance, self._table_names() or None)
         configs = [c for c in self.manifest.get("configs", []) if c.get("label") != state.config.label]
         self.manifest["configs"] = [*configs, entry]
         self.rundir.write_manifest(self.manifest)
-
-    def _storage(self, state: ConfigState) -> dict[str, Any]:
-        """Per-table data/index bytes for every engine: the engine's own breakdown, else the generic one."""
-        from tdebench.measure.storage import storage_breakdown
-
-        try:
-            own = state.instance.storage_breakdown()
-            if own is not None:
-                return own
-            return storage_breakdown(state.instance, self._table_names() or None)
-        except Exception as exc:  # noqa: BLE001 - sizes are facts, never a reason to fail a run
-            return {"error": redact(str(exc))[:300]}
 
     # ------------------------------------------------------------------------------------------
     def _run_blocks(self, stack: ExitStack) -> None:

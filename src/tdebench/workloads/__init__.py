@@ -25,6 +25,8 @@ _REGISTRY: dict[str, tuple[Any, Any]] = {
     "sql": ("tdebench.workloads.sql.workload:SqlWorkload", "tdebench.workloads.sql.options:SqlOptions"),
     "replay": ("tdebench.workloads.replay.workload:ReplayWorkload",
                "tdebench.workloads.replay.options:ReplayOptions"),
+    "encrypt": ("tdebench.workloads.encrypt.workload:EncryptWorkload",
+                "tdebench.workloads.encrypt.options:EncryptOptions"),
 }
 
 

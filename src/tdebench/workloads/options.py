@@ -10,12 +10,15 @@ reason; the key, the value and the workload are added here.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any, ClassVar, Self
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from tdebench.errors import UsageError
+
+if TYPE_CHECKING:
+    from tdebench.api.engine import Config
 from tdebench.workloads.scalefactor import SCALE_FACTOR_FIX, scale_factor_problem
 
 
@@ -52,6 +55,10 @@ class WorkloadOptions(BaseModel):
             return cls.model_validate(data)
         except ValidationError as exc:
             raise cls._bad_value(exc.errors()[0], data) from None
+
+    def check_configs(self, configs: "Sequence[Config]") -> None:
+        """Raise UsageError if the workload cannot run on these configs (e.g. an engine that lacks a capability
+        the workload needs); called with :meth:`check_plan`, before any work. Default: nothing to check."""
 
     def check_plan(self, families: set[str], reset: str) -> None:
         """Raise UsageError if the workload cannot run as planned: SQL of these dialect families (``sqlite``,

@@ -37,6 +37,7 @@ from tdebench.engines.mariadb import settings as ms
 from tdebench.engines.mariadb.counters import MariadbCounters
 from tdebench.engines.mariadb.load import MariadbLoading
 from tdebench.engines.mariadb.keys import KeyMaterial, remove_tree, transient_dir
+from tdebench.engines.mariadb.switch import MariadbSwitch
 from tdebench.engines.mariadb.support import (close_quietly, error_lines, native_password_hash, run_group,
                                               traversable_by)
 from tdebench.engines.mariadb.status import MariadbStatus
@@ -66,6 +67,8 @@ class MariadbEngine(Engine):
     description = "MariaDB server, plain or data-at-rest encryption (file_key_management, AES-128/192/256 CBC/CTR)"
     cache_setting = "innodb_buffer_pool_size"
     warm_restart = True
+    online_switch = ("SET GLOBAL innodb_encrypt_tables = ON/OFF: innodb_encryption_threads re-write every tablespace "
+                     "in place while the server serves (progress: INNODB_TABLESPACES_ENCRYPTION)")
 
     def __init__(self) -> None:
         self._bins: dict[str, Path] = {}
@@ -123,7 +126,8 @@ class MariadbEngine(Engine):
         return Footprint(peak=5.0, final=2.0, fixed=144 * MIB + redo)
 
 
-class MariadbInstance(MariadbTools, MariadbThreatProbes, MariadbCounters, MariadbLoading, MariadbStatus, Instance):
+class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbCounters, MariadbLoading,
+                      MariadbStatus, Instance):
     """One private mariadbd with its own directories, socket, password and (for TDE) keys."""
 
     dialect = MARIADB

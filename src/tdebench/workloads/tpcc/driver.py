@@ -36,6 +36,7 @@ class StepResult:
     gave_up: int = 0
     skipped_districts: int = 0
     per_second: list[list[int]] = field(default_factory=list)
+    second_latency: list[Histogram] = field(default_factory=list)  # every commit's latency, by second
     failures: list[str] = field(default_factory=list)
 
     @property
@@ -66,6 +67,10 @@ class StepResult:
                 self.per_second.append([0, 0])
             self.per_second[second][0] += committed
             self.per_second[second][1] += new_orders
+        for second, hist in enumerate(r.second_latency):
+            while len(self.second_latency) <= second:
+                self.second_latency.append(Histogram())
+            self.second_latency[second].merge(hist)
         if r.fatal:
             self.failures.append(f"virtual user {r.index + 1}: {r.fatal}")
         elif r.errors or r.gave_up:

@@ -59,14 +59,19 @@ class VuResult:
     first_error: str = ""
     skipped_districts: int = 0
     per_second: list[list[int]] = field(default_factory=list)  # [committed, new_orders] per second from start
+    second_latency: list[Histogram] = field(default_factory=list)  # latencies of the commits of each second
     fatal: str = ""
 
-    def tick(self, second: int, kind: str) -> None:
+    def tick(self, second: int, kind: str, elapsed_ns: int | None = None) -> None:
         while len(self.per_second) <= second:
             self.per_second.append([0, 0])
         self.per_second[second][0] += 1
         if kind == "new_order":
             self.per_second[second][1] += 1
+        if elapsed_ns is not None:
+            while len(self.second_latency) <= second:
+                self.second_latency.append(Histogram())
+            self.second_latency[second].add(elapsed_ns)
 
 
 class GaveUp(Exception):
@@ -184,7 +189,7 @@ def _count(res: VuResult, kind: str, outcome: str, skipped: int, retries: dict[s
         else:
             res.rolled_back += 1
     if outcome == "commit" and done < end:
-        res.tick(int(done - start), kind)
+        res.tick(int(done - start), kind, elapsed)
 
 
 def run_mix(s: Session, cfg: VuConfig, start: float, res: VuResult, abort: Any) -> None:

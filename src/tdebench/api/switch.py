@@ -1,0 +1,33 @@
+"""Switching encryption on (and off) in place while the database serves: what an engine reports of its progress.
+
+An engine that can encrypt existing data in place, online, declares :attr:`tdebench.api.engine.Engine.online_switch`
+and its instances implement :meth:`~tdebench.api.engine.Instance.start_plain`,
+:meth:`~tdebench.api.engine.Instance.switch_encryption` and :meth:`~tdebench.api.engine.Instance.encryption_progress`
+(the ``encrypt`` workload: docs/workloads/encrypt.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class SwitchProgress:
+    """Where the engine's own switch stands, from the engine's own status (never a guess from elapsed time)."""
+
+    #: True when the engine reports every unit (e.g. tablespace) in the target state and no work pending
+    done: bool
+    #: units in the target state (encrypted when switching on, plaintext when switching off)
+    in_target: int
+    #: units the engine knows of
+    total: int
+    #: units still being worked on (names, at most a few)
+    pending: tuple[str, ...] = ()
+    #: further facts from the engine (e.g. pages rotated so far), numbers only
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def fraction(self) -> float:
+        """Share of the units in the target state (0 when the engine knows of none)."""
+        return self.in_target / self.total if self.total else 0.0

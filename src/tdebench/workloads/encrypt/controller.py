@@ -1,0 +1,138 @@
+"""The switch schedule of one background window, run in a thread while the virtual users run that window.
+
+A window is a list of steps: ``("steady", phase)`` runs the background for ``steady`` seconds, ``("switch", on,
+threads)`` starts the engine's own switch and follows it until the engine reports every tablespace in the target
+state (phase ``t<threads>.during_on``/``during_off``). Phase boundaries are seconds on the window's clock; when the
+steps end (or fail) the background is told to stop.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tdebench.api.engine import Instance
+from tdebench.encryption import redact
+from tdebench.workloads.encrypt.options import EncryptOptions
+from tdebench.workloads.encrypt.phases import Phase
+
+POLL = 0.2
+
+
+def server_io(pids: list[int]) -> tuple[int, int] | None:
+    """Bytes the server processes read from and wrote to storage so far (``/proc/<pid>/io``); None if unreadable."""
+    read = written = 0
+    for pid in pids:
+        try:
+            fields = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
+        except (OSError, ValueError):
+            return None
+        read += int(fields.get("read_bytes", 0))
+        written += int(fields.get("write_bytes", 0))
+    return read, written
+
+
+@dataclass
+class Switch:
+    """One switch as the engine reported it."""
+
+    name: str  # t<threads>.on / t<threads>.off
+    on: bool
+    threads: int
+    seconds: float = 0.0  # from the SET to the engine's "done"
+    done: bool = False
+    read_bytes: int | None = None
+    write_bytes: int | None = None
+    applied: dict[str, Any] = field(default_factory=dict)
+    counters: dict[str, float] = field(default_factory=dict)  # deltas of the engine's switch counters
+    progress: list[tuple[float, float]] = field(default_factory=list)  # (second on the clock, fraction in target)
+    tablespaces: int = 0
+
+
+class SwitchController:
+    """Runs the schedule in a thread; ``stop`` (an event the background watches) is set when it ends."""
+
+    def __init__(self, instance: Instance, opts: EncryptOptions, steps: list[tuple[Any, ...]],
+                 mark: Callable[[str | None], None], stop: Any) -> None:
+        self.instance, self.opts, self.steps = instance, opts, steps
+        self.mark, self.stop = mark, stop
+        self.phases: list[Phase] = []
+        self.switches: list[Switch] = []
+        self.error: str = ""
+        self.cancelled = threading.Event()
+        self.t0 = 0.0
+        self._thread = threading.Thread(target=self._main, name="tdebench-encrypt-switch", daemon=True)
+        self._open: tuple[str, float] | None = None
+
+    def start(self, t0: float) -> None:
+        self.t0 = t0
+        self._thread.start()
+
+    def join(self) -> None:
+        self.cancelled.set()
+        self._thread.join()
+
+    def now(self) -> float:
+        return time.monotonic() - self.t0
+
+    def _main(self) -> None:
+        try:
+            for step in self.steps:
+                if step[0] == "steady":
+                    self._steady(step[1])
+                else:
+                    self._switch(step[1], step[2])
+        except Exception as exc:  # noqa: BLE001 - the trial fails with it
+            self.error = f"{type(exc).__name__}: {redact(str(exc))[:400]}"
+        finally:
+            self._close_phase()
+            self.mark(None)
+            self.stop.set()
+
+    def _begin_phase(self, name: str) -> None:
+        self._close_phase()
+        self._open = (name, self.now())
+        self.mark(name)
+
+    def _close_phase(self) -> None:
+        if self._open is not None:
+            name, start = self._open
+            self.phases.append(Phase(name, start, self.now()))
+            self._open = None
+
+    def _sleep(self, seconds: float) -> None:
+        if self.cancelled.wait(seconds):
+            raise RuntimeError("the background stopped before the schedule ended")
+
+    def _steady(self, name: str) -> None:
+        self._begin_phase(name)
+        self._sleep(self.opts.steady)
+
+    def _switch(self, on: bool, threads: int) -> None:
+        prefix = f"t{threads}"
+        record = Switch(f"{prefix}.{'on' if on else 'off'}", on, threads)
+        self.switches.append(record)
+        io = server_io(self.instance.server_pids())
+        before = self.instance.encryption_progress(on).detail
+        self._begin_phase(f"{prefix}.during_{'on' if on else 'off'}")
+        started = time.monotonic()
+        record.applied = self.instance.switch_encryption(on, threads, self.opts.iops)
+        while True:
+            progress = self.instance.encryption_progress(on)
+            record.progress.append((round(self.now(), 3), progress.fraction))
+            if progress.done:
+                break
+            if time.monotonic() - started > self.opts.max_switch:
+                raise RuntimeError(f"{record.name}: the engine was not done after {self.opts.max_switch:.0f} s "
+                                   f"({progress.in_target} of {progress.total} in place; raise max_switch)")
+            self._sleep(POLL)
+        record.seconds, record.done, record.tablespaces = time.monotonic() - started, True, progress.total
+        after_io = server_io(self.instance.server_pids())
+        if io is not None and after_io is not None:
+            record.read_bytes, record.write_bytes = after_io[0] - io[0], after_io[1] - io[1]
+        record.counters = {k: v - before.get(k, 0.0) for k, v in progress.detail.items()
+                           if k in before and k.startswith("innodb_") and not k.endswith("estimated_iops")}

@@ -1,0 +1,85 @@
+"""Options of the ``encrypt`` workload (docs/workloads/encrypt.md), validated from the plan's ``workload_options``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field, field_validator
+
+from tdebench.errors import UsageError
+from tdebench.workloads.options import WorkloadOptions
+from tdebench.workloads.tpcc.options import TpccOptions, parse_duration, parse_vus
+
+if TYPE_CHECKING:
+    from tdebench.api.engine import Config
+
+MAX_THREADS = 255  # innodb_encryption_threads' upper bound
+
+
+class EncryptOptions(WorkloadOptions):
+    """The background (TPC-C virtual users, closed loop), the phases and the switch's own settings."""
+
+    workload_name = "encrypt"
+    fix_hint = "see docs/workloads/encrypt.md, e.g. --workload-option threads=1,2,4 --workload-option steady=30s"
+    warehouses: int = Field(1, ge=1, le=10_000)
+    vus: int = Field(2, ge=1, le=1000)  # background TPC-C virtual users (closed loop: no keying/thinking time)
+    rampup: float = Field(5.0, ge=0)  # background running before the first measured second
+    steady: float = Field(30.0, gt=0)  # seconds of each steady phase: before, after the switch on, after the way back
+    threads: list[int] = Field(default_factory=lambda: [4])  # background encryption threads, one cycle per value
+    iops: int | None = Field(None, ge=1, le=1_000_000)  # page operations a second for the switch (None: engine's)
+    way_back: bool = True  # switch encryption off again in each cycle, timed the same way (the rollback plan)
+    max_switch: float = Field(3600.0, gt=0)  # give up (failed trial) when the engine is not done after this
+    rate: float = Field(0.0, ge=0)  # committed transactions a second the baseline must reach (0: no floor)
+    seed: int = 20240607
+    mode: str = "auto"  # TPC-C mode: auto, procedures or statements (as the tpcc workload)
+
+    @field_validator("threads", mode="before")
+    @classmethod
+    def _threads(cls, value: Any) -> list[int]:
+        if str(value).strip() == "0" or (isinstance(value, list) and 0 in value):
+            raise ValueError("0 encryption threads would never switch anything; give 1 or more, e.g. threads=1,2,4")
+        return parse_vus(value, "threads")
+
+    @field_validator("threads")
+    @classmethod
+    def _threads_max(cls, value: list[int]) -> list[int]:
+        if max(value) > MAX_THREADS:
+            raise ValueError(f"at most {MAX_THREADS} encryption threads")
+        return value
+
+    @field_validator("rampup", "steady", "max_switch", mode="before")
+    @classmethod
+    def _seconds(cls, value: Any, info: Any) -> float:
+        return parse_duration(value, info.field_name)
+
+    @field_validator("mode")
+    @classmethod
+    def _mode(cls, value: str) -> str:
+        if value not in ("auto", "procedures", "statements"):
+            raise ValueError("give auto, procedures or statements")
+        return value
+
+    def tpcc(self) -> TpccOptions:
+        """The TPC-C options of the background (its driver and loader take them)."""
+        return TpccOptions(warehouses=self.warehouses, vus=[self.vus], rampup=self.rampup, duration=self.steady,
+                           seed=self.seed, mode=self.mode)  # type: ignore[arg-type]
+
+
+    def check_configs(self, configs: "Sequence[Config]") -> None:
+        """Every config names an encrypted target spec of an engine that can switch in place."""
+        from tdebench.engines import engine_names, get_engine
+
+        able = [n for n in engine_names() if get_engine(n).online_switch]
+        for config in configs:
+            if not get_engine(config.engine).online_switch:
+                raise UsageError(f"engine '{config.engine}' cannot switch encryption on in place (the encrypt "
+                                 "workload)", f"use an engine that can: {', '.join(able) or 'none installed'}")
+            if config.spec.is_plain:
+                raise UsageError(f"encrypt: config '{config.label}' names no encryption to switch on",
+                                 "name the target spec only, e.g. --encryption tde:aes-256-ctr (each trial's "
+                                 "plaintext baseline is its own 'before' phase)")
+
+
+def parse_options(raw: dict[str, Any]) -> EncryptOptions:
+    return EncryptOptions.parse(raw)

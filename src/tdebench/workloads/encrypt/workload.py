@@ -1,0 +1,191 @@
+"""``encrypt``: switch encryption on in a loaded plaintext database while it serves, timed, with the background's
+throughput and latency before, during and after (docs/workloads/encrypt.md).
+
+Every config names the TARGET spec (e.g. ``--engine mariadb --encryption tde:aes-256-ctr``): its instance is
+provisioned with what the engine needs to switch (the key plugin) but its data are loaded plaintext
+(:meth:`~tdebench.api.engine.Instance.start_plain`). Each trial plants canaries, starts the background (TPC-C
+virtual users, closed loop) and runs the cycles of :mod:`tdebench.workloads.encrypt.controller`, one per value of
+``threads``. Measurements (test ``encrypt``):
+
+* step ``t<K>.<phase>`` (phase before, during_on, after_on, during_off, after_off): ``tpm``, ``nopm``,
+  ``committed``, ``seconds``, ``zero_seconds`` (longest run of seconds without a commit), ``latency_p50/p95/p99``
+  and ``latency_max`` (s, every transaction kind), and for the other phases ``tpm_vs_before`` and
+  ``p95_vs_before`` (ratios to the cycle's ``before``: the trial is the pairing unit);
+* step ``t<K>.on`` / ``t<K>.off``: ``time_to_done`` (s, from the SET to the engine's own "every tablespace
+  done"), ``read_bytes``/``write_bytes`` (the server's storage IO meanwhile, /proc), ``tablespaces``, the engine's
+  switch counters (e.g. ``innodb_encryption_rotation_pages_modified``);
+* step ``t<K>.on.scan``: ``canary_hits_in_scope``, ``known_plaintext_hits_in_scope`` (old plaintext left after the
+  switch: a finding), ``hits_outside_scope``;
+* step ``background``: ``errors``, ``retries``, ``latency_max``.
+
+``samples/<config>/encrypt-block<NNN>.csv`` holds the per-second series (with the phase and the switch's progress),
+``encrypt-block<NNN>.json`` the phases, switches and scans, ``encrypt-summary.json`` the paired ratios over the
+measured trials so far with 95% t intervals.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from tdebench.api.events import RunListener
+from tdebench.api.plan import RunPlan
+from tdebench.api.tables import TableSpec
+from tdebench.api.trial import ConfigState, Recorder, TrialResult
+from tdebench.api.workload import RunFiles, Workload
+from tdebench.errors import UsageError
+from tdebench.verify.atrest import new_markers
+from tdebench.workloads.encrypt import record
+from tdebench.workloads.encrypt.controller import SwitchController
+from tdebench.workloads.encrypt.options import parse_options
+from tdebench.workloads.encrypt.scan import leftover_scan
+from tdebench.workloads.tpcc import schema
+from tdebench.workloads.tpcc.datagen import ensure_data
+from tdebench.workloads.tpcc.loader import load_tpcc
+from tdebench.workloads.tpcc.procs import resolve_mode
+from tdebench.workloads.tpcc.slices import VuPool
+
+TEST = "encrypt"
+RESET_WAIT = 3600.0
+
+
+class EncryptWorkload(Workload):
+    """Encryption switched on (and off) under a live TPC-C background."""
+
+    name = "encrypt"
+    database = "tpcc"
+    known_plaintext = ("ORIGINAL",)  # TPC-C's I_DATA/S_DATA
+    schema_tables = schema.TABLE_NAMES
+    verify_after_load = False  # the data start plaintext on purpose; each trial scans after its switch
+
+    def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
+        super().__init__(plan, rundir)
+        self.opts = parse_options(plan.workload_options)
+        self.data_dir = Path()
+        self.history: dict[str, list[dict[str, float]]] = {}
+
+    def tables(self) -> tuple[TableSpec, ...]:
+        return schema.TABLE_SPECS
+
+    def plan_json(self) -> dict[str, Any]:
+        return {"workload": self.name, **self.opts.model_dump()}
+
+    def headline(self) -> tuple[str, str, str]:
+        """The time to fully encrypted with the last thread count."""
+        return (TEST, f"t{self.opts.threads[-1]}.on", "time_to_done")
+
+    def prepare(self, ui: RunListener) -> dict[str, Any]:
+        self.opts.check_configs(self.plan.configs)  # the CLI checked already; a resumed or in-process plan here
+        ui.task_started("data", f"TPC-C data, {self.opts.warehouses} warehouse(s)", None)
+        try:
+            self.data_dir, facts = ensure_data(self.opts.warehouses, self.opts.seed, self.plan.data_dir, 0,
+                                               progress=ui.message)
+        finally:
+            ui.task_finished("data")
+        return {**facts, "dir": str(self.data_dir), "raw_bytes": facts.get("bytes", 0), "options": self.plan_json()}
+
+    def load(self, state: ConfigState, rec: Recorder, ui: RunListener) -> dict[str, Any]:
+        """The switch made ready (keys loaded, tables plaintext), then TPC-C's load."""
+        rec.workload = self.name
+        start = state.instance.start_plain()
+        mode = resolve_mode(self.opts.mode, state.dialect)
+        load = load_tpcc(state.instance, state.dialect, self.data_dir, self.opts.warehouses,
+                         lambda table, rows, seconds: ui.message(f"load {state.label}: {table}"),
+                         procedures=mode == "procedures")
+        rec.add("load", "total", "elapsed", load.total_seconds, "s")
+        return {"load_seconds": round(load.total_seconds, 6), "load_rows": load.rows, "tpcc_mode": mode,
+                "start_plain": start, "online_switch": state.engine.online_switch}
+
+    def validate(self, state: ConfigState, rec: Recorder, ui: RunListener) -> list[str]:
+        """With ``rate``: the background must reach it on the plaintext data, or the run stops (never lowered)."""
+        if not self.opts.rate:
+            return []
+        pool = VuPool(state.instance, state.dialect, self.opts.tpcc(), self.opts.vus, self.opts.seed)
+        try:
+            if self.opts.rampup:
+                pool.run(self.opts.rampup, measured=False)
+            probe = min(self.opts.steady, 10.0)
+            reached = pool.run(probe).committed / probe
+        finally:
+            pool.close()
+        rec.add(TEST, "baseline_probe", "tps", reached, "txn/s")
+        if reached < self.opts.rate:
+            raise UsageError(f"encrypt: the background reached {reached:.1f} transactions/s on {state.label}'s "
+                             f"plaintext baseline, below rate={self.opts.rate:g} (not lowered)",
+                             "lower rate, or add vus or warehouses")
+        return []
+
+    def recover(self, state: ConfigState, block: int) -> None:
+        self._ensure_plain(state)
+
+    def _ensure_plain(self, state: ConfigState) -> float:
+        """Switch back to plaintext, untimed, when a failed trial left it encrypted; seconds it took."""
+        started = time.monotonic()
+        if state.instance.encryption_progress(on=False).done:
+            return 0.0
+        state.instance.switch_encryption(False, max(self.opts.threads), self.opts.iops)
+        while not state.instance.encryption_progress(on=False).done:
+            if time.monotonic() - started > RESET_WAIT:
+                raise RuntimeError(f"{state.label} did not return to plaintext within {RESET_WAIT:.0f} s")
+            time.sleep(0.5)
+        return time.monotonic() - started
+
+    def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
+        """Per value of ``threads``: a window with the switch on, the at-rest scan with the background stopped (a
+        flush cannot finish under writes), and with the way back a second window switching off."""
+        rec.workload = self.name
+        result = TrialResult()
+        reset = self._ensure_plain(state)
+        if reset:
+            rec.add(TEST, "reset", "elapsed", reset, "s")
+        markers = new_markers()
+        state.instance.plant_canaries(markers)  # plaintext until the switch: what must not survive it
+        series = record.Series()
+        for threads in self.opts.threads:
+            prefix = f"t{threads}"
+            steps: list[tuple[Any, ...]] = [("steady", f"{prefix}.before"), ("switch", True, threads),
+                                            ("steady", f"{prefix}.after_on")]
+            if not self._window(state, block, steps, series, result):
+                break
+            series.scans[f"{prefix}.on"] = leftover_scan(state.instance, markers, self.known_plaintext)
+            if self.opts.way_back and not self._window(state, block, [
+                    ("steady", f"{prefix}.before_off"), ("switch", False, threads),
+                    ("steady", f"{prefix}.after_off")], series, result):
+                break
+        folder = self.rundir.path / "samples" / state.label
+        if state.label not in self.history:  # a resumed run: its earlier trials count too
+            self.history[state.label] = record.earlier_trials(self.rundir.path / "measurements.csv", state.label)
+        result.failures += record.trial(rec, block, series, self.opts.rate, folder, self.history[state.label])
+        if not state.instance.alive():
+            result.failures.append(f"the server of {state.label} died during the trial")
+        return result
+
+    def _window(self, state: ConfigState, block: int, steps: list[tuple[Any, ...]], series: "record.Series",
+                result: TrialResult) -> bool:
+        """One background window (fresh virtual users, ramp-up) running ``steps``; False when it failed."""
+        seed = self.opts.seed + 7919 * block + len(series.windows)
+        pool = VuPool(state.instance, state.dialect, self.opts.tpcc(), self.opts.vus, seed)
+        controller = SwitchController(state.instance, self.opts, steps, lambda step: state.mark(step, test=TEST),
+                                      pool.abort)
+        background = None
+        try:
+            if self.opts.rampup:
+                pool.run(self.opts.rampup, measured=False)
+            controller.start(time.monotonic())
+            background = pool.run(self._cap())
+        except Exception as exc:  # noqa: BLE001 - a lost background fails the trial, the schedule stops
+            result.failures.append(f"background: {exc}")
+        finally:
+            controller.join()
+            pool.close()
+        if controller.error:
+            result.failures.append(f"switch schedule: {controller.error}")
+        if background is not None:
+            result.failures += [f"background: {f}" for f in background.failures]
+            series.add(background, controller)
+        return background is not None and not controller.error
+
+    def _cap(self) -> float:
+        """An upper bound of the background's window; the schedule ends it earlier."""
+        return 2 * self.opts.steady + self.opts.max_switch + 600.0

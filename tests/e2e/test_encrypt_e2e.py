@@ -1,0 +1,131 @@
+"""End to end: `tdebench run --workload encrypt` on a real MariaDB (1 warehouse, phases of 2 s, threads 1 and 2,
+2 trials): the switch on and the way back are timed from the server's own status, the background's phases are
+measured and paired per trial, the at-rest scan runs after each switch, and nothing is left running."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tdebench.cli.app import main
+
+ROOT = Path(__file__).resolve().parents[2]
+HAVE_MARIADB = Path("/usr/sbin/mariadbd").exists() or shutil.which("mariadbd") is not None
+CONFIG = "mariadb-tde-aes-256-ctr"
+PHASES = ("before", "during_on", "after_on", "before_off", "during_off", "after_off")
+
+
+def rows(run: Path) -> dict[tuple[str, str, str], list[float]]:
+    out: dict[tuple[str, str, str], list[float]] = {}
+    with open(run / "measurements.csv", newline="") as handle:
+        for r in csv.DictReader(handle):
+            if r["status"] == "ok" and r["test"] == "encrypt" and r["config"] == CONFIG:
+                out.setdefault((r["step"], r["metric"]), []).append(float(r["value"]))
+    return {("encrypt", *k): v for k, v in out.items()}
+
+
+@pytest.mark.skipif(not HAVE_MARIADB, reason="mariadb-server is not installed")
+def test_switch_on_and_back_under_tpcc(tmp_path, tpcc_w1):
+    run = tmp_path / "run"
+    with pytest.raises(SystemExit) as code:
+        main(["run", "--engine", "mariadb", "--encryption", "tde:aes-256-ctr", "--workload", "encrypt",
+              "--warehouses", "1", "--workload-option", "steady=2s", "--workload-option", "rampup=1s",
+              "--workload-option", "threads=1,2", "--workload-option", "iops=1000",
+              "--server-setting", "innodb_log_file_size=48M", "--trials", "2", "--warmup", "0",
+              "--out", str(run), "--data-dir", str(tpcc_w1[0].parent), "--work-dir", str(tmp_path / "work")])
+    assert code.value.code == 0, (run / "manifest.json").read_text()
+    found = rows(run)
+    for threads in (1, 2):
+        for direction in ("on", "off"):
+            times = found[("encrypt", f"t{threads}.{direction}", "time_to_done")]
+            assert len(times) == 2 and all(t > 0 for t in times)
+            assert all(n >= 9 for n in found[("encrypt", f"t{threads}.{direction}", "tablespaces")])  # TPC-C's 9+
+            assert all(n > 0 for n in found[("encrypt", f"t{threads}.{direction}",
+                                             "innodb_encryption_rotation_pages_modified")])
+        for phase in PHASES:
+            assert all(v > 0 for v in found[("encrypt", f"t{threads}.{phase}", "tpm")]), phase
+            assert all(v >= 1 for v in found[("encrypt", f"t{threads}.{phase}", "seconds")]), phase
+        assert len(found[("encrypt", f"t{threads}.during_on", "tpm_vs_before")]) == 2
+        for metric in ("canary_hits_in_scope", "known_plaintext_hits_in_scope", "hits_outside_scope"):
+            assert len(found[("encrypt", f"t{threads}.on.scan", metric)]) == 2
+    assert found[("encrypt", "background", "errors")] == [0.0, 0.0]
+    samples = run / "samples" / CONFIG
+    series = list(csv.DictReader(open(samples / "encrypt-block002.csv", newline="")))
+    assert {r["phase"] for r in series} >= {f"t1.{p}" for p in PHASES}
+    assert any(r["switch_progress"] for r in series if "during" in r["phase"])
+    facts = json.loads((samples / "encrypt-block001.json").read_text())
+    assert facts["scans"]["t1.on"]["files_scanned"] > 0
+    summary = json.loads((samples / "encrypt-summary.json").read_text())
+    during = summary["phases"]["t2.during_on"]["tpm"]
+    assert summary["trials"] == 2 and during["ci95_low"] <= during["mean_ratio"] <= during["ci95_high"]
+    verification = json.loads((run / "verification.json").read_text())["configs"][CONFIG]
+    assert "deferred" in verification
+    left = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout.split()
+    assert not left, f"processes left running: {left}"
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--engine", "sqlite", "--encryption", "sqlcipher:aes-256-cbc"], "cannot switch encryption on in place"),
+    (["--engine", "mariadb", "--encryption", "tde:aes-256-ctr", "--workload-option", "threads=0"], "0 encryption"),
+    (["--engine", "mariadb", "--encryption", "none"], "names no encryption"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, words):
+    with pytest.raises(SystemExit) as code:
+        main(["run", "--workload", "encrypt", *argv, "--out", str(tmp_path / "run")])
+    assert code.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert words in err and len(err.splitlines()) == 1, err
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.skipif(not HAVE_MARIADB, reason="mariadb-server is not installed")
+def test_interrupted_while_switching_ends_cleanly_and_resumes(tmp_path, tpcc_w1):
+    """SIGINT as soon as the switch is set (my.cnf says innodb_encrypt_tables=ON): exit 130, no server left, the
+    instance's files gone; the run then resumes to completion."""
+    run, work = tmp_path / "run", tmp_path / "work"
+    argv = [sys.executable, "-m", "tdebench", "run", "--engine", "mariadb", "--encryption", "tde:aes-256-ctr",
+            "--workload", "encrypt", "--warehouses", "1", "--workload-option", "steady=2s",
+            "--workload-option", "rampup=1s", "--workload-option", "threads=1", "--server-setting",
+            "innodb_log_file_size=48M", "--trials", "1", "--warmup", "0", "--out", str(run),
+            "--data-dir", str(tpcc_w1[0].parent), "--work-dir", str(work)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "XDG_STATE_HOME": str(tmp_path / "state")}
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    roots: list[Path] = []
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None:
+        cnfs = list(work.glob("*/*/my.cnf"))
+        if cnfs and "innodb_encrypt_tables=ON" in cnfs[0].read_text():
+            roots = [cnfs[0].parent.resolve()]
+            proc.send_signal(signal.SIGINT)
+            break
+        time.sleep(0.05)
+    assert roots, "the switch was never set"
+    assert proc.wait(timeout=120) == 130
+    left = subprocess.run(["pgrep", "-f", str(roots[0])], capture_output=True, text=True).stdout.split()
+    assert not left and not roots[0].exists(), (left, roots)
+    resumed = subprocess.run([sys.executable, "-m", "tdebench", "run", "--resume", str(run)], env=env,
+                             capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert rows(run)[("encrypt", "t1.on", "time_to_done")]
+
+
+@pytest.mark.skipif(not HAVE_MARIADB, reason="mariadb-server is not installed")
+def test_a_rate_the_baseline_cannot_reach_is_refused_not_lowered(tmp_path, tpcc_w1, capsys):
+    with pytest.raises(SystemExit) as code:
+        main(["run", "--engine", "mariadb", "--encryption", "tde:aes-256-ctr", "--workload", "encrypt",
+              "--warehouses", "1", "--workload-option", "rate=1000000", "--workload-option", "steady=2s",
+              "--workload-option", "rampup=0", "--server-setting", "innodb_log_file_size=48M",
+              "--trials", "1", "--warmup", "0", "--out", str(tmp_path / "run"),
+              "--data-dir", str(tpcc_w1[0].parent), "--work-dir", str(tmp_path / "work")])
+    assert code.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "below rate=1e+06 (not lowered)" in err[-1], err

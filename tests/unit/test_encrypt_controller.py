@@ -1,0 +1,71 @@
+"""The switch schedule against a stand-in for an instance (the schedule's own logic; the engine side is covered by
+tests/e2e/test_encrypt_e2e.py on a real MariaDB)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from tdebench.api.switch import SwitchProgress
+from tdebench.workloads.encrypt.controller import SwitchController
+from tdebench.workloads.encrypt.options import parse_options
+
+
+class Switchable:
+    """Reports done ``polls`` progress reads after each switch."""
+
+    def __init__(self, polls: int) -> None:
+        self.polls, self.left, self.calls, self.modified = polls, 0, [], 0.0
+
+    def switch_encryption(self, on: bool, threads: int, iops: int | None = None) -> dict:
+        self.calls.append((on, threads, iops))
+        self.left = self.polls
+        return {"on": on}
+
+    def encryption_progress(self, on: bool = True) -> SwitchProgress:
+        self.modified += 10.0 if self.left else 0.0  # a cumulative counter, as the server's
+        self.left = max(0, self.left - 1)
+        return SwitchProgress(done=self.left == 0, in_target=4 - min(self.left, 4), total=4,
+                              detail={"innodb_encryption_rotation_pages_modified": self.modified})
+
+    def server_pids(self) -> list[int]:
+        return []
+
+
+def run(steps, polls=3, **options):
+    opts = parse_options({"steady": 0.05, **options})
+    marks, stop = [], threading.Event()
+    instance = Switchable(polls)
+    controller = SwitchController(instance, opts, steps, marks.append, stop)  # type: ignore[arg-type]
+    controller.start(time.monotonic())
+    assert stop.wait(10)
+    controller.join()
+    return controller, marks, instance
+
+
+def test_phases_follow_the_steps_and_the_switch_is_timed_until_done():
+    controller, marks, instance = run([("steady", "t2.before"), ("switch", True, 2), ("steady", "t2.after_on")],
+                                      iops=500)
+    assert not controller.error
+    assert [p.name for p in controller.phases] == ["t2.before", "t2.during_on", "t2.after_on"]
+    assert all(a.end <= b.start + 1e-9 for a, b in zip(controller.phases, controller.phases[1:]))
+    assert marks[-1] is None and "t2.during_on" in marks
+    (switch,) = controller.switches
+    assert instance.calls == [(True, 2, 500)]
+    assert switch.done and switch.seconds > 0 and switch.tablespaces == 4 and len(switch.progress) == 3
+    assert switch.counters["innodb_encryption_rotation_pages_modified"] > 0
+
+
+def test_a_switch_that_never_ends_fails_after_max_switch():
+    controller, _, _ = run([("switch", False, 1)], polls=10_000, max_switch=0.3)
+    assert "not done after" in controller.error and controller.switches[0].done is False
+
+
+def test_a_background_that_stops_ends_the_schedule():
+    opts = parse_options({"steady": 30})
+    stop = threading.Event()
+    controller = SwitchController(Switchable(1), opts, [("steady", "t1.before")], lambda s: None, stop)  # type: ignore[arg-type]
+    controller.start(time.monotonic())
+    started = time.monotonic()
+    controller.join()  # what the trial does when the background failed
+    assert time.monotonic() - started < 5 and stop.is_set() and "background stopped" in controller.error
