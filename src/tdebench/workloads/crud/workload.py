@@ -42,7 +42,8 @@ def record_storage(rec: Recorder, breakdown: dict[str, Any]) -> None:
     for table, sizes in breakdown.get("tables", {}).items():
         for key in ("table_bytes", "index_bytes", "total_bytes"):
             rec.add("storage", table, key, sizes[key], "bytes")
-    rec.add("storage", "data_dir", "bytes", breakdown.get("data_dir_bytes", 0), "bytes")
+    if breakdown.get("data_dir_bytes") is not None:  # None: a server whose files tdebench cannot see (external)
+        rec.add("storage", "data_dir", "bytes", breakdown["data_dir_bytes"], "bytes")
 
 
 class CrudWorkload(Workload):
