@@ -142,7 +142,7 @@ class ExternalInstance(TranslatedSchemaMixin, Instance):
         except Exception:  # noqa: BLE001 - cleanup is best effort
             return
         try:
-            self.drop_tables(raw)
+            self.drop_all(raw)
         except Exception:  # noqa: BLE001
             pass
         finally:

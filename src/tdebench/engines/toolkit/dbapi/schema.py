@@ -39,12 +39,19 @@ class TranslatedSchemaMixin:
         """The workload's own renderings come first (see :class:`tdebench.api.engine.SqlTranslator`)."""
         self.translator.workload = translator
 
-    def drop_tables(self, raw: Any) -> None:
+    def drop_tables(self, conn: Connection, tables: Sequence[str]) -> None:
+        """Drop ``tables`` if they exist, in the target's dialect (the contract of ``Instance.drop_tables``)."""
+        self._drop(raw_connection(conn), list(tables))
+
+    def drop_all(self, raw: Any) -> None:
         """Drop the workload's tables (and the canary table) if they exist."""
+        self._drop(raw, [*self.tables, CANARY_TABLE])
+
+    def _drop(self, raw: Any, tables: list[str]) -> None:
         cur = raw.cursor()
         if self.kind.module == "pymysql":
             cur.execute("SET SESSION foreign_key_checks = 0")
-        for statement in drop_table_sql(self.kind.dialect, [*self.tables, CANARY_TABLE]):
+        for statement in drop_table_sql(self.kind.dialect, tables):
             cur.execute(statement)
         raw.commit()
 
@@ -52,7 +59,7 @@ class TranslatedSchemaMixin:
         """Drop leftover tables of the workload (the database is reserved for tdebench), then create them."""
         self.tables.update({t.name: t for t in tables})
         raw = raw_connection(conn)
-        self.drop_tables(raw)
+        self.drop_all(raw)
         _execute_all(raw, self.translator.batch(statements))
 
     def create_constraints(self, conn: Connection, statements: Sequence[str]) -> None:
