@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
@@ -12,6 +14,7 @@ from tdebench.api.events import RunListener
 from tdebench.api.plan import RunPlan
 from tdebench.api.tables import TableSpec
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
+from tdebench.errors import UsageError
 
 
 #: the default ``--precision`` pilot, in blocks, of a workload that pairs its values per round (the stopping rule's
@@ -61,6 +64,16 @@ class SteppedTrial(ABC):
         """Release connections after a step raised (the trial is then recorded as failed)."""
 
 
+@dataclass(frozen=True)
+class Need:
+    """A capability a workload needs of every engine it runs on, whatever its options: ``met`` tests the engine's
+    :class:`Dialect`, ``reason`` says what is missing. The one place that declares which engine x workload pairs
+    cannot run (the CLI refuses them before any work; tests/engines/test_matrix.py runs every other pair)."""
+
+    reason: str
+    met: Callable[[Dialect], bool]
+
+
 class Workload(ABC):
     """One workload of a run. The orchestrator provisions, verifies, interleaves and records; the workload
     loads its data, runs one trial at a time and judges its own answers."""
@@ -79,6 +92,8 @@ class Workload(ABC):
     #: False for a workload whose configs hold plaintext on purpose after the load and reach their spec only in
     #: its trials (``encrypt``): the orchestrator then does not verify them after the load (the workload scans)
     verify_after_load: ClassVar[bool] = True
+    #: what every engine must offer for this workload to run on it (:class:`Need`); an engine lacking one is refused
+    needs: ClassVar[tuple[Need, ...]] = ()
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
         self.plan = plan
@@ -134,6 +149,20 @@ class Workload(ABC):
     def answer_verdicts(self, plain_of: dict[str, str | None]) -> dict[str, dict[str, Any]]:
         """Per config: are its answers equal to its plain twin's (and a reference)?"""
         return {}
+
+    @classmethod
+    def unmet_need(cls, dialect: Dialect) -> str | None:
+        """The reason of the first of :attr:`needs` an engine with ``dialect`` lacks; None when it has them all."""
+        return next((need.reason for need in cls.needs if not need.met(dialect)), None)
+
+    def check_engine(self, label: str, dialect: Dialect) -> None:
+        """Before any work: UsageError if config ``label``'s engine lacks one of :attr:`needs`, then
+        :meth:`check_dialect` (what the options ask of it)."""
+        reason = self.unmet_need(dialect)
+        if reason is not None:
+            raise UsageError(f"--workload {self.name} does not run on '{label}' ({dialect.product}): {reason}",
+                             f"use an engine that has it (docs/workloads/{self.name}.md)")
+        self.check_dialect(label, dialect)
 
     def check_dialect(self, label: str, dialect: Dialect) -> None:
         """Raise UsageError if the workload, with its options, cannot run on config ``label`` whose engine

@@ -172,10 +172,26 @@ def check_workload_plan(workload: str, options: dict[str, Any], configs: list[Co
     """The workload's check that it can run on the plan's engines (their SQL families) and reset, before any work."""
     from tdebench.workloads import check_workload_options
 
+    check_pairs(workload, sorted({c.engine for c in configs}))
     families = {get_engine(c.engine).dialect.family for c in configs}
     checked = check_workload_options(workload, options)
     checked.check_plan(families, reset)
     checked.check_configs(configs)
+
+
+def check_pairs(workload: str, engines: list[str]) -> None:
+    """UsageError naming the reason when the workload declares a need one of the engines lacks (its ``needs``),
+    and the engines that have it."""
+    from tdebench.engines import engine_names
+    from tdebench.workloads import unmet_need
+
+    for name in engines:
+        dialect = get_engine(name).dialect
+        reason = unmet_need(workload, dialect)
+        if reason is not None:
+            able = [n for n in engine_names() if unmet_need(workload, get_engine(n).dialect) is None]
+            raise UsageError(f"--workload {workload} does not run on engine {name} ({dialect.product}): {reason}",
+                             "use --engine " + " or ".join(filter(None, (", ".join(able[:-1]), able[-1]))) if able else "no registered engine can run it")
 
 
 def plan_from_targets(targets: list[str], overrides: list[str], run: dict[str, Any]) -> RunPlan:
@@ -188,8 +204,9 @@ def plan_from_targets(targets: list[str], overrides: list[str], run: dict[str, A
     experiment = experiment_from_options(TARGET_ENGINE, "none", {}, run)  # validates the run options as usual
     r = experiment.run
     check_run_options(r.cache, r.reset)
+    plan = plan_from_experiment(experiment)  # what the workload needs of an engine is checked before any login
     configs = [replace(c, keep=r.keep) for c in target_configs(targets, overrides, reach=True)]
-    return replace(plan_from_experiment(experiment), configs=configs)
+    return replace(plan, configs=configs)
 
 
 class RunInterrupted(KeyboardInterrupt):

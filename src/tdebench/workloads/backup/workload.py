@@ -18,7 +18,7 @@ from tdebench.api.dialect import Dialect
 from tdebench.api.events import RunListener
 from tdebench.api.plan import RunPlan
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
-from tdebench.api.workload import RunFiles
+from tdebench.api.workload import Need, RunFiles
 from tdebench.errors import UsageError
 from tdebench.measure.storage import storage_breakdown
 from tdebench.results.rundir import utc_now, write_json
@@ -47,6 +47,8 @@ class BackupWorkload(OnTpchData):
     """Backups with and without compression per engine, timed, sized, restored and scanned."""
 
     name = "backup"
+    needs = (Need("the engine declares no backup tool tdebench can drive",
+                  lambda d: bool(d.backup_tools)),)
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
         super().__init__(plan, rundir)

@@ -22,11 +22,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tdebench.api.dialect import Dialect
 from tdebench.api.events import RunListener
 from tdebench.api.plan import RunPlan
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
-from tdebench.api.workload import RunFiles, SteppedTrial, Workload
+from tdebench.api.workload import Need, RunFiles, SteppedTrial, Workload
 from tdebench.errors import EnvironmentProblem, UsageError
 from tdebench.workloads.sysbench import runner
 from tdebench.workloads.sysbench.accounts import sysbench_account
@@ -93,18 +92,14 @@ class SysbenchWorkload(Workload):
     database = "sbtest"
     known_plaintext: tuple[str, ...] = ()  # sysbench's data are random digits: the canaries do the at-rest proof
     pairs_by_round = True  # the interleaved schedule (slices.py)
+    needs = (Need("sysbench reaches only MySQL-protocol and PostgreSQL servers, with its own SQL (not embedded or "
+                  "translated engines)", lambda d: d.protocol in PROTOCOLS and not d.translated),)
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
         super().__init__(plan, rundir)
         self.opts = parse_options(plan.workload_options)
         self.schema_tables = tuple(f"sbtest{i}" for i in range(1, self.opts.tables + 1))
         self._check_specs()
-
-    def check_dialect(self, label: str, dialect: Dialect) -> None:
-        """sysbench's own drivers reach MySQL-protocol and PostgreSQL servers, with their own SQL."""
-        if dialect.protocol not in PROTOCOLS or dialect.translated:
-            raise UsageError(f"--workload sysbench does not run on '{label}' ({dialect.product})",
-                             "use --engine mariadb or --engine postgres")
 
     def _check_specs(self) -> None:
         for config in self.plan.configs:
