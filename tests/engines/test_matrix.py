@@ -1,0 +1,163 @@
+"""Every registered engine x every registered workload, at the workload's smallest options, through the real CLI
+(``tdebench run``, in-process, one trial, no warm-up).
+
+A pair runs to the end (exit 0, manifest completed, every verification passed) and its run directory holds only
+files and CSV columns that docs/result-format.md lists (tests/resultdoc.py). A pair that the workload's declared
+needs rule out (``Workload.needs``, the one place that says so) is refused by the CLI before any work: exit 2, one
+line naming the reason, no run directory. A new engine or workload is in the matrix as soon as it is registered;
+one that breaks a pair fails here. One class per engine, so test workers can share the matrix.
+
+How each engine runs:
+
+* ``sqlite``: as a user's first try (no ``--encryption``: the plain and SQLCipher twins, report built), which gives
+  the docs check complete run directories; one three-config run adds ``report/anova.csv``.
+* servers tdebench manages: one plain config (``--encryption none``), no report, no restarts between blocks, the
+  kit's small server settings (tests/engines/kit.py); starting the server is most of each pair's cost.
+* remote engines (``external``): one private MariaDB server with TDE per class (tdebench's own engine, TCP on
+  127.0.0.1, generated password), reached by every run as ``--target`` declared ``tde:aes-256-cbc``.
+* engines not available here (``mysql`` without a MySQL mysqld): their runs are skipped with the reason; their
+  refusals are still checked (they need no server).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tdebench.cli.app import main
+from tdebench.encryption import parse_spec
+from tdebench.engines import Config, engine_names, get_engine
+from tdebench.errors import EnvironmentProblem
+from tdebench.workloads import unmet_need, workload_names
+from tests.engines import kit
+from tests.resultdoc import undocumented
+from tests.sqlworkload import make_workload_dir
+
+# the smallest options of each workload (a new workload adds its entry; "{shop}" is a tiny sql workload directory)
+SMALLEST: dict[str, list[str]] = {
+    "tpch": ["--sf", "0.01", "--tests", "power"],
+    "tpcc": ["--warehouses", "1", "--vus", "1", "--duration", "1s", "--rampup", "0s"],
+    "sysbench": ["--vus", "1", "--duration", "1s", "--rampup", "0s", "--workload-option", "tables=1",
+                 "--workload-option", "table_size=100"],
+    "crud": ["--rows", "3000", "--batches", "500"],
+    "load": ["--sf", "0.01", "--workload-option", "variants=bulk"],
+    "backup": ["--sf", "0.01", "--workload-option", "compression=none"],
+    "sql": ["--workload-dir", "{shop}"],
+}
+# session fixtures holding the data a workload reads, generated once (tests/conftest.py)
+DATA = {"tpch": "tpch_sf001", "load": "tpch_sf001", "backup": "tpch_sf001", "tpcc": "tpcc_w1"}
+# remote engines -> the class fixture that starts a private server and returns its --target arguments
+REMOTE = {"external": "external_target"}
+
+
+def tdebench(args: list[str], capsys) -> tuple[int, str]:
+    """Exit code and stderr of ``tdebench ARGS`` run in this process."""
+    with pytest.raises(SystemExit) as code:
+        main(args)
+    return int(code.value.code or 0), capsys.readouterr().err
+
+
+def engine_args(name: str, request) -> list[str]:
+    """How the matrix runs engine ``name`` (module docstring)."""
+    engine = get_engine(name)
+    if engine.remote:
+        assert name in REMOTE, f"remote engine {name}: give it a private server in REMOTE of {__name__}"
+        return request.getfixturevalue(REMOTE[name])
+    try:
+        engine.check_available()
+    except EnvironmentProblem as exc:
+        pytest.skip(f"{name} is not available here: {exc.one_line()}")
+    if name == "sqlite":
+        return ["--engine", name]
+    settings = [a for k, v in kit.profile(name).settings.items() for a in ("--server-setting", f"{k}={v}")]
+    return ["--engine", name, "--encryption", "none", "--no-report", "--no-restart-twins", *settings]
+
+
+def workload_args(workload: str, tmp_path: Path, request) -> list[str]:
+    assert workload in SMALLEST, f"workload {workload} has no smallest options: add them to SMALLEST in {__name__}"
+    if workload in DATA:
+        request.getfixturevalue(DATA[workload])
+    shop = str(make_workload_dir(tmp_path / "shop")) if workload == "sql" else ""
+    return ["--workload", workload, *[a.replace("{shop}", shop) for a in SMALLEST[workload]]]
+
+
+def check_completed(out: Path) -> None:
+    """The run finished, every config's encryption check passed and its run directory is documented."""
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "completed", manifest["status"]
+    verification = json.loads((out / "verification.json").read_text())["configs"]
+    assert verification and all(v["passed"] for v in verification.values()), verification
+    assert all(v.get("answers_equal") is not False for v in verification.values()), verification
+    assert undocumented(out) == []
+
+
+class MatrixRow:
+    """One engine with every workload; subclassed per registered engine below."""
+
+    engine_name = ""
+
+    @pytest.mark.parametrize("workload", workload_names())
+    def test_pair(self, workload, tmp_path, data_root, request, capsys):
+        reason = unmet_need(workload, get_engine(self.engine_name).dialect)
+        out = tmp_path / "run"
+        if reason is not None:
+            code, err = tdebench(["run", "--engine", self.engine_name, "--workload", workload, "--out", str(out)],
+                                 capsys)
+            lines = [line for line in err.splitlines() if line.strip()]
+            assert code == 2 and len(lines) == 1 and reason in lines[0] and "fix:" in lines[0], err
+            assert not out.exists(), "refused after the run directory was made"
+            return
+        args = [*engine_args(self.engine_name, request), *workload_args(workload, tmp_path, request)]
+        code, err = tdebench(["run", *args, "--trials", "1", "--warmup", "0", "--data-dir", str(data_root),
+                              "--out", str(out)], capsys)
+        assert code == 0, err[-3000:]
+        check_completed(out)
+
+
+for _name in engine_names():
+    _cls = "TestMatrix" + _name.capitalize()
+    globals()[_cls] = type(_cls, (MatrixRow,), {"engine_name": _name, "__module__": __name__})
+
+
+def test_three_configs_write_every_report_table(tmp_path, data_root, capsys):
+    """report/anova.csv needs three configs (here an A/A pair of plain SQLite and SQLCipher), two trials each."""
+    out = tmp_path / "run"
+    code, err = tdebench(["run", "--engine", "sqlite", "--encryption", "none,none,sqlcipher:aes-256-cbc",
+                          "--workload", "crud", *SMALLEST["crud"], "--trials", "2", "--warmup", "0",
+                          "--data-dir", str(data_root), "--out", str(out)], capsys)
+    assert code == 0, err[-3000:]
+    assert (out / "report" / "anova.csv").is_file()
+    check_completed(out)
+
+
+def test_every_registered_engine_and_workload_is_in_the_matrix():
+    rows = {cls.engine_name for cls in globals().values() if isinstance(cls, type) and issubclass(cls, MatrixRow)
+            and cls is not MatrixRow}
+    assert rows == set(engine_names())
+    assert set(workload_names()) <= set(SMALLEST)
+
+
+@pytest.fixture(scope="class")
+def external_target(tmp_path_factory) -> Iterator[list[str]]:
+    """--target arguments of a private MariaDB server with TDE (its password in the label's variable)."""
+    engine = get_engine("mariadb")
+    try:
+        engine.check_available()
+    except EnvironmentProblem as exc:
+        pytest.skip(f"external: no local server to reach (mariadb: {exc.one_line()})")
+    server = engine.create_instance(Config("mariadb", parse_spec("tde:aes-256-cbc"), dict(kit.MARIADB_SMALL),
+                                           tcp=True), tmp_path_factory.mktemp("matrix-target"), "matrix")
+    try:
+        server.start()
+        os.environ["TDEBENCH_PASSWORD_MATRIX"] = server._password
+        yield ["--target", f"matrix=mariadb://bench@127.0.0.1:{server._port}/matrix#tde:aes-256-cbc",
+               "--no-report"]
+    finally:
+        os.environ.pop("TDEBENCH_PASSWORD_MATRIX", None)
+        server.destroy()
+
+
