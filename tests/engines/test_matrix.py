@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,6 +39,7 @@ from tests.engines import kit
 from tests.resultdoc import undocumented
 from tests.sqlworkload import make_workload_dir
 
+ROOT = Path(__file__).resolve().parents[2]
 # the smallest options of each workload (a new workload adds its entry; "{shop}" is a tiny sql workload directory)
 SMALLEST: dict[str, list[str]] = {
     "tpch": ["--sf", "0.01", "--tests", "power"],
@@ -54,15 +57,21 @@ DATA = {"tpch": "tpch_sf001", "load": "tpch_sf001", "backup": "tpch_sf001", "tpc
 REMOTE = {"external": "external_target"}
 
 
-def tdebench(args: list[str], capsys) -> tuple[int, str]:
-    """Exit code and stderr of ``tdebench ARGS`` run in this process."""
+def tdebench(args: list[str], capsys, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """Exit code and stderr of ``tdebench ARGS``: in this process, or in a new one with ``env`` added (a run
+    stops every server this process started when it ends, the test's own target server too)."""
+    if env is not None:
+        done = subprocess.run([sys.executable, "-m", "tdebench", *args], capture_output=True, text=True, cwd=ROOT,
+                              env={**os.environ, **env, "PYTHONPATH": str(ROOT / "src")}, timeout=600)
+        return done.returncode, done.stderr
     with pytest.raises(SystemExit) as code:
         main(args)
     return int(code.value.code or 0), capsys.readouterr().err
 
 
-def engine_args(name: str, request) -> list[str]:
-    """How the matrix runs engine ``name`` (module docstring)."""
+def engine_args(name: str, request) -> tuple[list[str], dict[str, str] | None]:
+    """How the matrix runs engine ``name`` (module docstring): arguments, and the environment of a new process
+    for remote engines (None: in this process)."""
     engine = get_engine(name)
     if engine.remote:
         assert name in REMOTE, f"remote engine {name}: give it a private server in REMOTE of {__name__}"
@@ -72,9 +81,9 @@ def engine_args(name: str, request) -> list[str]:
     except EnvironmentProblem as exc:
         pytest.skip(f"{name} is not available here: {exc.one_line()}")
     if name == "sqlite":
-        return ["--engine", name]
+        return ["--engine", name], None
     settings = [a for k, v in kit.profile(name).settings.items() for a in ("--server-setting", f"{k}={v}")]
-    return ["--engine", name, "--encryption", "none", "--no-report", "--no-restart-twins", *settings]
+    return ["--engine", name, "--encryption", "none", "--no-report", "--no-restart-twins", *settings], None
 
 
 def workload_args(workload: str, tmp_path: Path, request) -> list[str]:
@@ -106,14 +115,15 @@ class MatrixRow:
         out = tmp_path / "run"
         if reason is not None:
             code, err = tdebench(["run", "--engine", self.engine_name, "--workload", workload, "--out", str(out)],
-                                 capsys)
+                                 capsys, {} if get_engine(self.engine_name).remote else None)
             lines = [line for line in err.splitlines() if line.strip()]
             assert code == 2 and len(lines) == 1 and reason in lines[0] and "fix:" in lines[0], err
             assert not out.exists(), "refused after the run directory was made"
             return
-        args = [*engine_args(self.engine_name, request), *workload_args(workload, tmp_path, request)]
+        engine, env = engine_args(self.engine_name, request)
+        args = [*engine, *workload_args(workload, tmp_path, request)]
         code, err = tdebench(["run", *args, "--trials", "1", "--warmup", "0", "--data-dir", str(data_root),
-                              "--out", str(out)], capsys)
+                              "--out", str(out)], capsys, env)
         assert code == 0, err[-3000:]
         check_completed(out)
 
@@ -142,8 +152,8 @@ def test_every_registered_engine_and_workload_is_in_the_matrix():
 
 
 @pytest.fixture(scope="class")
-def external_target(tmp_path_factory) -> Iterator[list[str]]:
-    """--target arguments of a private MariaDB server with TDE (its password in the label's variable)."""
+def external_target(tmp_path_factory) -> Iterator[tuple[list[str], dict[str, str]]]:
+    """--target arguments of a private MariaDB server with TDE, and its password in the label's variable."""
     engine = get_engine("mariadb")
     try:
         engine.check_available()
@@ -153,11 +163,9 @@ def external_target(tmp_path_factory) -> Iterator[list[str]]:
                                            tcp=True), tmp_path_factory.mktemp("matrix-target"), "matrix")
     try:
         server.start()
-        os.environ["TDEBENCH_PASSWORD_MATRIX"] = server._password
-        yield ["--target", f"matrix=mariadb://bench@127.0.0.1:{server._port}/matrix#tde:aes-256-cbc",
-               "--no-report"]
+        yield (["--target", f"matrix=mariadb://bench@127.0.0.1:{server._port}/matrix#tde:aes-256-cbc",
+                "--no-report"], {"TDEBENCH_PASSWORD_MATRIX": server._password})
     finally:
-        os.environ.pop("TDEBENCH_PASSWORD_MATRIX", None)
         server.destroy()
 
 
