@@ -1,7 +1,7 @@
 """Regenerate the bundled TPC-H reference answers on a private PostgreSQL (exact NUMERIC arithmetic).
 
     python benchmarks/make_reference_answers.py            # SF 0.01 -> src/tdebench/workloads/tpch/answers/sf0.01
-    python benchmarks/make_reference_answers.py --sf 1 --out /tmp/sf1-answers   # also checks the SF 1 row counts
+    python benchmarks/make_reference_answers.py --sf 1 --out sf1-answers   # also checks the SF 1 row counts
 
 Starts ``postgres`` from /usr/lib/postgresql/<n>/bin (or PATH) as an unprivileged user (``--user``, created with
 ``useradd -r -m`` when run as root and missing) in a temporary directory, listening only on a private Unix

@@ -15,8 +15,8 @@ strategy is applied, one strategy after the other for ``--blocks`` blocks each:
 
 Prints, per strategy, B's server CPU time for the 22 queries against A's (mean log-ratio with its standard error
 over the blocks, and the per-block sd), and per query for ``same``. A value whose interval excludes 0 is a
-difference between two identical twins that pairing cannot remove. Heavy: run it through the shared lock
-(``flock /work/wt/bench.lock python benchmarks/twin_instances.py``).
+difference between two identical twins that pairing cannot remove. Heavy: run it on a machine that does nothing
+else meanwhile.
 """
 
 from __future__ import annotations
