@@ -11,6 +11,8 @@ import json
 import re
 from pathlib import Path
 
+from tests.resultdoc import undocumented
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "docs" / "examples").glob("*.toml"))
 
@@ -60,3 +62,4 @@ def check_example_run(out: Path) -> None:
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "completed", manifest["status"]
     assert (out / "report" / "index.html").is_file(), "the example's run has no report"
+    assert undocumented(out) == []  # every file and CSV column is in docs/result-format.md

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_crud import HAVE_MARIADB, ok_rows, tdebench
+from tests.resultdoc import undocumented
 
 
 def _verdicts(run: Path) -> dict[tuple[str, str], bool]:
@@ -21,6 +22,7 @@ def test_sqlite_backups_are_timed_restored_and_scanned(tmp_path: Path, tpch_sf00
                       "--workload-option", "kinds=vacuum_into", "--out", str(out),
                       "--data-dir", str(Path(tpch_sf001[0]).parent))
     assert result.returncode == 0, result.stderr[-3000:]
+    assert undocumented(out) == []
     verdicts = _verdicts(out)
     assert verdicts == {("sqlite-none", "vacuum_into"): False, ("sqlite-none", "vacuum_into_gz"): False,
                         ("sqlite-sqlcipher-aes-256-cbc", "vacuum_into"): True,
@@ -42,6 +44,7 @@ def test_mariadb_dump_is_plaintext_under_tde_and_mariadb_backup_is_not(tmp_path:
                       "--out", str(out), "--data-dir", str(Path(tpch_sf001[0]).parent),
                       "--server-setting", "innodb_buffer_pool_size=128M", "--server-setting", "innodb_log_file_size=64M")
     assert result.returncode == 0, result.stderr[-3000:]
+    assert undocumented(out) == []
     v = _verdicts(out)
     assert v[("mariadb-tde-aes-256-ctr", "mariadb_backup")] is True
     assert v[("mariadb-tde-aes-256-ctr", "mariadb_dump")] is False

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.e2e.test_crud import ok_rows, tdebench
+from tests.resultdoc import undocumented
 
 
 def test_client_and_bulk_loads_per_table(tmp_path: Path, tpch_sf001) -> None:
@@ -13,6 +14,7 @@ def test_client_and_bulk_loads_per_table(tmp_path: Path, tpch_sf001) -> None:
                       "--workload-option", "variants=bulk,insert_keys", "--workload-option", "batch_rows=5000",
                       "--out", str(out), "--data-dir", str(Path(tpch_sf001[0]).parent))
     assert result.returncode == 0, result.stderr[-3000:]
+    assert undocumented(out) == []
     rows = [r for r in ok_rows(out) if r["test"] == "ingest"]
     for config in ("sqlite-none", "sqlite-sqlcipher-aes-256-cbc"):
         mine = {(r["step"], r["metric"]): float(r["value"]) for r in rows if r["config"] == config}

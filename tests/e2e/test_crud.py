@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e import examples as ex
+from tests.resultdoc import undocumented
 
 ROOT = Path(__file__).resolve().parents[2]
 HAVE_MARIADB = Path("/usr/sbin/mariadbd").exists() or shutil.which("mariadbd") is not None
@@ -37,6 +38,7 @@ def sqlite_run(tmp_path_factory) -> Path:
     result = tdebench("run", "--engine", "sqlite", "--workload", "crud", "--rows", "20000", "--batches", "2000,5000",
                       "--trials", "2", "--warmup", "0", "--out", str(out), "--data-dir", str(data))
     assert result.returncode == 0, result.stderr[-3000:]
+    assert undocumented(out) == []  # every file and CSV column is in docs/result-format.md
     return out
 
 

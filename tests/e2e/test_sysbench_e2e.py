@@ -14,6 +14,7 @@ from tdebench.cli.app import main
 from tdebench.encryption import issued_secrets
 from tdebench.errors import UsageError
 from tdebench.workloads.sysbench import runner
+from tests.resultdoc import undocumented
 
 HAVE_SYSBENCH = shutil.which("sysbench") is not None
 HAVE_MARIADB = Path("/usr/sbin/mariadbd").exists() or shutil.which("mariadbd") is not None
@@ -58,6 +59,7 @@ def check(run: Path, configs: list[str], argv_seen: list[list[str]]) -> None:
             series = run / "samples" / config / f"sysbench-block001-oltp_read_write-vu{n}.csv"
             assert "measured" in series.read_text()
     assert json.loads((run / "manifest.json").read_text())["status"] == "completed"
+    assert undocumented(run) == []
     assert "transactions/s vs virtual users" in (run / "report" / "index.html").read_text()
     secrets_ = [s for s in issued_secrets() if len(s) >= 16]
     runs = [a for a in argv_seen if Path(a[0]).name == "sysbench" and ("run" in a or "prepare" in a)]

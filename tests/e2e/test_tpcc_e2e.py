@@ -17,6 +17,7 @@ from tdebench.cli.app import main
 from tdebench.encryption import issued_secrets
 from tdebench.workloads.tpcc.consistency import CONDITIONS
 from tests.e2e import examples as ex
+from tests.resultdoc import undocumented
 
 HAVE_MARIADB = Path("/usr/sbin/mariadbd").exists() or shutil.which("mariadbd") is not None
 HAVE_POSTGRES = any(Path("/usr/lib/postgresql").glob("*/bin/postgres")) or shutil.which("postgres") is not None
@@ -84,6 +85,7 @@ def check_trial(run: Path, configs: list[str], vus: list[int]) -> list[dict[str,
 def check_common(run: Path, configs: list[str], report: bool = True) -> dict:
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["status"] == "completed" and not manifest.get("failed_steps")
+    assert undocumented(run) == []  # every file and CSV column is in docs/result-format.md
     verification = json.loads((run / "verification.json").read_text())["configs"]
     for config in configs:
         assert verification[config]["passed"] is True

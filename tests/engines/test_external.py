@@ -25,6 +25,7 @@ from tdebench.workloads.tpch import answers, schema
 from tdebench.workloads.tpch.loader import load_tpch
 from tdebench.workloads.tpch.power import run_stream
 from tdebench.workloads.tpch.translate import TpchTranslator
+from tests.resultdoc import undocumented
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = {"innodb_buffer_pool_size": "64M", "innodb_log_file_size": "32M", "innodb_log_buffer_size": "4M"}
@@ -268,6 +269,7 @@ def test_run_with_two_targets_end_to_end(mariadb, tpch_sf001, tmp_path):
     verification = json.loads((out / "verification.json").read_text())["configs"]
     assert configs["plain"]["label_status"] == "confirmed" and configs["enc"]["label_status"] == "unverifiable"
     assert configs["enc"]["storage"]["scope"] == "catalog" and "error" not in configs["enc"]["storage"]
+    assert undocumented(out) == []  # every file and CSV column is in docs/result-format.md
     for label, enabled in (("plain", False), ("enc", True)):
         entry = verification[label]
         assert entry["status"]["enabled"] is enabled and entry["status"]["verdict"] == "confirmed"

@@ -35,12 +35,14 @@ from tdebench.encryption import parse_spec
 from tdebench.engines import Config, engine_names, get_engine
 from tdebench.errors import EnvironmentProblem
 from tdebench.workloads import unmet_need, workload_names
+from tdebench.workloads.backup.workload import engine_kinds
 from tests.engines import kit
 from tests.resultdoc import undocumented
 from tests.sqlworkload import make_workload_dir
 
 ROOT = Path(__file__).resolve().parents[2]
-# the smallest options of each workload (a new workload adds its entry; "{shop}" is a tiny sql workload directory)
+# the smallest options of each workload (a new workload adds its entry; "{shop}" is a tiny sql workload directory,
+# "{kind}" the first backup kind of the engine's declared backup tools)
 SMALLEST: dict[str, list[str]] = {
     "tpch": ["--sf", "0.01", "--tests", "power"],
     "tpcc": ["--warehouses", "1", "--vus", "1", "--duration", "1s", "--rampup", "0s"],
@@ -48,8 +50,27 @@ SMALLEST: dict[str, list[str]] = {
                  "--workload-option", "table_size=100"],
     "crud": ["--rows", "3000", "--batches", "500"],
     "load": ["--sf", "0.01", "--workload-option", "variants=bulk"],
-    "backup": ["--sf", "0.01", "--workload-option", "compression=none"],
+    "backup": ["--sf", "0.01", "--workload-option", "compression=none", "--workload-option", "kinds={kind}"],
     "sql": ["--workload-dir", "{shop}"],
+}
+# pairs another test already runs through the CLI (each checks its run directory against docs/result-format.md
+# too): not run again here, to keep the suite's time (test_covered_elsewhere_still_exists checks they are there)
+COVERED_ELSEWHERE: dict[tuple[str, str], str] = {
+    ("sqlite", "tpch"): "tests/e2e/test_run_sqlite.py::run_dir",
+    ("sqlite", "tpcc"): "tests/e2e/test_tpcc_e2e.py::test_sqlite",
+    ("mariadb", "tpcc"): "tests/e2e/test_tpcc_e2e.py::test_mariadb",
+    ("postgres", "tpcc"): "tests/e2e/test_tpcc_e2e.py::test_postgres_with_column_encryption",
+    ("sqlite", "crud"): "tests/e2e/test_crud.py::sqlite_run",
+    ("mariadb", "crud"): "tests/e2e/test_crud.py::test_mariadb_tde_crud",
+    ("sqlite", "backup"): "tests/e2e/test_backup.py::test_sqlite_backups_are_timed_restored_and_scanned",
+    ("mariadb", "backup"): "tests/e2e/test_backup.py::test_mariadb_dump_is_plaintext_under_tde_and_mariadb_backup_is_not",
+    ("sqlite", "load"): "tests/e2e/test_bulkload.py::test_client_and_bulk_loads_per_table",
+    ("mariadb", "sysbench"): "tests/e2e/test_sysbench_e2e.py::test_mariadb",
+    ("postgres", "sysbench"): "tests/e2e/test_sysbench_e2e.py::test_postgres",
+    ("sqlite", "sql"): "tests/e2e/test_sql_workload.py::test_the_example_on_sqlite",
+    ("mariadb", "sql"): "tests/e2e/test_sql_workload.py::test_the_command_of_the_docs_on_three_engines",
+    ("postgres", "sql"): "tests/e2e/test_sql_workload.py::test_the_command_of_the_docs_on_three_engines",
+    ("external", "tpch"): "tests/engines/test_external.py::test_run_with_two_targets_end_to_end",
 }
 # session fixtures holding the data a workload reads, generated once (tests/conftest.py)
 DATA = {"tpch": "tpch_sf001", "load": "tpch_sf001", "backup": "tpch_sf001", "tpcc": "tpcc_w1"}
@@ -86,12 +107,19 @@ def engine_args(name: str, request) -> tuple[list[str], dict[str, str] | None]:
     return ["--engine", name, "--encryption", "none", "--no-report", "--no-restart-twins", *settings], None
 
 
-def workload_args(workload: str, tmp_path: Path, request) -> list[str]:
+def workload_args(workload: str, engine: str, tmp_path: Path, request) -> list[str]:
     assert workload in SMALLEST, f"workload {workload} has no smallest options: add them to SMALLEST in {__name__}"
     if workload in DATA:
         request.getfixturevalue(DATA[workload])
     shop = str(make_workload_dir(tmp_path / "shop")) if workload == "sql" else ""
-    return ["--workload", workload, *[a.replace("{shop}", shop) for a in SMALLEST[workload]]]
+    kinds = engine_kinds(get_engine(engine).dialect) if workload == "backup" else []
+    fill = {"{shop}": shop, "{kind}": kinds[0].info.name if kinds else ""}
+    args = ["--workload", workload]
+    for arg in SMALLEST[workload]:
+        for key, value in fill.items():
+            arg = arg.replace(key, value)
+        args.append(arg)
+    return args
 
 
 def check_completed(out: Path) -> None:
@@ -120,8 +148,10 @@ class MatrixRow:
             assert code == 2 and len(lines) == 1 and reason in lines[0] and "fix:" in lines[0], err
             assert not out.exists(), "refused after the run directory was made"
             return
+        if (self.engine_name, workload) in COVERED_ELSEWHERE:
+            pytest.skip(f"run by {COVERED_ELSEWHERE[(self.engine_name, workload)]}")
         engine, env = engine_args(self.engine_name, request)
-        args = [*engine, *workload_args(workload, tmp_path, request)]
+        args = [*engine, *workload_args(workload, self.engine_name, tmp_path, request)]
         code, err = tdebench(["run", *args, "--trials", "1", "--warmup", "0", "--data-dir", str(data_root),
                               "--out", str(out)], capsys, env)
         assert code == 0, err[-3000:]
@@ -142,6 +172,16 @@ def test_three_configs_write_every_report_table(tmp_path, data_root, capsys):
     assert code == 0, err[-3000:]
     assert (out / "report" / "anova.csv").is_file()
     check_completed(out)
+
+
+def test_covered_elsewhere_still_exists():
+    """Each pair left to another test is still run there, and that run's directory is checked against the docs."""
+    for (engine, workload), where in COVERED_ELSEWHERE.items():
+        path, _, function = where.partition("::")
+        text = (ROOT / path).read_text()
+        assert f"def {function}(" in text, f"{where} is gone: run {engine} x {workload} in the matrix again"
+        assert "undocumented(" in text or "check_example_run(" in text, f"{path} does not check its run directory"
+        assert workload in text and engine in text, where
 
 
 def test_every_registered_engine_and_workload_is_in_the_matrix():
