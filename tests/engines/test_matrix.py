@@ -9,14 +9,17 @@ one that breaks a pair fails here. One class per engine, so test workers can sha
 
 How each engine runs:
 
-* ``sqlite``: as a user's first try (no ``--encryption``: the plain and SQLCipher twins, report built), which gives
-  the docs check complete run directories; one three-config run adds ``report/anova.csv``.
-* servers tdebench manages: one plain config (``--encryption none``), no report, no restarts between blocks, the
-  kit's small server settings (tests/engines/kit.py); starting the server is most of each pair's cost.
+* engines tdebench provisions: one plain config (``--encryption none``), no report, no restarts between blocks,
+  the kit's small server settings (tests/engines/kit.py); provisioning is most of each pair's cost;
 * remote engines (``external``): one private MariaDB server with TDE per class (tdebench's own engine, TCP on
-  127.0.0.1, generated password), reached by every run as ``--target`` declared ``tde:aes-256-cbc``.
+  127.0.0.1, generated password), reached by every run as ``--target`` declared ``tde:aes-256-cbc``, each run in a
+  process of its own;
 * engines not available here (``mysql`` without a MySQL mysqld): their runs are skipped with the reason; their
   refusals are still checked (they need no server).
+
+Pairs that an end-to-end test already runs through the CLI (``COVERED_ELSEWHERE``; all of SQLite's, as a user's
+first try with twins and report) are left to it; each of those checks its run directory against the docs too.
+One three-config run adds ``report/anova.csv`` to what the docs check sees.
 """
 
 from __future__ import annotations
@@ -101,8 +104,6 @@ def engine_args(name: str, request) -> tuple[list[str], dict[str, str] | None]:
         engine.check_available()
     except EnvironmentProblem as exc:
         pytest.skip(f"{name} is not available here: {exc.one_line()}")
-    if name == "sqlite":
-        return ["--engine", name], None
     settings = [a for k, v in kit.profile(name).settings.items() for a in ("--server-setting", f"{k}={v}")]
     return ["--engine", name, "--encryption", "none", "--no-report", "--no-restart-twins", *settings], None
 
