@@ -16,7 +16,8 @@ DATA_HEADERS = ("answers/",)
 
 @dataclass
 class ResultFormat:
-    """The files (name patterns, ``<...>`` = any part) and, per CSV pattern, the documented columns."""
+    """The files (name patterns: ``<N>``, ``<NNN>`` a number, any other ``<...>`` any part of a name) and, per CSV
+    pattern, the documented columns."""
 
     files: dict[str, re.Pattern[str]] = field(default_factory=dict)
     columns: dict[str, set[str]] = field(default_factory=dict)
@@ -51,6 +52,7 @@ def read_format(text: str) -> ResultFormat:
     for row in _tables_after(lines, header - 1):
         for name in _first_cell_names(row)[:1]:
             rx = re.escape(name).replace(r"\<", "<").replace(r"\>", ">")
+            rx = re.sub(r"<N+>", r"\\d+", rx)  # <N>, <NNN>: a number
             fmt.files[name] = re.compile(re.sub(r"<[^>/]+>", r"[^/]+", rx))
     for i, line in enumerate(lines):
         title = html.unescape(line[3:].strip()) if line.startswith("## ") else ""
