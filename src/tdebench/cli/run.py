@@ -190,8 +190,9 @@ def check_pairs(workload: str, engines: list[str]) -> None:
         reason = unmet_need(workload, dialect)
         if reason is not None:
             able = [n for n in engine_names() if unmet_need(workload, get_engine(n).dialect) is None]
-            raise UsageError(f"--workload {workload} does not run on engine {name} ({dialect.product}): {reason}",
-                             "use --engine " + " or ".join(filter(None, (", ".join(able[:-1]), able[-1]))) if able else "no registered engine can run it")
+            fix = ("use --engine " + " or ".join(filter(None, (", ".join(able[:-1]), able[-1]))) if able
+                   else "no registered engine can run it")
+            raise UsageError(f"--workload {workload} does not run on engine {name} ({dialect.product}): {reason}", fix)
 
 
 def plan_from_targets(targets: list[str], overrides: list[str], run: dict[str, Any]) -> RunPlan:
