@@ -41,6 +41,7 @@ def run_sysbench(out: Path, engine: str, encryption: str) -> None:
     with pytest.raises(SystemExit) as code:
         main(["run", "--engine", engine, "--encryption", encryption, "--workload", "sysbench", "--vus", "1,2",
               "--duration", "2s", "--rampup", "1s", "--trials", "1", "--warmup", "0", "--out", str(out),
+              "--schedule", "block",  # whole steps, as checked below (tests/engines/test_matrix.py runs the default)
               "--workload-option", "tables=1", "--workload-option", "table_size=2000"])
     assert code.value.code == 0, (out / "manifest.json").read_text() if (out / "manifest.json").exists() else ""
 

@@ -68,8 +68,6 @@ COVERED_ELSEWHERE: dict[tuple[str, str], str] = {
     ("sqlite", "backup"): "tests/e2e/test_backup.py::test_sqlite_backups_are_timed_restored_and_scanned",
     ("mariadb", "backup"): "tests/e2e/test_backup.py::test_mariadb_dump_is_plaintext_under_tde_and_mariadb_backup_is_not",
     ("sqlite", "load"): "tests/e2e/test_bulkload.py::test_client_and_bulk_loads_per_table",
-    ("mariadb", "sysbench"): "tests/e2e/test_sysbench_e2e.py::test_mariadb",
-    ("postgres", "sysbench"): "tests/e2e/test_sysbench_e2e.py::test_postgres",
     ("sqlite", "sql"): "tests/e2e/test_sql_workload.py::test_the_example_on_sqlite",
     ("mariadb", "sql"): "tests/e2e/test_sql_workload.py::test_the_command_of_the_docs_on_three_engines",
     ("postgres", "sql"): "tests/e2e/test_sql_workload.py::test_the_command_of_the_docs_on_three_engines",
