@@ -42,10 +42,11 @@ from tdebench.workloads.backup.workload import engine_kinds
 from tests.engines import kit
 from tests.resultdoc import undocumented
 from tests.sqlworkload import make_workload_dir
+from tests.unit.test_workload_kit import REPLAY_LOG
 
 ROOT = Path(__file__).resolve().parents[2]
 # the smallest options of each workload (a new workload adds its entry; "{shop}" is a tiny sql workload directory,
-# "{kind}" the first backup kind of the engine's declared backup tools)
+# "{log}" a PostgreSQL log of two sessions on it, "{kind}" the first backup kind of the engine's backup tools)
 SMALLEST: dict[str, list[str]] = {
     "tpch": ["--sf", "0.01", "--tests", "power"],
     "tpcc": ["--warehouses", "1", "--vus", "1", "--duration", "1s", "--rampup", "0s"],
@@ -55,6 +56,7 @@ SMALLEST: dict[str, list[str]] = {
     "load": ["--sf", "0.01", "--workload-option", "variants=bulk"],
     "backup": ["--sf", "0.01", "--workload-option", "compression=none", "--workload-option", "kinds={kind}"],
     "sql": ["--workload-dir", "{shop}"],
+    "replay": ["--workload-dir", "{shop}", "--log", "{log}", "--workload-option", "speed=max"],
 }
 # pairs another test already runs through the CLI (each checks its run directory against docs/result-format.md
 # too): not run again here, to keep the suite's time (test_covered_elsewhere_still_exists checks they are there)
@@ -72,6 +74,12 @@ COVERED_ELSEWHERE: dict[tuple[str, str], str] = {
     ("mariadb", "sql"): "tests/e2e/test_sql_workload.py::test_the_command_of_the_docs_on_three_engines",
     ("postgres", "sql"): "tests/e2e/test_sql_workload.py::test_the_command_of_the_docs_on_three_engines",
     ("external", "tpch"): "tests/engines/test_external.py::test_run_with_two_targets_end_to_end",
+}
+# pairs that fail today, each with what fails: expected to fail (strict: once a pair passes, its entry must go)
+KNOWN_BROKEN: dict[tuple[str, str], str] = {
+    ("duckdb", "crud"): "internal error: the crud load's size check calls OCTET_LENGTH(VARCHAR), which DuckDB lacks",
+    ("galera", "backup"): "mariadb-backup connects to port and /run/mysqld/mysqld.sock as root without password: "
+                          "the backup kind does not reach a galera node's socket",
 }
 # session fixtures holding the data a workload reads, generated once (tests/conftest.py)
 DATA = {"tpch": "tpch_sf001", "load": "tpch_sf001", "backup": "tpch_sf001", "tpcc": "tpcc_w1"}
@@ -110,9 +118,11 @@ def workload_args(workload: str, engine: str, tmp_path: Path, request) -> list[s
     assert workload in SMALLEST, f"workload {workload} has no smallest options: add them to SMALLEST in {__name__}"
     if workload in DATA:
         request.getfixturevalue(DATA[workload])
-    shop = str(make_workload_dir(tmp_path / "shop")) if workload == "sql" else ""
+    shop = str(make_workload_dir(tmp_path / "shop")) if workload in ("sql", "replay") else ""
+    log = tmp_path / "shop.log"
+    log.write_text(REPLAY_LOG)
     kinds = engine_kinds(get_engine(engine).dialect) if workload == "backup" else []
-    fill = {"{shop}": shop, "{kind}": kinds[0].info.name if kinds else ""}
+    fill = {"{shop}": shop, "{log}": str(log), "{kind}": kinds[0].info.name if kinds else ""}
     args = ["--workload", workload]
     for arg in SMALLEST[workload]:
         for key, value in fill.items():
@@ -149,6 +159,8 @@ class MatrixRow:
             return
         if (self.engine_name, workload) in COVERED_ELSEWHERE:
             pytest.skip(f"run by {COVERED_ELSEWHERE[(self.engine_name, workload)]}")
+        if (self.engine_name, workload) in KNOWN_BROKEN:
+            request.applymarker(pytest.mark.xfail(reason=KNOWN_BROKEN[(self.engine_name, workload)], strict=True))
         engine, env = engine_args(self.engine_name, request)
         args = [*engine, *workload_args(workload, self.engine_name, tmp_path, request)]
         code, err = tdebench(["run", *args, "--trials", "1", "--warmup", "0", "--data-dir", str(data_root),

@@ -36,7 +36,7 @@ from tdebench.api.events import RunListener
 from tdebench.api.plan import RunPlan
 from tdebench.api.tables import TableSpec
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
-from tdebench.api.workload import RunFiles, SteppedTrial, Workload
+from tdebench.api.workload import Need, RunFiles, SteppedTrial, Workload
 from tdebench.encryption import redact
 from tdebench.errors import UsageError
 from tdebench.workloads.tpcc import schema
@@ -116,6 +116,8 @@ class TpccWorkload(Workload):
     """HammerDB-TPROC-C-like OLTP with virtual-user sweeps."""
 
     name = "tpcc"
+    needs = (Need("its virtual users are processes of their own, and the engine's database can be opened by one "
+                  "process only", lambda d: d.multi_process),)
     database = "tpcc"
     # 10% of I_DATA and S_DATA hold "ORIGINAL" (non-key columns: encrypted by every mechanism we test)
     known_plaintext = ("ORIGINAL",)
@@ -135,12 +137,7 @@ class TpccWorkload(Workload):
         return schema.TABLE_SPECS
 
     def check_dialect(self, label: str, dialect: Dialect) -> None:
-        """Virtual users are forked processes with connections of their own; ``mode = procedures`` needs an engine
-        that has them."""
-        if not dialect.multi_process:
-            raise UsageError(f"--workload tpcc does not run on '{label}' ({dialect.product}): its virtual users are "
-                             "processes of their own, and its database can be opened by one process only",
-                             "use --workload tpch, sql or bulkload with this engine")
+        """``mode = procedures`` needs an engine that has them."""
         if self.opts.mode == "procedures" and not has_procedures(dialect):
             raise UsageError(f"tpcc option mode = procedures: config '{label}' ({dialect.product}) has no stored "
                              "procedures tdebench can install",
