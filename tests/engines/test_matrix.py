@@ -46,7 +46,8 @@ from tests.unit.test_workload_kit import REPLAY_LOG
 
 ROOT = Path(__file__).resolve().parents[2]
 # the smallest options of each workload (a new workload adds its entry; "{shop}" is a tiny sql workload directory,
-# "{log}" a PostgreSQL log of two sessions on it, "{kind}" the first backup kind of the engine's backup tools)
+# "{log}" a PostgreSQL log of two sessions on it, "{kind}" the first backup kind of the engine's backup tools,
+# "{encrypted}" the engine's default encrypted spec)
 SMALLEST: dict[str, list[str]] = {
     "tpch": ["--sf", "0.01", "--tests", "power"],
     "tpcc": ["--warehouses", "1", "--vus", "1", "--duration", "1s", "--rampup", "0s"],
@@ -57,6 +58,8 @@ SMALLEST: dict[str, list[str]] = {
     "backup": ["--sf", "0.01", "--workload-option", "compression=none", "--workload-option", "kinds={kind}"],
     "sql": ["--workload-dir", "{shop}"],
     "replay": ["--workload-dir", "{shop}", "--log", "{log}", "--workload-option", "speed=max"],
+    "encrypt": ["--encryption", "{encrypted}", "--warehouses", "1", "--workload-option", "vus=1",
+                "--workload-option", "steady=1", "--workload-option", "rampup=0", "--workload-option", "way_back=false"],
 }
 # pairs another test already runs through the CLI (each checks its run directory against docs/result-format.md
 # too): not run again here, to keep the suite's time (test_covered_elsewhere_still_exists checks they are there)
@@ -122,7 +125,8 @@ def workload_args(workload: str, engine: str, tmp_path: Path, request) -> list[s
     log = tmp_path / "shop.log"
     log.write_text(REPLAY_LOG)
     kinds = engine_kinds(get_engine(engine).dialect) if workload == "backup" else []
-    fill = {"{shop}": shop, "{log}": str(log), "{kind}": kinds[0].info.name if kinds else ""}
+    fill = {"{shop}": shop, "{log}": str(log), "{kind}": kinds[0].info.name if kinds else "",
+            "{encrypted}": str(get_engine(engine).default_encrypted_spec())}
     args = ["--workload", workload]
     for arg in SMALLEST[workload]:
         for key, value in fill.items():
@@ -148,7 +152,7 @@ class MatrixRow:
 
     @pytest.mark.parametrize("workload", workload_names())
     def test_pair(self, workload, tmp_path, data_root, request, capsys):
-        reason = unmet_need(workload, get_engine(self.engine_name).dialect)
+        reason = unmet_need(workload, get_engine(self.engine_name))
         out = tmp_path / "run"
         if reason is not None:
             code, err = tdebench(["run", "--engine", self.engine_name, "--workload", workload, "--out", str(out)],
@@ -162,7 +166,11 @@ class MatrixRow:
         if (self.engine_name, workload) in KNOWN_BROKEN:
             request.applymarker(pytest.mark.xfail(reason=KNOWN_BROKEN[(self.engine_name, workload)], strict=True))
         engine, env = engine_args(self.engine_name, request)
-        args = [*engine, *workload_args(workload, self.engine_name, tmp_path, request)]
+        own = workload_args(workload, self.engine_name, tmp_path, request)
+        if "--encryption" in own:  # the workload names the config's spec itself (encrypt: the target spec)
+            at = engine.index("--encryption")
+            engine = engine[:at] + engine[at + 2:]
+        args = [*engine, *own]
         code, err = tdebench(["run", *args, "--trials", "1", "--warmup", "0", "--data-dir", str(data_root),
                               "--out", str(out)], capsys, env)
         assert code == 0, err[-3000:]

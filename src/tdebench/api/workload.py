@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from tdebench.api.dialect import Dialect
-from tdebench.api.engine import SqlTranslator
+from tdebench.api.engine import Engine, SqlTranslator
 from tdebench.api.events import RunListener
 from tdebench.api.plan import RunPlan
 from tdebench.api.tables import TableSpec
@@ -66,12 +66,12 @@ class SteppedTrial(ABC):
 
 @dataclass(frozen=True)
 class Need:
-    """A capability a workload needs of every engine it runs on, whatever its options: ``met`` tests the engine's
-    :class:`Dialect`, ``reason`` says what is missing. The one place that declares which engine x workload pairs
+    """A capability a workload needs of every engine it runs on, whatever its options: ``met`` tests the
+    :class:`Engine` (its declared capabilities, its :class:`Dialect`), ``reason`` says what is missing. The one place that declares which engine x workload pairs
     cannot run (the CLI refuses them before any work; tests/engines/test_matrix.py runs every other pair)."""
 
     reason: str
-    met: Callable[[Dialect], bool]
+    met: Callable[[Engine], bool]
 
 
 class Workload(ABC):
@@ -151,18 +151,18 @@ class Workload(ABC):
         return {}
 
     @classmethod
-    def unmet_need(cls, dialect: Dialect) -> str | None:
-        """The reason of the first of :attr:`needs` an engine with ``dialect`` lacks; None when it has them all."""
-        return next((need.reason for need in cls.needs if not need.met(dialect)), None)
+    def unmet_need(cls, engine: Engine) -> str | None:
+        """The reason of the first of :attr:`needs` ``engine`` lacks; None when it has them all."""
+        return next((need.reason for need in cls.needs if not need.met(engine)), None)
 
-    def check_engine(self, label: str, dialect: Dialect) -> None:
+    def check_engine(self, label: str, engine: Engine) -> None:
         """Before any work: UsageError if config ``label``'s engine lacks one of :attr:`needs`, then
         :meth:`check_dialect` (what the options ask of it)."""
-        reason = self.unmet_need(dialect)
+        reason = self.unmet_need(engine)
         if reason is not None:
-            raise UsageError(f"--workload {self.name} does not run on '{label}' ({dialect.product}): {reason}",
+            raise UsageError(f"--workload {self.name} does not run on '{label}' ({engine.dialect.product}): {reason}",
                              f"use an engine that has it (docs/workloads/{self.name}.md)")
-        self.check_dialect(label, dialect)
+        self.check_dialect(label, engine.dialect)
 
     def check_dialect(self, label: str, dialect: Dialect) -> None:
         """Raise UsageError if the workload, with its options, cannot run on config ``label`` whose engine

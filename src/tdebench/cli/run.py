@@ -186,13 +186,14 @@ def check_pairs(workload: str, engines: list[str]) -> None:
     from tdebench.workloads import unmet_need
 
     for name in engines:
-        dialect = get_engine(name).dialect
-        reason = unmet_need(workload, dialect)
+        engine = get_engine(name)
+        reason = unmet_need(workload, engine)
         if reason is not None:
-            able = [n for n in engine_names() if unmet_need(workload, get_engine(n).dialect) is None]
+            able = [n for n in engine_names() if unmet_need(workload, get_engine(n)) is None]
             fix = ("use --engine " + " or ".join(filter(None, (", ".join(able[:-1]), able[-1]))) if able
                    else "no registered engine can run it")
-            raise UsageError(f"--workload {workload} does not run on engine {name} ({dialect.product}): {reason}", fix)
+            raise UsageError(f"--workload {workload} does not run on engine {name} ({engine.dialect.product}): {reason}",
+                             fix)
 
 
 def plan_from_targets(targets: list[str], overrides: list[str], run: dict[str, Any]) -> RunPlan:

@@ -175,7 +175,7 @@ class Orchestrator:
             engine = self.engines[config.engine]
             engine.check_spec_available(config.spec)
             engine.check_tables(config, tables)
-            self.workload.check_engine(config.label, engine.dialect)
+            self.workload.check_engine(config.label, engine)
         self.regimes.check_before_work(self.engines, self.workload.estimated_input_bytes())
         self._work_root().mkdir(parents=True, exist_ok=True)
         if self.disk_check:  # before generating data: an absurd scale factor is refused at once

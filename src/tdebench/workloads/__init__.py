@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from tdebench.errors import UsageError
 
 if TYPE_CHECKING:
-    from tdebench.api.dialect import Dialect
+    from tdebench.api.engine import Engine
     from tdebench.api.plan import RunPlan
     from tdebench.api.workload import RunFiles, Workload
     from tdebench.workloads.options import WorkloadOptions
@@ -66,10 +66,10 @@ def unregister(name: str) -> None:
     _REGISTRY.pop(name, None)
 
 
-def unmet_need(name: str, dialect: "Dialect") -> str | None:
-    """Why workload ``name`` cannot run on an engine with ``dialect`` (the first of its declared
+def unmet_need(name: str, engine: "Engine") -> str | None:
+    """Why workload ``name`` cannot run on ``engine`` (the first of its declared
     :attr:`~tdebench.api.workload.Workload.needs` the engine lacks); None when it can."""
-    return _load(name, 0).unmet_need(dialect)
+    return _load(name, 0).unmet_need(engine)
 
 
 def check_workload_options(name: str, raw: dict[str, Any]) -> "WorkloadOptions":

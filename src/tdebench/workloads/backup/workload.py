@@ -48,7 +48,7 @@ class BackupWorkload(OnTpchData):
 
     name = "backup"
     needs = (Need("the engine declares no backup tool tdebench can drive",
-                  lambda d: bool(d.backup_tools)),)
+                  lambda e: bool(e.dialect.backup_tools)),)
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
         super().__init__(plan, rundir)

@@ -33,7 +33,7 @@ from tdebench.api.events import RunListener
 from tdebench.api.plan import RunPlan
 from tdebench.api.tables import TableSpec
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
-from tdebench.api.workload import RunFiles, Workload
+from tdebench.api.workload import Need, RunFiles, Workload
 from tdebench.errors import UsageError
 from tdebench.verify.atrest import new_markers
 from tdebench.workloads.encrypt import record
@@ -57,6 +57,8 @@ class EncryptWorkload(Workload):
     database = "tpcc"
     known_plaintext = ("ORIGINAL",)  # TPC-C's I_DATA/S_DATA
     schema_tables = schema.TABLE_NAMES
+    needs = (Need("it switches encryption on in place, which the engine does not declare (Engine.online_switch)",
+                  lambda e: bool(e.online_switch)),)
     verify_after_load = False  # the data start plaintext on purpose; each trial scans after its switch
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:

@@ -93,7 +93,7 @@ class SysbenchWorkload(Workload):
     known_plaintext: tuple[str, ...] = ()  # sysbench's data are random digits: the canaries do the at-rest proof
     pairs_by_round = True  # the interleaved schedule (slices.py)
     needs = (Need("sysbench reaches only MySQL-protocol and PostgreSQL servers, with its own SQL (not embedded or "
-                  "translated engines)", lambda d: d.protocol in PROTOCOLS and not d.translated),)
+                  "translated engines)", lambda e: e.dialect.protocol in PROTOCOLS and not e.dialect.translated),)
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
         super().__init__(plan, rundir)

@@ -117,7 +117,7 @@ class TpccWorkload(Workload):
 
     name = "tpcc"
     needs = (Need("its virtual users are processes of their own, and the engine's database can be opened by one "
-                  "process only", lambda d: d.multi_process),)
+                  "process only", lambda e: e.dialect.multi_process),)
     database = "tpcc"
     # 10% of I_DATA and S_DATA hold "ORIGINAL" (non-key columns: encrypted by every mechanism we test)
     known_plaintext = ("ORIGINAL",)
