@@ -57,7 +57,7 @@ class EncryptWorkload(Workload):
     database = "tpcc"
     known_plaintext = ("ORIGINAL",)  # TPC-C's I_DATA/S_DATA
     schema_tables = schema.TABLE_NAMES
-    needs = (Need("it switches encryption on in place, which the engine does not declare (Engine.online_switch)",
+    needs = (Need("the engine cannot switch encryption on in place (it declares no online_switch)",
                   lambda e: bool(e.online_switch)),)
     verify_after_load = False  # the data start plaintext on purpose; each trial scans after its switch
 
