@@ -10,7 +10,7 @@ Grammar (case-insensitive, no spaces)::
     scope     := word          (engine-defined, e.g. "tables" vs the default "all")
 
 Examples: ``none``, ``sqlcipher:aes-256-cbc``, ``tde:aes-128-ctr``, ``tde:aes-256-cbc@tables``,
-``column:aes-192``, ``column:pgp-aes256``, ``column:3des``, ``fs:gocryptfs``.
+``column:aes-192``, ``column:pgp-aes256``, ``column:3des``, ``fs:gocryptfs``, ``fs:fscrypt``.
 
 Whether an engine supports a spec is the engine's decision (``Engine.supports``); this module
 only checks that the text is well formed.
@@ -33,7 +33,7 @@ from tdebench.errors import UsageError
 MECHANISMS = ("tde", "sqlcipher", "column", "fs", "sqlite3mc")
 _AES = re.compile(r"^aes-(128|192|256)(?:-(cbc|ctr|gcm|xts))?$")
 _PGP = re.compile(r"^pgp-(aes128|aes192|aes256|3des)$")
-_FS = re.compile(r"^gocryptfs(?:-(aessiv|xchacha))?$")
+_FS = re.compile(r"^(?:gocryptfs(?:-(aessiv|xchacha))?|fscrypt(?:-adiantum)?)$")
 # SQLite3 Multiple Ciphers' schemes other than its AES-CBC ones (those are written aes-128-cbc, aes-256-cbc)
 _MC = re.compile(r"^(chacha20|sqlcipher|ascon128|aegis(?:-(?:128l|128x2|128x4|256|256x2|256x4))?)$")
 #: mechanisms whose ciphers have a grammar of their own: (mechanism, pattern); SQLite3 Multiple Ciphers' page ciphers

@@ -450,6 +450,11 @@ class Engine(ABC):
         """Settings every twin gets unless overridden with ``--server-setting``."""
         return {}
 
+    def plan_settings(self, specs: Sequence[EncryptionSpec]) -> dict[str, str]:
+        """Settings every twin of a run comparing ``specs`` gets, below the user's ``--server-setting`` (e.g. a
+        plain twin on the same kind of filesystem as an encrypted one). Default: none."""
+        return {}
+
     def spec_notes(self) -> list[str]:
         """Lines ``tdebench engines`` shows about the specs (default: the list of supported specs)."""
         return [f"specs: {', '.join(str(s) for s in self.supported_specs())}"]

@@ -102,8 +102,8 @@ def plan_from_experiment(experiment: Experiment) -> RunPlan:
         check_repeats(specs)
         for spec in specs:
             engine.validate_spec(spec)
-        merged = {**engine.default_settings(), **{k.lower(): str(v).lower() if isinstance(v, bool) else str(v)
-                                                   for k, v in section.settings.items()}}
+        given = {k.lower(): str(v).lower() if isinstance(v, bool) else str(v) for k, v in section.settings.items()}
+        merged = {**engine.default_settings(), **engine.plan_settings(specs), **given}
         engine.validate_settings(merged)
         configs.extend(Config(engine.name, spec, dict(merged), tcp=r.tcp, keep=r.keep, name=name)
                        for spec, name in zip(specs, twin_names(engine.name, specs)))

@@ -2,7 +2,8 @@
 
 A run is dead when the tdebench process that wrote its ownership record is gone (SIGKILL, OOM
 killer, power loss). Its servers run on in their own sessions; cleanup stops them (TERM, then
-KILL), lazily unmounts FUSE filesystems below its directories, deletes its ``tdebench-*``
+KILL), lazily unmounts FUSE filesystems and loop-mounted images below its directories, detaches the loop
+devices whose image lies there (an fscrypt key lives in the filesystem's keyring and goes with it), deletes its ``tdebench-*``
 directories (and the ``tdebench-*`` directories their symlinks point to) unless the run used
 ``--keep``, and finally removes transient secret directories that outlived any start-up.
 """
@@ -19,6 +20,7 @@ from typing import Any
 
 import psutil
 
+from tdebench.engines.toolkit.fscrypt import detach, loop_devices
 from tdebench.runner.ownership import (PREFIX, owner_alive, read_records, removable, same_process,
                                        temp_roots)
 
@@ -34,14 +36,16 @@ class Leftovers:
     servers: list[dict[str, Any]] = field(default_factory=list)
     mounts: list[str] = field(default_factory=list)
     dirs: list[str] = field(default_factory=list)
+    loops: list[str] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not (self.servers or self.mounts or self.dirs)
+        return not (self.servers or self.mounts or self.dirs or self.loops)
 
     def describe(self) -> str:
         parts = [f"{len(self.servers)} server process(es)" if self.servers else "",
                  f"{len(self.mounts)} mount(s)" if self.mounts else "",
+                 f"{len(self.loops)} loop device(s)" if self.loops else "",
                  f"{len(self.dirs)} director{'y' if len(self.dirs) == 1 else 'ies'}" if self.dirs else ""]
         return ", ".join(p for p in parts if p) or "nothing"
 
@@ -91,7 +95,8 @@ def leftovers(record: dict[str, Any], check_dirs: bool = True) -> Leftovers:
     if check_dirs:
         existing += [d for d in _linked_dirs(existing) if d not in existing]
     outermost = [d for d in existing if not any(o != d and _under(d, [o]) for o in existing)]
-    return Leftovers(servers, mounts, outermost)
+    loops = [device for device, _ in loop_devices(dirs)]
+    return Leftovers(servers, mounts, outermost, loops)
 
 
 def _tree(entry: dict[str, Any]) -> list[psutil.Process]:
@@ -192,6 +197,9 @@ def clean_record(path: Path, record: dict[str, Any], grace: float = 10.0) -> Cle
             result.unmounted += 1
         else:
             result.failed.append(f"could not unmount {point} (try: umount -l {point})")
+    for device, _ in loop_devices(record.get("dirs", [])):  # images whose mount is gone (or never was)
+        if not detach(device):
+            result.failed.append(f"could not detach {device} (try: losetup -d {device})")
     mounted = [m for m, _ in mount_points()]
     for directory in found.dirs:
         if keep and directory in record.get("dirs", []):

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.engine import Instance
+from tdebench.engines.toolkit.exposure import data_chunks
 
 _CHUNK = 1 << 24
 
@@ -69,9 +70,7 @@ def count_in_file(path: Path, needles: list[bytes]) -> dict[str, int]:
         return counts
     overlap = max(len(n) for n in needles) - 1
     with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
-        start = 0
-        while start < size:
-            end = min(size, start + _CHUNK)
+        for start, end in data_chunks(handle.fileno(), size, _CHUNK):  # holes of a sparse image skipped
             window = view[max(0, start - overlap):end]
             for needle in needles:
                 # count only matches that end inside [start, end) so overlaps are not counted twice
@@ -80,7 +79,6 @@ def count_in_file(path: Path, needles: list[bytes]) -> dict[str, int]:
                     if pos + len(needle) > (start - max(0, start - overlap)):
                         counts[needle.decode()] += 1
                     pos = window.find(needle, pos + 1)
-            start = end
     return counts
 
 

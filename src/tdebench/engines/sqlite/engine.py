@@ -1,14 +1,18 @@
-"""SQLite (plain) and SQLCipher 4 (page-level AES-256-CBC) as one embedded engine.
+"""SQLite (plain), SQLCipher 4 (page-level AES-256-CBC) and ext4 fscrypt (``fs:fscrypt``) as one embedded engine.
 
 Both twins use the same library, ``sqlcipher3`` (SQLCipher 4 on SQLite 3.x), so they differ only
 in encryption: without ``PRAGMA key`` SQLCipher is plain SQLite. The encrypted twin gets a fresh
 random 256-bit raw key (64 hex digits, so no PBKDF2 on every open) that lives only in memory.
+
+``fs:fscrypt`` keeps the plain database file in an encrypted directory of a loop-mounted ext4 image
+(:mod:`tdebench.engines.toolkit.fscrypt`); every twin of such a run lives on an image of its own
+(``storage=ext4-loop``), so the plain twin differs by the encryption policy only.
 """
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +25,7 @@ from tdebench.api.tables import ColumnSpec, TableSpec, split_line
 from tdebench.encryption import PLAIN, EncryptionSpec, SecretKey, parse_spec
 from tdebench.engines.sqlite import counters as sqlite_counters
 from tdebench.engines.sqlite.threats import SqliteThreatProbes
+from tdebench.engines.toolkit import fscrypt
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
 
 SQLCIPHER = parse_spec("sqlcipher:aes-256-cbc")
@@ -56,7 +61,7 @@ class SqliteEngine(Engine):
     cache_setting = "cache_size"
 
     def supported_specs(self) -> list[EncryptionSpec]:
-        return [PLAIN, SQLCIPHER]
+        return [PLAIN, SQLCIPHER, *fscrypt.fs_specs()]
 
     def default_encrypted_spec(self) -> EncryptionSpec:
         return SQLCIPHER
@@ -66,6 +71,13 @@ class SqliteEngine(Engine):
             sqlcipher3.connect(":memory:").close()
         except Exception as exc:  # noqa: BLE001
             raise EnvironmentProblem(f"sqlcipher3 does not work: {exc}", "pip install sqlcipher3-binary") from exc
+
+    def check_spec_available(self, spec: EncryptionSpec) -> None:
+        if fscrypt.is_fscrypt_spec(spec):
+            fscrypt.check_available(spec)
+
+    def plan_settings(self, specs: Sequence[EncryptionSpec]) -> dict[str, str]:
+        return fscrypt.plan_settings(list(specs))
 
     def version(self) -> str:
         conn = sqlcipher3.connect(":memory:")
@@ -79,7 +91,12 @@ class SqliteEngine(Engine):
         return dict(_DEFAULTS)
 
     def validate_settings(self, settings: dict[str, str]) -> None:
+        fscrypt.validate_storage(settings)
+        if fscrypt.on_loop_image(PLAIN, settings):
+            fscrypt.check_available()
         for key, value in settings.items():
+            if key == fscrypt.STORAGE_KEY:
+                continue
             if key not in _DEFAULTS:
                 raise UsageError(f"unknown sqlite setting '{key}'", f"use one of: {', '.join(_DEFAULTS)}")
             allowed = _CHOICES.get(key)
@@ -95,7 +112,8 @@ class SqliteEngine(Engine):
         return SqliteInstance(config, workdir, database)
 
     def disk_footprint(self, spec: EncryptionSpec, settings: dict[str, str]) -> Footprint:
-        return Footprint(peak=1.7, final=1.7 if spec == SQLCIPHER else 1.6, fixed=16 * MIB)
+        fixed = 16 * MIB + (fscrypt.EXT4_OVERHEAD if fscrypt.on_loop_image(spec, settings) else 0)
+        return Footprint(peak=1.7, final=1.7 if spec == SQLCIPHER else 1.6, fixed=fixed)
 
 
 class SqliteInstance(SqliteThreatProbes, Instance):
@@ -105,31 +123,51 @@ class SqliteInstance(SqliteThreatProbes, Instance):
 
     def __init__(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> None:
         super().__init__(config, workdir, database)
-        self._settings = {**_DEFAULTS, **{k: v.lower() for k, v in config.settings.items()}}
-        self._dir = workdir / config.label
+        self._settings = {**_DEFAULTS, **{k: v.lower() for k, v in config.settings.items()
+                                          if k != fscrypt.STORAGE_KEY}}
+        self._home = workdir / config.label
+        self.image = (fscrypt.Ext4Image(config.spec, self._home / "fs")
+                      if fscrypt.on_loop_image(config.spec, config.settings) else None)
+        self._dir = self.image.data_dir if self.image is not None else self._home
         self.path = self._dir / f"{database}.db"
         self._key = SecretKey.generate(256) if config.spec == SQLCIPHER else None
         self._pages = sqlite_counters.PageCounts()  # every connection to the database file reports here
 
     @property
     def encrypted(self) -> bool:
+        """SQLCipher encrypts the pages (fscrypt's encryption is the kernel's: the file is plain SQLite)."""
         return self._key is not None
 
     @property
     def data_dir(self) -> Path:
-        return self._dir
+        """What is on disk: the database's directory, or the ext4 image holding it (scanned as raw blocks)."""
+        return self.image.image_dir if self.image is not None else self._dir
 
     def database_file(self) -> Path:
         return self.path
 
     def start(self) -> None:
+        self._home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if self.image is not None:
+            self.image.mount()
         self._dir.mkdir(parents=True, exist_ok=True, mode=0o700)
 
+    def alive(self) -> bool:
+        return self.image is None or self.image.mounted()
+
     def stop(self) -> None:
-        """Nothing runs between connections."""
+        """Nothing runs between connections (an ext4 image stays mounted until :meth:`destroy`)."""
 
     def destroy(self) -> None:
-        shutil.rmtree(self._dir, ignore_errors=True)
+        if self.image is not None:
+            self.image.destroy(keep=self.config.keep)
+            if self.config.keep:
+                return
+        shutil.rmtree(self._home, ignore_errors=True)
+
+    def storage_bytes(self) -> int:
+        """Bytes of the database's files (on an ext4 image: as the mount shows them, like the plain twin's)."""
+        return sum(p.stat().st_size for p in self._dir.rglob("*") if p.is_file())
 
     def connect(self) -> Connection:
         return self.connect_path(self.path)
@@ -207,6 +245,8 @@ class SqliteInstance(SqliteThreatProbes, Instance):
 
     def settings(self) -> dict[str, Any]:
         out: dict[str, Any] = dict(self._settings)
+        if self.image is not None:
+            out.update(self.image.facts())
         if not self.encrypted:
             out.pop("cipher_use_hmac", None)
         else:
@@ -218,6 +258,11 @@ class SqliteInstance(SqliteThreatProbes, Instance):
             header = handle.read(16)
         plain_header = header == b"SQLite format 3\x00"
         status: dict[str, Any] = {"enabled": not plain_header, "file_header_plaintext": plain_header}
+        if self.image is not None:
+            fs_status = self.image.status()
+            status.update(filesystem=fs_status)
+            if fscrypt.is_fscrypt_spec(self.config.spec):
+                status["enabled"] = bool(fs_status["enabled"] and self.path.is_relative_to(self.image.data_dir))
         if self.encrypted:
             conn = self.connect()
             try:
@@ -233,6 +278,9 @@ class SqliteInstance(SqliteThreatProbes, Instance):
         if self.encrypted and not status["enabled"]:
             raise RunFailed(f"{self.config.label}: the database file starts with the plaintext SQLite header",
                             "SQLCipher did not encrypt the file; check the sqlcipher3 installation")
+        if fscrypt.is_fscrypt_spec(self.config.spec) and not status["enabled"]:
+            raise RunFailed(f"{self.config.label}: the database is not in an unlocked fscrypt directory "
+                            f"({status['filesystem']})", "check that the ext4 image is mounted")
 
     def flush_to_disk(self) -> None:
         conn = self.connect()
@@ -241,3 +289,5 @@ class SqliteInstance(SqliteThreatProbes, Instance):
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         finally:
             conn.close()
+        if self.image is not None:  # what the filesystem holds, into the image's blocks
+            self.image.sync()

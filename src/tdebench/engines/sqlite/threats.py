@@ -18,6 +18,7 @@ from typing import Any
 
 from tdebench.api.canary import CANARY_TABLE
 from tdebench.engines.toolkit.exposure import files_holding, key_forms
+from tdebench.engines.toolkit.fscrypt import fscrypt_key_row
 
 SPILL_COPIES = 20_000
 NO_SERVER = "SQLite is a library inside the client process: there is no server"
@@ -43,15 +44,24 @@ class SqliteThreatProbes:
     # provided by SqliteInstance
     _dir: Path
     _key: Any
+    image: Any  # the ext4 image (fs:fscrypt and its plain twin) or None
     connect: Callable[[], Any]
 
-    def data_dir_parts(self) -> dict[str, list[str]]:
+    def disk_paths(self) -> list[Path]:
+        """The instance's directory: the image file and its (unmounted-view) mount point for an ext4 image."""
+        return [self.image.root] if self.image is not None else [self._dir]
+
+    def data_dir_parts(self) -> dict[str, list[str]] | None:
+        if self.image is not None:
+            return None  # the journal and the database are blocks of one image file
         return {"redo": ["*-journal", "*-wal"]}
 
     def temp_locations(self) -> list[Path]:
         return [sqlite_temp_dir()]
 
     def key_storage(self) -> list[dict[str, Any]]:
+        if self.image is not None and self.image.encrypted:
+            return [fscrypt_key_row()]
         if self._key is None:
             return []
         return [{"key": "SQLCipher raw key (AES-256)", "where": "memory of the tdebench process only; given with "

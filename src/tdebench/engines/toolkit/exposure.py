@@ -7,6 +7,7 @@ reports file names only; the secret never leaves the caller.
 
 from __future__ import annotations
 
+import errno
 import mmap
 import os
 import stat
@@ -44,6 +45,23 @@ def files_on_disk(roots: Iterable[Path], exclude: Iterable[Path] = ()) -> Iterat
                     yield Path(path)
 
 
+def data_chunks(fd: int, size: int, chunk: int) -> Iterator[tuple[int, int]]:
+    """(start, end) pieces of at most ``chunk`` bytes that cover a file's data, skipping its holes: a sparse disk
+    image of many GiB holds a few MiB (a hole reads as zeros, which no needle contains)."""
+    pos = 0
+    while pos < size:
+        try:
+            data = os.lseek(fd, pos, os.SEEK_DATA)
+            hole = os.lseek(fd, data, os.SEEK_HOLE)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # no data after pos
+                return
+            data, hole = pos, size  # a filesystem without SEEK_DATA: read it all
+        for start in range(data, min(hole, size), chunk):
+            yield start, min(start + chunk, hole, size)
+        pos = max(hole, pos + 1)
+
+
 def _found(path: Path, groups: dict[str, list[bytes]]) -> set[str]:
     """Names of the groups with a needle in the file (read once, in overlapping chunks; unreadable: none)."""
     needles = [n for group in groups.values() for n in group if n]
@@ -54,8 +72,8 @@ def _found(path: Path, groups: dict[str, list[bytes]]) -> set[str]:
             return found
         overlap = max(len(n) for n in needles) - 1
         with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
-            for start in range(0, size, _CHUNK):
-                window = view[max(0, start - overlap):min(size, start + _CHUNK)]
+            for start, end in data_chunks(handle.fileno(), size, _CHUNK):
+                window = view[max(0, start - overlap):end]
                 found.update(name for name, group in groups.items()
                              if name not in found and any(n and n in window for n in group))
     except (OSError, ValueError):
