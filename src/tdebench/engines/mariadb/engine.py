@@ -7,6 +7,8 @@ with a scope suffix (see :mod:`tdebench.engines.mariadb.settings` and docs/engin
 * ``tde:aes-256-ctr``          everything MariaDB can encrypt (the default)
 * ``tde:aes-256-ctr@innodb``   InnoDB tablespaces, redo log and InnoDB temporary tablespace
 * ``tde:aes-256-ctr@tables``   InnoDB tablespaces only
+* ``fs:fscrypt``               the whole instance directory in an fscrypt directory of a loop-mounted ext4 image
+  (:mod:`tdebench.engines.toolkit.fscrypt`); every twin of such a run lives on an image (``storage=ext4-loop``)
 
 Each instance lives in ``<workdir>/<label>`` (0700): ``data/``, ``tmp/``, ``keys/keys.enc``,
 ``my.cnf``, ``server.log``, the socket. When running as root the server runs as the unprivileged
@@ -23,7 +25,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +47,10 @@ from tdebench.engines.mariadb.threats import MariadbThreatProbes
 from tdebench.engines.mariadb.tools import MariadbTools
 from tdebench.engines.mariadb.warm import dump_buffer_pool, load_buffer_pool
 from tdebench.engines.mariadb.watchdog import FULL_SPACE, DiskFullWatchdog, full_disk_reason, log_size
+from tdebench.engines.toolkit import fscrypt
 from tdebench.engines.toolkit.process import (ServerProcess, chown_tree, find_binary, free_port, own_path,
                                               service_user, tail)
-from tdebench.errors import EnvironmentProblem
+from tdebench.errors import EnvironmentProblem, RunFailed
 
 PACKAGE = "mariadb-server"
 SBIN = (Path("/usr/sbin"), Path("/usr/bin"), Path("/usr/local/mysql/bin"), Path("/usr/local/sbin"))
@@ -88,7 +91,14 @@ class MariadbEngine(Engine):
             for bits in (128, 192, 256):
                 for mode in ("cbc", "ctr"):
                     specs.append(EncryptionSpec("tde", f"aes-{bits}-{mode}", scope))
-        return specs
+        return specs + fscrypt.fs_specs()
+
+    def check_spec_available(self, spec: EncryptionSpec) -> None:
+        if fscrypt.is_fscrypt_spec(spec):
+            fscrypt.check_available(spec)
+
+    def plan_settings(self, specs: Sequence[EncryptionSpec]) -> dict[str, str]:
+        return fscrypt.plan_settings(list(specs))
 
     def default_encrypted_spec(self) -> EncryptionSpec:
         return DEFAULT_SPEC
@@ -113,7 +123,10 @@ class MariadbEngine(Engine):
         return dict(ms.DEFAULTS)
 
     def validate_settings(self, settings: dict[str, str]) -> None:
-        ms.validate_settings(settings)
+        fscrypt.validate_storage(settings)
+        if fscrypt.on_loop_image(PLAIN, settings):
+            fscrypt.check_available()
+        ms.validate_settings({k: v for k, v in settings.items() if k != fscrypt.STORAGE_KEY})
 
     def create_instance(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> "MariadbInstance":
         self.validate_spec(config.spec)
@@ -123,7 +136,8 @@ class MariadbEngine(Engine):
     def disk_footprint(self, spec: EncryptionSpec, settings: dict[str, str]) -> Footprint:
         """Measured alike for the plain and TDE twins; the redo log is created at full size on start."""
         redo = size_setting(settings.get("innodb_log_file_size"), 1, DEFAULT_REDO)
-        return Footprint(peak=5.0, final=2.0, fixed=144 * MIB + redo)
+        image = fscrypt.EXT4_OVERHEAD if fscrypt.on_loop_image(spec, settings) else 0
+        return Footprint(peak=5.0, final=2.0, fixed=144 * MIB + redo + image)
 
 
 class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbCounters, MariadbLoading,
@@ -136,14 +150,17 @@ class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbC
                  database: str = DEFAULT_DATABASE) -> None:
         super().__init__(config, workdir, database)
         self.engine = engine
-        self.options = ms.merged(config.settings)
+        self.options = ms.merged({k: v for k, v in config.settings.items() if k != fscrypt.STORAGE_KEY})
+        self.on_image = fscrypt.on_loop_image(config.spec, config.settings)
+        self.image: fscrypt.Ext4Image | None = None
+        self.home: Path | None = None
         self.user = service_user()
         self.link = Path(workdir) / config.label
         self.root: Path | None = None
         self.relocated = ""
         self._socket_dir: Path | None = None
         self._password = generate_password()
-        self._keys = None if config.spec.is_plain else KeyMaterial.generate(config.spec.key_bits or 256)
+        self._keys = KeyMaterial.generate(config.spec.key_bits or 256) if config.spec.mechanism == "tde" else None
         self._port = free_port() if config.tcp else None
         self._server: ServerProcess | None = None
         self._watchdog: DiskFullWatchdog | None = None
@@ -162,8 +179,9 @@ class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbC
 
     @property
     def data_dir(self) -> Path:
-        """The instance root: data/, tmp/, keys/, logs (everything the server writes)."""
-        return self._path()
+        """The instance root: data/, tmp/, keys/, logs (everything the server writes); on an ext4 image, the
+        image file's directory (what is really on disk, scanned as raw blocks)."""
+        return self.image.image_dir if self.image is not None else self._path()
 
     @property
     def datadir(self) -> Path:
@@ -179,6 +197,8 @@ class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbC
 
     def files_outside_scope(self) -> list[str]:
         """Globs relative to :attr:`data_dir` that this spec's scope leaves plaintext by design."""
+        if self.image is not None:
+            return []  # the image is one file; fscrypt covers every file of the instance
         globs = ms.files_outside_scope(self.config.spec)
         return [g[3:] if g.startswith("../") else f"data/{g}" for g in globs]
 
@@ -188,6 +208,8 @@ class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbC
             return
         if not self._created:
             self._create()
+        elif self.image is not None:
+            self.image.mount()
         self._launch()
 
     def running(self) -> bool:
@@ -243,9 +265,14 @@ class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbC
             if self._socket_dir is not None:
                 shutil.rmtree(self._socket_dir, ignore_errors=True)
                 self._socket_dir = None
+            if self.image is not None:
+                self.image.destroy(keep=not discard)
+                if discard:
+                    self.image = None
             if discard:
                 assert self.root is not None
-                shutil.rmtree(self.root, ignore_errors=True)
+                shutil.rmtree(self.home or self.root, ignore_errors=True)
+                self.home = None
                 if self.link.is_symlink():
                     self.link.unlink()
                 self.root = None
@@ -270,8 +297,14 @@ class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbC
 
     def _create(self) -> None:
         """Directories, keys, my.cnf, system tables and the benchmark user (first start only)."""
-        self.root = self._make_root()
+        self.root = self.home = self._make_root()
         os.chmod(self.root, 0o700)
+        if self.on_image:  # the instance directory is the image's encrypted (or plain) data/ directory
+            if self.user is not None:
+                os.chown(self.home, self.user.pw_uid, self.user.pw_gid)
+            self.image = fscrypt.Ext4Image(self.config.spec, self.home / "fs", owner=self.user)
+            self.image.mount()
+            self.root = self.image.data_dir
         for sub in ("data", "tmp", "keys"):
             self._path(sub).mkdir(mode=0o700)
         if len(str(self.socket)) > _SOCKET_MAX:
@@ -441,6 +474,40 @@ class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbC
             self.check_alive()
             raise EnvironmentProblem(f"cannot connect to mariadbd for {self.config.label}: {redact(str(exc))}",
                                      f"look at {self.log_path}") from exc
+
+    # an ext4 image (fs:fscrypt and its plain twin) ---------------------------------------------------
+    def encryption_status(self) -> dict[str, Any]:
+        status = super().encryption_status()
+        if self.image is not None:
+            fs = self.image.status()
+            status["filesystem"] = fs
+            if fscrypt.is_fscrypt_spec(self.config.spec):
+                status["enabled"] = bool(fs["enabled"] and self.datadir.is_relative_to(self.image.data_dir))
+        return status
+
+    def check_encrypted(self, schema_tables: list[str], *args: Any, **kwargs: Any) -> None:
+        if self.image is None or not fscrypt.is_fscrypt_spec(self.config.spec):
+            super().check_encrypted(schema_tables, *args, **kwargs)
+            return
+        fs = self.image.status()
+        if not fs["enabled"] or not self.datadir.is_relative_to(self.image.data_dir):
+            raise RunFailed(f"{self.config.label}: the data directory is not in an unlocked fscrypt directory "
+                            f"(policy v{fs['policy_version']}, key {fs['key_status']})",
+                            "check that the ext4 image is mounted")
+
+    def flush_to_disk(self) -> None:
+        super().flush_to_disk()
+        if self.image is not None:  # what the filesystem holds, into the image's blocks
+            self.image.sync()
+
+    def settings(self) -> dict[str, Any]:
+        out = super().settings()
+        if self.image is not None:
+            out.update(self.image.facts())
+        return out
+
+    def alive(self) -> bool:
+        return super().alive() and (self.image is None or self.image.mounted())
 
     def storage_bytes(self) -> int:
         """Bytes of the data directory (tables, logs, system tablespace), not keys or server logs."""

@@ -133,8 +133,8 @@ def server_lines(options: dict[str, str]) -> list[str]:
 
 def encryption_options(spec: EncryptionSpec, key_file: Path, filekey: Path, binlog: bool,
                        threads: int = 4) -> dict[str, str]:
-    """Server options for a ``tde:`` spec (empty for ``none``)."""
-    if spec.is_plain:
+    """Server options for a ``tde:`` spec (empty for ``none`` and filesystem encryption)."""
+    if spec.mechanism != "tde":
         return {}
     opts = {
         "plugin_load_add": "file_key_management",
@@ -156,7 +156,7 @@ def encryption_options(spec: EncryptionSpec, key_file: Path, filekey: Path, binl
 
 def files_outside_scope(spec: EncryptionSpec) -> list[str]:
     """Globs (relative to the data directory) that ``spec``'s scope leaves plaintext by design."""
-    return [] if spec.is_plain else list(_OUTSIDE.get(spec.scope, ()))
+    return list(_OUTSIDE.get(spec.scope, ())) if spec.mechanism == "tde" else []
 
 
 def render_cnf(lines: list[str]) -> str:

@@ -27,6 +27,7 @@ import pymysql.cursors
 from tdebench.encryption import generate_password, redact
 from tdebench.api.canary import CANARY_TABLE
 from tdebench.engines.toolkit.exposure import key_forms, mode_text, same_disk, search_files
+from tdebench.engines.toolkit.fscrypt import fscrypt_key_row
 from tdebench.engines.mariadb.support import close_quietly, native_password_hash
 
 READER = "tdebench_reader"
@@ -42,23 +43,33 @@ class MariadbThreatProbes:
     _keys: Any
     _port: int | None
     _socket_dir: Path | None
+    image: Any  # the ext4 image (fs:fscrypt and its plain twin) or None
+    home: Path | None
     socket: Path
     _path: Callable[..., Path]
     _connect: Callable[..., Any]
 
     # files ---------------------------------------------------------------------------------------
     def disk_paths(self) -> list[Path]:
-        """The instance directory (data, tmp, keys, logs, my.cnf) and a socket directory kept elsewhere."""
-        return [self._path()] + ([self._socket_dir] if self._socket_dir is not None else [])
+        """The instance directory (data, tmp, keys, logs, my.cnf) and a socket directory kept elsewhere; on an
+        ext4 image, its home (the image; the mounted view is not on disk)."""
+        top = self.home if self.image is not None and self.home is not None else self._path()
+        return [top] + ([self._socket_dir] if self._socket_dir is not None else [])
 
-    def data_dir_parts(self) -> dict[str, list[str]]:
+    def data_dir_parts(self) -> dict[str, list[str]] | None:
+        if self.image is not None:
+            return None  # one image file: the redo log and temporary files are blocks of it
         return {"datadir": ["data/*"], "redo": ["data/ib_logfile*"], "temp": ["data/ibtmp1", "tmp/*"]}
 
     def temp_locations(self) -> list[Path]:
+        if self.image is not None:
+            return [self.image.image_dir]  # spills land in the image's blocks (encrypted under fscrypt)
         return [self._path("tmp"), self._path("data", "ibtmp1")]
 
     def key_storage(self) -> list[dict[str, Any]]:
         """The encrypted key file beside the data, and the file key that exists only during start-up."""
+        if self.image is not None and self.image.encrypted:
+            return [fscrypt_key_row()]
         if self._keys is None:
             return []
         roots = self.disk_paths()
