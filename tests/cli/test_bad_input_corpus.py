@@ -306,6 +306,9 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     ("verify-spec", ["verify", "--encryption", "tde:aes-128-cbc"], 2, "does not support encryption"),
     ("verify-sf", ["verify", "--sf", "0"], 2, "bad value 0.0 for --sf"),
     ("verify-setting", ["verify", "--server-setting", "nosuch=1"], 2, "unknown sqlite setting 'nosuch'"),
+    ("fscrypt-storage-value", [*RUN, "--server-setting", "storage=tmpfs"], 2, "bad value 'tmpfs' for the setting "
+     "storage"),
+    ("fscrypt-unknown-variant", [*RUN, "--encryption", "none,fs:fscrypt-nosuch"], 2, "unknown cipher"),
     ("cleanup-extra-arg", ["cleanup", "now"], 2, "unexpected extra argument"),
     ("cleanup-option", ["cleanup", "--force"], 2, "No such option"),
 ]
@@ -433,6 +436,41 @@ def test_missing_gocryptfs_is_exit_3(tmp_path, capfd, monkeypatch):
     code, _, err = cli(capfd, "run", "--engine", "postgres", "--encryption", "none,fs:gocryptfs",
                        "--out", str(tmp_path / "out"))
     assert_one_line_error(code, err, 3, "gocryptfs")
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "mariadb"])
+def test_fscrypt_without_root_is_exit_3_before_any_work(tmp_path, capfd, monkeypatch, engine):
+    """fs:fscrypt needs root (losetup, mount, the ioctls): refused in one line before the run directory exists."""
+    import tdebench.engines.toolkit.fscrypt as fscrypt
+
+    monkeypatch.setattr(fscrypt.os, "geteuid", lambda: 1000)
+    code, _, err = cli(capfd, "run", "--engine", engine, "--encryption", "none,fs:fscrypt", "--out",
+                       str(tmp_path / "out"))
+    assert_one_line_error(code, err, 3, "fs:fscrypt and storage=ext4-loop need root")
+    assert not (tmp_path / "out").exists()
+
+
+def test_fscrypt_without_loop_devices_is_exit_3(tmp_path, capfd, monkeypatch):
+    import tdebench.engines.toolkit.fscrypt as fscrypt
+
+    if os.geteuid() != 0:
+        pytest.skip("the root check comes first")
+    monkeypatch.setattr(fscrypt, "LOOP_CONTROL", tmp_path / "no-loop-control")
+    code, _, err = cli(capfd, "run", "--encryption", "none,fs:fscrypt", "--out", str(tmp_path / "out"))
+    assert_one_line_error(code, err, 3, "no loop device")
+    assert not (tmp_path / "out").exists()
+
+
+def test_fscrypt_adiantum_is_refused_where_the_kernel_lacks_it(tmp_path, capfd):
+    """Tried for real on a scratch image: a kernel without Adiantum refuses in one line (exit 3)."""
+    import tdebench.engines.toolkit.fscrypt as fscrypt
+
+    if os.geteuid() != 0 or not Path("/dev/loop-control").exists():
+        pytest.skip("needs root and loop devices")
+    if not fscrypt.adiantum_problem():
+        pytest.skip("this kernel has Adiantum")
+    code, _, err = cli(capfd, "run", "--encryption", "none,fs:fscrypt-adiantum", "--out", str(tmp_path / "out"))
+    assert_one_line_error(code, err, 3, "cannot encrypt with Adiantum")
 
 
 def test_server_that_never_comes_up_is_exit_3(tmp_path, capfd, monkeypatch, tpch_sf001):

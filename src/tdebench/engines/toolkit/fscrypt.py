@@ -57,6 +57,8 @@ MIN_IMAGE = 512 * MIB
 MAX_IMAGE = 1 << 40
 EXT4_OVERHEAD = 160 * MIB  # journal, inode tables and bitmaps that mkfs writes
 PACKAGES = "e2fsprogs mount"
+LOOP_CONTROL = Path("/dev/loop-control")
+EXT4_ENCRYPTION = Path("/sys/fs/ext4/features/encryption")
 
 
 def fs_specs() -> list[EncryptionSpec]:
@@ -98,14 +100,14 @@ def check_available(spec: EncryptionSpec | None = None) -> None:
     if os.geteuid() != 0:
         raise EnvironmentProblem("fs:fscrypt and storage=ext4-loop need root (losetup, mount and the fscrypt "
                                  "ioctls)", "run tdebench as root, or leave fs:fscrypt out")
-    if not Path("/dev/loop-control").exists():
-        raise EnvironmentProblem("/dev/loop-control does not exist, so no loop device can hold an ext4 image",
+    if not LOOP_CONTROL.exists():
+        raise EnvironmentProblem(f"{LOOP_CONTROL} does not exist, so no loop device can hold an ext4 image",
                                  "load the loop module (modprobe loop); in a container give it the loop devices "
                                  "(--privileged or --device /dev/loop-control)")
     for tool in ("mkfs.ext4", "mount", "umount", "losetup"):
         if shutil.which(tool) is None and not any(Path(d, tool).exists() for d in ("/usr/sbin", "/sbin")):
             raise EnvironmentProblem(f"{tool} is not installed", f"install the Debian packages {PACKAGES}")
-    if not Path("/sys/fs/ext4/features/encryption").exists():
+    if not EXT4_ENCRYPTION.exists():
         raise EnvironmentProblem("this kernel's ext4 has no encryption (CONFIG_FS_ENCRYPTION)",
                                  "use a kernel built with CONFIG_FS_ENCRYPTION=y, or leave fs:fscrypt out")
     if spec is not None and spec.cipher == "fscrypt-adiantum":
@@ -125,7 +127,7 @@ def adiantum_problem() -> str:
         (image.data_dir / "probe").write_bytes(b"x")
         return ""
     except OSError as exc:
-        return exc.strerror or str(exc)
+        return f"a file under an Adiantum policy could not be written: {exc.strerror or exc}"
     finally:
         image.destroy()
 

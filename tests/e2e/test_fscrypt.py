@@ -1,0 +1,167 @@
+"""fs:fscrypt end to end: real SQLite and MariaDB runs on loop-mounted ext4 images (TPC-H SF 0.01, one trial), the
+at-rest verdicts read from the image files, and nothing left behind -- no mount, no loop device, no fscrypt key --
+after a finished run, a Ctrl-C during provisioning or measurement, and a SIGKILL followed by `tdebench cleanup`.
+
+Needs root and loop devices (skipped elsewhere). The runs' work directories live in a private TMPDIR, so what is
+left is told apart from other users of the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from tdebench.engines.toolkit.fscrypt import loop_devices
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not Path("/dev/loop-control").exists(),
+                                reason="fs:fscrypt needs root and loop devices")
+HAS_MARIADB = bool(shutil.which("mariadbd") or Path("/usr/sbin/mariadbd").exists())
+
+
+def fscrypt_keys() -> set[str]:
+    """The fscrypt key claims the kernel lists (one per key added to a mounted filesystem's keyring)."""
+    return {line.split()[-1] for line in Path("/proc/keys").read_text().splitlines() if " .fscrypt " in line}
+
+
+def mounts_under(root: Path) -> list[str]:
+    return [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()
+            if line.split()[1].startswith(str(root))]
+
+
+@pytest.fixture
+def sandbox():
+    """A private TMPDIR (work directories), an ownership-state dir, and the fscrypt keys before the test."""
+    base = Path(tempfile.mkdtemp(prefix="t-fscrypt-", dir="/var/tmp"))
+    os.chmod(base, 0o755)  # the MariaDB server's user must traverse it
+    (base / "tmp").mkdir(mode=0o777)
+    os.chmod(base / "tmp", 0o1777)
+    keys = fscrypt_keys()
+    yield base, keys
+    for point in sorted(mounts_under(base), key=len, reverse=True):
+        subprocess.run(["umount", "-l", point], check=False)
+    for device, _ in loop_devices([str(base)]):
+        subprocess.run(["losetup", "-d", device], check=False)
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def start(base: Path, args: list[str], out: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "TMPDIR": str(base / "tmp"),
+           "XDG_STATE_HOME": str(base / "state"), "COLUMNS": "200"}
+    return subprocess.Popen([sys.executable, "-m", "tdebench", "run", *args, "--out", str(out)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=base)
+
+
+def assert_nothing_left(base: Path, keys_before: set[str]) -> None:
+    assert not mounts_under(base), mounts_under(base)
+    assert not loop_devices([str(base)]), loop_devices([str(base)])
+    assert fscrypt_keys() <= keys_before, fscrypt_keys() - keys_before
+    assert not [p for p in (base / "tmp").iterdir() if p.name.startswith("tdebench-")], list((base / "tmp").iterdir())
+    records = list((base / "state").rglob("*.json")) if (base / "state").exists() else []
+    assert not records, [r.read_text() for r in records]
+
+
+def check_verification(out: Path, engine: str) -> None:
+    configs = json.loads((out / "verification.json").read_text())["configs"]
+    plain, enc = configs[f"{engine}-none"], configs[f"{engine}-fs-fscrypt"]
+    # the plain twin's image holds the canaries in its raw blocks: the scanner sees through a plain ext4 image
+    assert plain["passed"] and plain["marker_hits"] > 0 and plain["files_with_hits"] == ["ext4.img"]
+    assert plain["status"]["filesystem"]["policy_version"] is None
+    # the encrypted twin's image holds neither canary nor known plaintext
+    assert enc["passed"] and enc["encrypted_on_disk"] and enc["marker_hits"] == 0
+    assert enc["known_plaintext_hits"] == 0 and enc["files_scanned"] == 1 and enc["files"][0]["path"] == "ext4.img"
+    fs = enc["status"]["filesystem"]
+    assert enc["status"]["enabled"] and fs["policy_version"] == 2 and fs["key_status"] == "present"
+    assert (fs["contents_mode"], fs["filenames_mode"]) == (1, 4)  # AES-256-XTS, AES-256-CTS
+    rows = {r["id"]: r["status"] for r in enc["threats"]["rows"]}
+    assert rows["data_dir"] == "protected" and rows["disk"] == "protected"
+    assert plain["threats"]["rows"][0]["status"] == "exposed"
+    assert all(c["answers_equal"] is not False for c in configs.values())
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "completed"
+
+
+@pytest.mark.parametrize("engine", [
+    "sqlite", pytest.param("mariadb", marks=[pytest.mark.server,
+                                             pytest.mark.skipif(not HAS_MARIADB, reason="no mariadbd")])])
+def test_run_none_vs_fscrypt(sandbox, engine, tpch_sf001):
+    base, keys = sandbox
+    out = base / "run"
+    proc = start(base, ["--engine", engine, "--encryption", "none,fs:fscrypt", "--sf", "0.01", "--trials", "1",
+                        "--warmup", "0", "--data-dir", str(Path(tpch_sf001[0]).parent)], out)
+    log, _ = proc.communicate(timeout=900)
+    assert proc.returncode == 0, log[-3000:]
+    check_verification(out, engine)
+    assert_nothing_left(base, keys)
+
+
+def _wait_for(proc: subprocess.Popen[str], ready, timeout: float = 300.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert proc.poll() is None, proc.stdout.read()[-3000:] if proc.stdout else ""
+        assert time.monotonic() < deadline, "the run never reached the point to interrupt"
+        time.sleep(0.05)
+
+
+def _measuring(out: Path) -> bool:
+    """A measured trial's rows are in the results (block 1 and later)."""
+    try:
+        lines = (out / "measurements.csv").read_text().splitlines()[1:]
+    except OSError:
+        return False
+    return any(line.split(",")[1] not in ("0", "block") for line in lines)
+
+
+@pytest.mark.parametrize("when", ["provisioning", "measurement"])
+def test_ctrl_c_leaves_no_mount_loop_device_or_key(sandbox, when, tpch_sf001):
+    base, keys = sandbox
+    out = base / "run"
+    proc = start(base, ["--encryption", "none,fs:fscrypt", "--sf", "0.01", "--trials", "20", "--warmup", "0",
+                        "--data-dir", str(Path(tpch_sf001[0]).parent)], out)
+    try:
+        if when == "provisioning":  # the first image is mounted: provisioning is under way
+            _wait_for(proc, lambda: bool(mounts_under(base)))
+        else:
+            _wait_for(proc, lambda: _measuring(out))
+        if when == "measurement":  # both images mounted and unlocked
+            assert len(mounts_under(base)) == 2 and len(loop_devices([str(base)])) == 2 and fscrypt_keys() - keys
+        proc.send_signal(signal.SIGINT)
+        log, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, log[-3000:]
+    assert_nothing_left(base, keys)
+
+
+def test_killed_run_is_cleaned_up(sandbox, tpch_sf001):
+    """SIGKILL leaves the images mounted, unlocked and attached; `tdebench cleanup` unmounts and detaches them."""
+    base, keys = sandbox
+    out = base / "run"
+    proc = start(base, ["--encryption", "none,fs:fscrypt", "--sf", "0.01", "--trials", "20", "--warmup", "0",
+                        "--data-dir", str(Path(tpch_sf001[0]).parent)], out)
+    try:
+        _wait_for(proc, lambda: _measuring(out))
+        proc.kill()
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert len(mounts_under(base)) == 2 and len(loop_devices([str(base)])) == 2
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "XDG_STATE_HOME": str(base / "state")}
+    listing = subprocess.run([sys.executable, "-m", "tdebench", "cleanup", "--dry-run"], env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert "/dev/loop" in listing.stdout, listing.stdout + listing.stderr
+    result = subprocess.run([sys.executable, "-m", "tdebench", "cleanup"], env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert_nothing_left(base, keys)
