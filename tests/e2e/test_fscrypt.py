@@ -84,6 +84,7 @@ def check_verification(out: Path, engine: str) -> None:
     assert (fs["contents_mode"], fs["filenames_mode"]) == (1, 4)  # AES-256-XTS, AES-256-CTS
     rows = {r["id"]: r["status"] for r in enc["threats"]["rows"]}
     assert rows["data_dir"] == "protected" and rows["disk"] == "protected"
+    assert rows["live_host"] == "exposed"  # the unlocked mount hands root the files in clear
     assert plain["threats"]["rows"][0]["status"] == "exposed"
     assert all(c["answers_equal"] is not False for c in configs.values())
     manifest = json.loads((out / "manifest.json").read_text())

@@ -26,6 +26,11 @@ class ThreatProbes:
         as a copy of the disk shows it; a FUSE mount's decrypted view is not on disk. Default: the data dir."""
         return [self.data_dir]
 
+    def live_paths(self) -> list[Path] | None:
+        """The instance's files as a process on the running host opens them while the instance runs: the
+        database files themselves, or the unlocked view of a filesystem encryption (its mount). None: not known."""
+        return None
+
     def data_dir_parts(self) -> dict[str, list[str]] | None:
         """Globs relative to :attr:`data_dir` naming its parts: ``datadir`` (the database's own data directory,
         when :attr:`data_dir` also holds logs, key files or configuration; default: every file), ``redo`` (redo

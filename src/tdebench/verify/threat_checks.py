@@ -300,6 +300,19 @@ def disk_row(instance: Instance, files: list[FileHit], needles: Needles, logs: d
     return Row("disk", status, f"{scan.text('the instance on disk')}; {key_part}", evidence)
 
 
+def live_host_row(instance: Instance, needles: Needles) -> Row:
+    """The files as the running host shows them: a filesystem encryption's unlocked mount hands them out in clear
+    to root and to the files' owner; an engine's own encryption does not (its keys are in the server's memory)."""
+    roots = instance.live_paths()
+    if roots is None:
+        return Row("live_host", NOT_CHECKED, "the engine does not say where its files are read while it runs")
+    scan = scan_paths(list(files_on_disk(roots)), needles, roots)
+    status = EXPOSED if scan.total else PROTECTED
+    return Row("live_host", status, f"{scan.text('the files as the running host reads them')} (while the instance "
+               "runs, unlocked; root can also read a server's memory, where every key is)",
+               {**scan.evidence(), "paths": [str(p) for p in roots]})
+
+
 def statement_log_row(instance: Instance, needles: Needles, facts: dict[str, Any] | None) -> Row:
     if facts is None:
         return Row("statement_log", NOT_CHECKED, "the engine does not report its statement logging")
@@ -491,6 +504,7 @@ def all_rows(instance: Instance, at_rest: dict[str, Any], needles: Needles, back
         rows.append(Row("gcache", NOT_CHECKED, f"the check failed: {scrub(f'{type(exc).__name__}: {exc}')[:300]}"))
     rows.append(guarded("statement_log", lambda: statement_log_row(instance, needles, facts), scrub))
     rows.append(guarded("disk", lambda: disk_row(instance, files, needles, facts), scrub))
+    rows.append(guarded("live_host", lambda: live_host_row(instance, needles), scrub))
     rows += backup_rows({}, backup_note)
     rows.append(guarded("temp_files", lambda: temp_row(instance, needles), scrub))
     rows.append(guarded("swap_core", lambda: swap_core_row(instance), scrub))
@@ -503,7 +517,7 @@ def unreachable(instance: Instance, needles: Needles) -> list[Row]:
     """An external server: its files and processes are out of reach; its own SQL probes may still answer."""
     why = instance.scan_note or "the server's files are out of reach"
     rows = [Row(i, NOT_CHECKED, f"files out of reach: {why}")
-            for i in ("data_dir", "redo_log", "disk", "statement_log", "temp_files")]
+            for i in ("data_dir", "redo_log", "disk", "live_host", "statement_log", "temp_files")]
     rows.append(Row("swap_core", NOT_CHECKED, "the server's processes are out of reach"))
     rows.append(guarded("select_user", lambda: select_user_row(instance, needles), needles.scrub))
     rows.append(guarded("network", lambda: network_row(instance), needles.scrub))

@@ -22,6 +22,8 @@ ATTACKERS: dict[str, tuple[str, str]] = {
     "gcache": ("a copy of one node's replication cache (gcache)", "a node's replication cache"),
     "state_transfer": ("the files a joining node received (state transfer)", "a state transfer"),
     "disk": ("copy of the whole disk (key files and configuration included)", "a copy of the whole disk"),
+    "live_host": ("a process on the running host reading its files (root, or the server's OS user)",
+                  "a process on the running host that reads its files"),
     "backups": ("backups", "backups"),
     "statement_log": ("server logs with statement logging", "the statement log"),
     "temp_files": ("temporary and spill files during the run", "temporary and spill files"),
@@ -29,8 +31,8 @@ ATTACKERS: dict[str, tuple[str, str]] = {
     "select_user": ("a database user with SELECT", "a database user with SELECT"),
     "network": ("an observer of the network", "a network observer"),
 }
-ORDER = ("data_dir", "redo_log", "gcache", "state_transfer", "disk", "backups", "statement_log", "temp_files",
-         "swap_core", "select_user", "network")
+ORDER = ("data_dir", "redo_log", "gcache", "state_transfer", "disk", "live_host", "backups", "statement_log",
+         "temp_files", "swap_core", "select_user", "network")
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,10 @@ class MariadbThreatProbes:
         top = self.home if self.image is not None and self.home is not None else self._path()
         return [top] + ([self._socket_dir] if self._socket_dir is not None else [])
 
+    def live_paths(self) -> list[Path]:
+        """The instance directory as the server sees it (for fs:fscrypt: inside the unlocked mount)."""
+        return [self._path()]
+
     def data_dir_parts(self) -> dict[str, list[str]] | None:
         if self.image is not None:
             return None  # one image file: the redo log and temporary files are blocks of it

@@ -51,6 +51,10 @@ class SqliteThreatProbes:
         """The instance's directory: the image file and its (unmounted-view) mount point for an ext4 image."""
         return [self.image.root] if self.image is not None else [self._dir]
 
+    def live_paths(self) -> list[Path]:
+        """The database's directory (for fs:fscrypt: inside the unlocked mount)."""
+        return [self._dir]
+
     def data_dir_parts(self) -> dict[str, list[str]] | None:
         if self.image is not None:
             return None  # the journal and the database are blocks of one image file
