@@ -230,9 +230,11 @@ def redo_row(instance: Instance, files: list[FileHit], data: Row) -> Row:
     parts = instance.data_dir_parts()
     if parts is None:
         if data.status == PROTECTED:
-            return Row("redo_log", PROTECTED, "file names are encrypted, so the redo log / WAL cannot be told apart "
-                       "on disk; no file of the data directory holds plaintext", {"covered_by": "data_dir"})
-        return Row("redo_log", NOT_CHECKED, "file names are encrypted: the redo log / WAL cannot be told apart")
+            return Row("redo_log", PROTECTED, "the redo log / WAL cannot be told apart on disk (encrypted file "
+                       "names, or blocks of one disk image); no file of the data directory holds plaintext",
+                       {"covered_by": "data_dir"})
+        return Row("redo_log", NOT_CHECKED, "the redo log / WAL cannot be told apart on disk (encrypted file names, "
+                   "or blocks of one disk image)")
     if not parts.get("redo"):
         return Row("redo_log", NOT_CHECKED, "the engine names no redo log / WAL files")
     redo = Scan([f for f in files if matches(f.path, parts["redo"])])

@@ -24,7 +24,7 @@ from tdebench.api.engine import DEFAULT_DATABASE, Config, Engine
 from tdebench.api.footprint import MIB, Footprint, size_setting
 from tdebench.api.tables import TableSpec
 from tdebench.encryption import PLAIN, EncryptionSpec, parse_spec
-from tdebench.engines.toolkit import fsencrypt
+from tdebench.engines.toolkit import fscrypt, fsencrypt
 from tdebench.engines.postgres.column import PgColumnInstance, check_encrypt_columns, validate_column_options
 from tdebench.engines.postgres.counters import check_headroom
 from tdebench.engines.postgres.server import DEFAULTS, extension_available, find_bindir, server_version, validate_gucs
@@ -57,7 +57,7 @@ class PostgresEngine(Engine):
         return self._bindir
 
     def supported_specs(self) -> list[EncryptionSpec]:
-        return [PLAIN, *COLUMN_SPECS, *fsencrypt.fs_specs()]
+        return [PLAIN, *COLUMN_SPECS, *fsencrypt.fs_specs(), *fscrypt.fs_specs()]
 
     def default_encrypted_spec(self) -> EncryptionSpec:
         return parse_spec("column:aes-256")
@@ -75,6 +75,11 @@ class PostgresEngine(Engine):
                                      "install the Debian package postgresql-contrib")
         if fsencrypt.is_fs_spec(spec):
             fsencrypt.check_available()
+        if fscrypt.is_fscrypt_spec(spec):
+            fscrypt.check_available(spec)
+
+    def plan_settings(self, specs: Sequence[EncryptionSpec]) -> dict[str, str]:
+        return fscrypt.plan_settings(list(specs))
 
     def version(self) -> str:
         return server_version(self.bindir)
@@ -83,6 +88,9 @@ class PostgresEngine(Engine):
         return dict(DEFAULTS)
 
     def validate_settings(self, settings: dict[str, str]) -> None:
+        fscrypt.validate_storage(settings)
+        if fscrypt.on_loop_image(PLAIN, settings):
+            fscrypt.check_available()
         validate_gucs({k: v for k, v in settings.items() if k not in TDEBENCH_KEYS})
         validate_column_options(settings)
         check_headroom(settings)
@@ -109,4 +117,5 @@ class PostgresEngine(Engine):
         if spec.mechanism == "column":
             return Footprint(peak=3.4, final=3.0, log=3.3, fixed=80 * MIB, log_cap=cap)
         fixed = 80 * MIB if fsencrypt.is_fs_spec(spec) else 64 * MIB
+        fixed += fscrypt.EXT4_OVERHEAD if fscrypt.on_loop_image(spec, settings) else 0
         return Footprint(peak=2.7, final=2.0, log=1.8, fixed=fixed, log_cap=cap)

@@ -7,6 +7,8 @@ Layout under ``workdir/<label>/`` (owned by the service user, mode 0700; a symli
 
     pgdata/                 data directory (plain and column configs)
     fs/cipher/  fs/plain/   gocryptfs: what is on disk / the mount, data directory in fs/plain/pgdata
+    ext4/image/ ext4/mnt/   fs:fscrypt (and its plain twin, storage=ext4-loop): the ext4 image / its mount,
+                            data directory in ext4/mnt/data/pgdata (toolkit/fscrypt)
     run/                    Unix socket (0700)
     postgres.log            server log (never statements or parameters)
 """
@@ -24,7 +26,7 @@ from typing import Any
 from tdebench.api.dialect import POSTGRES
 from tdebench.api.engine import CANARY_TABLE, DEFAULT_DATABASE, Config, Connection, Instance
 from tdebench.api.tables import TableSpec
-from tdebench.engines.toolkit import fsencrypt
+from tdebench.engines.toolkit import fscrypt, fsencrypt
 from tdebench.engines.toolkit.bulkload import copy_file
 from tdebench.engines.postgres.counters import PostgresCounters, libdir, with_preload
 from tdebench.engines.postgres.server import PgCluster, server_version
@@ -38,7 +40,7 @@ from tdebench.errors import RunFailed
 log = logging.getLogger(__name__)
 
 # config.settings keys that are tdebench options, not PostgreSQL settings
-TDEBENCH_KEYS = ("encrypt_columns", "pgp_options", "memory_headroom")
+TDEBENCH_KEYS = ("encrypt_columns", "pgp_options", "memory_headroom", fscrypt.STORAGE_KEY)
 RELOCATE_BASE = "/var/tmp"
 
 
@@ -67,7 +69,10 @@ class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, In
         self.home = home
         self.fs = (fsencrypt.GocryptfsMount(self.config.spec, home / "fs", owner=self.user)
                    if fsencrypt.is_fs_spec(self.config.spec) else None)
-        pgdata = self.fs.plain_dir / "pgdata" if self.fs else home / "pgdata"
+        self.image = (fscrypt.Ext4Image(self.config.spec, home / "ext4", owner=self.user)
+                      if fscrypt.on_loop_image(self.config.spec, self.config.settings) else None)
+        pgdata = (self.fs.plain_dir / "pgdata" if self.fs else
+                  self.image.data_dir / "pgdata" if self.image else home / "pgdata")
         gucs = with_preload({k: v for k, v in self.config.settings.items() if k not in TDEBENCH_KEYS},
                             libdir(self.bindir))
         self.cluster = PgCluster(self.bindir, home, pgdata, gucs, self.config.tcp, self.user, self.database)
@@ -80,6 +85,8 @@ class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, In
             self._prepare_home()
             if self.fs is not None:
                 self.fs.mount()
+            if self.image is not None:
+                self.image.mount()
             if not self.cluster.initialized():
                 self.cluster.initdb()
             self.cluster.start()
@@ -92,7 +99,8 @@ class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, In
 
     def alive(self) -> bool:
         """False once the server (or the gocryptfs mount under it) has died."""
-        return self.cluster.running() and (self.fs is None or self.fs.mounted())
+        return (self.cluster.running() and (self.fs is None or self.fs.mounted())
+                and (self.image is None or self.image.mounted()))
 
     def after_start(self) -> None:
         """Hook for subclasses: runs after every start, with the database in place."""
@@ -137,6 +145,8 @@ class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, In
         self.cluster.stop()
         if self.fs is not None:
             self.fs.unmount()
+        if self.image is not None:  # locked while the server is down; start() unlocks it again
+            self.image.unmount()
 
     def destroy(self) -> None:
         self.stop()
@@ -146,6 +156,8 @@ class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, In
             return
         if self.fs is not None:
             self.fs.destroy()
+        if self.image is not None:
+            self.image.destroy()
         shutil.rmtree(self.home, ignore_errors=True)
         if self.link.is_symlink():
             self.link.unlink()
@@ -193,6 +205,8 @@ class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, In
     @property
     def data_dir(self) -> Path:
         """What is on disk: the data directory, or gocryptfs' cipher directory for ``fs:*``."""
+        if self.image is not None:
+            return self.image.image_dir
         return self.fs.cipher_dir if self.fs is not None else self.cluster.pgdata
 
     def server_pids(self) -> list[int]:
@@ -213,6 +227,8 @@ class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, In
             "auth": "scram-sha-256, generated password",
             "load": "COPY FROM STDIN, then VACUUM (ANALYZE)",
         })
+        if self.image is not None:
+            out.update(self.image.facts())
         if self.fs is not None:
             out["fs_encryption"] = {"tool": fsencrypt.gocryptfs_version(), "cipher": self.fs.algorithm,
                                     "runs_as": self.fs.owner.pw_name if self.fs.owner else "(current user)",
@@ -220,6 +236,8 @@ class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, In
         return out
 
     def encryption_status(self) -> dict[str, Any]:
+        if self.image is not None:
+            return self._image_status()
         if self.fs is None:
             return {"enabled": False, "mechanism": "none"}
         status = self.fs.status()
@@ -232,7 +250,26 @@ class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, In
                       enabled=bool(status["enabled"] and inside))
         return status
 
+    def _image_status(self) -> dict[str, Any]:
+        assert self.image is not None
+        status = self.image.status()
+        data_directory = None
+        if self.cluster.running():
+            with self.cluster.connect("postgres", autocommit=True) as conn:
+                data_directory = conn.execute("SHOW data_directory").fetchone()[0]
+        inside = data_directory is not None and Path(data_directory).is_relative_to(self.image.data_dir)
+        status.update(data_directory=data_directory, data_directory_on_mount=inside,
+                      enabled=bool(status["enabled"] and inside))
+        return status
+
     def check_encrypted(self, schema_tables: list[str]) -> None:
+        if self.image is not None and fscrypt.is_fscrypt_spec(self.config.spec):
+            status = self._image_status()
+            if not status["enabled"]:
+                raise RunFailed(f"{self.config.label}: the data directory is not in an unlocked fscrypt directory "
+                                f"(data_directory: {status['data_directory']}, key {status['key_status']})",
+                                "check that the ext4 image is mounted")
+            return
         if self.fs is None:
             return
         status = self.encryption_status()
@@ -244,6 +281,8 @@ class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, In
     def flush_to_disk(self) -> None:
         with self.cluster.connect(autocommit=True) as conn:
             conn.execute("CHECKPOINT")
+        if self.image is not None:  # what the filesystem holds, into the image's blocks
+            self.image.sync()
 
     def storage_breakdown(self) -> dict[str, Any]:
         """Catalog sizes per table (heap, TOAST, indexes, total), the database, WAL and bytes on disk.

@@ -24,6 +24,7 @@ from typing import Any
 from tdebench.encryption import redact
 from tdebench.api.canary import CANARY_TABLE
 from tdebench.engines.toolkit.exposure import files_holding, key_forms, mode_text, same_disk
+from tdebench.engines.toolkit.fscrypt import fscrypt_key_row
 
 READER = "tdebench_reader"
 SPILL_COPIES = 20_000
@@ -38,6 +39,7 @@ class PostgresThreatProbes:
     # provided by PostgresInstance
     cluster: Any
     fs: Any
+    image: Any  # the ext4 image (fs:fscrypt and its plain twin) or None
     home: Path
     connect: Callable[[], Any]
 
@@ -46,12 +48,21 @@ class PostgresThreatProbes:
         """The instance directory (data or cipher directory, server log, socket) and an outside socket dir."""
         return [self.home] + ([self.cluster.socket_dir] if self.cluster.private_socket_dir else [])
 
+    def live_paths(self) -> list[Path] | None:
+        """The data directory as the server reads it (for fs:fscrypt: inside the unlocked mount); gocryptfs'
+        mount admits the server's user only, not tdebench: not checked there."""
+        return None if self.fs is not None else [self.cluster.pgdata]
+
     def data_dir_parts(self) -> dict[str, list[str]] | None:
+        if self.image is not None:
+            return None  # one image file: WAL and temporary files are blocks of it
         if self.fs is not None:
             return None  # gocryptfs encrypts file names: the parts cannot be told apart on disk
         return {"redo": ["pg_wal/*"], "temp": ["base/pgsql_tmp/*", "pg_tblspc/*"]}
 
     def temp_locations(self) -> list[Path]:
+        if self.image is not None:
+            return [self.image.image_dir]
         if self.fs is not None:
             return [self.fs.cipher_dir]
         return [self.cluster.pgdata / "base" / "pgsql_tmp", self.cluster.pgdata / "pg_tblspc"]
@@ -65,6 +76,8 @@ class PostgresThreatProbes:
                      "to each session as the setting tdebench.key in a bound parameter",
                      "on_disk": False, "beside_data": False, "mode": None, "protected_by": "not stored",
                      "found_in_clear": self._relative(files_holding(roots, key_forms(key.hex())))}]
+        if self.image is not None and self.image.encrypted:
+            return [fscrypt_key_row()]
         if self.fs is None:
             return []
         conf = self.fs.cipher_dir / "gocryptfs.conf"

@@ -60,7 +60,8 @@ def fs_specs() -> list[EncryptionSpec]:
 
 
 def is_fs_spec(spec: EncryptionSpec) -> bool:
-    return spec.mechanism == "fs"
+    """A gocryptfs spec (``fs:fscrypt`` is the kernel's: :mod:`tdebench.engines.toolkit.fscrypt`)."""
+    return spec.mechanism == "fs" and spec.cipher in VARIANTS
 
 
 def check_available() -> tuple[Path, Path]:
