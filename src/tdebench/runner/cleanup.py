@@ -3,9 +3,9 @@
 A run is dead when the tdebench process that wrote its ownership record is gone (SIGKILL, OOM
 killer, power loss). Its servers run on in their own sessions; cleanup stops them (TERM, then
 KILL), lazily unmounts FUSE filesystems and loop-mounted images below its directories, detaches the loop
-devices whose image lies there (an fscrypt key lives in the filesystem's keyring and goes with it), deletes its ``tdebench-*``
-directories (and the ``tdebench-*`` directories their symlinks point to) unless the run used
-``--keep``, and finally removes transient secret directories that outlived any start-up.
+devices whose image lies there (an fscrypt key lives in the filesystem's keyring and goes with it), deletes
+its ``tdebench-*`` directories (and the ``tdebench-*`` directories their symlinks point to) unless the run
+used ``--keep``, and finally removes transient secret directories that outlived any start-up.
 """
 
 from __future__ import annotations

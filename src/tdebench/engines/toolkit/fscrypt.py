@@ -304,7 +304,8 @@ class Ext4Image:
 
     def facts(self) -> dict[str, Any]:
         """Settings-style facts for the report (no key material)."""
-        return {"storage": LOOP_STORAGE, "filesystem": "sparse ext4 image, loop-mounted", "mkfs": "mkfs.ext4 " + " ".join(MKFS_OPTIONS),
+        return {"storage": LOOP_STORAGE, "filesystem": "sparse ext4 image, loop-mounted",
+                "mkfs": "mkfs.ext4 " + " ".join(MKFS_OPTIONS),
                 "mount_options": "loop,noatime",
                 "fscrypt": (f"policy v2, {self.variant[3]}, 64-byte master key from secrets in memory only"
                             if self.variant else "no policy (the plain twin)")}
