@@ -1,4 +1,4 @@
-"""fs:fscrypt end to end: real SQLite and MariaDB runs on loop-mounted ext4 images (TPC-H SF 0.01, one trial), the
+"""fs:fscrypt end to end: real SQLite, SQLite3MC, DuckDB, MariaDB and PostgreSQL runs on loop-mounted ext4 images (TPC-H SF 0.01, one trial), the
 at-rest verdicts read from the image files, and nothing left behind -- no mount, no loop device, no fscrypt key --
 after a finished run, a Ctrl-C during provisioning or measurement, and a SIGKILL followed by `tdebench cleanup`.
 
@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not Path("/dev/loop-control").exists(),
                                 reason="fs:fscrypt needs root and loop devices")
 HAS_MARIADB = bool(shutil.which("mariadbd") or Path("/usr/sbin/mariadbd").exists())
+HAS_POSTGRES = Path("/usr/lib/postgresql").is_dir()
 
 
 def fscrypt_keys() -> set[str]:
@@ -92,8 +93,9 @@ def check_verification(out: Path, engine: str) -> None:
 
 
 @pytest.mark.parametrize("engine", [
-    "sqlite", pytest.param("mariadb", marks=[pytest.mark.server,
-                                             pytest.mark.skipif(not HAS_MARIADB, reason="no mariadbd")])])
+    "sqlite", "sqlite3mc", "duckdb",
+    pytest.param("mariadb", marks=[pytest.mark.server, pytest.mark.skipif(not HAS_MARIADB, reason="no mariadbd")]),
+    pytest.param("postgres", marks=[pytest.mark.server, pytest.mark.skipif(not HAS_POSTGRES, reason="no postgres")])])
 def test_run_none_vs_fscrypt(sandbox, engine, tpch_sf001):
     base, keys = sandbox
     out = base / "run"

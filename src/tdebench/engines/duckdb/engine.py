@@ -28,6 +28,7 @@ from tdebench.engines.duckdb import extensions, load
 from tdebench.engines.duckdb.connection import DuckdbConnection
 from tdebench.engines.duckdb.schema import without_foreign_keys
 from tdebench.engines.duckdb.threats import DuckdbThreatProbes
+from tdebench.engines.toolkit import fscrypt
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
 
 GCM = parse_spec("tde:aes-256-gcm")
@@ -57,7 +58,7 @@ class DuckdbEngine(Engine):
     cache_setting = "memory_limit"
 
     def supported_specs(self) -> list[EncryptionSpec]:
-        return [PLAIN, GCM, CTR]
+        return [PLAIN, GCM, CTR, *fscrypt.fs_specs()]
 
     def default_encrypted_spec(self) -> EncryptionSpec:
         return GCM
@@ -71,6 +72,11 @@ class DuckdbEngine(Engine):
 
     def check_spec_available(self, spec: EncryptionSpec) -> None:
         extensions.check_httpfs()
+        if fscrypt.is_fscrypt_spec(spec):
+            fscrypt.check_available(spec)
+
+    def plan_settings(self, specs: Sequence[EncryptionSpec]) -> dict[str, str]:
+        return fscrypt.plan_settings(list(specs))
 
     def version(self) -> str:
         return f"DuckDB {duckdb.__version__}"
@@ -79,7 +85,12 @@ class DuckdbEngine(Engine):
         return dict(_DEFAULTS)
 
     def validate_settings(self, settings: dict[str, str]) -> None:
+        fscrypt.validate_storage(settings)
+        if fscrypt.on_loop_image(PLAIN, settings):
+            fscrypt.check_available()
         for key, value in settings.items():
+            if key == fscrypt.STORAGE_KEY:
+                continue
             if key not in _DEFAULTS:
                 raise UsageError(f"unknown duckdb setting '{key}'", f"use one of: {', '.join(_DEFAULTS)}")
             if key in _OWN:
@@ -98,7 +109,8 @@ class DuckdbEngine(Engine):
         return DuckdbInstance(config, workdir, database)
 
     def disk_footprint(self, spec: EncryptionSpec, settings: dict[str, str]) -> Footprint:
-        return Footprint(peak=1.2, final=0.6, fixed=16 * MIB)
+        image = fscrypt.EXT4_OVERHEAD if fscrypt.on_loop_image(spec, settings) else 0
+        return Footprint(peak=1.2, final=0.6, fixed=16 * MIB + image)
 
 
 class DuckdbInstance(DuckdbThreatProbes, Instance):
@@ -108,8 +120,11 @@ class DuckdbInstance(DuckdbThreatProbes, Instance):
 
     def __init__(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> None:
         super().__init__(config, workdir, database)
-        self._settings = {**_DEFAULTS, **config.settings}
-        self._dir = workdir / config.label
+        self._settings = {**_DEFAULTS, **{k: v for k, v in config.settings.items() if k != fscrypt.STORAGE_KEY}}
+        self._home = workdir / config.label
+        self.image = (fscrypt.Ext4Image(config.spec, self._home / "fs")
+                      if fscrypt.on_loop_image(config.spec, config.settings) else None)
+        self._dir = self.image.data_dir if self.image is not None else self._home
         self.path = self._dir / f"{database}.duckdb"
         self.temp_dir = self._dir / "tmp"
         self._cipher = _CIPHERS.get(config.spec)
@@ -125,7 +140,8 @@ class DuckdbInstance(DuckdbThreatProbes, Instance):
 
     @property
     def data_dir(self) -> Path:
-        return self._dir
+        """The instance's directory, or the ext4 image holding it (scanned as raw blocks)."""
+        return self.image.image_dir if self.image is not None else self._dir
 
     def database_file(self) -> Path:
         return self.path
@@ -134,6 +150,9 @@ class DuckdbInstance(DuckdbThreatProbes, Instance):
     def start(self) -> None:
         if self._root is not None:
             return
+        self._home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if self.image is not None:
+            self.image.mount()
         self._dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.temp_dir.mkdir(exist_ok=True, mode=0o700)
         root = duckdb.connect(":memory:", config={"autoinstall_known_extensions": "false",
@@ -179,9 +198,20 @@ class DuckdbInstance(DuckdbThreatProbes, Instance):
                 root.close()
 
     def destroy(self) -> None:
-        self.stop()
-        if not self.config.keep:
-            shutil.rmtree(self._dir, ignore_errors=True)
+        try:
+            self.stop()
+        finally:
+            if self.image is not None:
+                self.image.destroy(keep=self.config.keep)
+            if not self.config.keep:
+                shutil.rmtree(self._home, ignore_errors=True)
+
+    def alive(self) -> bool:
+        return self.image is None or self.image.mounted()
+
+    def storage_bytes(self) -> int:
+        """Bytes of the instance's files (on an ext4 image: as the mount shows them)."""
+        return sum(p.stat().st_size for p in self._dir.rglob("*") if p.is_file())
 
     # use -----------------------------------------------------------------------------------
     def connect_raw(self) -> duckdb.DuckDBPyConnection:
@@ -240,6 +270,8 @@ class DuckdbInstance(DuckdbThreatProbes, Instance):
             raw.execute(f"CHECKPOINT {ALIAS}")
         finally:
             raw.close()
+        if self.image is not None:  # what the filesystem holds, into the image's blocks
+            self.image.sync()
 
     def resize_cache(self, cache_bytes: int) -> dict[str, Any]:
         """``SET memory_limit`` (DuckDB's buffer manager: cached blocks, hash tables and sorts beyond it spill to
@@ -263,6 +295,8 @@ class DuckdbInstance(DuckdbThreatProbes, Instance):
                                           f"({', '.join(repr(n) for n in names)})").fetchall()
                 out.update({str(n): str(v) for n, v in rows})
         out["temp_directory"] = "tmp/ in the instance directory"
+        if self.image is not None:
+            out.update(self.image.facts())
         if self.skipped:
             out["statements_left_out"] = sorted(set(self.skipped))
         if self.encrypted:
@@ -277,11 +311,20 @@ class DuckdbInstance(DuckdbThreatProbes, Instance):
             temp = raw.execute("SELECT current_setting('temp_file_encryption')").fetchone()[0]
         finally:
             raw.close()
-        return {"enabled": bool(encrypted), "cipher": cipher, "temp_file_encryption": bool(temp),
-                "source": "duckdb_databases()"}
+        status = {"enabled": bool(encrypted), "cipher": cipher, "temp_file_encryption": bool(temp),
+                  "source": "duckdb_databases()"}
+        if self.image is not None:
+            fs = self.image.status()
+            status["filesystem"] = fs
+            if fscrypt.is_fscrypt_spec(self.config.spec):
+                status["enabled"] = bool(fs["enabled"] and self.path.is_relative_to(self.image.data_dir))
+        return status
 
     def check_encrypted(self, schema_tables: list[str]) -> None:
         status = self.encryption_status()
+        if fscrypt.is_fscrypt_spec(self.config.spec) and not status["enabled"]:
+            raise RunFailed(f"{self.config.label}: the database is not in an unlocked fscrypt directory",
+                            "check that the ext4 image is mounted")
         if self.encrypted and not (status["enabled"] and status["temp_file_encryption"]):
             raise RunFailed(f"{self.config.label}: DuckDB reports encrypted={status['enabled']}, "
                             f"temp_file_encryption={status['temp_file_encryption']}",

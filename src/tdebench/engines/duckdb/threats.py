@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.canary import CANARY_TABLE
+from tdebench.engines.toolkit.fscrypt import fscrypt_key_row
 
 NO_SERVER = "DuckDB is a library inside the client process: there is no server"
 SPILL_COPIES = 400_000
@@ -30,14 +31,29 @@ class DuckdbThreatProbes:
 
     temp_dir: Path  # provided by DuckdbInstance
     encrypted: bool
+    image: Any  # the ext4 image (fs:fscrypt and its plain twin) or None
+    _dir: Path
 
-    def data_dir_parts(self) -> dict[str, list[str]]:
+    def disk_paths(self) -> list[Path]:
+        return [self.image.root] if self.image is not None else [self._dir]
+
+    def live_paths(self) -> list[Path]:
+        """The instance's directory (for fs:fscrypt: inside the unlocked mount)."""
+        return [self._dir]
+
+    def data_dir_parts(self) -> dict[str, list[str]] | None:
+        if self.image is not None:
+            return None  # the WAL and spill files are blocks of one image file
         return {"redo": ["*.wal"], "temp": ["tmp/*"]}
 
     def temp_locations(self) -> list[Path]:
+        if self.image is not None:
+            return [self.image.image_dir]
         return [self.temp_dir]
 
     def key_storage(self) -> list[dict[str, Any]]:
+        if self.image is not None and self.image.encrypted:
+            return [fscrypt_key_row()]
         if not self.encrypted:
             return []
         return [{"key": "DuckDB ENCRYPTION_KEY (256 random bits as hex, from which DuckDB derives its AES key)",

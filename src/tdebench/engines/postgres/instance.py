@@ -252,22 +252,23 @@ class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, In
 
     def _image_status(self) -> dict[str, Any]:
         assert self.image is not None
-        status = self.image.status()
+        fs = self.image.status()
         data_directory = None
         if self.cluster.running():
             with self.cluster.connect("postgres", autocommit=True) as conn:
                 data_directory = conn.execute("SHOW data_directory").fetchone()[0]
         inside = data_directory is not None and Path(data_directory).is_relative_to(self.image.data_dir)
-        status.update(data_directory=data_directory, data_directory_on_mount=inside,
-                      enabled=bool(status["enabled"] and inside))
-        return status
+        enabled = bool(fscrypt.is_fscrypt_spec(self.config.spec) and fs["enabled"] and inside)
+        return {"enabled": enabled, "mechanism": fs["mechanism"], "filesystem": fs,
+                "data_directory": data_directory, "data_directory_on_mount": inside}
 
     def check_encrypted(self, schema_tables: list[str]) -> None:
         if self.image is not None and fscrypt.is_fscrypt_spec(self.config.spec):
             status = self._image_status()
             if not status["enabled"]:
                 raise RunFailed(f"{self.config.label}: the data directory is not in an unlocked fscrypt directory "
-                                f"(data_directory: {status['data_directory']}, key {status['key_status']})",
+                                f"(data_directory: {status['data_directory']}, "
+                                f"key {status['filesystem']['key_status']})",
                                 "check that the ext4 image is mounted")
             return
         if self.fs is None:

@@ -4,13 +4,15 @@ Both twins open their file with ``apsw-sqlite3mc`` (SQLite 3.54, SQLite3MC 2.6);
 SQLite, so twins differ only in the cipher. The sqlite engine's twins use ``sqlcipher3`` (an older SQLite):
 comparing a SQLite3MC cipher with that plain twin would mix the library version into the cost, hence an engine
 of its own (docs/engines/sqlite3mc.md). The encrypted twin gets a fresh random raw key (``PRAGMA key =
-"x'<hex>'"``: no passphrase derivation on every open) that lives only in memory.
+"x'<hex>'"``: no passphrase derivation on every open) that lives only in memory. ``fs:fscrypt`` keeps the plain
+file in an fscrypt directory of a loop-mounted ext4 image, as the sqlite engine does (toolkit/fscrypt).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,7 @@ from tdebench.engines.sqlite3mc.connection import McConnection
 from tdebench.engines.sqlite3mc.load import load_file
 from tdebench.engines.sqlite3mc.settings import DEFAULTS, validate
 from tdebench.engines.sqlite3mc.threats import McThreatProbes
+from tdebench.engines.toolkit import fscrypt
 from tdebench.errors import EnvironmentProblem, RunFailed
 
 #: spec cipher -> (SQLite3MC cipher, AEGIS algorithm or "", key bytes, what it is)
@@ -55,7 +58,14 @@ class Sqlite3mcEngine(Engine):
     cache_setting = "cache_size"
 
     def supported_specs(self) -> list[EncryptionSpec]:
-        return [PLAIN, *SPECS]
+        return [PLAIN, *SPECS, *fscrypt.fs_specs()]
+
+    def check_spec_available(self, spec: EncryptionSpec) -> None:
+        if fscrypt.is_fscrypt_spec(spec):
+            fscrypt.check_available(spec)
+
+    def plan_settings(self, specs: Sequence[EncryptionSpec]) -> dict[str, str]:
+        return fscrypt.plan_settings(list(specs))
 
     def default_encrypted_spec(self) -> EncryptionSpec:
         return CHACHA20
@@ -79,13 +89,17 @@ class Sqlite3mcEngine(Engine):
         return dict(DEFAULTS)
 
     def validate_settings(self, settings: dict[str, str]) -> None:
-        validate(settings)
+        fscrypt.validate_storage(settings)
+        if fscrypt.on_loop_image(PLAIN, settings):
+            fscrypt.check_available()
+        validate({k: v for k, v in settings.items() if k != fscrypt.STORAGE_KEY})
 
     def create_instance(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> "McInstance":
         return McInstance(config, workdir, database)
 
     def disk_footprint(self, spec: EncryptionSpec, settings: dict[str, str]) -> Footprint:
-        return Footprint(peak=1.7, final=1.7, fixed=16 * MIB)
+        image = fscrypt.EXT4_OVERHEAD if fscrypt.on_loop_image(spec, settings) else 0
+        return Footprint(peak=1.7, final=1.7, fixed=16 * MIB + image)
 
 
 class McInstance(McThreatProbes, Instance):
@@ -95,8 +109,12 @@ class McInstance(McThreatProbes, Instance):
 
     def __init__(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> None:
         super().__init__(config, workdir, database)
-        self._settings = {**DEFAULTS, **{k: v.lower() for k, v in config.settings.items()}}
-        self._dir = workdir / config.label
+        self._settings = {**DEFAULTS, **{k: v.lower() for k, v in config.settings.items()
+                                         if k != fscrypt.STORAGE_KEY}}
+        self._home = workdir / config.label
+        self.image = (fscrypt.Ext4Image(config.spec, self._home / "fs")
+                      if fscrypt.on_loop_image(config.spec, config.settings) else None)
+        self._dir = self.image.data_dir if self.image is not None else self._home
         self.path = self._dir / f"{database}.db"
         self._cipher = CIPHERS.get(config.spec.cipher) if not config.spec.is_plain else None
         self._key = SecretKey.generate(self._cipher[2] * 8) if self._cipher else None
@@ -108,20 +126,33 @@ class McInstance(McThreatProbes, Instance):
 
     @property
     def data_dir(self) -> Path:
-        return self._dir
+        """The database's directory, or the ext4 image holding it (scanned as raw blocks)."""
+        return self.image.image_dir if self.image is not None else self._dir
 
     def database_file(self) -> Path:
         return self.path
 
     def start(self) -> None:
+        self._home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if self.image is not None:
+            self.image.mount()
         self._dir.mkdir(parents=True, exist_ok=True, mode=0o700)
 
+    def alive(self) -> bool:
+        return self.image is None or self.image.mounted()
+
     def stop(self) -> None:
-        """Nothing runs between connections."""
+        """Nothing runs between connections (an ext4 image stays mounted until :meth:`destroy`)."""
 
     def destroy(self) -> None:
+        if self.image is not None:
+            self.image.destroy(keep=self.config.keep)
         if not self.config.keep:
-            shutil.rmtree(self._dir, ignore_errors=True)
+            shutil.rmtree(self._home, ignore_errors=True)
+
+    def storage_bytes(self) -> int:
+        """Bytes of the database's files (on an ext4 image: as the mount shows them)."""
+        return sum(p.stat().st_size for p in self._dir.rglob("*") if p.is_file())
 
     def connect(self) -> Connection:
         return self.connect_path(self.path)
@@ -190,6 +221,8 @@ class McInstance(McThreatProbes, Instance):
 
     def settings(self) -> dict[str, Any]:
         out: dict[str, Any] = dict(self._settings)
+        if self.image is not None:
+            out.update(self.image.facts())
         if self._cipher is not None:
             conn = self.connect_path(self.path)
             try:
@@ -207,6 +240,11 @@ class McInstance(McThreatProbes, Instance):
             header = handle.read(16)
         plain_header = header == PLAIN_HEADER
         status: dict[str, Any] = {"enabled": not plain_header, "file_header_plaintext": plain_header}
+        if self.image is not None:
+            fs_status = self.image.status()
+            status["filesystem"] = fs_status
+            if fscrypt.is_fscrypt_spec(self.config.spec):
+                status["enabled"] = bool(fs_status["enabled"] and self.path.is_relative_to(self.image.data_dir))
         if self._cipher is not None:
             conn = self.connect_path(self.path)
             try:
@@ -221,6 +259,9 @@ class McInstance(McThreatProbes, Instance):
         if self.encrypted and not status["enabled"]:
             raise RunFailed(f"{self.config.label}: the database file starts with the plaintext SQLite header",
                             "SQLite3MC did not encrypt the file; check the apsw-sqlite3mc installation")
+        if fscrypt.is_fscrypt_spec(self.config.spec) and not status["enabled"]:
+            raise RunFailed(f"{self.config.label}: the database is not in an unlocked fscrypt directory",
+                            "check that the ext4 image is mounted")
 
     def flush_to_disk(self) -> None:
         if self._settings["journal_mode"] == "wal":
@@ -229,3 +270,5 @@ class McInstance(McThreatProbes, Instance):
                 conn.raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
             finally:
                 conn.close()
+        if self.image is not None:  # what the filesystem holds, into the image's blocks
+            self.image.sync()

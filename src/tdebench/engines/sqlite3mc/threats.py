@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.canary import CANARY_TABLE
+from tdebench.engines.toolkit.fscrypt import fscrypt_key_row
 
 SPILL_COPIES = 20_000
 NO_SERVER = "SQLite is a library inside the client process: there is no server"
@@ -41,14 +42,26 @@ class McThreatProbes:
     _dir: Path  # provided by McInstance
     _key: Any
     _settings: dict[str, str]
+    image: Any  # the ext4 image (fs:fscrypt and its plain twin) or None
 
-    def data_dir_parts(self) -> dict[str, list[str]]:
+    def disk_paths(self) -> list[Path]:
+        return [self.image.root] if self.image is not None else [self._dir]
+
+    def live_paths(self) -> list[Path]:
+        """The database's directory (for fs:fscrypt: inside the unlocked mount)."""
+        return [self._dir]
+
+    def data_dir_parts(self) -> dict[str, list[str]] | None:
+        if self.image is not None:
+            return None  # the journal and the database are blocks of one image file
         return {"redo": ["*-journal", "*-wal"]}
 
     def temp_locations(self) -> list[Path]:
         return [sqlite_temp_dir()]
 
     def key_storage(self) -> list[dict[str, Any]]:
+        if self.image is not None and self.image.encrypted:
+            return [fscrypt_key_row()]
         if self._key is None:
             return []
         needles = [self._key.hex().encode(), self._key.raw()]
