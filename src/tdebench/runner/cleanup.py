@@ -90,12 +90,13 @@ def leftovers(record: dict[str, Any], check_dirs: bool = True) -> Leftovers:
     """Servers of ``record`` still running, mounts below its directories, its directories still on disk."""
     dirs = [d for d in record.get("dirs", []) if removable(Path(d))]
     servers = [s for s in record.get("servers", []) if same_process(int(s["pid"]), s.get("started"))]
-    mounts = [m for m, _ in mount_points() if _under(m, dirs)]
+    linked = _linked_dirs([d for d in dirs if os.path.lexists(d)])  # relocated instances hold mounts too
+    mounts = [m for m, _ in mount_points() if _under(m, dirs + linked)]
     existing = [d for d in dirs if os.path.lexists(d)] if check_dirs else []
     if check_dirs:
-        existing += [d for d in _linked_dirs(existing) if d not in existing]
+        existing += [d for d in linked if d not in existing]
     outermost = [d for d in existing if not any(o != d and _under(d, [o]) for o in existing)]
-    loops = [device for device, _ in loop_devices(dirs)]
+    loops = [device for device, _ in loop_devices(dirs + linked)]
     return Leftovers(servers, mounts, outermost, loops)
 
 
@@ -197,7 +198,7 @@ def clean_record(path: Path, record: dict[str, Any], grace: float = 10.0) -> Cle
             result.unmounted += 1
         else:
             result.failed.append(f"could not unmount {point} (try: umount -l {point})")
-    for device, _ in loop_devices(record.get("dirs", [])):  # images whose mount is gone (or never was)
+    for device in found.loops:  # images whose mount is gone (or never was); an unmount may have freed them
         if not detach(device):
             result.failed.append(f"could not detach {device} (try: losetup -d {device})")
     mounted = [m for m, _ in mount_points()]
