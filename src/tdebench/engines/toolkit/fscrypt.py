@@ -261,10 +261,6 @@ class Ext4Image:
             if not keep and not self.mounted():
                 shutil.rmtree(self.root, ignore_errors=True)
 
-    def forget_key(self) -> None:
-        """Drop the in-memory key (the image cannot be mounted unlocked again)."""
-        self._key = None
-
     # facts ----------------------------------------------------------------------------------
     def mounted(self) -> bool:
         entry = mount_entry(self.mount_point)
