@@ -128,11 +128,17 @@ class Instance(ThreatProbes, ABC):
             finally:
                 other.close()
 
+    @property
+    def snapshot_dir(self) -> Path:
+        """What :meth:`snapshot` and :meth:`restore` copy: the data directory (an engine on a disk image: its files
+        as mounted, never the image)."""
+        return self.data_dir
+
     def snapshot(self, target: Path) -> None:
         """Copy the loaded database to ``target`` (stopped while copying) for cheap resets."""
         self.stop()
         try:
-            shutil.copytree(self.data_dir, target, ignore=_special_files, symlinks=True)
+            shutil.copytree(self.snapshot_dir, target, ignore=_special_files, symlinks=True)
         finally:
             self.start()
 
@@ -140,11 +146,12 @@ class Instance(ThreatProbes, ABC):
         """Replace the database with a snapshot taken by :meth:`snapshot`."""
         self.stop()
         try:
-            owner = self.data_dir.stat()
-            shutil.rmtree(self.data_dir)
-            shutil.copytree(source, self.data_dir, ignore=_special_files, symlinks=True)
+            home = self.snapshot_dir
+            owner = home.stat()
+            shutil.rmtree(home)
+            shutil.copytree(source, home, ignore=_special_files, symlinks=True)
             if os.geteuid() == 0:  # servers run as an unprivileged user: give the files back to it
-                for path in [self.data_dir, *self.data_dir.rglob("*")]:
+                for path in [home, *home.rglob("*")]:
                     os.lchown(path, owner.st_uid, owner.st_gid)
         finally:
             self.start()

@@ -143,6 +143,11 @@ class DuckdbInstance(DuckdbThreatProbes, Instance):
         """The instance's directory, or the ext4 image holding it (scanned as raw blocks)."""
         return self.image.image_dir if self.image is not None else self._dir
 
+    @property
+    def snapshot_dir(self) -> Path:
+        """The database's directory (on an ext4 image: as mounted)."""
+        return self._dir
+
     def database_file(self) -> Path:
         return self.path
 

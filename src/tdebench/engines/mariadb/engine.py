@@ -184,6 +184,11 @@ class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbC
         return self.image.image_dir if self.image is not None else self._path()
 
     @property
+    def snapshot_dir(self) -> Path:
+        """The instance root (on an ext4 image: as mounted, never the image)."""
+        return self._path()
+
+    @property
     def datadir(self) -> Path:
         return self._path("data")
 

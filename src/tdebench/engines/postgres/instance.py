@@ -145,8 +145,6 @@ class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, In
         self.cluster.stop()
         if self.fs is not None:
             self.fs.unmount()
-        if self.image is not None:  # locked while the server is down; start() unlocks it again
-            self.image.unmount()
 
     def destroy(self) -> None:
         self.stop()
@@ -284,6 +282,12 @@ class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, In
             conn.execute("CHECKPOINT")
         if self.image is not None:  # what the filesystem holds, into the image's blocks
             self.image.sync()
+
+    @property
+    def snapshot_dir(self) -> Path:
+        """The data directory, or gocryptfs' cipher directory; on an ext4 image the data directory as mounted (the
+        image stays mounted while the server is stopped)."""
+        return self.cluster.pgdata if self.image is not None else self.data_dir
 
     def storage_bytes(self) -> int:
         """Bytes of the data directory's files; on an ext4 image, as its mount shows them (like the plain twin's),
