@@ -281,7 +281,7 @@ def test_supported_specs_and_default():
     texts = {str(s) for s in engine.supported_specs()}
     assert {"none", "column:aes-128", "column:aes-192", "column:aes-256", "column:3des", "column:pgp-aes128",
             "column:pgp-aes192", "column:pgp-aes256", "column:pgp-3des", "fs:gocryptfs", "fs:gocryptfs-aessiv",
-            "fs:gocryptfs-xchacha"} == texts
+            "fs:gocryptfs-xchacha", "fs:fscrypt", "fs:fscrypt-adiantum"} == texts
     assert str(engine.default_encrypted_spec()) == "column:aes-256"
 
 
