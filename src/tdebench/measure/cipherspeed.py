@@ -404,8 +404,9 @@ def cipher_for_spec(spec: EncryptionSpec | str) -> CipherMapping | None:
         return CipherMapping("AES-SIV-512", False, "OpenSSL's AES-SIV-512; gocryptfs uses its own Go "
                                                    "implementation, which may be slower")
     if cipher == "fscrypt":
-        return CipherMapping(kernel_ciphers.NAME, True, "fscrypt encrypts file contents with the kernel's "
-                                                        "AES-256-XTS, one 4 KiB data unit at a time")
+        return CipherMapping("AES-256-XTS", False, "OpenSSL's AES-256-XTS; fscrypt encrypts file contents with the "
+                                                   "kernel's, one 4 KiB data unit at a time (`tdebench ciphers` "
+                                                   "shows both)")
     return None
 
 
