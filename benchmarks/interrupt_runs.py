@@ -70,7 +70,8 @@ class Outcome:
     @property
     def ok(self) -> bool:
         return (not self.left_processes and not self.left_mounts and not self.left_dirs
-                and self.resumed in ("completed", "restarted", "finished before the signal")
+                and self.resumed in ("completed", "restarted", "finished before the signal",
+                                     "completed before the signal")
                 and self.settle_s is not None and self.settle_s <= SETTLE)
 
     def line(self) -> str:
@@ -249,6 +250,9 @@ class Harness:
         started = time.monotonic()
         before = self._private_entries()
         resumable = (out / "manifest.json").is_file()
+        if resumable and json.loads((out / "manifest.json").read_text()).get("status") == "completed":
+            outcome.resumed = "completed before the signal"  # it came while the report was written
+            return
         args = (["run", "--resume", str(out), "--work-dir", str(self.work), "--no-report"] if resumable
                 else self.run_args(engine, out))  # interrupted before the run directory existed: start again
         if not resumable:

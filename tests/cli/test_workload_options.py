@@ -21,7 +21,7 @@ SRC = str(Path(__file__).resolve().parents[2] / "src")
 PYTHON = sys.executable  # before the fixture hides it
 # a key each workload takes (shown in the 'allowed keys' of the error)
 A_KEY = {"tpch": "sf", "tpcc": "warehouses", "crud": "batches", "load": "variants", "backup": "compression",
-         "sysbench": "table_size", "sql": "dir"}
+         "sysbench": "table_size", "sql": "dir", "replay": "speed", "encrypt": "threads"}
 ILL_TYPED = [("tpcc", "warehouses", "two"), ("crud", "rows", "many"), ("load", "batch_rows", "lots"),
              ("backup", "compression", "zip"), ("sysbench", "tables", "x"), ("tpcc", "vus", "1,x")]
 

@@ -23,10 +23,12 @@ def test_sigterm_during_a_trial_prints_the_resume_command(tmp_path: Path, data_r
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     measurements = out / "measurements.csv"
+    manifest = out / "manifest.json"
     while time.monotonic() < deadline and proc.poll() is None:
-        if measurements.is_file() and ",power," in measurements.read_text():  # trials are under way
+        # trials are under way, and one is in flight (the manifest names it while it runs)
+        if measurements.is_file() and ",power," in measurements.read_text() and '"in_flight"' in manifest.read_text():
             break
-        time.sleep(0.2)
+        time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     lines = [line for line in err.splitlines() if line.strip()]

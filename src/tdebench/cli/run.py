@@ -301,6 +301,8 @@ def execute_plan(plan: RunPlan, rundir: RunDirectory, *, work_dir: Path | None, 
     except RunInterrupted:
         raise
     except KeyboardInterrupt:
+        if _completed(rundir):  # the signal came after the last trial was recorded: there is nothing to resume
+            raise KeyboardInterrupt("interrupted after the run completed") from None
         raise RunInterrupted(rundir.path) from None
     from tdebench.report.model import summarize
 
@@ -317,6 +319,13 @@ def execute_plan(plan: RunPlan, rundir: RunDirectory, *, work_dir: Path | None, 
     console.print(f"results: {rundir.path}")
     # an overridden label is not a failure: the override was asked for, and every view marks the label
     return 0 if outcome.ok else 1
+
+
+def _completed(rundir: RunDirectory) -> bool:
+    try:
+        return rundir.read_manifest().get("status") == "completed"
+    except (OSError, UsageError):
+        return False
 
 
 def resume_run(run_dir: Path, *, work_dir: Path | None, report: bool, console: Console, err_console: Console,

@@ -83,7 +83,7 @@ def _execute(conn: Connection, op: str, first: int, last: int, fetch_size: int) 
 def run_op(state: ConfigState, conn: Connection, op: str, k: int, rows: int, fetch_size: int) -> OpResult:
     """Measure one operation of ``k`` rows; the bytes come from the DBMS before the statement runs."""
     table, first, last = batch_range(op, k, rows)
-    count, nbytes, _, _ = query_one(conn, schema.measure_sql(state.dialect.family, table, first, last))
+    count, nbytes, _, _ = query_one(conn, schema.measure_sql(state.dialect, table, first, last))
     before = persons_bytes(state, conn)
     with measured(state, f"{op}_{k}") as timing:
         done = _execute(conn, op, first, last, fetch_size)

@@ -84,7 +84,7 @@ class CrudWorkload(Workload):
         t_all = time.perf_counter()
         conn = state.instance.connect()
         try:
-            state.instance.create_schema(conn, schema.create_all_sql(state.dialect.family), schema.TABLE_SPECS)
+            state.instance.create_schema(conn, schema.create_all_sql(state.dialect), schema.TABLE_SPECS)
             for table, path in (("persons", self.files / "persons.tbl"),
                                 ("persons_stage", self.files / f"persons_stage-{o.max_batch}.tbl")):
                 t0 = time.perf_counter()
@@ -108,7 +108,7 @@ class CrudWorkload(Workload):
 
     # checks ------------------------------------------------------------------------------------------
     def _digest(self, conn: "Connection", dialect: Dialect) -> tuple[int, ...]:
-        return tuple(int(v) for v in query_one(conn, schema.measure_sql(dialect.family, "persons", 1, self.options.rows)))
+        return tuple(int(v) for v in query_one(conn, schema.measure_sql(dialect, "persons", 1, self.options.rows)))
 
     def validate(self, state: ConfigState, rec: Recorder, ui: RunListener) -> list[str]:
         """Row count and a checksum of the loaded table, compared with the plain twin later."""
