@@ -99,6 +99,8 @@ class RunSection(BaseModel):
     restart_twins: bool | None = None
     # cache/data ratios swept one after the other (docs/memory.md); None: each engine's configured cache
     memory_ratio: list[float] | None = None
+    # a fault injected into one measured block's trials, e.g. "kill-node@50%" (docs/faults.md)
+    fault: str | None = None
 
     @field_validator("memory_ratio", mode="before")
     @classmethod

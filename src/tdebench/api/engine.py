@@ -179,6 +179,29 @@ class Instance(ThreatProbes, ABC):
         self.restart()
         return {**public(saved), **self.load_cache(saved)}
 
+    def client_nodes(self) -> int:
+        """How many nodes serve the workload's connections (a cluster: each of its nodes); 1: a single server."""
+        return 1
+
+    def connect_node(self, index: int, causal: bool = False) -> Connection:
+        """A connection to node ``index`` (0-based, below :meth:`client_nodes`; 0 is where :meth:`connect` goes);
+        ``causal``: its reads wait for every transaction committed on any node before them. Default: connect()."""
+        return self.connect()
+
+    def kill_node(self, number: int) -> None:
+        """SIGKILL node ``number`` of a cluster, as a crash would (engines declaring ``kill-node`` in
+        :attr:`Engine.faults`); :meth:`alive` stays True while the other nodes run."""
+        raise NotImplementedError(f"{type(self).__name__} has no nodes to kill")
+
+    def rejoin_node(self, number: int, full_transfer: bool = False) -> dict[str, Any]:
+        """Start a killed node again and return once it serves; ``full_transfer``: from an empty data directory.
+        Facts: at least ``transfer`` (how it caught up) and ``seconds_to_synced``."""
+        raise NotImplementedError(f"{type(self).__name__} has no nodes to rejoin")
+
+    def committed_count(self) -> int:
+        """Transactions committed so far as the server counts them (a fault's throughput meanwhile)."""
+        raise NotImplementedError(f"{type(self).__name__} does not count its commits")
+
     def destroy(self) -> None:
         """Stop and delete everything this instance created on disk (unless kept)."""
         self.stop()
@@ -413,6 +436,10 @@ class Engine(ABC):
     warm_restart: ClassVar[bool] = False
     #: nodes per instance of a cluster engine by default (``--nodes``, setting ``nodes``); 0: not a cluster
     cluster_nodes: ClassVar[int] = 0
+    #: the faults the runner may inject into its instances during a trial (``--fault``, :mod:`tdebench.api.faults`):
+    #: ``kill-node`` for instances that implement :meth:`Instance.kill_node`, :meth:`Instance.rejoin_node` and
+    #: :meth:`Instance.committed_count`; empty: ``--fault`` is refused for the engine
+    faults: ClassVar[tuple[str, ...]] = ()
     #: how the engine encrypts existing data in place while it serves (its instances implement
     #: :meth:`Instance.start_plain`, :meth:`Instance.switch_encryption`, :meth:`Instance.encryption_progress`);
     #: "" when it cannot (the ``encrypt`` workload is then refused before any work)
@@ -452,6 +479,10 @@ class Engine(ABC):
     def disk_footprint(self, spec: EncryptionSpec, settings: dict[str, str]) -> Footprint:
         """Disk one instance takes per byte of input data (the disk guard). Default: a generous guess."""
         return UNMEASURED
+
+    def check_fault(self, kind: str, node: int | None, config: Config) -> None:
+        """Raise UsageError if ``config``'s instance cannot suffer fault ``kind`` (of :attr:`faults`) on ``node``
+        (None: the engine's choice); called before any work. Default: nothing beyond :attr:`faults`."""
 
     def default_settings(self) -> dict[str, str]:
         """Settings every twin gets unless overridden with ``--server-setting``."""

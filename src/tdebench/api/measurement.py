@@ -10,7 +10,7 @@ COLUMNS = ("run_id", "block", "trial", "config", "engine", "encryption", "worklo
 #: columns a file written before schema version 3 lacks (read as empty)
 OPTIONAL_COLUMNS = ("round",)
 #: statuses a row can have (docs/result-format.md says what each means)
-STATUSES = ("ok", "failed", "timeout", "warmup", "missing", "aborted", "superseded")
+STATUSES = ("ok", "failed", "timeout", "warmup", "missing", "aborted", "superseded", "fault")
 
 
 def utc_now() -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.engine import Config
+from tdebench.api.faults import Fault, parse_fault
 from tdebench.api.regime import SUFFIX, parse_ratios
 from tdebench.encryption import parse_spec
 from tdebench.errors import UsageError
@@ -80,6 +81,8 @@ class RunPlan:
     restart_twins: bool | None = None
     #: cache/data ratios swept one after the other (:mod:`tdebench.api.regime`); empty: the configured caches
     memory_ratios: tuple[float, ...] = ()
+    #: a fault injected into one measured block's trials (``--fault``, :mod:`tdebench.api.faults`); None: none
+    fault: str | None = None
 
     def __post_init__(self) -> None:
         if not self.configs:
@@ -99,6 +102,26 @@ class RunPlan:
         if len(set(labels)) != len(labels):
             raise UsageError("two configurations have the same label", "list each engine/spec pair once")
         self.memory_ratios = parse_ratios(list(self.memory_ratios)) if self.memory_ratios else ()
+        self._check_fault()
+
+    def _check_fault(self) -> None:
+        """``--fault``: its text, a measured block of the plan, whole trials (the block schedule)."""
+        fault = self.fault_spec
+        if fault is None:
+            return
+        if self.schedule != "block":
+            raise UsageError("--fault needs whole trials (--schedule block): with interleaved slices a node's "
+                             "rejoin would run during the twins' slices too", "add --schedule block or leave "
+                             "--schedule out")
+        if self.memory_ratios or (not self.open_ended and fault.block > self.trials):
+            raise UsageError(f"--fault block={fault.block} is not a measured block of this run"
+                             f"{' (a memory sweep)' if self.memory_ratios else ''}",
+                             f"give block=1 to {self.trials}, or more --trials")
+
+    @property
+    def fault_spec(self) -> Fault | None:
+        """The parsed ``fault`` (UsageError for bad text)."""
+        return parse_fault(self.fault) if self.fault else None
         if self.memory_ratios and any(SUFFIX in label for label in labels):
             raise UsageError(f"a config label contains '{SUFFIX}', which marks the memory ratio of a row",
                              "rename the config")
@@ -243,6 +266,7 @@ class RunPlan:
             "pin": self.pin,
             "nice": self.nice,
             "restart_twins": self.restart_twins,
+            **({"fault": self.fault} if self.fault else {}),
         }
 
 
@@ -269,4 +293,4 @@ def plan_from_json(data: dict[str, Any]) -> RunPlan:
                    precision_metric=data.get("precision_metric") or "headline",
                    max_time=data.get("max_time"), max_trials=data.get("max_trials"), pin=bool(data.get("pin")),
                    nice=data.get("nice"), restart_twins=data.get("restart_twins"),
-                   memory_ratios=tuple(float(r) for r in data.get("memory_ratios") or ()))
+                   memory_ratios=tuple(float(r) for r in data.get("memory_ratios") or ()), fault=data.get("fault"))

@@ -140,6 +140,11 @@ class Workload(ABC):
         power total elapsed time); None: the workload has none, and ``--precision`` is refused."""
         return None
 
+    def planned_trial_seconds(self) -> float | None:
+        """How long one trial is planned to run (``--fault kill-node@50%`` kills that share into it); None:
+        unknown (the fault's time must then be given in seconds)."""
+        return None
+
     def replay(self, state: ConfigState, block: int) -> None:
         """On resume: bring a reloaded database to the state a completed trial of ``block`` left it in."""
 

@@ -120,7 +120,7 @@ def _plan_from_file(ctx: typer.Context, a: RunArgs) -> tuple[Any, Path | None]:
         ("keep_answers", a.keep_answers), ("data_dir", str(a.data_dir) if a.data_dir else None), ("tcp", a.tcp),
         ("keep", a.keep), ("memory_ratio", a.memory_ratio), ("schedule", a.schedule), ("repeat", a.repeat),
         ("precision", a.precision), ("precision_metric", a.precision_metric), ("max_time", a.max_time), ("max_trials", a.max_trials), ("pin", a.pin),
-        ("nice", a.nice), ("restart_twins", a.restart_twins)) if _given(ctx, name)}
+        ("nice", a.nice), ("restart_twins", a.restart_twins), ("fault", a.fault)) if _given(ctx, name)}
     ignored = [f"--{n.replace('_', '-')}" for n in ("workload", "engine", "encryption", "server_setting",
                                                      "encrypt_columns", "target", "nodes") if _given(ctx, n)]
     if ignored:
@@ -161,7 +161,7 @@ def _plan_from_flags(ctx: typer.Context, a: RunArgs) -> tuple[Any, Path | None]:
                "schedule": a.schedule, "repeat": a.repeat if a.repeat is not None else 1, "precision": a.precision,
                "precision_metric": a.precision_metric or "headline",
                "max_time": a.max_time, "max_trials": a.max_trials, "pin": a.pin, "nice": a.nice,
-               "restart_twins": a.restart_twins, "cache": a.cache, "reset": a.reset,
+               "restart_twins": a.restart_twins, "fault": a.fault, "cache": a.cache, "reset": a.reset,
                "query_timeout": a.query_timeout, "max_failures": a.max_failures, "seed": a.seed,
                "keep_answers": a.keep_answers, "data_dir": str(a.data_dir) if a.data_dir else None, "tcp": a.tcp,
                "keep": a.keep, "memory_ratio": a.memory_ratio, "workload": a.workload,

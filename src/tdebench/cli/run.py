@@ -146,12 +146,13 @@ def stopping_options(r: Any) -> dict[str, Any]:
 
     precision = None if r.precision is None else parse_precision(str(r.precision))
     max_time = None if r.max_time is None else parse_max_time(r.max_time)
-    schedule = r.schedule if r.schedule is not None else ("block" if r.cache == "cold" else DEFAULT_SCHEDULE)
+    whole = r.cache == "cold" or r.fault  # a fault's rejoin must not run during the twins' slices
+    schedule = r.schedule if r.schedule is not None else ("block" if whole else DEFAULT_SCHEDULE)
     trials = r.trials if r.trials is not None else (_pilot(r.workload, schedule) if precision is not None else 3)
     return {"trials": trials, "schedule": schedule, "repeat": r.repeat, "precision": precision,
             "precision_metric": r.precision_metric,
             "max_time": max_time, "max_trials": r.max_trials, "pin": r.pin, "nice": r.nice,
-            "restart_twins": r.restart_twins}
+            "restart_twins": r.restart_twins, "fault": r.fault}
 
 
 _DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h)?\s*", re.I)
@@ -229,10 +230,12 @@ def start_run(plan: RunPlan, target: Path, *, work_dir: Path | None, report: boo
     """Create the run directory with a first manifest (so that even an early interrupt is resumable), warn
     about leftovers of killed runs, and execute the plan."""
     from tdebench.runner.cleanup import leftover_warning
+    from tdebench.runner.faults import check_plan as check_fault
     from tdebench.runner.memory import check_plan
     from tdebench.runner.precision import check_run_options
 
     check_run_options(plan)
+    check_fault(plan)  # --fault: engines that declare it, a node that exists
     check_plan(plan)  # --memory-ratio: engines that can size their cache, and room for the largest ratio
     rundir = RunDirectory.create(target)
     rundir.write_manifest(new_manifest(rundir.path.name, plan.to_json(), [redact(a) for a in sys.argv]))

@@ -105,6 +105,10 @@ class RunArgs:
         "every twin's server before every measured block, keeping its cache, so that no one server process's "
         "layout in memory decides a comparison \\[default: on with --schedule query and a warm cache on engines "
         "that can].", show_default=False)] = None
+    fault: Annotated[Optional[str], typer.Option(help="Inject a fault into the trials of one measured block: "
+        "kill-node@50% (or @20s) kills a node of every config's cluster that far into its trial and rejoins it by "
+        "IST; add ,block=N ,node=K ,rejoin=sst. The trial is flagged and left out of the intervals "
+        "(docs/faults.md). Implies --schedule block.", show_default=False)] = None
     memory_ratio: Annotated[Optional[str], typer.Option(
         help="Sweep each engine's cache (buffer pool, shared_buffers, page cache) as ratios of the loaded data, "
              "e.g. 0.05,0.25,1,2; each ratio runs its own warm-up and trials.", show_default=False)] = None

@@ -11,6 +11,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 from statistics import median
+from typing import Any
 
 from rich.console import Console, Group
 from rich.table import Table
@@ -289,3 +290,24 @@ def print_summary(run_dir: Path, console: Console, rs: RunSummary | None = None)
     for line in label_warnings(run_dir):
         console.print(f"WARNING: {line}", style="bold red", markup=False, highlight=False, soft_wrap=True)
     console.print(build_summary(run_dir, rs))
+    for line in fault_lines(rs.manifest if rs is not None else _manifest(run_dir)):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _manifest(run_dir: Path) -> dict[str, Any]:
+    try:
+        return json.loads((run_dir / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def fault_lines(manifest: dict[str, Any]) -> list[str]:
+    """One line per trial ``--fault`` hit: how the node came back, and that the trial is flagged."""
+    out = []
+    for f in manifest.get("faults") or []:
+        how = (f"rejoined by {f.get('transfer')} in {f.get('seconds_to_synced')} s" if f.get("injected")
+               else f.get("error") or f.get("note") or "not injected")
+        flag = "flagged, left out of n and of the intervals" if f.get("flagged") else "not flagged"
+        out.append(f"fault: {f.get('config')} block {f.get('block')}: {f.get('fault')}: {f.get('node')} {how}; "
+                   f"trial {flag}")
+    return out

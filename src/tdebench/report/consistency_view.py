@@ -46,6 +46,7 @@ class ConsistencyTable:
     conditions: list[int]
     counts: dict[tuple[int, str], list[float]] = field(default_factory=dict)
     seconds: dict[str, list[float]] = field(default_factory=dict)
+    nodes: dict[str, list[float]] = field(default_factory=dict)  # a cluster's nodes differing from node 1
 
 
 def consistency_tables(rs: RunSummary) -> list[ConsistencyTable]:
@@ -61,6 +62,8 @@ def consistency_tables(rs: RunSummary) -> list[ConsistencyTable]:
                 t.counts.setdefault((int(match.group(1)), row.config), []).append(row.value)
             elif row.metric == "elapsed":
                 t.seconds.setdefault(row.config, []).append(row.value)
+            elif row.metric == "nodes_differing":
+                t.nodes.setdefault(row.config, []).append(row.value)
         if t.counts:
             t.conditions = sorted({n for n, _ in t.counts})
             t.configs = [c for c in es.configs if any((n, c) in t.counts for n in t.conditions)]
@@ -90,6 +93,11 @@ def _rows(t: ConsistencyTable) -> list[tuple[list[str], list[bool | None]]]:
     for n in t.conditions:
         cells = [cell(t.counts.get((n, c))) for c in t.configs]
         out.append(([str(n), CONDITION_TEXTS.get(n, "")] + [text for text, _ in cells], [ok for _, ok in cells]))
+    nodes = [t.nodes.get(c) for c in t.configs]
+    if any(nodes):
+        cells = [cell(v) for v in nodes]
+        out.append((["nodes", "every node's row counts and column sums = node 1's"] + [x for x, _ in cells],
+                    [ok for _, ok in cells]))
     out.append((["", "time the check took"] + [_seconds(t.seconds.get(c)) for c in t.configs],
                 [None] * len(t.configs)))
     return out

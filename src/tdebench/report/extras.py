@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from tdebench.api.regime import ratio_of
 from tdebench.report.mdkit import md_table
-from tdebench.report import aes3des, backups_view, consistency_view, steps, storage_view
+from tdebench.report import aes3des, backups_view, consistency_view, faults_view, steps, storage_view
 from tdebench.report.counters_view import fmt_hit
 from tdebench.report.floor import ESTIMATED, CipherTable, EngineFloor, FloorRow, cipher_table, engine_floors
 from tdebench.report.fmt import DASH, fmt_bytes, fmt_ci, fmt_pct, fmt_value
@@ -19,7 +19,7 @@ from tdebench.report.htmlkit import Col, Safe, join, table, tag
 from tdebench.report.model import RunSummary
 from tdebench.report.texts import RATIO_METHOD
 
-NAV = [("operations", "Per operation"), ("consistency", "TPC-C consistency"), ("backups", "Backups"),
+NAV = [("operations", "Per operation"), ("faults", "Faults"), ("consistency", "TPC-C consistency"), ("backups", "Backups"),
        ("storage", "Storage"), ("cipher-floor", "Cipher floor"), ("aes-3des", "AES vs 3DES")]
 
 
@@ -137,6 +137,8 @@ def html_sections(rs: RunSummary) -> list[Safe]:
     out = []
     if x.step_tables:
         out.append(steps.html_section(x.step_tables))
+    if faults_view.entries(rs):
+        out.append(faults_view.html_section(rs))
     if x.consistency:
         out.append(consistency_view.html_section(x.consistency))
     if x.backups:
@@ -155,6 +157,7 @@ def md_lines(rs: RunSummary) -> list[str]:
     x = compute(rs)
     out: list[str] = []
     out += steps.md_lines(x.step_tables)
+    out += faults_view.md_lines(rs) if faults_view.entries(rs) else []
     out += consistency_view.md_lines(x.consistency) if x.consistency else []
     out += backups_view.md_lines(x.backups) if x.backups else []
     out += storage_view.md_lines(x.storage)

@@ -11,6 +11,7 @@ from pathlib import Path
 from tdebench.report.fmt import fmt_csv
 from tdebench.stats.analysis import Analysis
 from tdebench.stats.describe import SUMMARY_FIELDS
+from tdebench.stats.load import SeriesKey
 from tdebench.stats.overhead import OVERHEAD_FIELDS
 
 ANOVA_FIELDS = ("engine", "workload", "test", "step", "metric", "configs", "n", "f_stat",
@@ -53,7 +54,10 @@ def anova_rows(a: Analysis) -> list[dict[str, object]]:
 LABEL_FIELDS = ("label_status", "plain_label_status")  # confirmed / overridden / unverifiable (results.labels)
 #: columns added after the label columns (columns are only ever appended)
 LATER_FIELDS = ("pairing_unit",)
-OVERHEAD_COLUMNS = (*(f for f in OVERHEAD_FIELDS if f not in LATER_FIELDS), *LABEL_FIELDS, *LATER_FIELDS)
+#: trials flagged by --fault (docs/faults.md): not in n and not in the interval, counted here
+FAULT_FIELDS = ("n_faulted", "n_faulted_plain")
+OVERHEAD_COLUMNS = (*(f for f in OVERHEAD_FIELDS if f not in LATER_FIELDS), *LABEL_FIELDS, *LATER_FIELDS,
+                    *FAULT_FIELDS)
 
 
 def write_tables(a: Analysis, out_dir: Path, labels: Mapping[str, str] | None = None) -> list[Path]:
@@ -63,12 +67,19 @@ def write_tables(a: Analysis, out_dir: Path, labels: Mapping[str, str] | None = 
     the config (empty where unknown).
     """
     labels = labels or {}
+    faulted = a.measurements.faulted
+
+    def flagged(o: object, config: str) -> int:
+        return faulted.get(SeriesKey(o.engine, config, o.workload, o.test, o.step, o.metric), 0)  # type: ignore[attr-defined]
+
     overheads = ({**o.as_row(), "label_status": labels.get(o.config, ""),
-                  "plain_label_status": labels.get(o.plain_config, "")} for o in a.overheads)
-    summaries = ({**s.as_row(), "label_status": labels.get(s.key.config, "")} for s in a.summaries.values())
+                  "plain_label_status": labels.get(o.plain_config, ""), "n_faulted": flagged(o, o.config),
+                  "n_faulted_plain": flagged(o, o.plain_config)} for o in a.overheads)
+    summaries = ({**s.as_row(), "label_status": labels.get(s.key.config, ""), "n_faulted": faulted.get(s.key, 0)}
+                 for s in a.summaries.values())
     paths = [
         write_text(out_dir / "overhead.csv", to_csv(OVERHEAD_COLUMNS, overheads)),
-        write_text(out_dir / "summary.csv", to_csv((*SUMMARY_FIELDS, "label_status"), summaries)),
+        write_text(out_dir / "summary.csv", to_csv((*SUMMARY_FIELDS, "label_status", "n_faulted"), summaries)),
     ]
     if a.anovas:
         paths.append(write_text(out_dir / "anova.csv", to_csv(ANOVA_FIELDS, anova_rows(a))))

@@ -218,4 +218,7 @@ def measurement_counts(rs: RunSummary) -> str:
     failed, timeouts = sum(m.failed.values()), sum(m.timeouts.values())
     text = (f"{len(m.rows)} values kept; {m.warmup_rows} warm-up values discarded; "
             f"{failed} failed, {timeouts} timed out")
+    faulted = sum(m.faulted.values())
+    text += f"; {faulted} values of trials flagged by a fault (shown under Faults, not in the intervals)" if faulted \
+        else ""
     return text + (f"; {m.skipped_rows} rows unreadable or with an unknown status" if m.skipped_rows else "")

@@ -47,6 +47,7 @@ from tdebench.runner.precision import BlockSequence, precision_series
 from tdebench.runner.schedule import QuerySchedule
 from tdebench.runner.memory import MemoryRegimes
 from tdebench.runner.restarts import TwinRestarts
+from tdebench.runner.faults import FaultRunner
 from tdebench.api.events import RunListener
 from tdebench.runner.ownership import Ownership, socket_dirs
 from tdebench.runner.progress import RunProgress
@@ -103,6 +104,7 @@ class Orchestrator:
         self.schedule = QuerySchedule(self) if plan.schedule == "query" else None
         self.regimes = MemoryRegimes(plan)  # --memory-ratio (runner/memory.py)
         self.restarts = TwinRestarts(plan, self.engines, self.manifest)  # --restart-twins
+        self.faults = FaultRunner(plan, self.manifest, lambda text: self.ui.message(text))  # --fault
 
     # ------------------------------------------------------------------------------------------
     def execute(self) -> RunOutcome:
@@ -177,6 +179,7 @@ class Orchestrator:
             engine.check_tables(config, tables)
             self.workload.check_engine(config.label, engine)
         self.regimes.check_before_work(self.engines, self.workload.estimated_input_bytes())
+        self.faults.check(self.workload.planned_trial_seconds())
         self._work_root().mkdir(parents=True, exist_ok=True)
         if self.disk_check:  # before generating data: an absurd scale factor is refused at once
             self._check_space({})
@@ -384,8 +387,8 @@ class Orchestrator:
         try:
             if self.guarded(state, results, lambda: self._prepare(state, rec)):
                 watch = self.watch(state)
-                self.guarded(state, results, lambda: results.__setitem__(
-                    label, self.workload.trial(state, block.number, rec)))
+                self.guarded(state, results, lambda: results.__setitem__(label, self.faults.trial(
+                    state, block, rec, lambda: self.workload.trial(state, block.number, rec), self.workload.headline())))
         finally:
             self.progress.finish()
             self.ui.task_finished("trial")

@@ -2,7 +2,8 @@
 
 Only rows with status ``ok`` outside the warm-up block (block 0) are kept for statistics.
 Warm-up rows are counted and discarded; ``failed`` and ``timeout`` rows are counted per
-series so that reports can say "n failed".
+series so that reports can say "n failed"; ``fault`` rows (a trial flagged by ``--fault``, docs/faults.md)
+are counted per series and left out of every interval and test.
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ class Measurements:
     rows: list[Row]
     failed: Counter[SeriesKey] = field(default_factory=Counter)
     timeouts: Counter[SeriesKey] = field(default_factory=Counter)
+    faulted: Counter[SeriesKey] = field(default_factory=Counter)
     warmup_rows: int = 0
     skipped_rows: int = 0
     run_ids: tuple[str, ...] = ()
@@ -176,6 +178,8 @@ def parse_rows(records: Iterable[Mapping[str, str]]) -> Measurements:
             m.failed[key] += 1
         elif status == "timeout":
             m.timeouts[key] += 1
+        elif status == "fault":
+            m.faulted[key] += 1
         elif status == "ok" and block is not None:
             _keep(m, rec, key, block)
         else:

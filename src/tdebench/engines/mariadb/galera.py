@@ -33,7 +33,7 @@ from tdebench.engines.mariadb.galera_rejoin import GaleraRejoin
 from tdebench.engines.mariadb.galera_status import GaleraFacts
 from tdebench.engines.mariadb.support import traversable_by
 from tdebench.engines.toolkit.process import own_path
-from tdebench.errors import EnvironmentProblem
+from tdebench.errors import EnvironmentProblem, UsageError
 
 
 class GaleraEngine(MariadbEngine):
@@ -44,6 +44,7 @@ class GaleraEngine(MariadbEngine):
                    "MariaDB data-at-rest encryption on every node")
     warm_restart = False  # a cluster restart rebuilds the joiners' state: no cache survives as it was
     cluster_nodes = gs.DEFAULT_NODES
+    faults = ("kill-node",)  # GaleraRejoin: kill_node, rejoin_node, committed_count
 
     def check_available(self) -> None:
         super().check_available()
@@ -57,6 +58,17 @@ class GaleraEngine(MariadbEngine):
                              check=False, timeout=30)
         galera = out.stdout.strip() or "version unknown"
         return f"{super().version()} + {gs.PACKAGE} {galera}"
+
+    def check_fault(self, kind: str, node: int | None, config: Config) -> None:
+        """``kill-node``: a node 2..N of a cluster that keeps its quorum without it (3 nodes or more)."""
+        nodes = gs.node_count({**gs.OWN, **config.settings})
+        if nodes < 3:
+            raise UsageError(f"--fault {kind}: a node killed out of {nodes} leaves '{config.label}' without a quorum "
+                             "(the other node turns non-Primary and refuses every statement until it is back)",
+                             "give --nodes 3 or more")
+        if node is not None and not 2 <= node <= nodes:
+            raise UsageError(f"--fault node={node}: '{config.label}' has nodes 1 to {nodes} and node 1 serves the "
+                             "workload", f"give node=2 to {nodes}, or leave node= out (the last node)")
 
     def default_settings(self) -> dict[str, str]:
         return {**gs.NODE_DEFAULTS, **gs.OWN}
@@ -147,6 +159,7 @@ class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
         self.cluster_link = Path(workdir) / config.label
         self.cluster_root: Path | None = None
         self.peers = [GaleraNode(config, workdir, engine, database, i, ports) for i in range(1, count)]
+        self.down: set[int] = set()
         for peer in self.peers:
             peer.share(self)
 
@@ -194,6 +207,7 @@ class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
             super().start()
             for peer in self.peers:
                 self._start_peer(peer)
+            self.down.clear()
         except BaseException:
             self._stop_peers(discard=True)
             raise
@@ -241,11 +255,24 @@ class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
     def load_cache(self, saved: dict[str, Any]) -> dict[str, Any]:
         raise NotImplementedError(f"{type(self).__name__} cannot restart keeping its cache")
 
+    def client_nodes(self) -> int:
+        return len(self.nodes)
+
+    def connect_node(self, index: int, causal: bool = False) -> Any:
+        """Node ``index``'s connection; ``causal``: ``wsrep_sync_wait = 1``, so its reads wait until the node has
+        applied every write set the cluster committed before them (other nodes apply write sets asynchronously)."""
+        conn = MariadbInstance.connect(self.nodes[index])
+        if causal:
+            cur = conn.cursor()
+            cur.execute("SET SESSION wsrep_sync_wait = 1")
+        return conn
+
     def running(self) -> bool:
         return all(MariadbInstance.running(n) for n in self.nodes)
 
     def alive(self) -> bool:
-        return self.running()
+        """Every node runs but those killed on purpose (a fault in a trial) and not rejoined yet."""
+        return all(MariadbInstance.running(n) for k, n in enumerate(self.nodes, 1) if k not in self.down)
 
     def stop(self) -> None:
         """Joiners first, node 1 last: node 1 then holds the last state and may bootstrap the next start."""

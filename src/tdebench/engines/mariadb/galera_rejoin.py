@@ -55,6 +55,8 @@ class GaleraRejoin:
 
     nodes: list[Any]
     config: Any
+    #: numbers of the nodes killed and not yet rejoined (the cluster stays alive without them)
+    down: set[int]
 
     def _joiner(self, number: int) -> Any:
         if not 2 <= number <= len(self.nodes):
@@ -65,6 +67,7 @@ class GaleraRejoin:
     def kill_node(self, number: int) -> None:
         """SIGKILL node ``number`` (2..N) and every process of its tree, as a crash would."""
         node = self._joiner(number)
+        self.down.add(number)
         server, node._server = node._server, None
         node.close_counters()
         if server is not None:
@@ -93,6 +96,7 @@ class GaleraRejoin:
             node.start_position = ""
         self._wait_synced(node, started + SYNC_TIMEOUT)
         seconds = time.monotonic() - started
+        self.down.discard(number)
         with open(node.log_path, "rb") as handle:
             handle.seek(since)
             text = handle.read().decode(errors="replace")
@@ -100,6 +104,17 @@ class GaleraRejoin:
         return {"node": node.node_name, "transfer": transfer_kind(text), "seconds_to_synced": round(seconds, 3),
                 "full_transfer_forced": full_transfer, "position_recovered": position or None,
                 "files_received": len(files)}
+
+    def committed_count(self) -> int:
+        """Write sets the cluster has committed (node 1's ``wsrep_last_committed``: every node's commits)."""
+        conn = self.nodes[0]._connect(timeout=10, use_database=False)
+        try:
+            cur = conn.cursor()
+            cur.execute("SHOW GLOBAL STATUS LIKE 'wsrep_last_committed'")
+            row = cur.fetchone()
+        finally:
+            close_quietly(conn)
+        return int(row[1]) if row else 0
 
     @staticmethod
     def _wait_synced(node: Any, deadline: float) -> None:

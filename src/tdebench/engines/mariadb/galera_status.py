@@ -53,6 +53,7 @@ class GaleraFacts:
     nodes: list[Any]
     config: Any
     _counter_conn: Any
+    down: set[int]
 
     # per node ------------------------------------------------------------------------------------------
     def node_status(self, node: Any) -> dict[str, Any]:
@@ -112,7 +113,9 @@ class GaleraFacts:
         over the nodes, read through a connection of each node)."""
         out = super().counters()  # type: ignore[misc]
         cert = paused = 0
-        for node in self.nodes:
+        for number, node in enumerate(self.nodes, 1):
+            if number in self.down:  # killed by a fault and not rejoined: its counters restart with it
+                continue
             conn = node._connect(timeout=5, use_database=False)
             try:
                 cur = conn.cursor()

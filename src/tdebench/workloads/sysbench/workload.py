@@ -165,6 +165,10 @@ class SysbenchWorkload(Workload):
                 f"sysbench-block{trial.block:03d}-{test}-vu{threads}-slices.csv")
         append_series(path, report, round)
 
+    def planned_trial_seconds(self) -> float:
+        """Ramp-up and measured time of every test and thread count."""
+        return len(self.opts.tests) * len(self.opts.vus) * (self.opts.rampup + self.opts.duration)
+
     def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
         rec.workload = self.name
         result = TrialResult()

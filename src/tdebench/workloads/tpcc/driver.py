@@ -102,11 +102,13 @@ class StepResult:
         return path
 
 
-def vu_configs(opts: TpccOptions, vus: int, seed: int, procedures: bool) -> list[VuConfig]:
-    """VU i gets home warehouse (i mod W) + 1, as HammerDB assigns them."""
+def vu_configs(opts: TpccOptions, vus: int, seed: int, procedures: bool, nodes: int = 1) -> list[VuConfig]:
+    """VU i gets home warehouse (i mod W) + 1, as HammerDB assigns them; with ``spread = all`` it connects to node
+    (i mod N) + 1 of the ``nodes`` that serve clients (round-robin), else to node 1."""
+    spread = nodes if opts.spread == "all" else 1
     return [VuConfig(i, Terminal(i % opts.warehouses + 1, opts.warehouses), seed * 1000 + i, opts.rampup,
                      opts.duration, opts.keying_thinking, opts.think_scale, opts.max_retries, opts.lock_wait,
-                     procedures) for i in range(vus)]
+                     procedures, i % spread) for i in range(vus)]
 
 
 def _receive(pipes: dict[Any, int], want: str, deadline: float, out: dict[int, Any]) -> None:
@@ -142,7 +144,8 @@ def run_step(instance: Instance, dialect: Dialect, opts: TpccOptions, vus: int, 
     result = StepResult(vus, opts.duration)
     procs, pipes = [], {}
     try:
-        for cfg in vu_configs(opts, vus, seed, resolve_mode(opts.mode, dialect) == "procedures"):
+        for cfg in vu_configs(opts, vus, seed, resolve_mode(opts.mode, dialect) == "procedures",
+                              instance.client_nodes()):
             receiver, sender = ctx.Pipe(duplex=False)
             proc = ctx.Process(target=vu_main, args=(instance, dialect, cfg, sender, go, start, abort),
                                name=f"tdebench-tpcc-vu{cfg.index + 1}", daemon=True)

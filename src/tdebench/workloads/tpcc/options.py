@@ -83,6 +83,9 @@ class TpccOptions(WorkloadOptions):
     # procedures: one stored-procedure call per transaction (HammerDB's way; MariaDB, PostgreSQL);
     # statements: client-side SQL (the only mode on SQLite); auto: procedures where available
     mode: Literal["auto", "procedures", "statements"] = "auto"
+    # clusters: one (every VU on node 1) or all (VU i on node (i mod N) + 1, round-robin; certification
+    # conflicts between nodes then count as deadlocks and are retried). Single servers have one node.
+    spread: Literal["one", "all"] = "one"
 
     @field_validator("vus", mode="before")
     @classmethod

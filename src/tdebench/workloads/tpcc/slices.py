@@ -42,7 +42,7 @@ class VuPool:
         self.pipes: dict[Any, int] = {}
         procedures = resolve_mode(opts.mode, dialect) == "procedures"
         try:
-            for cfg in vu_configs(opts, vus, seed, procedures):
+            for cfg in vu_configs(opts, vus, seed, procedures, instance.client_nodes()):
                 parent, child = ctx.Pipe(duplex=True)
                 proc = ctx.Process(target=vu_serve, args=(instance, dialect, cfg, child, self.abort),
                                    name=f"tdebench-tpcc-vu{cfg.index + 1}", daemon=True)

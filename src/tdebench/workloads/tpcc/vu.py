@@ -44,6 +44,7 @@ class VuConfig:
     max_retries: int = 20
     lock_wait: float = 50.0
     procedures: bool = False
+    node: int = 0  # the node it connects to (0-based; a cluster's, with spread = all)
 
 
 @dataclass
@@ -197,13 +198,18 @@ def run_mix(s: Session, cfg: VuConfig, start: float, res: VuResult, abort: Any) 
     Mix(cfg).run(s, start, start + cfg.rampup, start + cfg.rampup + cfg.duration, res, abort)
 
 
+def connect(instance: Instance, cfg: VuConfig) -> Any:
+    """The virtual user's connection: to node 1 (``connect()``), or to its node of a cluster."""
+    return instance.connect() if cfg.node == 0 else instance.connect_node(cfg.node)
+
+
 def vu_main(instance: Instance, dialect: Dialect, cfg: VuConfig, channel: Any, go: Any, start: Any, abort: Any) -> None:
     """Entry point of a virtual-user process: connect, report ready, run, report the result."""
     res = VuResult(cfg.index)
     session = None
     try:
         detach_signals()
-        session = Session(instance.connect(), dialect, cfg.lock_wait, cfg.procedures)
+        session = Session(connect(instance, cfg), dialect, cfg.lock_wait, cfg.procedures)
         channel.send(("ready", os.getpid()))
         go.wait()
         if not abort.is_set():
@@ -228,7 +234,7 @@ def vu_serve(instance: Instance, dialect: Dialect, cfg: VuConfig, channel: Any, 
     session = None
     try:
         detach_signals()
-        session = Session(instance.connect(), dialect, cfg.lock_wait, cfg.procedures)
+        session = Session(connect(instance, cfg), dialect, cfg.lock_wait, cfg.procedures)
         mix = Mix(cfg)
         channel.send(("ready", os.getpid()))
         while True:

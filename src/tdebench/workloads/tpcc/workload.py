@@ -12,7 +12,8 @@ own ramp-up. Measurements (test ``tpcc``):
 * step ``vuN.<kind>`` for kind in new_order, payment, order_status, delivery, stock_level:
   ``latency_p50``, ``latency_p95``, ``latency_p99``, ``latency_mean``, ``latency_max`` (s) and ``count``;
 * step ``consistency``: ``condition_N_violations`` for every TPC-C consistency condition checked (1-10 and 12;
-  a violation fails the trial) and ``elapsed`` (seconds the check took).
+  a violation fails the trial) and ``elapsed`` (seconds the check took); on a cluster also ``nodes_checked`` and
+  ``nodes_differing`` (nodes whose row counts and column sums differ from node 1's; one fails the trial).
 
 The per-second throughput of each step goes to ``samples/<config>/tpcc-block<NNN>-vu<N>.csv``.
 
@@ -44,6 +45,7 @@ from tdebench.workloads.tpcc.consistency import check_instance
 from tdebench.workloads.tpcc.datagen import ensure_data
 from tdebench.workloads.tpcc.driver import StepResult, run_step
 from tdebench.workloads.tpcc.loader import load_tpcc
+from tdebench.workloads.tpcc.nodes import differences, node_digests
 from tdebench.workloads.tpcc.options import parse_options
 from tdebench.workloads.tpcc.procs import has_procedures, resolve_mode
 from tdebench.workloads.tpcc.session import RETRY_KINDS
@@ -109,6 +111,11 @@ def check_consistency(instance: Instance, rec: Recorder) -> list[str]:
         rec.add(TEST, "consistency", f"{condition}_violations", violations.count, "count")
         if violations:
             failures.append(f"TPC-C consistency {condition.replace('_', ' ')} violated: {violations.summary()}")
+    if instance.client_nodes() > 1:  # a cluster: every node holds node 1's data
+        differ = differences(node_digests(instance))
+        rec.add(TEST, "consistency", "nodes_checked", instance.client_nodes(), "count")
+        rec.add(TEST, "consistency", "nodes_differing", len(differ), "count")
+        failures += [f"TPC-C data of the cluster's nodes: {d}" for d in differ]
     return failures
 
 
@@ -195,6 +202,10 @@ class TpccWorkload(Workload):
         finally:
             conn.close()
         return failures
+
+    def planned_trial_seconds(self) -> float:
+        """Ramp-up and measured time of every virtual-user step (the consistency check comes after)."""
+        return len(self.opts.vus) * (self.opts.rampup + self.opts.duration)
 
     def headline(self) -> tuple[str, str, str]:
         """TPM at the largest virtual-user count."""
