@@ -102,7 +102,7 @@ class GaleraFacts:
     def settings(self) -> dict[str, Any]:
         out = super().settings()  # type: ignore[misc]
         out["nodes"] = len(self.nodes)
-        out["workload_connects_to"] = "node 1 only"
+        out["workload_connects_to"] = "node 1, or every node where the workload spreads (tpcc/sysbench spread=all)"
         out["sst_method"] = f"{self.sst} (as the service user)"
         out["gcache_size"] = self.config.settings.get("gcache_size", "64M")
         out["listen"] = "127.0.0.1 (tcp), one port set per node"

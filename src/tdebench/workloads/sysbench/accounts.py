@@ -74,6 +74,18 @@ def _mariadb_create(conn: Any, password: str) -> dict[str, str]:
             "mysql-db": str(database)}
 
 
+def _node_sockets(instance: Instance) -> list[str]:
+    """Every node's socket (the account, made on node 1, reaches the others by replication)."""
+    out = []
+    for index in range(instance.client_nodes()):
+        conn = instance.connect_node(index)
+        try:
+            out.append(str(_query(conn, "SELECT @@socket")[0]))
+        finally:
+            conn.close()
+    return out
+
+
 def _mariadb_drop(conn: Any) -> None:
     cur = conn.cursor()
     cur.execute(f"DROP USER IF EXISTS '{USER}'@'localhost'")
@@ -111,9 +123,10 @@ _ACCOUNT_SQL = (("mysql", _mariadb_create, _mariadb_drop), ("postgres", _postgre
 
 
 @contextmanager
-def sysbench_account(instance: Instance, protocol: str) -> Iterator[Account]:
+def sysbench_account(instance: Instance, protocol: str, spread: bool = False) -> Iterator[Account]:
     """An account for sysbench on ``instance`` (a server speaking ``protocol``: ``mysql`` or ``postgres``) that
-    exists only inside the ``with`` block."""
+    exists only inside the ``with`` block; ``spread``: sysbench's threads connect round-robin to every node of a
+    cluster (its socket list), else to node 1."""
     create, drop = next((c, d) for p, c, d in _ACCOUNT_SQL if p == protocol)
     password = generate_password(24)
     conn = instance.connect()
@@ -121,6 +134,8 @@ def sysbench_account(instance: Instance, protocol: str) -> Iterator[Account]:
         options = create(conn, password)
     finally:
         conn.close()
+    if spread and instance.client_nodes() > 1 and "mysql-socket" in options:
+        options["mysql-socket"] = ",".join(_node_sockets(instance))
     try:
         yield Account(options)
     finally:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -28,6 +28,8 @@ class SysbenchOptions(WorkloadOptions):
     # the interleaved schedule (--schedule query): seconds per measured slice (one sysbench run each); None: the
     # default (workloads/slicing.py); each test and thread count then runs ceil(duration / slice) rounds per block
     slice: float | None = None
+    # clusters: one (every thread on node 1) or all (sysbench's threads round-robin over every node's socket)
+    spread: Literal["one", "all"] = "one"
 
     @field_validator("tests", mode="before")
     @classmethod

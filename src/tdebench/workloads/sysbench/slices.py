@@ -43,7 +43,8 @@ class SlicedSysbenchTrial(SteppedTrial):
 
     def begin(self) -> None:
         """A sysbench account on the instance for the whole block."""
-        self._account_cm = sysbench_account(self.state.instance, self.state.dialect.protocol)
+        self._account_cm = sysbench_account(self.state.instance, self.state.dialect.protocol,
+                                            self.opts.spread == "all")
         self.account = self._account_cm.__enter__()
 
     def _seed(self, threads: int, round: int) -> int:

@@ -172,7 +172,7 @@ class SysbenchWorkload(Workload):
     def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
         rec.workload = self.name
         result = TrialResult()
-        with sysbench_account(state.instance, state.dialect.protocol) as account:
+        with sysbench_account(state.instance, state.dialect.protocol, self.opts.spread == "all") as account:
             for test in self.opts.tests:
                 for threads in self.opts.vus:
                     self._step(state, block, rec, result, account, test, threads)
