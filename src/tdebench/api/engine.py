@@ -480,6 +480,11 @@ class Engine(ABC):
         """Disk one instance takes per byte of input data (the disk guard). Default: a generous guess."""
         return UNMEASURED
 
+    def variant(self, settings: dict[str, str]) -> str:
+        """A word added to the labels of configs whose ``settings`` make them a variant of the same spec (e.g.
+        ``tls``: a cluster replicating over TLS), so that both variants can run side by side; "" (default): none."""
+        return ""
+
     def check_fault(self, kind: str, node: int | None, config: Config) -> None:
         """Raise UsageError if ``config``'s instance cannot suffer fault ``kind`` (of :attr:`faults`) on ``node``
         (None: the engine's choice); called before any work. Default: nothing beyond :attr:`faults`."""

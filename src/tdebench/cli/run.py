@@ -105,7 +105,9 @@ def plan_from_experiment(experiment: Experiment) -> RunPlan:
         given = {k.lower(): str(v).lower() if isinstance(v, bool) else str(v) for k, v in section.settings.items()}
         merged = {**engine.default_settings(), **engine.plan_settings(specs), **given}
         engine.validate_settings(merged)
-        configs.extend(Config(engine.name, spec, dict(merged), tcp=r.tcp, keep=r.keep, name=name)
+        variant = engine.variant(merged)  # e.g. galera transport=tls: galera-none-tls
+        configs.extend(Config(engine.name, spec, dict(merged), tcp=r.tcp, keep=r.keep,
+                              name=name or (f"{engine.name}-{spec.label}-{variant}" if variant else ""))
                        for spec, name in zip(specs, twin_names(engine.name, specs)))
     check_workload_plan(r.workload, options, configs, r.reset)
     extra = {"seed": r.seed} if r.seed is not None else {}

@@ -491,6 +491,19 @@ def network_row(instance: Instance) -> Row:
                f"receive every row in clear, decrypted by the server; {own}", t)
 
 
+def replication_transport_rows(instance: Instance) -> list[Row]:
+    """A cluster's traffic between its nodes (``transport_security()['replication']``); no row for single servers."""
+    t = instance.transport_security() or {}
+    rep = t.get("replication")
+    if not isinstance(rep, dict):
+        return []
+    what = str(rep.get("what", "write sets between the nodes"))
+    if rep.get("tls"):
+        return [Row("replication", PROTECTED, f"TLS between the nodes ({rep.get('settings')}): {what}", rep)]
+    return [Row("replication", EXPOSED, f"no TLS between the nodes ({rep.get('settings')}): {what} cross in clear, "
+                "whatever the tables' encryption", rep)]
+
+
 # all rows -------------------------------------------------------------------------------------------
 def all_rows(instance: Instance, at_rest: dict[str, Any], needles: Needles, backup_note: str) -> list[Row]:
     """Every row of a local instance, in the order that lets each check see the others' traces."""
@@ -512,6 +525,10 @@ def all_rows(instance: Instance, at_rest: dict[str, Any], needles: Needles, back
     rows.append(guarded("swap_core", lambda: swap_core_row(instance), scrub))
     rows.append(guarded("select_user", lambda: select_user_row(instance, needles), scrub))
     rows.append(guarded("network", lambda: network_row(instance), scrub))
+    try:
+        rows += replication_transport_rows(instance)
+    except Exception as exc:  # noqa: BLE001 - one failing probe must not hide the other rows
+        rows.append(Row("replication", NOT_CHECKED, f"the check failed: {scrub(f'{type(exc).__name__}: {exc}')[:300]}"))
     return rows
 
 

@@ -30,9 +30,10 @@ ATTACKERS: dict[str, tuple[str, str]] = {
     "swap_core": ("swap and core dumps", "swap and core dumps"),
     "select_user": ("a database user with SELECT", "a database user with SELECT"),
     "network": ("an observer of the network", "a network observer"),
+    "replication": ("an observer of the network between a cluster's nodes", "the traffic between the nodes"),
 }
 ORDER = ("data_dir", "redo_log", "gcache", "state_transfer", "disk", "live_host", "backups", "statement_log",
-         "temp_files", "swap_core", "select_user", "network")
+         "temp_files", "swap_core", "select_user", "network", "replication")
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from tdebench.engines.mariadb.counters import buffer_pool_bytes
 from tdebench.engines.mariadb.engine import MariadbEngine, MariadbInstance
 from tdebench.engines.mariadb.galera_rejoin import GaleraRejoin
 from tdebench.engines.mariadb.galera_status import GaleraFacts
+from tdebench.engines.mariadb.galera_tls import TlsFiles, make_tls, remove_tls
 from tdebench.engines.mariadb.support import traversable_by
 from tdebench.engines.toolkit.process import own_path
 from tdebench.errors import EnvironmentProblem, UsageError
@@ -58,6 +59,10 @@ class GaleraEngine(MariadbEngine):
                              check=False, timeout=30)
         galera = out.stdout.strip() or "version unknown"
         return f"{super().version()} + {gs.PACKAGE} {galera}"
+
+    def variant(self, settings: dict[str, str]) -> str:
+        """``tls`` for clusters whose nodes replicate over TLS (``transport=tls``): their labels say so."""
+        return "tls" if str(settings.get("transport", "plain")).strip().lower() == "tls" else ""
 
     def check_fault(self, kind: str, node: int | None, config: Config) -> None:
         """``kill-node``: a node 2..N of a cluster that keeps its quorum without it (3 nodes or more)."""
@@ -103,6 +108,8 @@ class GaleraNode(MariadbInstance):
         self.bootstrap = index == 0
         self.start_position = ""  # after a crash: the position --wsrep-recover found (see galera_rejoin)
         self.sst = str(config.settings.get("sst", gs.OWN["sst"])).strip().lower()
+        self.transport = str(config.settings.get("transport", gs.OWN["transport"])).strip().lower()
+        self.tls: TlsFiles | None = None  # transport=tls: the cluster's certificates (made at the first start)
 
     @property
     def node_name(self) -> str:
@@ -121,10 +128,10 @@ class GaleraNode(MariadbInstance):
         return self.link
 
     def _render_cnf(self) -> str:
-        cluster = f"tdebench-{self.config.label}"
+        cluster = gs.cluster_name(self.config.label)
         return super()._render_cnf() + "\n".join(
             gs.wsrep_lines(self.provider, cluster, self.index, self.ports, self.gcache_size, self.sst,
-                           self.os_user)) + "\n"
+                           self.os_user, self.tls.provider_options() if self.tls else None)) + "\n"
 
     @property
     def os_user(self) -> str:
@@ -203,6 +210,10 @@ class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
                 os.chown(self.cluster_root, self.user.pw_uid, self.user.pw_gid)
             for node in self.nodes:
                 node.place(self.cluster_root)
+            if self.transport == "tls":
+                self.tls = make_tls(self.cluster_root / "tls", self.config.label, self.user)
+                for peer in self.peers:
+                    peer.tls = self.tls
         try:
             super().start()
             for peer in self.peers:
@@ -295,6 +306,7 @@ class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
                 peer.destroy()
         finally:
             super().destroy()
+            remove_tls(self.tls)  # kept clusters too: keys never outlive the run
             if not self.config.keep and self.cluster_root is not None:
                 shutil.rmtree(self.cluster_root, ignore_errors=True)
                 if self.cluster_link.is_symlink():

@@ -7,6 +7,7 @@ settings, validated as the ``mariadb`` engine validates them, plus the wsrep opt
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import socket
@@ -27,7 +28,10 @@ MAX_NODES = 9
 PORTS_PER_NODE = 4  # mysqld, galera group communication, IST receiver, SST receiver
 
 #: the cluster's own keys (not server variables) and their defaults
-OWN: dict[str, str] = {"nodes": str(DEFAULT_NODES), "ports": "auto", "gcache_size": "64M", "sst": "rsync"}
+OWN: dict[str, str] = {"nodes": str(DEFAULT_NODES), "ports": "auto", "gcache_size": "64M", "sst": "rsync",
+                       "transport": "plain"}
+#: the replication transport between the nodes: plain TCP, or the provider's TLS (galera_tls.py)
+TRANSPORTS = ("plain", "tls")
 #: state transfer methods: rsync copies the donor's files; mariabackup streams a backup (socat), then prepares it
 SST_METHODS = ("rsync", "mariabackup")
 #: server defaults of a cluster node: the mariadb engine's, smaller (N nodes per twin share one machine)
@@ -73,6 +77,10 @@ def validate(settings: dict[str, str]) -> None:
     sst = str(settings.get("sst", OWN["sst"])).strip().lower()
     if sst not in SST_METHODS:
         raise UsageError(f"unknown state transfer method '{sst}'", f"give sst={' or sst='.join(SST_METHODS)}")
+    transport = str(settings.get("transport", OWN["transport"])).strip().lower()
+    if transport not in TRANSPORTS:
+        raise UsageError(f"unknown replication transport '{transport}'", "give transport=plain (default) or "
+                         "transport=tls (the provider's TLS between the nodes)")
     server = server_settings(settings)
     for key in server:
         if key.startswith(_RESERVED):
@@ -157,15 +165,26 @@ def find_provider() -> Path:
                              f"install the Debian package {PACKAGE} (apt-get install {PACKAGE})")
 
 
+def cluster_name(label: str) -> str:
+    """``tdebench-<label>``, shortened to the 32 characters gcomm carries in its handshake (a longer group name
+    makes every joiner fail: "handling gmcast protocol message failed ... String()")."""
+    name = f"tdebench-{label}"
+    if len(name) <= 32:
+        return name
+    return f"tdebench-{label[:14]}-{hashlib.sha256(label.encode()).hexdigest()[:8]}"
+
+
 def wsrep_lines(provider: Path, cluster: str, me: int, nodes: list[NodePorts], gcache_size: str,
-                sst: str = "rsync", sst_user: str = "") -> list[str]:
+                sst: str = "rsync", sst_user: str = "", tls: list[str] | None = None) -> list[str]:
     """The wsrep options of node ``me`` (0-based) of a loopback cluster; mariabackup SST connects to the donor
-    as the OS user ``sst_user`` through the socket (unix_socket authentication: no password anywhere)."""
+    as the OS user ``sst_user`` through the socket (unix_socket authentication: no password anywhere); ``tls``:
+    the provider's TLS options (``socket.ssl=YES;...``), None for plain TCP."""
     mine = nodes[me]
     peers = ",".join(f"127.0.0.1:{n.galera}" for n in nodes)
-    provider_options = ";".join([f"gmcast.listen_addr=tcp://127.0.0.1:{mine.galera}",
-                                 f"ist.recv_addr=127.0.0.1:{mine.ist}", f"gcache.size={gcache_size}",
-                                 "pc.wait_prim_timeout=PT60S"])
+    scheme, ist = ("ssl", "ssl://") if tls else ("tcp", "")
+    provider_options = ";".join([f"gmcast.listen_addr={scheme}://127.0.0.1:{mine.galera}",
+                                 f"ist.recv_addr={ist}127.0.0.1:{mine.ist}", f"gcache.size={gcache_size}",
+                                 "pc.wait_prim_timeout=PT60S", *(tls or [])])
     return ["wsrep_on=ON", f"wsrep_provider={provider}", f"wsrep_cluster_name={cluster}",
             f"wsrep_cluster_address=gcomm://{peers}", f"wsrep_node_name=node{me + 1}",
             f"wsrep_node_address=127.0.0.1:{mine.galera}", f"wsrep_node_incoming_address=127.0.0.1:{mine.mysql}",

@@ -149,15 +149,16 @@ class GaleraFacts:
         return own + ([] if self.config.spec.is_plain else list(GCACHE_FILES))
 
     def transport_security(self) -> dict[str, Any]:
-        """Client TLS of node 1 (as mariadb) and the replication transport between the nodes (``socket.ssl``):
-        TLS counts as on only when both are."""
+        """Client TLS of node 1 (as mariadb; the ``network`` threat row) and, apart, the traffic between the nodes
+        (``replication``: the provider's ``socket.ssl`` on every node; the ``replication`` row)."""
         out = super().transport_security()  # type: ignore[misc]
         replication = {n.node_name: self.node_status(n)["replication_tls"] for n in self.nodes}
         on = all(str(v).upper() in ("YES", "1", "TRUE", "ON") for v in replication.values())
-        out["settings"] = {**out.get("settings", {}), "wsrep socket.ssl": ",".join(sorted(set(replication.values())))}
-        out["tls"] = bool(out.get("tls")) and on
-        out["listen"] = (f"{out.get('listen')} (node 1); write sets and state transfers travel between the nodes "
-                         f"over loopback TCP {'with' if on else 'without'} TLS")
+        out["listen"] = f"{out.get('listen')} (node 1)"
+        sst = "the SST stream (rsync or mariabackup) is not encrypted" if on else "so does the SST stream"
+        out["replication"] = {"tls": on, "settings": "socket.ssl=" + ",".join(sorted(set(replication.values()))),
+                              "per_node": replication,
+                              "what": f"group communication, write sets (rows) and IST over loopback TCP; {sst}"}
         return out
 
     def replication_cache(self) -> dict[str, Any]:
