@@ -133,3 +133,13 @@ def test_the_rows_cross_between_the_nodes_in_clear_only_without_tls(spec, transp
         inst.destroy()
     if transport == "tls":
         assert not tls.directory.exists()
+
+
+@pytest.mark.parametrize("label", ["galera-none", "galera-tde-aes-256-ctr-tls", "galera-tde-aes-128-cbc-tables-tls",
+                                   "x" * 80])
+def test_cluster_names_fit_gcomm(label):
+    from tdebench.engines.mariadb.galera_settings import cluster_name
+
+    name = cluster_name(label)
+    assert len(name) <= 32 and name.startswith("tdebench-")
+    assert cluster_name(label) == name and (len(f"tdebench-{label}") > 32 or name == f"tdebench-{label}")

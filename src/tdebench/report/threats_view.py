@@ -36,13 +36,15 @@ class ConfigThreats:
 
 def config_threats(rs: RunSummary, es: EngineSummary) -> list[ConfigThreats]:
     out = []
+    specs = [r.encryption for r in es.rows]
     for r in es.rows:
         entry = rs.files.verification_for(r.label) or {}
         threats = entry.get("threats")
         if not isinstance(threats, dict) or not isinstance(threats.get("rows"), list):
             continue
         rows = [x for x in threats["rows"] if isinstance(x, dict) and x.get("status") in STATUS_WORDS]
-        out.append(ConfigThreats(r.label, r.encryption or r.label, r.is_plain, rows,
+        shown = r.encryption if r.encryption and specs.count(r.encryption) == 1 else r.label  # e.g. none, none-tls
+        out.append(ConfigThreats(r.label, shown, r.is_plain, rows,
                                  str(threats.get("sentence") or ""), bool(threats.get("final_pass"))))
     return out
 

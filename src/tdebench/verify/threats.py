@@ -65,7 +65,8 @@ class ThreatModel:
 
     @staticmethod
     def _entry(instance: Instance, rows: list[Row], final: bool = False) -> dict[str, Any]:
-        name = str(instance.config.spec)
+        name = str(instance.config.spec)  # a named config (e.g. a variant: galera-none-tls) says which it is
+        name += f" ({instance.config.label})" if instance.config.name else ""
         out = {"rows": [r.to_json() for r in sorted(rows, key=_row_order)],
                "final_pass": final, "sentence": verdict_sentence(name, rows) if not instance.config.spec.is_plain
                else ""}
