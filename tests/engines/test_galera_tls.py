@@ -17,6 +17,7 @@ import pytest
 
 from tdebench.encryption import PLAIN, parse_spec
 from tdebench.engines import Config, get_engine
+from tdebench.engines.mariadb.galera_rejoin import transfer_kind
 from tdebench.errors import EnvironmentProblem, UsageError
 from tdebench.verify.threat_checks import replication_transport_rows
 
@@ -143,3 +144,19 @@ def test_cluster_names_fit_gcomm(label):
     name = cluster_name(label)
     assert len(name) <= 32 and name.startswith("tdebench-")
     assert cluster_name(label) == name and (len(f"tdebench-{label}") > 32 or name == f"tdebench-{label}")
+
+
+@pytest.mark.server
+@needs_galera
+def test_a_mariabackup_state_transfer_goes_over_tls_too(tmp_path):
+    engine = get_engine("galera")
+    settings = {**engine.default_settings(), "nodes": "2", "transport": "tls", "sst": "mariabackup"}
+    inst = engine.create_instance(Config("galera", PLAIN, settings), tmp_path)
+    try:
+        inst.start()
+        joiner = inst.nodes[1].log_path.read_text(errors="replace")
+        assert "Using openssl based encryption with socat" in joiner and transfer_kind(joiner) == "SST"
+        assert "encrypted (TLS" in inst.replication_cache()["transfer"]
+        assert "mariabackup SST stream too" in inst.transport_security()["replication"]["what"]
+    finally:
+        inst.destroy()

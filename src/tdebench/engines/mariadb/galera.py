@@ -131,7 +131,14 @@ class GaleraNode(MariadbInstance):
         cluster = gs.cluster_name(self.config.label)
         return super()._render_cnf() + "\n".join(
             gs.wsrep_lines(self.provider, cluster, self.index, self.ports, self.gcache_size, self.sst,
-                           self.os_user, self.tls.provider_options() if self.tls else None)) + "\n"
+                           self.os_user, self.tls.provider_options() if self.tls else None)) + "\n" + self._sst_tls()
+
+    def _sst_tls(self) -> str:
+        """transport=tls with mariabackup SST: the stream over TLS too (socat with OpenSSL, ``encrypt=3``: this
+        cluster's certificate, the peer verified against its CA). rsync SST would need stunnel: left in clear."""
+        if self.tls is None or self.sst != "mariabackup":
+            return ""
+        return (f"[sst]\nencrypt=3\ntca={self.tls.ca}\ntcert={self.tls.cert}\ntkey={self.tls.key}\n")
 
     @property
     def os_user(self) -> str:

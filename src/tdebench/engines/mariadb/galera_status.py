@@ -155,7 +155,8 @@ class GaleraFacts:
         replication = {n.node_name: self.node_status(n)["replication_tls"] for n in self.nodes}
         on = all(str(v).upper() in ("YES", "1", "TRUE", "ON") for v in replication.values())
         out["listen"] = f"{out.get('listen')} (node 1)"
-        sst = "the SST stream (rsync or mariabackup) is not encrypted" if on else "so does the SST stream"
+        sst = (("the mariabackup SST stream too (socat with OpenSSL)" if self.sst == "mariabackup"  # type: ignore[attr-defined]
+                else "the rsync SST stream is not encrypted (that needs stunnel)") if on else "so does the SST stream")
         out["replication"] = {"tls": on, "settings": "socket.ssl=" + ",".join(sorted(set(replication.values()))),
                               "per_node": replication,
                               "what": f"group communication, write sets (rows) and IST over loopback TCP; {sst}"}
@@ -169,7 +170,12 @@ class GaleraFacts:
                 "what": "Galera's cache of recent write sets (galera.cache and its overflow pages gcache.page.*), "
                         "one per node",
                 "transfer_globs": joiners, "transfer": f"{facts['sst_method']} SST of node 1's data directory, "
-                "then write sets; the SST stream itself is not encrypted (no TLS)"}
+                f"then write sets; {self._sst_stream()}"}
+
+    def _sst_stream(self) -> str:
+        if self.tls is not None and self.sst == "mariabackup":  # type: ignore[attr-defined]
+            return "the SST stream is encrypted (TLS, socat with OpenSSL)"
+        return "the SST stream itself is not encrypted (no TLS)"
 
 
 def outside_of_node(spec: EncryptionSpec) -> list[str]:
