@@ -76,11 +76,16 @@ class FaultRunner:
         injector = Injector(state, fault, at)
         self.message(f"{state.label} block {block.number}: {fault.kind} node {injector.node} at {at:.1f} s")
         injector.start()
+        error: Exception | None = None
         try:
             result = run()
+        except Exception as exc:  # noqa: BLE001 - recorded with the fault's facts, then raised as it was
+            error, result = exc, TrialResult()
         finally:
             facts = injector.finish()
         self._record(state, block, rec, result, facts, headline)
+        if error is not None:
+            raise error
         return result
 
     def _record(self, state: ConfigState, block: Block, rec: Recorder, result: TrialResult, facts: dict[str, Any],

@@ -19,6 +19,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ from tdebench.encryption import EncryptionSpec
 from tdebench.engines.mariadb import galera_settings as gs
 from tdebench.engines.mariadb.counters import buffer_pool_bytes
 from tdebench.engines.mariadb.engine import MariadbEngine, MariadbInstance
-from tdebench.engines.mariadb.galera_rejoin import GaleraRejoin
+from tdebench.engines.mariadb.galera_rejoin import SYNC_TIMEOUT, GaleraRejoin
 from tdebench.engines.mariadb.galera_status import GaleraFacts
 from tdebench.engines.mariadb.galera_tls import TlsFiles, make_tls, remove_tls
 from tdebench.engines.mariadb.support import traversable_by
@@ -278,7 +279,11 @@ class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
 
     def connect_node(self, index: int, causal: bool = False) -> Any:
         """Node ``index``'s connection; ``causal``: ``wsrep_sync_wait = 1``, so its reads wait until the node has
-        applied every write set the cluster committed before them (other nodes apply write sets asynchronously)."""
+        applied every write set the cluster committed before them (other nodes apply write sets asynchronously),
+        and a node being rejoined after a fault is waited for until it is ``Synced``."""
+        deadline = time.monotonic() + 2 * SYNC_TIMEOUT  # its recovery, then its transfer
+        while causal and index + 1 in self.down and time.monotonic() < deadline:
+            time.sleep(0.2)
         conn = MariadbInstance.connect(self.nodes[index])
         if causal:
             cur = conn.cursor()

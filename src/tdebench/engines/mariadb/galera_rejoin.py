@@ -85,8 +85,9 @@ class GaleraRejoin:
             node.datadir.mkdir(mode=0o700)
             if node.user is not None:
                 os.chown(node.datadir, node.user.pw_uid, node.user.pw_gid)
-        since = log_size(node.log_path)
         started = time.monotonic()
+        evicted = self._wait_evicted(started + SYNC_TIMEOUT)
+        since = log_size(node.log_path)
         position = "" if full_transfer else recovered_position(node)  # as systemd's galera_recovery does
         node.start_position = position
         try:
@@ -102,8 +103,32 @@ class GaleraRejoin:
             text = handle.read().decode(errors="replace")
         files = [str(p.relative_to(node.datadir)) for p in node.datadir.rglob("*") if p.is_file()]
         return {"node": node.node_name, "transfer": transfer_kind(text), "seconds_to_synced": round(seconds, 3),
+                "seconds_to_evicted": round(evicted, 3),
                 "full_transfer_forced": full_transfer, "position_recovered": position or None,
                 "files_received": len(files)}
+
+    def _wait_evicted(self, deadline: float) -> float:
+        """Seconds until node 1 sees a primary component without the killed nodes (the others suspect a silent
+        node for ``evs.suspect_timeout``, 5 s, and commits wait meanwhile): a crashed node is not back within a
+        second, and one restarted before its old self left the view was seen to rejoin without any transfer
+        while node 1 refused statements (1047)."""
+        started, want = time.monotonic(), str(len(self.nodes) - len(self.down))
+        while time.monotonic() < deadline:
+            try:
+                conn = self.nodes[0]._connect(timeout=5, use_database=False)
+                try:
+                    cur = conn.cursor()
+                    cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_cluster_size', "
+                                "'wsrep_cluster_status')")
+                    status = {str(k): str(v) for k, v in cur.fetchall()}
+                finally:
+                    close_quietly(conn)
+                if status.get("wsrep_cluster_size") == want and status.get("wsrep_cluster_status") == "Primary":
+                    break
+            except Exception:  # noqa: BLE001 - node 1 between views: ask again
+                pass
+            time.sleep(0.2)
+        return time.monotonic() - started
 
     def committed_count(self) -> int:
         """Write sets the cluster has committed (node 1's ``wsrep_last_committed``: every node's commits)."""
