@@ -482,13 +482,7 @@ class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbC
 
     # an ext4 image (fs:fscrypt and its plain twin) ---------------------------------------------------
     def encryption_status(self) -> dict[str, Any]:
-        status = super().encryption_status()
-        if self.image is not None:
-            fs = self.image.status()
-            status["filesystem"] = fs
-            if fscrypt.is_fscrypt_spec(self.config.spec):
-                status["enabled"] = bool(fs["enabled"] and self.datadir.is_relative_to(self.image.data_dir))
-        return status
+        return fscrypt.with_image_status(super().encryption_status(), self.image, self.config.spec, self.datadir)
 
     def check_encrypted(self, schema_tables: list[str], *args: Any, **kwargs: Any) -> None:
         if self.image is None or not fscrypt.is_fscrypt_spec(self.config.spec):

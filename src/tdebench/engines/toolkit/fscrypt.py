@@ -87,6 +87,18 @@ def validate_storage(settings: dict[str, str]) -> None:
                          f"use one of: {', '.join(STORAGE_CHOICES)}")
 
 
+def with_image_status(status: dict[str, Any], image: "Ext4Image | None", spec: EncryptionSpec,
+                      path: Path) -> dict[str, Any]:
+    """An engine's encryption ``status`` with the image's ``filesystem`` facts; for an fscrypt ``spec``,
+    ``enabled`` says whether ``path`` (the database's file or directory) is in the unlocked encrypted directory."""
+    if image is not None:
+        fs = image.status()
+        status["filesystem"] = fs
+        if is_fscrypt_spec(spec):
+            status["enabled"] = bool(fs["enabled"] and path.is_relative_to(image.data_dir))
+    return status
+
+
 def fscrypt_key_row() -> dict[str, Any]:
     """The threat model's key-storage entry of an fscrypt config."""
     return {"key": "fscrypt master key (64 bytes, policy v2)",
