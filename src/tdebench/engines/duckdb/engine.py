@@ -47,7 +47,7 @@ _SIZE = re.compile(r"^\d+(\.\d+)?\s*(b|kb|mb|gb|tb|kib|mib|gib|tib)$", re.IGNORE
 
 DUCKDB = Dialect("postgres", "DuckDB", "embedded", "qmark", autocommit=True, begin_sql="BEGIN TRANSACTION",
                  row_locks=False, storage_catalog="none", bulk_load="INSERT ... SELECT FROM read_csv",
-                 multi_process=False, octet_length="strlen({})")
+                 multi_process=False, rowcount=False, octet_length="strlen({})")
 
 
 class DuckdbEngine(FileEngine, Engine):
