@@ -516,14 +516,17 @@ class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbC
         return self._server.tree_pids() if self._server is not None else []
 
     def client_argv(self) -> tuple[list[str], int]:
-        """argv for the ``mariadb`` client connected to this instance, plus a pipe fd holding the password.
+        """argv for the ``mariadb`` client connected to this instance, plus an fd holding the password.
 
-        The password travels through an inherited pipe read as ``--defaults-extra-file=/dev/fd/N``,
-        never on the command line or in a file. Pass the fd in ``pass_fds`` and close it afterwards.
+        The password travels in an anonymous in-memory file (``memfd_create``) that the tool inherits and opens
+        as ``--defaults-extra-file=/dev/fd/N``, never on the command line or in a file on disk. Not a pipe:
+        ``mariadb-backup`` reads that file twice (server option groups, then client groups), and a pipe is empty
+        the second time, so it connected as root without a password. Pass the fd in ``pass_fds`` and close it
+        afterwards.
         """
-        read_fd, write_fd = os.pipe()
-        os.write(write_fd, f"[client]\nuser={BENCH_USER}\npassword={self._password}\n".encode())
-        os.close(write_fd)
+        read_fd = os.memfd_create("tdebench-client-options")
+        os.fchmod(read_fd, 0o600)  # the client tools ignore a world-writable option file (a memfd starts 0777)
+        os.write(read_fd, f"[client]\nuser={BENCH_USER}\npassword={self._password}\n".encode())
         target = ["--host=127.0.0.1", f"--port={self._port}"] if self._port else [f"--socket={self.socket}"]
         argv = [str(self.engine.binary("mariadb")), f"--defaults-extra-file=/dev/fd/{read_fd}", *target,
                 "--local-infile=1", self.database]
