@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tdebench.engines.toolkit.fscrypt import loop_devices
+from tests.e2e import examples as ex
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not Path("/dev/loop-control").exists(),
@@ -167,4 +168,31 @@ def test_killed_run_is_cleaned_up(sandbox, tpch_sf001):
     result = subprocess.run([sys.executable, "-m", "tdebench", "cleanup"], env=env, capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
+    assert_nothing_left(base, keys)
+
+
+@pytest.mark.server
+@pytest.mark.skipif(not (HAS_MARIADB and HAS_POSTGRES and shutil.which("gocryptfs")),
+                    reason="needs mariadbd, PostgreSQL and gocryptfs")
+def test_layers_example(sandbox, tpch_sf001):
+    """docs/examples/layers.toml at SF 0.01, one trial: every layer verified at rest, the layers table in the report
+    with sqlite3mc's configs against the stated baseline sqlite-none and its library note; nothing left behind."""
+    base, keys = sandbox
+    copy = ex.sized_copy(ex.example("layers"), base, sf=0.01, trials=1)
+    out = base / "run"
+    proc = start(base, [str(copy), "--warmup", "0", "--data-dir", str(Path(tpch_sf001[0]).parent)], out)
+    log, _ = proc.communicate(timeout=1800)
+    assert proc.returncode == 0, log[-3000:]
+    ex.check_example_run(out)
+    configs = json.loads((out / "verification.json").read_text())["configs"]
+    assert len(configs) == 12 and all(c["passed"] for c in configs.values())
+    for label, entry in configs.items():
+        plain = label.split("@")[0].split("-", 1)[1] == "none"
+        assert entry["encrypted_on_disk"] != plain and (entry["marker_hits"] > 0) == plain, label
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert {c["settings"]["storage"] for c in manifest["configs"]} == {"ext4-loop"}  # one kind of filesystem
+    md = (out / "report" / "summary.md").read_text()
+    assert "## Layers: cost and protection" in md and "vs baseline sqlite-none (95% CI)" in md
+    assert "| postgres-fs-gocryptfs@mem0.25 | FUSE filesystem (gocryptfs) |" in md
+    assert "sqlite3mc's configs run SQLite 3.54" in md and "sqlite3mc-none@mem0.25 (no encryption) shows alone" in md
     assert_nothing_left(base, keys)
