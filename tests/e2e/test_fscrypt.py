@@ -196,3 +196,38 @@ def test_layers_example(sandbox, tpch_sf001):
     assert "| postgres-fs-gocryptfs@mem0.25 | FUSE filesystem (gocryptfs) |" in md
     assert "sqlite3mc's configs run SQLite 3.54" in md and "sqlite3mc-none@mem0.25 (no encryption) shows alone" in md
     assert_nothing_left(base, keys)
+
+
+@pytest.mark.parametrize("engine", [
+    "sqlite",
+    pytest.param("mariadb", marks=[pytest.mark.server, pytest.mark.skipif(not HAS_MARIADB, reason="no mariadbd")])])
+def test_backups_under_fscrypt(sandbox, engine, tpch_sf001):
+    """The backup workload on an fs:fscrypt twin: every kind backs up and restores; the backups land in the run's
+    work directory, outside the encrypted image, so they are plaintext at rest and the threat model says so; the
+    restored database is back inside the encrypted directory (the kept image holds no TPC-H text)."""
+    from tdebench.verify.atrest import count_in_file
+
+    base, keys = sandbox
+    out, work = base / "run", base / "work"
+    work.mkdir(mode=0o755)
+    proc = start(base, ["--workload", "backup", "--engine", engine, "--encryption", "none,fs:fscrypt", "--sf", "0.01",
+                        "--trials", "1", "--warmup", "0", "--keep", "--work-dir", str(work),
+                        "--data-dir", str(Path(tpch_sf001[0]).parent)], out)
+    log, _ = proc.communicate(timeout=900)
+    assert proc.returncode == 0, log[-3000:]
+    backups = json.loads((out / "backups.json").read_text())["configs"][f"{engine}-fs-fscrypt"]["backups"]
+    assert len(backups) >= 2
+    for kind, verdict in backups.items():
+        assert verdict["encrypted"] is False and verdict["marker_hits"] > 0, kind
+        assert verdict["location"].startswith("the run's work directory, outside"), kind
+    rows = json.loads((out / "verification.json").read_text())["configs"][f"{engine}-fs-fscrypt"]["threats"]["rows"]
+    backup_rows = [r for r in rows if r["id"].startswith("backups:")]
+    assert backup_rows and all(r["status"] == "exposed" and "written to the run's work directory" in r["summary"]
+                               for r in backup_rows)
+    images = {next(part for part in p.relative_to(work).parts if part.startswith(f"{engine}-")): p
+              for p in work.rglob("ext4.img")}  # kept, unmounted and locked
+    assert set(images) == {f"{engine}-none", f"{engine}-fs-fscrypt"}, images
+    word = b"blithely"  # TPC-H comment text, in every table's restored rows
+    assert count_in_file(images[f"{engine}-none"], [word])[word.decode()] > 0
+    assert count_in_file(images[f"{engine}-fs-fscrypt"], [word])[word.decode()] == 0
+    assert not mounts_under(base) and not loop_devices([str(base)]) and fscrypt_keys() <= keys

@@ -41,6 +41,7 @@ def experiment_from_options(engines: str, encryption: str | None, settings: dict
             mine = [str(s) for owner, s in items if owner == name or (owner is None and engine.supports(s))]
             for owner, spec in items:
                 if owner == name or (owner is None and len(names) == 1):
+                    _refuse_other_engines_spec(name, spec, names)
                     engine.validate_spec(spec)
         sections.append({"name": name, "encryption": mine, "settings": settings})
     if items is not None and len(names) > 1:
@@ -49,6 +50,22 @@ def experiment_from_options(engines: str, encryption: str | None, settings: dict
                 raise UsageError(f"no listed engine supports encryption '{spec}'", "run `tdebench engines` for the specs each supports")
     return validate_experiment({"run": {k: v for k, v in run.items() if v is not None}, "engines": sections},
                                "command line")
+
+
+def _refuse_other_engines_spec(name: str, spec: EncryptionSpec, names: list[str]) -> None:
+    """UsageError naming the engine of the same SQL family that has ``spec`` when ``name`` lacks it (e.g.
+    sqlite3mc:chacha20 on sqlite)."""
+    from tdebench.engines import engine_names
+
+    if get_engine(name).supports(spec):
+        return
+    family = get_engine(name).dialect.family  # another SQL engine would compare engines, not only encryption
+    others = [n for n in engine_names() if n not in names and get_engine(n).dialect.family == family
+              and get_engine(n).supports(spec)]
+    if others:
+        raise UsageError(f"engine '{name}' does not support encryption '{spec}', which is engine {others[0]}'s",
+                         f"compare across engines with --engine {','.join(names)},{others[0]} --baseline {name}-none "
+                         "(each engine keeps its own plain twin; docs/experiments.md)")
 
 
 def split_engine_specs(text: str, engines: list[str]) -> list[tuple[str | None, EncryptionSpec]]:

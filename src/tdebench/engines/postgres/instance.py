@@ -296,7 +296,7 @@ class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, In
     def storage_bytes(self) -> int:
         """Bytes of the data directory's files; on an ext4 image, as its mount shows them (like the plain twin's),
         not the sparse image's apparent size."""
-        root = self.cluster.pgdata if self.image is not None else self.data_dir
+        root = self.fs.cipher_dir if self.fs is not None else self.cluster.pgdata if self.image else self.data_dir
         return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
 
     def storage_breakdown(self) -> dict[str, Any]:
