@@ -125,11 +125,14 @@ def _measuring(out: Path) -> bool:
     return any(line.split(",")[1] not in ("0", "block") for line in lines)
 
 
+@pytest.mark.parametrize("engine", [
+    "sqlite",
+    pytest.param("mariadb", marks=[pytest.mark.server, pytest.mark.skipif(not HAS_MARIADB, reason="no mariadbd")])])
 @pytest.mark.parametrize("when", ["provisioning", "measurement"])
-def test_ctrl_c_leaves_no_mount_loop_device_or_key(sandbox, when, tpch_sf001):
+def test_ctrl_c_leaves_no_mount_loop_device_or_key(sandbox, when, engine, tpch_sf001):
     base, keys = sandbox
     out = base / "run"
-    proc = start(base, ["--encryption", "none,fs:fscrypt", "--sf", "0.01", "--trials", "20", "--warmup", "0",
+    proc = start(base, ["--engine", engine, "--encryption", "none,fs:fscrypt", "--sf", "0.01", "--trials", "20", "--warmup", "0",
                         "--data-dir", str(Path(tpch_sf001[0]).parent)], out)
     try:
         if when == "provisioning":  # the first image is mounted: provisioning is under way

@@ -96,3 +96,16 @@ def test_layers_table_without_baseline_shows_own_twins_only(tmp_path):
     t = layers_view.layers_table(summarize(_run(tmp_path, None)))
     assert t is not None and t.baseline is None and not t.notes
     assert all(r.versus_baseline is None for r in t.rows)
+
+
+def test_layers_table_at_a_memory_ratio(tmp_path):
+    """Labels carry the ratio (a-none@mem0.25): the baseline and the library note follow it."""
+    run = _run(tmp_path, "a-none")
+    text = (run / "measurements.csv").read_text()
+    for c in ("a-none", "a-x", "b-none", "b-y", "c-none"):
+        text = text.replace(f",{c},", f",{c}@mem0.25,")
+    (run / "measurements.csv").write_text(text)
+    t = layers_view.layers_table(summarize(run))
+    rows = {r.row.label: r for r in t.rows}
+    assert rows["b-none@mem0.25"].versus_baseline.pct == pytest.approx(-50.0, abs=0.5)
+    assert len(t.notes) == 1 and "b-none@mem0.25 (no encryption) shows alone: -50.0%" in t.notes[0]

@@ -11,8 +11,9 @@ Stops: the verdict of every threat-model row (verification.json), as the per-eng
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
-from tdebench.api.regime import ratio_of, regime_label
+from tdebench.api.regime import ratio_of, regime_label, split_label
 from tdebench.encryption import parse_spec
 from tdebench.errors import UsageError
 from tdebench.report import threats_view
@@ -52,6 +53,7 @@ class LayerRow:
     layer: str
     versus_baseline: Comparison | None
     threats: dict[str, str]
+    library: str = ""
 
 
 @dataclass
@@ -64,8 +66,17 @@ class LayersTable:
     notes: list[str] = field(default_factory=list)
 
 
+def _manifest(rs: RunSummary, label: str) -> dict[str, Any]:
+    """The manifest's entry of a config (a config at a memory ratio: its config's)."""
+    return rs.files.manifest_config(label) or rs.files.manifest_config(split_label(label)[0])
+
+
+def _version(rs: RunSummary, row: ConfigRow) -> str:
+    return row.engine_version or str(_manifest(rs, row.label).get("engine_version") or "")
+
+
 def _family(rs: RunSummary, label: str) -> str:
-    dialect = rs.files.manifest_config(label).get("dialect")
+    dialect = _manifest(rs, label).get("dialect")
     return str(dialect.get("family", "")) if isinstance(dialect, dict) else ""
 
 
@@ -84,23 +95,25 @@ def _versus(rs: RunSummary, base_es: EngineSummary, es: EngineSummary, label: st
 
 
 def _library_notes(rs: RunSummary, t: LayersTable, base_es: EngineSummary) -> list[str]:
-    """Per other engine of the baseline's family: its library against the baseline's, and that difference alone."""
-    base_row = next((r.row for r in t.rows if r.row.label == t.baseline), None)
+    """Per other engine of the baseline's family: its library against the baseline's, and that difference alone
+    (its plain twin against the baseline, at each memory ratio of the run)."""
+    base_row = next((r.row for r in t.rows if r.row.label.split("@")[0] == t.baseline), None)
     if base_row is None:
         return []
     out = []
     for es in rs.engines:
         if es is base_es or not any(r.versus_baseline for r in t.rows if r.engine == es.engine):
             continue
-        plain = next((r for r in t.rows if r.engine == es.engine and r.row.is_plain and r.versus_baseline), None)
-        ver = es.rows[0].engine_version or es.engine
-        text = (f"{es.engine}'s configs run {ver}, the baseline {t.baseline} runs {base_row.engine_version or '?'}: "
+        plain = [r for r in t.rows if r.engine == es.engine and r.row.is_plain and r.versus_baseline]
+        ver = _version(rs, es.rows[0]) or es.engine
+        text = (f"{es.engine}'s configs run {ver}, the baseline {t.baseline} runs {_version(rs, base_row) or '?'}: "
                 "their figures against the baseline include that difference of library")
-        if plain is not None and plain.versus_baseline is not None:
-            c = plain.versus_baseline
-            text += (f", which {plain.row.label} (no encryption) shows alone: {fmt_pct(c.pct)} "
-                     f"({fmt_ci(c.ci_low_pct, c.ci_high_pct)}). The cost of {es.engine}'s ciphers alone is their "
-                     "figure against their own plain twin.")
+        if plain:
+            alone = "; ".join(f"{r.row.label} (no encryption) shows alone: {fmt_pct(c.pct)} "
+                              f"({fmt_ci(c.ci_low_pct, c.ci_high_pct)})"
+                              for r in plain if (c := r.versus_baseline) is not None)
+            text += (f", which {alone}. The cost of {es.engine}'s ciphers alone is their figure against their own "
+                     "plain twin.")
         else:
             text += f"; {es.engine} has no plain config in this run, so that difference cannot be told apart " \
                     f"(add none to its encryption list)."
@@ -126,7 +139,7 @@ def layers_table(rs: RunSummary) -> LayersTable | None:
             verdicts = {str(x.get("id")): str(x.get("status")) for x in (found.rows if found else [])}
             for x in found.rows if found else []:
                 attackers.setdefault(str(x.get("id")), str(x.get("attacker")))
-            rows.append(LayerRow(es.engine, r, layer_of(r.encryption), versus, verdicts))
+            rows.append(LayerRow(es.engine, r, layer_of(r.encryption), versus, verdicts, _version(rs, r) or es.engine))
     head = base_es.headline if base_es else next((es.headline for es in rs.engines if es.headline), None)
     unit = next((r.row.headline.unit for r in rows if r.row.headline and r.row.headline.unit), "")
     # an attacker with nothing to take from any config (e.g. the network, for embedded engines) takes no column
@@ -143,8 +156,7 @@ def _cells(t: LayersTable, r: LayerRow) -> list[str]:
               "baseline" if t.baseline and r.row.label.split("@")[0] == t.baseline else DASH)
     mine = (f"{fmt_pct(own.overhead_pct)} ({fmt_ci(own.ci_low_pct, own.ci_high_pct)})" if own else
             "plain twin" if r.row.is_baseline else DASH)
-    return [r.row.shown_label, r.layer, r.row.engine_version or r.engine, fmt_value(h.median, h.unit) if h else DASH,
-            versus, mine]
+    return [r.row.shown_label, r.layer, r.library, fmt_value(h.median, h.unit) if h else DASH, versus, mine]
 
 
 def headers(t: LayersTable) -> list[str]:
