@@ -29,8 +29,7 @@ NOTE = ("vs baseline: the config's headline against the run's stated baseline, p
         "engine's summary. A figure across engines includes the difference of library and version between them "
         "(see the notes). The attacker columns are the threat model's verdicts (section Threat model).")
 #: what each mechanism's layer is called
-LAYERS = {"tde": "engine (TDE)", "sqlcipher": "engine (SQLCipher page cipher)",
-          "sqlite3mc": "engine (SQLite3MC page cipher)", "column": "engine (column encryption)"}
+LAYERS = {"tde": "engine (TDE)", "sqlcipher": "engine (SQLCipher page cipher)", "column": "engine (column encryption)"}
 
 
 def layer_of(encryption: str) -> str:
