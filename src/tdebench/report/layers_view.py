@@ -41,7 +41,8 @@ def layer_of(encryption: str) -> str:
     if spec.is_plain:
         return "none"
     if spec.mechanism == "fs":
-        return "kernel filesystem (ext4 fscrypt)" if spec.cipher.startswith("fscrypt") else "FUSE filesystem (gocryptfs)"
+        kernel = spec.cipher.startswith("fscrypt")
+        return "kernel filesystem (ext4 fscrypt)" if kernel else "FUSE filesystem (gocryptfs)"
     return LAYERS.get(spec.mechanism, f"engine ({spec.mechanism})")
 
 
@@ -96,7 +97,7 @@ def _versus(rs: RunSummary, base_es: EngineSummary, es: EngineSummary, label: st
 def _library_notes(rs: RunSummary, t: LayersTable, base_es: EngineSummary) -> list[str]:
     """Per other engine of the baseline's family: its library against the baseline's, and that difference alone
     (its plain twin against the baseline, at each memory ratio of the run)."""
-    base_row = next((r.row for r in t.rows if r.row.label.split("@")[0] == t.baseline), None)
+    base_row = next((r.row for r in t.rows if split_label(r.row.label)[0] == t.baseline), None)
     if base_row is None:
         return []
     out = []
@@ -125,7 +126,7 @@ def layers_table(rs: RunSummary) -> LayersTable | None:
     baseline = (rs.manifest.get("plan") or {}).get("baseline")
     if not baseline and len(rs.engines) < 2:
         return None
-    base_es = next((es for es in rs.engines if any(r.label.split("@")[0] == baseline for r in es.rows)), None)
+    base_es = next((es for es in rs.engines if any(split_label(r.label)[0] == baseline for r in es.rows)), None)
     rows: list[LayerRow] = []
     attackers: dict[str, str] = {}
     # the baseline's engine first
@@ -152,7 +153,7 @@ def layers_table(rs: RunSummary) -> LayersTable | None:
 def _cells(t: LayersTable, r: LayerRow) -> list[str]:
     h, own, c = r.row.headline, r.row.overhead, r.versus_baseline
     versus = (f"{fmt_pct(c.pct)} ({fmt_ci(c.ci_low_pct, c.ci_high_pct)})" if c else
-              "baseline" if t.baseline and r.row.label.split("@")[0] == t.baseline else DASH)
+              "baseline" if t.baseline and split_label(r.row.label)[0] == t.baseline else DASH)
     mine = (f"{fmt_pct(own.overhead_pct)} ({fmt_ci(own.ci_low_pct, own.ci_high_pct)})" if own else
             "plain twin" if r.row.is_baseline else DASH)
     return [r.row.shown_label, r.layer, r.library, fmt_value(h.median, h.unit) if h else DASH, versus, mine]
