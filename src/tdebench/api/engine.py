@@ -459,7 +459,9 @@ class Engine(ABC):
 
     def plan_settings(self, specs: Sequence[EncryptionSpec]) -> dict[str, str]:
         """Settings every twin of a run comparing ``specs`` gets, below the user's ``--server-setting`` (e.g. a
-        plain twin on the same kind of filesystem as an encrypted one). Default: none."""
+        plain twin on the same kind of filesystem as an encrypted one). ``specs`` holds this engine's specs and
+        every other engine's of the run, so that configs compared across engines share such settings. Default:
+        none."""
         return {}
 
     def spec_notes(self) -> list[str]:

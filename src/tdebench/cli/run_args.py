@@ -105,6 +105,9 @@ class RunArgs:
         "every twin's server before every measured block, keeping its cache, so that no one server process's "
         "layout in memory decides a comparison \\[default: on with --schedule query and a warm cache on engines "
         "that can].", show_default=False)] = None
+    baseline: Annotated[Optional[str], typer.Option(help="A plain config (label, e.g. sqlite-none) that every "
+        "config of its engine family is also compared with, across engines (e.g. --engine sqlite,sqlite3mc); "
+        "each config keeps its own plain twin too.", show_default=False)] = None
     memory_ratio: Annotated[Optional[str], typer.Option(
         help="Sweep each engine's cache (buffer pool, shared_buffers, page cache) as ratios of the loaded data, "
              "e.g. 0.05,0.25,1,2; each ratio runs its own warm-up and trials.", show_default=False)] = None

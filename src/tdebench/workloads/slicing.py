@@ -26,7 +26,7 @@ MIN_SLICE = 1.0
 #: pages and bytes written, what crossed the encryption boundary and the cache misses, which tell whether a write
 #: overhead is the log's, the pages' or neither
 PER_TXN_COUNTERS = ("log_bytes", "pages_written", "bytes_written", "bytes_encrypted", "bytes_decrypted",
-                    "cache_misses")
+                    "bytes_encrypted_estimate", "bytes_decrypted_estimate", "cache_misses")
 
 
 def check_slice(seconds: float) -> float:

@@ -138,13 +138,13 @@ class SqliteInstance(sqlitefile.SqliteFile, FileDatabase, Instance):
         rchar, wchar = sqlite_counters.process_io()
         out: dict[str, float] = {"page_size": page, "bytes_read": rchar, "bytes_written": wchar}
         if sqlite_counters.usable():
-            return out
+            return fscrypt.image_counters(self.image, out)
         t = self._pages.totals()
         out.update(cache_requests=t.hits + t.misses, cache_misses=t.misses, pages_read=t.misses,
                    pages_written=t.writes,
                    bytes_decrypted=t.misses * page if self.encrypted else 0,
                    bytes_encrypted=t.writes * page if self.encrypted else 0)
-        return out
+        return fscrypt.image_counters(self.image, out)
 
     def resize_cache(self, cache_bytes: int) -> dict[str, Any]:
         """``PRAGMA cache_size = -KiB`` on every connection opened from now on (SQLite's cache is per connection;

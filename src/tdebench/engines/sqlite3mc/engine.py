@@ -150,10 +150,11 @@ class McInstance(sqlitefile.SqliteFile, FileDatabase, Instance):
         page = int(self._settings["page_size"])
         rchar, wchar = counters.process_io()
         t = self._pages.totals()
-        return {"page_size": page, "bytes_read": rchar, "bytes_written": wchar,
-                "cache_requests": t.hits + t.misses, "cache_misses": t.misses, "pages_read": t.misses,
-                "pages_written": t.writes, "bytes_decrypted": t.misses * page if self.encrypted else 0,
-                "bytes_encrypted": t.writes * page if self.encrypted else 0}
+        return fscrypt.image_counters(self.image, {
+            "page_size": page, "bytes_read": rchar, "bytes_written": wchar,
+            "cache_requests": t.hits + t.misses, "cache_misses": t.misses, "pages_read": t.misses,
+            "pages_written": t.writes, "bytes_decrypted": t.misses * page if self.encrypted else 0,
+            "bytes_encrypted": t.writes * page if self.encrypted else 0})
 
     def resize_cache(self, cache_bytes: int) -> dict[str, Any]:
         """``PRAGMA cache_size = -KiB`` on every connection opened from now on (as the sqlite engine)."""
