@@ -24,6 +24,7 @@ from tdebench.api.footprint import MIB, Footprint
 from tdebench.api.tables import ColumnSpec, TableSpec, split_line
 from tdebench.encryption import PLAIN, EncryptionSpec, SecretKey, parse_spec
 from tdebench.engines.sqlite import counters as sqlite_counters
+from tdebench.engines.sqlite.switch import SqlcipherSwitch
 from tdebench.engines.sqlite.threats import SqliteThreatProbes
 from tdebench.engines.toolkit import fscrypt
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
@@ -59,6 +60,12 @@ class SqliteEngine(Engine):
     dialect = SQLITE
     description = "SQLite 3 file, plain or SQLCipher 4 (AES-256-CBC + HMAC-SHA512 per page)"
     cache_setting = "cache_size"
+    offline_switch = ("ATTACH ... KEY + SELECT sqlcipher_export(): a copy encrypted page by page replaces the file "
+                      "(no connection meanwhile)")
+    rekey_method = "PRAGMA rekey: every page re-encrypted in place in one transaction (no connection meanwhile)"
+
+    def can_switch(self, spec: EncryptionSpec) -> bool:
+        return spec == SQLCIPHER
 
     def supported_specs(self) -> list[EncryptionSpec]:
         return [PLAIN, SQLCIPHER, *fscrypt.fs_specs()]
@@ -116,7 +123,7 @@ class SqliteEngine(Engine):
         return Footprint(peak=1.7, final=1.7 if spec == SQLCIPHER else 1.6, fixed=fixed)
 
 
-class SqliteInstance(SqliteThreatProbes, Instance):
+class SqliteInstance(SqlcipherSwitch, SqliteThreatProbes, Instance):
     """One database file in its own 0700 directory."""
 
     dialect = SQLITE
@@ -131,12 +138,13 @@ class SqliteInstance(SqliteThreatProbes, Instance):
         self._dir = self.image.data_dir if self.image is not None else self._home
         self.path = self._dir / f"{database}.db"
         self._key = SecretKey.generate(256) if config.spec == SQLCIPHER else None
+        self._active = self._key  # the key the file is under now (None: plaintext; see start_plain)
         self._pages = sqlite_counters.PageCounts()  # every connection to the database file reports here
 
     @property
     def encrypted(self) -> bool:
         """SQLCipher encrypts the pages (fscrypt's encryption is the kernel's: the file is plain SQLite)."""
-        return self._key is not None
+        return self._active is not None
 
     @property
     def data_dir(self) -> Path:
@@ -182,9 +190,9 @@ class SqliteInstance(SqliteThreatProbes, Instance):
         counts = self._pages if Path(path) == self.path else None
         conn = sqlite_counters.connect(str(path), counts, check_same_thread=False, isolation_level=None)
         s = self._settings
-        if self._key is not None:
+        if self._active is not None:
             # raw key: x'<64 hex>' skips PBKDF2; must be the first statement on the connection
-            conn.execute(f"PRAGMA key = \"x'{self._key.hex()}'\"")
+            conn.execute(f"PRAGMA key = \"x'{self._active.hex()}'\"")
             conn.execute(f"PRAGMA cipher_page_size = {int(s['page_size'])}")
             conn.execute(f"PRAGMA cipher_use_hmac = {s['cipher_use_hmac'].upper()}")
         else:
