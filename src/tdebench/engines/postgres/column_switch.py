@@ -141,7 +141,8 @@ class PgcryptoSwitch:
                             f"{'plain' if self.plain_layout else 'encrypted'}", "a failed trial left them so")
         self._vacuum(step, sizes)
         return {"method": f"UPDATE of every encrypted column ({action}), VACUUM, VACUUM FULL", **sizes,
-                "tables": len(self._managed()), "columns": sum(len(schema.encrypted[t]) for t in self._managed())}
+                "tables_count": len(self._managed()),
+                "columns_count": sum(len(schema.encrypted[t]) for t in self._managed())}
 
     def _rekey(self, step: Callable[[str], None]) -> None:
         """One UPDATE per base table: decrypt with the old key (a session setting), encrypt with the new one."""

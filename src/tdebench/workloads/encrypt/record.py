@@ -93,8 +93,8 @@ def trial(rec: Recorder, block: int, background: Series, rate: float, folder: Pa
         for counter, value in switch.counters.items():
             rec.add(TEST, switch.name, counter, value, "count")
         for metric, value in switch.applied.items():  # the engine's own sizes (e.g. the tables' bloat)
-            if metric.endswith("_bytes") and isinstance(value, (int, float)):
-                rec.add(TEST, switch.name, metric, value, "bytes")
+            if metric.endswith(("_bytes", "_count")) and isinstance(value, (int, float)):
+                rec.add(TEST, switch.name, metric, value, "bytes" if metric.endswith("_bytes") else "count")
         for metric, value in switch.disk.items():
             if metric != "samples":
                 rec.add(TEST, switch.name, metric, value, "bytes")
