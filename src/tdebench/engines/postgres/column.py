@@ -479,6 +479,8 @@ class PgColumnInstance(PgcryptoSwitch, PostgresInstance):
         switch encrypts with the rest)."""
         if self.plain_layout:
             PostgresInstance.plant_canaries(self, markers)
+            if self.schema.selection is not None:  # encrypt_columns names workload columns; canaries always
+                self.schema.selection[CANARY_TABLE] = {"marker"}
             self.register_plain([f"CREATE TABLE {CANARY_TABLE} (id INTEGER PRIMARY KEY, marker VARCHAR(64) NOT NULL)"],
                                 {})
             return
