@@ -74,13 +74,23 @@ def test_switch_on_and_back_under_tpcc(tmp_path, tpcc_w1):
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["--engine", "sqlite", "--encryption", "sqlcipher:aes-256-cbc"], "cannot switch encryption on in place"),
+    (["--engine", "sqlite", "--encryption", "sqlcipher:aes-256-cbc", "--workload-option", "method=online"],
+     "cannot switch encryption on in place while serving"),
+    (["--engine", "duckdb", "--encryption", "{duckdb}"], "cannot switch encryption on in place"),
+    (["--engine", "sqlite", "--encryption", "sqlcipher:aes-256-cbc", "--workload-option", "threads=2"],
+     "encrypts offline by one statement"),
     (["--engine", "mariadb", "--encryption", "tde:aes-256-ctr", "--workload-option", "threads=0"], "0 encryption"),
+    (["--engine", "mariadb", "--encryption", "tde:aes-256-ctr", "--workload-option", "method=offline"],
+     "has no offline method"),
     (["--engine", "mariadb", "--encryption", "none"], "names no encryption"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, words):
+    from tdebench.engines import get_engine
+
+    duckdb = str(get_engine("duckdb").default_encrypted_spec())
     with pytest.raises(SystemExit) as code:
-        main(["run", "--workload", "encrypt", *argv, "--out", str(tmp_path / "run")])
+        main(["run", "--workload", "encrypt", *[a.replace("{duckdb}", duckdb) for a in argv],
+              "--out", str(tmp_path / "run")])
     assert code.value.code == 2
     err = capsys.readouterr().err.strip()
     assert words in err and len(err.splitlines()) == 1, err

@@ -87,3 +87,71 @@ def test_pgcrypto_update_bloats_until_vacuum_full(tmp_path, tpcc_w1):
     # the WAL written before the switch still holds the plaintext: a finding the scan reports, never hides
     assert found[("offline.on.scan", "known_plaintext_hits_in_scope")][0] > 0
     assert found[("offline.after_off", "tpm")][0] > 0
+
+
+def test_a_rate_the_baseline_cannot_reach_is_refused_not_lowered(tmp_path, tpcc_w1, capsys):
+    with pytest.raises(SystemExit) as code:
+        main(["run", "--engine", "sqlite", "--encryption", "sqlcipher:aes-256-cbc", "--workload", "encrypt",
+              "--warehouses", "1", "--workload-option", "rate=1000000", "--workload-option", "steady=1s",
+              "--workload-option", "rampup=0", "--trials", "1", "--warmup", "0", "--out", str(tmp_path / "run"),
+              "--data-dir", str(tpcc_w1[0].parent), "--work-dir", str(tmp_path / "work")])
+    assert code.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "below rate=1e+06 (not lowered)" in err[-1], err
+
+
+def _sqlite_exporting(work: Path) -> Path | None:
+    """The instance directory while sqlcipher_export writes the encrypted copy."""
+    found = list(work.glob("*/*/*.db.switch"))
+    return found[0].parent if found else None
+
+
+def _postgres_updating(work: Path) -> Path | None:
+    """The data directory while a backend of its own server runs an UPDATE (the caller asks for it on several polls
+    in a row: the switch's UPDATE takes seconds, the background's milliseconds, and the background is stopped)."""
+    for pidfile in list(work.glob("*/*/postmaster.pid")) + list(work.glob("*/*/*/postmaster.pid")):
+        try:
+            postmaster = pidfile.read_text().split()[0]
+        except (OSError, IndexError):
+            continue
+        children = subprocess.run(["ps", "--ppid", postmaster, "-o", "args="], capture_output=True, text=True).stdout
+        if any(" UPDATE" in line for line in children.splitlines()):
+            return pidfile.parent
+    return None
+
+
+CASES = [(["--engine", "sqlite", "--encryption", "sqlcipher:aes-256-cbc"], _sqlite_exporting, 1)]
+if HAVE_POSTGRES:
+    CASES.append((["--engine", "postgres", "--encryption", "column:aes-256"], _postgres_updating, 3))
+
+
+@pytest.mark.parametrize("engine, encrypting, polls", CASES, ids=[c[0][1] for c in CASES])
+def test_interrupted_while_encrypting_ends_cleanly(tmp_path, tpcc_w1, engine, encrypting, polls):
+    """SIGINT while the engine's offline method runs: exit 130, no process or mount below the work dir, the
+    instance's files gone."""
+    run, work = tmp_path / "run", tmp_path / "work"
+    argv = [sys.executable, "-m", "tdebench", "run", *engine, "--workload", "encrypt", "--warehouses", "1",
+            "--workload-option", "steady=1s", "--workload-option", "rampup=0", "--workload-option", "vus=1",
+            "--trials", "1", "--warmup", "0", "--out", str(run), "--data-dir", str(tpcc_w1[0].parent),
+            "--work-dir", str(work)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "XDG_STATE_HOME": str(tmp_path / "state")}
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seen, deadline = 0, time.monotonic() + 300
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            seen = seen + 1 if encrypting(work) is not None else 0
+            if seen >= polls:
+                proc.send_signal(signal.SIGINT)
+                break
+            time.sleep(0.5 if polls > 1 else 0.02)
+        assert seen >= polls, "the engine was never seen encrypting"
+        assert proc.wait(timeout=180) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    left = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout.split()
+    assert not left, f"processes left running: {left}"
+    mounts = Path("/proc/mounts").read_text()
+    assert str(tmp_path) not in mounts
+    assert not [p for p in work.rglob("*") if p.is_file() and p.suffix in (".db", ".switch")]
+    assert not list(work.rglob("PG_VERSION"))

@@ -97,6 +97,10 @@ class EncryptOptions(WorkloadOptions):
 
         for config in configs:
             engine = get_engine(config.engine)
+            if config.spec.is_plain:
+                raise UsageError(f"encrypt: config '{config.label}' names no encryption to switch on",
+                                 "name the target spec only, e.g. --encryption tde:aes-256-ctr (each trial's "
+                                 "plaintext baseline is its own 'before' phase)")
             if self.method == "online" and not engine.online_switch:
                 able = [n for n in engine_names() if get_engine(n).online_switch]
                 raise UsageError(f"engine '{config.engine}' cannot switch encryption on in place while serving "
@@ -115,10 +119,6 @@ class EncryptOptions(WorkloadOptions):
             if not self.online(engine) and "threads" in self.model_fields_set and self.threads != [1]:
                 raise UsageError(f"threads={','.join(map(str, self.threads))}: '{config.engine}' encrypts offline "
                                  "by one statement, with no encryption threads to set", "leave out threads")
-            if config.spec.is_plain:
-                raise UsageError(f"encrypt: config '{config.label}' names no encryption to switch on",
-                                 "name the target spec only, e.g. --encryption tde:aes-256-ctr (each trial's "
-                                 "plaintext baseline is its own 'before' phase)")
 
 
 def parse_options(raw: dict[str, Any]) -> EncryptOptions:
