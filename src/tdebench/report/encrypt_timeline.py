@@ -99,7 +99,7 @@ def timeline_charts(run_dir: Path, labels: list[str]) -> list[Chart]:
             caption = ("Per second of the trial: the background's committed transactions (x 60) and its p95 latency. "
                        "Shaded: the engine switching (solid line where it starts, dashed where it reports done); "
                        "grey hatched: an offline method with the background stopped (the service was down). "
-                       "Dotted: a new background window (fresh virtual users) after an at-rest scan or an offline switch, "
-                       "both with the background stopped; a window's last partial second is left out.")
+                       "Dotted: a new background window (fresh virtual users) after an at-rest scan or an offline "
+                       "switch, both with the background stopped; a window's last partial second is left out.")
             out.append(Chart(title, caption, svg))
     return out

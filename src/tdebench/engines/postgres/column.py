@@ -397,6 +397,8 @@ class PgColumnInstance(PgcryptoSwitch, PostgresInstance):
     """A cluster whose workload tables keep their non-key columns as pgcrypto ciphertext."""
 
     extensions = ("pgcrypto",)
+    parse_table = staticmethod(parse_create_table)
+    key_setting = KEY_SETTING
 
     def __init__(self, config: Config, workdir: Path, bindir: Path, database: str = DEFAULT_DATABASE) -> None:
         super().__init__(config, workdir, bindir, database)

@@ -40,6 +40,9 @@ class PgcryptoSwitch:
 
     plain_layout: bool = False
     _dropped_indexes: list[str]
+    #: the instance's: CREATE TABLE text -> TableDef (column.parse_create_table), the key's session setting
+    parse_table: Callable[[str], Any]
+    key_setting: str
 
     def start_plain(self) -> dict[str, Any]:
         """The workload's tables are created and loaded as plain tables until :meth:`switch_offline` encrypts them."""
@@ -48,10 +51,8 @@ class PgcryptoSwitch:
 
     def register_plain(self, statements: list[str], tables: dict[str, TableSpec]) -> None:
         """Note which columns the switch will encrypt (CREATE TABLE statements run as they are)."""
-        from tdebench.engines.postgres.column import parse_create_table
-
         for statement in statements:
-            table = parse_create_table(statement)
+            table = self.parse_table(statement)
             if table is not None:
                 self.schema.add(table, tables.get(table.name))  # type: ignore[attr-defined]
 
@@ -93,7 +94,8 @@ class PgcryptoSwitch:
         return out
 
     def _tables(self) -> list[str]:
-        return [t if self.plain_layout else self.schema.relation(t) for t in self._managed()]  # type: ignore[attr-defined]
+        schema = self.schema  # type: ignore[attr-defined]
+        return [t if self.plain_layout else schema.relation(t) for t in self._managed()]
 
     def _table_bytes(self) -> int:
         """The switched tables' size with their TOAST and indexes (the bloat, without the WAL)."""
@@ -146,16 +148,14 @@ class PgcryptoSwitch:
 
     def _rekey(self, step: Callable[[str], None]) -> None:
         """One UPDATE per base table: decrypt with the old key (a session setting), encrypt with the new one."""
-        from tdebench.engines.postgres.column import KEY_SETTING
-
         schema, cipher = self.schema, self.cipher  # type: ignore[attr-defined]
         old, new = self._key, SecretKey.generate(cipher.key_bytes * 8)  # type: ignore[attr-defined]
-        old_sql = cipher.key_sql().replace(KEY_SETTING, OLD_KEY_SETTING)
+        old_sql = cipher.key_sql().replace(self.key_setting, OLD_KEY_SETTING)
         step("update")
         conn = self.connect()  # type: ignore[attr-defined]
         try:
-            conn.execute(f"SELECT set_config('{OLD_KEY_SETTING}', %s, false), set_config('{KEY_SETTING}', %s, false)",
-                         [old.hex(), new.hex()])
+            conn.execute(f"SELECT set_config('{OLD_KEY_SETTING}', %s, false), "
+                         f"set_config('{self.key_setting}', %s, false)", [old.hex(), new.hex()])
             for t in self._managed():
                 sets = ", ".join(f"{c} = {cipher.encrypt_sql(cipher.decrypt_sql(c, old_sql))}"
                                  for c in schema.encrypted[t])
