@@ -61,7 +61,9 @@ class EncryptWorkload(Workload):
     known_plaintext = ("ORIGINAL",)  # TPC-C's I_DATA/S_DATA
     schema_tables = schema.TABLE_NAMES
     needs = (Need("the engine cannot switch encryption on in place (it declares neither online_switch nor "
-                  "offline_switch)", lambda e: bool(e.online_switch or e.offline_switch)),)
+                  "offline_switch)", lambda e: bool(e.online_switch or e.offline_switch)),
+             Need("the TPC-C background's virtual users are processes of their own, and the engine's database can "
+                  "be opened by one process only", lambda e: e.dialect.multi_process))
     verify_after_load = False  # the data start plaintext on purpose; each trial scans after its switch
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
