@@ -55,6 +55,12 @@ def test_switch_on_and_back_under_tpcc(tmp_path, tpcc_w1):
             assert all(v > 0 for v in found[("encrypt", f"t{threads}.{phase}", "tpm")]), phase
             assert all(v >= 1 for v in found[("encrypt", f"t{threads}.{phase}", "seconds")]), phase
         assert len(found[("encrypt", f"t{threads}.during_on", "tpm_vs_before")]) == 2
+        # re-keying under the background: every table rebuilt under the other key, as the server reports
+        assert all(t > 0 for t in found[("encrypt", f"t{threads}.rekey", "time_to_done")])
+        assert (found[("encrypt", f"t{threads}.rekey", "tables_on_new_key_count")]
+                == found[("encrypt", f"t{threads}.rekey", "tables_count")])
+        assert all(v > 0 for v in found[("encrypt", f"t{threads}.during_rekey", "tpm")])
+        assert len(found[("encrypt", f"t{threads}.rekey.scan", "canary_hits_in_scope")]) == 2
         for metric in ("canary_hits_in_scope", "known_plaintext_hits_in_scope", "hits_outside_scope"):
             assert len(found[("encrypt", f"t{threads}.on.scan", metric)]) == 2
     assert found[("encrypt", "background", "errors")] == [0.0, 0.0]
