@@ -58,7 +58,8 @@ class SqlcipherSwitch:
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             step("export")
             literal = f"x'{key.hex()}'" if key is not None else ""
-            conn.execute(f"ATTACH DATABASE '{target}' AS switch KEY \"{literal}\"")
+            where = str(target).replace("'", "''")
+            conn.execute(f"ATTACH DATABASE '{where}' AS switch KEY \"{literal}\"")
             if key is not None:
                 for pragma in self._cipher_pragmas("switch"):
                     conn.execute(pragma)
