@@ -85,6 +85,8 @@ def test_switch_on_and_back_under_tpcc(tmp_path, tpcc_w1):
     (["--engine", "duckdb", "--encryption", "{duckdb}"], "cannot switch encryption on in place"),
     (["--engine", "sqlite", "--encryption", "sqlcipher:aes-256-cbc", "--workload-option", "threads=2"],
      "encrypts offline by one statement"),
+    (["--engine", "postgres", "--encryption", "column:aes-256", "--workload-option", "iops=100"],
+     "encrypts offline, with no page rate"),
     (["--engine", "mariadb", "--encryption", "tde:aes-256-ctr", "--workload-option", "threads=0"], "0 encryption"),
     (["--engine", "mariadb", "--encryption", "tde:aes-256-ctr", "--workload-option", "method=offline"],
      "has no offline method"),

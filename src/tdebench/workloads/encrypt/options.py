@@ -116,6 +116,9 @@ class EncryptOptions(WorkloadOptions):
                                  "use method=auto")
             if self.rekey == "yes" and not engine.rekey_method:
                 raise UsageError(f"engine '{config.engine}' cannot re-key existing data (rekey=yes)", "use rekey=auto")
+            if not self.online(engine) and self.iops is not None:
+                raise UsageError(f"iops={self.iops}: '{config.engine}' encrypts offline, with no page rate to set",
+                                 "leave out iops")
             if not self.online(engine) and "threads" in self.model_fields_set and self.threads != [1]:
                 raise UsageError(f"threads={','.join(map(str, self.threads))}: '{config.engine}' encrypts offline "
                                  "by one statement, with no encryption threads to set", "leave out threads")
