@@ -60,6 +60,8 @@ def test_sqlcipher_export_rekey_and_back_with_the_timeline(tmp_path, tpcc_w1):
     assert {r["background"] for r in series if r["phase"] == "offline.during_on"} == {"stopped"}
     html = (run / "report" / "index.html").read_text()
     assert 'aria-label="sqlite-sqlcipher-aes-256-cbc: switching on, re-keying, switching off (trial 1)"' in html
+    switching = html[html.index('id="switching"'):]
+    assert "offline: service stopped" in switching and switching.count("<tr>") >= 4  # header + on, rekey, off
     if CHROMIUM.exists():
         png = tmp_path / "report.png"
         shot = subprocess.run([str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu",
