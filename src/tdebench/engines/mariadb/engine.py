@@ -72,6 +72,12 @@ class MariadbEngine(Engine):
     warm_restart = True
     online_switch = ("SET GLOBAL innodb_encrypt_tables = ON/OFF: innodb_encryption_threads re-write every tablespace "
                      "in place while the server serves (progress: INNODB_TABLESPACES_ENCRYPTION)")
+    rekey_method = ("ALTER TABLE ... ENCRYPTION_KEY_ID=k for every table (a rebuild under another key of the key "
+                    "file, online DDL); file_key_management has no key versions, so no rotation by key age")
+    rekey_online = True
+
+    def can_switch(self, spec: EncryptionSpec) -> bool:
+        return spec.mechanism == "tde"
 
     def __init__(self) -> None:
         self._bins: dict[str, Path] = {}

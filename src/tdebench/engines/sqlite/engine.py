@@ -24,6 +24,7 @@ from tdebench.api.footprint import MIB, Footprint
 from tdebench.api.tables import TableSpec
 from tdebench.encryption import PLAIN, EncryptionSpec, SecretKey, parse_spec
 from tdebench.engines.sqlite import counters as sqlite_counters
+from tdebench.engines.sqlite.switch import SqlcipherSwitch
 from tdebench.engines.toolkit import fscrypt, sqlitefile
 from tdebench.engines.toolkit.filedb import FileDatabase, FileEngine
 from tdebench.errors import EnvironmentProblem
@@ -41,6 +42,12 @@ class SqliteEngine(FileEngine, Engine):
     dialect = SQLITE
     description = "SQLite 3 file, plain or SQLCipher 4 (AES-256-CBC + HMAC-SHA512 per page)"
     cache_setting = "cache_size"
+    offline_switch = ("ATTACH ... KEY + SELECT sqlcipher_export(): a copy encrypted page by page replaces the file "
+                      "(no connection meanwhile)")
+    rekey_method = "PRAGMA rekey: every page re-encrypted in place in one transaction (no connection meanwhile)"
+
+    def can_switch(self, spec: EncryptionSpec) -> bool:
+        return spec == SQLCIPHER
 
     def supported_specs(self) -> list[EncryptionSpec]:
         return [PLAIN, SQLCIPHER, *self.file_specs()]
@@ -76,7 +83,7 @@ class SqliteEngine(FileEngine, Engine):
         return Footprint(peak=1.7, final=1.7 if spec == SQLCIPHER else 1.6, fixed=fixed)
 
 
-class SqliteInstance(sqlitefile.SqliteFile, FileDatabase, Instance):
+class SqliteInstance(SqlcipherSwitch, sqlitefile.SqliteFile, FileDatabase, Instance):
     """One database file in its own 0700 directory (:mod:`tdebench.engines.toolkit.filedb`)."""
 
     dialect = SQLITE
@@ -88,12 +95,13 @@ class SqliteInstance(sqlitefile.SqliteFile, FileDatabase, Instance):
                                           if k != fscrypt.STORAGE_KEY}}
         self.place_file(config, workdir, f"{database}.db")
         self._key = SecretKey.generate(256) if config.spec == SQLCIPHER else None
+        self._active = self._key  # the key the file is under now (None: plaintext; see start_plain)
         self._pages = sqlite_counters.PageCounts()  # every connection to the database file reports here
 
     @property
     def encrypted(self) -> bool:
         """SQLCipher encrypts the pages (fscrypt's encryption is the kernel's: the file is plain SQLite)."""
-        return self._key is not None
+        return self._active is not None
 
     def library_keys(self) -> list[dict[str, Any]]:
         if self._key is None:
@@ -108,9 +116,9 @@ class SqliteInstance(sqlitefile.SqliteFile, FileDatabase, Instance):
         counts = self._pages if Path(path) == self.path else None
         conn = sqlite_counters.connect(str(path), counts, check_same_thread=False, isolation_level=None)
         s = self._settings
-        if self._key is not None:
+        if self._active is not None:
             # raw key: x'<64 hex>' skips PBKDF2; must be the first statement on the connection
-            conn.execute(f"PRAGMA key = \"x'{self._key.hex()}'\"")
+            conn.execute(f"PRAGMA key = \"x'{self._active.hex()}'\"")
             conn.execute(f"PRAGMA cipher_page_size = {int(s['page_size'])}")
             conn.execute(f"PRAGMA cipher_use_hmac = {s['cipher_use_hmac'].upper()}")
         else:
