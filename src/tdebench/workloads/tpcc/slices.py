@@ -130,7 +130,8 @@ class SlicedTpccTrial(SteppedTrial):
             self.state.mark(None)
             cpu, counters = self.probe.stop()
         self.owner.record_slice(self, step, repetition + 1, result)
-        record_slice_costs(self.rec, "tpcc", step, repetition + 1, result.committed, cpu, counters, paused)
+        record_slice_costs(self.rec, "tpcc", step, repetition + 1, result.committed, cpu, counters, paused,
+                           self.probe.foreign_cores)
         if not self.state.instance.alive():
             raise RuntimeError(f"the server of {self.state.label} died during step {step}")
 
