@@ -19,8 +19,12 @@ from tdebench.api.trial import Recorder
 from tdebench.measure.conditions import HostReading, conditions_between, read_host
 from tdebench.measure.proctime import TreeCpu, TreeReading
 
-#: the slice length when none is given (seconds)
+#: the slice length when none is given (seconds), per workload. TPC-C: 1 s, measured (docs/precision.md, "Slice
+#: length"): on a shared machine the noise lasts a few seconds, so shorter slices pair the arms more closely, and a
+#: 1-s slice resolved an A/A test 1.5x narrower than 5-s slices in the same time. sysbench starts one client
+#: process per slice, so it keeps 5 s until measured the same way (benchmarks/slice_length.py --workload sysbench)
 DEFAULT_SLICE = 5.0
+DEFAULT_SLICES = {"tpcc": 1.0, "sysbench": DEFAULT_SLICE}
 #: the shortest slice (seconds): the rarest transaction kinds (TPC-C's 4% of the mix) need a few hundred samples
 #: per slice for a p99
 MIN_SLICE = 1.0
@@ -46,14 +50,14 @@ def check_slice_fits(slice_: float | None, duration: float) -> None:
                          "config per step and block; use a shorter --slice or a longer --duration")
 
 
-def slice_seconds(slice_: float | None, duration: float) -> float:
-    """The slice length in force: the one given, else the default (at most the step's duration)."""
-    return slice_ if slice_ is not None else min(DEFAULT_SLICE, duration)
+def slice_seconds(slice_: float | None, duration: float, default: float = DEFAULT_SLICE) -> float:
+    """The slice length in force: the one given, else ``default`` (at most the step's duration)."""
+    return slice_ if slice_ is not None else min(default, duration)
 
 
-def rounds_for(slice_: float | None, duration: float) -> int:
+def rounds_for(slice_: float | None, duration: float, default: float = DEFAULT_SLICE) -> int:
     """Rounds per step and block: enough slices to give each config ``duration`` seconds of measured time."""
-    return max(1, math.ceil(duration / slice_seconds(slice_, duration) - 1e-9))
+    return max(1, math.ceil(duration / slice_seconds(slice_, duration, default) - 1e-9))
 
 
 class SliceProbe:
