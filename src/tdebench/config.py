@@ -24,6 +24,8 @@ An experiment file uses the same vocabulary as the flags::
     pin = false                # pin tdebench and the servers to fixed cores
     nice = -10                 # run tdebench and the servers at this nice value (negative: root only)
     restart_twins = true       # restart every server, cache kept, before every block (default: with query)
+    baseline = "sqlite-none"   # a plain config every config of its engine family is also compared with (across
+                               # engines, e.g. sqlite3mc's ciphers against sqlite's plain twin; docs/experiments.md)
     [run.options]              # options of the chosen workload, e.g. for tpcc: warehouses = 2 (sf, tests and
                                # streams may go here too: they are the tpch workload's options)
 
@@ -97,6 +99,8 @@ class RunSection(BaseModel):
     pin: bool = False
     nice: int | None = None
     restart_twins: bool | None = None
+    # the plain config compared with every config of its SQL family across engines (the report's layers table)
+    baseline: str | None = None
     # cache/data ratios swept one after the other (docs/memory.md); None: each engine's configured cache
     memory_ratio: list[float] | None = None
     # a fault injected into one measured block's trials, e.g. "kill-node@50%" (docs/faults.md)

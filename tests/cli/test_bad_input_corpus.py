@@ -207,6 +207,8 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     ("restart-twins-embedded", [*RUN, "--restart-twins"], 2, "--restart-twins: sqlite cannot restart keeping"),
     ("restart-twins-value", [*RUN, "--restart-twins=yes"], 2, "--restart-twins"),
     ("no-restart-twins-value", [*RUN, "--no-restart-twins=no"], 2, "--no-restart-twins"),
+    ("baseline-not-a-config", [*RUN, "--baseline", "sqlite-nope"], 2, "baseline 'sqlite-nope' is not a config"),
+    ("baseline-encrypted", [*RUN, "--baseline", "sqlite-sqlcipher-aes-256-cbc"], 2, "is not plain"),
     ("memory-ratio-zero", [*RUN, "--memory-ratio", "0"], 2, "--memory-ratio"),
     ("memory-ratio-word", [*RUN, "--memory-ratio", "x"], 2, "'x' is not a number"),
     ("memory-ratio-twice", [*RUN, "--memory-ratio", "1,1"], 2, "a ratio is listed twice"),
@@ -627,3 +629,20 @@ def test_unwritable_state_dir_does_not_fail_the_run(tmp_path, capfd, monkeypatch
 
 def test_fixture_files_are_readable():
     assert FIXTURE_RUN.is_dir() and stat.S_ISREG((FIXTURE_RUN / "manifest.json").stat().st_mode)
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--engine", "sqlite", "--encryption", "none,sqlite3mc:chacha20"], "which is engine sqlite3mc's"),
+    (["--engine", "sqlite,sqlite3mc", "--encryption", "none,sqlite3mc:rc4"], "RC4 is broken"),
+    (["--engine", "sqlite,sqlite3mc", "--encryption", "none,sqlite3mc:nosuch"], "unknown cipher 'nosuch'"),
+    (["--engine", "sqlite,sqlite3mc", "--encryption", "none,mariadb/none"], "which --engine does not list"),
+    (["--engine", "sqlite,sqlite3mc", "--baseline", "sqlite-nope"], "baseline 'sqlite-nope' is not a config"),
+    (["--engine", "sqlite,sqlite3mc", "--baseline", "sqlite-sqlcipher-aes-256-cbc"], "is not plain"),
+])
+def test_cross_engine_runs_refuse_bad_input_in_one_line(tmp_path, capfd, args, fragment):
+    """A run across engines of one family (sqlite and sqlite3mc): a spec of the other engine, a refused or unknown
+    SQLite3MC cipher, an ENGINE/SPEC of an unlisted engine, a baseline that is not a plain config: exit 2, one
+    line, before the run directory exists."""
+    code, _, err = cli(capfd, "run", *args, "--out", str(tmp_path / "out"))
+    assert_one_line_error(code, err, 2, fragment)
+    assert not (tmp_path / "out").exists()

@@ -24,6 +24,7 @@ RUN_BY_OTHER_TESTS: dict[str, tuple[str, str]] = {
     "crud-mariadb": ("tests.e2e.test_crud", "test_mariadb_tde_crud"),
     "orders-sql": ("tests.e2e.test_sql_workload", "test_the_example_on_sqlite"),
     "mariadb-memory-curve": ("tests.e2e.test_memory_curve", "test_mariadb_memory_curve_example"),
+    "layers": ("tests.e2e.test_fscrypt", "test_layers_example"),
 }
 
 

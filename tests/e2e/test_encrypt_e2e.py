@@ -55,6 +55,12 @@ def test_switch_on_and_back_under_tpcc(tmp_path, tpcc_w1):
             assert all(v > 0 for v in found[("encrypt", f"t{threads}.{phase}", "tpm")]), phase
             assert all(v >= 1 for v in found[("encrypt", f"t{threads}.{phase}", "seconds")]), phase
         assert len(found[("encrypt", f"t{threads}.during_on", "tpm_vs_before")]) == 2
+        # re-keying under the background: every table rebuilt under the other key, as the server reports
+        assert all(t > 0 for t in found[("encrypt", f"t{threads}.rekey", "time_to_done")])
+        assert (found[("encrypt", f"t{threads}.rekey", "tables_on_new_key_count")]
+                == found[("encrypt", f"t{threads}.rekey", "tables_count")])
+        assert all(v > 0 for v in found[("encrypt", f"t{threads}.during_rekey", "tpm")])
+        assert len(found[("encrypt", f"t{threads}.rekey.scan", "canary_hits_in_scope")]) == 2
         for metric in ("canary_hits_in_scope", "known_plaintext_hits_in_scope", "hits_outside_scope"):
             assert len(found[("encrypt", f"t{threads}.on.scan", metric)]) == 2
     assert found[("encrypt", "background", "errors")] == [0.0, 0.0]
@@ -74,13 +80,25 @@ def test_switch_on_and_back_under_tpcc(tmp_path, tpcc_w1):
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["--engine", "sqlite", "--encryption", "sqlcipher:aes-256-cbc"], "cannot switch encryption on in place"),
+    (["--engine", "sqlite", "--encryption", "sqlcipher:aes-256-cbc", "--workload-option", "method=online"],
+     "cannot switch encryption on in place while serving"),
+    (["--engine", "duckdb", "--encryption", "{duckdb}"], "cannot switch encryption on in place"),
+    (["--engine", "sqlite", "--encryption", "sqlcipher:aes-256-cbc", "--workload-option", "threads=2"],
+     "encrypts offline by one statement"),
+    (["--engine", "postgres", "--encryption", "column:aes-256", "--workload-option", "iops=100"],
+     "encrypts offline, with no page rate"),
     (["--engine", "mariadb", "--encryption", "tde:aes-256-ctr", "--workload-option", "threads=0"], "0 encryption"),
+    (["--engine", "mariadb", "--encryption", "tde:aes-256-ctr", "--workload-option", "method=offline"],
+     "has no offline method"),
     (["--engine", "mariadb", "--encryption", "none"], "names no encryption"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, words):
+    from tdebench.engines import get_engine
+
+    duckdb = str(get_engine("duckdb").default_encrypted_spec())
     with pytest.raises(SystemExit) as code:
-        main(["run", "--workload", "encrypt", *argv, "--out", str(tmp_path / "run")])
+        main(["run", "--workload", "encrypt", *[a.replace("{duckdb}", duckdb) for a in argv],
+              "--out", str(tmp_path / "run")])
     assert code.value.code == 2
     err = capsys.readouterr().err.strip()
     assert words in err and len(err.splitlines()) == 1, err

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tdebench.engines.toolkit.fscrypt import loop_devices
+from tests.e2e import examples as ex
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not Path("/dev/loop-control").exists(),
@@ -124,11 +125,14 @@ def _measuring(out: Path) -> bool:
     return any(line.split(",")[1] not in ("0", "block") for line in lines)
 
 
+@pytest.mark.parametrize("engine", [
+    "sqlite",
+    pytest.param("mariadb", marks=[pytest.mark.server, pytest.mark.skipif(not HAS_MARIADB, reason="no mariadbd")])])
 @pytest.mark.parametrize("when", ["provisioning", "measurement"])
-def test_ctrl_c_leaves_no_mount_loop_device_or_key(sandbox, when, tpch_sf001):
+def test_ctrl_c_leaves_no_mount_loop_device_or_key(sandbox, when, engine, tpch_sf001):
     base, keys = sandbox
     out = base / "run"
-    proc = start(base, ["--encryption", "none,fs:fscrypt", "--sf", "0.01", "--trials", "20", "--warmup", "0",
+    proc = start(base, ["--engine", engine, "--encryption", "none,fs:fscrypt", "--sf", "0.01", "--trials", "20", "--warmup", "0",
                         "--data-dir", str(Path(tpch_sf001[0]).parent)], out)
     try:
         if when == "provisioning":  # the first image is mounted: provisioning is under way
@@ -168,3 +172,65 @@ def test_killed_run_is_cleaned_up(sandbox, tpch_sf001):
                             timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     assert_nothing_left(base, keys)
+
+
+@pytest.mark.server
+@pytest.mark.skipif(not (HAS_MARIADB and HAS_POSTGRES and shutil.which("gocryptfs")),
+                    reason="needs mariadbd, PostgreSQL and gocryptfs")
+def test_layers_example(sandbox, tpch_sf001):
+    """docs/examples/layers.toml at SF 0.01, one trial: every layer verified at rest, the layers table in the report
+    with sqlite3mc's configs against the stated baseline sqlite-none and its library note; nothing left behind."""
+    base, keys = sandbox
+    copy = ex.sized_copy(ex.example("layers"), base, sf=0.01, trials=1)
+    out = base / "run"
+    proc = start(base, [str(copy), "--warmup", "0", "--data-dir", str(Path(tpch_sf001[0]).parent)], out)
+    log, _ = proc.communicate(timeout=1800)
+    assert proc.returncode == 0, log[-3000:]
+    ex.check_example_run(out)
+    configs = json.loads((out / "verification.json").read_text())["configs"]
+    assert len(configs) == 12 and all(c["passed"] for c in configs.values())
+    for label, entry in configs.items():
+        plain = label.split("@")[0].split("-", 1)[1] == "none"
+        assert entry["encrypted_on_disk"] != plain and (entry["marker_hits"] > 0) == plain, label
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert {c["settings"]["storage"] for c in manifest["configs"]} == {"ext4-loop"}  # one kind of filesystem
+    md = (out / "report" / "summary.md").read_text()
+    assert "## Layers: cost and protection" in md and "vs baseline sqlite-none (95% CI)" in md
+    assert "| postgres-fs-gocryptfs@mem0.25 | FUSE filesystem (gocryptfs) |" in md
+    assert "sqlite3mc's configs run SQLite 3.54" in md and "sqlite3mc-none@mem0.25 (no encryption) shows alone" in md
+    assert_nothing_left(base, keys)
+
+
+@pytest.mark.parametrize("engine", [
+    "sqlite",
+    pytest.param("mariadb", marks=[pytest.mark.server, pytest.mark.skipif(not HAS_MARIADB, reason="no mariadbd")])])
+def test_backups_under_fscrypt(sandbox, engine, tpch_sf001):
+    """The backup workload on an fs:fscrypt twin: every kind backs up and restores; the backups land in the run's
+    work directory, outside the encrypted image, so they are plaintext at rest and the threat model says so; the
+    restored database is back inside the encrypted directory (the kept image holds no TPC-H text)."""
+    from tdebench.verify.atrest import count_in_file
+
+    base, keys = sandbox
+    out, work = base / "run", base / "work"
+    work.mkdir(mode=0o755)
+    proc = start(base, ["--workload", "backup", "--engine", engine, "--encryption", "none,fs:fscrypt", "--sf", "0.01",
+                        "--trials", "1", "--warmup", "0", "--keep", "--work-dir", str(work),
+                        "--data-dir", str(Path(tpch_sf001[0]).parent)], out)
+    log, _ = proc.communicate(timeout=900)
+    assert proc.returncode == 0, log[-3000:]
+    backups = json.loads((out / "backups.json").read_text())["configs"][f"{engine}-fs-fscrypt"]["backups"]
+    assert len(backups) >= 2
+    for kind, verdict in backups.items():
+        assert verdict["encrypted"] is False and verdict["marker_hits"] > 0, kind
+        assert verdict["location"].startswith("the run's work directory, outside"), kind
+    rows = json.loads((out / "verification.json").read_text())["configs"][f"{engine}-fs-fscrypt"]["threats"]["rows"]
+    backup_rows = [r for r in rows if r["id"].startswith("backups:")]
+    assert backup_rows and all(r["status"] == "exposed" and "written to the run's work directory" in r["summary"]
+                               for r in backup_rows)
+    images = {next(part for part in p.relative_to(work).parts if part.startswith(f"{engine}-")): p
+              for p in work.rglob("ext4.img")}  # kept, unmounted and locked
+    assert set(images) == {f"{engine}-none", f"{engine}-fs-fscrypt"}, images
+    word = b"blithely"  # TPC-H comment text, in every table's restored rows
+    assert count_in_file(images[f"{engine}-none"], [word])[word.decode()] > 0
+    assert count_in_file(images[f"{engine}-fs-fscrypt"], [word])[word.decode()] == 0
+    assert not mounts_under(base) and not loop_devices([str(base)]) and fscrypt_keys() <= keys

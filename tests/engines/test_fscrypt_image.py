@@ -94,3 +94,33 @@ def test_data_chunks_skip_holes(tmp_path):
         chunks = list(data_chunks(handle.fileno(), 64 << 20, 1 << 20))
     assert sum(end - start for start, end in chunks) < 2 << 20
     assert any(start <= 40 << 20 < end for start, end in chunks)
+
+
+@pytest.mark.parametrize("spec", [PLAIN, parse_spec("fs:fscrypt")])
+def test_block_io_counters_follow_the_image_across_remounts(tmp_path, spec):
+    """image_bytes_* are the loop device's sectors × 512, cumulative over a remount (a fresh loop device); on the
+    fscrypt image they stand in for the engine's zero bytes_decrypted/encrypted as the labelled estimates."""
+    image = fscrypt.Ext4Image(spec, tmp_path / "fs", size=SIZE)
+    payload = secrets.token_bytes(8 * fscrypt.MIB)
+    try:
+        image.mount()
+        start = fscrypt.image_counters(image, {"bytes_decrypted": 0, "bytes_encrypted": 0})
+        (image.data_dir / "table.db").write_bytes(payload)
+        image.sync()
+        written = fscrypt.image_counters(image, {})
+        assert written["image_bytes_written"] - start["image_bytes_written"] >= len(payload)
+        image.unmount()
+        image.mount()  # a fresh loop device: its counters start at 0, the image's do not
+        assert (image.data_dir / "table.db").read_bytes() == payload  # read from the image: the cache was dropped
+        after = fscrypt.image_counters(image, {"bytes_decrypted": 0, "bytes_encrypted": 0})
+        assert after["image_bytes_written"] >= written["image_bytes_written"]
+        assert after["image_bytes_read"] - written["image_bytes_read"] >= len(payload)
+        if spec.is_plain:
+            assert after["bytes_decrypted"] == 0 and "bytes_decrypted_estimate" not in after
+        else:
+            assert "bytes_decrypted" not in after and "bytes_encrypted" not in after
+            assert after["bytes_decrypted_estimate"] == after["image_bytes_read"]
+            assert after["bytes_encrypted_estimate"] == after["image_bytes_written"]
+    finally:
+        image.destroy()
+    assert fscrypt.image_counters(image, {}) == {}  # no loop device: nothing to read

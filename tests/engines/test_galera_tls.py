@@ -160,3 +160,32 @@ def test_a_mariabackup_state_transfer_goes_over_tls_too(tmp_path):
         assert "mariabackup SST stream too" in inst.transport_security()["replication"]["what"]
     finally:
         inst.destroy()
+
+
+@pytest.mark.server
+@needs_galera
+def test_a_node_of_a_tls_cluster_rejoins_by_ist_over_tls(tmp_path):
+    engine = get_engine("galera")
+    settings = {**engine.default_settings(), "nodes": "3", "transport": "tls"}
+    inst = engine.create_instance(Config("galera", PLAIN, settings), tmp_path)
+    try:
+        inst.start()
+        conn = inst.connect()
+        cur = conn.cursor()
+        cur.execute("CREATE TABLE r (id INT PRIMARY KEY)")
+        conn.commit()
+        inst.kill_node(3)
+        assert inst.alive()  # the others serve on
+        cur.executemany("INSERT INTO r VALUES (%s)", [(i,) for i in range(100)])
+        conn.commit()
+        conn.close()
+        facts = inst.rejoin_node(3)
+        assert facts["transfer"] == "IST" and facts["seconds_to_synced"] > 0
+        assert "ssl://" in inst.nodes[2].log_path.read_text(errors="replace")
+        other = inst.connect_node(2, causal=True)
+        cur = other.cursor()
+        cur.execute("SELECT COUNT(*) FROM r")
+        assert cur.fetchone()[0] == 100
+        other.close()
+    finally:
+        inst.destroy()

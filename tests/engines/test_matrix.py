@@ -79,12 +79,7 @@ COVERED_ELSEWHERE: dict[tuple[str, str], str] = {
     ("external", "tpch"): "tests/engines/test_external.py::test_run_with_two_targets_end_to_end",
 }
 # pairs that fail today, each with what fails: expected to fail (strict: once a pair passes, its entry must go)
-KNOWN_BROKEN: dict[tuple[str, str], str] = {
-    ("duckdb", "crud"): "DuckDB's cursor reports rowcount -1 for INSERT ... SELECT and DELETE, so the crud workload "
-                        "cannot check the rows each batch processed",
-    ("galera", "backup"): "mariadb-backup exits 1: it is pointed at the default socket /run/mysqld/mysqld.sock as "
-                          "root without a password, not at a galera node",
-}
+KNOWN_BROKEN: dict[tuple[str, str], str] = {}
 # session fixtures holding the data a workload reads, generated once (tests/conftest.py)
 DATA = {"tpch": "tpch_sf001", "load": "tpch_sf001", "backup": "tpch_sf001", "tpcc": "tpcc_w1"}
 # remote engines -> the class fixture that starts a private server and returns its --target arguments

@@ -15,7 +15,7 @@ pytest.importorskip("apsw")
 
 from tdebench.encryption import parse_spec  # noqa: E402
 from tdebench.engines import Config, get_engine  # noqa: E402
-from tdebench.engines.sqlite3mc.threats import sqlite_temp_dir  # noqa: E402
+from tdebench.engines.toolkit.sqlitefile import sqlite_temp_dir  # noqa: E402
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 MARKERS = [f"tdbcanary-{i}-9d1e7c3b2a" for i in range(4)]

@@ -10,7 +10,7 @@ import pytest
 
 from tdebench.encryption import generate_password
 from tdebench.engines.toolkit.exposure import files_holding, files_on_disk, key_forms
-from tdebench.engines.sqlite.threats import temp_in_memory
+from tdebench.engines.toolkit.sqlitefile import temp_in_memory
 from tdebench.report import build_report
 from tdebench.verify import hostfacts
 from tdebench.verify.threat_checks import Scan, at_rest_files, rows_bytes

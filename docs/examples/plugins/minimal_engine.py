@@ -1,4 +1,5 @@
-"""A minimal engine: SQLite files, plain or encrypted by SQLCipher, in the few methods an engine must have.
+"""A minimal engine: SQLite files, plain or encrypted by SQLCipher, in the few methods an engine must have (the
+file's lifecycle, paths and threat-model answers come from :mod:`tdebench.engines.toolkit.filedb`).
 
 docs/adding-an-engine.md walks through it; the test suite runs the conformance kit on it (tests/engines), so
 it keeps working. Register it with ``tdebench.engines.register("minimal", MinimalEngine)``.
@@ -6,7 +7,6 @@ it keeps working. Register it with ``tdebench.engines.register("minimal", Minima
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from tdebench.api.dialect import SQLITE
 from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
 from tdebench.api.tables import TableSpec, split_line
 from tdebench.encryption import PLAIN, EncryptionSpec, SecretKey, parse_spec
+from tdebench.engines.toolkit.filedb import FileDatabase
 from tdebench.errors import EnvironmentProblem
 
 SQLCIPHER = parse_spec("sqlcipher:aes-256-cbc")
@@ -47,31 +48,21 @@ class MinimalEngine(Engine):
         return MinimalInstance(config, workdir, database)
 
 
-class MinimalInstance(Instance):
+class MinimalInstance(FileDatabase, Instance):
     """One database file in its own directory; the encrypted twin's key lives in memory only."""
 
     dialect = SQLITE
+    library = "SQLite"  # FileDatabase: the threat model's answers for a library without a server
 
     def __init__(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> None:
         super().__init__(config, workdir, database)
-        self.path = workdir / config.label / f"{database}.db"
+        self.place_file(config, workdir, f"{database}.db")  # start, stop, destroy, data_dir, ... come with it
         self._key = SecretKey.generate(256) if config.spec == SQLCIPHER else None
 
-    @property
-    def data_dir(self) -> Path:
-        return self.path.parent
-
-    def database_file(self) -> Path:
-        return self.path
-
-    def start(self) -> None:
-        self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-
-    def stop(self) -> None:
-        """An embedded database: nothing runs between connections."""
-
-    def destroy(self) -> None:
-        shutil.rmtree(self.data_dir, ignore_errors=True)
+    def library_keys(self) -> list[dict[str, Any]]:
+        if self._key is None:
+            return []
+        return [self.key_row(self._key, "SQLCipher raw key (AES-256)", "PRAGMA key on every open")]
 
     def connect(self) -> Connection:
         conn = sqlcipher3.connect(str(self.path), check_same_thread=False, isolation_level=None)

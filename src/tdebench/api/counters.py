@@ -20,6 +20,14 @@ COUNTERS: dict[str, tuple[str, str]] = {
     "bytes_written": ("bytes", "bytes written to the database's files"),
     "bytes_decrypted": ("bytes", "bytes the engine decrypted (pages or values)"),
     "bytes_encrypted": ("bytes", "bytes the engine encrypted (pages or values)"),
+    "bytes_decrypted_estimate": ("bytes", "an estimate of the bytes decrypted where nothing counts them (gocryptfs, "
+                                          "fscrypt: see the engine's docs for what it counts)"),
+    "bytes_encrypted_estimate": ("bytes", "an estimate of the bytes encrypted where nothing counts them"),
+    "image_bytes_read": ("bytes", "bytes read from the ext4 image through its loop device (/sys/block/loopN/stat): "
+                                  "file blocks, ext4 metadata and journal; under fs:fscrypt the file blocks are "
+                                  "ciphertext the kernel decrypted"),
+    "image_bytes_written": ("bytes", "bytes written to the ext4 image through its loop device: file blocks (under "
+                                     "fs:fscrypt, encrypted by the kernel on write-back), metadata and journal"),
     "log_bytes": ("bytes", "redo log / WAL bytes written"),
     "temp_bytes": ("bytes", "bytes written to temporary (spill) files"),
     "values_decrypted": ("values", "column values decrypted (column encryption)"),

@@ -88,6 +88,9 @@ class Dialect:
     #: other processes (forked workers such as TPC-C's virtual users) can open connections of their own; False for
     #: a library whose database lives in one process (DuckDB)
     multi_process: bool = True
+    #: a cursor's ``rowcount`` after ``INSERT ... SELECT`` or ``DELETE`` is the number of rows it changed; False: the
+    #: driver reports -1 (DuckDB), and a workload that checks the rows a statement changed counts them itself
+    rowcount: bool = True
     #: backup tools the engine's instances work with (the backup workload picks its kinds by these)
     backup_tools: tuple[str, ...] = ()
     #: several connections write at once; False: one writer at a time, the others wait (SQLite)

@@ -16,7 +16,7 @@ import contextlib
 import os
 import shutil
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -328,8 +328,9 @@ class Instance(ThreatProbes, ABC):
 
     def start_plain(self) -> dict[str, Any]:
         """Make the data this (empty, started) instance will hold start unencrypted although its spec is encrypted,
-        with everything the engine needs to switch online ready (keys loaded); facts for the manifest. Only on
-        instances whose engine declares :attr:`Engine.online_switch` (the ``encrypt`` workload)."""
+        with everything the engine needs to switch ready (keys loaded); facts for the manifest. Only on instances
+        whose engine declares :attr:`Engine.online_switch` or :attr:`Engine.offline_switch` (the ``encrypt``
+        workload)."""
         raise UsageError(f"{self.config.engine} cannot switch encryption on in place",
                          "use an engine that can (docs/workloads/encrypt.md)")
 
@@ -343,6 +344,22 @@ class Instance(ThreatProbes, ABC):
     def encryption_progress(self, on: bool = True) -> SwitchProgress:
         """How far the switch towards encrypted (``on``) or plaintext stands, as the engine reports it."""
         raise UsageError(f"{self.config.engine} cannot switch encryption on in place",
+                         "use an engine that can (docs/workloads/encrypt.md)")
+
+    def switch_offline(self, action: str, step: Callable[[str], None]) -> dict[str, Any]:
+        """Encrypt the existing data (``action`` "on"), decrypt it ("off") or re-encrypt it under a new key
+        ("rekey") by the engine's own offline method, with no workload connected, and return when the engine is
+        done (facts for the run directory, numbers and short strings). ``step(name)`` is called as each of the
+        method's own stages begins (e.g. "export", "swap"; "vacuum"), so that the caller can time them and measure
+        the files between them. Only on instances whose engine declares :attr:`Engine.offline_switch` (``on`` and
+        ``off``) or :attr:`Engine.rekey` (``rekey``)."""
+        raise UsageError(f"{self.config.engine} cannot encrypt existing data",
+                         "use an engine that can (docs/workloads/encrypt.md)")
+
+    def rekey(self, step: Callable[[str], None]) -> dict[str, Any]:
+        """Re-encrypt every table under another key while the database serves (an engine whose
+        :attr:`Engine.rekey` is ``online``); returns when done, with facts. ``step`` as for :meth:`switch_offline`."""
+        raise UsageError(f"{self.config.engine} cannot re-key while serving",
                          "use an engine that can (docs/workloads/encrypt.md)")
 
     def resize_cache(self, cache_bytes: int) -> dict[str, Any]:
@@ -444,6 +461,15 @@ class Engine(ABC):
     #: :meth:`Instance.start_plain`, :meth:`Instance.switch_encryption`, :meth:`Instance.encryption_progress`);
     #: "" when it cannot (the ``encrypt`` workload is then refused before any work)
     online_switch: ClassVar[str] = ""
+    #: how the engine encrypts (and decrypts) existing data when it cannot while serving: a copy or a rewrite
+    #: with no workload connected (its instances implement :meth:`Instance.start_plain`,
+    #: :meth:`Instance.switch_offline` and :meth:`Instance.encryption_progress`); "" when it has no such method
+    offline_switch: ClassVar[str] = ""
+    #: how the engine re-encrypts existing encrypted data under a new key, "" when it cannot
+    rekey_method: ClassVar[str] = ""
+    #: True when :attr:`rekey_method` runs while the database serves (:meth:`Instance.rekey`); False: offline,
+    #: by :meth:`Instance.switch_offline` ("rekey")
+    rekey_online: ClassVar[bool] = False
     #: bytes an instance takes beyond the cache :meth:`Instance.resize_cache` gives it (the memory sweep checks
     #: that the caches plus this fit the machine)
     memory_headroom: ClassVar[int] = 0
@@ -495,12 +521,19 @@ class Engine(ABC):
 
     def plan_settings(self, specs: Sequence[EncryptionSpec]) -> dict[str, str]:
         """Settings every twin of a run comparing ``specs`` gets, below the user's ``--server-setting`` (e.g. a
-        plain twin on the same kind of filesystem as an encrypted one). Default: none."""
+        plain twin on the same kind of filesystem as an encrypted one). ``specs`` holds this engine's specs and
+        every other engine's of the run, so that configs compared across engines share such settings. Default:
+        none."""
         return {}
 
     def spec_notes(self) -> list[str]:
         """Lines ``tdebench engines`` shows about the specs (default: the list of supported specs)."""
         return [f"specs: {', '.join(str(s) for s in self.supported_specs())}"]
+
+    def can_switch(self, spec: EncryptionSpec) -> bool:
+        """Whether data stored plaintext can be switched to ``spec`` in place (:attr:`online_switch` or
+        :attr:`offline_switch`); default: every encrypted spec of an engine that declares either."""
+        return bool(self.online_switch or self.offline_switch) and not spec.is_plain
 
     def supports(self, spec: EncryptionSpec) -> bool:
         return spec in self.supported_specs()

@@ -83,6 +83,9 @@ class RunPlan:
     memory_ratios: tuple[float, ...] = ()
     #: a fault injected into one measured block's trials (``--fault``, :mod:`tdebench.api.faults`); None: none
     fault: str | None = None
+    #: a plain config (its label) that every config of its SQL family, whatever its engine, is also compared with
+    #: (the report's layers table); each config's own plain twin stays its per-engine baseline
+    baseline: str | None = None
 
     def __post_init__(self) -> None:
         if not self.configs:
@@ -102,7 +105,11 @@ class RunPlan:
         if len(set(labels)) != len(labels):
             raise UsageError("two configurations have the same label", "list each engine/spec pair once")
         self.memory_ratios = parse_ratios(list(self.memory_ratios)) if self.memory_ratios else ()
+        self._check_baseline()
         self._check_fault()
+        if self.memory_ratios and any(SUFFIX in label for label in labels):
+            raise UsageError(f"a config label contains '{SUFFIX}', which marks the memory ratio of a row",
+                             "rename the config")
 
     def _check_fault(self) -> None:
         """``--fault``: its text, a measured block of the plan, whole trials (the block schedule)."""
@@ -122,9 +129,16 @@ class RunPlan:
     def fault_spec(self) -> Fault | None:
         """The parsed ``fault`` (UsageError for bad text)."""
         return parse_fault(self.fault) if self.fault else None
-        if self.memory_ratios and any(SUFFIX in label for label in labels):
-            raise UsageError(f"a config label contains '{SUFFIX}', which marks the memory ratio of a row",
-                             "rename the config")
+
+    def _check_baseline(self) -> None:
+        if self.baseline is None:
+            return
+        plain = [c.label for c in self.configs if c.spec.is_plain]
+        if self.baseline not in plain:
+            what = "is not a config of this run" if self.baseline not in self.labels else "is not plain (none)"
+            raise UsageError(f"baseline '{self.baseline}' {what}",
+                             f"name one of the plain configs: {', '.join(plain)}" if plain
+                             else "add encryption none to an engine and name its config, e.g. sqlite-none")
 
     def _check_precision_options(self) -> None:
         """The schedule, repetition and stopping options: one error naming the fix each."""
@@ -252,6 +266,7 @@ class RunPlan:
             "keep_answers": self.keep_answers,
             "seed": self.seed,
             **({"memory_ratios": list(self.memory_ratios)} if self.memory_ratios else {}),
+            **({"baseline": self.baseline} if self.baseline else {}),
             "configs": [{"label": c.label, "engine": c.engine, "encryption": str(c.spec), "settings": c.settings,
                          "tcp": c.tcp, "keep": c.keep, "name": c.name} for c in self.configs],
             "blocks": [{"block": b.number, "warmup": b.warmup, "order": list(b.order),
@@ -293,4 +308,5 @@ def plan_from_json(data: dict[str, Any]) -> RunPlan:
                    precision_metric=data.get("precision_metric") or "headline",
                    max_time=data.get("max_time"), max_trials=data.get("max_trials"), pin=bool(data.get("pin")),
                    nice=data.get("nice"), restart_twins=data.get("restart_twins"),
-                   memory_ratios=tuple(float(r) for r in data.get("memory_ratios") or ()), fault=data.get("fault"))
+                   memory_ratios=tuple(float(r) for r in data.get("memory_ratios") or ()),
+                   baseline=data.get("baseline"), fault=data.get("fault"))

@@ -24,7 +24,7 @@ class ToolAccess:
     options: tuple[str, ...] = ()
     #: environment variables the tools read (e.g. PGHOST, PGPASSFILE)
     env: Mapping[str, str] = field(default_factory=dict)
-    #: file descriptors the tools inherit (a pipe holding the password)
+    #: file descriptors the tools inherit (e.g. an in-memory file holding the password)
     pass_fds: tuple[int, ...] = ()
 
     def argv(self, name: str, *args: str) -> list[str]:

@@ -17,7 +17,8 @@ _TEST = "encrypt"
 
 def _cycles(measurements: Measurements, label: str) -> list[str]:
     steps = {k.step.split(".")[0] for k in measurements.series if k.config == label and k.test == _TEST}
-    return sorted((s for s in steps if s.startswith("t") and s[1:].isdigit()), key=lambda s: int(s[1:]))
+    online = sorted((s for s in steps if s.startswith("t") and s[1:].isdigit()), key=lambda s: int(s[1:]))
+    return online + (["offline"] if "offline" in steps else [])
 
 
 def _median(measurements: Measurements, label: str, step: str, metric: str) -> float | None:
@@ -52,8 +53,8 @@ def encrypt_table(run_dir: Path, measurements: Measurements, labels: list[str]) 
     """One row per config and thread count: medians over the trials, ratios to ``before`` with 95% intervals."""
     table = Table(title="encrypt: switching on and back under the background (median over trials; ratio to the "
                         "cycle's before, mean [95% CI])", title_justify="left")
-    for column in ("config", "threads", "on s", "off s", "tpm before", "tpm during on", "tpm after on",
-                   "p95 during on", "longest txn on s", "plaintext left"):
+    for column in ("config", "threads", "on s", "rekey s", "off s", "peak extra disk", "tpm before",
+                   "tpm during on", "tpm after on", "p95 during on", "longest txn on s", "plaintext left"):
         table.add_column(column, justify="left" if column == "config" else "right")
     for label in labels:
         path = run_dir / "samples" / label / "encrypt-summary.json"
@@ -63,11 +64,17 @@ def encrypt_table(run_dir: Path, measurements: Measurements, labels: list[str]) 
             known = _median(measurements, label, f"{cycle}.on.scan", "known_plaintext_hits_in_scope")
             found = None if left is None else (left or 0) + (known or 0)
             outside = _median(measurements, label, f"{cycle}.on.scan", "hits_outside_scope") or 0
-            table.add_row(label, cycle[1:], _num(_median(measurements, label, f"{cycle}.on", "time_to_done"), ".1f"),
+            offline = cycle == "offline"
+            peak = _median(measurements, label, f"{cycle}.on", "peak_extra_bytes")
+            table.add_row(label, "offline (service stopped)" if offline else cycle[1:],
+                          _num(_median(measurements, label, f"{cycle}.on", "time_to_done"), ".1f"),
+                          _num(_median(measurements, label, f"{cycle}.rekey", "time_to_done"), ".1f"),
                           _num(_median(measurements, label, f"{cycle}.off", "time_to_done"), ".1f"),
+                          "–" if peak is None else f"{peak / 2**20:.1f} MiB",
                           _num(_median(measurements, label, f"{cycle}.before", "tpm"), ".0f"),
-                          _ratio(summary, f"{cycle}.during_on", "tpm"), _ratio(summary, f"{cycle}.after_on", "tpm"),
-                          _ratio(summary, f"{cycle}.during_on", "latency_p95"),
+                          "stopped" if offline else _ratio(summary, f"{cycle}.during_on", "tpm"),
+                          _ratio(summary, f"{cycle}.after_on", "tpm"),
+                          "stopped" if offline else _ratio(summary, f"{cycle}.during_on", "latency_p95"),
                           _num(_median(measurements, label, f"{cycle}.during_on", "latency_max"), ".3f"),
                           _left(found, outside))
     return table

@@ -26,28 +26,68 @@ from tdebench.api.plan import RunPlan, plan_from_json
 
 def experiment_from_options(engines: str, encryption: str | None, settings: dict[str, str],
                             run: dict[str, Any]) -> Experiment:
-    """Flags in the experiment-file vocabulary: each spec goes to every listed engine that supports it."""
+    """Flags in the experiment-file vocabulary: each spec goes to every listed engine that supports it, a spec
+    written ``ENGINE/SPEC`` (e.g. ``sqlite/fs:fscrypt``) to that engine only."""
     names = [n.strip() for n in engines.split(",") if n.strip()]
     if not names:
         raise UsageError("empty --engine", "name at least one engine, e.g. --engine sqlite")
+    items = split_engine_specs(encryption, names) if encryption else None
     sections = []
-    specs = parse_spec_list(encryption) if encryption else None
     for name in names:
         engine = get_engine(name)
-        if specs is None:
+        if items is None:
             mine = ["none", str(engine.default_encrypted_spec())]
         else:
-            mine = [str(s) for s in specs if engine.supports(s)]
-            if len(names) == 1:
-                for spec in specs:
+            mine = [str(s) for owner, s in items if owner == name or (owner is None and engine.supports(s))]
+            for owner, spec in items:
+                if owner == name or (owner is None and len(names) == 1):
+                    _refuse_other_engines_spec(name, spec, names)
                     engine.validate_spec(spec)
         sections.append({"name": name, "encryption": mine, "settings": settings})
-    if specs is not None and len(names) > 1:
-        for spec in specs:
-            if not any(get_engine(n).supports(spec) for n in names):
+    if items is not None and len(names) > 1:
+        for owner, spec in items:
+            if owner is None and not any(get_engine(n).supports(spec) for n in names):
                 raise UsageError(f"no listed engine supports encryption '{spec}'", "run `tdebench engines` for the specs each supports")
     return validate_experiment({"run": {k: v for k, v in run.items() if v is not None}, "engines": sections},
                                "command line")
+
+
+def _refuse_other_engines_spec(name: str, spec: EncryptionSpec, names: list[str]) -> None:
+    """UsageError naming the engine of the same SQL family that has ``spec`` when ``name`` lacks it (e.g.
+    sqlite3mc:chacha20 on sqlite)."""
+    from tdebench.engines import engine_names
+
+    if get_engine(name).supports(spec):
+        return
+    family = get_engine(name).dialect.family  # another SQL engine would compare engines, not only encryption
+    others = [n for n in engine_names() if n not in names and get_engine(n).dialect.family == family
+              and get_engine(n).supports(spec)]
+    if others:
+        raise UsageError(f"engine '{name}' does not support encryption '{spec}', which is engine {others[0]}'s",
+                         f"compare across engines with --engine {','.join(names)},{others[0]} --baseline {name}-none "
+                         "(each engine keeps its own plain twin; docs/experiments.md)")
+
+
+def split_engine_specs(text: str, engines: list[str]) -> list[tuple[str | None, EncryptionSpec]]:
+    """``--encryption`` items as (engine or None, spec): ``sqlite3mc/none`` names its engine, which must be one
+    of ``--engine``'s; repeated encrypted specs of one engine are refused."""
+    out: list[tuple[str | None, EncryptionSpec]] = []
+    for item in (p.strip() for p in text.split(",")):
+        if not item:
+            continue
+        owner, sep, spec = item.partition("/")
+        if not sep:
+            out.append((None, parse_spec(item)))
+            continue
+        if owner.strip() not in engines:
+            raise UsageError(f"'{item}' names engine '{owner.strip()}', which --engine does not list",
+                             f"add it to --engine ({','.join(engines)},{owner.strip()}) or write the spec alone")
+        out.append((owner.strip(), parse_spec(spec.strip())))
+    if not out:
+        raise UsageError("empty --encryption list", "give at least one spec, e.g. none,sqlcipher:aes-256-cbc")
+    for name in engines:
+        check_repeats([s for owner, s in out if owner in (name, None)])
+    return out
 
 
 # run-level keys that are really options of the workloads reading TPC-H data
@@ -96,6 +136,7 @@ def plan_from_experiment(experiment: Experiment) -> RunPlan:
         raise UsageError(f"bad value {r.sf} for the scale factor", "give a finite number > 0, e.g. --sf 0.01")
     stopping = stopping_options(r)
     options = workload_options(experiment)
+    every_spec = [parse_spec(t) for section in experiment.engines for t in section.encryption]
     for section in experiment.engines:
         engine = get_engine(section.name)
         specs = [parse_spec(t) for t in section.encryption] or [parse_spec("none"), engine.default_encrypted_spec()]
@@ -103,7 +144,9 @@ def plan_from_experiment(experiment: Experiment) -> RunPlan:
         for spec in specs:
             engine.validate_spec(spec)
         given = {k.lower(): str(v).lower() if isinstance(v, bool) else str(v) for k, v in section.settings.items()}
-        merged = {**engine.default_settings(), **engine.plan_settings(specs), **given}
+        # settings the plan as a whole calls for (an fscrypt spec of any engine puts every twin of the run on an
+        # ext4 image: configs compared across engines then share the filesystem too)
+        merged = {**engine.default_settings(), **engine.plan_settings(specs + every_spec), **given}
         engine.validate_settings(merged)
         variant = engine.variant(merged)  # e.g. galera transport=tls: galera-none-tls
         configs.extend(Config(engine.name, spec, dict(merged), tcp=r.tcp, keep=r.keep,
@@ -114,7 +157,8 @@ def plan_from_experiment(experiment: Experiment) -> RunPlan:
     return RunPlan(configs=configs, warmup_trials=r.warmup, keep_answers=r.keep_answers,
                    data_dir=Path(r.data_dir) if r.data_dir else None, cache=r.cache, reset=r.reset,
                    query_timeout=r.query_timeout, max_failures=r.max_failures, workload=r.workload,
-                   workload_options=options, memory_ratios=tuple(r.memory_ratio or ()), **stopping, **extra)
+                   workload_options=options, memory_ratios=tuple(r.memory_ratio or ()), baseline=r.baseline,
+                   **stopping, **extra)
 
 
 def twin_names(engine: str, specs: list[EncryptionSpec]) -> list[str]:

@@ -68,8 +68,8 @@ class RunArgs:
     duration: Annotated[Optional[str], typer.Option(help="tpcc/sysbench: measured time per step, e.g. 30s, 5m.", show_default=False)] = None
     rampup: Annotated[Optional[str], typer.Option(help="tpcc/sysbench: ramp-up before measuring, e.g. 5s.", show_default=False)] = None
     slice_: Annotated[Optional[str], typer.Option("--slice", help="tpcc, sysbench: with --schedule query, measured "
-        "slices of this length alternate between the configs, each round one paired observation, e.g. 5s "
-        "\\[default: 5s].", show_default=False)] = None
+        "slices of this length alternate between the configs, each round one paired observation, e.g. 2s "
+        "\\[default: tpcc 1s, sysbench 5s].", show_default=False)] = None
     rows: Annotated[Optional[int], typer.Option(help="crud: rows in the table.", show_default=False)] = None
     batches: Annotated[Optional[str], typer.Option(help="crud: batch sizes, e.g. 100000,200000.", show_default=False)] = None
     option: Annotated[list[str], typer.Option("--workload-option", help="KEY=VALUE option of the workload; repeatable.")] = field(default_factory=list)
@@ -109,6 +109,9 @@ class RunArgs:
         "kill-node@50% (or @20s) kills a node of every config's cluster that far into its trial and rejoins it by "
         "IST; add ,block=N ,node=K ,rejoin=sst. The trial is flagged and left out of the intervals "
         "(docs/faults.md). Implies --schedule block.", show_default=False)] = None
+    baseline: Annotated[Optional[str], typer.Option(help="A plain config (label, e.g. sqlite-none) that every "
+        "config of its engine family is also compared with, across engines (e.g. --engine sqlite,sqlite3mc); "
+        "each config keeps its own plain twin too.", show_default=False)] = None
     memory_ratio: Annotated[Optional[str], typer.Option(
         help="Sweep each engine's cache (buffer pool, shared_buffers, page cache) as ratios of the loaded data, "
              "e.g. 0.05,0.25,1,2; each ratio runs its own warm-up and trials.", show_default=False)] = None

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from tdebench.api.regime import ratio_of
 from tdebench.report.mdkit import md_table
-from tdebench.report import aes3des, backups_view, consistency_view, faults_view, steps, storage_view
+from tdebench.report import aes3des, backups_view, consistency_view, encrypt_view, faults_view, steps, storage_view
 from tdebench.report.counters_view import fmt_hit
 from tdebench.report.floor import ESTIMATED, CipherTable, EngineFloor, FloorRow, cipher_table, engine_floors
 from tdebench.report.fmt import DASH, fmt_bytes, fmt_ci, fmt_pct, fmt_value
@@ -19,7 +19,7 @@ from tdebench.report.htmlkit import Col, Safe, join, table, tag
 from tdebench.report.model import RunSummary
 from tdebench.report.texts import RATIO_METHOD
 
-NAV = [("operations", "Per operation"), ("faults", "Faults"), ("consistency", "TPC-C consistency"), ("backups", "Backups"),
+NAV = [("switching", "Switching"), ("operations", "Per operation"), ("faults", "Faults"), ("consistency", "TPC-C consistency"), ("backups", "Backups"),
        ("storage", "Storage"), ("cipher-floor", "Cipher floor"), ("aes-3des", "AES vs 3DES")]
 
 
@@ -34,6 +34,7 @@ class Extras:
     ciphers: CipherTable | None
     pairs: list[aes3des.Pair]
     consistency: list[consistency_view.ConsistencyTable]
+    switches: list[encrypt_view.SwitchRow]
 
 
 def compute(rs: RunSummary) -> Extras:
@@ -44,7 +45,7 @@ def compute(rs: RunSummary) -> Extras:
             table_ = cipher_table(rs.run_dir, list(rs.analysis.measurements.encryption.values()))
         pairs = aes3des.pairs(rs, table_.speeds if table_ else None)
     return Extras(steps.step_tables(rs), backups_view.backup_rows(rs), storage_view.engine_storage(rs), floors,
-                  table_, pairs, consistency_view.consistency_tables(rs))
+                  table_, pairs, consistency_view.consistency_tables(rs), encrypt_view.switch_rows(rs))
 
 
 # cipher floor ------------------------------------------------------------------------------------------
@@ -135,6 +136,8 @@ def html_sections(rs: RunSummary) -> list[Safe]:
     """The extra sections in report order (none without data)."""
     x = compute(rs)
     out = []
+    if x.switches:
+        out.append(encrypt_view.html_section(x.switches))
     if x.step_tables:
         out.append(steps.html_section(x.step_tables))
     if faults_view.entries(rs):

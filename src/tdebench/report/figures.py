@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tdebench.report import charts
 from tdebench.report.charts import Chart
+from tdebench.report.encrypt_timeline import timeline_charts
 from tdebench.report.model import EngineSummary, RunSummary
 from tdebench.stats.analysis import Analysis
 from tdebench.stats.metrics import step_label, vu_count
@@ -150,5 +151,5 @@ def cipher_floor(a: Analysis) -> Chart | None:
 def engine_charts(rs: RunSummary, es: EngineSummary) -> list[Chart]:
     """All charts of one engine, in report order (absent data gives no chart)."""
     made = [headline_box(rs, es), query_bars(es), overhead_heatmap(es),
-            *throughput_vs_users(rs.analysis, es, one_writer(rs, es))]
+            *throughput_vs_users(rs.analysis, es, one_writer(rs, es)), *timeline_charts(rs.run_dir, es.configs)]
     return [c for c in made if c is not None]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from tdebench import __version__
-from tdebench.report import curve, extras, precision_view, texts, threats_view
+from tdebench.report import curve, extras, layers_view, precision_view, texts, threats_view
 from tdebench.report.counters_view import CounterIndex
 from tdebench.report.charts import Chart
 from tdebench.report.figures import cipher_floor, engine_charts
@@ -280,9 +280,11 @@ def render(rs: RunSummary) -> str:
         plan.get("cache") and f"{plan.get('cache')} cache", host and f"on {host}",
         m.get("status")) if x)
     body = [verdict_section(rs), warnings_section(rs.warnings), curve.html_section(rs)] + engine_sections(rs)
+    body.append(layers_view.html_section(rs))
     body += extras.html_sections(rs) + [threats_view.html_section(rs), verification_section(rs), methods_section(rs)]
     nav = [("verdict", "Verdict"), ("warnings", "Warnings"), ("memory-curve", "Cost curve"), ("summary", "Summary"),
-           ("queries", "Per query"), ("charts", "Charts"), ("anova", "Across configs"), *extras.NAV,
+           ("queries", "Per query"), ("charts", "Charts"), ("anova", "Across configs"),
+           ("layers", "Layers"), *extras.NAV,
            ("threats", "Threat model"), ("verification", "Verification"), ("methods", "Methods")]
     present = "".join(body)
     nav = [(a, label) for a, label in nav if f'id="{a}"' in present]

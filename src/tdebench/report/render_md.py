@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tdebench.report import curve, extras, precision_view, texts, threats_view
+from tdebench.report import curve, extras, layers_view, precision_view, texts, threats_view
 from tdebench.report.counters_view import CounterIndex
 from tdebench.report.fmt import DASH, fmt_bytes, fmt_ci, fmt_p, fmt_pct, fmt_value, fmt_value_ci
 from tdebench.report.mdkit import md_table
@@ -142,6 +142,7 @@ def render(rs: RunSummary) -> str:
                 out += md_table(["config A", "config B", f"mean B − A ({unit or 'value'})", "p (Tukey)"],
                                 [[t.config_a, t.config_b, f"{t.mean_diff:+.4g}", fmt_p(t.p_value)]
                                  for t in a.tukey], {2, 3}) + [""]
+    out += layers_view.md_lines(rs)
     out += extras.md_lines(rs)
     out += threats_view.md_lines(rs)
     out += ["## Verification", ""] + verification_lines(rs) + [""]

@@ -132,7 +132,9 @@ def backup_rows(verdicts: dict[str, Any], note: str) -> list[Row]:
         evidence.update(tool=info.get("tool"), logical=info.get("logical"), compressed=info.get("compressed"))
         size = fmt_bytes(int(v.get("bytes_scanned") or 0))
         summary = (f"{v.get('files_scanned', 0)} file(s) of the backup scanned ({size}, decompressed): "
-                   f"{v.get('marker_hits', 0)} canary and {v.get('known_plaintext_hits', 0)} known-plaintext hits")
+                   f"{v.get('marker_hits', 0)} canary and {v.get('known_plaintext_hits', 0)} known-plaintext hits"
+                   + (f"; written to {v['location']}" if v.get("location") else ""))
+        evidence["location"] = v.get("location")
         rows.append(Row(f"backups:{kind}", status, summary, evidence,
                         attacker=f"backup: {kind} ({'logical' if info.get('logical') else 'physical'}"
                                  f"{', compressed' if info.get('compressed') else ''})"))

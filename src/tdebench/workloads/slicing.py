@@ -10,15 +10,21 @@ slice length was chosen.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 from tdebench.api.counters import LEVELS, unit_of
 from tdebench.api.engine import Instance
 from tdebench.api.trial import Recorder
+from tdebench.measure.conditions import HostReading, conditions_between, read_host
 from tdebench.measure.proctime import TreeCpu, TreeReading
 
-#: the slice length when none is given (seconds)
+#: the slice length when none is given (seconds), per workload. TPC-C: 1 s, measured (docs/precision.md, "Slice
+#: length"): on a shared machine the noise lasts a few seconds, so shorter slices pair the arms more closely, and a
+#: 1-s slice resolved an A/A test 1.5x narrower than 5-s slices in the same time. sysbench starts one client
+#: process per slice, so it keeps 5 s until measured the same way (benchmarks/slice_length.py --workload sysbench)
 DEFAULT_SLICE = 5.0
+DEFAULT_SLICES = {"tpcc": 1.0, "sysbench": DEFAULT_SLICE}
 #: the shortest slice (seconds): the rarest transaction kinds (TPC-C's 4% of the mix) need a few hundred samples
 #: per slice for a p99
 MIN_SLICE = 1.0
@@ -26,7 +32,7 @@ MIN_SLICE = 1.0
 #: pages and bytes written, what crossed the encryption boundary and the cache misses, which tell whether a write
 #: overhead is the log's, the pages' or neither
 PER_TXN_COUNTERS = ("log_bytes", "pages_written", "bytes_written", "bytes_encrypted", "bytes_decrypted",
-                    "cache_misses")
+                    "bytes_encrypted_estimate", "bytes_decrypted_estimate", "cache_misses")
 
 
 def check_slice(seconds: float) -> float:
@@ -44,14 +50,14 @@ def check_slice_fits(slice_: float | None, duration: float) -> None:
                          "config per step and block; use a shorter --slice or a longer --duration")
 
 
-def slice_seconds(slice_: float | None, duration: float) -> float:
-    """The slice length in force: the one given, else the default (at most the step's duration)."""
-    return slice_ if slice_ is not None else min(DEFAULT_SLICE, duration)
+def slice_seconds(slice_: float | None, duration: float, default: float = DEFAULT_SLICE) -> float:
+    """The slice length in force: the one given, else ``default`` (at most the step's duration)."""
+    return slice_ if slice_ is not None else min(default, duration)
 
 
-def rounds_for(slice_: float | None, duration: float) -> int:
+def rounds_for(slice_: float | None, duration: float, default: float = DEFAULT_SLICE) -> int:
     """Rounds per step and block: enough slices to give each config ``duration`` seconds of measured time."""
-    return max(1, math.ceil(duration / slice_seconds(slice_, duration) - 1e-9))
+    return max(1, math.ceil(duration / slice_seconds(slice_, duration, default) - 1e-9))
 
 
 class SliceProbe:
@@ -65,6 +71,10 @@ class SliceProbe:
         self.paused_since: TreeReading | None = None  # when this config's clients last stopped
         self._before: TreeReading | None = None
         self._counters: dict[str, float] = {}
+        self._host: HostReading | None = None
+        #: CPUs kept busy during the last slice by processes that are neither tdebench (its clients included) nor
+        #: the servers: the other tenants whose load makes one slice slower than the next (None: not readable)
+        self.foreign_cores: float | None = None
 
     def reset(self) -> None:
         """A new step: the time before it is not a pause between slices."""
@@ -75,6 +85,7 @@ class SliceProbe:
         self._before = self.cpu.read()
         paused = None if self.paused_since is None else self.cpu.seconds_between(self.paused_since, self._before)
         self._counters = self._read_counters()
+        self._host = self._read_host()
         return paused
 
     def stop(self) -> tuple[float, dict[str, float]]:
@@ -85,7 +96,17 @@ class SliceProbe:
         cpu = self.cpu.seconds_between(self._before, after)
         deltas = {k: v - self._counters[k] for k, v in self._read_counters().items()
                   if k in self._counters and k not in LEVELS}
+        host = self._read_host()
+        self.foreign_cores = None
+        if self._host is not None and host is not None:
+            self.foreign_cores = conditions_between(self._host, host)["foreign_cores"]
         return cpu, deltas
+
+    def _read_host(self) -> HostReading | None:
+        try:  # tdebench's own tree (its clients are its children) and the servers' trees
+            return read_host(lambda: [os.getpid(), *self.instance.server_pids()])
+        except Exception:  # noqa: BLE001 - a diagnostic, never the cost of a measured slice
+            return None
 
     def _read_counters(self) -> dict[str, float]:
         try:
@@ -95,11 +116,14 @@ class SliceProbe:
 
 
 def record_slice_costs(rec: Recorder, test: str, step: str, round: int, committed: int, cpu_s: float,
-                       counters: dict[str, Any], paused_cpu_s: float | None) -> None:
-    """Server CPU per transaction, the counters per transaction (step ``<step>.per_txn``) and the CPU while paused
-    (``<step>.all/server_cpu_while_paused``) of one slice."""
+                       counters: dict[str, Any], paused_cpu_s: float | None,
+                       foreign_cores: float | None = None) -> None:
+    """Server CPU per transaction, the counters per transaction (step ``<step>.per_txn``), the CPU while paused
+    and the other tenants' CPUs during the slice (``<step>.all/server_cpu_while_paused``, ``foreign_cores``)."""
     if paused_cpu_s is not None:
         rec.add(test, f"{step}.all", "server_cpu_while_paused", paused_cpu_s, "s", round=round)
+    if foreign_cores is not None:
+        rec.add(test, f"{step}.all", "foreign_cores", foreign_cores, "cores", round=round)
     if not committed:
         return
     rec.add(test, step, "server_cpu_per_txn", cpu_s / committed, "s", round=round)

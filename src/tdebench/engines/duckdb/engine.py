@@ -4,13 +4,13 @@ Both twins run the same library (``duckdb`` 1.4.4) with httpfs loaded, so they d
 instance is one in-memory DuckDB with the database file attached as ``db``: ``ATTACH ... (ENCRYPTION_KEY,
 ENCRYPTION_CIPHER)`` for the encrypted twin, whose key (256 random bits as hex) lives only in memory, with
 ``temp_file_encryption`` on so that spill files are encrypted as the database is. Encryption covers the file's
-blocks and the WAL; the file's main header stays plaintext (it says the file is encrypted).
+blocks and the WAL; the file's main header stays plaintext (it says the file is encrypted). The file's lifecycle
+on disk or on an ext4 image (``fs:fscrypt``) is :mod:`tdebench.engines.toolkit.filedb`'s.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
 import threading
 import weakref
 from collections.abc import Sequence
@@ -29,6 +29,7 @@ from tdebench.engines.duckdb.connection import DuckdbConnection
 from tdebench.engines.duckdb.schema import without_foreign_keys
 from tdebench.engines.duckdb.threats import DuckdbThreatProbes
 from tdebench.engines.toolkit import fscrypt
+from tdebench.engines.toolkit.filedb import FileDatabase, FileEngine
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
 
 GCM = parse_spec("tde:aes-256-gcm")
@@ -46,10 +47,10 @@ _SIZE = re.compile(r"^\d+(\.\d+)?\s*(b|kb|mb|gb|tb|kib|mib|gib|tib)$", re.IGNORE
 
 DUCKDB = Dialect("postgres", "DuckDB", "embedded", "qmark", autocommit=True, begin_sql="BEGIN TRANSACTION",
                  row_locks=False, storage_catalog="none", bulk_load="INSERT ... SELECT FROM read_csv",
-                 multi_process=False, octet_length="strlen({})")
+                 multi_process=False, rowcount=False, octet_length="strlen({})")
 
 
-class DuckdbEngine(Engine):
+class DuckdbEngine(FileEngine, Engine):
     """Embedded DuckDB, plain or encrypted."""
 
     name = "duckdb"
@@ -58,7 +59,7 @@ class DuckdbEngine(Engine):
     cache_setting = "memory_limit"
 
     def supported_specs(self) -> list[EncryptionSpec]:
-        return [PLAIN, GCM, CTR, *fscrypt.fs_specs()]
+        return [PLAIN, GCM, CTR, *self.file_specs()]
 
     def default_encrypted_spec(self) -> EncryptionSpec:
         return GCM
@@ -72,11 +73,7 @@ class DuckdbEngine(Engine):
 
     def check_spec_available(self, spec: EncryptionSpec) -> None:
         extensions.check_httpfs()
-        if fscrypt.is_fscrypt_spec(spec):
-            fscrypt.check_available(spec)
-
-    def plan_settings(self, specs: Sequence[EncryptionSpec]) -> dict[str, str]:
-        return fscrypt.plan_settings(list(specs))
+        super().check_spec_available(spec)
 
     def version(self) -> str:
         return f"DuckDB {duckdb.__version__}"
@@ -85,12 +82,7 @@ class DuckdbEngine(Engine):
         return dict(_DEFAULTS)
 
     def validate_settings(self, settings: dict[str, str]) -> None:
-        fscrypt.validate_storage(settings)
-        if fscrypt.on_loop_image(PLAIN, settings):
-            fscrypt.check_available()
-        for key, value in settings.items():
-            if key == fscrypt.STORAGE_KEY:
-                continue
+        for key, value in self.library_settings(settings).items():
             if key not in _DEFAULTS:
                 raise UsageError(f"unknown duckdb setting '{key}'", f"use one of: {', '.join(_DEFAULTS)}")
             if key in _OWN:
@@ -109,11 +101,10 @@ class DuckdbEngine(Engine):
         return DuckdbInstance(config, workdir, database)
 
     def disk_footprint(self, spec: EncryptionSpec, settings: dict[str, str]) -> Footprint:
-        image = fscrypt.EXT4_OVERHEAD if fscrypt.on_loop_image(spec, settings) else 0
-        return Footprint(peak=1.2, final=0.6, fixed=16 * MIB + image)
+        return Footprint(peak=1.2, final=0.6, fixed=16 * MIB + self.image_overhead(spec, settings))
 
 
-class DuckdbInstance(DuckdbThreatProbes, Instance):
+class DuckdbInstance(DuckdbThreatProbes, FileDatabase, Instance):
     """One DuckDB database file (with its WAL and spill directory) in its own 0700 directory."""
 
     dialect = DUCKDB
@@ -121,11 +112,7 @@ class DuckdbInstance(DuckdbThreatProbes, Instance):
     def __init__(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> None:
         super().__init__(config, workdir, database)
         self._settings = {**_DEFAULTS, **{k: v for k, v in config.settings.items() if k != fscrypt.STORAGE_KEY}}
-        self._home = workdir / config.label
-        self.image = (fscrypt.Ext4Image(config.spec, self._home / "fs")
-                      if fscrypt.on_loop_image(config.spec, config.settings) else None)
-        self._dir = self.image.data_dir if self.image is not None else self._home
-        self.path = self._dir / f"{database}.duckdb"
+        self.place_file(config, workdir, f"{database}.duckdb")
         self.temp_dir = self._dir / "tmp"
         self._cipher = _CIPHERS.get(config.spec)
         self._key = SecretKey.generate(256) if self._cipher else None
@@ -138,27 +125,11 @@ class DuckdbInstance(DuckdbThreatProbes, Instance):
     def encrypted(self) -> bool:
         return self._key is not None
 
-    @property
-    def data_dir(self) -> Path:
-        """The instance's directory, or the ext4 image holding it (scanned as raw blocks)."""
-        return self.image.image_dir if self.image is not None else self._dir
-
-    @property
-    def snapshot_dir(self) -> Path:
-        """The database's directory (on an ext4 image: as mounted)."""
-        return self._dir
-
-    def database_file(self) -> Path:
-        return self.path
-
     # lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
         if self._root is not None:
             return
-        self._home.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if self.image is not None:
-            self.image.mount()
-        self._dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        super().start()
         self.temp_dir.mkdir(exist_ok=True, mode=0o700)
         root = duckdb.connect(":memory:", config={"autoinstall_known_extensions": "false",
                                                   "autoload_known_extensions": "false",
@@ -201,22 +172,6 @@ class DuckdbInstance(DuckdbThreatProbes, Instance):
             root, self._root = self._root, None
             if root is not None:
                 root.close()
-
-    def destroy(self) -> None:
-        try:
-            self.stop()
-        finally:
-            if self.image is not None:
-                self.image.destroy(keep=self.config.keep)
-            if not self.config.keep:
-                shutil.rmtree(self._home, ignore_errors=True)
-
-    def alive(self) -> bool:
-        return self.image is None or self.image.mounted()
-
-    def storage_bytes(self) -> int:
-        """Bytes of the instance's files (on an ext4 image: as the mount shows them)."""
-        return sum(p.stat().st_size for p in self._dir.rglob("*") if p.is_file())
 
     # use -----------------------------------------------------------------------------------
     def connect_raw(self) -> duckdb.DuckDBPyConnection:
@@ -269,14 +224,18 @@ class DuckdbInstance(DuckdbThreatProbes, Instance):
     def analyze(self, conn: Connection) -> None:
         conn.cursor().execute("ANALYZE")
 
+    def counters(self) -> dict[str, float]:
+        """DuckDB counts no pages it decrypts; on an ext4 image the image's block I/O (and for fs:fscrypt the
+        estimate of what the kernel decrypted and encrypted that it stands for: toolkit/fscrypt)."""
+        return fscrypt.image_counters(self.image, {})
+
     def flush_to_disk(self) -> None:
         raw = self.connect_raw()
         try:
             raw.execute(f"CHECKPOINT {ALIAS}")
         finally:
             raw.close()
-        if self.image is not None:  # what the filesystem holds, into the image's blocks
-            self.image.sync()
+        self.sync_image()
 
     def resize_cache(self, cache_bytes: int) -> dict[str, Any]:
         """``SET memory_limit`` (DuckDB's buffer manager: cached blocks, hash tables and sorts beyond it spill to
@@ -300,8 +259,7 @@ class DuckdbInstance(DuckdbThreatProbes, Instance):
                                           f"({', '.join(repr(n) for n in names)})").fetchall()
                 out.update({str(n): str(v) for n, v in rows})
         out["temp_directory"] = "tmp/ in the instance directory"
-        if self.image is not None:
-            out.update(self.image.facts())
+        out.update(self.image_facts())
         if self.skipped:
             out["statements_left_out"] = sorted(set(self.skipped))
         if self.encrypted:
@@ -316,27 +274,13 @@ class DuckdbInstance(DuckdbThreatProbes, Instance):
             temp = raw.execute("SELECT current_setting('temp_file_encryption')").fetchone()[0]
         finally:
             raw.close()
-        status = {"enabled": bool(encrypted), "cipher": cipher, "temp_file_encryption": bool(temp),
-                  "source": "duckdb_databases()"}
-        if self.image is not None:
-            fs = self.image.status()
-            status["filesystem"] = fs
-            if fscrypt.is_fscrypt_spec(self.config.spec):
-                status["enabled"] = bool(fs["enabled"] and self.path.is_relative_to(self.image.data_dir))
-        return status
+        return self.add_filesystem_status({"enabled": bool(encrypted), "cipher": cipher,
+                                           "temp_file_encryption": bool(temp), "source": "duckdb_databases()"})
 
     def check_encrypted(self, schema_tables: list[str]) -> None:
         status = self.encryption_status()
-        if fscrypt.is_fscrypt_spec(self.config.spec) and not status["enabled"]:
-            raise RunFailed(f"{self.config.label}: the database is not in an unlocked fscrypt directory",
-                            "check that the ext4 image is mounted")
+        self.check_filesystem(status)
         if self.encrypted and not (status["enabled"] and status["temp_file_encryption"]):
             raise RunFailed(f"{self.config.label}: DuckDB reports encrypted={status['enabled']}, "
                             f"temp_file_encryption={status['temp_file_encryption']}",
                             "DuckDB did not encrypt the database; check the duckdb installation")
-
-    def files_with_key(self) -> list[str]:
-        if self._key is None:
-            return []
-        needles = [self._key.hex().encode(), self._key.raw()]
-        return [p.name for p in self._dir.rglob("*") if p.is_file() and load.holds_any(p, needles)]

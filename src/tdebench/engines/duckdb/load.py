@@ -32,19 +32,6 @@ def has_backslash(path: Path) -> bool:
     return False
 
 
-def holds_any(path: Path, needles: list[bytes]) -> bool:
-    """True when the file holds one of ``needles`` (read in overlapping chunks)."""
-    overlap = max(len(n) for n in needles) - 1
-    tail = b""
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            window = tail + chunk
-            if any(n in window for n in needles):
-                return True
-            tail = window[-overlap:]
-    return False
-
-
 def as_csv(path: Path, target: Path) -> Path:
     """The data file rewritten as RFC 4180 CSV (NULL as an unquoted ``\\N``, every value quoted)."""
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

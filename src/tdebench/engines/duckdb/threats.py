@@ -1,22 +1,21 @@
-"""DuckDB's answers to the threat-model hooks of :class:`tdebench.api.engine.Instance` (docs/security.md).
+"""DuckDB's own answers to the threat-model hooks of :class:`tdebench.api.engine.Instance` (docs/security.md).
 
-A mixin of :class:`tdebench.engines.duckdb.engine.DuckdbInstance`. DuckDB is a library in tdebench's process: no
-server, server log, users or network. Its spill files go to ``temp_directory``, set to ``tmp/`` inside the
-instance's directory, so the at-rest scan reads them; the spill probe holds a sort open under a small memory
-limit so that they exist while the scan runs.
+A mixin of :class:`tdebench.engines.duckdb.engine.DuckdbInstance`, before
+:class:`~tdebench.engines.toolkit.filedb.FileDatabase` (which answers what every library without a server answers:
+no server log, users or network; the paths; the key's row). DuckDB's spill files go to ``temp_directory``, set to
+``tmp/`` inside the instance's directory, so the at-rest scan reads them; the spill probe holds a sort open under a
+small memory limit so that they exist while the scan runs.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from tdebench.api.canary import CANARY_TABLE
-from tdebench.engines.toolkit.fscrypt import fscrypt_key_row
 
-NO_SERVER = "DuckDB is a library inside the client process: there is no server"
 SPILL_COPIES = 400_000
 SPILL_MEMORY = "48MB"
 
@@ -29,50 +28,24 @@ def spill_files(directory: Path) -> list[Path]:
 class DuckdbThreatProbes:
     """Threat-model hooks for one DuckDB database (see the module docstring)."""
 
+    library = "DuckDB"
+    file_parts = {"redo": ["*.wal"], "temp": ["tmp/*"]}
     temp_dir: Path  # provided by DuckdbInstance
     encrypted: bool
     image: Any  # the ext4 image (fs:fscrypt and its plain twin) or None
-    _dir: Path
-
-    def disk_paths(self) -> list[Path]:
-        return [self.image.root] if self.image is not None else [self._dir]
-
-    def live_paths(self) -> list[Path]:
-        """The instance's directory (for fs:fscrypt: inside the unlocked mount)."""
-        return [self._dir]
-
-    def data_dir_parts(self) -> dict[str, list[str]] | None:
-        if self.image is not None:
-            return None  # the WAL and spill files are blocks of one image file
-        return {"redo": ["*.wal"], "temp": ["tmp/*"]}
+    _key: Any
+    key_row: Callable[..., dict[str, Any]]  # provided by FileDatabase
 
     def temp_locations(self) -> list[Path]:
         if self.image is not None:
             return [self.image.image_dir]
         return [self.temp_dir]
 
-    def key_storage(self) -> list[dict[str, Any]]:
-        if self.image is not None and self.image.encrypted:
-            return [fscrypt_key_row()]
-        if not self.encrypted:
+    def library_keys(self) -> list[dict[str, Any]]:
+        if self._key is None:
             return []
-        return [{"key": "DuckDB ENCRYPTION_KEY (256 random bits as hex, from which DuckDB derives its AES key)",
-                 "where": "memory of the tdebench process only; given with ATTACH on every start",
-                 "on_disk": False, "beside_data": False, "mode": None, "protected_by": "not stored",
-                 "found_in_clear": self.files_with_key()}]
-
-    def files_with_key(self) -> list[str]:  # provided by DuckdbInstance
-        raise NotImplementedError
-
-    def statement_logs(self) -> dict[str, Any]:
-        return {"applicable": False, "reason": f"{NO_SERVER} and no server log"}
-
-    def read_as_select_user(self) -> dict[str, Any]:
-        return {"applicable": False, "reason": "DuckDB has no users or privileges: whoever can open the file (with "
-                                               "the key, when encrypted) reads all of it"}
-
-    def transport_security(self) -> dict[str, Any]:
-        return {"applicable": False, "reason": f"{NO_SERVER}, so no client/server traffic to observe"}
+        return [self.key_row(self._key, "DuckDB ENCRYPTION_KEY (256 random bits as hex, from which DuckDB derives "
+                             "its AES key)", "ATTACH on every start")]
 
     @contextlib.contextmanager
     def spill_probe(self, markers: list[str]) -> Iterator[dict[str, Any]]:

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tdebench.engines.toolkit import fscrypt
+
 STATUS = ("Innodb_buffer_pool_read_requests", "Innodb_buffer_pool_reads", "Innodb_buffer_pool_read_ahead",
           "Innodb_buffer_pool_read_ahead_rnd", "Innodb_pages_read",
           "Innodb_pages_written", "Innodb_pages_created", "Innodb_data_read", "Innodb_data_written",
@@ -102,7 +104,8 @@ class MariadbCounters:
                 if attempt == 2:
                     raise
         spec = self.config.spec  # type: ignore[attr-defined]
-        return to_counters(values, page, sort_buffer, not spec.is_plain and spec.scope in ("", "innodb"))
+        out = to_counters(values, page, sort_buffer, not spec.is_plain and spec.scope in ("", "innodb"))
+        return fscrypt.image_counters(getattr(self, "image", None), out)
 
     def close_counters(self) -> None:
         conn, self._counter_conn = self._counter_conn, None

@@ -72,6 +72,12 @@ class MariadbEngine(Engine):
     warm_restart = True
     online_switch = ("SET GLOBAL innodb_encrypt_tables = ON/OFF: innodb_encryption_threads re-write every tablespace "
                      "in place while the server serves (progress: INNODB_TABLESPACES_ENCRYPTION)")
+    rekey_method = ("ALTER TABLE ... ENCRYPTION_KEY_ID=k for every table (a rebuild under another key of the key "
+                    "file, online DDL); file_key_management has no key versions, so no rotation by key age")
+    rekey_online = True
+
+    def can_switch(self, spec: EncryptionSpec) -> bool:
+        return spec.mechanism == "tde"
 
     def __init__(self) -> None:
         self._bins: dict[str, Path] = {}
@@ -482,13 +488,7 @@ class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbC
 
     # an ext4 image (fs:fscrypt and its plain twin) ---------------------------------------------------
     def encryption_status(self) -> dict[str, Any]:
-        status = super().encryption_status()
-        if self.image is not None:
-            fs = self.image.status()
-            status["filesystem"] = fs
-            if fscrypt.is_fscrypt_spec(self.config.spec):
-                status["enabled"] = bool(fs["enabled"] and self.datadir.is_relative_to(self.image.data_dir))
-        return status
+        return fscrypt.with_image_status(super().encryption_status(), self.image, self.config.spec, self.datadir)
 
     def check_encrypted(self, schema_tables: list[str], *args: Any, **kwargs: Any) -> None:
         if self.image is None or not fscrypt.is_fscrypt_spec(self.config.spec):
@@ -522,14 +522,17 @@ class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbC
         return self._server.tree_pids() if self._server is not None else []
 
     def client_argv(self) -> tuple[list[str], int]:
-        """argv for the ``mariadb`` client connected to this instance, plus a pipe fd holding the password.
+        """argv for the ``mariadb`` client connected to this instance, plus an fd holding the password.
 
-        The password travels through an inherited pipe read as ``--defaults-extra-file=/dev/fd/N``,
-        never on the command line or in a file. Pass the fd in ``pass_fds`` and close it afterwards.
+        The password travels in an anonymous in-memory file (``memfd_create``) that the tool inherits and opens
+        as ``--defaults-extra-file=/dev/fd/N``, never on the command line or in a file on disk. Not a pipe:
+        ``mariadb-backup`` reads that file twice (server option groups, then client groups), and a pipe is empty
+        the second time, so it connected as root without a password. Pass the fd in ``pass_fds`` and close it
+        afterwards.
         """
-        read_fd, write_fd = os.pipe()
-        os.write(write_fd, f"[client]\nuser={BENCH_USER}\npassword={self._password}\n".encode())
-        os.close(write_fd)
+        read_fd = os.memfd_create("tdebench-client-options")
+        os.fchmod(read_fd, 0o600)  # the client tools ignore a world-writable option file (a memfd starts 0777)
+        os.write(read_fd, f"[client]\nuser={BENCH_USER}\npassword={self._password}\n".encode())
         target = ["--host=127.0.0.1", f"--port={self._port}"] if self._port else [f"--socket={self.socket}"]
         argv = [str(self.engine.binary("mariadb")), f"--defaults-extra-file=/dev/fd/{read_fd}", *target,
                 "--local-infile=1", self.database]

@@ -31,7 +31,7 @@ from tdebench.encryption import SecretKey, generate_password, write_secret_file
 from tdebench.engines.toolkit.process import own_path
 
 OPENSSL_MAGIC = b"Salted__"
-KEY_IDS = (1, 2)  # 1 = system/table data (innodb_default_encryption_key_id), 2 = temporary data
+KEY_IDS = (1, 2, 3)  # 1 = system/table data (innodb_default_encryption_key_id), 2 = temporary data, 3 = re-keying
 
 
 def _bytes_to_key(passphrase: bytes, salt: bytes) -> tuple[bytes, bytes]:

@@ -15,12 +15,19 @@ have decrypted what ``mariadb-install-db`` wrote, before any data is loaded.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from tdebench.api.switch import SwitchProgress
-from tdebench.errors import EnvironmentProblem
+from tdebench.errors import EnvironmentProblem, RunFailed
 
 PLAIN_WAIT = 300.0
+REKEY_IDS = (1, 3)  # re-keying alternates between these key ids of the key file (keys.KEY_IDS)
+_TABLE_KEYS_SQL = (
+    "SELECT t.table_name, e.current_key_id FROM information_schema.tables t "
+    "LEFT JOIN information_schema.innodb_tablespaces_encryption e "
+    "ON e.name = concat(t.table_schema, '/', t.table_name) "
+    "WHERE t.table_schema = DATABASE() AND t.engine = 'InnoDB' AND t.table_type = 'BASE TABLE' ORDER BY 1")
 _COUNTERS = ("Innodb_encryption_rotation_pages_read_from_cache", "Innodb_encryption_rotation_pages_read_from_disk",
              "Innodb_encryption_rotation_pages_modified", "Innodb_encryption_rotation_pages_flushed",
              "Innodb_encryption_rotation_estimated_iops", "Innodb_encryption_num_key_requests")
@@ -119,3 +126,36 @@ class MariadbSwitch:
         progress = classify(rows, on)
         return SwitchProgress(progress.done, progress.in_target, progress.total, progress.pending,
                               {**progress.detail, **counters})
+
+    def rekey(self, step: Callable[[str], None]) -> dict[str, Any]:
+        """``ALTER TABLE ... ENCRYPTION_KEY_ID=k`` for every InnoDB table of the database, one after the other,
+        while the server serves: each is rebuilt (online DDL) with its pages encrypted under key ``k``, the other
+        of :data:`REKEY_IDS` than most tables use now. The key id per tablespace afterwards is the server's own
+        (``INNODB_TABLESPACES_ENCRYPTION.CURRENT_KEY_ID``)."""
+        before = self._table_keys()
+        current = [k for k in before.values() if k is not None]
+        target = REKEY_IDS[1] if current.count(REKEY_IDS[0]) >= current.count(REKEY_IDS[1]) else REKEY_IDS[0]
+        conn = self._connect(timeout=10)  # type: ignore[attr-defined]
+        try:
+            cur = conn.cursor()
+            for table in before:
+                step(table)
+                cur.execute(f"ALTER TABLE `{table}` ENCRYPTION_KEY_ID={target}")
+        finally:
+            conn.close()
+        after = self._table_keys()
+        wrong = sorted(t for t, k in after.items() if k != target)
+        if wrong:
+            raise RunFailed(f"after ALTER TABLE ... ENCRYPTION_KEY_ID={target} the server reports other keys for "
+                            f"{', '.join(wrong[:5])}", "look at the server log")
+        return {"statement": f"ALTER TABLE ... ENCRYPTION_KEY_ID={target}", "key_id": target,
+                "tables_count": len(after), "tables_on_new_key_count": len(after) - len(wrong)}
+
+    def _table_keys(self) -> dict[str, int | None]:
+        conn = self._connect(timeout=10)  # type: ignore[attr-defined]
+        try:
+            cur = conn.cursor()
+            cur.execute(_TABLE_KEYS_SQL)
+            return {str(t): (int(k) if k is not None else None) for t, k in cur.fetchall()}
+        finally:
+            conn.close()

@@ -27,7 +27,7 @@ def tool_path(name: str) -> str:
 
 
 class MariadbTools:
-    """Mixed into the MariaDB instance: its tools connect as the benchmark user, the password through a pipe."""
+    """Mixed into the MariaDB instance: its tools connect as the benchmark user, the password in an inherited in-memory file."""
 
     datadir: Path
     user: pwd.struct_passwd | None

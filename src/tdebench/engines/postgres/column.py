@@ -30,6 +30,7 @@ from typing import Any
 from tdebench.api.engine import CANARY_TABLE, DEFAULT_DATABASE, Config, Connection
 from tdebench.api.tables import TableSpec
 from tdebench.encryption import LEGACY_PGCRYPTO_FIX, LEGACY_PGCRYPTO_REASON, EncryptionSpec, SecretKey
+from tdebench.engines.postgres.column_switch import PgcryptoSwitch
 from tdebench.engines.postgres.instance import PostgresInstance
 from tdebench.engines.toolkit.bulkload import copy_file
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
@@ -392,10 +393,12 @@ class EncryptedSchema:
 
 
 # the instance ------------------------------------------------------------------------------------------
-class PgColumnInstance(PostgresInstance):
+class PgColumnInstance(PgcryptoSwitch, PostgresInstance):
     """A cluster whose workload tables keep their non-key columns as pgcrypto ciphertext."""
 
     extensions = ("pgcrypto",)
+    parse_table = staticmethod(parse_create_table)
+    key_setting = KEY_SETTING
 
     def __init__(self, config: Config, workdir: Path, bindir: Path, database: str = DEFAULT_DATABASE) -> None:
         super().__init__(config, workdir, bindir, database)
@@ -405,6 +408,7 @@ class PgColumnInstance(PostgresInstance):
         self.schema = EncryptedSchema(self.cipher, selection)
         self._key = SecretKey.generate(self.cipher.key_bytes * 8)
         self.cipher_check: dict[str, Any] = {}
+        self._dropped_indexes: list[str] = []
 
     def after_start(self) -> None:
         conn = self.connect()
@@ -428,6 +432,10 @@ class PgColumnInstance(PostgresInstance):
     def create_schema(self, conn: Connection, statements: Sequence[str], tables: Sequence[TableSpec] = ()) -> None:
         """Base tables, decrypting views and INSERT/UPDATE triggers in place of each CREATE TABLE."""
         self.tables.update({t.name: t for t in tables})
+        if self.plain_layout:  # the encrypt workload: plain until the switch (column_switch.py)
+            self.register_plain(list(statements), self.tables)
+            self.execute_all(conn, statements)
+            return
         out: list[str] = []
         for statement in statements:
             table = parse_create_table(statement)
@@ -439,7 +447,7 @@ class PgColumnInstance(PostgresInstance):
         self.execute_all(conn, out)
 
     def bulk_load(self, conn: Connection, table: TableSpec, path: Path) -> int:
-        if not self.schema.managed(table.name):
+        if self.plain_layout or not self.schema.managed(table.name):
             return super().bulk_load(conn, table, path)
         stage, ddl = self.schema.staging_ddl(table.name)
         cur = conn.cursor()
@@ -455,19 +463,29 @@ class PgColumnInstance(PostgresInstance):
         """Views, their base tables and trigger functions (CASCADE takes the triggers)."""
         cur = conn.cursor()
         for name in reversed(tables):
-            if self.schema.managed(name):
+            if self.schema.managed(name) and not self.plain_layout:
                 cur.execute(f"DROP VIEW IF EXISTS {name} CASCADE")
                 cur.execute(f"DROP FUNCTION IF EXISTS {name}_encrypt_insert() CASCADE")
                 cur.execute(f"DROP FUNCTION IF EXISTS {name}_encrypt_update() CASCADE")
-            cur.execute(f"DROP TABLE IF EXISTS {self.schema.relation(name)} CASCADE")
+            cur.execute(f"DROP TABLE IF EXISTS {self.relation_name(name)} CASCADE")
         conn.commit()
 
     def create_constraints(self, conn: Connection, statements: Sequence[str]) -> None:
+        if self.plain_layout:
+            return self.execute_all(conn, statements)
         kept = [s for s in (self.schema.rewrite(st) for st in statements) if s is not None]
         self.execute_all(conn, kept)
 
     def plant_canaries(self, markers: list[str]) -> None:
-        """Canaries go into an encrypted column, like the workload's data."""
+        """Canaries go into an encrypted column, like the workload's data (plain tables: a plain column, which the
+        switch encrypts with the rest)."""
+        if self.plain_layout:
+            PostgresInstance.plant_canaries(self, markers)
+            if self.schema.selection is not None:  # encrypt_columns names workload columns; canaries always
+                self.schema.selection[CANARY_TABLE] = {"marker"}
+            self.register_plain([f"CREATE TABLE {CANARY_TABLE} (id INTEGER PRIMARY KEY, marker VARCHAR(64) NOT NULL)"],
+                                {})
+            return
         base = CANARY_TABLE + _SUFFIX
         conn = self.connect()
         try:
@@ -486,7 +504,7 @@ class PgColumnInstance(PostgresInstance):
 
     # facts -------------------------------------------------------------------------------------------
     def relation_name(self, table: str) -> str:
-        return self.schema.relation(table)
+        return table if self.plain_layout else self.schema.relation(table)
 
     def settings(self) -> dict[str, Any]:
         out = super().settings()
@@ -516,7 +534,7 @@ class PgColumnInstance(PostgresInstance):
         wrong = [f"{t}.{c}" for t, cols in self.schema.encrypted.items() for c in cols
                  if types.get((self.schema.relation(t), c)) != "bytea"]
         return {
-            "enabled": bool(row) and bool(self.cipher_check.get("passed")) and not wrong,
+            "enabled": bool(row) and bool(self.cipher_check.get("passed")) and not wrong and not self.plain_layout,
             "mechanism": "pgcrypto column encryption",
             "pgcrypto_version": row[0] if row else None,
             **self.cipher.facts(),

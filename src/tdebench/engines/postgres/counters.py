@@ -27,7 +27,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tdebench.engines.toolkit import memcap
+from tdebench.engines.toolkit import fscrypt, memcap
 
 PRELOAD = "pg_stat_statements"
 MIB = 1024 * 1024
@@ -95,6 +95,8 @@ class PostgresCounters:
         kills = self._cap.oom_kills() if self._cap is not None else None
         if kills is not None:
             out["oom_kills"] = kills
+        if fs is None:  # gocryptfs's own estimates above stand for a gocryptfs twin on an image
+            fscrypt.image_counters(getattr(self, "image", None), out)
         return out
 
     def _statement_row(self) -> tuple[int, ...] | None:

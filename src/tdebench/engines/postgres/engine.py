@@ -46,6 +46,12 @@ class PostgresEngine(Engine):
     cache_setting = "shared_buffers"
     warm_restart = True
     memory_headroom = 512 * 1024 * 1024  # the memory cgroup's room beyond the cache (postgres/counters._headroom)
+    offline_switch = ("pgcrypto (column:*): an UPDATE of every encrypted column into bytea, the decrypting views "
+                      "created, then VACUUM and VACUUM FULL (no connection meanwhile: the tables change shape)")
+    rekey_method = "pgcrypto (column:*): an UPDATE decrypting with the old key and encrypting with a new one"
+
+    def can_switch(self, spec: EncryptionSpec) -> bool:
+        return spec.mechanism == "column"
 
     def __init__(self) -> None:
         self._bindir: Path | None = None

@@ -67,10 +67,12 @@ class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, In
     def _layout(self, home: Path) -> None:
         """Paths, mount and cluster objects for an instance living in ``home``."""
         self.home = home
-        self.fs = (fsencrypt.GocryptfsMount(self.config.spec, home / "fs", owner=self.user)
-                   if fsencrypt.is_fs_spec(self.config.spec) else None)
         self.image = (fscrypt.Ext4Image(self.config.spec, home / "ext4", owner=self.user)
                       if fscrypt.on_loop_image(self.config.spec, self.config.settings) else None)
+        # gocryptfs beside fscrypt twins (storage=ext4-loop): its cipher directory on the same kind of ext4 image
+        self.fs = (fsencrypt.GocryptfsMount(self.config.spec, self.image.data_dir / "gocryptfs" if self.image
+                                            else home / "fs", owner=self.user)
+                   if fsencrypt.is_fs_spec(self.config.spec) else None)
         pgdata = (self.fs.plain_dir / "pgdata" if self.fs else
                   self.image.data_dir / "pgdata" if self.image else home / "pgdata")
         gucs = with_preload({k: v for k, v in self.config.settings.items() if k not in TDEBENCH_KEYS},
@@ -83,10 +85,10 @@ class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, In
             return
         try:
             self._prepare_home()
-            if self.fs is not None:
-                self.fs.mount()
             if self.image is not None:
                 self.image.mount()
+            if self.fs is not None:
+                self.fs.mount()
             if not self.cluster.initialized():
                 self.cluster.initdb()
             self.cluster.start()
@@ -234,7 +236,7 @@ class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, In
         return out
 
     def encryption_status(self) -> dict[str, Any]:
-        if self.image is not None:
+        if self.image is not None and self.fs is None:
             return self._image_status()
         if self.fs is None:
             return {"enabled": False, "mechanism": "none"}
@@ -287,12 +289,14 @@ class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, In
     def snapshot_dir(self) -> Path:
         """The data directory, or gocryptfs' cipher directory; on an ext4 image the data directory as mounted (the
         image stays mounted while the server is stopped)."""
+        if self.fs is not None:
+            return self.fs.cipher_dir
         return self.cluster.pgdata if self.image is not None else self.data_dir
 
     def storage_bytes(self) -> int:
         """Bytes of the data directory's files; on an ext4 image, as its mount shows them (like the plain twin's),
         not the sparse image's apparent size."""
-        root = self.cluster.pgdata if self.image is not None else self.data_dir
+        root = self.fs.cipher_dir if self.fs is not None else self.cluster.pgdata if self.image else self.data_dir
         return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
 
     def storage_breakdown(self) -> dict[str, Any]:

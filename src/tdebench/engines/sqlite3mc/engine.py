@@ -5,14 +5,16 @@ SQLite, so twins differ only in the cipher. The sqlite engine's twins use ``sqlc
 comparing a SQLite3MC cipher with that plain twin would mix the library version into the cost, hence an engine
 of its own (docs/engines/sqlite3mc.md). The encrypted twin gets a fresh random raw key (``PRAGMA key =
 "x'<hex>'"``: no passphrase derivation on every open) that lives only in memory. ``fs:fscrypt`` keeps the plain
-file in an fscrypt directory of a loop-mounted ext4 image, as the sqlite engine does (toolkit/fscrypt).
+file in an fscrypt directory of a loop-mounted ext4 image, as the sqlite engine does (toolkit/fscrypt). The file's
+lifecycle and the threat-model answers of a library without a server are :mod:`tdebench.engines.toolkit.filedb`'s;
+settings, bulk load, temporary files and the spill probe are :mod:`tdebench.engines.toolkit.sqlitefile`'s (this
+build keeps temporary data in memory unless ``temp_store`` is ``file``; where a file is written, SQLite3MC
+encrypts it with the database's cipher, as tests/engines/test_sqlite3mc.py reads).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import shutil
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +27,9 @@ from tdebench.api.tables import TableSpec
 from tdebench.encryption import PLAIN, EncryptionSpec, SecretKey, parse_spec
 from tdebench.engines.sqlite3mc import counters
 from tdebench.engines.sqlite3mc.connection import McConnection
-from tdebench.engines.sqlite3mc.load import load_file
-from tdebench.engines.sqlite3mc.settings import DEFAULTS, validate
-from tdebench.engines.sqlite3mc.threats import McThreatProbes
-from tdebench.engines.toolkit import fscrypt
-from tdebench.errors import EnvironmentProblem, RunFailed
+from tdebench.engines.toolkit import fscrypt, sqlitefile
+from tdebench.engines.toolkit.filedb import FileDatabase, FileEngine
+from tdebench.errors import EnvironmentProblem
 
 #: spec cipher -> (SQLite3MC cipher, AEGIS algorithm or "", key bytes, what it is)
 CIPHERS: dict[str, tuple[str, str, int, str]] = {
@@ -44,11 +44,10 @@ CIPHERS: dict[str, tuple[str, str, int, str]] = {
 }
 SPECS = [parse_spec(f"sqlite3mc:{name}") for name in CIPHERS]
 CHACHA20 = parse_spec("sqlite3mc:chacha20")
-PLAIN_HEADER = b"SQLite format 3\x00"
 DIALECT = dataclasses.replace(SQLITE, product="SQLite3 Multiple Ciphers", backup_tools=())
 
 
-class Sqlite3mcEngine(Engine):
+class Sqlite3mcEngine(FileEngine, Engine):
     """Embedded SQLite3 Multiple Ciphers."""
 
     name = "sqlite3mc"
@@ -58,14 +57,7 @@ class Sqlite3mcEngine(Engine):
     cache_setting = "cache_size"
 
     def supported_specs(self) -> list[EncryptionSpec]:
-        return [PLAIN, *SPECS, *fscrypt.fs_specs()]
-
-    def check_spec_available(self, spec: EncryptionSpec) -> None:
-        if fscrypt.is_fscrypt_spec(spec):
-            fscrypt.check_available(spec)
-
-    def plan_settings(self, specs: Sequence[EncryptionSpec]) -> dict[str, str]:
-        return fscrypt.plan_settings(list(specs))
+        return [PLAIN, *SPECS, *self.file_specs()]
 
     def default_encrypted_spec(self) -> EncryptionSpec:
         return CHACHA20
@@ -86,36 +78,29 @@ class Sqlite3mcEngine(Engine):
             conn.close()
 
     def default_settings(self) -> dict[str, str]:
-        return dict(DEFAULTS)
+        return dict(sqlitefile.DEFAULTS)
 
     def validate_settings(self, settings: dict[str, str]) -> None:
-        fscrypt.validate_storage(settings)
-        if fscrypt.on_loop_image(PLAIN, settings):
-            fscrypt.check_available()
-        validate({k: v for k, v in settings.items() if k != fscrypt.STORAGE_KEY})
+        sqlitefile.validate(self.name, self.library_settings(settings))
 
     def create_instance(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> "McInstance":
         return McInstance(config, workdir, database)
 
     def disk_footprint(self, spec: EncryptionSpec, settings: dict[str, str]) -> Footprint:
-        image = fscrypt.EXT4_OVERHEAD if fscrypt.on_loop_image(spec, settings) else 0
-        return Footprint(peak=1.7, final=1.7, fixed=16 * MIB + image)
+        return Footprint(peak=1.7, final=1.7, fixed=16 * MIB + self.image_overhead(spec, settings))
 
 
-class McInstance(McThreatProbes, Instance):
-    """One database file in its own 0700 directory."""
+class McInstance(sqlitefile.SqliteFile, FileDatabase, Instance):
+    """One database file in its own 0700 directory (:mod:`tdebench.engines.toolkit.filedb`)."""
 
     dialect = DIALECT
+    cipher_fix = "SQLite3MC did not encrypt the file; check the apsw-sqlite3mc installation"
 
     def __init__(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> None:
         super().__init__(config, workdir, database)
-        self._settings = {**DEFAULTS, **{k: v.lower() for k, v in config.settings.items()
-                                         if k != fscrypt.STORAGE_KEY}}
-        self._home = workdir / config.label
-        self.image = (fscrypt.Ext4Image(config.spec, self._home / "fs")
-                      if fscrypt.on_loop_image(config.spec, config.settings) else None)
-        self._dir = self.image.data_dir if self.image is not None else self._home
-        self.path = self._dir / f"{database}.db"
+        self._settings = {**sqlitefile.DEFAULTS, **{k: v.lower() for k, v in config.settings.items()
+                                                    if k != fscrypt.STORAGE_KEY}}
+        self.place_file(config, workdir, f"{database}.db")
         self._cipher = CIPHERS.get(config.spec.cipher) if not config.spec.is_plain else None
         self._key = SecretKey.generate(self._cipher[2] * 8) if self._cipher else None
         self._pages = counters.PageCounts()
@@ -124,40 +109,10 @@ class McInstance(McThreatProbes, Instance):
     def encrypted(self) -> bool:
         return self._key is not None
 
-    @property
-    def data_dir(self) -> Path:
-        """The database's directory, or the ext4 image holding it (scanned as raw blocks)."""
-        return self.image.image_dir if self.image is not None else self._dir
-
-    @property
-    def snapshot_dir(self) -> Path:
-        """The database's directory (on an ext4 image: as mounted)."""
-        return self._dir
-
-    def database_file(self) -> Path:
-        return self.path
-
-    def start(self) -> None:
-        self._home.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if self.image is not None:
-            self.image.mount()
-        self._dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-
-    def alive(self) -> bool:
-        return self.image is None or self.image.mounted()
-
-    def stop(self) -> None:
-        """Nothing runs between connections (an ext4 image stays mounted until :meth:`destroy`)."""
-
-    def destroy(self) -> None:
-        if self.image is not None:
-            self.image.destroy(keep=self.config.keep)
-        if not self.config.keep:
-            shutil.rmtree(self._home, ignore_errors=True)
-
-    def storage_bytes(self) -> int:
-        """Bytes of the database's files (on an ext4 image: as the mount shows them)."""
-        return sum(p.stat().st_size for p in self._dir.rglob("*") if p.is_file())
+    def library_keys(self) -> list[dict[str, Any]]:
+        if self._key is None:
+            return []
+        return [self.key_row(self._key, f"SQLite3MC raw key ({self._key.bits} bits)", "PRAGMA key on every open")]
 
     def connect(self) -> Connection:
         return self.connect_path(self.path)
@@ -184,7 +139,7 @@ class McInstance(McThreatProbes, Instance):
                             lambda c: self._pages.release(c.raw, slot))
 
     def bulk_load(self, conn: Connection, table: TableSpec, path: Path) -> int:
-        return load_file(conn, table, path)
+        return sqlitefile.load_file(conn, table, path)
 
     def analyze(self, conn: Connection) -> None:
         conn.cursor().execute("ANALYZE")
@@ -195,10 +150,11 @@ class McInstance(McThreatProbes, Instance):
         page = int(self._settings["page_size"])
         rchar, wchar = counters.process_io()
         t = self._pages.totals()
-        return {"page_size": page, "bytes_read": rchar, "bytes_written": wchar,
-                "cache_requests": t.hits + t.misses, "cache_misses": t.misses, "pages_read": t.misses,
-                "pages_written": t.writes, "bytes_decrypted": t.misses * page if self.encrypted else 0,
-                "bytes_encrypted": t.writes * page if self.encrypted else 0}
+        return fscrypt.image_counters(self.image, {
+            "page_size": page, "bytes_read": rchar, "bytes_written": wchar,
+            "cache_requests": t.hits + t.misses, "cache_misses": t.misses, "pages_read": t.misses,
+            "pages_written": t.writes, "bytes_decrypted": t.misses * page if self.encrypted else 0,
+            "bytes_encrypted": t.writes * page if self.encrypted else 0})
 
     def resize_cache(self, cache_bytes: int) -> dict[str, Any]:
         """``PRAGMA cache_size = -KiB`` on every connection opened from now on (as the sqlite engine)."""
@@ -226,8 +182,7 @@ class McInstance(McThreatProbes, Instance):
 
     def settings(self) -> dict[str, Any]:
         out: dict[str, Any] = dict(self._settings)
-        if self.image is not None:
-            out.update(self.image.facts())
+        out.update(self.image_facts())
         if self._cipher is not None:
             conn = self.connect_path(self.path)
             try:
@@ -241,15 +196,7 @@ class McInstance(McThreatProbes, Instance):
         return out
 
     def encryption_status(self) -> dict[str, Any]:
-        with open(self.path, "rb") as handle:
-            header = handle.read(16)
-        plain_header = header == PLAIN_HEADER
-        status: dict[str, Any] = {"enabled": not plain_header, "file_header_plaintext": plain_header}
-        if self.image is not None:
-            fs_status = self.image.status()
-            status["filesystem"] = fs_status
-            if fscrypt.is_fscrypt_spec(self.config.spec):
-                status["enabled"] = bool(fs_status["enabled"] and self.path.is_relative_to(self.image.data_dir))
+        status = self.add_filesystem_status(self.header_status())
         if self._cipher is not None:
             conn = self.connect_path(self.path)
             try:
@@ -258,22 +205,3 @@ class McInstance(McThreatProbes, Instance):
             finally:
                 conn.close()
         return status
-
-    def check_encrypted(self, schema_tables: list[str]) -> None:
-        status = self.encryption_status()
-        if self.encrypted and not status["enabled"]:
-            raise RunFailed(f"{self.config.label}: the database file starts with the plaintext SQLite header",
-                            "SQLite3MC did not encrypt the file; check the apsw-sqlite3mc installation")
-        if fscrypt.is_fscrypt_spec(self.config.spec) and not status["enabled"]:
-            raise RunFailed(f"{self.config.label}: the database is not in an unlocked fscrypt directory",
-                            "check that the ext4 image is mounted")
-
-    def flush_to_disk(self) -> None:
-        if self._settings["journal_mode"] == "wal":
-            conn = self.connect_path(self.path)
-            try:
-                conn.raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-            finally:
-                conn.close()
-        if self.image is not None:  # what the filesystem holds, into the image's blocks
-            self.image.sync()

@@ -87,6 +87,18 @@ def validate_storage(settings: dict[str, str]) -> None:
                          f"use one of: {', '.join(STORAGE_CHOICES)}")
 
 
+def with_image_status(status: dict[str, Any], image: "Ext4Image | None", spec: EncryptionSpec,
+                      path: Path) -> dict[str, Any]:
+    """An engine's encryption ``status`` with the image's ``filesystem`` facts; for an fscrypt ``spec``,
+    ``enabled`` says whether ``path`` (the database's file or directory) is in the unlocked encrypted directory."""
+    if image is not None:
+        fs = image.status()
+        status["filesystem"] = fs
+        if is_fscrypt_spec(spec):
+            status["enabled"] = bool(fs["enabled"] and path.is_relative_to(image.data_dir))
+    return status
+
+
 def fscrypt_key_row() -> dict[str, Any]:
     """The threat model's key-storage entry of an fscrypt config."""
     return {"key": "fscrypt master key (64 bytes, policy v2)",
@@ -153,6 +165,37 @@ def loop_devices(backing_under: list[str]) -> list[tuple[str, str]]:
     return out
 
 
+def loop_sectors(device: str) -> tuple[int, int] | None:
+    """(sectors read, sectors written) of a loop device from ``/sys/block/loopN/stat`` (512-byte units, whatever
+    the device's block size), or None when it is gone."""
+    try:
+        fields = Path("/sys/block", Path(device).name, "stat").read_text().split()
+        return int(fields[2]), int(fields[6])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def image_counters(image: "Ext4Image | None", out: dict[str, float]) -> dict[str, float]:
+    """``out`` (an engine's counters) with the block I/O of its ext4 image: ``image_bytes_read`` and
+    ``image_bytes_written`` on every image twin. On an fscrypt twin the engine encrypts nothing itself, so its own
+    ``bytes_decrypted``/``bytes_encrypted`` (zero) give way to ``bytes_decrypted_estimate`` /
+    ``bytes_encrypted_estimate``: the same block I/O, which is the ciphertext the kernel decrypted on reading and
+    encrypted on writing back, plus the ext4 metadata and journal blocks it did not (its plain twin's
+    ``image_bytes_*`` show how much that is). No exact count exists: fscrypt keeps none."""
+    if image is None:
+        return out
+    io = image.block_io()
+    if io is None:
+        return out
+    read, written = io
+    out.update(image_bytes_read=read, image_bytes_written=written)
+    if image.encrypted:
+        out.pop("bytes_decrypted", None)
+        out.pop("bytes_encrypted", None)
+        out.update(bytes_decrypted_estimate=read, bytes_encrypted_estimate=written)
+    return out
+
+
 def detach(device: str) -> bool:
     """``losetup -d``; True once the device no longer has a backing file."""
     subprocess.run(["losetup", "-d", device], capture_output=True, check=False, timeout=30)
@@ -185,6 +228,9 @@ class Ext4Image:
         self._size = size
         self._key: bytes | None = secrets.token_bytes(fx.MASTER_KEY_BYTES) if self.variant else None
         self._identifier: bytes | None = None
+        # block I/O of loop devices this image was attached to before (a remount gets a fresh device)
+        self._io_carry = (0, 0)
+        self._io_last: tuple[str, int, int] | None = None
 
     @property
     def encrypted(self) -> bool:
@@ -270,6 +316,20 @@ class Ext4Image:
         """Push what the engine wrote through the mount into the image file (before an at-rest scan)."""
         if self.mounted():
             syncfs(self.mount_point)
+
+    def block_io(self) -> tuple[int, int] | None:
+        """Bytes read from and written to the image through its loop device, cumulative over every mount of this
+        image (None while it has no loop device)."""
+        devices = loop_devices([str(self.image_dir)])
+        sectors = loop_sectors(devices[0][0]) if devices else None
+        if sectors is None:
+            return None
+        device, (r, w) = devices[0][0], sectors
+        last = self._io_last
+        if last is not None and (last[0] != device or r < last[1] or w < last[2]):  # a new attachment
+            self._io_carry = (self._io_carry[0] + last[1], self._io_carry[1] + last[2])
+        self._io_last = (device, r, w)
+        return (self._io_carry[0] + r) * 512, (self._io_carry[1] + w) * 512
 
     def image_bytes(self) -> int:
         """Bytes the sparse image really occupies."""

@@ -1,7 +1,7 @@
 """MariaDB: mariadb-backup (physical, hot) and mariadb-dump (logical), each plain and gzip-compressed.
 
 The tools reach the server through the instance's :meth:`~tdebench.api.engine.Instance.tool_access` (the password
-through an inherited pipe); physical restores replace :meth:`~tdebench.api.engine.Instance.server_files`. With TDE,
+in an inherited in-memory file); physical restores replace :meth:`~tdebench.api.engine.Instance.server_files`. With TDE,
 ``mariadb-backup --backup`` and ``--prepare`` load the ``file_key_management`` plugin themselves and need the file
 key that the engine writes only while the server starts: ``key_material()`` (see
 :class:`tdebench.api.engine.Instance`) makes it available for the duration of the tool and removes it after.

@@ -43,6 +43,14 @@ def engine_kinds(dialect: Dialect) -> list[BackupKind]:
     return [kind for m in modules for kind in importlib.import_module(f"tdebench.workloads.backup.{m}").kinds()]
 
 
+def backup_location(ctx: Context) -> str:
+    """Where the backup was written, as the threat model states it: the run's work directory, beside (never inside)
+    the instance's files, so no encryption of the instance's files or filesystem (fscrypt, gocryptfs) covers it."""
+    inside = any(ctx.scratch.is_relative_to(p) for p in ctx.state.instance.disk_paths())
+    return ("inside the instance's directory" if inside else
+            "the run's work directory, outside the instance's files and any encrypted filesystem holding them")
+
+
 class BackupWorkload(OnTpchData):
     """Backups with and without compression per engine, timed, sized, restored and scanned."""
 
@@ -104,7 +112,8 @@ class BackupWorkload(OnTpchData):
         if t.server_cpu is not None:
             rec.add(TEST, name, "server_cpu", t.server_cpu, "s")
         scan = scan_backup(kind.scan_paths(ctx, artifact), markers, self.known_plaintext)
-        self._verdict(state, kind, scan.to_json() | {"bytes": size, "block": block, "at": utc_now()})
+        self._verdict(state, kind, scan.to_json() | {"bytes": size, "block": block, "at": utc_now(),
+                                                     "location": backup_location(ctx)})
         with measured(state, f"{name}_restore") as r:
             seconds = kind.restore(ctx, artifact)
         rec.add(TEST, f"{name}_restore", "elapsed", seconds, "s")

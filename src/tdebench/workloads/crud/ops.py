@@ -85,8 +85,12 @@ def run_op(state: ConfigState, conn: Connection, op: str, k: int, rows: int, fet
     table, first, last = batch_range(op, k, rows)
     count, nbytes, _, _ = query_one(conn, schema.measure_sql(state.dialect, table, first, last))
     before = persons_bytes(state, conn)
+    counted = op != "select" and not state.dialect.rowcount
+    held = int(query_one(conn, schema.count_range_sql(first, last))[0]) if counted else 0
     with measured(state, f"{op}_{k}") as timing:
         done = _execute(conn, op, first, last, fetch_size)
+    if counted:  # the driver's rowcount tells nothing (Dialect.rowcount): the rows the statement added or removed
+        done = abs(int(query_one(conn, schema.count_range_sql(first, last))[0]) - held)
     after = persons_bytes(state, conn)
     return OpResult(timing.step, done, int(count), timing.seconds, timing.server_cpu, int(nbytes), before, after)
 

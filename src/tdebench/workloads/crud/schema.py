@@ -66,6 +66,11 @@ def delete_sql(first: int, last: int) -> str:
     return f"DELETE FROM persons WHERE id BETWEEN {int(first)} AND {int(last)}"
 
 
+def count_range_sql(first: int, last: int) -> str:
+    """How many rows of ``persons`` a batch's ids hold."""
+    return f"SELECT COUNT(*) FROM persons WHERE id BETWEEN {int(first)} AND {int(last)}"
+
+
 def copy_undo_sql(last: int) -> str:
     """Fill persons_undo with ids 1 … ``last`` right after the load."""
     return f"INSERT INTO persons_undo ({_cols()}) SELECT {_cols()} FROM persons WHERE id <= {int(last)}"

@@ -2,7 +2,8 @@
 
 A window is a list of steps: ``("steady", phase)`` runs the background for ``steady`` seconds, ``("switch", on,
 threads)`` starts the engine's own switch and follows it until the engine reports every tablespace in the target
-state (phase ``t<threads>.during_on``/``during_off``). Phase boundaries are seconds on the window's clock; when the
+state (phase ``t<threads>.during_on``/``during_off``), ``("rekey", prefix)`` re-keys every table while the
+background runs (phase ``<prefix>.during_rekey``). Phase boundaries are seconds on the window's clock; when the
 steps end (or fail) the background is told to stop.
 """
 
@@ -40,9 +41,12 @@ def server_io(pids: list[int]) -> tuple[int, int] | None:
 class Switch:
     """One switch as the engine reported it."""
 
-    name: str  # t<threads>.on / t<threads>.off
+    name: str  # <cycle>.on / <cycle>.off / <cycle>.rekey
     on: bool
     threads: int
+    action: str = ""  # on, off or rekey ("" : on/off as ``on`` says)
+    method: str = "online"  # online: while the background runs; offline: with it stopped
+    start: float = 0.0  # second on the trial's clock (offline switches: between two windows)
     seconds: float = 0.0  # from the SET to the engine's "done"
     done: bool = False
     read_bytes: int | None = None
@@ -51,6 +55,8 @@ class Switch:
     counters: dict[str, float] = field(default_factory=dict)  # deltas of the engine's switch counters
     progress: list[tuple[float, float]] = field(default_factory=list)  # (second on the clock, fraction in target)
     tablespaces: int = 0
+    stages: list[dict[str, Any]] = field(default_factory=list)  # the method's own stages, timed, with sizes
+    disk: dict[str, int] = field(default_factory=dict)  # allocated bytes before, at the peak, after (offline)
 
 
 class SwitchController:
@@ -84,6 +90,8 @@ class SwitchController:
             for step in self.steps:
                 if step[0] == "steady":
                     self._steady(step[1])
+                elif step[0] == "rekey":
+                    self._rekey(step[1])
                 else:
                     self._switch(step[1], step[2])
         except Exception as exc:  # noqa: BLE001 - the trial fails with it
@@ -136,3 +144,33 @@ class SwitchController:
             record.read_bytes, record.write_bytes = after_io[0] - io[0], after_io[1] - io[1]
         record.counters = {k: v - before.get(k, 0.0) for k, v in progress.detail.items()
                            if k in before and k.startswith("innodb_") and not k.endswith("estimated_iops")}
+
+    def _rekey(self, prefix: str) -> None:
+        """The engine's online re-keying, timed; its stages (e.g. one per table) on the window's clock."""
+        record = Switch(f"{prefix}.rekey", True, 0, action="rekey", start=self.now())
+        self.switches.append(record)
+        io = server_io(self.instance.server_pids())
+        self._begin_phase(f"{prefix}.during_rekey")
+        started = time.monotonic()
+
+        def stage(label: str) -> None:
+            if self.cancelled.is_set():
+                raise RuntimeError("the background stopped before the re-keying ended")
+            now = round(time.monotonic() - started, 3)
+            if record.stages:
+                record.stages[-1]["seconds"] = round(now - record.stages[-1]["start_s"], 3)
+            record.stages.append({"name": label, "start_s": now})
+
+        record.applied = self.instance.rekey(stage)
+        record.seconds = time.monotonic() - started
+        if record.stages:
+            record.stages[-1]["seconds"] = round(record.seconds - record.stages[-1]["start_s"], 3)
+        progress = self.instance.encryption_progress(True)
+        record.done, record.tablespaces = progress.done, progress.total
+        record.progress = [(round(record.start, 3), 0.0), (round(self.now(), 3), 1.0)]
+        after_io = server_io(self.instance.server_pids())
+        if io is not None and after_io is not None:
+            record.read_bytes, record.write_bytes = after_io[0] - io[0], after_io[1] - io[1]
+        if not progress.done:
+            raise RuntimeError(f"{record.name}: re-keyed, but the engine reports {progress.total - progress.in_target}"
+                               " tablespace(s) not encrypted")

@@ -12,7 +12,7 @@ from tdebench.workloads.options import WorkloadOptions
 from tdebench.workloads.tpcc.options import TpccOptions, parse_duration, parse_vus
 
 if TYPE_CHECKING:
-    from tdebench.api.engine import Config
+    from tdebench.api.engine import Config, Engine
 
 MAX_THREADS = 255  # innodb_encryption_threads' upper bound
 
@@ -33,6 +33,24 @@ class EncryptOptions(WorkloadOptions):
     rate: float = Field(0.0, ge=0)  # committed transactions a second the baseline must reach (0: no floor)
     seed: int = 20240607
     mode: str = "auto"  # TPC-C mode: auto, procedures or statements (as the tpcc workload)
+    method: str = "auto"  # online (while serving), offline (background stopped) or auto (online when the engine can)
+    rekey: str = "auto"  # re-key after the switch on: yes, no or auto (when the engine can)
+
+    @field_validator("method")
+    @classmethod
+    def _method(cls, value: str) -> str:
+        if value not in ("auto", "online", "offline"):
+            raise ValueError("give auto, online or offline")
+        return value
+
+    @field_validator("rekey", mode="before")
+    @classmethod
+    def _rekey(cls, value: Any) -> str:
+        text = str(value).strip().lower()
+        text = {"true": "yes", "1": "yes", "on": "yes", "false": "no", "0": "no", "off": "no"}.get(text, text)
+        if text not in ("auto", "yes", "no"):
+            raise ValueError("give auto, yes or no")
+        return text
 
     @field_validator("threads", mode="before")
     @classmethod
@@ -66,19 +84,44 @@ class EncryptOptions(WorkloadOptions):
                            seed=self.seed, mode=self.mode)  # type: ignore[arg-type]
 
 
+    def online(self, engine: "Engine") -> bool:
+        """Whether ``engine`` switches while the background runs (else offline, with the background stopped)."""
+        return bool(engine.online_switch) and self.method != "offline"
+
+    def rekeys(self, engine: "Engine") -> bool:
+        return self.rekey == "yes" or (self.rekey == "auto" and bool(engine.rekey_method))
+
     def check_configs(self, configs: "Sequence[Config]") -> None:
-        """Every config names an encrypted target spec of an engine that can switch in place."""
+        """Every config names an encrypted target spec of an engine that can switch it by the method asked for."""
         from tdebench.engines import engine_names, get_engine
 
-        able = [n for n in engine_names() if get_engine(n).online_switch]
         for config in configs:
-            if not get_engine(config.engine).online_switch:
-                raise UsageError(f"engine '{config.engine}' cannot switch encryption on in place (the encrypt "
-                                 "workload)", f"use an engine that can: {', '.join(able) or 'none installed'}")
+            engine = get_engine(config.engine)
             if config.spec.is_plain:
                 raise UsageError(f"encrypt: config '{config.label}' names no encryption to switch on",
                                  "name the target spec only, e.g. --encryption tde:aes-256-ctr (each trial's "
                                  "plaintext baseline is its own 'before' phase)")
+            if self.method == "online" and not engine.online_switch:
+                able = [n for n in engine_names() if get_engine(n).online_switch]
+                raise UsageError(f"engine '{config.engine}' cannot switch encryption on in place while serving "
+                                 "(method=online)", f"use method=auto (its offline method, the background stopped) "
+                                 f"or an engine that can: {', '.join(able) or 'none installed'}")
+            if not (engine.online_switch or engine.offline_switch) or not engine.can_switch(config.spec):
+                able = [n for n in engine_names() if get_engine(n).online_switch or get_engine(n).offline_switch]
+                raise UsageError(f"engine '{config.engine}' cannot switch encryption on in place (the encrypt "
+                                 f"workload) for '{config.spec}'",
+                                 f"use an engine and spec that can: {', '.join(able) or 'none installed'}")
+            if self.method == "offline" and not engine.offline_switch:
+                raise UsageError(f"engine '{config.engine}' has no offline method to encrypt existing data",
+                                 "use method=auto")
+            if self.rekey == "yes" and not engine.rekey_method:
+                raise UsageError(f"engine '{config.engine}' cannot re-key existing data (rekey=yes)", "use rekey=auto")
+            if not self.online(engine) and self.iops is not None:
+                raise UsageError(f"iops={self.iops}: '{config.engine}' encrypts offline, with no page rate to set",
+                                 "leave out iops")
+            if not self.online(engine) and "threads" in self.model_fields_set and self.threads != [1]:
+                raise UsageError(f"threads={','.join(map(str, self.threads))}: '{config.engine}' encrypts offline "
+                                 "by one statement, with no encryption threads to set", "leave out threads")
 
 
 def parse_options(raw: dict[str, Any]) -> EncryptOptions:

@@ -35,6 +35,7 @@ class Series:
     errors: int = 0
     retries: int = 0
     latency: Histogram = field(default_factory=Histogram)
+    offline: set[str] = field(default_factory=set)  # phases with the background stopped (no throughput measured)
 
     def add(self, background: StepResult, controller: SwitchController) -> None:
         offset = len(self.per_second)
@@ -55,13 +56,27 @@ class Series:
             self.latency.merge(hist)
 
 
+    def add_offline(self, switch: Switch) -> None:
+        """An offline switch between two windows: seconds with the background stopped, on the same clock."""
+        offset, seconds = len(self.per_second), max(1, math.ceil(switch.seconds))
+        self.per_second += [[0, 0] for _ in range(seconds)]
+        self.second_latency += [Histogram() for _ in range(seconds)]
+        name = f"{switch.name.rpartition('.')[0]}.during_{switch.action}"
+        self.phases.append(Phase(name, offset, offset + seconds))
+        self.offline.add(name)
+        switch.start = float(offset)
+        switch.progress = [(float(offset), 0.0), (offset + switch.seconds, 1.0)]
+        self.switches.append(switch)
+        self.windows.append((offset, seconds))
+
+
 def trial(rec: Recorder, block: int, background: Series, rate: float, folder: Path,
           history: list[dict[str, float]]) -> list[str]:
     """Record the trial (files in ``folder``; a measured trial's figures appended to ``history``, the config's
     trials so far); returns failures (a baseline below ``rate``)."""
     failures: list[str] = []
     stats = {p.name: phase_stats(seconds_of(p, background.phases), background.per_second, background.second_latency)
-             for p in background.phases}
+             for p in background.phases if p.name not in background.offline}
     for name, s in stats.items():
         for metric, (value, unit) in s.values().items():
             rec.add(TEST, name, metric, value, unit)
@@ -77,6 +92,17 @@ def trial(rec: Recorder, block: int, background: Series, rate: float, folder: Pa
                 rec.add(TEST, switch.name, metric, value, "bytes")
         for counter, value in switch.counters.items():
             rec.add(TEST, switch.name, counter, value, "count")
+        for metric, value in switch.applied.items():  # the engine's own sizes (e.g. the tables' bloat)
+            if metric.endswith(("_bytes", "_count")) and isinstance(value, (int, float)):
+                rec.add(TEST, switch.name, metric, value, "bytes" if metric.endswith("_bytes") else "count")
+        for metric, value in switch.disk.items():
+            if metric != "samples":
+                rec.add(TEST, switch.name, metric, value, "bytes")
+        for stage in switch.stages:
+            if "seconds" in stage:
+                rec.add(TEST, switch.name, f"{stage['name']}_seconds", stage["seconds"], "s")
+            if "end_bytes" in stage:
+                rec.add(TEST, switch.name, f"{stage['name']}_end_bytes", stage["end_bytes"], "bytes")
     for name, scan in background.scans.items():
         for metric in ("canary_hits_in_scope", "known_plaintext_hits_in_scope", "hits_outside_scope"):
             rec.add(TEST, f"{name}.scan", metric, scan[metric], "count")
@@ -120,7 +146,7 @@ def write_series(path: Path, background: Series) -> None:
     with open(path, "w", newline="", encoding="utf-8") as handle:
         out = csv.writer(handle)
         out.writerow(["second", "phase", "committed", "new_orders", "tpm_rate", "latency_p50", "latency_p95",
-                      "latency_p99", "latency_max", "switch_progress"])
+                      "latency_p99", "latency_max", "switch_progress", "background"])
         for i, (committed, orders) in enumerate(background.per_second):
             hist = background.second_latency[i] if i < len(background.second_latency) else Histogram()
             pcts = [hist.percentile(p) for p in (50, 95, 99)]
@@ -129,13 +155,15 @@ def write_series(path: Path, background: Series) -> None:
                           *[f"{v:.6f}" if v is not None else "" for v in pcts],
                           f"{hist.max_ns / 1e9:.6f}" if hist.count else "",
                           f"{done[-1]:.4f}" if done and owner.get(i, "").rpartition(".")[2].startswith("during")
-                          else ""])
+                          else "", "stopped" if owner.get(i, "") in background.offline else "running"])
 
 
 def write_facts(path: Path, stats: dict[str, PhaseStats], series: Series) -> None:
     """The phases (seconds on the background's clock), the switches and the scans of one trial."""
     facts = {"phases": [{"name": p.name, "start_s": round(p.start, 3), "end_s": round(p.end, 3),
-                         "seconds_counted": stats[p.name].seconds} for p in series.phases],
+                         "seconds_counted": stats[p.name].seconds if p.name in stats else 0,
+                         "background": "stopped" if p.name in series.offline else "running"}
+                        for p in series.phases],
              "windows": [{"first_second": a, "seconds": n} for a, n in series.windows],
              "switches": [{k: v for k, v in asdict(s).items() if k != "progress"} | {"polls": len(s.progress)}
                           for s in series.switches],
@@ -159,7 +187,7 @@ def summarize(history: list[dict[str, float]]) -> dict[str, Any]:
                 if ratio is not None:
                     entry[metric] = ratio.as_dict()
             out["phases"][name] = entry
-        elif kind in ("on", "off"):
+        elif kind in ("on", "off", "rekey"):
             times = [h[f"{name}/time_to_done"] for h in history if f"{name}/time_to_done" in h]
             out["switches"][name] = {"time_to_done_s": times, "mean_s": sum(times) / len(times) if times else None}
     return out

@@ -37,7 +37,9 @@ from tdebench.api.workload import Need, RunFiles, Workload
 from tdebench.errors import UsageError
 from tdebench.verify.atrest import new_markers
 from tdebench.workloads.encrypt import record
+from tdebench.encryption import redact
 from tdebench.workloads.encrypt.controller import SwitchController
+from tdebench.workloads.encrypt.offline import run_offline
 from tdebench.workloads.encrypt.options import parse_options
 from tdebench.workloads.encrypt.scan import leftover_scan
 from tdebench.workloads.tpcc import schema
@@ -48,6 +50,7 @@ from tdebench.workloads.tpcc.slices import VuPool
 
 TEST = "encrypt"
 RESET_WAIT = 3600.0
+OFFLINE = "offline"  # the cycle of an engine that switches with the background stopped
 
 
 class EncryptWorkload(Workload):
@@ -57,8 +60,10 @@ class EncryptWorkload(Workload):
     database = "tpcc"
     known_plaintext = ("ORIGINAL",)  # TPC-C's I_DATA/S_DATA
     schema_tables = schema.TABLE_NAMES
-    needs = (Need("the engine cannot switch encryption on in place (it declares no online_switch)",
-                  lambda e: bool(e.online_switch)),)
+    needs = (Need("the engine cannot switch encryption on in place (it declares neither online_switch nor "
+                  "offline_switch)", lambda e: bool(e.online_switch or e.offline_switch)),
+             Need("the TPC-C background's virtual users are processes of their own, and the engine's database can "
+                  "be opened by one process only", lambda e: e.dialect.multi_process))
     verify_after_load = False  # the data start plaintext on purpose; each trial scans after its switch
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
@@ -74,7 +79,11 @@ class EncryptWorkload(Workload):
         return {"workload": self.name, **self.opts.model_dump()}
 
     def headline(self) -> tuple[str, str, str]:
-        """The time to fully encrypted with the last thread count."""
+        """The time to fully encrypted with the last thread count (offline engines: their one method)."""
+        from tdebench.engines import get_engine
+
+        if all(not self.opts.online(get_engine(c.engine)) for c in self.plan.configs):
+            return (TEST, f"{OFFLINE}.on", "time_to_done")
         return (TEST, f"t{self.opts.threads[-1]}.on", "time_to_done")
 
     def prepare(self, ui: RunListener) -> dict[str, Any]:
@@ -97,7 +106,9 @@ class EncryptWorkload(Workload):
                          procedures=mode == "procedures")
         rec.add("load", "total", "elapsed", load.total_seconds, "s")
         return {"load_seconds": round(load.total_seconds, 6), "load_rows": load.rows, "tpcc_mode": mode,
-                "start_plain": start, "online_switch": state.engine.online_switch}
+                "start_plain": start, "online_switch": state.engine.online_switch,
+                "offline_switch": state.engine.offline_switch, "rekey_method": state.engine.rekey_method,
+                "method": "online" if self.opts.online(state.engine) else "offline (the background stopped)"}
 
     def validate(self, state: ConfigState, rec: Recorder, ui: RunListener) -> list[str]:
         """With ``rate``: the background must reach it on the plaintext data, or the run stops (never lowered)."""
@@ -126,6 +137,9 @@ class EncryptWorkload(Workload):
         started = time.monotonic()
         if state.instance.encryption_progress(on=False).done:
             return 0.0
+        if not self.opts.online(state.engine):
+            state.instance.switch_offline("off", lambda stage: None)
+            return time.monotonic() - started
         state.instance.switch_encryption(False, max(self.opts.threads), self.opts.iops)
         while not state.instance.encryption_progress(on=False).done:
             if time.monotonic() - started > RESET_WAIT:
@@ -134,8 +148,9 @@ class EncryptWorkload(Workload):
         return time.monotonic() - started
 
     def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
-        """Per value of ``threads``: a window with the switch on, the at-rest scan with the background stopped (a
-        flush cannot finish under writes), and with the way back a second window switching off."""
+        """Per cycle (a value of ``threads``; one cycle for an offline engine): the switch on, the at-rest scan with
+        the background stopped (a flush cannot finish under writes), the re-keying and its scan, and with the way
+        back the switch off."""
         rec.workload = self.name
         result = TrialResult()
         reset = self._ensure_plain(state)
@@ -144,16 +159,9 @@ class EncryptWorkload(Workload):
         markers = new_markers()
         state.instance.plant_canaries(markers)  # plaintext until the switch: what must not survive it
         series = record.Series()
-        for threads in self.opts.threads:
-            prefix = f"t{threads}"
-            steps: list[tuple[Any, ...]] = [("steady", f"{prefix}.before"), ("switch", True, threads),
-                                            ("steady", f"{prefix}.after_on")]
-            if not self._window(state, block, steps, series, result):
-                break
-            series.scans[f"{prefix}.on"] = leftover_scan(state.instance, markers, self.known_plaintext)
-            if self.opts.way_back and not self._window(state, block, [
-                    ("steady", f"{prefix}.before_off"), ("switch", False, threads),
-                    ("steady", f"{prefix}.after_off")], series, result):
+        online = self.opts.online(state.engine)
+        for prefix in [f"t{k}" for k in self.opts.threads] if online else [OFFLINE]:
+            if not self._cycle(state, block, prefix, online, series, result, markers):
                 break
         folder = self.rundir.path / "samples" / state.label
         if state.label not in self.history:  # a resumed run: its earlier trials count too
@@ -162,6 +170,55 @@ class EncryptWorkload(Workload):
         if not state.instance.alive():
             result.failures.append(f"the server of {state.label} died during the trial")
         return result
+
+    def _cycle(self, state: ConfigState, block: int, prefix: str, online: bool, series: "record.Series",
+               result: TrialResult, markers: list[str]) -> bool:
+        """One cycle: on, scan, [re-key, scan], [off]; False when a step failed (the trial stops there)."""
+        def scan(name: str) -> None:
+            series.scans[name] = leftover_scan(state.instance, markers, self.known_plaintext)
+
+        threads = int(prefix[1:]) if online else 1
+        if online:
+            ok = self._window(state, block, [("steady", f"{prefix}.before"), ("switch", True, threads),
+                                             ("steady", f"{prefix}.after_on")], series, result)
+        else:
+            ok = (self._window(state, block, [("steady", f"{prefix}.before")], series, result)
+                  and self._offline(state, "on", f"{prefix}.on", series, result)
+                  and self._window(state, block, [("steady", f"{prefix}.after_on")], series, result))
+        if not ok:
+            return False
+        scan(f"{prefix}.on")
+        if self.opts.rekeys(state.engine):
+            if state.engine.rekey_online and online:
+                ok = self._window(state, block, [("steady", f"{prefix}.before_rekey"), ("rekey", prefix),
+                                                 ("steady", f"{prefix}.after_rekey")], series, result)
+            else:
+                ok = (self._offline(state, "rekey", f"{prefix}.rekey", series, result)
+                      and self._window(state, block, [("steady", f"{prefix}.after_rekey")], series, result))
+            if not ok:
+                return False
+            scan(f"{prefix}.rekey")
+        if not self.opts.way_back:
+            return True
+        if online:
+            return self._window(state, block, [("steady", f"{prefix}.before_off"), ("switch", False, threads),
+                                               ("steady", f"{prefix}.after_off")], series, result)
+        return (self._offline(state, "off", f"{prefix}.off", series, result)
+                and self._window(state, block, [("steady", f"{prefix}.after_off")], series, result))
+
+    def _offline(self, state: ConfigState, action: str, name: str, series: "record.Series",
+                 result: TrialResult) -> bool:
+        """The engine's offline method between two windows (no background: the service is stopped)."""
+        state.mark(name, test=TEST)
+        try:
+            switch = run_offline(state.instance, action, name, float(len(series.per_second)))
+        except Exception as exc:  # noqa: BLE001 - the trial fails with it
+            result.failures.append(f"{name}: {type(exc).__name__}: {redact(str(exc))[:400]}")
+            return False
+        finally:
+            state.mark(None, test=TEST)
+        series.add_offline(switch)
+        return True
 
     def _window(self, state: ConfigState, block: int, steps: list[tuple[Any, ...]], series: "record.Series",
                 result: TrialResult) -> bool:

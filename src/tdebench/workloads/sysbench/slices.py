@@ -71,7 +71,8 @@ class SlicedSysbenchTrial(SteppedTrial):
             self.result.failures.append(f"{step} round {round}: {outcome.error()}")
             return
         self.owner.record_slice(self, test, threads, round, outcome.report)
-        record_slice_costs(self.rec, test, f"vu{threads}", round, outcome.report.transactions, cpu, counters, paused)
+        record_slice_costs(self.rec, test, f"vu{threads}", round, outcome.report.transactions, cpu, counters, paused,
+                           self.probe.foreign_cores)
         if not self.state.instance.alive():
             raise RuntimeError(f"the server of {self.state.label} died during {step}")
 

@@ -26,7 +26,8 @@ from tdebench.api.workload import SteppedTrial
 from tdebench.workloads.tpcc.driver import CONNECT_TIMEOUT, StepResult, vu_configs
 from tdebench.workloads.tpcc.options import TpccOptions
 from tdebench.workloads.tpcc.procs import resolve_mode
-from tdebench.workloads.slicing import SliceProbe, record_slice_costs, rounds_for, slice_seconds
+from tdebench.workloads.slicing import (DEFAULT_SLICES, SliceProbe, record_slice_costs, rounds_for,
+                                        slice_seconds)
 from tdebench.workloads.tpcc.vu import vu_serve
 
 class VuPool:
@@ -110,8 +111,8 @@ class SlicedTpccTrial(SteppedTrial):
     def __init__(self, state: ConfigState, block: int, rec: Recorder, opts: TpccOptions, owner: Any) -> None:
         self.state, self.block, self.rec, self.opts, self.owner = state, block, rec, opts, owner
         self.steps = tuple(f"vu{n}" for n in opts.vus)
-        self.rounds = rounds_for(opts.slice, opts.duration)
-        self.slice = slice_seconds(opts.slice, opts.duration)
+        self.rounds = rounds_for(opts.slice, opts.duration, DEFAULT_SLICES["tpcc"])
+        self.slice = slice_seconds(opts.slice, opts.duration, DEFAULT_SLICES["tpcc"])
         self.pool: VuPool | None = None
         self.pool_step = ""
         self.result = TrialResult()
@@ -130,7 +131,8 @@ class SlicedTpccTrial(SteppedTrial):
             self.state.mark(None)
             cpu, counters = self.probe.stop()
         self.owner.record_slice(self, step, repetition + 1, result)
-        record_slice_costs(self.rec, "tpcc", step, repetition + 1, result.committed, cpu, counters, paused)
+        record_slice_costs(self.rec, "tpcc", step, repetition + 1, result.committed, cpu, counters, paused,
+                           self.probe.foreign_cores)
         if not self.state.instance.alive():
             raise RuntimeError(f"the server of {self.state.label} died during step {step}")
 

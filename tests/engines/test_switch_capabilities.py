@@ -1,0 +1,36 @@
+"""Every engine that declares a way to switch encryption on (online or offline) or to re-key gives its instances the
+methods the encrypt workload calls (a declaration without them would fail only deep inside a run)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tdebench.api.engine import Instance
+from tdebench.engines import engine_names, get_engine
+
+
+def declared() -> list[str]:
+    return [n for n in engine_names()
+            if get_engine(n).online_switch or get_engine(n).offline_switch or get_engine(n).rekey_method]
+
+
+@pytest.mark.parametrize("name", declared())
+def test_declared_switches_are_implemented(name, tmp_path):
+    from tdebench.engines import Config
+
+    engine = get_engine(name)
+    try:
+        engine.check_available()
+    except Exception as exc:  # noqa: BLE001 - not installed here
+        pytest.skip(f"{name}: {exc}")
+    spec = engine.default_encrypted_spec()
+    assert engine.can_switch(spec), f"{name} declares a switch but cannot switch its default spec {spec}"
+    cls = type(engine.create_instance(Config(name, spec, engine.default_settings()), tmp_path))
+    assert cls.start_plain is not Instance.start_plain and cls.encryption_progress is not Instance.encryption_progress
+    if engine.online_switch:
+        assert cls.switch_encryption is not Instance.switch_encryption
+    if engine.offline_switch or (engine.rekey_method and not engine.rekey_online):
+        assert cls.switch_offline is not Instance.switch_offline
+    if engine.rekey_method and engine.rekey_online:
+        assert cls.rekey is not Instance.rekey
+    assert not engine.can_switch(next(s for s in engine.supported_specs() if s.is_plain))
