@@ -209,6 +209,8 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     ("no-restart-twins-value", [*RUN, "--no-restart-twins=no"], 2, "--no-restart-twins"),
     ("baseline-not-a-config", [*RUN, "--baseline", "sqlite-nope"], 2, "baseline 'sqlite-nope' is not a config"),
     ("baseline-encrypted", [*RUN, "--baseline", "sqlite-sqlcipher-aes-256-cbc"], 2, "is not plain"),
+    ("fault-no-time", [*RUN, "--fault", "kill-node"], 2, "bad --fault 'kill-node': say when"),
+    ("fault-not-declared", [*RUN, "--fault", "kill-node@50%"], 2, "declares no such fault"),
     ("memory-ratio-zero", [*RUN, "--memory-ratio", "0"], 2, "--memory-ratio"),
     ("memory-ratio-word", [*RUN, "--memory-ratio", "x"], 2, "'x' is not a number"),
     ("memory-ratio-twice", [*RUN, "--memory-ratio", "1,1"], 2, "a ratio is listed twice"),
