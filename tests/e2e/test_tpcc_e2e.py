@@ -52,7 +52,9 @@ def ok_rows(run: Path) -> list[dict[str, str]]:
 
 
 def value(rows: list[dict[str, str]], config: str, step: str, metric: str) -> float:
-    found = [float(r["value"]) for r in rows if (r["config"], r["step"], r["metric"]) == (config, step, metric)]
+    """The one figure of a step (block schedule) or of its first round (interleaved: 1-s slices of a 2-s step)."""
+    found = [float(r["value"]) for r in rows if (r["config"], r["step"], r["metric"]) == (config, step, metric)
+             and r.get("round", "") in ("", "1")]
     assert len(found) == 1, (config, step, metric, found)
     return found[0]
 
