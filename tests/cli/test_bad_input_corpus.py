@@ -192,6 +192,8 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
      "records no latency percentile"),
     ("precision-metric-no-cpu", [*RUN, "--precision", "2%", "--precision-metric", "cpu", "--tests", "throughput"], 2,
      "records no server CPU time"),
+    ("precision-metric-no-power", [*RUN, "--workload", "tpcc", "--precision", "2%", "--precision-metric", "power"], 2,
+     "records no Power@Size"),
     ("max-trials-below-pilot", [*RUN, "--precision", "1%", "--max-trials", "5"], 2, "below the 10 trials"),
     ("max-trials-type", [*RUN, "--max-trials", "many"], 2, "Invalid value for '--max-trials'"),
     ("repeat-zero", [*RUN, "--repeat", "0"], 2, "--repeat must be a whole number of at least 1"),

@@ -62,6 +62,25 @@ def test_precision_aa_run_stops_by_itself_and_says_so(tmp_path: Path, data: str)
     assert all(c["config"] and "steal_pct" in c for c in manifest["conditions"])
 
 
+def test_precision_on_power_at_size_watches_the_geometric_mean(tmp_path: Path, data: str) -> None:
+    """--precision-metric power: the rule watches Power@Size, and the report's interval of it is the rule's."""
+    out = tmp_path / "power"
+    done = tdebench("run", "--encryption", "none,none", "--schedule", "query", "--precision", "25%",
+                    "--precision-metric", "power", "--trials", "3", "--max-trials", "15", "--seed", "3",
+                    "--out", str(out), "--data-dir", data)
+    assert done.returncode == 0, done.stderr[-3000:]
+    entry = json.loads((out / "manifest.json").read_text())["precision"]
+    assert entry["target"] == "power" and entry["stopped_by"] == "target met", entry
+    assert entry["headline"] == {"test": "power", "step": "power_at_size", "metric": "power_at_size"}, entry
+    decision = entry["decisions"]["sqlite-none-2"]
+    with open(out / "report" / "overhead.csv", newline="") as fh:
+        head = next(r for r in csv.DictReader(fh) if r["config"] == "sqlite-none-2" and r["test"] == "power"
+                    and r["step"] == "power_at_size" and r["metric"] == "power_at_size")
+    est, lo, hi = (float(head[k]) for k in ("overhead_pct", "ci_low_pct", "ci_high_pct"))
+    assert head["ci_method"] == "seq-ar1-upper" and max(hi - est, est - lo) == pytest.approx(
+        decision["half_width_pp"])
+
+
 def test_query_schedule_repeats_record_one_value_per_query_and_block(tmp_path: Path, data: str) -> None:
     out = tmp_path / "rep"
     done = tdebench("run", "--schedule", "query", "--repeat", "2", "--trials", "1", "--warmup", "0", "--seed", "5",

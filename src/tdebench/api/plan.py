@@ -27,8 +27,9 @@ from tdebench.errors import UsageError
 
 SCHEDULES = ("block", "query")
 #: what ``--precision`` can watch: the workload's headline figure, its server CPU time (per transaction for OLTP),
-#: or its headline latency percentile
-PRECISION_METRICS = ("headline", "cpu", "p50", "p95", "p99")
+#: its headline latency percentile, or TPC-H's Power@Size (the geometric mean of the power test's timings, where no
+#: single query dominates: docs/precision.md, "Memory-bound")
+PRECISION_METRICS = ("headline", "cpu", "p50", "p95", "p99", "power")
 #: --precision with --memory-ratio and without --max-trials: at most this many blocks per ratio
 MAX_BLOCKS_PER_RATIO = 199
 #: options that plans of manifest schema 1 kept at the top level, for the workloads that read TPC-H data

@@ -92,7 +92,8 @@ class RunArgs:
         show_default=False)] = None
     precision_metric: Annotated[Optional[str], typer.Option(help="What --precision watches: headline (TPC-H power "
         "time, TPC-C TPM, sysbench TPS, ...), cpu (the server's CPU time: per transaction for OLTP) or a latency "
-        "percentile p50, p95, p99 (TPC-C: New-Order's) \\[default: headline].", show_default=False)] = None
+        "percentile p50, p95, p99 (TPC-C: New-Order's), or power (TPC-H's Power@Size, a geometric mean over the "
+        "queries) \\[default: headline].", show_default=False)] = None
     max_time: Annotated[Optional[str], typer.Option(help="Start no block that would end after this time since the "
         "start, e.g. 20m \\[default with --precision alone: 30m].", show_default=False)] = None
     max_trials: Annotated[Optional[int], typer.Option(help="--precision: at most this many trials per config.",

@@ -60,9 +60,12 @@ def precision_series(plan: RunPlan, workload: Workload) -> tuple[str, str, str] 
     names (its server CPU time or a latency percentile); UsageError when the workload records no such series."""
     series = workload.precision_target(plan.precision_metric)
     if series is None and plan.precision_metric != "headline":
-        what = "server CPU time" if plan.precision_metric == "cpu" else "latency percentile"
+        what = {"cpu": "server CPU time", "power": "Power@Size (TPC-H's power test)"}.get(plan.precision_metric,
+                                                                                          "latency percentile")
         raise UsageError(f"--precision-metric {plan.precision_metric}: workload '{plan.workload}' records no {what} "
-                         "to target", "leave --precision-metric out (the headline), or use --workload tpcc or sysbench")
+                         "to target", "leave --precision-metric out (the headline), or use "
+                         + ("--workload tpch with its power test" if plan.precision_metric == "power"
+                            else "--workload tpcc or sysbench"))
     return series
 
 

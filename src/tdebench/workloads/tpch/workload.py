@@ -117,9 +117,12 @@ class TpchWorkload(Workload):
         return ("power", "total", "elapsed") if "power" in self.options.tests else ("throughput", "ts", "elapsed")
 
     def precision_target(self, target: str) -> tuple[str, str, str] | None:
-        """The headline, or with ``cpu`` the server CPU time of the power test's queries (the step probe's)."""
+        """The headline, or with ``cpu`` the server CPU time of the power test's queries (the step probe's), or with
+        ``power`` the power test's Power@Size (a geometric mean: every query weighs the same)."""
         if target == "cpu":
             return ("power", "total", "server_cpu") if "power" in self.options.tests else None
+        if target == "power":
+            return ("power", "power_at_size", "power_at_size") if "power" in self.options.tests else None
         return super().precision_target(target)
 
     def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
