@@ -222,3 +222,13 @@ class _Sampler:
 
     def snapshot(self) -> str:
         return "snap"
+
+
+def test_an_aa_pair_at_a_ratio_keeps_the_plan_order_whichever_twin_ran_first() -> None:
+    """The twins' loads (base labels) come in the plan's order; the first block at a ratio ran the second twin
+    first. The first twin is still the baseline."""
+    load = [{"run_id": "r", "block": "0", "trial": "0", "config": c, "engine": "mariadb", "encryption": "none",
+             "workload": "tpch", "test": "load", "stream": "", "step": "lineitem", "metric": "elapsed",
+             "value": "1", "unit": "s", "status": "warmup"} for c in ("m-none", "m-none-2")]
+    m = parse_rows(load + _rows([("m-none-2@mem0.25", "none", 10.0), ("m-none@mem0.25", "none", 10.0)]))
+    assert default_baselines(m) == {"m-none-2@mem0.25": "m-none@mem0.25"}

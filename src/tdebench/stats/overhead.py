@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
-from tdebench.api.regime import ratio_of
+from tdebench.api.regime import ratio_of, split_label
 from tdebench.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from tdebench.stats.interval import DEFAULT_METHOD, IntervalMethod, overhead_interval, rounds_interval
 from tdebench.stats.load import Measurements, Sample, SeriesKey, is_plain
@@ -143,10 +143,14 @@ def default_baselines(m: Measurements) -> dict[str, str]:
     ratio when the run swept one (labels ``...@mem0.25``, :mod:`tdebench.api.regime`): encrypted configs, and the
     second plain twin of an A/A test (``--encryption none,none``), compared like an encrypted one."""
     engines = config_engines(m)
+    # the plan's order: a label at a memory ratio ranks where its base label does (the twins' loads come first,
+    # in the plan's order), not where its first block's random order put it
+    rank = {c: i for i, c in enumerate(m.config_order)}
+    ordered = sorted(engines, key=lambda c: rank.get(split_label(c)[0], rank[c]))
     plain: dict[tuple[str, float | None], str] = {}
-    for config, engine in engines.items():
+    for config in ordered:
         if is_plain(m.encryption.get(config, "")):
-            plain.setdefault((engine, ratio_of(config)), config)
+            plain.setdefault((engines[config], ratio_of(config)), config)
     return {c: plain[(e, ratio_of(c))] for c, e in engines.items()
             if (e, ratio_of(c)) in plain and c != plain[(e, ratio_of(c))]}
 
