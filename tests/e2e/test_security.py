@@ -204,8 +204,9 @@ def _run_observed(name: str, extra: list[str], base: Path, data_dir: Path) -> Ob
     seen.work_dir.mkdir(mode=0o755)
     seen.work_dir.chmod(0o755)
     private_tmp = Path(tempfile.gettempdir())
+    # secret directories only: a parallel test's cipher-floor pages (/dev/shm/tdebench-pages-*) hold no key
     globs = [f"{seen.work_dir}/tdebench-*/*/keys/*", f"{seen.work_dir}/tdebench-*/*/keys/*/*",
-             "/dev/shm/tdebench-*/*", f"{private_tmp}/tdebench-secret-*/*", "/tmp/tdebench-secret-*/*"]
+             "/dev/shm/tdebench-secret-*/*", f"{private_tmp}/tdebench-secret-*/*", "/tmp/tdebench-secret-*/*"]
     watcher = Watcher(seen, globs)
     import io
     import sys
