@@ -63,3 +63,22 @@ def tpcc_w1(data_root):
 
     with _generating(data_root, "tpcc-w1"):
         return ensure_tpcc(1, TpccOptions().seed, data_root)
+
+
+def _seconds(item: pytest.Item) -> float:
+    mark = item.get_closest_marker("slow")
+    return 0.0 if mark is None else float(mark.kwargs.get("seconds", 30))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (scripts/test.sh: ``--dist loadscope --no-loadscope-reorder``) a class, else a module,
+    is a unit of work that stays on one worker with its fixtures; the units are handed out in the order of the
+    items. Those holding the most ``slow`` seconds go first: a long unit started last would be the run's tail. A
+    serial run keeps the files' order."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    cost: dict[str, float] = {}
+    for item in items:
+        unit = item.nodeid.rsplit("::", 1)[0]  # how loadscope groups
+        cost[unit] = cost.get(unit, 0.0) + _seconds(item)
+    items.sort(key=lambda item: -cost[item.nodeid.rsplit("::", 1)[0]])
