@@ -87,22 +87,20 @@ class TestGaleraConformance(kit_for("galera")):
             assert counters["cert_failures"] >= 0 and counters["flow_control_paused_ns"] >= 0
             assert counters["pages_read"] >= 0
 
-
-@pytest.mark.server
-@pytest.mark.skipif(bool(_MISSING), reason=_MISSING or "available")
-def test_destroy_leaves_no_process_or_directory(tmp_path):
-    engine = get_engine("galera")
-    inst = engine.create_instance(Config("galera", PLAIN, dict(profile("galera").settings)), tmp_path)
-    inst.start()
-    pids = inst.server_pids()
-    root = Path(inst.data_dir).resolve()
-    assert len(pids) >= 2 and sorted(p.name for p in root.iterdir()) == ["node1", "node2"]
-    inst.destroy()
-    assert not [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
-    assert not root.exists() and not list(tmp_path.iterdir())
-    left = [p.info for p in psutil.process_iter(["pid", "name", "cmdline"])
-            if p.info["name"] in ("mariadbd", "garbd", "rsync") and str(root) in " ".join(p.info["cmdline"] or [])]
-    assert not left, left
+    def test_stop_leaves_no_process(self, engine, tmp_path):
+        """The kit's check, and more: no node's process (mariadbd, garbd, rsync) and no directory is left."""
+        inst = engine.create_instance(Config("galera", PLAIN, dict(profile("galera").settings)), tmp_path)
+        inst.start()
+        pids = inst.server_pids()
+        root = Path(inst.data_dir).resolve()
+        assert len(pids) >= 2 and sorted(p.name for p in root.iterdir()) == ["node1", "node2"]
+        inst.destroy()
+        inst.destroy()  # idempotent
+        assert not [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+        assert not root.exists() and not list(tmp_path.iterdir())
+        left = [p.info for p in psutil.process_iter(["pid", "name", "cmdline"])
+                if p.info["name"] in ("mariadbd", "garbd", "rsync") and str(root) in " ".join(p.info["cmdline"] or [])]
+        assert not left, left
 
 
 # bad input -------------------------------------------------------------------------------------------------
