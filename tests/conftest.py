@@ -73,12 +73,12 @@ def _seconds(item: pytest.Item) -> float:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under pytest-xdist (scripts/test.sh: ``--dist loadscope --no-loadscope-reorder``) a class, else a module,
     is a unit of work that stays on one worker with its fixtures; the units are handed out in the order of the
-    items. Those holding the most ``slow`` seconds go first: a long unit started last would be the run's tail. A
-    serial run keeps the files' order."""
+    items. The longest by their ``slow`` marks go first (a long unit started last would be the run's tail); the
+    others keep the files' order, as does a serial run."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
     cost: dict[str, float] = {}
     for item in items:
         unit = item.nodeid.rsplit("::", 1)[0]  # how loadscope groups
-        cost[unit] = cost.get(unit, 0.0) + _seconds(item)
+        cost[unit] = max(cost.get(unit, 0.0), _seconds(item))
     items.sort(key=lambda item: -cost[item.nodeid.rsplit("::", 1)[0]])
