@@ -65,9 +65,16 @@ def tpcc_w1(data_root):
         return ensure_tpcc(1, TpccOptions().seed, data_root)
 
 
-def _seconds(item: pytest.Item) -> float:
-    mark = item.get_closest_marker("slow")
-    return 0.0 if mark is None else float(mark.kwargs.get("seconds", 30))
+def _slow_seconds(item: pytest.Item) -> tuple[float, float]:
+    """(seconds of ``slow`` marks on the test itself, the largest of those on its class or module)."""
+    own, whole = 0.0, 0.0
+    for node, mark in item.iter_markers_with_node("slow"):
+        seconds = float(mark.kwargs.get("seconds", 30))
+        if node is item:
+            own += seconds
+        else:
+            whole = max(whole, seconds)
+    return own, whole
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -77,8 +84,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     others keep the files' order, as does a serial run."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
-    cost: dict[str, float] = {}
+    tests: dict[str, float] = {}
+    whole: dict[str, float] = {}
     for item in items:
         unit = item.nodeid.rsplit("::", 1)[0]  # how loadscope groups
-        cost[unit] = max(cost.get(unit, 0.0), _seconds(item))
-    items.sort(key=lambda item: -cost[item.nodeid.rsplit("::", 1)[0]])
+        own, marked = _slow_seconds(item)
+        tests[unit] = tests.get(unit, 0.0) + own
+        whole[unit] = max(whole.get(unit, 0.0), marked)
+    items.sort(key=lambda item: -(tests[item.nodeid.rsplit("::", 1)[0]] + whole[item.nodeid.rsplit("::", 1)[0]]))

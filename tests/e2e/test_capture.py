@@ -127,6 +127,7 @@ def check_runs(out: Path, tmp: Path) -> None:
     assert (run / "report" / "index.html").is_file()
 
 
+@pytest.mark.slow(seconds=200)  # three runs on three engines, a replay on twins
 class TestFromMariadb:
     """Captures from the MariaDB source (under pytest-xdist one unit of work, with that source only)."""
 
@@ -202,6 +203,7 @@ class TestFromMariadb:
         mariadb.unchanged()
 
 
+@pytest.mark.slow(seconds=150)  # two runs on three engines
 class TestFromPostgres:
     """Captures from the PostgreSQL source (under pytest-xdist one unit of work, with that source only)."""
 

@@ -36,6 +36,7 @@ _MISSING = _available()
 
 
 @pytest.mark.server
+@pytest.mark.slow(seconds=90)
 @pytest.mark.skipif(bool(_MISSING), reason=_MISSING or "available")
 class TestGaleraConformance(kit_for("galera")):
     """The kit on a plain and a TDE 2-node cluster, and the cluster's own checks on the same instances."""
@@ -166,6 +167,7 @@ def test_the_provider_is_found_or_named(monkeypatch, tmp_path):
 
 
 @pytest.mark.server
+@pytest.mark.slow(seconds=65)
 @pytest.mark.skipif(bool(_MISSING), reason=_MISSING or "available")
 def test_a_killed_node_rejoins_by_ist_then_by_sst_under_load(tmp_path):
     """3-node TDE cluster, inserts of a canary text on node 1 all along: node 3 is killed and rejoins by IST (its
@@ -240,6 +242,7 @@ def test_the_transfer_kind_is_read_from_the_log():
 
 
 @pytest.mark.server
+@pytest.mark.slow(seconds=30)
 @pytest.mark.skipif(bool(_MISSING) or not shutil.which("mariabackup") or not shutil.which("socat"),
                     reason=_MISSING or "mariabackup or socat missing")
 def test_a_tde_joiner_by_mariabackup_sst_holds_the_rows_only_in_its_gcache(tmp_path):
@@ -271,6 +274,7 @@ def test_a_tde_joiner_by_mariabackup_sst_holds_the_rows_only_in_its_gcache(tmp_p
 
 
 @pytest.mark.server
+@pytest.mark.slow(seconds=35)
 @pytest.mark.skipif(bool(_MISSING), reason=_MISSING or "available")
 def test_snapshot_restore_and_cache_resize_act_on_every_node(tmp_path):
     """--reset snapshot: the whole cluster goes back to the snapshot; --memory-ratio: every node's buffer pool."""

@@ -190,8 +190,9 @@ for _name in engine_names():
     _rows = [tuple(workload_names())] if get_engine(_name).remote else [(w,) for w in workload_names()]
     for _workloads in _rows:
         _cls = "TestMatrix" + _name.capitalize() + ("" if len(_workloads) > 1 else _workloads[0].capitalize())
+        _marks = [pytest.mark.slow(seconds=100)] if len(_workloads) > 1 else []  # a whole row on one worker
         globals()[_cls] = type(_cls, (MatrixRow,), {"engine_name": _name, "workloads": _workloads,
-                                                     "__module__": __name__})
+                                                     "__module__": __name__, "pytestmark": _marks})
 
 
 def test_three_configs_write_every_report_table(tmp_path, data_root, capsys):
