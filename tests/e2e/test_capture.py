@@ -1,7 +1,7 @@
 """``tdebench capture`` end to end (issue 26): a private MariaDB and a private PostgreSQL, loaded with
 docs/examples/orders-sql and exercised by an application script that leaves a slow log / csvlog; a capture from
 each (from the server's statistics and from the log) writes a directory that ``tdebench run --workload sql
---engine sqlite,mariadb,postgres --trials 1`` runs with exit 0 and equal answers. Capture leaves the source's
+--engine sqlite,mariadb,postgres --trials 1 --warmup 0`` runs with exit 0 and equal answers. Capture leaves the source's
 tables and settings unchanged and never prints or writes the password. Bad input: one line, exit 2 or 3, before
 any work."""
 
@@ -116,7 +116,7 @@ def check_runs(out: Path, tmp: Path) -> None:
     """``tdebench run --workload sql`` on the three engines: exit 0, answers equal to the plain twins', report."""
     run = tmp / "run"
     done = tdebench("run", "--workload", "sql", "--workload-dir", str(out), "--engine", "sqlite,mariadb,postgres",
-                    "--trials", "1", "--out", str(run), "--data-dir", str(tmp / "data"), "--work-dir",
+                    "--trials", "1", "--warmup", "0", "--out", str(run), "--data-dir", str(tmp / "data"), "--work-dir",
                     str(tmp / "work"), env={"XDG_STATE_HOME": str(tmp / "state")})
     assert done.returncode == 0, done.stderr[-3000:]
     verification = json.loads((run / "verification.json").read_text())["configs"]
