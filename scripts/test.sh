@@ -31,9 +31,10 @@ if [ "$(id -u)" = 0 ] && [ -c /dev/fuse ]; then chmod 0666 /dev/fuse; fi
 python3 -m pip install -q --disable-pip-version-check -e '.[test]'
 set +e
 # Two workers (pytest-xdist): much of the suite waits on servers starting, disks and sleeps, so two run in about
-# the time of one. A test module (or class) stays on one worker, with its fixtures. TDEBENCH_TEST_WORKERS=0: serial.
+# the time of one. A test class (or else module) stays on one worker, with its fixtures; the longest ones (marked
+# slow) are handed out first (tests/conftest.py), so none starts at the end. TDEBENCH_TEST_WORKERS=0: serial.
 workers="${TDEBENCH_TEST_WORKERS:-2}"
-python3 -m pytest -q -p no:cacheprovider --timeout 900 -n "$workers" --dist loadscope "$@"
+python3 -m pytest -q -p no:cacheprovider --timeout 900 -n "$workers" --dist loadscope --no-loadscope-reorder "$@"
 code=$?
 set -e
 # pytest exits 5 when nothing was collected: that is a broken suite, not a pass

@@ -63,3 +63,32 @@ def tpcc_w1(data_root):
 
     with _generating(data_root, "tpcc-w1"):
         return ensure_tpcc(1, TpccOptions().seed, data_root)
+
+
+def _slow_seconds(item: pytest.Item) -> tuple[float, float]:
+    """(seconds of ``slow`` marks on the test itself, the largest of those on its class or module)."""
+    own, whole = 0.0, 0.0
+    for node, mark in item.iter_markers_with_node("slow"):
+        seconds = float(mark.kwargs.get("seconds", 30))
+        if node is item:
+            own += seconds
+        else:
+            whole = max(whole, seconds)
+    return own, whole
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (scripts/test.sh: ``--dist loadscope --no-loadscope-reorder``) a class, else a module,
+    is a unit of work that stays on one worker with its fixtures; the units are handed out in the order of the
+    items. The longest by their ``slow`` marks go first (a long unit started last would be the run's tail); the
+    others keep the files' order, as does a serial run."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    tests: dict[str, float] = {}
+    whole: dict[str, float] = {}
+    for item in items:
+        unit = item.nodeid.rsplit("::", 1)[0]  # how loadscope groups
+        own, marked = _slow_seconds(item)
+        tests[unit] = tests.get(unit, 0.0) + own
+        whole[unit] = max(whole.get(unit, 0.0), marked)
+    items.sort(key=lambda item: -(tests[item.nodeid.rsplit("::", 1)[0]] + whole[item.nodeid.rsplit("::", 1)[0]]))

@@ -18,6 +18,8 @@ import pytest
 
 from tdebench.cli.app import main
 
+pytestmark = pytest.mark.slow(seconds=170)  # a measured run of the whole module, loaded machine
+
 ROOT = Path(__file__).resolve().parents[2]
 HAVE_MARIADB = Path("/usr/sbin/mariadbd").exists() or shutil.which("mariadbd") is not None
 CONFIG = "mariadb-tde-aes-256-ctr"

@@ -15,7 +15,10 @@ import pytest
 
 from tests.e2e.test_security import ENGINES, listening_sockets, observed_run
 
-pytestmark = pytest.mark.server
+pytestmark = [
+    pytest.mark.server,
+    pytest.mark.slow(seconds=150),  # a measured run of the whole module, loaded machine
+]
 LOOPBACK = {"127.0.0.1"}
 SERVER_NAMES = ("mariadbd", "mysqld", "postgres", "gocryptfs")
 

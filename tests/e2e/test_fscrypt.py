@@ -24,8 +24,11 @@ from tdebench.engines.toolkit.fscrypt import loop_devices
 from tests.e2e import examples as ex
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not Path("/dev/loop-control").exists(),
-                                reason="fs:fscrypt needs root and loop devices")
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0 or not Path("/dev/loop-control").exists(),
+                       reason="fs:fscrypt needs root and loop devices"),
+    pytest.mark.slow(seconds=440),  # a measured run of the whole module, loaded machine
+]
 HAS_MARIADB = bool(shutil.which("mariadbd") or Path("/usr/sbin/mariadbd").exists())
 HAS_POSTGRES = Path("/usr/lib/postgresql").is_dir()
 

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow(seconds=250)  # a measured run of the whole module, loaded machine
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -16,6 +16,8 @@ import pytest
 
 from tests.e2e import examples as ex
 
+pytestmark = pytest.mark.slow(seconds=150)  # a measured run of the whole module, loaded machine
+
 ROOT = Path(__file__).resolve().parents[2]
 # the examples run here; the others are run (and checked as examples too) by their workload's e2e test
 EXAMPLES = [e for e in ex.EXAMPLES if e.stem not in ex.RUN_BY_OTHER_TESTS]

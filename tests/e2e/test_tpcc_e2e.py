@@ -19,6 +19,8 @@ from tdebench.workloads.tpcc.consistency import CONDITIONS
 from tests.e2e import examples as ex
 from tests.resultdoc import undocumented
 
+pytestmark = pytest.mark.slow(seconds=260)  # a measured run of the whole module, loaded machine
+
 HAVE_MARIADB = Path("/usr/sbin/mariadbd").exists() or shutil.which("mariadbd") is not None
 HAVE_POSTGRES = any(Path("/usr/lib/postgresql").glob("*/bin/postgres")) or shutil.which("postgres") is not None
 KINDS = ("new_order", "payment", "order_status", "delivery", "stock_level")

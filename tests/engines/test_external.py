@@ -310,6 +310,7 @@ def test_run_refuses_mislabel_unless_overridden(mariadb, tpch_sf001, tmp_path):
 
 @needs_mariadb
 @needs_orchestrator
+@pytest.mark.slow(seconds=45)
 @pytest.mark.skipif("name" not in {f.name for f in fields(Config)},
                     reason="Config has no 'name' field yet: a resumed plan would lose the target labels")
 def test_killed_run_resumes_with_its_targets(mariadb, tpch_sf001, tmp_path):

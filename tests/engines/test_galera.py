@@ -36,6 +36,7 @@ _MISSING = _available()
 
 
 @pytest.mark.server
+@pytest.mark.slow(seconds=90)
 @pytest.mark.skipif(bool(_MISSING), reason=_MISSING or "available")
 class TestGaleraConformance(kit_for("galera")):
     """The kit on a plain and a TDE 2-node cluster, and the cluster's own checks on the same instances."""
@@ -87,22 +88,20 @@ class TestGaleraConformance(kit_for("galera")):
             assert counters["cert_failures"] >= 0 and counters["flow_control_paused_ns"] >= 0
             assert counters["pages_read"] >= 0
 
-
-@pytest.mark.server
-@pytest.mark.skipif(bool(_MISSING), reason=_MISSING or "available")
-def test_destroy_leaves_no_process_or_directory(tmp_path):
-    engine = get_engine("galera")
-    inst = engine.create_instance(Config("galera", PLAIN, dict(profile("galera").settings)), tmp_path)
-    inst.start()
-    pids = inst.server_pids()
-    root = Path(inst.data_dir).resolve()
-    assert len(pids) >= 2 and sorted(p.name for p in root.iterdir()) == ["node1", "node2"]
-    inst.destroy()
-    assert not [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
-    assert not root.exists() and not list(tmp_path.iterdir())
-    left = [p.info for p in psutil.process_iter(["pid", "name", "cmdline"])
-            if p.info["name"] in ("mariadbd", "garbd", "rsync") and str(root) in " ".join(p.info["cmdline"] or [])]
-    assert not left, left
+    def test_stop_leaves_no_process(self, engine, tmp_path):
+        """The kit's check, and more: no node's process (mariadbd, garbd, rsync) and no directory is left."""
+        inst = engine.create_instance(Config("galera", PLAIN, dict(profile("galera").settings)), tmp_path)
+        inst.start()
+        pids = inst.server_pids()
+        root = Path(inst.data_dir).resolve()
+        assert len(pids) >= 2 and sorted(p.name for p in root.iterdir()) == ["node1", "node2"]
+        inst.destroy()
+        inst.destroy()  # idempotent
+        assert not [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+        assert not root.exists() and not list(tmp_path.iterdir())
+        left = [p.info for p in psutil.process_iter(["pid", "name", "cmdline"])
+                if p.info["name"] in ("mariadbd", "garbd", "rsync") and str(root) in " ".join(p.info["cmdline"] or [])]
+        assert not left, left
 
 
 # bad input -------------------------------------------------------------------------------------------------
@@ -168,6 +167,7 @@ def test_the_provider_is_found_or_named(monkeypatch, tmp_path):
 
 
 @pytest.mark.server
+@pytest.mark.slow(seconds=65)
 @pytest.mark.skipif(bool(_MISSING), reason=_MISSING or "available")
 def test_a_killed_node_rejoins_by_ist_then_by_sst_under_load(tmp_path):
     """3-node TDE cluster, inserts of a canary text on node 1 all along: node 3 is killed and rejoins by IST (its
@@ -242,6 +242,7 @@ def test_the_transfer_kind_is_read_from_the_log():
 
 
 @pytest.mark.server
+@pytest.mark.slow(seconds=30)
 @pytest.mark.skipif(bool(_MISSING) or not shutil.which("mariabackup") or not shutil.which("socat"),
                     reason=_MISSING or "mariabackup or socat missing")
 def test_a_tde_joiner_by_mariabackup_sst_holds_the_rows_only_in_its_gcache(tmp_path):
@@ -273,6 +274,7 @@ def test_a_tde_joiner_by_mariabackup_sst_holds_the_rows_only_in_its_gcache(tmp_p
 
 
 @pytest.mark.server
+@pytest.mark.slow(seconds=35)
 @pytest.mark.skipif(bool(_MISSING), reason=_MISSING or "available")
 def test_snapshot_restore_and_cache_resize_act_on_every_node(tmp_path):
     """--reset snapshot: the whole cluster goes back to the snapshot; --memory-ratio: every node's buffer pool."""

@@ -29,6 +29,7 @@ pytestmark = pytest.mark.server
 SMALL = MARIADB_SMALL  # small server for tests: the defaults (1G pool, 512M redo) are for benchmarks
 
 
+@pytest.mark.slow(seconds=90)
 class TestMariadbConformance(kit_for("mariadb")):
     """The conformance kit (tests/engines/kit.py) and MariaDB's own checks on the same loaded instances."""
 

@@ -5,7 +5,9 @@ A pair runs to the end (exit 0, manifest completed, every verification passed) a
 files and CSV columns that docs/result-format.md lists (tests/resultdoc.py). A pair that the workload's declared
 needs rule out (``Workload.needs``, the one place that says so) is refused by the CLI before any work: exit 2, one
 line naming the reason, no run directory. A new engine or workload is in the matrix as soon as it is registered;
-one that breaks a pair fails here. One class per engine, so test workers can share the matrix.
+one that breaks a pair fails here. An engine tdebench provisions has one class per pair (each run starts its own
+server: under pytest-xdist the pairs of even one engine spread over the workers); a remote engine has one class,
+whose pairs share its private server.
 
 How each engine runs:
 
@@ -141,12 +143,18 @@ def check_completed(out: Path) -> None:
     assert undocumented(out) == []
 
 
+def pytest_generate_tests(metafunc):
+    if metafunc.cls is not None and issubclass(metafunc.cls, MatrixRow):
+        metafunc.parametrize("workload", metafunc.cls.workloads)
+
+
 class MatrixRow:
-    """One engine with every workload; subclassed per registered engine below."""
+    """One engine with some workloads; subclassed below per registered engine (and per pair of an engine
+    tdebench provisions)."""
 
     engine_name = ""
+    workloads: tuple[str, ...] = ()
 
-    @pytest.mark.parametrize("workload", workload_names())
     def test_pair(self, workload, tmp_path, data_root, request, capsys):
         reason = unmet_need(workload, get_engine(self.engine_name))
         out = tmp_path / "run"
@@ -174,8 +182,12 @@ class MatrixRow:
 
 
 for _name in engine_names():
-    _cls = "TestMatrix" + _name.capitalize()
-    globals()[_cls] = type(_cls, (MatrixRow,), {"engine_name": _name, "__module__": __name__})
+    _rows = [tuple(workload_names())] if get_engine(_name).remote else [(w,) for w in workload_names()]
+    for _workloads in _rows:
+        _cls = "TestMatrix" + _name.capitalize() + ("" if len(_workloads) > 1 else _workloads[0].capitalize())
+        _marks = [pytest.mark.slow(seconds=100)] if len(_workloads) > 1 else []  # a whole row on one worker
+        globals()[_cls] = type(_cls, (MatrixRow,), {"engine_name": _name, "workloads": _workloads,
+                                                     "__module__": __name__, "pytestmark": _marks})
 
 
 def test_three_configs_write_every_report_table(tmp_path, data_root, capsys):
@@ -204,6 +216,10 @@ def test_every_registered_engine_and_workload_is_in_the_matrix():
             and cls is not MatrixRow}
     assert rows == set(engine_names())
     assert set(workload_names()) <= set(SMALLEST)
+    for engine in engine_names():
+        pairs = [w for cls in globals().values() if isinstance(cls, type) and issubclass(cls, MatrixRow)
+                 and cls.engine_name == engine for w in cls.workloads]
+        assert sorted(pairs) == sorted(workload_names()), (engine, pairs)
 
 
 @pytest.fixture(scope="class")

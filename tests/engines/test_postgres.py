@@ -39,6 +39,7 @@ pytestmark = [pytest.mark.server,
               pytest.mark.skipif(PG_MISSING is not None, reason=f"PostgreSQL is not installed: {PG_MISSING}")]
 
 
+@pytest.mark.slow(seconds=300)  # five configs provisioned and loaded, each scanned
 class TestPostgresConformance(kit_for("postgres")):
     """The conformance kit (tests/engines/kit.py) and PostgreSQL's own checks on the same loaded instances."""
 

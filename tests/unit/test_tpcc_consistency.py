@@ -14,7 +14,6 @@ from tdebench.engines import Config, get_engine
 from tdebench.api.trial import Recorder
 from tdebench.workloads.tpcc import schema
 from tdebench.workloads.tpcc.consistency import CONDITIONS, MAX_EXAMPLES, check
-from tdebench.workloads.tpcc.datagen import ensure_data
 from tdebench.workloads.tpcc.loader import load_tpcc
 from tdebench.workloads.tpcc.rand import TpccRandom
 from tdebench.workloads.tpcc.session import Session
@@ -32,9 +31,10 @@ def _one(conn, sql: str):
 
 
 @pytest.fixture(scope="module")
-def worked(tmp_path_factory):
-    """One warehouse loaded, then 100 transactions (15 Deliveries) and 5 Payments across districts."""
-    data_dir, _ = ensure_data(1, 7, tmp_path_factory.mktemp("tpcc-data"))
+def worked(tmp_path_factory, tpcc_w1):
+    """One warehouse loaded (the session's population), then 100 transactions (15 Deliveries) and 5 Payments
+    across districts."""
+    data_dir, _ = tpcc_w1
     engine = get_engine("sqlite")
     instance = engine.create_instance(Config("sqlite", PLAIN, engine.default_settings()),
                                       tmp_path_factory.mktemp("tpcc-sqlite"))

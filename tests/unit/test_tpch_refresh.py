@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from datetime import date, timedelta
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
@@ -15,7 +16,6 @@ from tdebench.engines import Config, get_engine
 from tdebench.errors import EnvironmentProblem, UsageError
 from tdebench.workloads.tpch import refresh as rf
 from tdebench.workloads.tpch.answers import read_answer_csv, reference_dir
-from tdebench.workloads.tpch.datagen import ensure_data
 from tdebench.workloads.tpch.loader import load_tpch
 from tdebench.workloads.tpch.params import QUERY_NUMBERS, render_query
 
@@ -31,12 +31,13 @@ def read_tbl(path, columns=None):
 
 
 @pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
+def data_dir(request):
+    """The session's SF 0.01 data (read only here)."""
     try:
-        folder, _ = ensure_data(SF, tmp_path_factory.mktemp("tpch-data"))
+        folder, _ = request.getfixturevalue("tpch_sf001")
     except EnvironmentProblem as exc:
         pytest.skip(str(exc))
-    return folder
+    return Path(folder)
 
 
 # generation ----------------------------------------------------------------------------------------------------

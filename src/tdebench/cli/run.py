@@ -20,7 +20,6 @@ from tdebench.api.manifest import new_manifest
 from tdebench.errors import UsageError
 from tdebench.api.measurement import OPTIONAL_COLUMNS
 from tdebench.results.rundir import COLUMNS, RunDirectory, utc_now
-from tdebench.runner.orchestrator import Orchestrator
 from tdebench.api.plan import RunPlan, plan_from_json
 
 
@@ -338,6 +337,7 @@ def execute_plan(plan: RunPlan, rundir: RunDirectory, *, work_dir: Path | None, 
     """Run and return the exit code: 0 all good, 1 failures, abandoned configs or differing answers."""
     from tdebench.cli.summary import label_warnings, print_summary
     from tdebench.cli.ui import RichListener
+    from tdebench.runner.orchestrator import Orchestrator  # here: it imports SciPy (most of the CLI's start-up)
 
     orchestrator = Orchestrator(plan, rundir, work_root=work_dir, completed=completed, manifest=manifest,
                                 disk_check=disk_check)
@@ -488,6 +488,7 @@ def verify_plan(plan: RunPlan, rundir: RunDirectory, *, console: Console, err_co
 
     from tdebench.cli.ui import RichListener
     from tdebench.errors import RunFailed
+    from tdebench.runner.orchestrator import Orchestrator
 
     failed = None
     with RichListener(err_console) as listener:

@@ -1,37 +1,44 @@
 """Statistics over trials: summaries, overhead CIs (log t / bootstrap), t-tests, ANOVA/Tukey, warnings.
 
-Pure functions over ``measurements.csv``; see :func:`analyze` for everything at once.
+Pure functions over ``measurements.csv``; see :func:`analyze` for everything at once. Names are imported from
+their modules when first used: reading a run directory (``stats.load``) does not import SciPy, which the tests
+and intervals need (most of the start-up time of ``tdebench run``).
 """
 
-from tdebench.stats.analysis import Analysis, StatsSettings, analyze, analyze_run
-from tdebench.stats.anova import AnovaResult, TukeyPair, anova_by_step, eta_squared
-from tdebench.stats.bootstrap import (
-    DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_median_ci, bootstrap_ratio_ci,
-)
-from tdebench.stats.caveats import Caveat, all_caveats, condense
-from tdebench.stats.describe import SUMMARY_FIELDS, Summary, describe, pooled_cv_pct, summarize_series
-from tdebench.stats.interval import (
-    BOOTSTRAP_MIN_N, DEFAULT_METHOD, Interval, IntervalMethod, overhead_interval, welch_p,
-)
-from tdebench.stats.load import (
-    Measurements, Row, Sample, SeriesKey, is_plain, load_measurements, parse_rows,
-)
-from tdebench.stats.logt import LogT, log_t
-from tdebench.stats.metrics import higher_is_better, query_number, step_label, vu_count
-from tdebench.stats.overhead import (
-    OVERHEAD_FIELDS, Comparison, Overhead, compare_samples, compute_overheads, default_baselines,
-    significance,
-)
-from tdebench.stats.power import mde_pct, trials_needed
+from importlib import import_module
 
-__all__ = [
-    "Analysis", "AnovaResult", "BOOTSTRAP_MIN_N", "Caveat", "Comparison", "DEFAULT_METHOD",
-    "DEFAULT_RESAMPLES", "DEFAULT_SEED", "Interval", "IntervalMethod", "LogT", "Measurements",
-    "OVERHEAD_FIELDS", "Overhead", "Row", "SUMMARY_FIELDS", "Sample", "SeriesKey",
-    "StatsSettings", "Summary", "TukeyPair", "all_caveats", "analyze", "analyze_run",
-    "anova_by_step", "bootstrap_median_ci", "bootstrap_ratio_ci", "compare_samples",
-    "compute_overheads", "condense", "default_baselines", "describe", "eta_squared",
-    "higher_is_better", "is_plain", "load_measurements", "log_t", "mde_pct", "overhead_interval",
-    "parse_rows", "pooled_cv_pct", "query_number", "significance", "step_label",
-    "summarize_series", "trials_needed", "vu_count", "welch_p",
-]
+# a function named as its module: bound now, so that importing the module later leaves the name to the function
+from tdebench.stats.describe import describe
+
+# name -> the module of this package that defines it
+_WHERE = {
+    "Analysis": "analysis", "StatsSettings": "analysis", "analyze": "analysis", "analyze_run": "analysis",
+    "AnovaResult": "anova", "TukeyPair": "anova", "anova_by_step": "anova", "eta_squared": "anova",
+    "DEFAULT_RESAMPLES": "bootstrap", "DEFAULT_SEED": "bootstrap", "bootstrap_median_ci": "bootstrap",
+    "bootstrap_ratio_ci": "bootstrap",
+    "Caveat": "caveats", "all_caveats": "caveats", "condense": "caveats",
+    "SUMMARY_FIELDS": "describe", "Summary": "describe", "describe": "describe", "pooled_cv_pct": "describe",
+    "summarize_series": "describe",
+    "BOOTSTRAP_MIN_N": "interval", "DEFAULT_METHOD": "interval", "Interval": "interval",
+    "IntervalMethod": "interval", "overhead_interval": "interval", "welch_p": "interval",
+    "Measurements": "load", "Row": "load", "Sample": "load", "SeriesKey": "load", "is_plain": "load",
+    "load_measurements": "load", "parse_rows": "load",
+    "LogT": "logt", "log_t": "logt",
+    "higher_is_better": "metrics", "query_number": "metrics", "step_label": "metrics", "vu_count": "metrics",
+    "OVERHEAD_FIELDS": "overhead", "Comparison": "overhead", "Overhead": "overhead", "compare_samples": "overhead",
+    "compute_overheads": "overhead", "default_baselines": "overhead", "significance": "overhead",
+    "mde_pct": "power", "trials_needed": "power",
+}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> object:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_WHERE})

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
-from scipy import special
 
 CIMethod = Literal["percentile", "bca"]
 Statistic = Literal["median", "mean"]
@@ -68,6 +67,8 @@ def _jackknife_acceleration(base: np.ndarray, other: np.ndarray, paired: bool,
 def _bca_levels(boot: np.ndarray, theta_hat: float, accel: float,
                 confidence: float) -> tuple[float, float] | None:
     """Adjusted percentile levels for BCa, or None when degenerate."""
+    from scipy import special  # here: reading a run directory (stats.load) needs no SciPy
+
     below = (np.count_nonzero(boot < theta_hat) + np.count_nonzero(boot <= theta_hat)) / 2
     z0 = float(special.ndtri(below / boot.size))
     if not np.isfinite(z0):
