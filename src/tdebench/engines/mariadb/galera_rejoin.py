@@ -13,7 +13,7 @@ import subprocess
 import time
 from typing import Any
 
-from tdebench.engines.mariadb.support import close_quietly, run_group
+from tdebench.engines.mariadb.support import close_quietly, global_status, run_group
 from tdebench.engines.mariadb.watchdog import log_size
 from tdebench.errors import EnvironmentProblem, UsageError
 
@@ -115,14 +115,7 @@ class GaleraRejoin:
         started, want = time.monotonic(), str(len(self.nodes) - len(self.down))
         while time.monotonic() < deadline:
             try:
-                conn = self.nodes[0]._connect(timeout=5, use_database=False)
-                try:
-                    cur = conn.cursor()
-                    cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_cluster_size', "
-                                "'wsrep_cluster_status')")
-                    status = {str(k): str(v) for k, v in cur.fetchall()}
-                finally:
-                    close_quietly(conn)
+                status = global_status(self.nodes[0], ("wsrep_cluster_size", "wsrep_cluster_status"))
                 if status.get("wsrep_cluster_size") == want and status.get("wsrep_cluster_status") == "Primary":
                     break
             except Exception:  # noqa: BLE001 - node 1 between views: ask again

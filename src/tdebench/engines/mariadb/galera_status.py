@@ -16,7 +16,7 @@ from typing import Any
 
 from tdebench.encryption import EncryptionSpec
 from tdebench.engines.mariadb import settings as ms
-from tdebench.engines.mariadb.support import close_quietly
+from tdebench.engines.mariadb.support import close_quietly, global_status
 
 GCACHE = "data/galera.cache"
 #: the ring buffer and its overflow pages (write sets that do not fit the ring go to gcache.page.NNNNNN)
@@ -116,16 +116,9 @@ class GaleraFacts:
         for number, node in enumerate(self.nodes, 1):
             if number in self.down:  # killed by a fault and not rejoined: its counters restart with it
                 continue
-            conn = node._connect(timeout=5, use_database=False)
-            try:
-                cur = conn.cursor()
-                cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN "
-                            "('wsrep_local_cert_failures', 'wsrep_flow_control_paused_ns')")
-                values = {str(k): int(v) for k, v in cur.fetchall()}
-            finally:
-                close_quietly(conn)
-            cert += values.get("wsrep_local_cert_failures", 0)
-            paused += values.get("wsrep_flow_control_paused_ns", 0)
+            values = global_status(node, ("wsrep_local_cert_failures", "wsrep_flow_control_paused_ns"))
+            cert += int(values.get("wsrep_local_cert_failures", 0))
+            paused += int(values.get("wsrep_flow_control_paused_ns", 0))
         out["cert_failures"] = cert
         out["flow_control_paused_ns"] = paused
         return out

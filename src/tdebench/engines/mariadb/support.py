@@ -50,6 +50,17 @@ def close_quietly(conn: Any) -> None:
         conn.close()
 
 
+def global_status(node: Any, names: tuple[str, ...], timeout: int = 5) -> dict[str, str]:
+    """``SHOW GLOBAL STATUS`` values of ``names`` on one node, over a connection of its own."""
+    conn = node._connect(timeout=timeout, use_database=False)
+    try:
+        cur = conn.cursor()
+        cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN (" + ", ".join(["%s"] * len(names)) + ")", names)
+        return {str(k): str(v) for k, v in cur.fetchall()}
+    finally:
+        close_quietly(conn)
+
+
 def error_lines(log: Path, count: int = 8) -> str:
     """The last ``count`` error lines of a log (redacted); its plain tail when it has none."""
     try:
