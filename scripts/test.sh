@@ -34,7 +34,9 @@ set +e
 # the time of one. A test class (or else module) stays on one worker, with its fixtures; the longest ones (marked
 # slow) are handed out first (tests/conftest.py), so none starts at the end. TDEBENCH_TEST_WORKERS=0: serial.
 workers="${TDEBENCH_TEST_WORKERS:-2}"
-python3 -m pytest -q -p no:cacheprovider --timeout 900 -n "$workers" --dist loadscope --no-loadscope-reorder "$@"
+# --durations: every run (CI included) prints the 40 slowest tests, which is where the suite time goes
+python3 -m pytest -q -p no:cacheprovider --timeout 900 -n "$workers" --dist loadscope --no-loadscope-reorder \
+  --durations=40 --durations-min=20 "$@"
 code=$?
 set -e
 # pytest exits 5 when nothing was collected: that is a broken suite, not a pass
