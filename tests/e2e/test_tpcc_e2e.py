@@ -161,6 +161,7 @@ def test_mariadb_interleaved_slices(tmp_path, data):
     manifest = check_common(run, configs)
     schedule = manifest["schedule"]
     assert schedule["effective"] == "query" and schedule["slice_s"] == 2.0 and schedule["rounds_per_step"] == 3
+    assert schedule["warmup_rounds_per_step"] == 3  # a 6-s step is shorter than the 30-s warm-up
     assert len(schedule["orders"]["1"]) == 3  # one order per round
     rows = ok_rows(run)
     for config in configs:

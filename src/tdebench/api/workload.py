@@ -48,6 +48,8 @@ class SteppedTrial(ABC):
     #: rounds per step, when the trial decides them (TPC-C's slices: ceil(duration / slice)); None: ``--repeat``.
     #: A trial that sets it records each round's values with their ``round`` (the pairing unit), not their mean
     rounds: int | None = None
+    #: rounds of a warm-up block, when fewer than :attr:`rounds` are enough to warm it; None: as many
+    warmup_rounds: int | None = None
 
     def begin(self) -> None:
         """Before the steps (e.g. open the session, RF1); called in the block's config order."""

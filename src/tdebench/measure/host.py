@@ -36,6 +36,15 @@ def _os_release() -> str:
     return platform.platform()
 
 
+def autogroup_enabled() -> bool | None:
+    """Whether the scheduler shares the CPUs between sessions first (nice values then rank processes only within a
+    session: docs/precision.md, "Steadier machine state"); None where the kernel has no such switch."""
+    try:
+        return Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() == "1"
+    except OSError:
+        return None
+
+
 def host_facts(path_for_disk: Path | None = None) -> dict[str, Any]:
     """CPU model and flags (AES-NI), cores, memory, kernel, OS, Python, and the disk holding the data."""
     model, flags = _cpuinfo()
@@ -49,6 +58,7 @@ def host_facts(path_for_disk: Path | None = None) -> dict[str, Any]:
         "kernel": platform.release(),
         "os": _os_release(),
         "python": platform.python_version(),
+        "autogroup": autogroup_enabled(),
     }
     if path_for_disk is not None:
         usage = psutil.disk_usage(str(path_for_disk))

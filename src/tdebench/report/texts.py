@@ -150,6 +150,7 @@ def host_facts(manifest: dict[str, Any]) -> list[tuple[str, object]]:
         ("memory", fmt_bytes(h["memory_bytes"]) if isinstance(h.get("memory_bytes"), (int, float))
          and h.get("memory_bytes") else None),
         ("kernel", h.get("kernel")), ("OS", h.get("os")), ("Python", h.get("python")),
+        ("autogroup", None if h.get("autogroup") is None else ("on" if h["autogroup"] else "off")),
     ]
 
 

@@ -8,7 +8,8 @@ Affinity and nice values are per thread on Linux: every thread of every process 
 created later inherit them from their creator; a server restarted after a failure is set again when its next
 trial starts). An embedded engine (SQLite) runs inside tdebench, so it shares the client's CPU. tdebench's own
 settings are put back when the run ends. Whether either helps is measured in docs/precision.md; neither is the
-default.
+default. Under Linux's autogroup scheduler a nice value only ranks processes inside one session, so ``--nice``
+also sets the autogroup nice value of tdebench's session and of every server's (each server starts a session).
 """
 
 from __future__ import annotations
@@ -64,6 +65,20 @@ def renice_threads(pid: int, value: int) -> int:
     return _each_thread(pid, lambda tid: os.setpriority(os.PRIO_PROCESS, tid, value))
 
 
+def set_autogroup_nice(pid: int, value: int) -> int | None:
+    """Set the autogroup nice value of ``pid``'s session (the share of the CPUs it gets against other sessions);
+    the value it had, or None where there are no autogroups or it may not be changed."""
+    path = f"/proc/{pid}/autogroup"
+    try:
+        with open(path) as fh:
+            before = int(fh.read().split("nice")[1])
+        with open(path, "w") as fh:
+            fh.write(str(value))
+        return before
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def check_nice(value: int | None) -> None:
     """EnvironmentProblem before any work when this process may not take nice ``value``."""
     if value is None or value >= os.getpriority(os.PRIO_PROCESS, 0) or os.geteuid() == 0:
@@ -88,8 +103,12 @@ def pin_servers(state: ConfigState) -> int:
 
 
 def renice_servers(state: ConfigState, value: int) -> int:
-    """(Re)set one config's server threads to nice ``value`` (0 for embedded or remote engines)."""
-    return sum(renice_threads(pid, value) for pid in descendants(_server_pids(state)))
+    """(Re)set one config's server threads, and their sessions' autogroups, to nice ``value`` (0 for embedded or
+    remote engines)."""
+    pids = _server_pids(state)
+    for pid in pids:
+        set_autogroup_nice(pid, value)  # a server's session is its own: nothing to put back after it stops
+    return sum(renice_threads(pid, value) for pid in descendants(pids))
 
 
 def place_servers(state: ConfigState, pin: bool, nice: int | None) -> None:
@@ -114,5 +133,9 @@ def renice_run(states: list[ConfigState], value: int, stack: ExitStack) -> dict[
     """tdebench and every server at nice ``value``; tdebench's own nice value comes back when ``stack`` closes."""
     own = os.getpriority(os.PRIO_PROCESS, 0)
     stack.callback(renice_threads, os.getpid(), own)
+    group = set_autogroup_nice(os.getpid(), value)
+    if group is not None:
+        stack.callback(set_autogroup_nice, os.getpid(), group)
     return {"value": value, "client_threads": renice_threads(os.getpid(), value),
+            "autogroup": group is not None,
             "server_threads": {s.label: renice_servers(s, value) for s in states}}

@@ -78,7 +78,10 @@ class QuerySchedule:
                     trials: dict[str, SteppedTrial]) -> None:
         orch = self.orch
         steps = list(trials[pending[0].label].steps)
-        repeat = trials[pending[0].label].rounds or orch.plan.repeat
+        first = trials[pending[0].label]
+        repeat = first.rounds or orch.plan.repeat
+        if block.warmup and first.warmup_rounds:
+            repeat = min(repeat, first.warmup_rounds)
         name = orch.regimes.trial_name(block)
         orch.ui.task_started("trial", f"{name}: {len(pending)} configs step by step{orch.progress_note()}",
                              len(steps) * repeat)

@@ -28,6 +28,10 @@ DEFAULT_SLICES = {"tpcc": 1.0, "sysbench": DEFAULT_SLICE}
 #: the shortest slice (seconds): the rarest transaction kinds (TPC-C's 4% of the mix) need a few hundred samples
 #: per slice for a p99
 MIN_SLICE = 1.0
+#: measured time per config of a warm-up block of slices (seconds): the ramp-up of every block already warms the
+#: clients, and 1-s series started without any warm-up showed no transient in their first 30 s (docs/precision.md,
+#: "Warm-up of the interleaved schedule"); a full block of warm-up cost 2.5 of a 15-minute run's minutes
+WARMUP_SECONDS = 30.0
 #: engine counters recorded per committed transaction of every slice (api/counters.py): the redo/WAL bytes, the
 #: pages and bytes written, what crossed the encryption boundary and the cache misses, which tell whether a write
 #: overhead is the log's, the pages' or neither
@@ -58,6 +62,12 @@ def slice_seconds(slice_: float | None, duration: float, default: float = DEFAUL
 def rounds_for(slice_: float | None, duration: float, default: float = DEFAULT_SLICE) -> int:
     """Rounds per step and block: enough slices to give each config ``duration`` seconds of measured time."""
     return max(1, math.ceil(duration / slice_seconds(slice_, duration, default) - 1e-9))
+
+
+def warmup_rounds_for(slice_: float | None, duration: float, default: float = DEFAULT_SLICE) -> int:
+    """Rounds of a warm-up block: :data:`WARMUP_SECONDS` of slices per config, at most a measured block's."""
+    rounds = rounds_for(slice_, duration, default)
+    return min(rounds, max(1, math.ceil(WARMUP_SECONDS / slice_seconds(slice_, duration, default) - 1e-9)))
 
 
 class SliceProbe:

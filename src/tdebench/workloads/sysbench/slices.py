@@ -15,7 +15,7 @@ from typing import Any
 
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.api.workload import SteppedTrial
-from tdebench.workloads.slicing import SliceProbe, record_slice_costs, rounds_for, slice_seconds
+from tdebench.workloads.slicing import SliceProbe, record_slice_costs, rounds_for, slice_seconds, warmup_rounds_for
 from tdebench.workloads.sysbench import runner
 from tdebench.workloads.sysbench.accounts import sysbench_account
 from tdebench.workloads.sysbench.options import SysbenchOptions
@@ -34,6 +34,7 @@ class SlicedSysbenchTrial(SteppedTrial):
         self.state, self.block, self.rec, self.opts, self.owner = state, block, rec, opts, owner
         self.steps = tuple(f"{test}.vu{n}" for test in opts.tests for n in opts.vus)
         self.rounds = rounds_for(opts.slice, opts.duration)
+        self.warmup_rounds = warmup_rounds_for(opts.slice, opts.duration)
         self.slice_opts = opts.model_copy(update={"duration": slice_seconds(opts.slice, opts.duration), "rampup": 0})
         self.result = TrialResult()
         self.probe = SliceProbe(state.instance)

@@ -30,7 +30,7 @@ from tdebench.errors import EnvironmentProblem, UsageError
 from tdebench.workloads.sysbench import runner
 from tdebench.workloads.sysbench.accounts import sysbench_account
 from tdebench.workloads.sysbench.options import parse_options
-from tdebench.workloads.slicing import rounds_for, slice_seconds
+from tdebench.workloads.slicing import rounds_for, slice_seconds, warmup_rounds_for
 from tdebench.workloads.sysbench.output import Report
 from tdebench.workloads.sysbench.slices import SlicedSysbenchTrial
 from tdebench.workloads.tpcc.workload import server_cpu
@@ -156,6 +156,7 @@ class SysbenchWorkload(Workload):
     def schedule_facts(self) -> dict[str, Any]:
         return {"slice_s": slice_seconds(self.opts.slice, self.opts.duration),
                 "rounds_per_step": rounds_for(self.opts.slice, self.opts.duration),
+                "warmup_rounds_per_step": warmup_rounds_for(self.opts.slice, self.opts.duration),
                 "rampup_s": self.opts.rampup, "pairing_unit": "the round: one slice (one sysbench run) of every config"}
 
     def record_slice(self, trial: SlicedSysbenchTrial, test: str, threads: int, round: int, report: Report) -> None:

@@ -27,7 +27,7 @@ from tdebench.workloads.tpcc.driver import CONNECT_TIMEOUT, StepResult, vu_confi
 from tdebench.workloads.tpcc.options import TpccOptions
 from tdebench.workloads.tpcc.procs import resolve_mode
 from tdebench.workloads.slicing import (DEFAULT_SLICES, SliceProbe, record_slice_costs, rounds_for,
-                                        slice_seconds)
+                                        slice_seconds, warmup_rounds_for)
 from tdebench.workloads.tpcc.vu import vu_serve
 
 class VuPool:
@@ -112,6 +112,7 @@ class SlicedTpccTrial(SteppedTrial):
         self.state, self.block, self.rec, self.opts, self.owner = state, block, rec, opts, owner
         self.steps = tuple(f"vu{n}" for n in opts.vus)
         self.rounds = rounds_for(opts.slice, opts.duration, DEFAULT_SLICES["tpcc"])
+        self.warmup_rounds = warmup_rounds_for(opts.slice, opts.duration, DEFAULT_SLICES["tpcc"])
         self.slice = slice_seconds(opts.slice, opts.duration, DEFAULT_SLICES["tpcc"])
         self.pool: VuPool | None = None
         self.pool_step = ""
