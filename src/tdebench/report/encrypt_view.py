@@ -1,7 +1,7 @@
 """The ``encrypt`` workload's switching table: per config and switch (on, re-keying, the way back), how the engine
 did it (online while serving, or offline with the service stopped), the time to done, the extra disk, what the
-background felt meanwhile and after against the steady phase just before (paired per trial: mean ratio with a 95%
-t interval), and the plaintext the scan found afterwards (docs/workloads/encrypt.md).
+background felt meanwhile and after against the steady phase just before (paired per trial: geometric-mean ratio
+with a 95% t interval), and the plaintext the scan found afterwards (docs/workloads/encrypt.md).
 
 One model (:func:`switch_rows`) and one set of cell texts (:func:`cells`) feed every view: the terminal, summary.md,
 index.html and ``report/switching.csv``, so one quantity shows one number everywhere."""
@@ -25,8 +25,8 @@ ACTIONS = {"on": ("switch on", "during_on", "before", "after_on"),
 OFFLINE = "offline"
 COLUMNS = ("config", "method", "switch", "time to done (median)", "peak extra disk",
            "tables: before → UPDATE → VACUUM → VACUUM FULL", "TPM just before (median)",
-           "TPM meanwhile ÷ just before, mean [95% CI]",
-           "p95 meanwhile ÷ just before, mean [95% CI]", "TPM after ÷ just before, mean [95% CI]", "longest stall meanwhile (median)", "plaintext left in scope")
+           "TPM meanwhile ÷ just before, geomean [95% CI]", "p95 meanwhile ÷ just before, geomean [95% CI]",
+           "TPM after ÷ just before, geomean [95% CI]", "longest stall meanwhile (median)", "plaintext left in scope")
 NUMERIC = set(COLUMNS[3:11])
 #: columns of report/switching.csv (full precision; the views format these numbers)
 CSV_FIELDS = ("config", "cycle", "threads", "method", "action", "trials", "time_to_done_s", "peak_extra_bytes",
@@ -192,9 +192,8 @@ def csv_rows(rows: list[SwitchRow]) -> list[dict[str, object]]:
 NOTE = ("Time to done: from the engine's own start to its own report that everything is in the target state "
         "(median over trials). Ratios: the phase against the steady phase just before the switch (the plaintext "
         "baseline for the switch on, the encrypted steady phase for the re-keying and the way back; offline, the "
-        "last window before the method), per trial, "
-        "then the mean over trials with a 95% t interval (none below 2 trials). Longest stall: the slowest "
-        "transaction meanwhile. Offline: the engine cannot switch while serving; the background was stopped for "
+        "last window before the method), per trial, then their geometric mean over trials with a 95% t interval on "
+        "the log ratios (none below 2 trials). Longest stall: the slowest transaction meanwhile. Offline: the engine cannot switch while serving; the background was stopped for "
         "that time. Peak extra disk: the instance's files sampled every 100 ms (offline methods). Plaintext left: "
         "canaries and known plaintext found by the at-rest scan after the switch (or the re-keying) in files the "
         "spec covers; hits outside the scope (e.g. a redo log the spec leaves plaintext) beside.")

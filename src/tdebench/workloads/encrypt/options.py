@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, field_validator
 
 from tdebench.errors import UsageError
-from tdebench.workloads.options import WorkloadOptions
+from tdebench.workloads.options import ValueWithFix, WorkloadOptions
+from tdebench.workloads.scalefactor import SCALE_FACTOR_FIX, scale_factor_problem
 from tdebench.workloads.tpcc.options import TpccOptions, parse_duration, parse_vus
 
 if TYPE_CHECKING:
@@ -31,6 +33,7 @@ class EncryptOptions(WorkloadOptions):
     way_back: bool = True  # switch encryption off again in each cycle, timed the same way (the rollback plan)
     max_switch: float = Field(3600.0, gt=0)  # give up (failed trial) when the engine is not done after this
     rate: float = Field(0.0, ge=0)  # committed transactions a second the baseline must reach (0: no floor)
+    sf: float = Field(0.0, ge=0)  # TPC-H loaded beside the TPC-C background at this scale factor, switched too (0: none)
     seed: int = 20240607
     mode: str = "auto"  # TPC-C mode: auto, procedures or statements (as the tpcc workload)
     method: str = "auto"  # online (while serving), offline (background stopped) or auto (online when the engine can)
@@ -70,6 +73,16 @@ class EncryptOptions(WorkloadOptions):
     @classmethod
     def _seconds(cls, value: Any, info: Any) -> float:
         return parse_duration(value, info.field_name)
+
+    @field_validator("sf")
+    @classmethod
+    def _sf(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise ValueError("give a finite TPC-H scale factor, e.g. 1, or 0 for no TPC-H data")
+        problem = scale_factor_problem(value) if value else None
+        if problem:
+            raise ValueWithFix(problem, SCALE_FACTOR_FIX)
+        return value
 
     @field_validator("mode")
     @classmethod
@@ -114,6 +127,11 @@ class EncryptOptions(WorkloadOptions):
             if self.method == "offline" and not engine.offline_switch:
                 raise UsageError(f"engine '{config.engine}' has no offline method to encrypt existing data",
                                  "use method=auto")
+            if self.sf and not engine.switch_whole_server:
+                able = [n for n in engine_names() if get_engine(n).switch_whole_server]
+                raise UsageError(f"sf={self.sf:g}: '{config.engine}' cannot switch TPC-H data loaded beside the "
+                                 "TPC-C background (its switch does not cover a second database)",
+                                 f"leave out sf (or --sf), or use an engine that can: {', '.join(able) or 'none'}")
             if self.rekey == "yes" and not engine.rekey_method:
                 raise UsageError(f"engine '{config.engine}' cannot re-key existing data (rekey=yes)", "use rekey=auto")
             if not self.online(engine) and self.iops is not None:

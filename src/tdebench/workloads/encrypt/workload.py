@@ -47,10 +47,15 @@ from tdebench.workloads.tpcc.datagen import ensure_data
 from tdebench.workloads.tpcc.loader import load_tpcc
 from tdebench.workloads.tpcc.procs import resolve_mode
 from tdebench.workloads.tpcc.slices import VuPool
+from tdebench.workloads.tpch.datagen import check_data_root as check_tpch_data
+from tdebench.workloads.tpch.datagen import ensure_data as ensure_tpch_data
+from tdebench.workloads.tpch.loader import load_tpch
+from tdebench.workloads.tpch.workload import TpchWorkload
 
 TEST = "encrypt"
 RESET_WAIT = 3600.0
 OFFLINE = "offline"  # the cycle of an engine that switches with the background stopped
+TPCH_DATABASE = "tpch"  # where TPC-H goes beside the background (sf)
 
 
 class EncryptWorkload(Workload):
@@ -70,6 +75,9 @@ class EncryptWorkload(Workload):
         super().__init__(plan, rundir)
         self.opts = parse_options(plan.workload_options)
         self.data_dir = Path()
+        self.tpch_dir: Path | None = None  # TPC-H beside the background (sf), switched with it
+        if self.opts.sf:
+            self.known_plaintext = (*self.known_plaintext, *TpchWorkload.known_plaintext)
         self.history: dict[str, list[dict[str, float]]] = {}
 
     def tables(self) -> tuple[TableSpec, ...]:
@@ -88,13 +96,24 @@ class EncryptWorkload(Workload):
 
     def prepare(self, ui: RunListener) -> dict[str, Any]:
         self.opts.check_configs(self.plan.configs)  # the CLI checked already; a resumed or in-process plan here
+        if self.opts.sf:
+            check_tpch_data(self.opts.sf, self.plan.data_dir)
         ui.task_started("data", f"TPC-C data, {self.opts.warehouses} warehouse(s)", None)
         try:
             self.data_dir, facts = ensure_data(self.opts.warehouses, self.opts.seed, self.plan.data_dir, 0,
                                                progress=ui.message)
         finally:
             ui.task_finished("data")
-        return {**facts, "dir": str(self.data_dir), "raw_bytes": facts.get("bytes", 0), "options": self.plan_json()}
+        out = {**facts, "dir": str(self.data_dir), "raw_bytes": facts.get("bytes", 0), "options": self.plan_json()}
+        if self.opts.sf:
+            ui.task_started("tpch-data", f"TPC-H data SF {self.opts.sf:g} (beside the background)", None)
+            try:
+                self.tpch_dir, tpch = ensure_tpch_data(self.opts.sf, self.plan.data_dir, progress=ui.message)
+            finally:
+                ui.task_finished("tpch-data")
+            out["tpch"] = {**tpch, "dir": str(self.tpch_dir), "database": TPCH_DATABASE}
+            out["raw_bytes"] += sum(int(f.get("bytes", 0)) for f in tpch.get("files", {}).values())
+        return out
 
     def load(self, state: ConfigState, rec: Recorder, ui: RunListener) -> dict[str, Any]:
         """The switch made ready (keys loaded, tables plaintext), then TPC-C's load."""
@@ -105,10 +124,24 @@ class EncryptWorkload(Workload):
                          lambda table, rows, seconds: ui.message(f"load {state.label}: {table}"),
                          procedures=mode == "procedures")
         rec.add("load", "total", "elapsed", load.total_seconds, "s")
-        return {"load_seconds": round(load.total_seconds, 6), "load_rows": load.rows, "tpcc_mode": mode,
+        beside = self._load_tpch(state, rec, ui) if self.tpch_dir is not None else {}
+        return {**beside, "load_seconds": round(load.total_seconds, 6), "load_rows": load.rows, "tpcc_mode": mode,
                 "start_plain": start, "online_switch": state.engine.online_switch,
                 "offline_switch": state.engine.offline_switch, "rekey_method": state.engine.rekey_method,
                 "method": "online" if self.opts.online(state.engine) else "offline (the background stopped)"}
+
+    def _load_tpch(self, state: ConfigState, rec: Recorder, ui: RunListener) -> dict[str, Any]:
+        """TPC-H (``sf``) into its own database of the same server, plaintext too: the switch encrypts it with the
+        background's tables, so the switch's time and IO are those of a database of that size."""
+        assert self.tpch_dir is not None
+        tpch = load_tpch(state.instance, state.dialect, self.tpch_dir,
+                         lambda table, rows, seconds: ui.message(f"load {state.label}: TPC-H {table}"),
+                         database=TPCH_DATABASE)
+        for table, (rows, seconds) in tpch.tables.items():
+            rec.add("load", f"tpch.{table}", "elapsed", seconds, "s")
+        rec.add("load", "tpch.total", "elapsed", tpch.total_seconds, "s")
+        return {"tpch_database": TPCH_DATABASE, "tpch_sf": self.opts.sf, "tpch_rows": tpch.rows,
+                "tpch_load_seconds": round(tpch.total_seconds, 6)}
 
     def validate(self, state: ConfigState, rec: Recorder, ui: RunListener) -> list[str]:
         """With ``rate``: the background must reach it on the plaintext data, or the run stops (never lowered)."""
