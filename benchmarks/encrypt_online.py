@@ -10,9 +10,10 @@ TPC-C (``--warehouses``, ``--vus`` closed-loop virtual users) is loaded and TPC-
 plaintext; each trial then runs, per thread count, a steady baseline, the switch on (timed until the server reports
 every tablespace encrypted), a steady phase, the at-rest scan, the re-keying of every table to another key under the
 background with its scan, and the way back. Afterwards it prints the switching table's figures from
-``report/switching.csv`` (the numbers the terminal, summary.md and index.html show: time to done, TPM and p95 meanwhile
-against the steady phase just before, geometric mean over trials with a 95% t interval, the plaintext the scan left) and renders
-``report/index.html`` in headless Chromium to ``report/index.png`` (the timeline plot is in it) to look at.
+``report/switching.csv`` (the numbers the terminal, summary.md and index.html show: time to done, TPM and p95
+meanwhile against the steady phase just before, geometric mean over trials with a 95% t interval, the plaintext the
+scan left) and renders ``report/index.html`` in headless Chromium to ``report/index.png`` (the timeline plot is in
+it) to look at.
 
 ``--iops`` sets ``innodb_encryption_rotation_iops`` (MariaDB's default, 100 page operations a second, would take
 about 16 min per switch of SF 1 whatever the thread count); ``--buffer-pool`` defaults to 3G, which holds the data

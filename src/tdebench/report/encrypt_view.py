@@ -23,10 +23,9 @@ ACTIONS = {"on": ("switch on", "during_on", "before", "after_on"),
            "rekey": ("re-keying", "during_rekey", "before_rekey", "after_rekey"),
            "off": ("way back", "during_off", "before_off", "after_off")}
 OFFLINE = "offline"
-COLUMNS = ("config", "method", "switch", "time to done (median)", "peak extra disk",
-           "tables: before → UPDATE → VACUUM → VACUUM FULL", "TPM just before (median)",
-           "TPM meanwhile ÷ just before, geomean [95% CI]", "p95 meanwhile ÷ just before, geomean [95% CI]",
-           "TPM after ÷ just before, geomean [95% CI]", "longest stall meanwhile (median)", "plaintext left in scope")
+COLUMNS = ("config", "method", "switch", "time to done", "peak extra disk",
+           "tables: before → UPDATE → VACUUM → VACUUM FULL", "TPM just before", "TPM meanwhile ÷ before",
+           "p95 meanwhile ÷ before", "TPM after ÷ before", "longest stall meanwhile", "plaintext left in scope")
 NUMERIC = set(COLUMNS[3:11])
 #: columns of report/switching.csv (full precision; the views format these numbers)
 CSV_FIELDS = ("config", "cycle", "threads", "method", "action", "trials", "time_to_done_s", "peak_extra_bytes",
@@ -189,14 +188,16 @@ def csv_rows(rows: list[SwitchRow]) -> list[dict[str, object]]:
     return out
 
 
-NOTE = ("Time to done: from the engine's own start to its own report that everything is in the target state "
-        "(median over trials). Ratios: the phase against the steady phase just before the switch (the plaintext "
-        "baseline for the switch on, the encrypted steady phase for the re-keying and the way back; offline, the "
-        "last window before the method), per trial, then their geometric mean over trials with a 95% t interval on "
-        "the log ratios (none below 2 trials). Longest stall: the slowest transaction meanwhile. Offline: the engine cannot switch while serving; the background was stopped for "
-        "that time. Peak extra disk: the instance's files sampled every 100 ms (offline methods). Plaintext left: "
-        "canaries and known plaintext found by the at-rest scan after the switch (or the re-keying) in files the "
-        "spec covers; hits outside the scope (e.g. a redo log the spec leaves plaintext) beside.")
+NOTE = ("Time to done: from the engine's own start to its own report that everything is in the target state. "
+        "Times, TPM, stalls and scans: the median over trials. Ratios (÷ before), shown as geometric mean "
+        "[95% CI]: the phase against the steady phase just before the switch (the plaintext baseline for the switch "
+        "on, the encrypted steady phase for the re-keying and the way back; offline, the last window before the "
+        "method), per trial, then their geometric mean over trials with a 95% t interval on the log ratios (none "
+        "below 2 trials). Longest stall: the slowest transaction meanwhile. Offline: the engine cannot switch while "
+        "serving; the background was stopped for that time. Peak extra disk: the instance's files sampled every "
+        "100 ms (offline methods). Plaintext left: canaries and known plaintext found by the at-rest scan after the "
+        "switch (or the re-keying) in files the spec covers; hits outside the scope (e.g. a redo log the spec leaves "
+        "plaintext) beside.")
 
 
 def html_section(rows: list[SwitchRow]) -> Safe:

@@ -33,7 +33,7 @@ class EncryptOptions(WorkloadOptions):
     way_back: bool = True  # switch encryption off again in each cycle, timed the same way (the rollback plan)
     max_switch: float = Field(3600.0, gt=0)  # give up (failed trial) when the engine is not done after this
     rate: float = Field(0.0, ge=0)  # committed transactions a second the baseline must reach (0: no floor)
-    sf: float = Field(0.0, ge=0)  # TPC-H loaded beside the TPC-C background at this scale factor, switched too (0: none)
+    sf: float = Field(0.0, ge=0)  # TPC-H beside the TPC-C background at this scale factor, switched too (0: none)
     seed: int = 20240607
     mode: str = "auto"  # TPC-C mode: auto, procedures or statements (as the tpcc workload)
     method: str = "auto"  # online (while serving), offline (background stopped) or auto (online when the engine can)
