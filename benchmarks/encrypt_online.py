@@ -3,7 +3,7 @@
 encryption threads while TPC-C runs in the background, then re-keyed on the same instance, then switched back.
 
     python benchmarks/encrypt_online.py --out runs/encrypt-online            # the full run (SF 1, 3 trials)
-    python benchmarks/encrypt_online.py --out /tmp/check --sf 0.01 --threads 1 --trials 1 --steady 3s   # a check
+    python benchmarks/encrypt_online.py --out runs/encrypt-check --sf 0.01 --threads 1 --trials 2 --steady 3s   # a check
 
 Runs ``tdebench run --workload encrypt`` (docs/workloads/encrypt.md) on one ``tde:aes-256-ctr`` MariaDB instance:
 TPC-C (``--warehouses``, ``--vus`` closed-loop virtual users) is loaded and TPC-H at ``--sf`` beside it, both
