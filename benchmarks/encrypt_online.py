@@ -71,7 +71,7 @@ def figures(out: Path) -> list[str]:
     with open(out / "report" / "switching.csv", newline="") as handle:
         for row in csv.DictReader(handle):
             left = row["plaintext_hits_in_scope"]
-            lines.append(f"{row['cycle']:>3} {row['action']:<5} done in {fmt_value(float(row['time_to_done_s']), 's')}"
+            lines.append(f"{row['cycle']:>4} {row['action']:<5} done in {fmt_value(float(row['time_to_done_s']), 's')}"
                          f" (median of {row['trials']}); TPM meanwhile {ratio(row, 'tpm_during')}, p95 meanwhile "
                          f"{ratio(row, 'p95_during')}, TPM after {ratio(row, 'tpm_after')} of "
                          f"{row['baseline_phase']} ({fmt_value(float(row['tpm_baseline'] or 'nan'), 'tpm')}); "
@@ -106,7 +106,8 @@ def main() -> int:
     p.add_argument("--rampup", default="5s", help="the background's ramp-up per window (5s)")
     p.add_argument("--warehouses", type=int, default=2, help="TPC-C warehouses of the background (2)")
     p.add_argument("--vus", type=int, default=2, help="TPC-C virtual users, closed loop (2)")
-    p.add_argument("--iops", type=int, default=1000, help="innodb_encryption_rotation_iops (1000)")
+    p.add_argument("--iops", default="1000",
+                   help="innodb_encryption_rotation_iops (1000); several, e.g. 100,1000, sweep it (a cycle each)")
     p.add_argument("--buffer-pool", default="3G", help="innodb_buffer_pool_size (3G)")
     p.add_argument("--spec", default="tde:aes-256-ctr", help="the target encryption (tde:aes-256-ctr)")
     p.add_argument("--rekey", default="yes", choices=("yes", "no"), help="re-key after each switch on (yes)")

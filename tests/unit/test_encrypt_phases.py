@@ -83,7 +83,9 @@ def test_mariadb_progress_counts_tablespaces_in_the_target_state() -> None:
 
 
 @pytest.mark.parametrize("raw, word", [({"threads": "0"}, "0 encryption threads"), ({"steady": "-1"}, "steady"),
-                                       ({"threads": "1,1"}, "twice"), ({"nonsense": 1}, "unknown")])
+                                       ({"threads": "1,1"}, "twice"), ({"nonsense": 1}, "unknown"),
+                                       ({"iops": "0"}, "between 1 and"), ({"iops": "100,100"}, "distinct"),
+                                       ({"iops": "fast"}, "not a whole number"), ({"sf": "nan"}, "option 'sf'")])
 def test_bad_options_are_one_line_usage_errors(raw: dict, word: str) -> None:
     with pytest.raises(UsageError) as err:
         parse_options(raw)

@@ -8,6 +8,7 @@ index.html and ``report/switching.csv``, so one quantity shows one number everyw
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from statistics import median
 
@@ -34,7 +35,7 @@ CSV_FIELDS = ("config", "cycle", "threads", "method", "action", "trials", "time_
               "tpm_during_ratio", "tpm_during_ci95_low", "tpm_during_ci95_high",
               "p95_during_ratio", "p95_during_ci95_low", "p95_during_ci95_high",
               "tpm_after_ratio", "tpm_after_ci95_low", "tpm_after_ci95_high",
-              "longest_stall_s", "plaintext_hits_in_scope", "plaintext_hits_outside_scope")
+              "longest_stall_s", "plaintext_hits_in_scope", "plaintext_hits_outside_scope", "iops")
 _SIZES = ("before", "after_update", "after_vacuum", "after_vacuum_full")
 
 
@@ -97,8 +98,18 @@ def _baseline(v: _Values, cycle: str, action: str) -> str:
     return f"{cycle}.{found[-1] if found else 'before'}"
 
 
-def _cycle_order(cycle: str) -> tuple[int, int]:
-    return (1, 0) if cycle == OFFLINE else (0, int(cycle[1:]) if cycle[1:].isdigit() else 0)
+def cycle_settings(cycle: str) -> tuple[int | None, int | None]:
+    """(encryption threads, page rate) a cycle's name says: ``t4`` (4, None), ``t4-iops1000`` (4, 1000); offline
+    (None, None)."""
+    match = re.fullmatch(r"t(\d+)(?:-iops(\d+))?", cycle)
+    if match is None:
+        return None, None
+    return int(match[1]), int(match[2]) if match[2] else None
+
+
+def _cycle_order(cycle: str) -> tuple[int, int, int]:
+    threads, iops = cycle_settings(cycle)
+    return (1 if threads is None else 0, threads or 0, iops or 0)
 
 
 def switch_rows(m: Measurements, configs: list[str]) -> list[SwitchRow]:
@@ -147,7 +158,10 @@ def left_text(row: SwitchRow) -> str:
 
 
 def method_text(row: SwitchRow) -> str:
-    return "offline: service stopped" if row.offline else f"online, {row.cycle[1:]} thread(s)"
+    if row.offline:
+        return "offline: service stopped"
+    threads, iops = cycle_settings(row.cycle)
+    return f"online, {threads} thread(s)" + (f", iops {iops}" if iops else "")
 
 
 def cells(row: SwitchRow) -> list[str]:
@@ -173,7 +187,8 @@ def csv_rows(rows: list[SwitchRow]) -> list[dict[str, object]]:
     out = []
     for r in rows:
         row: dict[str, object] = {
-            "config": r.config, "cycle": r.cycle, "threads": None if r.offline else int(r.cycle[1:] or 0),
+            "config": r.config, "cycle": r.cycle, "threads": cycle_settings(r.cycle)[0],
+            "iops": cycle_settings(r.cycle)[1],
             "method": "offline" if r.offline else "online", "action": r.action, "trials": r.trials,
             "time_to_done_s": r.seconds, "peak_extra_bytes": r.extra_disk,
             "baseline_phase": r.baseline_phase, "tpm_baseline": r.tpm_before,

@@ -5,7 +5,7 @@ Every config names the TARGET spec (e.g. ``--engine mariadb --encryption tde:aes
 provisioned with what the engine needs to switch (the key plugin) but its data are loaded plaintext
 (:meth:`~tdebench.api.engine.Instance.start_plain`). Each trial plants canaries, starts the background (TPC-C
 virtual users, closed loop) and runs the cycles of :mod:`tdebench.workloads.encrypt.controller`, one per value of
-``threads``. Measurements (test ``encrypt``):
+``threads`` (and of ``iops`` when it lists several: cycle ``t<K>-iops<N>``). Measurements (test ``encrypt``):
 
 * step ``t<K>.<phase>`` (phase before, during_on, after_on, during_off, after_off): ``tpm``, ``nopm``,
   ``committed``, ``seconds``, ``zero_seconds`` (longest run of seconds without a commit), ``latency_p50/p95/p99``
@@ -40,7 +40,7 @@ from tdebench.workloads.encrypt import record
 from tdebench.encryption import redact
 from tdebench.workloads.encrypt.controller import SwitchController
 from tdebench.workloads.encrypt.offline import run_offline
-from tdebench.workloads.encrypt.options import parse_options
+from tdebench.workloads.encrypt.options import Cycle, parse_options
 from tdebench.workloads.encrypt.scan import leftover_scan
 from tdebench.workloads.tpcc import schema
 from tdebench.workloads.tpcc.datagen import ensure_data
@@ -92,7 +92,7 @@ class EncryptWorkload(Workload):
 
         if all(not self.opts.online(get_engine(c.engine)) for c in self.plan.configs):
             return (TEST, f"{OFFLINE}.on", "time_to_done")
-        return (TEST, f"t{self.opts.threads[-1]}.on", "time_to_done")
+        return (TEST, f"{self.opts.cycles()[-1].prefix}.on", "time_to_done")
 
     def prepare(self, ui: RunListener) -> dict[str, Any]:
         self.opts.check_configs(self.plan.configs)  # the CLI checked already; a resumed or in-process plan here
@@ -173,7 +173,7 @@ class EncryptWorkload(Workload):
         if not self.opts.online(state.engine):
             state.instance.switch_offline("off", lambda stage: None)
             return time.monotonic() - started
-        state.instance.switch_encryption(False, max(self.opts.threads), self.opts.iops)
+        state.instance.switch_encryption(False, max(self.opts.threads), max(self.opts.iops or [0]) or None)
         while not state.instance.encryption_progress(on=False).done:
             if time.monotonic() - started > RESET_WAIT:
                 raise RuntimeError(f"{state.label} did not return to plaintext within {RESET_WAIT:.0f} s")
@@ -181,7 +181,7 @@ class EncryptWorkload(Workload):
         return time.monotonic() - started
 
     def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
-        """Per cycle (a value of ``threads``; one cycle for an offline engine): the switch on, the at-rest scan with
+        """Per cycle (a value of ``threads``, times ``iops`` when swept; one cycle for an offline engine): the switch on, the at-rest scan with
         the background stopped (a flush cannot finish under writes), the re-keying and its scan, and with the way
         back the switch off."""
         rec.workload = self.name
@@ -193,8 +193,8 @@ class EncryptWorkload(Workload):
         state.instance.plant_canaries(markers)  # plaintext until the switch: what must not survive it
         series = record.Series()
         online = self.opts.online(state.engine)
-        for prefix in [f"t{k}" for k in self.opts.threads] if online else [OFFLINE]:
-            if not self._cycle(state, block, prefix, online, series, result, markers):
+        for cycle in self.opts.cycles() if online else [Cycle(OFFLINE, 1, None)]:
+            if not self._cycle(state, block, cycle, online, series, result, markers):
                 break
         folder = self.rundir.path / "samples" / state.label
         if state.label not in self.history:  # a resumed run: its earlier trials count too
@@ -204,15 +204,15 @@ class EncryptWorkload(Workload):
             result.failures.append(f"the server of {state.label} died during the trial")
         return result
 
-    def _cycle(self, state: ConfigState, block: int, prefix: str, online: bool, series: "record.Series",
+    def _cycle(self, state: ConfigState, block: int, cycle: Cycle, online: bool, series: "record.Series",
                result: TrialResult, markers: list[str]) -> bool:
         """One cycle: on, scan, [re-key, scan], [off]; False when a step failed (the trial stops there)."""
         def scan(name: str) -> None:
             series.scans[name] = leftover_scan(state.instance, markers, self.known_plaintext)
 
-        threads = int(prefix[1:]) if online else 1
+        prefix, switch = cycle.prefix, (cycle.threads, cycle.iops, cycle.prefix)
         if online:
-            ok = self._window(state, block, [("steady", f"{prefix}.before"), ("switch", True, threads),
+            ok = self._window(state, block, [("steady", f"{prefix}.before"), ("switch", True, *switch),
                                              ("steady", f"{prefix}.after_on")], series, result)
         else:
             ok = (self._window(state, block, [("steady", f"{prefix}.before")], series, result)
@@ -234,7 +234,7 @@ class EncryptWorkload(Workload):
         if not self.opts.way_back:
             return True
         if online:
-            return self._window(state, block, [("steady", f"{prefix}.before_off"), ("switch", False, threads),
+            return self._window(state, block, [("steady", f"{prefix}.before_off"), ("switch", False, *switch),
                                                ("steady", f"{prefix}.after_off")], series, result)
         return (self._offline(state, "off", f"{prefix}.off", series, result)
                 and self._window(state, block, [("steady", f"{prefix}.after_off")], series, result))
