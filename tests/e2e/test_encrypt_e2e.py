@@ -179,3 +179,27 @@ def test_tpch_beside_the_background_is_switched_rekeyed_and_scanned(tmp_path, tp
     assert table[1]["baseline_phase"] == "t1.before_rekey" and float(table[1]["p95_during_ratio"]) > 0
     left = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout.split()
     assert not left, f"processes left running: {left}"
+
+
+@pytest.mark.skipif(not HAVE_MARIADB, reason="mariadb-server is not installed")
+def test_iops_swept_as_an_axis(tmp_path, tpcc_w1):
+    """iops=200,5000: one cycle per page rate, each switch timed with the rate the server says it applied."""
+    run = tmp_path / "run"
+    with pytest.raises(SystemExit) as code:
+        main(["run", "--engine", "mariadb", "--encryption", "tde:aes-256-ctr", "--workload", "encrypt",
+              "--warehouses", "1", "--workload-option", "steady=2s", "--workload-option", "rampup=1s",
+              "--workload-option", "threads=1", "--workload-option", "iops=200,5000", "--workload-option", "rekey=no",
+              "--server-setting", "innodb_log_file_size=48M", "--trials", "1", "--warmup", "0", "--out", str(run),
+              "--data-dir", str(tpcc_w1[0].parent), "--work-dir", str(tmp_path / "work")])
+    assert code.value.code == 0, (run / "manifest.json").read_text()
+    found = rows(run)
+    for iops in (200, 5000):
+        for direction in ("on", "off"):
+            assert found[("encrypt", f"t1-iops{iops}.{direction}", "time_to_done")][0] > 0
+    facts = json.loads((run / "samples" / CONFIG / "encrypt-block001.json").read_text())
+    applied = {s["name"]: s["applied"]["innodb_encryption_rotation_iops"] for s in facts["switches"]}
+    assert applied == {"t1-iops200.on": 200, "t1-iops200.off": 200, "t1-iops5000.on": 5000, "t1-iops5000.off": 5000}
+    with open(run / "report" / "switching.csv", newline="") as handle:
+        table = [(r["cycle"], r["threads"], r["iops"], r["action"]) for r in csv.DictReader(handle)]
+    assert table == [("t1-iops200", "1", "200", "on"), ("t1-iops200", "1", "200", "off"),
+                     ("t1-iops5000", "1", "5000", "on"), ("t1-iops5000", "1", "5000", "off")]
