@@ -116,7 +116,7 @@ class EncryptWorkload(Workload):
         return out
 
     def load(self, state: ConfigState, rec: Recorder, ui: RunListener) -> dict[str, Any]:
-        """The switch made ready (keys loaded, tables plaintext), then TPC-C's load."""
+        """The switch made ready (keys loaded, tables plaintext), then TPC-C's load (and TPC-H's beside, ``sf``)."""
         rec.workload = self.name
         start = state.instance.start_plain()
         mode = resolve_mode(self.opts.mode, state.dialect)
@@ -181,9 +181,9 @@ class EncryptWorkload(Workload):
         return time.monotonic() - started
 
     def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
-        """Per cycle (a value of ``threads``, times ``iops`` when swept; one cycle for an offline engine): the switch on, the at-rest scan with
-        the background stopped (a flush cannot finish under writes), the re-keying and its scan, and with the way
-        back the switch off."""
+        """Per cycle (a value of ``threads``, times ``iops`` when swept; one cycle for an offline engine): the switch
+        on, the at-rest scan with the background stopped (a flush cannot finish under writes), the re-keying and its
+        scan, and with the way back the switch off."""
         rec.workload = self.name
         result = TrialResult()
         reset = self._ensure_plain(state)
