@@ -315,6 +315,24 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     ("fscrypt-storage-value", [*RUN, "--server-setting", "storage=tmpfs"], 2, "bad value 'tmpfs' for the setting "
      "storage"),
     ("fscrypt-unknown-variant", [*RUN, "--encryption", "none,fs:fscrypt-nosuch"], 2, "unknown cipher"),
+    # run: switching encryption on (issue #27): refused before any work
+    ("encrypt-duckdb", [*RUN, "--workload", "encrypt", "--engine", "duckdb", "--encryption", "tde:aes-256-gcm"], 2,
+     "cannot switch encryption on in place"),
+    ("encrypt-sqlite3mc", [*RUN, "--workload", "encrypt", "--engine", "sqlite3mc", "--encryption",
+                           "sqlite3mc:chacha20"], 2, "cannot switch encryption on in place"),
+    ("encrypt-online-offline-engine", [*RUN, "--workload", "encrypt", "--encryption", "sqlcipher:aes-256-cbc",
+                                       "--workload-option", "method=online"], 2,
+     "cannot switch encryption on in place while serving"),
+    ("encrypt-threads-zero", [*RUN, "--workload", "encrypt", "--engine", "mariadb", "--encryption", "tde:aes-256-ctr",
+                              "--workload-option", "threads=0"], 2, "0 encryption threads would never switch"),
+    ("encrypt-threads-zero-in-list", [*RUN, "--workload", "encrypt", "--engine", "mariadb", "--encryption",
+                                      "tde:aes-256-ctr", "--workload-option", "threads=1,0"], 2, "threads"),
+    ("encrypt-sf-offline-engine", [*RUN, "--workload", "encrypt", "--encryption", "sqlcipher:aes-256-cbc", "--sf",
+                                   "0.01"], 2, "cannot switch TPC-H data loaded beside"),
+    ("encrypt-sf-repeating-suppliers", [*RUN, "--workload", "encrypt", "--engine", "mariadb", "--encryption",
+                                        "tde:aes-256-ctr", "--sf", "0.002"], 2, "repeats a supplier"),
+    ("encrypt-plain-target", [*RUN, "--workload", "encrypt", "--engine", "mariadb", "--encryption", "none"], 2,
+     "names no encryption to switch on"),
     ("cleanup-extra-arg", ["cleanup", "now"], 2, "unexpected extra argument"),
     ("cleanup-option", ["cleanup", "--force"], 2, "No such option"),
 ]
@@ -650,3 +668,20 @@ def test_cross_engine_runs_refuse_bad_input_in_one_line(tmp_path, capfd, args, f
     code, _, err = cli(capfd, "run", *args, "--out", str(tmp_path / "out"))
     assert_one_line_error(code, err, 2, fragment)
     assert not (tmp_path / "out").exists()
+
+
+def test_encrypt_rate_the_baseline_cannot_reach_is_one_line(tmp_path, capfd, tpcc_w1):
+    """A background rate the engine cannot reach on the plaintext baseline: exit 2, one line naming the rate
+    reached and the fix, and the run directory says the run failed (the rate is never lowered silently)."""
+    out = tmp_path / "out"
+    code, _, err = cli(capfd, "run", "--engine", "sqlite", "--encryption", "sqlcipher:aes-256-cbc", "--workload",
+                       "encrypt", "--warehouses", "1", "--workload-option", "rate=1000000", "--workload-option",
+                       "steady=1s", "--workload-option", "rampup=0", "--trials", "1", "--warmup", "0", "--out",
+                       str(out), "--data-dir", str(tpcc_w1[0].parent), "--work-dir", str(tmp_path / "work"))
+    lines = [line for line in err.splitlines() if line.startswith("tdebench: error:")]  # after the load's progress
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1] == lines[0]
+    assert "below rate=1e+06 (not lowered)" in lines[0] and "transactions/s" in lines[0]
+    assert "fix: lower rate, or add vus or warehouses" in lines[0]
+    assert json.loads((out / "manifest.json").read_text())["status"].startswith("failed:")
+    assert not [p for p in (tmp_path / "work").rglob("*") if p.is_file()]

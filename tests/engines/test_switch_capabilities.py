@@ -33,4 +33,6 @@ def test_declared_switches_are_implemented(name, tmp_path):
         assert cls.switch_offline is not Instance.switch_offline
     if engine.rekey_method and engine.rekey_online:
         assert cls.rekey is not Instance.rekey
+    if engine.switch_whole_server:
+        assert engine.online_switch and cls.connect_to is not Instance.connect_to
     assert not engine.can_switch(next(s for s in engine.supported_specs() if s.is_plain))

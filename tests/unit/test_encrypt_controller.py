@@ -69,3 +69,18 @@ def test_a_background_that_stops_ends_the_schedule():
     started = time.monotonic()
     controller.join()  # what the trial does when the background failed
     assert time.monotonic() - started < 5 and stop.is_set() and "background stopped" in controller.error
+
+
+def test_iops_swept_names_each_cycle_and_sets_its_rate():
+    from tdebench.report.encrypt_view import cycle_settings
+
+    opts = parse_options({"threads": "1,4", "iops": "100,1000"})
+    assert [(c.prefix, c.threads, c.iops) for c in opts.cycles()] == [
+        ("t1-iops100", 1, 100), ("t1-iops1000", 1, 1000), ("t4-iops100", 4, 100), ("t4-iops1000", 4, 1000)]
+    assert [c.prefix for c in parse_options({"threads": "2", "iops": "500"}).cycles()] == ["t2"]  # one rate: as before
+    assert cycle_settings("t4-iops1000") == (4, 1000) and cycle_settings("t2") == (2, None)
+    assert cycle_settings("offline") == (None, None)
+    controller, _, instance = run([("switch", True, 4, 1000, "t4-iops1000")], iops="100,1000")
+    assert not controller.error and instance.calls == [(True, 4, 1000)]
+    assert [p.name for p in controller.phases] == ["t4-iops1000.during_on"]
+    assert controller.switches[0].name == "t4-iops1000.on"

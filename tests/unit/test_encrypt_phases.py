@@ -55,17 +55,20 @@ def test_paired_ratio_uses_trials_as_the_unit() -> None:
     assert one is not None and one.mean == pytest.approx(0.8) and one.low is None
     three = paired_ratio([100.0, 200.0, 100.0], [80.0, 150.0, 90.0])
     assert three is not None and three.n == 3
-    assert three.mean == pytest.approx((0.8 + 0.75 + 0.9) / 3)
-    assert three.low < three.mean < three.high
-    assert math.isclose(three.mean - three.low, three.high - three.mean)
+    assert three.mean == pytest.approx((0.8 * 0.75 * 0.9) ** (1 / 3))  # geometric mean: ratios multiply
+    assert 0 < three.low < three.mean < three.high
+    assert math.isclose(math.log(three.mean / three.low), math.log(three.high / three.mean))  # symmetric in logs
+    wide = paired_ratio([100.0, 100.0], [10.0, 190.0])  # 2 trials far apart: wide, but never below 0
+    assert wide is not None and 0 < wide.low < wide.mean < wide.high
     assert paired_ratio([0.0], [5.0]) is None
+    assert paired_ratio([100.0, 100.0], [0.0, 50.0]).n == 1  # a phase with nothing committed has no log ratio
 
 
 def test_summary_pairs_each_phase_with_its_cycles_baseline() -> None:
     history = [{"t1.before/tpm": 100.0, "t1.during_on/tpm": 50.0, "t1.on/time_to_done": 12.0},
                {"t1.before/tpm": 200.0, "t1.during_on/tpm": 120.0, "t1.on/time_to_done": 14.0}]
     out = summarize(history)
-    assert out["phases"]["t1.during_on"]["tpm"]["mean_ratio"] == pytest.approx(0.55)
+    assert out["phases"]["t1.during_on"]["tpm"]["geomean_ratio"] == pytest.approx((0.5 * 0.6) ** 0.5)
     assert out["switches"]["t1.on"]["mean_s"] == pytest.approx(13.0)
 
 
@@ -80,7 +83,9 @@ def test_mariadb_progress_counts_tablespaces_in_the_target_state() -> None:
 
 
 @pytest.mark.parametrize("raw, word", [({"threads": "0"}, "0 encryption threads"), ({"steady": "-1"}, "steady"),
-                                       ({"threads": "1,1"}, "twice"), ({"nonsense": 1}, "unknown")])
+                                       ({"threads": "1,1"}, "twice"), ({"nonsense": 1}, "unknown"),
+                                       ({"iops": "0"}, "between 1 and"), ({"iops": "100,100"}, "distinct"),
+                                       ({"iops": "fast"}, "not a whole number"), ({"sf": "nan"}, "option 'sf'")])
 def test_bad_options_are_one_line_usage_errors(raw: dict, word: str) -> None:
     with pytest.raises(UsageError) as err:
         parse_options(raw)

@@ -248,3 +248,107 @@ def test_tpcc_rounds_run_shows_one_number_for_tpm_and_latency(tmp_path: Path) ->
         checked += 1
     assert checked == 1 + len(KINDS) * 3
     assert "about" not in md or "trials would resolve" not in md  # round-paired series speak of rounds
+
+
+# a synthetic encrypt run: MariaDB online (two thread counts, re-keying, the way back), SQLCipher offline --------
+ENCRYPT_CONFIGS = [("mariadb-tde-aes-256-ctr", "mariadb", "tde:aes-256-ctr", ("t1", "t4")),
+                   ("sqlite-sqlcipher-aes-256-cbc", "sqlite", "sqlcipher:aes-256-cbc", ("offline",))]
+ONLINE_PHASES = ("before", "during_on", "after_on", "before_rekey", "during_rekey", "after_rekey", "before_off",
+                 "during_off", "after_off")
+OFFLINE_PHASES = ("before", "after_on", "after_rekey", "after_off")
+
+
+def write_encrypt_run(run: Path, blocks: int = 3) -> None:
+    """Per trial: every phase's TPM and p95 (the switch and the re-keying slow the background), each switch's
+    time to done, an offline method's peak extra disk, the scans."""
+    rng = np.random.default_rng(27)
+    rows = []
+    for block in range(1, blocks + 1):
+        for label, engine, enc, cycles in ENCRYPT_CONFIGS:
+            base = {"run_id": "e", "block": block, "trial": block, "config": label, "engine": engine,
+                    "encryption": enc, "workload": "encrypt", "test": "encrypt", "stream": "", "started_at": "",
+                    "status": "ok", "round": 0}
+
+            def add(step: str, metric: str, value: float, unit: str) -> None:
+                rows.append({**base, "step": step, "metric": metric, "value": value, "unit": unit})
+
+            for cycle in cycles:
+                phases = OFFLINE_PHASES if cycle == "offline" else ONLINE_PHASES
+                for phase in phases:
+                    slow = 0.5 if phase.startswith("during") else 0.9 if phase.startswith("after") else 1.0
+                    tpm = 3000 * slow * math.exp(rng.normal(0, 0.05))
+                    add(f"{cycle}.{phase}", "tpm", tpm, "tpm")
+                    add(f"{cycle}.{phase}", "latency_p95", 0.02 / slow * math.exp(rng.normal(0, 0.05)), "s")
+                    add(f"{cycle}.{phase}", "latency_max", 0.3 / slow * math.exp(rng.normal(0, 0.1)), "s")
+                for action in ("on", "rekey", "off"):
+                    add(f"{cycle}.{action}", "time_to_done", 8.0 * math.exp(rng.normal(0, 0.1)), "s")
+                    if cycle == "offline":
+                        add(f"{cycle}.{action}", "peak_extra_bytes", 80e6 * math.exp(rng.normal(0, 0.02)), "bytes")
+                for scan in ("on", "rekey"):
+                    add(f"{cycle}.{scan}.scan", "canary_hits_in_scope", 0, "count")
+                    add(f"{cycle}.{scan}.scan", "known_plaintext_hits_in_scope", 0, "count")
+                    add(f"{cycle}.{scan}.scan", "hits_outside_scope", 12 if engine == "mariadb" else 0, "count")
+    run.mkdir(parents=True)
+    with open(run / "measurements.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    manifest = {"schema_version": 3, "run_id": "e", "status": "completed",
+                "plan": {"workload": "encrypt", "schedule": "block", "trials": blocks, "warmup_trials": 0,
+                         "workload_options": {"threads": [1, 4], "steady": 30}},
+                "headline": {"test": "encrypt", "step": "t4.on", "metric": "time_to_done"},
+                "configs": [{"label": c, "engine": e, "encryption": s} for c, e, s, _ in ENCRYPT_CONFIGS],
+                "blocks_run": blocks}
+    (run / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_encrypt_run_shows_one_number_for_every_switch(tmp_path: Path) -> None:
+    """Time to done, TPM just before, and TPM and p95 meanwhile and after against it with their intervals: the
+    same text in the terminal, summary.md, index.html and switching.csv, for the switch on, the re-keying (latency
+    during vs before) and the way back."""
+    from tdebench.report.encrypt_view import ratio_text
+    from tdebench.report.fmt import fmt_bytes, fmt_value
+    from tdebench.stats.paired import PairedRatio
+
+    run = tmp_path / "encrypt"
+    write_encrypt_run(run)
+    rs = summarize(run)
+    write_report(rs, run / "report")
+    text = terminal(run, rs)
+    md = (run / "report" / "summary.md").read_text()
+    html = (run / "report" / "index.html").read_text()
+    section = _md_section(md, "Switching encryption")
+    with open(run / "report" / "switching.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 3 * 3  # (t1, t4, offline) x (on, rekey, off)
+
+    def ratio(row: dict[str, str], prefix: str) -> str:
+        mean = _num(row[f"{prefix}_ratio"])
+        return ratio_text(None if mean is None else PairedRatio(int(row["trials"]), mean,
+                                                                _num(row[f"{prefix}_ci95_low"]),
+                                                                _num(row[f"{prefix}_ci95_high"])))
+    names = {"on": "switch on", "rekey": "re-keying", "off": "way back"}
+    for row in rows:
+        offline = row["method"] == "offline"
+        method = "offline: service stopped" if offline else f"online, {row['threads']} thread(s)"
+        shown = [fmt_value(float(row["time_to_done_s"]), "s"), fmt_value(_num(row["tpm_baseline"]), "tpm"),
+                 ratio(row, "tpm_after")]
+        if offline:
+            shown.append(fmt_bytes(float(row["peak_extra_bytes"])))
+        else:
+            shown += [ratio(row, "tpm_during"), ratio(row, "p95_during")]
+            assert "[" in shown[-1] and row["p95_during_ci95_low"]  # an interval over the 3 trials
+        md_line = next(line for line in section.splitlines()
+                       if line.startswith(f"| {row['config']} | {method} | {names[row['action']]} |"))
+        term_line = next(line for line in text.splitlines()
+                         if f"│ {row['config']} " in line and f" {method} " in line
+                         and f" {names[row['action']]} " in line)
+        html_row = next(r for r in html.split("<tr>") if f">{method}<" in r and f">{names[row['action']]}<" in r
+                        and f">{row['config']}<" in r)
+        for cell in shown:
+            assert cell != "—", row
+            assert f"| {cell} |" in md_line, (cell, md_line)
+            assert f" {cell} " in term_line, (cell, term_line)
+            assert f">{cell}<" in html_row, (cell, html_row)
+    rekey = next(r for r in rows if r["cycle"] == "t4" and r["action"] == "rekey")
+    assert rekey["baseline_phase"] == "t4.before_rekey" and float(rekey["p95_during_ratio"]) > 1.5

@@ -465,6 +465,10 @@ class Engine(ABC):
     #: with no workload connected (its instances implement :meth:`Instance.start_plain`,
     #: :meth:`Instance.switch_offline` and :meth:`Instance.encryption_progress`); "" when it has no such method
     offline_switch: ClassVar[str] = ""
+    #: True when :attr:`online_switch` encrypts every database of the server (not only the workload's) and
+    #: :meth:`Instance.connect_to` reaches another database of it, created on first use: the ``encrypt`` workload
+    #: can then load TPC-H beside its TPC-C background (``sf``) and switch both
+    switch_whole_server: ClassVar[bool] = False
     #: how the engine re-encrypts existing encrypted data under a new key, "" when it cannot
     rekey_method: ClassVar[str] = ""
     #: True when :attr:`rekey_method` runs while the database serves (:meth:`Instance.rekey`); False: offline,

@@ -188,7 +188,7 @@ def build_summary(run_dir: Path, rs: RunSummary | None = None) -> Group:
         tables = [_oltp_table(measurements, workload, configs, ovh), *([latency] if latency else [])]
         return Group(*tables, verdict_text(rs), storage)
     if workload == "encrypt":  # no plain twin: each cycle's own baseline (docs/workloads/encrypt.md)
-        return Group(encrypt_table(Path(run_dir), measurements, [c["label"] for c in configs]), storage)
+        return Group(encrypt_table(measurements, [c["label"] for c in configs]), storage)
     if workload in STEP_TESTS:
         test = STEP_TESTS[workload]
         steps = _steps_table(configs, ovh, _elapsed_series(measurements, test), test, workload)

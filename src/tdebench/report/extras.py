@@ -45,7 +45,8 @@ def compute(rs: RunSummary) -> Extras:
             table_ = cipher_table(rs.run_dir, list(rs.analysis.measurements.encryption.values()))
         pairs = aes3des.pairs(rs, table_.speeds if table_ else None)
     return Extras(steps.step_tables(rs), backups_view.backup_rows(rs), storage_view.engine_storage(rs), floors,
-                  table_, pairs, consistency_view.consistency_tables(rs), encrypt_view.switch_rows(rs))
+                  table_, pairs, consistency_view.consistency_tables(rs),
+                  encrypt_view.switch_rows(rs.analysis.measurements, [c for es in rs.engines for c in es.configs]))
 
 
 # cipher floor ------------------------------------------------------------------------------------------
@@ -158,7 +159,7 @@ def html_sections(rs: RunSummary) -> list[Safe]:
 def md_lines(rs: RunSummary) -> list[str]:
     """The same sections as Markdown."""
     x = compute(rs)
-    out: list[str] = []
+    out: list[str] = encrypt_view.md_lines(x.switches) if x.switches else []
     out += steps.md_lines(x.step_tables)
     out += faults_view.md_lines(rs) if faults_view.entries(rs) else []
     out += consistency_view.md_lines(x.consistency) if x.consistency else []

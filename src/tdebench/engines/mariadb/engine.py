@@ -75,6 +75,7 @@ class MariadbEngine(Engine):
     rekey_method = ("ALTER TABLE ... ENCRYPTION_KEY_ID=k for every table (a rebuild under another key of the key "
                     "file, online DDL); file_key_management has no key versions, so no rotation by key age")
     rekey_online = True
+    switch_whole_server = True  # innodb_encrypt_tables covers every tablespace; connect_to creates a database
 
     def can_switch(self, spec: EncryptionSpec) -> bool:
         return spec.mechanism == "tde"

@@ -45,6 +45,7 @@ class GaleraEngine(MariadbEngine):
     description = ("Galera cluster of N private MariaDB nodes on loopback (galera-4 provider), plain or with "
                    "MariaDB data-at-rest encryption on every node")
     warm_restart = False  # a cluster restart rebuilds the joiners' state: no cache survives as it was
+    switch_whole_server = False  # a second database on a cluster: not tried
     rekey_method = ""  # ALTER TABLE ... ENCRYPTION_KEY_ID under total-order isolation: not tried on a cluster yet
     cluster_nodes = gs.DEFAULT_NODES
     faults = ("kill-node",)  # GaleraRejoin: kill_node, rejoin_node, committed_count

@@ -23,11 +23,13 @@ from tdebench.errors import EnvironmentProblem, RunFailed
 
 PLAIN_WAIT = 300.0
 REKEY_IDS = (1, 3)  # re-keying alternates between these key ids of the key file (keys.KEY_IDS)
+# every InnoDB table of the server's user databases (the workload's own first) with its key id
 _TABLE_KEYS_SQL = (
-    "SELECT t.table_name, e.current_key_id FROM information_schema.tables t "
-    "LEFT JOIN information_schema.innodb_tablespaces_encryption e "
+    "SELECT t.table_schema, t.table_schema = DATABASE(), t.table_name, e.current_key_id "
+    "FROM information_schema.tables t LEFT JOIN information_schema.innodb_tablespaces_encryption e "
     "ON e.name = concat(t.table_schema, '/', t.table_name) "
-    "WHERE t.table_schema = DATABASE() AND t.engine = 'InnoDB' AND t.table_type = 'BASE TABLE' ORDER BY 1")
+    "WHERE t.table_schema NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys') "
+    "AND t.engine = 'InnoDB' AND t.table_type = 'BASE TABLE' ORDER BY 2 DESC, 1, 3")
 _COUNTERS = ("Innodb_encryption_rotation_pages_read_from_cache", "Innodb_encryption_rotation_pages_read_from_disk",
              "Innodb_encryption_rotation_pages_modified", "Innodb_encryption_rotation_pages_flushed",
              "Innodb_encryption_rotation_estimated_iops", "Innodb_encryption_num_key_requests")
@@ -128,7 +130,8 @@ class MariadbSwitch:
                               {**progress.detail, **counters})
 
     def rekey(self, step: Callable[[str], None]) -> dict[str, Any]:
-        """``ALTER TABLE ... ENCRYPTION_KEY_ID=k`` for every InnoDB table of the database, one after the other,
+        """``ALTER TABLE ... ENCRYPTION_KEY_ID=k`` for every InnoDB table of the server's user databases (the
+        workload's own first, named bare; the others as ``<database>.<table>``), one after the other,
         while the server serves: each is rebuilt (online DDL) with its pages encrypted under key ``k``, the other
         of :data:`REKEY_IDS` than most tables use now. The key id per tablespace afterwards is the server's own
         (``INNODB_TABLESPACES_ENCRYPTION.CURRENT_KEY_ID``)."""
@@ -140,7 +143,8 @@ class MariadbSwitch:
             cur = conn.cursor()
             for table in before:
                 step(table)
-                cur.execute(f"ALTER TABLE `{table}` ENCRYPTION_KEY_ID={target}")
+                schema, _, name = table.rpartition(".")
+                cur.execute(f"ALTER TABLE {f'`{schema}`.' if schema else ''}`{name}` ENCRYPTION_KEY_ID={target}")
         finally:
             conn.close()
         after = self._table_keys()
@@ -156,6 +160,23 @@ class MariadbSwitch:
         try:
             cur = conn.cursor()
             cur.execute(_TABLE_KEYS_SQL)
-            return {str(t): (int(k) if k is not None else None) for t, k in cur.fetchall()}
+            return {(str(t) if own else f"{schema}.{t}"): (int(k) if k is not None else None)
+                    for schema, own, t, k in cur.fetchall()}
         finally:
             conn.close()
+
+    def connect_to(self, database: str) -> Any:
+        """An autocommit connection to ``database`` of this server, created if missing (data the ``encrypt``
+        workload loads beside its own, switched with it: :attr:`Engine.switch_whole_server`)."""
+        if not database.isidentifier():
+            raise RunFailed(f"bad database name {database!r}", "use letters, digits and _ only")
+        conn = self._connect(timeout=10, use_database=False)  # type: ignore[attr-defined]
+        try:
+            cur = conn.cursor()
+            cur.execute(f"CREATE DATABASE IF NOT EXISTS `{database}`")
+            cur.execute(f"USE `{database}`")
+            conn.autocommit(True)
+        except Exception:
+            conn.close()
+            raise
+        return conn

@@ -1,10 +1,11 @@
 """The switch schedule of one background window, run in a thread while the virtual users run that window.
 
 A window is a list of steps: ``("steady", phase)`` runs the background for ``steady`` seconds, ``("switch", on,
-threads)`` starts the engine's own switch and follows it until the engine reports every tablespace in the target
-state (phase ``t<threads>.during_on``/``during_off``), ``("rekey", prefix)`` re-keys every table while the
-background runs (phase ``<prefix>.during_rekey``). Phase boundaries are seconds on the window's clock; when the
-steps end (or fail) the background is told to stop.
+threads, iops, prefix)`` starts the engine's own switch and follows it until the engine reports every tablespace in
+the target state (phase ``<prefix>.during_on``/``during_off``; the prefix is ``t<threads>`` and the page rate the
+options' first when left out), ``("rekey", prefix)`` re-keys every table while the background runs (phase
+``<prefix>.during_rekey``). Phase boundaries are seconds on the window's clock; when the steps end (or fail) the
+background is told to stop.
 """
 
 from __future__ import annotations
@@ -92,8 +93,8 @@ class SwitchController:
                     self._steady(step[1])
                 elif step[0] == "rekey":
                     self._rekey(step[1])
-                else:
-                    self._switch(step[1], step[2])
+                else:  # ("switch", on, threads[, iops, prefix])
+                    self._switch(*step[1:])
         except Exception as exc:  # noqa: BLE001 - the trial fails with it
             self.error = f"{type(exc).__name__}: {redact(str(exc))[:400]}"
         finally:
@@ -120,15 +121,17 @@ class SwitchController:
         self._begin_phase(name)
         self._sleep(self.opts.steady)
 
-    def _switch(self, on: bool, threads: int) -> None:
-        prefix = f"t{threads}"
+    def _switch(self, on: bool, threads: int, iops: int | None = None, prefix: str = "") -> None:
+        prefix = prefix or f"t{threads}"
+        if iops is None and self.opts.iops:
+            iops = self.opts.iops[0]
         record = Switch(f"{prefix}.{'on' if on else 'off'}", on, threads)
         self.switches.append(record)
         io = server_io(self.instance.server_pids())
         before = self.instance.encryption_progress(on).detail
         self._begin_phase(f"{prefix}.during_{'on' if on else 'off'}")
         started = time.monotonic()
-        record.applied = self.instance.switch_encryption(on, threads, self.opts.iops)
+        record.applied = self.instance.switch_encryption(on, threads, iops)
         while True:
             progress = self.instance.encryption_progress(on)
             record.progress.append((round(self.now(), 3), progress.fraction))

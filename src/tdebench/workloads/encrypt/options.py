@@ -2,19 +2,32 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, field_validator
 
 from tdebench.errors import UsageError
-from tdebench.workloads.options import WorkloadOptions
+from tdebench.workloads.options import ValueWithFix, WorkloadOptions
+from tdebench.workloads.scalefactor import SCALE_FACTOR_FIX, scale_factor_problem
 from tdebench.workloads.tpcc.options import TpccOptions, parse_duration, parse_vus
 
 if TYPE_CHECKING:
     from tdebench.api.engine import Config, Engine
 
 MAX_THREADS = 255  # innodb_encryption_threads' upper bound
+MAX_IOPS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Cycle:
+    """One cycle of a trial: its name (the prefix of its phases and switches), encryption threads and page rate."""
+
+    prefix: str  # t<threads>, or t<threads>-iops<N> when several iops are swept; "offline" for offline engines
+    threads: int
+    iops: int | None
 
 
 class EncryptOptions(WorkloadOptions):
@@ -27,10 +40,11 @@ class EncryptOptions(WorkloadOptions):
     rampup: float = Field(5.0, ge=0)  # background running before the first measured second
     steady: float = Field(30.0, gt=0)  # seconds of each steady phase: before, after the switch on, after the way back
     threads: list[int] = Field(default_factory=lambda: [4])  # background encryption threads, one cycle per value
-    iops: int | None = Field(None, ge=1, le=1_000_000)  # page operations a second for the switch (None: engine's)
+    iops: list[int] | None = None  # page operations a second for the switch, one cycle per value (None: engine's)
     way_back: bool = True  # switch encryption off again in each cycle, timed the same way (the rollback plan)
     max_switch: float = Field(3600.0, gt=0)  # give up (failed trial) when the engine is not done after this
     rate: float = Field(0.0, ge=0)  # committed transactions a second the baseline must reach (0: no floor)
+    sf: float = Field(0.0, ge=0)  # TPC-H beside the TPC-C background at this scale factor, switched too (0: none)
     seed: int = 20240607
     mode: str = "auto"  # TPC-C mode: auto, procedures or statements (as the tpcc workload)
     method: str = "auto"  # online (while serving), offline (background stopped) or auto (online when the engine can)
@@ -66,10 +80,39 @@ class EncryptOptions(WorkloadOptions):
             raise ValueError(f"at most {MAX_THREADS} encryption threads")
         return value
 
+    @field_validator("iops", mode="before")
+    @classmethod
+    def _iops(cls, value: Any) -> list[int] | None:
+        if value is None:
+            return None
+        items = value if isinstance(value, (list, tuple)) else [p.strip() for p in str(value).split(",") if p.strip()]
+        out = []
+        for item in items:
+            try:
+                number = int(item)
+            except (TypeError, ValueError):
+                raise ValueError(f"'{item}' is not a whole number; give e.g. 1000 or 100,1000,10000") from None
+            if not 1 <= number <= MAX_IOPS:
+                raise ValueError(f"iops must be between 1 and {MAX_IOPS}, not {number}")
+            out.append(number)
+        if not out or len(set(out)) < len(out):
+            raise ValueError("give distinct page rates, e.g. 100,1000,10000")
+        return out
+
     @field_validator("rampup", "steady", "max_switch", mode="before")
     @classmethod
     def _seconds(cls, value: Any, info: Any) -> float:
         return parse_duration(value, info.field_name)
+
+    @field_validator("sf")
+    @classmethod
+    def _sf(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise ValueError("give a finite TPC-H scale factor, e.g. 1, or 0 for no TPC-H data")
+        problem = scale_factor_problem(value) if value else None
+        if problem:
+            raise ValueWithFix(problem, SCALE_FACTOR_FIX)
+        return value
 
     @field_validator("mode")
     @classmethod
@@ -83,6 +126,12 @@ class EncryptOptions(WorkloadOptions):
         return TpccOptions(warehouses=self.warehouses, vus=[self.vus], rampup=self.rampup, duration=self.steady,
                            seed=self.seed, mode=self.mode)  # type: ignore[arg-type]
 
+
+    def cycles(self) -> list[Cycle]:
+        """The online cycles in order: every thread count, and for each every page rate (``iops`` swept when it
+        lists several: then the cycle's name says both)."""
+        rates: list[int | None] = list(self.iops) if self.iops else [None]
+        return [Cycle(f"t{k}" if len(rates) == 1 else f"t{k}-iops{r}", k, r) for k in self.threads for r in rates]
 
     def online(self, engine: "Engine") -> bool:
         """Whether ``engine`` switches while the background runs (else offline, with the background stopped)."""
@@ -114,10 +163,16 @@ class EncryptOptions(WorkloadOptions):
             if self.method == "offline" and not engine.offline_switch:
                 raise UsageError(f"engine '{config.engine}' has no offline method to encrypt existing data",
                                  "use method=auto")
+            if self.sf and not engine.switch_whole_server:
+                able = [n for n in engine_names() if get_engine(n).switch_whole_server]
+                raise UsageError(f"sf={self.sf:g}: '{config.engine}' cannot switch TPC-H data loaded beside the "
+                                 "TPC-C background (its switch does not cover a second database)",
+                                 f"leave out sf (or --sf), or use an engine that can: {', '.join(able) or 'none'}")
             if self.rekey == "yes" and not engine.rekey_method:
                 raise UsageError(f"engine '{config.engine}' cannot re-key existing data (rekey=yes)", "use rekey=auto")
             if not self.online(engine) and self.iops is not None:
-                raise UsageError(f"iops={self.iops}: '{config.engine}' encrypts offline, with no page rate to set",
+                raise UsageError(f"iops={','.join(map(str, self.iops))}: '{config.engine}' encrypts offline, with "
+                                 "no page rate to set",
                                  "leave out iops")
             if not self.online(engine) and "threads" in self.model_fields_set and self.threads != [1]:
                 raise UsageError(f"threads={','.join(map(str, self.threads))}: '{config.engine}' encrypts offline "

@@ -14,8 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-from scipy import stats as st
-
+from tdebench.stats.paired import PairedRatio, paired_ratio  # noqa: F401 - re-exported: the phase logic's API
 from tdebench.workloads.tpcc.histogram import Histogram
 
 STEADY = ("before", "after_on", "after_off")
@@ -97,29 +96,3 @@ def phase_stats(bins: list[int], per_second: list[list[int]], latency: list[Hist
         if i < len(latency):
             merged.merge(latency[i])
     return PhaseStats(len(bins), sum(counts), new_orders, merged, longest_zero_run(counts))
-
-
-@dataclass(frozen=True)
-class PairedRatio:
-    """A phase against its cycle's baseline over trials: mean ratio and its t interval (None below 2 trials)."""
-
-    n: int
-    mean: float
-    low: float | None
-    high: float | None
-
-    def as_dict(self) -> dict[str, float | int | None]:
-        return {"trials": self.n, "mean_ratio": self.mean, "ci95_low": self.low, "ci95_high": self.high}
-
-
-def paired_ratio(before: list[float], other: list[float], confidence: float = 0.95) -> PairedRatio | None:
-    """Per trial ``other / before``; their mean with a t interval. None when no trial has a baseline above 0."""
-    ratios = [o / b for b, o in zip(before, other) if b > 0]
-    if not ratios:
-        return None
-    mean = sum(ratios) / len(ratios)
-    if len(ratios) < 2:
-        return PairedRatio(1, mean, None, None)
-    sd = math.sqrt(sum((r - mean) ** 2 for r in ratios) / (len(ratios) - 1))
-    half = float(st.t.ppf(0.5 + confidence / 2, len(ratios) - 1)) * sd / math.sqrt(len(ratios))
-    return PairedRatio(len(ratios), mean, mean - half, mean + half)

@@ -5,7 +5,7 @@ Every config names the TARGET spec (e.g. ``--engine mariadb --encryption tde:aes
 provisioned with what the engine needs to switch (the key plugin) but its data are loaded plaintext
 (:meth:`~tdebench.api.engine.Instance.start_plain`). Each trial plants canaries, starts the background (TPC-C
 virtual users, closed loop) and runs the cycles of :mod:`tdebench.workloads.encrypt.controller`, one per value of
-``threads``. Measurements (test ``encrypt``):
+``threads`` (and of ``iops`` when it lists several: cycle ``t<K>-iops<N>``). Measurements (test ``encrypt``):
 
 * step ``t<K>.<phase>`` (phase before, during_on, after_on, during_off, after_off): ``tpm``, ``nopm``,
   ``committed``, ``seconds``, ``zero_seconds`` (longest run of seconds without a commit), ``latency_p50/p95/p99``
@@ -40,17 +40,22 @@ from tdebench.workloads.encrypt import record
 from tdebench.encryption import redact
 from tdebench.workloads.encrypt.controller import SwitchController
 from tdebench.workloads.encrypt.offline import run_offline
-from tdebench.workloads.encrypt.options import parse_options
+from tdebench.workloads.encrypt.options import Cycle, parse_options
 from tdebench.workloads.encrypt.scan import leftover_scan
 from tdebench.workloads.tpcc import schema
 from tdebench.workloads.tpcc.datagen import ensure_data
 from tdebench.workloads.tpcc.loader import load_tpcc
 from tdebench.workloads.tpcc.procs import resolve_mode
 from tdebench.workloads.tpcc.slices import VuPool
+from tdebench.workloads.tpch.datagen import check_data_root as check_tpch_data
+from tdebench.workloads.tpch.datagen import ensure_data as ensure_tpch_data
+from tdebench.workloads.tpch.loader import load_tpch
+from tdebench.workloads.tpch.workload import TpchWorkload
 
 TEST = "encrypt"
 RESET_WAIT = 3600.0
 OFFLINE = "offline"  # the cycle of an engine that switches with the background stopped
+TPCH_DATABASE = "tpch"  # where TPC-H goes beside the background (sf)
 
 
 class EncryptWorkload(Workload):
@@ -70,6 +75,9 @@ class EncryptWorkload(Workload):
         super().__init__(plan, rundir)
         self.opts = parse_options(plan.workload_options)
         self.data_dir = Path()
+        self.tpch_dir: Path | None = None  # TPC-H beside the background (sf), switched with it
+        if self.opts.sf:
+            self.known_plaintext = (*self.known_plaintext, *TpchWorkload.known_plaintext)
         self.history: dict[str, list[dict[str, float]]] = {}
 
     def tables(self) -> tuple[TableSpec, ...]:
@@ -84,20 +92,31 @@ class EncryptWorkload(Workload):
 
         if all(not self.opts.online(get_engine(c.engine)) for c in self.plan.configs):
             return (TEST, f"{OFFLINE}.on", "time_to_done")
-        return (TEST, f"t{self.opts.threads[-1]}.on", "time_to_done")
+        return (TEST, f"{self.opts.cycles()[-1].prefix}.on", "time_to_done")
 
     def prepare(self, ui: RunListener) -> dict[str, Any]:
         self.opts.check_configs(self.plan.configs)  # the CLI checked already; a resumed or in-process plan here
+        if self.opts.sf:
+            check_tpch_data(self.opts.sf, self.plan.data_dir)
         ui.task_started("data", f"TPC-C data, {self.opts.warehouses} warehouse(s)", None)
         try:
             self.data_dir, facts = ensure_data(self.opts.warehouses, self.opts.seed, self.plan.data_dir, 0,
                                                progress=ui.message)
         finally:
             ui.task_finished("data")
-        return {**facts, "dir": str(self.data_dir), "raw_bytes": facts.get("bytes", 0), "options": self.plan_json()}
+        out = {**facts, "dir": str(self.data_dir), "raw_bytes": facts.get("bytes", 0), "options": self.plan_json()}
+        if self.opts.sf:
+            ui.task_started("tpch-data", f"TPC-H data SF {self.opts.sf:g} (beside the background)", None)
+            try:
+                self.tpch_dir, tpch = ensure_tpch_data(self.opts.sf, self.plan.data_dir, progress=ui.message)
+            finally:
+                ui.task_finished("tpch-data")
+            out["tpch"] = {**tpch, "dir": str(self.tpch_dir), "database": TPCH_DATABASE}
+            out["raw_bytes"] += sum(int(f.get("bytes", 0)) for f in tpch.get("files", {}).values())
+        return out
 
     def load(self, state: ConfigState, rec: Recorder, ui: RunListener) -> dict[str, Any]:
-        """The switch made ready (keys loaded, tables plaintext), then TPC-C's load."""
+        """The switch made ready (keys loaded, tables plaintext), then TPC-C's load (and TPC-H's beside, ``sf``)."""
         rec.workload = self.name
         start = state.instance.start_plain()
         mode = resolve_mode(self.opts.mode, state.dialect)
@@ -105,10 +124,24 @@ class EncryptWorkload(Workload):
                          lambda table, rows, seconds: ui.message(f"load {state.label}: {table}"),
                          procedures=mode == "procedures")
         rec.add("load", "total", "elapsed", load.total_seconds, "s")
-        return {"load_seconds": round(load.total_seconds, 6), "load_rows": load.rows, "tpcc_mode": mode,
+        beside = self._load_tpch(state, rec, ui) if self.tpch_dir is not None else {}
+        return {**beside, "load_seconds": round(load.total_seconds, 6), "load_rows": load.rows, "tpcc_mode": mode,
                 "start_plain": start, "online_switch": state.engine.online_switch,
                 "offline_switch": state.engine.offline_switch, "rekey_method": state.engine.rekey_method,
                 "method": "online" if self.opts.online(state.engine) else "offline (the background stopped)"}
+
+    def _load_tpch(self, state: ConfigState, rec: Recorder, ui: RunListener) -> dict[str, Any]:
+        """TPC-H (``sf``) into its own database of the same server, plaintext too: the switch encrypts it with the
+        background's tables, so the switch's time and IO are those of a database of that size."""
+        assert self.tpch_dir is not None
+        tpch = load_tpch(state.instance, state.dialect, self.tpch_dir,
+                         lambda table, rows, seconds: ui.message(f"load {state.label}: TPC-H {table}"),
+                         database=TPCH_DATABASE)
+        for table, (rows, seconds) in tpch.tables.items():
+            rec.add("load", f"tpch.{table}", "elapsed", seconds, "s")
+        rec.add("load", "tpch.total", "elapsed", tpch.total_seconds, "s")
+        return {"tpch_database": TPCH_DATABASE, "tpch_sf": self.opts.sf, "tpch_rows": tpch.rows,
+                "tpch_load_seconds": round(tpch.total_seconds, 6)}
 
     def validate(self, state: ConfigState, rec: Recorder, ui: RunListener) -> list[str]:
         """With ``rate``: the background must reach it on the plaintext data, or the run stops (never lowered)."""
@@ -140,7 +173,7 @@ class EncryptWorkload(Workload):
         if not self.opts.online(state.engine):
             state.instance.switch_offline("off", lambda stage: None)
             return time.monotonic() - started
-        state.instance.switch_encryption(False, max(self.opts.threads), self.opts.iops)
+        state.instance.switch_encryption(False, max(self.opts.threads), max(self.opts.iops or [0]) or None)
         while not state.instance.encryption_progress(on=False).done:
             if time.monotonic() - started > RESET_WAIT:
                 raise RuntimeError(f"{state.label} did not return to plaintext within {RESET_WAIT:.0f} s")
@@ -148,9 +181,9 @@ class EncryptWorkload(Workload):
         return time.monotonic() - started
 
     def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
-        """Per cycle (a value of ``threads``; one cycle for an offline engine): the switch on, the at-rest scan with
-        the background stopped (a flush cannot finish under writes), the re-keying and its scan, and with the way
-        back the switch off."""
+        """Per cycle (a value of ``threads``, times ``iops`` when swept; one cycle for an offline engine): the switch
+        on, the at-rest scan with the background stopped (a flush cannot finish under writes), the re-keying and its
+        scan, and with the way back the switch off."""
         rec.workload = self.name
         result = TrialResult()
         reset = self._ensure_plain(state)
@@ -160,8 +193,8 @@ class EncryptWorkload(Workload):
         state.instance.plant_canaries(markers)  # plaintext until the switch: what must not survive it
         series = record.Series()
         online = self.opts.online(state.engine)
-        for prefix in [f"t{k}" for k in self.opts.threads] if online else [OFFLINE]:
-            if not self._cycle(state, block, prefix, online, series, result, markers):
+        for cycle in self.opts.cycles() if online else [Cycle(OFFLINE, 1, None)]:
+            if not self._cycle(state, block, cycle, online, series, result, markers):
                 break
         folder = self.rundir.path / "samples" / state.label
         if state.label not in self.history:  # a resumed run: its earlier trials count too
@@ -171,15 +204,15 @@ class EncryptWorkload(Workload):
             result.failures.append(f"the server of {state.label} died during the trial")
         return result
 
-    def _cycle(self, state: ConfigState, block: int, prefix: str, online: bool, series: "record.Series",
+    def _cycle(self, state: ConfigState, block: int, cycle: Cycle, online: bool, series: "record.Series",
                result: TrialResult, markers: list[str]) -> bool:
         """One cycle: on, scan, [re-key, scan], [off]; False when a step failed (the trial stops there)."""
         def scan(name: str) -> None:
             series.scans[name] = leftover_scan(state.instance, markers, self.known_plaintext)
 
-        threads = int(prefix[1:]) if online else 1
+        prefix, switch = cycle.prefix, (cycle.threads, cycle.iops, cycle.prefix)
         if online:
-            ok = self._window(state, block, [("steady", f"{prefix}.before"), ("switch", True, threads),
+            ok = self._window(state, block, [("steady", f"{prefix}.before"), ("switch", True, *switch),
                                              ("steady", f"{prefix}.after_on")], series, result)
         else:
             ok = (self._window(state, block, [("steady", f"{prefix}.before")], series, result)
@@ -201,7 +234,7 @@ class EncryptWorkload(Workload):
         if not self.opts.way_back:
             return True
         if online:
-            return self._window(state, block, [("steady", f"{prefix}.before_off"), ("switch", False, threads),
+            return self._window(state, block, [("steady", f"{prefix}.before_off"), ("switch", False, *switch),
                                                ("steady", f"{prefix}.after_off")], series, result)
         return (self._offline(state, "off", f"{prefix}.off", series, result)
                 and self._window(state, block, [("steady", f"{prefix}.after_off")], series, result))

@@ -23,13 +23,18 @@ class LoadResult(TableLoads):
 
 
 def load_tpch(instance: Instance, dialect: Dialect, data_dir: Path,
-              on_table: Callable[[str, int, float], None] | None = None) -> LoadResult:
-    """Create the schema, bulk-load every table, then add keys and indexes and analyze."""
+              on_table: Callable[[str, int, float], None] | None = None, database: str | None = None) -> LoadResult:
+    """Create the schema, bulk-load every table, then add keys and indexes and analyze; ``database``: into that
+    database of the instance's server (:meth:`Instance.connect_to`) instead of the instance's own."""
     result = LoadResult()
     started = time.perf_counter()
-    conn = instance.connect()
+    conn = instance.connect() if database is None else instance.connect_to(database)
+    own_tables = dict(instance.tables)
     try:
         instance.create_schema(conn, schema.create_table_sql(dialect), schema.TABLES)
+        if database is not None:  # the instance's own tables stay what its workload created
+            instance.tables.clear()
+            instance.tables.update(own_tables)
         files = [(spec, [data_dir / f"{spec.name}.tbl"]) for spec in schema.TABLES]
         bulk_load_tables(instance, conn, files, result, on_table)
         result.constraints_seconds = timed(
