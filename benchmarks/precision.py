@@ -5,7 +5,7 @@
                                    [--out DIR] [--data-dir DIR]
     python benchmarks/precision.py fp [--reps 20] [--engine sqlite] [--sf 0.01] [--case tpcc-aa] [--schedule query]
                                       [--precision 5%] [--trials 10] [--max-trials 40] [--out DIR]
-                                      [--restart default|on|off]
+                                      [--restart default|on|off] [--run-args "--duration 20s --warmup 0"]
     python benchmarks/precision.py probe-check [--engine mariadb] [--sf 0.01] [--rounds 3]
     python benchmarks/precision.py show DIR ...
 
@@ -45,6 +45,7 @@ import csv
 import json
 import math
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -249,6 +250,7 @@ def run_fp(args: argparse.Namespace) -> None:
                        str(args.max_trials)] if args.precision else ["--trials", str(args.trials)])
             flags += ["--data-dir", args.data_dir] if args.data_dir else []
             flags += {"on": ["--restart-twins"], "off": ["--no-restart-twins"]}.get(args.restart, [])
+            flags += shlex.split(args.run_args)
             load0 = uptime()
             code = tdebench(flags, out / f"aa-{rep:02d}.log")
             print(f"rep {rep}: exit {code}, load {load0} -> {uptime()}", flush=True)
@@ -259,6 +261,40 @@ def run_fp(args: argparse.Namespace) -> None:
         print(f"  aa-{rep:02d}: {found['overhead_pct'][:6]}% ({found['ci_low_pct'][:6]} to "
               f"{found['ci_high_pct'][:6]}), n {found['n']}, {found['ci_method']}", flush=True)
     print(false_positive_rate(rows).text())
+    block_effect([out / f"aa-{rep:02d}" for rep in range(1, args.reps + 1)], head)
+
+
+def block_effect(runs: list[Path], head: tuple[str, str, str]) -> None:
+    """For a round-paired headline: is there noise shared by the rounds of one block (its server processes and
+    clients), beyond the round-to-round noise? One-way ANOVA of the per-round log ratios by block, over every
+    measured block of every run (a between-block sd the per-round interval does not see)."""
+    from scipy import stats as sps
+
+    groups: list[np.ndarray] = []
+    for run in runs:
+        by: dict[tuple[int, int], dict[str, float]] = {}
+        configs: list[str] = []
+        with open(run / "measurements.csv", newline="") as fh:
+            for r in csv.DictReader(fh):
+                if r["status"] == "ok" and r["round"] and (r["test"], r["step"], r["metric"]) == head:
+                    by.setdefault((int(r["block"]), int(r["round"])), {})[r["config"]] = float(r["value"])
+                    configs += [] if r["config"] in configs else [r["config"]]
+        if len(configs) != 2:
+            return
+        blocks: dict[int, list[float]] = {}
+        for (block, _), v in sorted(by.items()):
+            if len(v) == 2 and min(v.values()) > 0:
+                blocks.setdefault(block, []).append(math.log(v[configs[1]] / v[configs[0]]))
+        groups += [np.array(x) for x in blocks.values() if len(x) > 1]
+    if len(groups) < 2:
+        return
+    f, p = sps.f_oneway(*groups)
+    k = float(np.mean([g.size for g in groups]))
+    within = float(np.mean([g.var(ddof=1) for g in groups]))
+    between = max(0.0, (k * float(np.var([g.mean() for g in groups], ddof=1)) - within) / k)
+    print(f"block effect over {len(groups)} blocks of about {k:.0f} rounds: within-block sd of a round's log ratio "
+          f"{100 * math.sqrt(within):.1f}%, between-block sd {100 * math.sqrt(between):.2f}% (F = {f:.2f}, "
+          f"p = {p:.3f}); design effect of a block mean 1 + k·σ_b²/σ_w² = {1 + k * between / within:.2f}")
 
 
 def probe_check(args: argparse.Namespace) -> None:
@@ -325,6 +361,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--restart", choices=("default", "on", "off"), default="default",
                         help="fp: --restart-twins (on), --no-restart-twins (off) or the run's default")
+    parser.add_argument("--run-args", default="", help="fp: more tdebench run flags for every repetition, e.g. "
+                        "\"--duration 20s --warmup 0\"")
     args = parser.parse_args()
     print(f"{' '.join(sys.argv)}\nload average at start: {uptime()}", flush=True)
     if args.mode == "curves":

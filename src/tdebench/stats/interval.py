@@ -21,7 +21,7 @@ from tdebench.stats.bootstrap import (
     DEFAULT_RESAMPLES, DEFAULT_SEED, CIMethod, bootstrap_ratio_ci, ratio_minus_one,
 )
 from tdebench.stats.logt import log_t
-from tdebench.stats.sequential import lag1, variance_factor
+from tdebench.stats.sequential import ROUND_RULE, lag1, variance_factor
 
 IntervalMethod = Literal["auto", "t-log", "percentile", "bca"]
 DEFAULT_METHOD: IntervalMethod = "auto"
@@ -60,23 +60,23 @@ def uses_t(method: IntervalMethod, n: int) -> bool:
     return method == "t-log" or (method == "auto" and n < BOOTSTRAP_MIN_N)
 
 
-#: the interval of values paired by round (the interleaved OLTP schedule): consecutive rounds share the state of
-#: their block, so the t-interval on the log ratios gets the AR(1) upper-bound variance factor of ``--precision``
+#: the interval of values paired by round (the interleaved OLTP schedule): the t-interval on the log ratios with
+#: the AR(1) variance factor of the stopping rule for rounds (:data:`tdebench.stats.sequential.ROUND_RULE`)
 ROUNDS_METHOD = "t-log-ar1-paired"
 
 
 def rounds_interval(base: np.ndarray, other: np.ndarray, confidence: float = 0.95) -> Interval | None:
     """other/base − 1 for values paired by round, in time order: the geometric mean of the ratios with a
-    t-interval on the log ratios whose variance is multiplied by (1 + r)/(1 − r), r an upper bound of their lag-1
-    autocorrelation (as the stopping rule does, :mod:`tdebench.stats.sequential`); None without logarithms or
-    with fewer than 3 pairs."""
+    t-interval on the log ratios whose variance is multiplied by (1 + r)/(1 − r), r their bias-corrected lag-1
+    autocorrelation (as the stopping rule for rounds does, :mod:`tdebench.stats.sequential`); None without
+    logarithms or with fewer than 3 pairs."""
     base, other = np.asarray(base, dtype=float), np.asarray(other, dtype=float)
     n = base.size
     if n < 3 or (base <= 0).any() or (other <= 0).any():
         return None
     d = np.log(other) - np.log(base)
     m, sd = float(d.mean()), float(d.std(ddof=1))
-    factor = float(variance_factor("ar1-upper", lag1(d), n))
+    factor = float(variance_factor(ROUND_RULE, lag1(d), n))
     se = sd * math.sqrt(factor) / math.sqrt(n)
     q = float(stats.t.ppf(0.5 + confidence / 2, n - 1))
     if se == 0:
