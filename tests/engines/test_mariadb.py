@@ -20,6 +20,7 @@ from tdebench.engines.toolkit.process import free_port
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
 from tdebench.verify.atrest import new_markers, scan_directory
 from tests.engines.kit import MARIADB_SMALL, kit_for
+from tests.engines.test_fsencrypt import FS_MISSING
 
 if not (Path("/usr/sbin/mariadbd").exists() or shutil.which("mariadbd")):
     pytest.skip("mariadbd is not installed (Debian package mariadb-server)", allow_module_level=True)
@@ -50,7 +51,7 @@ class TestMariadbConformance(kit_for("mariadb")):
                 assert not any(s in text for s in secrets_), f"a secret is on the command line of {pid}"
 
     def test_key_files_are_private_and_encrypted(self, loaded):
-        for text, inst in loaded.items():
+        for text, inst in _not_gocryptfs(loaded):
             root = Path(inst.data_dir)
             for sub in ("", "data", "tmp", "keys"):
                 assert stat.S_IMODE((root / sub).stat().st_mode) == 0o700, (text, sub)
@@ -79,6 +80,10 @@ class TestMariadbConformance(kit_for("mariadb")):
             settings = inst.settings()
             shared = {k: v for k, v in settings.items() if k in plain and k != "encryption_scope"}
             assert shared == {k: v for k, v in plain.items() if k != "encryption_scope"}, text
+            if text.startswith("fs:"):  # no server-side encryption: the mount's facts instead
+                assert settings["encryption_scope"] == "none" and "key_bits" not in settings
+                assert settings["fs_encryption"]["cipher"] == "AES-256-GCM", settings["fs_encryption"]
+                continue
             assert settings["file_key_management_encryption_algorithm"] == f"AES_{parse_spec(text).mode.upper()}"
             assert settings["key_bits"] == parse_spec(text).key_bits
             assert not any("keys" in str(v) and "/" in str(v) for v in settings.values())
@@ -87,11 +92,60 @@ class TestMariadbConformance(kit_for("mariadb")):
         for text, inst in loaded.items():
             spaces = inst.encryption_status()["tablespaces"]
             assert spaces["total"] >= 8
-            if text == "none":
+            if text == "none" or text.startswith("fs:"):  # InnoDB encrypts nothing itself under gocryptfs
                 assert spaces["encrypted"] == []
             else:
                 assert spaces["unencrypted"] == [] and spaces["key_ids"] == [1]
                 assert spaces["system_tablespace_encrypted"]
+
+    def test_gocryptfs_holds_the_datadir_and_tmpdir(self, loaded):
+        """fs:gocryptfs: the server's datadir and tmpdir are inside the mount, which runs as the server's user and
+        admits no one else; what is on disk is the cipher directory (no file name of the datadir shows there);
+        the key file, my.cnf and the server log stay outside; the daemon's CPU counts as the server's."""
+        if "fs:gocryptfs" not in loaded:
+            pytest.skip(f"gocryptfs not available: {FS_MISSING}")
+        inst = loaded["fs:gocryptfs"]
+        status = inst.encryption_status()
+        mount = status["filesystem"]
+        assert status["enabled"] and mount["mount"]["fstype"] == "fuse.gocryptfs" and mount["data_directory_on_mount"]
+        assert mount["content_cipher"] == "AES-256-GCM" and mount["file_names"] == "EME-encrypted"
+        conn = inst.connect()
+        try:
+            cur = conn.cursor()
+            cur.execute("SELECT @@GLOBAL.datadir, @@GLOBAL.tmpdir, @@GLOBAL.innodb_encrypt_tables")
+            datadir, tmpdir, encrypt_tables = cur.fetchone()
+        finally:
+            conn.close()
+        assert Path(datadir).is_relative_to(inst.fs.plain_dir) and Path(tmpdir).is_relative_to(inst.fs.plain_dir)
+        assert encrypt_tables == "OFF"
+        assert inst.data_dir == inst.fs.cipher_dir and (inst.data_dir / "gocryptfs.conf").is_file()
+        names = {p.name for p in inst.data_dir.rglob("*")}
+        assert not names & {"lineitem.ibd", "ibdata1", "ib_logfile0", "tpch", "mysql"}, names
+        assert inst.fs.owner is None or inst.fs.owner.pw_uid == inst.user.pw_uid
+        if os.geteuid() == 0 and inst.user is not None:  # root itself is refused by the mount
+            with pytest.raises(PermissionError):
+                os.listdir(inst.datadir)
+        assert (inst.snapshot_dir / "gocryptfs.conf").is_file()
+        assert set(inst.fs.pids()) <= set(inst.server_pids())
+        keys = inst.key_storage()
+        assert [k["key"] for k in keys] == ["gocryptfs master key", "gocryptfs password"]
+        assert not any(k["found_in_clear"] for k in keys)
+        before = inst.counters()["bytes_encrypted_estimate"]
+        conn = inst.connect()
+        try:  # pages and redo written through the mount count as encrypted by it
+            conn.cursor().execute("CREATE TABLE gocryptfs_probe ENGINE=InnoDB AS SELECT seq FROM seq_1_to_20000")
+            conn.commit()
+        finally:
+            conn.close()
+        inst.flush_to_disk()
+        counters = inst.counters()
+        assert counters["bytes_encrypted_estimate"] > before and "bytes_encrypted" not in counters
+        assert counters["bytes_encrypted_estimate"] == counters["bytes_written"] + counters["log_bytes"]
+
+
+def _not_gocryptfs(loaded: dict) -> list:
+    """The kit's configs whose files tdebench can read directly (not inside a gocryptfs mount)."""
+    return [(text, inst) for text, inst in loaded.items() if not text.startswith("fs:")]
 
 
 def _openssl_decrypt(path: Path, passphrase: str) -> bytes:

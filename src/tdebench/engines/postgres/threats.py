@@ -23,7 +23,7 @@ from typing import Any
 
 from tdebench.encryption import redact
 from tdebench.api.canary import CANARY_TABLE
-from tdebench.engines.toolkit.exposure import files_holding, key_forms, mode_text, same_disk
+from tdebench.engines.toolkit.exposure import files_holding, key_forms
 from tdebench.engines.toolkit.fscrypt import fscrypt_key_row
 
 READER = "tdebench_reader"
@@ -80,17 +80,7 @@ class PostgresThreatProbes:
             return [fscrypt_key_row()]
         if self.fs is None:
             return []
-        conf = self.fs.cipher_dir / "gocryptfs.conf"
-        scrypt = (self.fs.conf_facts().get("scrypt") or {})
-        return [
-            {"key": "gocryptfs master key", "where": "fs/cipher/gocryptfs.conf, beside the encrypted files",
-             "on_disk": conf.is_file(), "beside_data": same_disk(conf, self.fs.cipher_dir), "mode": mode_text(conf),
-             "protected_by": f"AES-256-GCM under scrypt(password) (N={scrypt.get('N')})", "found_in_clear": []},
-            {"key": "gocryptfs password", "where": "memory only; a 0600 pass file in a private temporary "
-             "directory while gocryptfs starts, deleted right after", "on_disk": False, "beside_data": False,
-             "mode": None, "protected_by": "not stored",
-             "found_in_clear": self._relative(files_holding(roots, [self.fs._password.encode()]))},
-        ]
+        return self.fs.key_rows(roots, self.home)
 
     def _relative(self, paths: list[str]) -> list[str]:
         root = str(self.home)
