@@ -19,6 +19,8 @@ from tdebench.engines import Config, get_engine
 from tdebench.engines.toolkit.process import free_port
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
 from tdebench.verify.atrest import new_markers, scan_directory
+from tdebench.verify.threat_checks import live_host_row
+from tdebench.verify.threat_rows import Needles
 from tests.engines.kit import MARIADB_SMALL, kit_for
 from tests.engines.test_fsencrypt import FS_MISSING
 
@@ -127,6 +129,12 @@ class TestMariadbConformance(kit_for("mariadb")):
                 os.listdir(inst.datadir)
         assert (inst.snapshot_dir / "gocryptfs.conf").is_file()
         assert set(inst.fs.pids()) <= set(inst.server_pids())
+        markers = new_markers()
+        inst.plant_canaries(markers)
+        inst.flush_to_disk()
+        row = live_host_row(inst, Needles(tuple(markers)))  # the mount, read as the only user it admits
+        assert row.status == "exposed" and set(row.evidence["hits"]) == {f"canary-{i}" for i in range(1, 5)}, row
+        assert ("read as the server's OS user" in row.summary) is (inst.fs.owner is not None)
         keys = inst.key_storage()
         assert [k["key"] for k in keys] == ["gocryptfs master key", "gocryptfs password"]
         assert not any(k["found_in_clear"] for k in keys)

@@ -18,6 +18,7 @@ connections (``_connect``), its key material (``_keys``) and its listen settings
 from __future__ import annotations
 
 import contextlib
+import pwd
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -60,10 +61,14 @@ class MariadbThreatProbes:
         top = self.home if self.image is not None and self.home is not None else self._path()
         return [top] + ([self._socket_dir] if self._socket_dir is not None else [])
 
-    def live_paths(self) -> list[Path] | None:
-        """The instance directory as the server sees it (for fs:fscrypt: inside the unlocked mount); gocryptfs'
-        mount admits the server's user only, not tdebench: not checked there."""
-        return None if self.fs is not None else [self._path()]
+    def live_paths(self) -> list[Path]:
+        """The instance directory as the server sees it (for fs:fscrypt: inside the unlocked mount); under gocryptfs
+        the mount (datadir and tmpdir in clear)."""
+        return [self.fs.plain_dir] if self.fs is not None else [self._path()]
+
+    def live_reader(self) -> pwd.struct_passwd | None:
+        """gocryptfs' mount admits only the server's user (not root): it is read as that user."""
+        return self.fs.owner if self.fs is not None else None
 
     def data_dir_parts(self) -> dict[str, list[str]] | None:
         if self.image is not None:

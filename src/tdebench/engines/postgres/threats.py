@@ -17,6 +17,7 @@ mount (``fs``) and, for ``column:*``, its key (``_key``).
 from __future__ import annotations
 
 import contextlib
+import pwd
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -48,10 +49,13 @@ class PostgresThreatProbes:
         """The instance directory (data or cipher directory, server log, socket) and an outside socket dir."""
         return [self.home] + ([self.cluster.socket_dir] if self.cluster.private_socket_dir else [])
 
-    def live_paths(self) -> list[Path] | None:
-        """The data directory as the server reads it (for fs:fscrypt: inside the unlocked mount); gocryptfs'
-        mount admits the server's user only, not tdebench: not checked there."""
-        return None if self.fs is not None else [self.cluster.pgdata]
+    def live_paths(self) -> list[Path]:
+        """The data directory as the server reads it (for fs:fscrypt: inside the unlocked mount; for gocryptfs: the
+        mount, read as the server's user, the only one it admits)."""
+        return [self.fs.plain_dir] if self.fs is not None else [self.cluster.pgdata]
+
+    def live_reader(self) -> pwd.struct_passwd | None:
+        return self.fs.owner if self.fs is not None else None
 
     def data_dir_parts(self) -> dict[str, list[str]] | None:
         if self.image is not None:
