@@ -78,10 +78,10 @@ class MariadbThreatProbes:
         return {"datadir": ["data/*"], "redo": ["data/ib_logfile*"], "temp": ["data/ibtmp1", "tmp/*"]}
 
     def temp_locations(self) -> list[Path]:
+        if self.fs is not None:  # on an image too: the cipher directory is what the server's spills become
+            return [self.fs.cipher_dir]
         if self.image is not None:
             return [self.image.image_dir]  # spills land in the image's blocks (encrypted under fscrypt)
-        if self.fs is not None:
-            return [self.fs.cipher_dir]
         return [self.tmpdir, self.datadir / "ibtmp1"]
 
     def key_storage(self) -> list[dict[str, Any]]:
