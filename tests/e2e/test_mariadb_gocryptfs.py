@@ -101,3 +101,22 @@ def test_ctrl_c_leaves_no_mount_or_daemon(sandbox, when, tpch_sf001):  # noqa: F
             proc.kill()
     assert proc.returncode == 130, log[-3000:]
     nothing_left(base, keys)
+
+
+def test_backups_read_and_restore_inside_the_mount(sandbox, tpch_sf001):  # noqa: F811
+    """The backup workload on an fs:gocryptfs twin: mariadb-backup reads the datadir and copies a restore back into it
+    as the server's OS user (the only one the mount admits); every kind restores the loaded rows, and every backup,
+    written outside the mount, holds the canaries (gocryptfs covers the instance's files only)."""
+    base, keys = sandbox
+    out = base / "run"
+    proc = start(base, ["--workload", "backup", "--engine", "mariadb", "--encryption", "none,fs:gocryptfs", "--sf",
+                        "0.01", "--trials", "1", "--warmup", "0", "--data-dir", str(Path(tpch_sf001[0]).parent)], out)
+    log, _ = proc.communicate(timeout=900)
+    assert proc.returncode == 0, log[-3000:]
+    backups = json.loads((out / "backups.json").read_text())["configs"]["mariadb-fs-gocryptfs"]["backups"]
+    assert set(backups) == {"mariadb_backup", "mariadb_backup_gz", "mariadb_dump", "mariadb_dump_gz"}
+    for kind, verdict in backups.items():
+        assert verdict["encrypted"] is False and verdict["marker_hits"] > 0, kind
+    rows = json.loads((out / "verification.json").read_text())["configs"]["mariadb-fs-gocryptfs"]["threats"]["rows"]
+    assert {r["id"]: r["status"] for r in rows}["backups:mariadb_backup"] == "exposed"
+    nothing_left(base, keys)
