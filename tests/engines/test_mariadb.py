@@ -16,6 +16,7 @@ import pytest
 
 from tdebench.encryption import PLAIN, issued_secrets, parse_spec
 from tdebench.engines import Config, get_engine
+from tdebench.engines.toolkit import fsencrypt
 from tdebench.engines.toolkit.process import free_port
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
 from tdebench.verify.atrest import new_markers, scan_directory
@@ -208,6 +209,53 @@ def test_bad_server_setting_fails_with_log_tail(engine, tmp_path):
         inst.destroy()
         assert not _own_servers()
         assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(FS_MISSING is not None, reason=f"gocryptfs not available: {FS_MISSING}")
+@pytest.mark.parametrize("spec, flag", [("fs:gocryptfs-aessiv", "AESSIV"), ("fs:gocryptfs-xchacha", "XChaCha20Poly1305")])
+def test_gocryptfs_variants_restart_and_destroy_leave_nothing(engine, spec, flag, tmp_path):
+    """Each gocryptfs variant: rows survive a restart (unmount, mount again), no probe value reaches the cipher
+    directory, and destroy leaves no process, mount or directory."""
+    inst = engine.create_instance(Config("mariadb", parse_spec(spec), dict(SMALL)), tmp_path)
+    try:
+        inst.start()
+        assert flag in inst.encryption_status()["filesystem"]["gocryptfs_conf"]["feature_flags"]
+        conn = inst.connect()
+        try:
+            conn.cursor().execute("CREATE TABLE t ENGINE=InnoDB AS "
+                                  "SELECT CONCAT('TDEBENCH-FS-PROBE-', seq) AS v FROM seq_1_to_500")
+            conn.commit()
+        finally:
+            conn.close()
+        mount = inst.fs.plain_dir
+        inst.restart()
+        assert inst.alive() and inst.encryption_status()["enabled"]
+        conn = inst.connect()
+        try:
+            cur = conn.cursor()
+            cur.execute("SELECT COUNT(*) FROM t")
+            assert cur.fetchone()[0] == 500
+        finally:
+            conn.close()
+        inst.flush_to_disk()
+        assert scan_directory(inst.data_dir, ["TDEBENCH-FS-PROBE-"]).files_with_hits == []
+        pids, home = inst.server_pids(), inst.home
+    finally:
+        inst.destroy()
+    time.sleep(0.2)
+    assert not [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+    assert not fsencrypt.mount_entry(mount) and not home.exists() and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(FS_MISSING is not None, reason=f"gocryptfs not available: {FS_MISSING}")
+def test_gocryptfs_instance_that_fails_to_install_leaves_no_mount(engine, tmp_path):
+    inst = engine.create_instance(Config("mariadb", parse_spec("fs:gocryptfs"),
+                                         {**SMALL, "tdebench_no_such_variable": "1"}), tmp_path)
+    with pytest.raises(EnvironmentProblem, match="tdebench_no_such_variable"):
+        inst.start()
+    inst.destroy()
+    assert not [line for line in Path("/proc/mounts").read_text().splitlines() if str(tmp_path) in line]
+    assert not _own_servers() and list(tmp_path.iterdir()) == []
 
 
 def test_server_that_cannot_start_shows_its_log_tail(engine, tmp_path):
