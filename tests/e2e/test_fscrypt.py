@@ -191,7 +191,7 @@ def test_layers_example(sandbox, tpch_sf001):
     assert proc.returncode == 0, log[-3000:]
     ex.check_example_run(out)
     configs = json.loads((out / "verification.json").read_text())["configs"]
-    assert len(configs) == 12 and all(c["passed"] for c in configs.values())
+    assert len(configs) == 13 and all(c["passed"] for c in configs.values())
     for label, entry in configs.items():
         plain = label.split("@")[0].split("-", 1)[1] == "none"
         assert entry["encrypted_on_disk"] != plain and (entry["marker_hits"] > 0) == plain, label
@@ -200,6 +200,7 @@ def test_layers_example(sandbox, tpch_sf001):
     md = (out / "report" / "summary.md").read_text()
     assert "## Layers: cost and protection" in md and "vs baseline sqlite-none (95% CI)" in md
     assert "| postgres-fs-gocryptfs@mem0.25 | FUSE filesystem (gocryptfs) |" in md
+    assert "| mariadb-fs-gocryptfs@mem0.25 | FUSE filesystem (gocryptfs) |" in md  # all three layers of one engine
     assert "sqlite3mc's configs run SQLite 3.54" in md and "sqlite3mc-none@mem0.25 (no encryption) shows alone" in md
     assert_nothing_left(base, keys)
 
