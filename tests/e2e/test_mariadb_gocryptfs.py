@@ -13,6 +13,8 @@ import json
 import os
 import shutil
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import psutil
@@ -119,4 +121,26 @@ def test_backups_read_and_restore_inside_the_mount(sandbox, tpch_sf001):  # noqa
         assert verdict["encrypted"] is False and verdict["marker_hits"] > 0, kind
     rows = json.loads((out / "verification.json").read_text())["configs"]["mariadb-fs-gocryptfs"]["threats"]["rows"]
     assert {r["id"]: r["status"] for r in rows}["backups:mariadb_backup"] == "exposed"
+    nothing_left(base, keys)
+
+
+def test_killed_run_is_cleaned_up(sandbox, tpch_sf001):  # noqa: F811
+    """SIGKILL leaves the gocryptfs mount and the servers running; `tdebench cleanup` stops them and unmounts."""
+    base, keys = sandbox
+    out = base / "run"
+    proc = start(base, ["--engine", "mariadb", "--encryption", "none,fs:gocryptfs", "--sf", "0.01", "--trials", "20",
+                        "--warmup", "0", "--data-dir", str(Path(tpch_sf001[0]).parent)], out)
+    try:
+        _wait_for(proc, lambda: _measuring(out))
+        proc.kill()
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert [m for m in mounts_under(base) if m.endswith("/gocryptfs/plain")] and our_processes(base)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src"),
+           "XDG_STATE_HOME": str(base / "state")}
+    result = subprocess.run([sys.executable, "-m", "tdebench", "cleanup"], env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
     nothing_left(base, keys)
