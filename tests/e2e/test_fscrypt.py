@@ -153,12 +153,8 @@ def test_ctrl_c_leaves_no_mount_loop_device_or_key(sandbox, when, engine, tpch_s
     assert_nothing_left(base, keys)
 
 
-def test_killed_run_is_cleaned_up(sandbox, tpch_sf001):
-    """SIGKILL leaves the images mounted, unlocked and attached; `tdebench cleanup` unmounts and detaches them."""
-    base, keys = sandbox
-    out = base / "run"
-    proc = start(base, ["--encryption", "none,fs:fscrypt", "--sf", "0.01", "--trials", "20", "--warmup", "0",
-                        "--data-dir", str(Path(tpch_sf001[0]).parent)], out)
+def kill_while_measuring(proc: subprocess.Popen[str], out: Path) -> None:
+    """SIGKILL the run once a measured trial's rows are in ``out``."""
     try:
         _wait_for(proc, lambda: _measuring(out))
         proc.kill()
@@ -166,6 +162,14 @@ def test_killed_run_is_cleaned_up(sandbox, tpch_sf001):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_killed_run_is_cleaned_up(sandbox, tpch_sf001):
+    """SIGKILL leaves the images mounted, unlocked and attached; `tdebench cleanup` unmounts and detaches them."""
+    base, keys = sandbox
+    out = base / "run"
+    kill_while_measuring(start(base, ["--encryption", "none,fs:fscrypt", "--sf", "0.01", "--trials", "20", "--warmup",
+                                      "0", "--data-dir", str(Path(tpch_sf001[0]).parent)], out), out)
     assert len(mounts_under(base)) == 2 and len(loop_devices([str(base)])) == 2
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "XDG_STATE_HOME": str(base / "state")}
     listing = subprocess.run([sys.executable, "-m", "tdebench", "cleanup", "--dry-run"], env=env,

@@ -22,7 +22,8 @@ import pytest
 
 from tdebench.engines.toolkit import fsencrypt
 from tdebench.errors import EnvironmentProblem
-from tests.e2e.test_fscrypt import _measuring, _wait_for, assert_nothing_left, mounts_under, sandbox, start  # noqa: F401
+from tests.e2e.test_fscrypt import (_measuring, _wait_for, assert_nothing_left, kill_while_measuring,  # noqa: F401
+                                    mounts_under, sandbox, start)
 
 
 def _missing() -> str | None:
@@ -128,15 +129,9 @@ def test_killed_run_is_cleaned_up(sandbox, tpch_sf001):  # noqa: F811
     """SIGKILL leaves the gocryptfs mount and the servers running; `tdebench cleanup` stops them and unmounts."""
     base, keys = sandbox
     out = base / "run"
-    proc = start(base, ["--engine", "mariadb", "--encryption", "none,fs:gocryptfs", "--sf", "0.01", "--trials", "20",
-                        "--warmup", "0", "--data-dir", str(Path(tpch_sf001[0]).parent)], out)
-    try:
-        _wait_for(proc, lambda: _measuring(out))
-        proc.kill()
-        proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    kill_while_measuring(start(base, ["--engine", "mariadb", "--encryption", "none,fs:gocryptfs", "--sf", "0.01",
+                                      "--trials", "20", "--warmup", "0",
+                                      "--data-dir", str(Path(tpch_sf001[0]).parent)], out), out)
     assert [m for m in mounts_under(base) if m.endswith("/gocryptfs/plain")] and our_processes(base)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src"),
            "XDG_STATE_HOME": str(base / "state")}
