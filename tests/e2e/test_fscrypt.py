@@ -137,31 +137,32 @@ def test_ctrl_c_leaves_no_mount_loop_device_or_key(sandbox, when, engine, tpch_s
     out = base / "run"
     proc = start(base, ["--engine", engine, "--encryption", "none,fs:fscrypt", "--sf", "0.01", "--trials", "20", "--warmup", "0",
                         "--data-dir", str(Path(tpch_sf001[0]).parent)], out)
-    try:
-        if when == "provisioning":  # the first image is mounted: provisioning is under way
-            _wait_for(proc, lambda: bool(mounts_under(base)))
-        else:
-            _wait_for(proc, lambda: _measuring(out))
-        if when == "measurement":  # both images mounted and unlocked
-            assert len(mounts_under(base)) == 2 and len(loop_devices([str(base)])) == 2 and fscrypt_keys() - keys
-        proc.send_signal(signal.SIGINT)
-        log, _ = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    if when == "provisioning":  # the first image is mounted: provisioning is under way
+        log = signal_when(proc, lambda: bool(mounts_under(base)), signal.SIGINT)
+    else:  # both images mounted and unlocked
+        log = signal_when(proc, lambda: _measuring(out), signal.SIGINT, lambda: len(mounts_under(base)) == 2
+                          and len(loop_devices([str(base)])) == 2 and bool(fscrypt_keys() - keys))
     assert proc.returncode == 130, log[-3000:]
     assert_nothing_left(base, keys)
 
 
-def kill_while_measuring(proc: subprocess.Popen[str], out: Path) -> None:
-    """SIGKILL the run once a measured trial's rows are in ``out``."""
+def signal_when(proc: subprocess.Popen[str], ready, sig: signal.Signals, state=lambda: True) -> str:
+    """Once ``ready()``, check ``state()`` (what must hold at that point), send ``sig`` to the run and return its
+    output after it exited (killed if it outlives 90 s)."""
     try:
-        _wait_for(proc, lambda: _measuring(out))
-        proc.kill()
-        proc.communicate(timeout=30)
+        _wait_for(proc, ready)
+        assert state(), "not in the state to interrupt"
+        proc.send_signal(sig)
+        log, _ = proc.communicate(timeout=90)
     finally:
         if proc.poll() is None:
             proc.kill()
+    return log
+
+
+def kill_while_measuring(proc: subprocess.Popen[str], out: Path) -> None:
+    """SIGKILL the run once a measured trial's rows are in ``out``."""
+    signal_when(proc, lambda: _measuring(out), signal.SIGKILL)
 
 
 def test_killed_run_is_cleaned_up(sandbox, tpch_sf001):

@@ -22,8 +22,8 @@ import pytest
 
 from tdebench.engines.toolkit import fsencrypt
 from tdebench.errors import EnvironmentProblem
-from tests.e2e.test_fscrypt import (_measuring, _wait_for, assert_nothing_left, kill_while_measuring,  # noqa: F401
-                                    mounts_under, sandbox, start)
+from tests.e2e.test_fscrypt import (_measuring, assert_nothing_left, kill_while_measuring, mounts_under,  # noqa: F401
+                                    sandbox, signal_when, start)
 
 
 def _missing() -> str | None:
@@ -91,17 +91,11 @@ def test_ctrl_c_leaves_no_mount_or_daemon(sandbox, when, tpch_sf001):  # noqa: F
     out = base / "run"
     proc = start(base, ["--engine", "mariadb", "--encryption", "none,fs:gocryptfs", "--sf", "0.01", "--trials", "20",
                         "--warmup", "0", "--data-dir", str(Path(tpch_sf001[0]).parent)], out)
-    try:
-        if when == "provisioning":  # the mount is up: the encrypted twin is being created
-            _wait_for(proc, lambda: any(m.endswith("/gocryptfs/plain") for m in mounts_under(base)))
-        else:
-            _wait_for(proc, lambda: _measuring(out))
-            assert [m for m in mounts_under(base) if m.endswith("/gocryptfs/plain")]
-        proc.send_signal(signal.SIGINT)
-        log, _ = proc.communicate(timeout=90)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    mounted = lambda: any(m.endswith("/gocryptfs/plain") for m in mounts_under(base))  # noqa: E731
+    if when == "provisioning":  # the mount is up: the encrypted twin is being created
+        log = signal_when(proc, mounted, signal.SIGINT)
+    else:
+        log = signal_when(proc, lambda: _measuring(out), signal.SIGINT, mounted)
     assert proc.returncode == 130, log[-3000:]
     nothing_left(base, keys)
 
