@@ -44,7 +44,7 @@ class EncryptOptions(WorkloadOptions):
     way_back: bool = True  # switch encryption off again in each cycle, timed the same way (the rollback plan)
     max_switch: float = Field(3600.0, gt=0)  # give up (failed trial) when the engine is not done after this
     rate: float = Field(0.0, ge=0)  # committed transactions a second the baseline must reach (0: no floor)
-    sf: float = Field(0.0, ge=0)  # TPC-H beside the TPC-C background at this scale factor, switched too (0: none)
+    sf: float = Field(0.0, ge=0)  # TPC-H at this scale factor, switched (0: none); see tpch_alone
     seed: int = 20240607
     mode: str = "auto"  # TPC-C mode: auto, procedures or statements (as the tpcc workload)
     method: str = "auto"  # online (while serving), offline (background stopped) or auto (online when the engine can)
@@ -137,6 +137,12 @@ class EncryptOptions(WorkloadOptions):
         """Whether ``engine`` switches while the background runs (else offline, with the background stopped)."""
         return bool(engine.online_switch) and self.method != "offline"
 
+    def tpch_alone(self, engine: "Engine") -> bool:
+        """Whether ``engine``'s TPC-H (``sf``) is the only data loaded and switched, with no background: an offline
+        switch stops the service anyway, and a switch that does not cover a second database could not reach TPC-H
+        loaded beside TPC-C (their customer and orders tables clash in one database)."""
+        return bool(self.sf) and not engine.switch_whole_server and not self.online(engine)
+
     def rekeys(self, engine: "Engine") -> bool:
         return self.rekey == "yes" or (self.rekey == "auto" and bool(engine.rekey_method))
 
@@ -163,11 +169,7 @@ class EncryptOptions(WorkloadOptions):
             if self.method == "offline" and not engine.offline_switch:
                 raise UsageError(f"engine '{config.engine}' has no offline method to encrypt existing data",
                                  "use method=auto")
-            if self.sf and not engine.switch_whole_server:
-                able = [n for n in engine_names() if get_engine(n).switch_whole_server]
-                raise UsageError(f"sf={self.sf:g}: '{config.engine}' cannot switch TPC-H data loaded beside the "
-                                 "TPC-C background (its switch does not cover a second database)",
-                                 f"leave out sf (or --sf), or use an engine that can: {', '.join(able) or 'none'}")
+            self._check_sf(config.engine, engine)
             if self.rekey == "yes" and not engine.rekey_method:
                 raise UsageError(f"engine '{config.engine}' cannot re-key existing data (rekey=yes)", "use rekey=auto")
             if not self.online(engine) and self.iops is not None:
@@ -177,6 +179,22 @@ class EncryptOptions(WorkloadOptions):
             if not self.online(engine) and "threads" in self.model_fields_set and self.threads != [1]:
                 raise UsageError(f"threads={','.join(map(str, self.threads))}: '{config.engine}' encrypts offline "
                                  "by one statement, with no encryption threads to set", "leave out threads")
+        if len({self.tpch_alone(get_engine(c.engine)) for c in configs}) > 1:
+            raise UsageError(f"sf={self.sf:g}: some engines switch TPC-H beside the TPC-C background, others TPC-H "
+                             "alone offline, so their trials would not compare", "give each group of engines its own tdebench run")
+
+    def _check_sf(self, name: str, engine: "Engine") -> None:
+        """``sf`` needs a switch that covers TPC-H beside the background, or one done offline on TPC-H alone."""
+        from tdebench.engines import engine_names, get_engine
+
+        if self.sf and not engine.switch_whole_server and self.online(engine):
+            able = [n for n in engine_names() if get_engine(n).switch_whole_server or get_engine(n).offline_switch]
+            raise UsageError(f"sf={self.sf:g}: '{name}' switches online and its switch does not cover TPC-H loaded "
+                             "beside the TPC-C background", f"leave out sf (or --sf), or use an engine that can: "
+                             f"{', '.join(able) or 'none'}")
+        if self.tpch_alone(engine) and self.rate:
+            raise UsageError(f"rate={self.rate:g}: with sf, '{name}' switches TPC-H alone offline, with no background "
+                             "to hold at a rate", "leave out rate")
 
 
 def parse_options(raw: dict[str, Any]) -> EncryptOptions:

@@ -104,7 +104,8 @@ def trial(rec: Recorder, block: int, background: Series, rate: float, folder: Pa
             if "end_bytes" in stage:
                 rec.add(TEST, switch.name, f"{stage['name']}_end_bytes", stage["end_bytes"], "bytes")
     for name, scan in background.scans.items():
-        for metric in ("canary_hits_in_scope", "known_plaintext_hits_in_scope", "hits_outside_scope"):
+        for metric in ("canary_hits_in_scope", "known_plaintext_hits_in_scope", "known_plaintext_found_in_scope",
+                       "hits_outside_scope"):
             rec.add(TEST, f"{name}.scan", metric, scan[metric], "count")
     rec.add(TEST, "background", "errors", background.errors, "count")
     rec.add(TEST, "background", "retries", background.retries, "count")

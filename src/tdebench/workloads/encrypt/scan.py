@@ -32,11 +32,14 @@ def leftover_scan(instance: Instance, markers: list[str], known: tuple[str, ...]
         for f in scan.files if scan is not None else []:
             for value, n in f.hits.items():
                 if n:
-                    files.setdefault(f.path, {})[label or names[value]] = n
+                    hits = files.setdefault(f.path, {})  # known plaintext: every value's hits add up
+                    hits[label or names[value]] = hits.get(label or names[value], 0) + n
     in_scope = {p: h for p, h in files.items() if not out_of_scope(p)}
+    found = {v for f in plain.files if not out_of_scope(f.path) for v, n in f.hits.items() if n} if plain else set()
     return {
         "canary_hits_in_scope": sum(n for p, h in in_scope.items() for k, n in h.items() if k.startswith("canary")),
         "known_plaintext_hits_in_scope": sum(h.get("known plaintext", 0) for h in in_scope.values()),
+        "known_plaintext_found_in_scope": len(found),  # distinct values: which data the scan saw (by count only)
         "hits_outside_scope": sum(sum(h.values()) for p, h in files.items() if out_of_scope(p)),
         "files_with_hits_in_scope": sorted(in_scope),
         "files_with_hits": files,

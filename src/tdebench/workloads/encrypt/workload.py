@@ -50,12 +50,23 @@ from tdebench.workloads.tpcc.slices import VuPool
 from tdebench.workloads.tpch.datagen import check_data_root as check_tpch_data
 from tdebench.workloads.tpch.datagen import ensure_data as ensure_tpch_data
 from tdebench.workloads.tpch.loader import load_tpch
+from tdebench.workloads.tpch import schema as tpch_schema
 from tdebench.workloads.tpch.workload import TpchWorkload
 
 TEST = "encrypt"
 RESET_WAIT = 3600.0
 OFFLINE = "offline"  # the cycle of an engine that switches with the background stopped
 TPCH_DATABASE = "tpch"  # where TPC-H goes beside the background (sf)
+
+
+def sampled_values(tpch_dir: Path) -> list[str]:
+    """Per TPC-H table, the longest field of its first row (a comment: text no key or number repeats)."""
+    out = []
+    for spec in tpch_schema.TABLES:
+        with open(tpch_dir / f"{spec.name}.tbl", encoding="utf-8") as handle:
+            fields = handle.readline().rstrip("\n").split("|")
+        out.append(max(fields, key=len))
+    return out
 
 
 class EncryptWorkload(Workload):
@@ -75,13 +86,24 @@ class EncryptWorkload(Workload):
         super().__init__(plan, rundir)
         self.opts = parse_options(plan.workload_options)
         self.data_dir = Path()
-        self.tpch_dir: Path | None = None  # TPC-H beside the background (sf), switched with it
-        if self.opts.sf:
+        self.tpch_dir: Path | None = None  # TPC-H (sf): beside the background, or alone (tpch_alone)
+        self.alone = self._tpch_alone()
+        if self.alone:  # the instance holds TPC-H only: its plaintext is what the scans look for
+            self.database, self.schema_tables = TpchWorkload.database, TpchWorkload.schema_tables
+            self.known_plaintext = TpchWorkload.known_plaintext
+        elif self.opts.sf:
             self.known_plaintext = (*self.known_plaintext, *TpchWorkload.known_plaintext)
         self.history: dict[str, list[dict[str, float]]] = {}
 
+    def _tpch_alone(self) -> bool:
+        """Every config switches TPC-H (``sf``) alone, offline, with no TPC-C and no background
+        (:meth:`EncryptOptions.tpch_alone`; check_configs refuses a mix)."""
+        from tdebench.engines import get_engine
+
+        return bool(self.plan.configs) and all(self.opts.tpch_alone(get_engine(c.engine)) for c in self.plan.configs)
+
     def tables(self) -> tuple[TableSpec, ...]:
-        return schema.TABLE_SPECS
+        return tpch_schema.TABLES if self.alone else schema.TABLE_SPECS
 
     def plan_json(self) -> dict[str, Any]:
         return {"workload": self.name, **self.opts.model_dump()}
@@ -98,49 +120,59 @@ class EncryptWorkload(Workload):
         self.opts.check_configs(self.plan.configs)  # the CLI checked already; a resumed or in-process plan here
         if self.opts.sf:
             check_tpch_data(self.opts.sf, self.plan.data_dir)
-        ui.task_started("data", f"TPC-C data, {self.opts.warehouses} warehouse(s)", None)
-        try:
-            self.data_dir, facts = ensure_data(self.opts.warehouses, self.opts.seed, self.plan.data_dir, 0,
-                                               progress=ui.message)
-        finally:
-            ui.task_finished("data")
-        out = {**facts, "dir": str(self.data_dir), "raw_bytes": facts.get("bytes", 0), "options": self.plan_json()}
+        out: dict[str, Any] = {"raw_bytes": 0, "options": self.plan_json()}
+        if not self.alone:
+            ui.task_started("data", f"TPC-C data, {self.opts.warehouses} warehouse(s)", None)
+            try:
+                self.data_dir, facts = ensure_data(self.opts.warehouses, self.opts.seed, self.plan.data_dir, 0,
+                                                   progress=ui.message)
+            finally:
+                ui.task_finished("data")
+            out.update(facts, dir=str(self.data_dir), raw_bytes=facts.get("bytes", 0))
         if self.opts.sf:
-            ui.task_started("tpch-data", f"TPC-H data SF {self.opts.sf:g} (beside the background)", None)
+            where = "alone, no background" if self.alone else "beside the background"
+            ui.task_started("tpch-data", f"TPC-H data SF {self.opts.sf:g} ({where})", None)
             try:
                 self.tpch_dir, tpch = ensure_tpch_data(self.opts.sf, self.plan.data_dir, progress=ui.message)
             finally:
                 ui.task_finished("tpch-data")
-            out["tpch"] = {**tpch, "dir": str(self.tpch_dir), "database": TPCH_DATABASE}
+            out["tpch"] = {**tpch, "dir": str(self.tpch_dir), "database": self.database if self.alone else TPCH_DATABASE}
             out["raw_bytes"] += sum(int(f.get("bytes", 0)) for f in tpch.get("files", {}).values())
+            if self.alone:  # a value of every table too, so the scans show they cover each one
+                self.known_plaintext = (*TpchWorkload.known_plaintext, *sampled_values(self.tpch_dir))
         return out
 
     def load(self, state: ConfigState, rec: Recorder, ui: RunListener) -> dict[str, Any]:
         """The switch made ready (keys loaded, tables plaintext), then TPC-C's load (and TPC-H's beside, ``sf``)."""
         rec.workload = self.name
         start = state.instance.start_plain()
+        if self.alone:
+            return {**self._load_tpch(state, rec, ui, None), "start_plain": start, "background": "none",
+                    "offline_switch": state.engine.offline_switch, "rekey_method": state.engine.rekey_method,
+                    "method": "offline, TPC-H alone (no background: the service is stopped for the switch)"}
         mode = resolve_mode(self.opts.mode, state.dialect)
         load = load_tpcc(state.instance, state.dialect, self.data_dir, self.opts.warehouses,
                          lambda table, rows, seconds: ui.message(f"load {state.label}: {table}"),
                          procedures=mode == "procedures")
         rec.add("load", "total", "elapsed", load.total_seconds, "s")
-        beside = self._load_tpch(state, rec, ui) if self.tpch_dir is not None else {}
+        beside = self._load_tpch(state, rec, ui, TPCH_DATABASE) if self.tpch_dir is not None else {}
         return {**beside, "load_seconds": round(load.total_seconds, 6), "load_rows": load.rows, "tpcc_mode": mode,
                 "start_plain": start, "online_switch": state.engine.online_switch,
                 "offline_switch": state.engine.offline_switch, "rekey_method": state.engine.rekey_method,
                 "method": "online" if self.opts.online(state.engine) else "offline (the background stopped)"}
 
-    def _load_tpch(self, state: ConfigState, rec: Recorder, ui: RunListener) -> dict[str, Any]:
-        """TPC-H (``sf``) into its own database of the same server, plaintext too: the switch encrypts it with the
-        background's tables, so the switch's time and IO are those of a database of that size."""
+    def _load_tpch(self, state: ConfigState, rec: Recorder, ui: RunListener, database: str | None) -> dict[str, Any]:
+        """TPC-H (``sf``) plaintext, into ``database`` of the same server beside the background (the switch encrypts
+        it with the background's tables) or, None, into the instance's own (alone): either way the switch's time, IO
+        and disk are those of a database of that size."""
         assert self.tpch_dir is not None
         tpch = load_tpch(state.instance, state.dialect, self.tpch_dir,
                          lambda table, rows, seconds: ui.message(f"load {state.label}: TPC-H {table}"),
-                         database=TPCH_DATABASE)
+                         database=database)
         for table, (rows, seconds) in tpch.tables.items():
             rec.add("load", f"tpch.{table}", "elapsed", seconds, "s")
         rec.add("load", "tpch.total", "elapsed", tpch.total_seconds, "s")
-        return {"tpch_database": TPCH_DATABASE, "tpch_sf": self.opts.sf, "tpch_rows": tpch.rows,
+        return {"tpch_database": database or self.database, "tpch_sf": self.opts.sf, "tpch_rows": tpch.rows,
                 "tpch_load_seconds": round(tpch.total_seconds, 6)}
 
     def validate(self, state: ConfigState, rec: Recorder, ui: RunListener) -> list[str]:
@@ -215,6 +247,8 @@ class EncryptWorkload(Workload):
             ok = self._window(state, block, [("steady", f"{prefix}.before"), ("switch", True, *switch),
                                              ("steady", f"{prefix}.after_on")], series, result)
         else:
+            if self.alone:  # the control: the same scan sees TPC-H's plaintext before the switch
+                scan(f"{prefix}.plain")
             ok = (self._window(state, block, [("steady", f"{prefix}.before")], series, result)
                   and self._offline(state, "on", f"{prefix}.on", series, result)
                   and self._window(state, block, [("steady", f"{prefix}.after_on")], series, result))
@@ -255,7 +289,10 @@ class EncryptWorkload(Workload):
 
     def _window(self, state: ConfigState, block: int, steps: list[tuple[Any, ...]], series: "record.Series",
                 result: TrialResult) -> bool:
-        """One background window (fresh virtual users, ramp-up) running ``steps``; False when it failed."""
+        """One background window (fresh virtual users, ramp-up) running ``steps``; False when it failed. None with
+        TPC-H alone (no background: only the offline switches and their scans are measured)."""
+        if self.alone:
+            return True
         seed = self.opts.seed + 7919 * block + len(series.windows)
         pool = VuPool(state.instance, state.dialect, self.opts.tpcc(), self.opts.vus, seed)
         controller = SwitchController(state.instance, self.opts, steps, lambda step: state.mark(step, test=TEST),
