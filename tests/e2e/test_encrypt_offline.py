@@ -6,6 +6,7 @@ interrupt while the engine is encrypting leaves nothing behind."""
 from __future__ import annotations
 
 import csv
+import json
 import os
 import shutil
 import signal
@@ -159,3 +160,75 @@ def test_interrupted_while_encrypting_ends_cleanly(tmp_path, tpcc_w1, engine, en
     assert str(tmp_path) not in mounts
     assert not [p for p in work.rglob("*") if p.is_file() and p.suffix in (".db", ".switch")]
     assert not list(work.rglob("PG_VERSION"))
+
+
+def run_tpch_alone(tmp_path: Path, tpch_sf001, argv: list[str]) -> Path:
+    """``--sf 0.01`` on an engine that switches offline: TPC-H alone, no TPC-C, no background."""
+    run = tmp_path / "run"
+    with pytest.raises(SystemExit) as code:
+        main(["run", "--workload", "encrypt", "--sf", "0.01", "--trials", "1", "--warmup", "0", *argv,
+              "--out", str(run), "--data-dir", str(tpch_sf001[0].parent), "--work-dir", str(tmp_path / "work")])
+    assert code.value.code == 0, (run / "manifest.json").read_text()
+    return run
+
+
+def check_tpch_alone(run: Path, tpch_sf001, config: str) -> dict[str, list[str]]:
+    """What both engines show: the three switches timed with their disk, the control scan before the switch seeing
+    every TPC-H table's sampled value and the canaries, nothing of TPC-C or a background, the switching table's
+    three rows, and no sampled value written out. Returns the in-scope files with hits per scan."""
+    from tdebench.workloads.encrypt.workload import sampled_values
+    from tdebench.workloads.tpch.workload import TpchWorkload
+
+    found = rows(run, config)
+    for switch in ("offline.on", "offline.rekey", "offline.off"):
+        assert found[(switch, "time_to_done")][0] > 0 and found[(switch, "peak_extra_bytes")][0] > 0, switch
+        assert found[(switch, "bytes_before")][0] > 5_000_000, switch  # TPC-H SF 0.01 (about 10 MB raw)
+    values = sampled_values(tpch_sf001[0])
+    assert len(values) == 8 and all(len(v) >= 10 for v in values)
+    known = len(TpchWorkload.known_plaintext) + len(values)
+    assert found[("offline.plain.scan", "known_plaintext_found_in_scope")] == [float(known)]  # every table seen
+    assert found[("offline.plain.scan", "canary_hits_in_scope")][0] > 0
+    assert not [k for k in found if k[1] in ("tpm", "nopm")]  # no background ran
+    with open(run / "measurements.csv", newline="") as handle:
+        steps = {r["step"] for r in csv.DictReader(handle) if r["test"] == "load"}
+    assert "tpch.lineitem" in steps and "total" not in steps  # TPC-H loaded, TPC-C not
+    with open(run / "report" / "switching.csv", newline="") as handle:
+        table = list(csv.DictReader(handle))
+    assert [(r["cycle"], r["action"]) for r in table] == [("offline", "on"), ("offline", "rekey"), ("offline", "off")]
+    written = "".join(p.read_text(errors="replace") for p in run.rglob("*") if p.suffix in (".json", ".csv", ".md"))
+    assert not [v for v in values if v in written]  # searched for, never written out
+    facts = json.loads((run / "samples" / config / "encrypt-block001.json").read_text())
+    return {name: scan["files_with_hits_in_scope"] for name, scan in facts["scans"].items()}
+
+
+def test_sqlcipher_switches_tpch_alone_and_the_scan_covers_it(tmp_path, tpch_sf001):
+    """SQLCipher at SF 0.01: before the switch the scan finds every TPC-H table's sampled value in the file; after
+    the copy (and after the re-keying) none, nor any canary."""
+    run = run_tpch_alone(tmp_path, tpch_sf001, ["--engine", "sqlite", "--encryption", "sqlcipher:aes-256-cbc"])
+    files = check_tpch_alone(run, tpch_sf001, "sqlite-sqlcipher-aes-256-cbc")
+    found = rows(run, "sqlite-sqlcipher-aes-256-cbc")
+    assert found[("offline.on", "peak_extra_bytes")][0] > 0.5 * found[("offline.on", "bytes_before")][0]
+    assert files["offline.plain"] and not files["offline.on"] and not files["offline.rekey"]
+    for scan in ("offline.on.scan", "offline.rekey.scan"):
+        for metric in ("canary_hits_in_scope", "known_plaintext_hits_in_scope", "known_plaintext_found_in_scope"):
+            assert found[(scan, metric)] == [0.0], (scan, metric)
+
+
+@pytest.mark.skipif(not HAVE_POSTGRES, reason="postgresql is not installed")
+def test_pgcrypto_switches_tpch_alone_and_the_scan_covers_it(tmp_path, tpch_sf001):
+    """pgcrypto at SF 0.01 (every non-key column): the UPDATE bloats TPC-H's tables until VACUUM FULL; before the
+    switch the scan finds every table's sampled value in the table files; after it, the table files hold none: what
+    is left is in the WAL written before, and in the planner's statistics (pg_statistic, OID 2619, and its TOAST
+    table, 2840: ANALYZE's most common values of the columns now encrypted), findings the scan reports."""
+    run = run_tpch_alone(tmp_path, tpch_sf001, ["--engine", "postgres", "--encryption", "column:aes-256"])
+    files = check_tpch_alone(run, tpch_sf001, "postgres-column-aes-256")
+    found = rows(run, "postgres-column-aes-256")
+    assert found[("offline.on", "tables_after_update_bytes")][0] > 1.5 * found[("offline.on", "tables_before_bytes")][0]
+    assert found[("offline.on", "columns_count")][0] > 30  # TPC-H's non-key columns and the canaries' marker
+    tables = [f for f in files["offline.plain"] if f.startswith("base/") and f.rpartition("/")[2] not in ("2619",
+                                                                                                          "2840")]
+    assert len(tables) >= 8  # a file of every TPC-H table
+    for scan in ("offline.on", "offline.rekey"):
+        left = [f for f in files[scan] if not f.startswith("pg_wal/") and f.rpartition("/")[2] not in ("2619",
+                                                                                                      "2840")]
+        assert not left, (scan, left)

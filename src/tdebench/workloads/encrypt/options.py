@@ -181,7 +181,8 @@ class EncryptOptions(WorkloadOptions):
                                  "by one statement, with no encryption threads to set", "leave out threads")
         if len({self.tpch_alone(get_engine(c.engine)) for c in configs}) > 1:
             raise UsageError(f"sf={self.sf:g}: some engines switch TPC-H beside the TPC-C background, others TPC-H "
-                             "alone offline, so their trials would not compare", "give each group of engines its own tdebench run")
+                             "alone offline, so their trials would not compare",
+                             "give each group of engines its own tdebench run")
 
     def _check_sf(self, name: str, engine: "Engine") -> None:
         """``sf`` needs a switch that covers TPC-H beside the background, or one done offline on TPC-H alone."""

@@ -136,7 +136,8 @@ class EncryptWorkload(Workload):
                 self.tpch_dir, tpch = ensure_tpch_data(self.opts.sf, self.plan.data_dir, progress=ui.message)
             finally:
                 ui.task_finished("tpch-data")
-            out["tpch"] = {**tpch, "dir": str(self.tpch_dir), "database": self.database if self.alone else TPCH_DATABASE}
+            database = self.database if self.alone else TPCH_DATABASE
+            out["tpch"] = {**tpch, "dir": str(self.tpch_dir), "database": database}
             out["raw_bytes"] += sum(int(f.get("bytes", 0)) for f in tpch.get("files", {}).values())
             if self.alone:  # a value of every table too, so the scans show they cover each one
                 self.known_plaintext = (*TpchWorkload.known_plaintext, *sampled_values(self.tpch_dir))
