@@ -5,7 +5,10 @@ Every config names the TARGET spec (e.g. ``--engine mariadb --encryption tde:aes
 provisioned with what the engine needs to switch (the key plugin) but its data are loaded plaintext
 (:meth:`~tdebench.api.engine.Instance.start_plain`). Each trial plants canaries, starts the background (TPC-C
 virtual users, closed loop) and runs the cycles of :mod:`tdebench.workloads.encrypt.controller`, one per value of
-``threads`` (and of ``iops`` when it lists several: cycle ``t<K>-iops<N>``). Measurements (test ``encrypt``):
+``threads`` (and of ``iops`` when it lists several: cycle ``t<K>-iops<N>``). With ``sf``, TPC-H is loaded beside
+the background when the engine's switch covers its whole server, or alone (no TPC-C, no background) when it
+switches offline (:meth:`EncryptOptions.tpch_alone`): then a control scan ``offline.plain`` precedes the switch.
+Measurements (test ``encrypt``):
 
 * step ``t<K>.<phase>`` (phase before, during_on, after_on, during_off, after_off): ``tpm``, ``nopm``,
   ``committed``, ``seconds``, ``zero_seconds`` (longest run of seconds without a commit), ``latency_p50/p95/p99``
@@ -144,7 +147,8 @@ class EncryptWorkload(Workload):
         return out
 
     def load(self, state: ConfigState, rec: Recorder, ui: RunListener) -> dict[str, Any]:
-        """The switch made ready (keys loaded, tables plaintext), then TPC-C's load (and TPC-H's beside, ``sf``)."""
+        """The switch made ready (keys loaded, tables plaintext), then TPC-C's load (and TPC-H's beside, ``sf``), or
+        TPC-H's alone."""
         rec.workload = self.name
         start = state.instance.start_plain()
         if self.alone:
