@@ -264,28 +264,36 @@ def run_fp(args: argparse.Namespace) -> None:
     block_effect([out / f"aa-{rep:02d}" for rep in range(1, args.reps + 1)], head)
 
 
+def round_ratios(run: Path, head: tuple[str, str, str]) -> dict[int, list[float]]:
+    """Per measured block of an A/A run, the log ratios (second config / first) of its rounds, in order."""
+    by: dict[tuple[int, int], dict[str, float]] = {}
+    configs: list[str] = []
+    with open(run / "measurements.csv", newline="") as fh:
+        for r in csv.DictReader(fh):
+            if r["status"] == "ok" and r["round"] and (r["test"], r["step"], r["metric"]) == head:
+                by.setdefault((int(r["block"]), int(r["round"])), {})[r["config"]] = float(r["value"])
+                configs += [] if r["config"] in configs else [r["config"]]
+    order = [c["label"] for c in json.loads((run / "manifest.json").read_text()).get("configs", [])]
+    configs.sort(key=lambda c: order.index(c) if c in order else len(order))  # the plan's first twin is the base
+    blocks: dict[int, list[float]] = {}
+    for (block, _), v in sorted(by.items()):
+        if len(configs) == 2 and len(v) == 2 and min(v.values()) > 0:
+            blocks.setdefault(block, []).append(math.log(v[configs[1]] / v[configs[0]]))
+    return blocks
+
+
 def block_effect(runs: list[Path], head: tuple[str, str, str]) -> None:
     """For a round-paired headline: is there noise shared by the rounds of one block (its server processes and
     clients), beyond the round-to-round noise? One-way ANOVA of the per-round log ratios by block, over every
-    measured block of every run (a between-block sd the per-round interval does not see)."""
+    measured block of every run (a between-block sd the per-round interval does not see); the mean ratio of the
+    first, second, ... measured block over the runs (a first block that differs is one the warm-up should have
+    absorbed); and the false-positive count with each run's first measured block left out."""
     from scipy import stats as sps
 
-    groups: list[np.ndarray] = []
-    for run in runs:
-        by: dict[tuple[int, int], dict[str, float]] = {}
-        configs: list[str] = []
-        with open(run / "measurements.csv", newline="") as fh:
-            for r in csv.DictReader(fh):
-                if r["status"] == "ok" and r["round"] and (r["test"], r["step"], r["metric"]) == head:
-                    by.setdefault((int(r["block"]), int(r["round"])), {})[r["config"]] = float(r["value"])
-                    configs += [] if r["config"] in configs else [r["config"]]
-        if len(configs) != 2:
-            return
-        blocks: dict[int, list[float]] = {}
-        for (block, _), v in sorted(by.items()):
-            if len(v) == 2 and min(v.values()) > 0:
-                blocks.setdefault(block, []).append(math.log(v[configs[1]] / v[configs[0]]))
-        groups += [np.array(x) for x in blocks.values() if len(x) > 1]
+    from tdebench.stats.interval import overhead_interval, rounds_interval
+
+    per_run = [round_ratios(run, head) for run in runs]
+    groups = [np.array(x) for blocks in per_run for x in blocks.values() if len(x) > 1]
     if len(groups) < 2:
         return
     f, p = sps.f_oneway(*groups)
@@ -295,6 +303,27 @@ def block_effect(runs: list[Path], head: tuple[str, str, str]) -> None:
     print(f"block effect over {len(groups)} blocks of about {k:.0f} rounds: within-block sd of a round's log ratio "
           f"{100 * math.sqrt(within):.1f}%, between-block sd {100 * math.sqrt(between):.2f}% (F = {f:.2f}, "
           f"p = {p:.3f}); design effect of a block mean 1 + k·σ_b²/σ_w² = {1 + k * between / within:.2f}")
+    for position in range(max(len(b) for b in per_run)):
+        means = [float(np.mean(list(b.values())[position])) for b in per_run if len(b) > position]
+        print(f"  measured block {position + 1}: mean log ratio over {len(means)} runs {100 * np.mean(means):+.2f}% "
+              f"(sd {100 * np.std(means, ddof=1) if len(means) > 1 else 0:.2f})")
+    rows = []
+    for blocks in per_run:
+        rest = [v for b in sorted(blocks)[1:] for v in blocks[b]]
+        interval = rounds_interval(np.ones(len(rest)), np.exp(rest)) if len(rest) > 2 else None
+        lo, hi = (interval.ci if interval else (None, None))
+        rows.append(type("Row", (), {"overhead_pct": None, "ci_low_pct": None if lo is None else 100 * lo,
+                                     "ci_high_pct": None if hi is None else 100 * hi}))
+    print("per round, with the first measured block of every run left out (taken as its warm-up): "
+          + false_positive_rate(rows).text())
+    rows = []
+    for blocks in per_run:  # what tdebench reports: one pair per block (stats/load.per_block)
+        means = np.array([float(np.mean(v)) for _, v in sorted(blocks.items())])
+        interval = overhead_interval(np.ones(means.size), np.exp(means), paired=True) if means.size > 1 else None
+        lo, hi = interval.ci if interval and interval.ci else (None, None)
+        rows.append(type("Row", (), {"overhead_pct": None, "ci_low_pct": None if lo is None else 100 * lo,
+                                     "ci_high_pct": None if hi is None else 100 * hi}))
+    print("per block (how tdebench counts round-paired values): " + false_positive_rate(rows).text())
 
 
 def probe_check(args: argparse.Namespace) -> None:

@@ -9,6 +9,7 @@ are counted per series and left out of every interval and test.
 from __future__ import annotations
 
 import csv
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -73,6 +74,21 @@ class Row:
 
 
 ROUNDS_PER_BLOCK = 1_000_000  # unit ids: block * this + round, in time order and unique
+
+
+def per_block(units: np.ndarray, plain: np.ndarray, config: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                                                   np.ndarray]:
+    """Values paired by round (``units`` as :attr:`Sample.units`, both arms in the same units, time order) as one
+    pair per block: (blocks, plain, config), each arm the geometric mean of its values over the block's rounds.
+
+    The block, not the round, is the unit a round-paired interval must count: every block restarts the servers
+    and forks new clients, and that state moves all the rounds of a block together (an A/A test measured a
+    between-block sd of 4.9% beside a round's 18%: docs/precision-statistics.md, "The block effect")."""
+    blocks = np.asarray(units, dtype=np.int64) // ROUNDS_PER_BLOCK
+    ids = np.unique(blocks)
+    lp, lc = np.log(np.asarray(plain, dtype=float)), np.log(np.asarray(config, dtype=float))
+    return (ids, np.array([math.exp(lp[blocks == b].mean()) for b in ids]),
+            np.array([math.exp(lc[blocks == b].mean()) for b in ids]))
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import numpy as np
 from tdebench.api.regime import ratio_of, split_label
 from tdebench.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from tdebench.stats.interval import DEFAULT_METHOD, IntervalMethod, overhead_interval, rounds_interval
-from tdebench.stats.load import Measurements, Sample, SeriesKey, is_plain
+from tdebench.stats.load import Measurements, Sample, SeriesKey, is_plain, per_block
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,8 @@ class Comparison:
     paired: bool
     ci_method: str = ""
     p_method: str = ""
+    #: what one paired observation is: "block", or "round" (only when all rounds are of one block); "" unpaired
+    pairing_unit: str = ""
 
 
 @dataclass(frozen=True)
@@ -114,15 +116,24 @@ def compare_samples(base: Sample, other: Sample, *, seed: int = DEFAULT_SEED,
     """``other`` vs ``base`` in percent with CI and p (paired by block when the blocks match)."""
     pairs = pair_by_block(base, other) if allow_pairing else None
     b, o = pairs if pairs is not None else (base.values, other.values)
-    iv = rounds_interval(b, o) if pairs is not None and _pairing_unit(other) == "round" else None
+    unit = ("round" if _pairing_unit(other) == "round" else "block") if pairs is not None else ""
+    n_base, n_other = base.n, other.n
+    iv = None
+    if unit == "round" and (b > 0).all() and (o > 0).all():
+        blocks, pb, po = per_block(np.sort(other.units), b, o)
+        if blocks.size >= 2:  # the block is the independent unit (load.per_block); rounds only within one block
+            b, o, unit, n_base, n_other = pb, po, "block", blocks.size, blocks.size
+        else:
+            iv = rounds_interval(b, o)
     iv = iv or overhead_interval(b, o, paired=pairs is not None, method=method, seed=seed,
                                  n_resamples=n_resamples)
     return Comparison(
-        n_base=base.n, n_other=other.n, median_base=float(np.median(base.values)),
+        n_base=n_base, n_other=n_other, median_base=float(np.median(base.values)),
         median_other=float(np.median(other.values)), pct=iv.estimate * 100.0,
         ci_low_pct=iv.ci[0] * 100.0 if iv.ci else None,
         ci_high_pct=iv.ci[1] * 100.0 if iv.ci else None,
         p_value=iv.p_value, paired=pairs is not None, ci_method=iv.ci_method, p_method=iv.p_method,
+        pairing_unit=unit,
     )
 
 
@@ -174,6 +185,6 @@ def compute_overheads(m: Measurements, *, baselines: Mapping[str, str] | None = 
             p_value=c.p_value, test=key.test, metric=key.metric, unit=m.units.get(key, ""),
             encryption=m.encryption.get(key.config, ""), plain_config=plain,
             n_plain=c.n_base, n_config=c.n_other, paired=c.paired, ci_method=c.ci_method,
-            p_method=c.p_method, pairing_unit=_pairing_unit(sample) if c.paired else "",
+            p_method=c.p_method, pairing_unit=c.pairing_unit,
         ))
     return out

@@ -15,31 +15,30 @@ from dataclasses import replace
 import numpy as np
 from scipy import stats
 
-from tdebench.stats.load import Measurements, SeriesKey
+from tdebench.stats.load import ROUNDS_PER_BLOCK, Measurements, SeriesKey, per_block
 from tdebench.stats.overhead import Overhead
 from tdebench.stats.sequential import StoppingRule, lag1, variance_factor
 
 
 def paired_blocks(m: Measurements, key: SeriesKey, base: str) -> tuple[np.ndarray, np.ndarray]:
-    """(plain, config) values of series ``key`` in the pairing units (blocks, or blocks and rounds) both it and
-    config ``base`` have, in time order."""
+    """(plain, config) values of series ``key`` per block both it and config ``base`` have, in time order: the
+    values themselves, or where rounds pair them (the interleaved OLTP schedule), each block's geometric mean over
+    the rounds both have (:func:`tdebench.stats.load.per_block`: the block is the independent unit)."""
     mine, theirs = m.sample(key), m.sample(key.with_config(base))
     if mine is None or theirs is None:
         return np.array([]), np.array([])
     a = {int(b): float(v) for b, v in zip(theirs.units, theirs.values)}
     c = {int(b): float(v) for b, v in zip(mine.units, mine.values)}
-    blocks = sorted(set(a) & set(c))
-    return np.array([a[b] for b in blocks]), np.array([c[b] for b in blocks])
+    units = sorted(set(a) & set(c))
+    plain, config = np.array([a[u] for u in units]), np.array([c[u] for u in units])
+    if any(u % ROUNDS_PER_BLOCK for u in units) and (plain > 0).all() and (config > 0).all():
+        _, plain, config = per_block(np.array(units, dtype=np.int64), plain, config)
+    return plain, config
 
 
 def rule_for(rule: StoppingRule, m: Measurements, key: SeriesKey) -> StoppingRule:
-    """``rule`` for series ``key``: in rounds (its pilot and cap scaled by the rounds per block) when the series is
-    paired by round (the interleaved OLTP schedule), as it is otherwise."""
-    sample = m.sample(key)
-    if sample is None or sample.rounds is None or not sample.rounds.any():
-        return rule
-    per_block = max(int((sample.blocks == b).sum()) for b in set(sample.blocks.tolist()))
-    return rule.for_rounds(per_block)
+    """``rule`` for series ``key``: it counts blocks, also where rounds pair the values (:func:`paired_blocks`)."""
+    return rule
 
 
 def _p_value(rule: StoppingRule, d: np.ndarray) -> float | None:

@@ -43,7 +43,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -58,13 +58,11 @@ DEFAULT_MIN_N = 10        # pilot blocks; with 5, ar1-upper covers 92.8% in the 
 DEFAULT_CONFIDENCE = 0.95
 AR1_BOUND_Z = 1.645       # one-sided 95% upper bound of the lag-1 autocorrelation
 R_MAX = 0.9               # caps the variance factor (1 + r) / (1 − r) at 19
-#: the rule for values paired by round (the interleaved OLTP schedule). Every round runs the configs in an order
-#: drawn afresh, so a round's log ratio is d_k = τ + s_k·Δ_k, with s_k = ±1 a fair coin independent of the machine's
-#: drift Δ_k between the round's two slices: consecutive d_k are uncorrelated, and each is symmetric about τ, by
-#: design, however long the machine's noise lasts. The upper bound of ``ar1-upper`` then only pads the interval (by
-#: 1.2x at 240 rounds); ``ar1-point`` keeps a factor for the correlation the data show (carry-over from one
-#: config's slice to the next would make some); noise shared by the rounds of one block is measured by
-#: ``benchmarks/precision.py fp`` (docs/precision-statistics.md, "Rounds of the interleaved OLTP schedule")
+#: the AR(1) factor of rounds inside one block (the interleaved OLTP schedule). Every round runs the configs in an
+#: order drawn afresh, so a round's log ratio is d_k = τ + s_k·Δ_k, with s_k = ±1 a fair coin independent of the
+#: machine's drift Δ_k between the round's two slices: consecutive d_k are uncorrelated and symmetric about τ by
+#: design; ``ar1-point`` keeps a factor for the correlation carry-over would make. Across blocks, the block is the
+#: unit (stats/load.per_block): the rounds of one block share its servers' and clients' state
 ROUND_RULE: RuleName = "ar1-point"
 CS_MIX_X = 7.5            # n·g at which the t-mixture boundary is tightest (α = 0.05)
 CS_PILOT_T = 3.03         # that boundary's multiplier of s/√n, to guess the stopping n
@@ -335,16 +333,6 @@ class StoppingRule:
     confidence: float = DEFAULT_CONFIDENCE
     rule: RuleName = DEFAULT_RULE
     unit: str = "blocks"  # what one paired value is: a block, or a round of the interleaved OLTP schedule
-
-    def for_rounds(self, rounds_per_block: int) -> "StoppingRule":
-        """The rule for values paired by round: the pilot and the cap, given in blocks, in rounds (and a pilot of
-        at least :data:`DEFAULT_MIN_N` rounds), and :data:`ROUND_RULE` for the default rule."""
-        if rounds_per_block <= 1 and self.unit == "blocks":
-            return self
-        rule = ROUND_RULE if self.rule == DEFAULT_RULE else self.rule
-        return replace(self, min_n=max(DEFAULT_MIN_N, self.min_n * rounds_per_block),
-                       max_n=None if self.max_n is None else self.max_n * rounds_per_block, unit="rounds",
-                       rule=rule)
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.target_pp) and self.target_pp > 0):
