@@ -26,6 +26,14 @@ FIXTURE_RUN = Path(__file__).resolve().parents[1] / "fixtures" / "rundir_sqlite"
 QUERIES = [f"q{n:02d}" for n in range(1, 23)]
 
 
+def write_measurements(run: Path, rows: list[dict]) -> None:
+    """measurements.csv of a synthetic run directory ``run`` (created)."""
+    run.mkdir(parents=True)
+    with open(run / "measurements.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+
 def terminal(run: Path, rs: RunSummary | None = None) -> str:
     console = Console(record=True, width=250, color_system=None)
     console.print(build_summary(run, rs))
@@ -120,11 +128,7 @@ def write_precision_run(run: Path, blocks: int = 12, second: tuple[str, str, flo
                 rows.append({**base, "test": "power", "step": step, "metric": "server_cpu", "value": c, "unit": "s"})
             rows.append({**base, "test": "power", "step": "total", "metric": "elapsed", "value": total, "unit": "s"})
             rows.append({**base, "test": "power", "step": "total", "metric": "server_cpu", "value": cpu, "unit": "s"})
-    run.mkdir(parents=True)
-    with open(run / "measurements.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
+    write_measurements(run, rows)
     rule = StoppingRule(1.0, min_n=10, max_n=None)
     manifest = {"schema_version": 2, "run_id": "p", "status": "completed",
                 "plan": {"workload": "tpch", "schedule": "query", "repeat": 1, "trials": 10, "warmup_trials": 1,
@@ -199,11 +203,7 @@ def write_tpcc_rounds_run(run: Path, blocks: int = 3, rounds: int = 6) -> None:
                         v = 0.002 * (1 + i) * scale / factor / drift * math.exp(rng.normal(0, 0.03))
                         rows.append({**base, "step": f"vu4.{kind}", "metric": f"latency_p{pct}", "value": v,
                                      "unit": "s"})
-    run.mkdir(parents=True)
-    with open(run / "measurements.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
+    write_measurements(run, rows)
     manifest = {"schema_version": 3, "run_id": "t", "status": "completed",
                 "plan": {"workload": "tpcc", "schedule": "query", "repeat": 1, "trials": blocks, "warmup_trials": 1,
                          "workload_options": {"vus": [4], "duration": 30, "slice": 5}},
@@ -289,11 +289,7 @@ def write_encrypt_run(run: Path, blocks: int = 3) -> None:
                     add(f"{cycle}.{scan}.scan", "canary_hits_in_scope", 0, "count")
                     add(f"{cycle}.{scan}.scan", "known_plaintext_hits_in_scope", 0, "count")
                     add(f"{cycle}.{scan}.scan", "hits_outside_scope", 12 if engine == "mariadb" else 0, "count")
-    run.mkdir(parents=True)
-    with open(run / "measurements.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
+    write_measurements(run, rows)
     manifest = {"schema_version": 3, "run_id": "e", "status": "completed",
                 "plan": {"workload": "encrypt", "schedule": "block", "trials": blocks, "warmup_trials": 0,
                          "workload_options": {"threads": [1, 4], "steady": 30}},

@@ -18,7 +18,7 @@ from tdebench.stats.load import SeriesKey, is_plain
 from tdebench.stats.metrics import query_number, step_label, vu_count
 from tdebench.stats.noise import spike_warning, summarize_noise
 from tdebench.stats.overhead import Overhead, significance
-from tdebench.stats.seqinterval import paired_blocks, rule_for
+from tdebench.stats.seqinterval import paired_blocks
 from tdebench.stats.wording import direction, phrase_for
 
 HEADLINE_STEPS = frozenset({"total", "power_at_size", "qphh_at_size", "throughput_at_size"})
@@ -327,7 +327,7 @@ def precision_outcomes(manifest: dict[str, Any], a: Analysis, overheads: list[Ov
         plain, values = paired_blocks(a.measurements, o.key, o.plain_config)
         if plain.size == 0 or (plain <= 0).any() or (values <= 0).any():
             continue
-        d = rule_for(rule, a.measurements, o.key).check_paired(plain, values)  # in rounds where rounds pair
+        d = rule.check_paired(plain, values)  # per block, also where rounds pair
         out.append(f"{o.config}: {d.outcome(stopped_by=None if d.met else stopped_by)}")
     return out
 

@@ -27,7 +27,7 @@ from tdebench.errors import UsageError
 from tdebench.results.rundir import RunDirectory
 from tdebench.stats.load import Measurements, SeriesKey, load_measurements
 from tdebench.stats.overhead import default_baselines
-from tdebench.stats.seqinterval import paired_blocks, rule_for
+from tdebench.stats.seqinterval import paired_blocks
 from tdebench.stats.sequential import Decision, StoppingRule, all_met
 
 DEFAULT_MAX_TIME = 30 * 60.0  # --precision without --max-time or --max-trials: at most 30 minutes
@@ -123,7 +123,7 @@ def decisions_from(m: Measurements, rule: StoppingRule, headline: tuple[str, str
         plain, values = paired_blocks(m, key, base)
         if plain.size and (plain <= 0).any() or values.size and (values <= 0).any():
             continue  # no logarithm: the report says why (no interval of this kind)
-        out[config] = rule_for(rule, m, key).check_paired(plain, values)
+        out[config] = rule.check_paired(plain, values)
     return out
 
 

@@ -36,11 +36,6 @@ def paired_blocks(m: Measurements, key: SeriesKey, base: str) -> tuple[np.ndarra
     return plain, config
 
 
-def rule_for(rule: StoppingRule, m: Measurements, key: SeriesKey) -> StoppingRule:
-    """``rule`` for series ``key``: it counts blocks, also where rounds pair the values (:func:`paired_blocks`)."""
-    return rule
-
-
 def _p_value(rule: StoppingRule, d: np.ndarray) -> float | None:
     n = d.size
     if n < 2:
@@ -58,7 +53,6 @@ def sequential_row(o: Overhead, m: Measurements, rule: StoppingRule) -> Overhead
     plain, config = paired_blocks(m, o.key, o.plain_config)
     if plain.size < 2 or (plain <= 0).any() or (config <= 0).any():
         return o
-    rule = rule_for(rule, m, o.key)
     d = rule.check_paired(plain, config)
     p = _p_value(rule, np.log(config) - np.log(plain))
     return replace(o, n=d.n, overhead_pct=d.estimate_pct if d.estimate_pct is not None else o.overhead_pct,
