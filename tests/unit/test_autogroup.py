@@ -18,6 +18,10 @@ def _nice_of_group() -> int:
 def test_the_session_autogroup_takes_the_value_and_gives_it_back():
     if not Path("/proc/self/autogroup").exists():
         pytest.skip("this kernel has no autogroups")
+    if "nice" not in Path("/proc/self/autogroup").read_text():
+        # a process in a CPU cgroup of its own (CI's containers) has no autogroup: the file is empty
+        assert set_autogroup_nice(os.getpid(), 5) is None and autogroup_enabled() is not True
+        return
     own = _nice_of_group()
     value = min(own + 3, 19)  # a higher value needs no privilege
     before = set_autogroup_nice(os.getpid(), value)

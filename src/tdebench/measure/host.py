@@ -38,9 +38,12 @@ def _os_release() -> str:
 
 def autogroup_enabled() -> bool | None:
     """Whether the scheduler shares the CPUs between sessions first (nice values then rank processes only within a
-    session: docs/precision.md, "Steadier machine state"); None where the kernel has no such switch."""
+    session: docs/precision.md, "Steadier machine state"); None where the kernel has no such switch. False also
+    where this process sits in a CPU cgroup of its own (a container, a systemd unit): autogroups apply only to the
+    root group, and ``/proc/self/autogroup`` is then empty."""
     try:
-        return Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() == "1"
+        switched_on = Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() == "1"
+        return switched_on and "nice" in Path("/proc/self/autogroup").read_text()
     except OSError:
         return None
 
