@@ -201,10 +201,13 @@ def check_tpch_alone(run: Path, tpch_sf001, config: str) -> dict[str, list[str]]
     return {name: scan["files_with_hits_in_scope"] for name, scan in facts["scans"].items()}
 
 
-def test_sqlcipher_switches_tpch_alone_and_the_scan_covers_it(tmp_path, tpch_sf001):
+def test_sqlcipher_switches_tpch_alone_and_the_scan_covers_it(tmp_path, tpch_sf001, capsys):
     """SQLCipher at SF 0.01: before the switch the scan finds every TPC-H table's sampled value in the file; after
     the copy (and after the re-keying) none, nor any canary."""
     run = run_tpch_alone(tmp_path, tpch_sf001, ["--engine", "sqlite", "--encryption", "sqlcipher:aes-256-cbc"])
+    terminal = " ".join(capsys.readouterr().out.split())
+    assert "re-keying and back with no background running" in terminal and "under the background" not in terminal
+    assert "│ stopped" not in terminal  # no background ran, so none was stopped
     files = check_tpch_alone(run, tpch_sf001, "sqlite-sqlcipher-aes-256-cbc")
     found = rows(run, "sqlite-sqlcipher-aes-256-cbc")
     assert found[("offline.on", "peak_extra_bytes")][0] > 0.5 * found[("offline.on", "bytes_before")][0]

@@ -166,7 +166,7 @@ def method_text(row: SwitchRow) -> str:
 
 def cells(row: SwitchRow) -> list[str]:
     """The row's cells as every view shows them (in :data:`COLUMNS` order)."""
-    stopped = "stopped" if row.offline else DASH
+    stopped = "stopped" if row.offline and row.tpm_before is not None else DASH  # no background: nothing stopped
     return [row.config, method_text(row), ACTIONS[row.action][0], fmt_value(row.seconds, "s"),
             DASH if row.extra_disk is None else fmt_bytes(row.extra_disk),
             " → ".join(fmt_bytes(v) for v in row.tables) if row.tables else DASH,
