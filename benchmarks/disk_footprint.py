@@ -5,8 +5,8 @@
         [--server-setting KEY=VALUE] [--trials N] [--save FILE.jsonl]
     python benchmarks/disk_footprint.py --load FILE.jsonl [--load ...] [--markdown]
 
-For every case installed here (default: sqlite none + sqlcipher:aes-256-cbc, mariadb none + tde:aes-256-ctr,
-postgres none + column:aes-256 + column:pgp-aes256 + fs:gocryptfs) and every scale factor, runs
+For every case installed here (default: sqlite none + sqlcipher:aes-256-cbc, mariadb none + tde:aes-256-ctr +
+fs:gocryptfs, postgres none + column:aes-256 + column:pgp-aes256 + fs:gocryptfs) and every scale factor, runs
 ``python -m tdebench verify --engine E --encryption SPEC --sf SF`` (with ``--trials N``: ``tdebench run`` with N
 power-test trials) with ``TMPDIR`` set to a fresh directory W: ``verify`` has no ``--work-dir``, its instances
 go to the temp directory as a run's do by default. A thread adds up every ~0.2 s the bytes under W:
@@ -52,7 +52,7 @@ from tdebench.errors import TdebenchError  # noqa: E402
 from tdebench.runner import diskguard  # noqa: E402
 
 CASES = (("sqlite", "none"), ("sqlite", "sqlcipher:aes-256-cbc"), ("mariadb", "none"),
-         ("mariadb", "tde:aes-256-ctr"), ("postgres", "none"), ("postgres", "column:aes-256"),
+         ("mariadb", "tde:aes-256-ctr"), ("mariadb", "fs:gocryptfs"), ("postgres", "none"), ("postgres", "column:aes-256"),
          ("postgres", "column:pgp-aes256"), ("postgres", "fs:gocryptfs"))
 NOT_FOLLOWED = ("/dev/shm", "/proc", "/sys", "/run")  # tmpfs and kernel views: not the work disk
 LOADED = "verifying encryption at rest"
@@ -268,8 +268,7 @@ def covered(r: Result) -> bool:
 
 def input_bytes(r: Result, data: dict) -> int:
     """The input size the guard uses (the TPC-H files' bytes from the run's manifest)."""
-    plan = plan_from_experiment(experiment_from_options(r.engine, r.spec, {}, {"sf": r.sf, "trials": 1, "warmup": 0}))
-    raw = diskguard.raw_bytes(plan, data)
+    raw = diskguard.raw_bytes(data)
     assert raw is not None
     return raw[0]
 

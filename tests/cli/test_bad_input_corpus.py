@@ -468,6 +468,39 @@ def test_missing_gocryptfs_is_exit_3(tmp_path, capfd, monkeypatch):
     assert_one_line_error(code, err, 3, "gocryptfs")
 
 
+@pytest.mark.server
+def test_mariadb_gocryptfs_without_gocryptfs_is_exit_3_before_any_work(tmp_path, capfd, monkeypatch):
+    """fs:gocryptfs on MariaDB where gocryptfs is not installed: one line naming the packages, nothing written."""
+    import tdebench.engines.toolkit.fsencrypt as fsencrypt
+
+    monkeypatch.setattr(fsencrypt, "_SEARCH", (tmp_path / "nothing",))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    code, _, err = cli(capfd, "run", "--engine", "mariadb", "--encryption", "none,fs:gocryptfs",
+                       "--out", str(tmp_path / "out"))
+    assert "gocryptfs fuse3" in assert_one_line_error(code, err, 3, "gocryptfs")
+    measured = tmp_path / "out" / "measurements.csv"
+    assert not measured.exists() or len(measured.read_text().splitlines()) <= 1  # refused before any measurement
+
+
+@pytest.mark.server
+def test_mariadb_gocryptfs_without_dev_fuse_is_exit_3_before_any_work(tmp_path, capfd, monkeypatch):
+    """fs:gocryptfs on MariaDB without /dev/fuse: one line naming the packages and the container flags."""
+    real_stat = Path.stat
+
+    def no_fuse(self, *args, **kwargs):
+        if str(self) == "/dev/fuse":
+            raise FileNotFoundError(self)
+        return real_stat(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "stat", no_fuse)
+    code, _, err = cli(capfd, "run", "--engine", "mariadb", "--encryption", "none,fs:gocryptfs",
+                       "--out", str(tmp_path / "out"))
+    line = assert_one_line_error(code, err, 3, "/dev/fuse does not exist")
+    assert "modprobe fuse" in line
+    measured = tmp_path / "out" / "measurements.csv"
+    assert not measured.exists() or len(measured.read_text().splitlines()) <= 1  # refused before any measurement
+
+
 @pytest.mark.parametrize("engine", ["sqlite", "mariadb"])
 def test_fscrypt_without_root_is_exit_3_before_any_work(tmp_path, capfd, monkeypatch, engine):
     """fs:fscrypt needs root (losetup, mount, the ioctls): refused in one line before the run directory exists."""

@@ -137,35 +137,40 @@ def test_ctrl_c_leaves_no_mount_loop_device_or_key(sandbox, when, engine, tpch_s
     out = base / "run"
     proc = start(base, ["--engine", engine, "--encryption", "none,fs:fscrypt", "--sf", "0.01", "--trials", "20", "--warmup", "0",
                         "--data-dir", str(Path(tpch_sf001[0]).parent)], out)
+    if when == "provisioning":  # the first image is mounted: provisioning is under way
+        log = signal_when(proc, lambda: bool(mounts_under(base)), signal.SIGINT)
+    else:  # both images mounted and unlocked
+        log = signal_when(proc, lambda: _measuring(out), signal.SIGINT, lambda: len(mounts_under(base)) == 2
+                          and len(loop_devices([str(base)])) == 2 and bool(fscrypt_keys() - keys))
+    assert proc.returncode == 130, log[-3000:]
+    assert_nothing_left(base, keys)
+
+
+def signal_when(proc: subprocess.Popen[str], ready, sig: signal.Signals, state=lambda: True) -> str:
+    """Once ``ready()``, check ``state()`` (what must hold at that point), send ``sig`` to the run and return its
+    output after it exited (killed if it outlives 90 s)."""
     try:
-        if when == "provisioning":  # the first image is mounted: provisioning is under way
-            _wait_for(proc, lambda: bool(mounts_under(base)))
-        else:
-            _wait_for(proc, lambda: _measuring(out))
-        if when == "measurement":  # both images mounted and unlocked
-            assert len(mounts_under(base)) == 2 and len(loop_devices([str(base)])) == 2 and fscrypt_keys() - keys
-        proc.send_signal(signal.SIGINT)
-        log, _ = proc.communicate(timeout=60)
+        _wait_for(proc, ready)
+        assert state(), "not in the state to interrupt"
+        proc.send_signal(sig)
+        log, _ = proc.communicate(timeout=90)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130, log[-3000:]
-    assert_nothing_left(base, keys)
+    return log
+
+
+def kill_while_measuring(proc: subprocess.Popen[str], out: Path) -> None:
+    """SIGKILL the run once a measured trial's rows are in ``out``."""
+    signal_when(proc, lambda: _measuring(out), signal.SIGKILL)
 
 
 def test_killed_run_is_cleaned_up(sandbox, tpch_sf001):
     """SIGKILL leaves the images mounted, unlocked and attached; `tdebench cleanup` unmounts and detaches them."""
     base, keys = sandbox
     out = base / "run"
-    proc = start(base, ["--encryption", "none,fs:fscrypt", "--sf", "0.01", "--trials", "20", "--warmup", "0",
-                        "--data-dir", str(Path(tpch_sf001[0]).parent)], out)
-    try:
-        _wait_for(proc, lambda: _measuring(out))
-        proc.kill()
-        proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    kill_while_measuring(start(base, ["--encryption", "none,fs:fscrypt", "--sf", "0.01", "--trials", "20", "--warmup",
+                                      "0", "--data-dir", str(Path(tpch_sf001[0]).parent)], out), out)
     assert len(mounts_under(base)) == 2 and len(loop_devices([str(base)])) == 2
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "XDG_STATE_HOME": str(base / "state")}
     listing = subprocess.run([sys.executable, "-m", "tdebench", "cleanup", "--dry-run"], env=env,
@@ -191,7 +196,7 @@ def test_layers_example(sandbox, tpch_sf001):
     assert proc.returncode == 0, log[-3000:]
     ex.check_example_run(out)
     configs = json.loads((out / "verification.json").read_text())["configs"]
-    assert len(configs) == 12 and all(c["passed"] for c in configs.values())
+    assert len(configs) == 13 and all(c["passed"] for c in configs.values())
     for label, entry in configs.items():
         plain = label.split("@")[0].split("-", 1)[1] == "none"
         assert entry["encrypted_on_disk"] != plain and (entry["marker_hits"] > 0) == plain, label
@@ -200,6 +205,7 @@ def test_layers_example(sandbox, tpch_sf001):
     md = (out / "report" / "summary.md").read_text()
     assert "## Layers: cost and protection" in md and "vs baseline sqlite-none (95% CI)" in md
     assert "| postgres-fs-gocryptfs@mem0.25 | FUSE filesystem (gocryptfs) |" in md
+    assert "| mariadb-fs-gocryptfs@mem0.25 | FUSE filesystem (gocryptfs) |" in md  # all three layers of one engine
     assert "sqlite3mc's configs run SQLite 3.54" in md and "sqlite3mc-none@mem0.25 (no encryption) shows alone" in md
     assert_nothing_left(base, keys)
 

@@ -42,7 +42,8 @@ def _have_gocryptfs() -> bool:
 # name -> (run arguments, why it cannot run here or None)
 ENGINES: dict[str, tuple[list[str], str | None]] = {
     "sqlite": (["--engine", "sqlite", "--encryption", "none,sqlcipher:aes-256-cbc"], None),
-    "mariadb": (["--engine", "mariadb", "--encryption", "tde:aes-256-ctr"],
+    "mariadb": (["--engine", "mariadb", "--encryption",  # and gocryptfs' password, where it runs
+                 "tde:aes-256-ctr,fs:gocryptfs" if _have_gocryptfs() else "tde:aes-256-ctr"],
                 None if _have_mariadb() else "mariadbd is not installed (apt-get install mariadb-server)"),
     "postgres": (["--engine", "postgres", "--encryption", "column:aes-256,fs:gocryptfs", "--tcp"],
                  None if _have_postgres() and _have_gocryptfs() else

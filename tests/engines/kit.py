@@ -53,7 +53,7 @@ class Profile:
 PROFILES: dict[str, Profile] = {
     "sqlite": Profile(("sqlcipher:aes-256-cbc",), unsupported=("tde:aes-128-cbc", "column:aes-256",
                                                                "sqlcipher:aes-128-cbc")),
-    "mariadb": Profile(("tde:aes-128-cbc", "tde:aes-192-ctr", "tde:aes-256-ctr"), MARIADB_SMALL,
+    "mariadb": Profile(("tde:aes-128-cbc", "tde:aes-192-ctr", "tde:aes-256-ctr", "fs:gocryptfs"), MARIADB_SMALL,
                        ("tde:aes-512-cbc", "column:aes-256", "sqlcipher:aes-256-cbc")),
     "postgres": Profile(("column:aes-128", "column:aes-256", "column:pgp-aes256", "fs:gocryptfs"),
                         unsupported=("tde:aes-256-cbc", "sqlcipher:aes-256-cbc", "column:aes-256-ctr",

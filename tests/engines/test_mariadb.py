@@ -16,10 +16,14 @@ import pytest
 
 from tdebench.encryption import PLAIN, issued_secrets, parse_spec
 from tdebench.engines import Config, get_engine
+from tdebench.engines.toolkit import fsencrypt
 from tdebench.engines.toolkit.process import free_port
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
 from tdebench.verify.atrest import new_markers, scan_directory
+from tdebench.verify.threat_checks import live_host_row
+from tdebench.verify.threat_rows import Needles
 from tests.engines.kit import MARIADB_SMALL, kit_for
+from tests.engines.test_fsencrypt import FS_MISSING
 
 if not (Path("/usr/sbin/mariadbd").exists() or shutil.which("mariadbd")):
     pytest.skip("mariadbd is not installed (Debian package mariadb-server)", allow_module_level=True)
@@ -50,7 +54,7 @@ class TestMariadbConformance(kit_for("mariadb")):
                 assert not any(s in text for s in secrets_), f"a secret is on the command line of {pid}"
 
     def test_key_files_are_private_and_encrypted(self, loaded):
-        for text, inst in loaded.items():
+        for text, inst in _not_gocryptfs(loaded):
             root = Path(inst.data_dir)
             for sub in ("", "data", "tmp", "keys"):
                 assert stat.S_IMODE((root / sub).stat().st_mode) == 0o700, (text, sub)
@@ -79,6 +83,10 @@ class TestMariadbConformance(kit_for("mariadb")):
             settings = inst.settings()
             shared = {k: v for k, v in settings.items() if k in plain and k != "encryption_scope"}
             assert shared == {k: v for k, v in plain.items() if k != "encryption_scope"}, text
+            if text.startswith("fs:"):  # no server-side encryption: the mount's facts instead
+                assert settings["encryption_scope"] == "none" and "key_bits" not in settings
+                assert settings["fs_encryption"]["cipher"] == "AES-256-GCM", settings["fs_encryption"]
+                continue
             assert settings["file_key_management_encryption_algorithm"] == f"AES_{parse_spec(text).mode.upper()}"
             assert settings["key_bits"] == parse_spec(text).key_bits
             assert not any("keys" in str(v) and "/" in str(v) for v in settings.values())
@@ -87,11 +95,66 @@ class TestMariadbConformance(kit_for("mariadb")):
         for text, inst in loaded.items():
             spaces = inst.encryption_status()["tablespaces"]
             assert spaces["total"] >= 8
-            if text == "none":
+            if text == "none" or text.startswith("fs:"):  # InnoDB encrypts nothing itself under gocryptfs
                 assert spaces["encrypted"] == []
             else:
                 assert spaces["unencrypted"] == [] and spaces["key_ids"] == [1]
                 assert spaces["system_tablespace_encrypted"]
+
+    def test_gocryptfs_holds_the_datadir_and_tmpdir(self, loaded):
+        """fs:gocryptfs: the server's datadir and tmpdir are inside the mount, which runs as the server's user and
+        admits no one else; what is on disk is the cipher directory (no file name of the datadir shows there);
+        the key file, my.cnf and the server log stay outside; the daemon's CPU counts as the server's."""
+        if "fs:gocryptfs" not in loaded:
+            pytest.skip(f"gocryptfs not available: {FS_MISSING}")
+        inst = loaded["fs:gocryptfs"]
+        status = inst.encryption_status()
+        mount = status["filesystem"]
+        assert status["enabled"] and mount["mount"]["fstype"] == "fuse.gocryptfs" and mount["data_directory_on_mount"]
+        assert mount["content_cipher"] == "AES-256-GCM" and mount["file_names"] == "EME-encrypted"
+        conn = inst.connect()
+        try:
+            cur = conn.cursor()
+            cur.execute("SELECT @@GLOBAL.datadir, @@GLOBAL.tmpdir, @@GLOBAL.innodb_encrypt_tables")
+            datadir, tmpdir, encrypt_tables = cur.fetchone()
+        finally:
+            conn.close()
+        assert Path(datadir).is_relative_to(inst.fs.plain_dir) and Path(tmpdir).is_relative_to(inst.fs.plain_dir)
+        assert encrypt_tables == "OFF"
+        assert inst.data_dir == inst.fs.cipher_dir and (inst.data_dir / "gocryptfs.conf").is_file()
+        names = {p.name for p in inst.data_dir.rglob("*")}
+        assert not names & {"lineitem.ibd", "ibdata1", "ib_logfile0", "tpch", "mysql"}, names
+        assert inst.fs.owner is None or inst.fs.owner.pw_uid == inst.user.pw_uid
+        if os.geteuid() == 0 and inst.user is not None:  # root itself is refused by the mount
+            with pytest.raises(PermissionError):
+                os.listdir(inst.datadir)
+        assert (inst.snapshot_dir / "gocryptfs.conf").is_file()
+        assert set(inst.fs.pids()) <= set(inst.server_pids())
+        markers = new_markers()
+        inst.plant_canaries(markers)
+        inst.flush_to_disk()
+        row = live_host_row(inst, Needles(tuple(markers)))  # the mount, read as the only user it admits
+        assert row.status == "exposed" and set(row.evidence["hits"]) == {f"canary-{i}" for i in range(1, 5)}, row
+        assert ("read as the server's OS user" in row.summary) is (inst.fs.owner is not None)
+        keys = inst.key_storage()
+        assert [k["key"] for k in keys] == ["gocryptfs master key", "gocryptfs password"]
+        assert not any(k["found_in_clear"] for k in keys)
+        before = inst.counters()["bytes_encrypted_estimate"]
+        conn = inst.connect()
+        try:  # pages and redo written through the mount count as encrypted by it
+            conn.cursor().execute("CREATE TABLE gocryptfs_probe ENGINE=InnoDB AS SELECT seq FROM seq_1_to_20000")
+            conn.commit()
+        finally:
+            conn.close()
+        inst.flush_to_disk()
+        counters = inst.counters()
+        assert counters["bytes_encrypted_estimate"] > before and "bytes_encrypted" not in counters
+        assert counters["bytes_encrypted_estimate"] == counters["bytes_written"] + counters["log_bytes"]
+
+
+def _not_gocryptfs(loaded: dict) -> list:
+    """The kit's configs whose files tdebench can read directly (not inside a gocryptfs mount)."""
+    return [(text, inst) for text, inst in loaded.items() if not text.startswith("fs:")]
 
 
 def _openssl_decrypt(path: Path, passphrase: str) -> bytes:
@@ -146,6 +209,53 @@ def test_bad_server_setting_fails_with_log_tail(engine, tmp_path):
         inst.destroy()
         assert not _own_servers()
         assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(FS_MISSING is not None, reason=f"gocryptfs not available: {FS_MISSING}")
+@pytest.mark.parametrize("spec, flag", [("fs:gocryptfs-aessiv", "AESSIV"), ("fs:gocryptfs-xchacha", "XChaCha20Poly1305")])
+def test_gocryptfs_variants_restart_and_destroy_leave_nothing(engine, spec, flag, tmp_path):
+    """Each gocryptfs variant: rows survive a restart (unmount, mount again), no probe value reaches the cipher
+    directory, and destroy leaves no process, mount or directory."""
+    inst = engine.create_instance(Config("mariadb", parse_spec(spec), dict(SMALL)), tmp_path)
+    try:
+        inst.start()
+        assert flag in inst.encryption_status()["filesystem"]["gocryptfs_conf"]["feature_flags"]
+        conn = inst.connect()
+        try:
+            conn.cursor().execute("CREATE TABLE t ENGINE=InnoDB AS "
+                                  "SELECT CONCAT('TDEBENCH-FS-PROBE-', seq) AS v FROM seq_1_to_500")
+            conn.commit()
+        finally:
+            conn.close()
+        mount = inst.fs.plain_dir
+        inst.restart()
+        assert inst.alive() and inst.encryption_status()["enabled"]
+        conn = inst.connect()
+        try:
+            cur = conn.cursor()
+            cur.execute("SELECT COUNT(*) FROM t")
+            assert cur.fetchone()[0] == 500
+        finally:
+            conn.close()
+        inst.flush_to_disk()
+        assert scan_directory(inst.data_dir, ["TDEBENCH-FS-PROBE-"]).files_with_hits == []
+        pids, home = inst.server_pids(), inst.home
+    finally:
+        inst.destroy()
+    time.sleep(0.2)
+    assert not [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+    assert not fsencrypt.mount_entry(mount) and not home.exists() and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(FS_MISSING is not None, reason=f"gocryptfs not available: {FS_MISSING}")
+def test_gocryptfs_instance_that_fails_to_install_leaves_no_mount(engine, tmp_path):
+    inst = engine.create_instance(Config("mariadb", parse_spec("fs:gocryptfs"),
+                                         {**SMALL, "tdebench_no_such_variable": "1"}), tmp_path)
+    with pytest.raises(EnvironmentProblem, match="tdebench_no_such_variable"):
+        inst.start()
+    inst.destroy()
+    assert not [line for line in Path("/proc/mounts").read_text().splitlines() if str(tmp_path) in line]
+    assert not _own_servers() and list(tmp_path.iterdir()) == []
 
 
 def test_server_that_cannot_start_shows_its_log_tail(engine, tmp_path):

@@ -58,7 +58,7 @@ def kind(cfg: Config) -> str:
     return cfg.spec.mechanism
 
 
-MEASURED = {"sqlite": ["none", "sqlcipher:aes-256-cbc"], "mariadb": ["none", "tde:aes-256-ctr"],
+MEASURED = {"sqlite": ["none", "sqlcipher:aes-256-cbc"], "mariadb": ["none", "tde:aes-256-ctr", "fs:gocryptfs"],
             "postgres": ["none", "column:aes-256", "column:pgp-aes256", "fs:gocryptfs"]}
 
 

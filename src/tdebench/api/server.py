@@ -26,6 +26,9 @@ class ToolAccess:
     env: Mapping[str, str] = field(default_factory=dict)
     #: file descriptors the tools inherit (e.g. an in-memory file holding the password)
     pass_fds: tuple[int, ...] = ()
+    #: the OS user the tools that read or write the server's files run as: the server's, when those files are in a
+    #: mount that admits only that user (gocryptfs); None: tdebench's own user
+    runs_as: pwd.struct_passwd | None = None
 
     def argv(self, name: str, *args: str) -> list[str]:
         """``name``'s command line with the connection options first."""

@@ -9,6 +9,7 @@ value: they return facts, paths, or rows read back for the caller to count.
 from __future__ import annotations
 
 import contextlib
+import pwd
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,11 @@ class ThreatProbes:
     def live_paths(self) -> list[Path] | None:
         """The instance's files as a process on the running host opens them while the instance runs: the
         database files themselves, or the unlocked view of a filesystem encryption (its mount). None: not known."""
+        return None
+
+    def live_reader(self) -> pwd.struct_passwd | None:
+        """The OS user as whom :meth:`live_paths` must be read: the server's, when they are a mount that admits only
+        that user (gocryptfs without ``-allow_other``). None: tdebench reads them itself."""
         return None
 
     def data_dir_parts(self) -> dict[str, list[str]] | None:

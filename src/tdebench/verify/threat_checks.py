@@ -20,6 +20,7 @@ from tdebench.api.engine import Instance
 from tdebench.engines.toolkit.exposure import files_on_disk
 from tdebench.verify import hostfacts
 from tdebench.verify.atrest import count_in_file
+from tdebench.verify.live_scan import scan_tree_as
 from tdebench.verify.threat_rows import (EXPOSED, NOT_APPLICABLE, NOT_CHECKED, PROTECTED, Needles, Row, backup_rows,
                                          fmt_bytes, guarded, join_words)
 
@@ -308,10 +309,17 @@ def live_host_row(instance: Instance, needles: Needles) -> Row:
     roots = instance.live_paths()
     if roots is None:
         return Row("live_host", NOT_CHECKED, "the engine does not say where its files are read while it runs")
-    scan = scan_paths(list(files_on_disk(roots)), needles, roots)
+    reader = instance.live_reader()
+    if reader is None:
+        scan = scan_paths(list(files_on_disk(roots)), needles, roots)
+    else:  # a mount only the server's user may enter: read as that user, whom root can become
+        values = [v.encode() for v in needles.values()]
+        scan = Scan([FileHit(name, size, needles.name_counts(counts)) for root in roots
+                     for name, size, counts in scan_tree_as(reader, root, values)])
     status = EXPOSED if scan.total else PROTECTED
+    who = f", read as the server's OS user '{reader.pw_name}', whom root can become" if reader else ""
     return Row("live_host", status, f"{scan.text('the files as the running host reads them')} (while the instance "
-               "runs, unlocked; root can also read a server's memory, where every key is)",
+               f"runs, unlocked{who}; root can also read a server's memory, where every key is)",
                {**scan.evidence(), "paths": [str(p) for p in roots]})
 
 

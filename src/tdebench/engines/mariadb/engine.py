@@ -9,6 +9,8 @@ with a scope suffix (see :mod:`tdebench.engines.mariadb.settings` and docs/engin
 * ``tde:aes-256-ctr@tables``   InnoDB tablespaces only
 * ``fs:fscrypt``               the whole instance directory in an fscrypt directory of a loop-mounted ext4 image
   (:mod:`tdebench.engines.toolkit.fscrypt`); every twin of such a run lives on an image (``storage=ext4-loop``)
+* ``fs:gocryptfs``             the datadir and tmpdir inside a gocryptfs (FUSE) mount run as the server's OS user
+  (:mod:`tdebench.engines.toolkit.fsencrypt`), ``gocryptfs/cipher`` on disk; also ``-aessiv`` and ``-xchacha``
 
 Each instance lives in ``<workdir>/<label>`` (0700): ``data/``, ``tmp/``, ``keys/keys.enc``,
 ``my.cnf``, ``server.log``, the socket. When running as root the server runs as the unprivileged
@@ -37,6 +39,7 @@ from tdebench.api.footprint import DEFAULT_REDO, MIB, Footprint, size_setting
 from tdebench.encryption import PLAIN, EncryptionSpec, generate_password, parse_spec, redact, write_secret_file
 from tdebench.engines.mariadb import settings as ms
 from tdebench.engines.mariadb.counters import MariadbCounters
+from tdebench.engines.mariadb.filesystems import MariadbFilesystems
 from tdebench.engines.mariadb.load import MariadbLoading
 from tdebench.engines.mariadb.keys import KeyMaterial, remove_tree, transient_dir
 from tdebench.engines.mariadb.switch import MariadbSwitch
@@ -47,10 +50,10 @@ from tdebench.engines.mariadb.threats import MariadbThreatProbes
 from tdebench.engines.mariadb.tools import MariadbTools
 from tdebench.engines.mariadb.warm import dump_buffer_pool, load_buffer_pool
 from tdebench.engines.mariadb.watchdog import FULL_SPACE, DiskFullWatchdog, full_disk_reason, log_size
-from tdebench.engines.toolkit import fscrypt
+from tdebench.engines.toolkit import asuser, fscrypt, fsencrypt
 from tdebench.engines.toolkit.process import (ServerProcess, chown_tree, find_binary, free_port, own_path,
                                               service_user, tail)
-from tdebench.errors import EnvironmentProblem, RunFailed
+from tdebench.errors import EnvironmentProblem
 
 PACKAGE = "mariadb-server"
 SBIN = (Path("/usr/sbin"), Path("/usr/bin"), Path("/usr/local/mysql/bin"), Path("/usr/local/sbin"))
@@ -67,7 +70,8 @@ class MariadbEngine(Engine):
 
     name = "mariadb"
     dialect = MARIADB
-    description = "MariaDB server, plain or data-at-rest encryption (file_key_management, AES-128/192/256 CBC/CTR)"
+    description = ("MariaDB server, plain, data-at-rest encryption (file_key_management, AES-128/192/256 CBC/CTR) "
+                   "or its files on filesystem encryption (ext4 fscrypt, gocryptfs)")
     cache_setting = "innodb_buffer_pool_size"
     warm_restart = True
     online_switch = ("SET GLOBAL innodb_encrypt_tables = ON/OFF: innodb_encryption_threads re-write every tablespace "
@@ -98,11 +102,13 @@ class MariadbEngine(Engine):
             for bits in (128, 192, 256):
                 for mode in ("cbc", "ctr"):
                     specs.append(EncryptionSpec("tde", f"aes-{bits}-{mode}", scope))
-        return specs + fscrypt.fs_specs()
+        return specs + fscrypt.fs_specs() + fsencrypt.fs_specs()
 
     def check_spec_available(self, spec: EncryptionSpec) -> None:
         if fscrypt.is_fscrypt_spec(spec):
             fscrypt.check_available(spec)
+        if fsencrypt.is_fs_spec(spec):
+            fsencrypt.check_available()
 
     def plan_settings(self, specs: Sequence[EncryptionSpec]) -> dict[str, str]:
         return fscrypt.plan_settings(list(specs))
@@ -144,10 +150,11 @@ class MariadbEngine(Engine):
         """Measured alike for the plain and TDE twins; the redo log is created at full size on start."""
         redo = size_setting(settings.get("innodb_log_file_size"), 1, DEFAULT_REDO)
         image = fscrypt.EXT4_OVERHEAD if fscrypt.on_loop_image(spec, settings) else 0
-        return Footprint(peak=5.0, final=2.0, fixed=144 * MIB + redo + image)
+        fuse = 16 * MIB if fsencrypt.is_fs_spec(spec) else 0  # gocryptfs' per-block tags and per-file headers
+        return Footprint(peak=5.0, final=2.0, fixed=144 * MIB + redo + image + fuse)
 
 
-class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbCounters, MariadbLoading,
+class MariadbInstance(MariadbFilesystems, MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbCounters, MariadbLoading,
                       MariadbStatus, Instance):
     """One private mariadbd with its own directories, socket, password and (for TDE) keys."""
 
@@ -160,6 +167,7 @@ class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbC
         self.options = ms.merged({k: v for k, v in config.settings.items() if k != fscrypt.STORAGE_KEY})
         self.on_image = fscrypt.on_loop_image(config.spec, config.settings)
         self.image: fscrypt.Ext4Image | None = None
+        self.fs: fsencrypt.GocryptfsMount | None = None
         self.home: Path | None = None
         self.user = service_user()
         self.link = Path(workdir) / config.label
@@ -187,17 +195,26 @@ class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbC
     @property
     def data_dir(self) -> Path:
         """The instance root: data/, tmp/, keys/, logs (everything the server writes); on an ext4 image, the
-        image file's directory (what is really on disk, scanned as raw blocks)."""
-        return self.image.image_dir if self.image is not None else self._path()
+        image file's directory (what is really on disk, scanned as raw blocks); under gocryptfs its cipher
+        directory (the keys, my.cnf and logs beside it are scanned as the disk's)."""
+        if self.image is not None:
+            return self.image.image_dir
+        return self.fs.cipher_dir if self.fs is not None else self._path()
 
     @property
     def snapshot_dir(self) -> Path:
-        """The instance root (on an ext4 image: as mounted, never the image)."""
-        return self._path()
+        """The instance root (on an ext4 image: as mounted, never the image; under gocryptfs its cipher directory,
+        copied while unmounted)."""
+        return self.fs.cipher_dir if self.fs is not None else self._path()
 
     @property
     def datadir(self) -> Path:
-        return self._path("data")
+        """The server's datadir (inside the gocryptfs mount for ``fs:gocryptfs*``)."""
+        return (self.fs.plain_dir if self.fs is not None else self._path()) / "data"
+
+    @property
+    def tmpdir(self) -> Path:
+        return (self.fs.plain_dir if self.fs is not None else self._path()) / "tmp"
 
     @property
     def socket(self) -> Path:
@@ -209,8 +226,8 @@ class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbC
 
     def files_outside_scope(self) -> list[str]:
         """Globs relative to :attr:`data_dir` that this spec's scope leaves plaintext by design."""
-        if self.image is not None:
-            return []  # the image is one file; fscrypt covers every file of the instance
+        if self.image is not None or self.fs is not None:
+            return []  # the image is one file; fscrypt or gocryptfs covers every file of the datadir and tmpdir
         globs = ms.files_outside_scope(self.config.spec)
         return [g[3:] if g.startswith("../") else f"data/{g}" for g in globs]
 
@@ -220,8 +237,11 @@ class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbC
             return
         if not self._created:
             self._create()
-        elif self.image is not None:
-            self.image.mount()
+        else:
+            if self.image is not None:
+                self.image.mount()
+            if self.fs is not None:
+                self.fs.mount()
         self._launch()
 
     def running(self) -> bool:
@@ -242,9 +262,6 @@ class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbC
             return load_buffer_pool(conn.cursor(), saved)
         finally:
             close_quietly(conn)
-
-    def stop(self) -> None:
-        self._stop(discard=False)
 
     def _stop(self, discard: bool) -> None:
         """SHUTDOWN (with innodb_fast_shutdown=2 when the files are deleted next), then TERM/KILL; a server
@@ -277,6 +294,10 @@ class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbC
             if self._socket_dir is not None:
                 shutil.rmtree(self._socket_dir, ignore_errors=True)
                 self._socket_dir = None
+            if self.fs is not None:
+                self.fs.destroy(keep=not discard)
+                if discard:
+                    self.fs = None
             if self.image is not None:
                 self.image.destroy(keep=not discard)
                 if discard:
@@ -317,8 +338,10 @@ class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbC
             self.image = fscrypt.Ext4Image(self.config.spec, self.home / "fs", owner=self.user)
             self.image.mount()
             self.root = self.image.data_dir
-        for sub in ("data", "tmp", "keys"):
-            self._path(sub).mkdir(mode=0o700)
+        if fsencrypt.is_fs_spec(self.config.spec):
+            self.fs = fsencrypt.GocryptfsMount(self.config.spec, self.root / "gocryptfs", owner=self.user)
+        for path in (self._path("keys"),) if self.fs is not None else (self.datadir, self.tmpdir, self._path("keys")):
+            path.mkdir(mode=0o700)
         if len(str(self.socket)) > _SOCKET_MAX:
             self._socket_dir = own_path(Path(tempfile.mkdtemp(prefix="tdebench-sock-", dir="/tmp")))
             chown_tree(self._socket_dir, self.user)
@@ -328,6 +351,10 @@ class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbC
         os.chmod(self._path("my.cnf"), 0o600)
         chown_tree(self.root, self.user)
         try:
+            if self.fs is not None:  # mounted after chown_tree: root cannot enter the mount
+                self.fs.mount()
+                for path in (self.datadir, self.tmpdir):
+                    asuser.make_dir(self.user, path)
             self._install()
         except BaseException:
             self.destroy()
@@ -335,7 +362,7 @@ class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbC
         self._created = True
 
     def _render_cnf(self) -> str:
-        lines = [f"datadir={self.datadir}", f"tmpdir={self._path('tmp')}", f"socket={self.socket}",
+        lines = [f"datadir={self.datadir}", f"tmpdir={self.tmpdir}", f"socket={self.socket}",
                  f"pid_file={self._path('mariadbd.pid')}", "skip_name_resolve", "local_infile=ON"]
         lines += ["bind_address=127.0.0.1", f"port={self._port}"] if self._port else ["skip_networking"]
         lines += ms.server_lines(self.options)
@@ -486,41 +513,6 @@ class MariadbInstance(MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbC
             self.check_alive()
             raise EnvironmentProblem(f"cannot connect to mariadbd for {self.config.label}: {redact(str(exc))}",
                                      f"look at {self.log_path}") from exc
-
-    # an ext4 image (fs:fscrypt and its plain twin) ---------------------------------------------------
-    def encryption_status(self) -> dict[str, Any]:
-        return fscrypt.with_image_status(super().encryption_status(), self.image, self.config.spec, self.datadir)
-
-    def check_encrypted(self, schema_tables: list[str], *args: Any, **kwargs: Any) -> None:
-        if self.image is None or not fscrypt.is_fscrypt_spec(self.config.spec):
-            super().check_encrypted(schema_tables, *args, **kwargs)
-            return
-        fs = self.image.status()
-        if not fs["enabled"] or not self.datadir.is_relative_to(self.image.data_dir):
-            raise RunFailed(f"{self.config.label}: the data directory is not in an unlocked fscrypt directory "
-                            f"(policy v{fs['policy_version']}, key {fs['key_status']})",
-                            "check that the ext4 image is mounted")
-
-    def flush_to_disk(self) -> None:
-        super().flush_to_disk()
-        if self.image is not None:  # what the filesystem holds, into the image's blocks
-            self.image.sync()
-
-    def settings(self) -> dict[str, Any]:
-        out = super().settings()
-        if self.image is not None:
-            out.update(self.image.facts())
-        return out
-
-    def alive(self) -> bool:
-        return super().alive() and (self.image is None or self.image.mounted())
-
-    def storage_bytes(self) -> int:
-        """Bytes of the data directory (tables, logs, system tablespace), not keys or server logs."""
-        return sum(p.stat().st_size for p in self.datadir.rglob("*") if p.is_file() and not p.is_symlink())
-
-    def server_pids(self) -> list[int]:
-        return self._server.tree_pids() if self._server is not None else []
 
     def client_argv(self) -> tuple[list[str], int]:
         """argv for the ``mariadb`` client connected to this instance, plus an fd holding the password.

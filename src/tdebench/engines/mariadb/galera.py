@@ -34,6 +34,7 @@ from tdebench.engines.mariadb.galera_rejoin import SYNC_TIMEOUT, GaleraRejoin
 from tdebench.engines.mariadb.galera_status import GaleraFacts
 from tdebench.engines.mariadb.galera_tls import TlsFiles, make_tls, remove_tls
 from tdebench.engines.mariadb.support import traversable_by
+from tdebench.engines.toolkit import fsencrypt
 from tdebench.engines.toolkit.process import own_path
 from tdebench.errors import EnvironmentProblem, UsageError
 
@@ -49,6 +50,10 @@ class GaleraEngine(MariadbEngine):
     rekey_method = ""  # ALTER TABLE ... ENCRYPTION_KEY_ID under total-order isolation: not tried on a cluster yet
     cluster_nodes = gs.DEFAULT_NODES
     faults = ("kill-node",)  # GaleraRejoin: kill_node, rejoin_node, committed_count
+
+    def supported_specs(self) -> list[EncryptionSpec]:
+        """MariaDB's, without gocryptfs (a node's datadir in a FUSE mount is not tried with SST yet)."""
+        return [s for s in super().supported_specs() if not fsencrypt.is_fs_spec(s)]
 
     def check_available(self) -> None:
         super().check_available()

@@ -5,7 +5,8 @@ connections (``_connect``), its key material (``_keys``) and its listen settings
 
 * Instance layout: ``data/`` (datadir: tablespaces, redo log ``ib_logfile*``, InnoDB temporary tablespace
   ``ibtmp1``, statement logs by default), ``tmp/`` (tmpdir: filesort files, on-disk temporary tables),
-  ``keys/keys.enc``, ``my.cnf``, ``server.log``.
+  ``keys/keys.enc``, ``my.cnf``, ``server.log``. Under gocryptfs ``data/`` and ``tmp/`` are in the mount
+  (``gocryptfs/plain``), ``gocryptfs/cipher`` is what is on disk.
 * Spill probe: the canary rows × 20,000 (``seq_1_to_20000``, the Sequence engine) sorted with the smallest
   ``sort_buffer_size``, read through an unbuffered cursor that stops after one row: the server, blocked on
   sending the rest, keeps its filesort file open in ``tmp/`` (already unlinked: it is read through
@@ -17,6 +18,7 @@ connections (``_connect``), its key material (``_keys``) and its listen settings
 from __future__ import annotations
 
 import contextlib
+import pwd
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -44,6 +46,9 @@ class MariadbThreatProbes:
     _port: int | None
     _socket_dir: Path | None
     image: Any  # the ext4 image (fs:fscrypt and its plain twin) or None
+    fs: Any  # the gocryptfs mount (fs:gocryptfs*) or None
+    datadir: Path
+    tmpdir: Path
     home: Path | None
     socket: Path
     _path: Callable[..., Path]
@@ -57,23 +62,34 @@ class MariadbThreatProbes:
         return [top] + ([self._socket_dir] if self._socket_dir is not None else [])
 
     def live_paths(self) -> list[Path]:
-        """The instance directory as the server sees it (for fs:fscrypt: inside the unlocked mount)."""
-        return [self._path()]
+        """The instance directory as the server sees it (for fs:fscrypt: inside the unlocked mount); under gocryptfs
+        the mount (datadir and tmpdir in clear)."""
+        return [self.fs.plain_dir] if self.fs is not None else [self._path()]
+
+    def live_reader(self) -> pwd.struct_passwd | None:
+        """gocryptfs' mount admits only the server's user (not root): it is read as that user."""
+        return self.fs.owner if self.fs is not None else None
 
     def data_dir_parts(self) -> dict[str, list[str]] | None:
         if self.image is not None:
             return None  # one image file: the redo log and temporary files are blocks of it
+        if self.fs is not None:
+            return None  # gocryptfs encrypts file names: the parts cannot be told apart on disk
         return {"datadir": ["data/*"], "redo": ["data/ib_logfile*"], "temp": ["data/ibtmp1", "tmp/*"]}
 
     def temp_locations(self) -> list[Path]:
+        if self.fs is not None:  # on an image too: the cipher directory is what the server's spills become
+            return [self.fs.cipher_dir]
         if self.image is not None:
             return [self.image.image_dir]  # spills land in the image's blocks (encrypted under fscrypt)
-        return [self._path("tmp"), self._path("data", "ibtmp1")]
+        return [self.tmpdir, self.datadir / "ibtmp1"]
 
     def key_storage(self) -> list[dict[str, Any]]:
         """The encrypted key file beside the data, and the file key that exists only during start-up."""
         if self.image is not None and self.image.encrypted:
             return [fscrypt_key_row()]
+        if self.fs is not None:
+            return self.fs.key_rows(self.disk_paths(), self._path())
         if self._keys is None:
             return []
         roots = self.disk_paths()
@@ -116,7 +132,7 @@ class MariadbThreatProbes:
         general = v.get("general_log", "OFF").upper() in ("ON", "1")
         slow = v.get("slow_query_log", "OFF").upper() in ("ON", "1")
         outputs = {o.strip().upper() for o in v.get("log_output", "FILE").split(",")}
-        datadir = self._path("data")
+        datadir = self.datadir
         files: list[Path] = []
         if "FILE" in outputs:
             files += [datadir / v[name] for on, name in ((general, "general_log_file"), (slow, "slow_query_log_file"))

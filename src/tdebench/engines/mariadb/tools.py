@@ -9,6 +9,7 @@ import os
 import pwd
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from tdebench.api.server import ServerFiles, ToolAccess
 from tdebench.engines.toolkit.process import find_binary
@@ -27,10 +28,12 @@ def tool_path(name: str) -> str:
 
 
 class MariadbTools:
-    """Mixed into the MariaDB instance: its tools connect as the benchmark user, the password in an inherited in-memory file."""
+    """Mixed into the MariaDB instance: its tools connect as the benchmark user, the password in an inherited in-memory file.
+    Under gocryptfs they run as the server's OS user, the only one the mount admits."""
 
     datadir: Path
     user: pwd.struct_passwd | None
+    fs: Any
 
     def client_argv(self) -> tuple[list[str], int]:  # provided by the instance
         raise NotImplementedError
@@ -38,10 +41,13 @@ class MariadbTools:
     @contextlib.contextmanager
     def tool_access(self) -> Iterator[ToolAccess]:
         argv, fd = self.client_argv()
+        runs_as = self.fs.owner if self.fs is not None else None
         try:
+            if runs_as is not None:  # the tool reopens /dev/fd/N: the in-memory file must be its user's (0600)
+                os.fchown(fd, runs_as.pw_uid, runs_as.pw_gid)
             options = tuple(a for a in argv if a.startswith(("--defaults-extra-file=", "--socket=", "--host=",
                                                                "--port=")))
-            yield ToolAccess(tool_path, options, pass_fds=(fd,))
+            yield ToolAccess(tool_path, options, pass_fds=(fd,), runs_as=runs_as)
         finally:
             os.close(fd)
 

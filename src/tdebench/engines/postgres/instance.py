@@ -230,9 +230,7 @@ class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, In
         if self.image is not None:
             out.update(self.image.facts())
         if self.fs is not None:
-            out["fs_encryption"] = {"tool": fsencrypt.gocryptfs_version(), "cipher": self.fs.algorithm,
-                                    "runs_as": self.fs.owner.pw_name if self.fs.owner else "(current user)",
-                                    "mount_reachable_by": "that user only (no -allow_other)"}
+            out.update(self.fs.facts())
         return out
 
     def encryption_status(self) -> dict[str, Any]:
@@ -240,15 +238,11 @@ class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, In
             return self._image_status()
         if self.fs is None:
             return {"enabled": False, "mechanism": "none"}
-        status = self.fs.status()
         data_directory = None
         if self.cluster.running():
             with self.cluster.connect("postgres", autocommit=True) as conn:
                 data_directory = conn.execute("SHOW data_directory").fetchone()[0]
-        inside = data_directory is not None and Path(data_directory).is_relative_to(self.fs.plain_dir)
-        status.update(data_directory=data_directory, data_directory_on_mount=inside,
-                      enabled=bool(status["enabled"] and inside))
-        return status
+        return self.fs.status_of(data_directory)
 
     def _image_status(self) -> dict[str, Any]:
         assert self.image is not None

@@ -17,13 +17,14 @@ mount (``fs``) and, for ``column:*``, its key (``_key``).
 from __future__ import annotations
 
 import contextlib
+import pwd
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from tdebench.encryption import redact
 from tdebench.api.canary import CANARY_TABLE
-from tdebench.engines.toolkit.exposure import files_holding, key_forms, mode_text, same_disk
+from tdebench.engines.toolkit.exposure import files_holding, key_forms
 from tdebench.engines.toolkit.fscrypt import fscrypt_key_row
 
 READER = "tdebench_reader"
@@ -48,10 +49,13 @@ class PostgresThreatProbes:
         """The instance directory (data or cipher directory, server log, socket) and an outside socket dir."""
         return [self.home] + ([self.cluster.socket_dir] if self.cluster.private_socket_dir else [])
 
-    def live_paths(self) -> list[Path] | None:
-        """The data directory as the server reads it (for fs:fscrypt: inside the unlocked mount); gocryptfs'
-        mount admits the server's user only, not tdebench: not checked there."""
-        return None if self.fs is not None else [self.cluster.pgdata]
+    def live_paths(self) -> list[Path]:
+        """The data directory as the server reads it (for fs:fscrypt: inside the unlocked mount; for gocryptfs: the
+        mount, read as the server's user, the only one it admits)."""
+        return [self.fs.plain_dir] if self.fs is not None else [self.cluster.pgdata]
+
+    def live_reader(self) -> pwd.struct_passwd | None:
+        return self.fs.owner if self.fs is not None else None
 
     def data_dir_parts(self) -> dict[str, list[str]] | None:
         if self.image is not None:
@@ -80,17 +84,7 @@ class PostgresThreatProbes:
             return [fscrypt_key_row()]
         if self.fs is None:
             return []
-        conf = self.fs.cipher_dir / "gocryptfs.conf"
-        scrypt = (self.fs.conf_facts().get("scrypt") or {})
-        return [
-            {"key": "gocryptfs master key", "where": "fs/cipher/gocryptfs.conf, beside the encrypted files",
-             "on_disk": conf.is_file(), "beside_data": same_disk(conf, self.fs.cipher_dir), "mode": mode_text(conf),
-             "protected_by": f"AES-256-GCM under scrypt(password) (N={scrypt.get('N')})", "found_in_clear": []},
-            {"key": "gocryptfs password", "where": "memory only; a 0600 pass file in a private temporary "
-             "directory while gocryptfs starts, deleted right after", "on_disk": False, "beside_data": False,
-             "mode": None, "protected_by": "not stored",
-             "found_in_clear": self._relative(files_holding(roots, [self.fs._password.encode()]))},
-        ]
+        return self.fs.key_rows(roots, self.home)
 
     def _relative(self, paths: list[str]) -> list[str]:
         root = str(self.home)

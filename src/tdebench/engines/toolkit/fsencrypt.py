@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.encryption import EncryptionSpec, generate_password, parse_spec, redact, write_secret_file
+from tdebench.engines.toolkit.exposure import files_holding, mode_text, same_disk
 from tdebench.engines.toolkit.process import ServerProcess, find_binary, own_path, service_user, tail
 from tdebench.errors import EnvironmentProblem, UsageError
 
@@ -271,6 +272,38 @@ class GocryptfsMount:
                 "content_cipher": content, "file_names": "EME-encrypted" if "EMENames" in flags else "plaintext",
                 "cipher_dir": str(self.cipher_dir), "mount_point": str(self.plain_dir), "mount": entry,
                 "gocryptfs_conf": facts, "covers": "every file of the data directory"}
+
+    def status_of(self, data_directory: str | None) -> dict[str, Any]:
+        """:meth:`status` for a server that reports ``data_directory`` (None: not running); ``enabled`` only when
+        that directory is inside the mount."""
+        status = self.status()
+        inside = data_directory is not None and Path(data_directory).is_relative_to(self.plain_dir)
+        status.update(data_directory=data_directory, data_directory_on_mount=inside,
+                      enabled=bool(status["enabled"] and inside))
+        return status
+
+    def facts(self) -> dict[str, Any]:
+        """What the manifest records of the mount (``fs_encryption``): tool, cipher, who runs it."""
+        return {"fs_encryption": {"tool": gocryptfs_version(), "cipher": self.algorithm,
+                                  "runs_as": self.owner.pw_name if self.owner else "(current user)",
+                                  "mount_reachable_by": "that user only (no -allow_other)"}}
+
+    def key_rows(self, roots: list[Path], home: Path) -> list[dict[str, Any]]:
+        """The threat model's key-storage entries: the master key wrapped in gocryptfs.conf beside the encrypted
+        files, and the password (memory only), searched for in clear under ``roots``; paths relative to ``home``."""
+        conf = self.cipher_dir / "gocryptfs.conf"
+        scrypt = self.conf_facts().get("scrypt") or {}
+        where = os.path.relpath(conf, home) if conf.is_relative_to(home) else str(conf)
+        found = files_holding(roots, [self._password.encode()])
+        return [
+            {"key": "gocryptfs master key", "where": f"{where}, beside the encrypted files",
+             "on_disk": conf.is_file(), "beside_data": same_disk(conf, self.cipher_dir), "mode": mode_text(conf),
+             "protected_by": f"AES-256-GCM under scrypt(password) (N={scrypt.get('N')})", "found_in_clear": []},
+            {"key": "gocryptfs password", "where": "memory only; a 0600 pass file in a private temporary "
+             "directory while gocryptfs starts, deleted right after", "on_disk": False, "beside_data": False,
+             "mode": None, "protected_by": "not stored",
+             "found_in_clear": [os.path.relpath(p, home) if Path(p).is_relative_to(home) else p for p in found]},
+        ]
 
     def log_tail(self) -> str:
         return tail(self.root / "gocryptfs.log")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from tdebench.engines.toolkit import asuser
 from tdebench.errors import EnvironmentProblem
 from tdebench.workloads.backup import tools
 from tdebench.workloads.backup.kinds import RESTORE_DB, BackupKind, Context, KindInfo, Stopwatch
@@ -43,12 +44,14 @@ class MariadbBackupKind(BackupKind):
         work = ctx.scratch / "mb-work"
         target = ctx.scratch / ("mariadb_backup.xb.gz" if self.info.compressed else "mariadb_backup")
         with inst.tool_access() as access, inst.key_material():
+            if access.runs_as is not None:  # the tool writes its target as the server's user
+                tools.give_to(ctx.scratch, access.runs_as)
             if self.info.compressed:
                 tools.run(access.argv("mariadb-backup", "--backup", "--stream=mbstream", f"--target-dir={work}"),
-                          stdout=target, gzip_out=True, pass_fds=access.pass_fds)
+                          stdout=target, gzip_out=True, pass_fds=access.pass_fds, user=access.runs_as)
             else:
                 tools.run(access.argv("mariadb-backup", "--backup", f"--target-dir={target}"),
-                          pass_fds=access.pass_fds)
+                          pass_fds=access.pass_fds, user=access.runs_as)
         tools.discard(work)
         return target
 
@@ -64,7 +67,7 @@ class MariadbBackupKind(BackupKind):
         prepared = ctx.scratch / "mb-restore"
         tools.discard(prepared)
         with inst.tool_access() as access:
-            tool = access.tool
+            tool, runs_as = access.tool, access.runs_as
         with clock:
             if self.info.compressed:
                 prepared.mkdir()
@@ -73,23 +76,29 @@ class MariadbBackupKind(BackupKind):
                 shutil.copytree(artifact, prepared, symlinks=True)
             with inst.key_material():
                 tools.run([tool("mariadb-backup"), "--prepare", f"--target-dir={prepared}"])
+        if runs_as is not None:  # copied back by the only user the mount admits
+            tools.give_to(prepared, runs_as)
         inst.stop_server()
-        aside = tools.set_aside(files.directory)
+        aside = tools.set_aside(files.directory, runs_as)
         try:
             with clock:
                 tools.run([tool("mariadb-backup"), "--copy-back", f"--target-dir={prepared}",
-                           f"--datadir={files.directory}"])
-                tools.give_to(files.directory, files.user)
+                           f"--datadir={files.directory}"], user=runs_as)
+                if runs_as is None:
+                    tools.give_to(files.directory, files.user)
                 inst.start_server()
             if _count(ctx, None) != ctx.counts:
                 raise EnvironmentProblem("the restored MariaDB data directory does not hold the loaded rows",
                                          "look at the server log of the instance")
         except BaseException:
             inst.stop_server()
-            tools.put_back(aside, files.directory)
+            tools.put_back(aside, files.directory, runs_as)
             inst.start_server()
             raise
-        tools.discard(aside)
+        if runs_as is None:
+            tools.discard(aside)
+        else:
+            asuser.remove_tree(runs_as, aside)
         tools.discard(prepared)
         return clock.seconds
 

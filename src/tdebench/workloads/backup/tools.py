@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tdebench.encryption import redact
+from tdebench.engines.toolkit import asuser
 from tdebench.errors import EnvironmentProblem
 
 GZIP_LEVEL = 6
@@ -55,9 +56,12 @@ def _check(proc: subprocess.Popen, argv: Sequence[str], err: bytes) -> None:
 
 def run(argv: Sequence[str], *, stdin: Path | None = None, stdout: Path | None = None, gzip_out: bool = False,
         gunzip_in: bool = False, pass_fds: Sequence[int] = (), env: dict[str, str] | None = None,
-        cwd: Path | None = None) -> None:
-    """Run ``argv``; optionally read ``stdin`` (gunzipped on the fly) and write ``stdout`` (gzipped on the fly)."""
+        cwd: Path | None = None, user: pwd.struct_passwd | None = None) -> None:
+    """Run ``argv`` (as ``user``, when given); optionally read ``stdin`` (gunzipped on the fly) and write ``stdout``
+    (gzipped on the fly)."""
     full_env = {**os.environ, **(env or {})}
+    if user is not None:
+        full_env["HOME"] = user.pw_dir  # a tool reading ~/.my.cnf must not look in root's home
     feeder = None
     src = open(stdin, "rb") if stdin is not None else subprocess.DEVNULL
     try:
@@ -68,7 +72,7 @@ def run(argv: Sequence[str], *, stdin: Path | None = None, stdout: Path | None =
             src_pipe = src
         out = open(stdout, "wb") if stdout is not None else subprocess.DEVNULL
         try:
-            _pipeline(argv, src_pipe, out, gzip_out, pass_fds, full_env, cwd)
+            _pipeline(argv, src_pipe, out, gzip_out, pass_fds, full_env, cwd, user)
         finally:
             if stdout is not None:
                 out.close()
@@ -83,16 +87,17 @@ def run(argv: Sequence[str], *, stdin: Path | None = None, stdout: Path | None =
 
 
 def _pipeline(argv: Sequence[str], src: object, out: object, gzip_out: bool, pass_fds: Sequence[int],
-              env: dict[str, str], cwd: Path | None) -> None:
+              env: dict[str, str], cwd: Path | None, user: pwd.struct_passwd | None) -> None:
+    who = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []} if user is not None else {}
     if not gzip_out:
         proc = subprocess.Popen(list(argv), stdin=src, stdout=out, stderr=subprocess.PIPE, pass_fds=tuple(pass_fds),
-                                env=env, cwd=cwd)
+                                env=env, cwd=cwd, **who)
         err = proc.stderr.read()  # until the tool exits (its stdout goes to a file or nowhere)
         _reap(proc)
         _check(proc, argv, err)
         return
     proc = subprocess.Popen(list(argv), stdin=src, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            pass_fds=tuple(pass_fds), env=env, cwd=cwd)
+                            pass_fds=tuple(pass_fds), env=env, cwd=cwd, **who)
     packer = subprocess.Popen(["gzip", "-c", f"-{GZIP_LEVEL}"], stdin=proc.stdout, stdout=out,
                               stderr=subprocess.PIPE)
     proc.stdout.close()  # gzip holds the only reader now
@@ -134,17 +139,26 @@ def give_to(path: Path, user: pwd.struct_passwd | None, mode: int = 0o700) -> No
     os.chmod(path, mode)
 
 
-def set_aside(path: Path) -> Path:
-    """Rename a data directory (or file) out of the way before a restore puts the backup in its place."""
+def set_aside(path: Path, user: pwd.struct_passwd | None = None) -> Path:
+    """Rename a data directory (or file) out of the way before a restore puts the backup in its place (as ``user``
+    when given: inside a mount that admits only that user)."""
     aside = path.with_name(path.name + ".before-restore")
+    if user is not None:
+        asuser.remove_tree(user, aside)
+        asuser.rename(user, path, aside)
+        return aside
     if aside.exists():
         shutil.rmtree(aside) if aside.is_dir() else aside.unlink()
     path.rename(aside)
     return aside
 
 
-def put_back(aside: Path, path: Path) -> None:
+def put_back(aside: Path, path: Path, user: pwd.struct_passwd | None = None) -> None:
     """Undo :func:`set_aside` after a failed restore."""
+    if user is not None:
+        asuser.remove_tree(user, path)
+        asuser.rename(user, aside, path)
+        return
     if path.exists():
         shutil.rmtree(path) if path.is_dir() else path.unlink()
     aside.rename(path)
