@@ -349,3 +349,11 @@ def test_encrypt_run_shows_one_number_for_every_switch(tmp_path: Path) -> None:
             assert f">{cell}<" in html_row, (cell, html_row)
     rekey = next(r for r in rows if r["cycle"] == "t4" and r["action"] == "rekey")
     assert rekey["baseline_phase"] == "t4.before_rekey" and float(rekey["p95_during_ratio"]) > 1.5
+    # the verdict (no plain twin: the plaintext phases are the baseline) says each switch on in the same words
+    verdict = _md_section(md, "Verdict")
+    for row in (r for r in rows if r["action"] == "on"):
+        said = f"switched on in {fmt_value(float(row['time_to_done_s']), 's')}"
+        if row["method"] != "offline":
+            said += f", TPM meanwhile {ratio(row, 'tpm_during')} of just before"
+        assert said in verdict and said in html, said
+    assert "no plain config (encryption none)" not in md

@@ -24,10 +24,12 @@ ACTIONS = {"on": ("switch on", "during_on", "before", "after_on"),
            "rekey": ("re-keying", "during_rekey", "before_rekey", "after_rekey"),
            "off": ("way back", "during_off", "before_off", "after_off")}
 OFFLINE = "offline"
-COLUMNS = ("config", "method", "switch", "time to done", "peak extra disk",
+# the scan's verdict beside the time to done: the widest tables scroll, and it must not be the column out of sight
+COLUMNS = ("config", "method", "switch", "time to done", "plaintext left in scope", "peak extra disk",
            "tables: before → UPDATE → VACUUM → VACUUM FULL", "TPM just before", "TPM meanwhile ÷ before",
-           "p95 meanwhile ÷ before", "TPM after ÷ before", "longest stall meanwhile", "plaintext left in scope")
-NUMERIC = set(COLUMNS[3:11])
+           "p95 meanwhile ÷ before", "TPM after ÷ before", "longest stall meanwhile")
+LEFT = COLUMNS.index("plaintext left in scope")
+NUMERIC = set(COLUMNS[3:]) - {COLUMNS[LEFT]}
 #: columns of report/switching.csv (full precision; the views format these numbers)
 CSV_FIELDS = ("config", "cycle", "threads", "method", "action", "trials", "time_to_done_s", "peak_extra_bytes",
               "tables_before_bytes", "tables_after_update_bytes", "tables_after_vacuum_bytes",
@@ -167,13 +169,27 @@ def method_text(row: SwitchRow) -> str:
 def cells(row: SwitchRow) -> list[str]:
     """The row's cells as every view shows them (in :data:`COLUMNS` order)."""
     stopped = "stopped" if row.offline and row.tpm_before is not None else DASH  # no background: nothing stopped
-    return [row.config, method_text(row), ACTIONS[row.action][0], fmt_value(row.seconds, "s"),
+    return [row.config, method_text(row), ACTIONS[row.action][0], fmt_value(row.seconds, "s"), left_text(row),
             DASH if row.extra_disk is None else fmt_bytes(row.extra_disk),
             " → ".join(fmt_bytes(v) for v in row.tables) if row.tables else DASH,
             fmt_value(row.tpm_before, "tpm"),
             stopped if row.offline else ratio_text(row.tpm),
             stopped if row.offline else ratio_text(row.p95), ratio_text(row.after),
-            stopped if row.offline else fmt_value(row.stall, "s"), left_text(row)]
+            stopped if row.offline else fmt_value(row.stall, "s")]
+
+
+def verdict_lines(rows: list[SwitchRow]) -> list[str]:
+    """An encrypt run's verdict: per config and cycle, its switch on in the table's own words (no plain twin to
+    compare with; the plaintext phases before the switch are the baseline)."""
+    out = []
+    for row in rows:
+        if row.action != "on":
+            continue
+        text = f"{row.config}, {method_text(row)}: switched on in {fmt_value(row.seconds, 's')}"
+        if row.tpm is not None:
+            text += f", TPM meanwhile {ratio_text(row.tpm)} of just before, p95 {ratio_text(row.p95)}"
+        out.append(text + f"; plaintext left in scope after it: {left_text(row)} (Switching)")
+    return out
 
 
 def shown_columns(rows: list[SwitchRow]) -> list[int]:
@@ -222,7 +238,7 @@ def html_section(rows: list[SwitchRow]) -> Safe:
     for r in rows:
         texts: list[object] = list(cells(r))
         if r.left is not None:
-            texts[-1] = pill(texts[-1], "good" if r.left == 0 else "bad")  # type: ignore[arg-type]
+            texts[LEFT] = pill(texts[LEFT], "good" if r.left == 0 else "bad")  # type: ignore[arg-type]
         body.append([texts[i] for i in keep])
     return tag("section", join([tag("h2", "Switching encryption"), table(cols, body), tag("p", NOTE, class_="note")]),
                id="switching")

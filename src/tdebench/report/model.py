@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.regime import split_label
+from tdebench.report.encrypt_view import switch_rows, verdict_lines
 from tdebench.report.fmt import fmt_ci, fmt_p, fmt_value, fmt_value_ci
 from tdebench.results.rundir import LoadedRun, load_run
 from tdebench.results.labels import LabelStatus, label_status, manifest_label_status
@@ -132,6 +133,8 @@ def verification_row(files: LoadedRun, label: str, plain: bool) -> VerificationR
     status = entry.get("status") if isinstance(entry.get("status"), dict) else {}
     if enc is None:
         verdict = str(entry.get("note")) if entry.get("at_rest") == "not possible" else "not checked"
+        if entry.get("deferred"):
+            verdict = "scanned after each switch (Switching)"
         good = None
     elif plain:
         verdict, good = ("no (plain twin, as expected)", True) if not enc else ("yes (unexpected)", None)
@@ -283,7 +286,10 @@ def engine_summary(files: LoadedRun, a: Analysis, engine: str, configs: list[str
     if baseline is not None and baseline.label_status.flagged:
         verdicts.append(f"The baseline {baseline.shown_encryption} ({baseline.label}) is not confirmed plain: "
                         "every overhead above is measured against it.")
-    if plain is None:
+    switching = switch_rows(a.measurements, configs) if plain is None else []
+    if switching:  # an encrypt run: one instance per config switched from plaintext, no twin to compare with
+        verdicts = verdict_lines(switching)
+    elif plain is None:
         verdicts.append(f"{engine} has no plain config (encryption none), so no overhead is computed.")
     verdicts += precision_outcomes(files.manifest, a, [r.overhead for r in rows if not r.is_baseline])
     # the headline's step and metric, in the headline's test and in the run's other tests (TPC-H throughput)

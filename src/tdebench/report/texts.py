@@ -117,6 +117,8 @@ def stats_methods(s: StatsSettings) -> list[str]:
 def overhead_note(overheads: Iterable[Overhead]) -> str:
     """``overhead = …; p from …`` for the methods these rows actually used."""
     rows = list(overheads)
+    if not rows:
+        return "no overhead computed in this run (no plain config to compare with)."
     ci = sorted({o.ci_method for o in rows if o.ci_method})
     p = sorted({o.p_method for o in rows if o.p_method})
     if not ci:
