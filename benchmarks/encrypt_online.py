@@ -20,8 +20,9 @@ do. MariaDB's default, 100, would take about 16 min per switch of SF 1's ~100 00
 the default here, 10000, is meant not to bind on this machine's disk, so that the thread count sets the pace (a cap
 that binds makes 1, 2 and 4 threads equally fast: ``--iops 1000,10000`` sweeps it as a second axis, doubling the
 time). ``--buffer-pool`` defaults to 3G, which holds the data (docs/workloads/encrypt.md shows what a pool smaller
-than the data does to the switch). Expect roughly 8-10 min per thread count and trial at SF 1 (steady phases,
-switches, the re-keying's table rebuilds, two at-rest scans of ~1.6 GiB), so about 75-90 min for the defaults.
+than the data does to the switch). Expect about 6 min per thread count and trial at SF 1 (steady phases,
+switches, the re-keying's table rebuilds, two at-rest scans of ~1.6 GiB): the defaults took 56 min on 2 vCPUs,
+load included (docs/workloads/encrypt.md, "Measured: TPC-H SF 1").
 """
 
 from __future__ import annotations
