@@ -34,6 +34,7 @@ def write_measurements(run: Path, rows: list[dict]) -> None:
         writer.writeheader()
         writer.writerows(rows)
 
+
 def terminal(run: Path, rs: RunSummary | None = None) -> str:
     console = Console(record=True, width=250, color_system=None)
     console.print(build_summary(run, rs))

@@ -14,7 +14,7 @@ def encrypt_table(measurements: Measurements, labels: list[str]) -> Table:
     """One row per config, cycle and switch (:func:`tdebench.report.encrypt_view.switch_rows`)."""
     rows = encrypt_view.switch_rows(measurements, labels)
     keep = encrypt_view.shown_columns(rows) if rows else list(range(4))
-    background = any(r.tpm_before is not None for r in rows)
+    background = any(r.background for r in rows)
     table = Table(title="encrypt: switching on, re-keying and back " + (
         "under the background (median over trials; ratio to the steady phase just before, paired per trial: "
         "geomean [95% CI])" if background else "with no background running (median over trials)"),

@@ -64,6 +64,11 @@ class SwitchRow:
     def offline(self) -> bool:
         return self.cycle == OFFLINE
 
+    @property
+    def background(self) -> bool:
+        """Whether a background workload ran around the switch (not with TPC-H alone)."""
+        return self.tpm_before is not None
+
     baseline_phase: str = ""  # the steady phase the ratios pair with
 
 
@@ -168,7 +173,7 @@ def method_text(row: SwitchRow) -> str:
 
 def cells(row: SwitchRow) -> list[str]:
     """The row's cells as every view shows them (in :data:`COLUMNS` order)."""
-    stopped = "stopped" if row.offline and row.tpm_before is not None else DASH  # no background: nothing stopped
+    stopped = "stopped" if row.offline and row.background else DASH  # no background: nothing stopped
     return [row.config, method_text(row), ACTIONS[row.action][0], fmt_value(row.seconds, "s"), left_text(row),
             DASH if row.extra_disk is None else fmt_bytes(row.extra_disk),
             " → ".join(fmt_bytes(v) for v in row.tables) if row.tables else DASH,

@@ -132,9 +132,10 @@ def verification_row(files: LoadedRun, label: str, plain: bool) -> VerificationR
     enc = enc if isinstance(enc, bool) else None
     status = entry.get("status") if isinstance(entry.get("status"), dict) else {}
     if enc is None:
-        verdict = str(entry.get("note")) if entry.get("at_rest") == "not possible" else "not checked"
-        if entry.get("deferred"):
+        if entry.get("deferred"):  # the workload scans itself (encrypt: after each switch)
             verdict = "scanned after each switch (Switching)"
+        else:
+            verdict = str(entry.get("note")) if entry.get("at_rest") == "not possible" else "not checked"
         good = None
     elif plain:
         verdict, good = ("no (plain twin, as expected)", True) if not enc else ("yes (unexpected)", None)
@@ -269,13 +270,13 @@ def _query_rows(a: Analysis, configs: list[str], headline: SeriesKey | None) -> 
     return rows
 
 
-def engine_summary(files: LoadedRun, a: Analysis, engine: str, configs: list[str]) -> EngineSummary:
-    """Build the summary of one engine."""
-    keys = [k for k in a.summaries if k.engine == engine]
-    headline = pick_headline(keys, files.manifest.get("headline"))
-    plain = next((c for c in configs if is_plain(a.measurements.encryption.get(c, ""))), None)
-    plain_storage = _int(files.manifest_config(plain).get("storage_bytes")) if plain else None
-    rows = [_config_row(files, a, c, headline, plain_storage) for c in configs]
+def _verdicts(a: Analysis, engine: str, configs: list[str], rows: list[ConfigRow], plain: str | None,
+              headline: SeriesKey | None) -> list[str]:
+    """Each encrypted config against the plain twin; for an encrypt run (no twin: one instance per config switched
+    from plaintext) each switch on in the switching table's own words."""
+    switching = switch_rows(a.measurements, configs) if plain is None else []
+    if switching:
+        return verdict_lines(switching)
     encs = [r.encryption for r in rows]
     verdicts = [verdict_sentence(r.label_status.decorate(_display_name(r.label, r.encryption, encs)), r.overhead, a,
                                  r.cpu_overhead)
@@ -286,12 +287,20 @@ def engine_summary(files: LoadedRun, a: Analysis, engine: str, configs: list[str
     if baseline is not None and baseline.label_status.flagged:
         verdicts.append(f"The baseline {baseline.shown_encryption} ({baseline.label}) is not confirmed plain: "
                         "every overhead above is measured against it.")
-    switching = switch_rows(a.measurements, configs) if plain is None else []
-    if switching:  # an encrypt run: one instance per config switched from plaintext, no twin to compare with
-        verdicts = verdict_lines(switching)
-    elif plain is None:
+    if plain is None:
         verdicts.append(f"{engine} has no plain config (encryption none), so no overhead is computed.")
-    verdicts += precision_outcomes(files.manifest, a, [r.overhead for r in rows if not r.is_baseline])
+    return verdicts
+
+
+def engine_summary(files: LoadedRun, a: Analysis, engine: str, configs: list[str]) -> EngineSummary:
+    """Build the summary of one engine."""
+    keys = [k for k in a.summaries if k.engine == engine]
+    headline = pick_headline(keys, files.manifest.get("headline"))
+    plain = next((c for c in configs if is_plain(a.measurements.encryption.get(c, ""))), None)
+    plain_storage = _int(files.manifest_config(plain).get("storage_bytes")) if plain else None
+    rows = [_config_row(files, a, c, headline, plain_storage) for c in configs]
+    verdicts = (_verdicts(a, engine, configs, rows, plain, headline)
+                + precision_outcomes(files.manifest, a, [r.overhead for r in rows if not r.is_baseline]))
     # the headline's step and metric, in the headline's test and in the run's other tests (TPC-H throughput)
     same_step = [r for r in a.anovas if headline and (r.engine, r.workload, r.step, r.metric)
                  == (headline.engine, headline.workload, headline.step, headline.metric)]
