@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -21,16 +22,23 @@ def test_sigterm_during_a_trial_prints_the_resume_command(tmp_path: Path, data_r
     proc = subprocess.Popen([sys.executable, "-m", "tdebench", "run", "--sf", "0.01", "--trials", "50",
                              "--data-dir", str(data_root), "--out", str(out)], env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    log: list[str] = []
+    reader = threading.Thread(target=lambda: [log.append(line) for line in proc.stderr], daemon=True)  # type: ignore[union-attr]
+    reader.start()
     deadline = time.monotonic() + 120
     measurements = out / "measurements.csv"
-    manifest = out / "manifest.json"
     while time.monotonic() < deadline and proc.poll() is None:
-        # trials are under way, and one is in flight (the manifest names it while it runs)
-        if measurements.is_file() and ",power," in measurements.read_text() and '"in_flight"' in manifest.read_text():
+        # a trial has completed, and the log's last line is the next trial starting ("… power …" then " …"):
+        # signalling between one trial's end and the next start would rightly call nothing cut short
+        started = [line for line in log if line.strip()]
+        if (measurements.is_file() and ",power," in measurements.read_text() and started
+                and started[-1].rstrip().endswith("…") and " trial " in started[-1]):
             break
-        time.sleep(0.05)
+        time.sleep(0.02)
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=60)
+    proc.wait(timeout=60)
+    reader.join(timeout=10)
+    err = "".join(log)
     lines = [line for line in err.splitlines() if line.strip()]
     assert proc.returncode == 130, err
     assert lines[-1] == (f"tdebench: interrupted; servers stopped and temporary data removed; continue it with: "
