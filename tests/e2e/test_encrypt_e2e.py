@@ -173,6 +173,8 @@ def test_tpch_beside_the_background_is_switched_rekeyed_and_scanned(tmp_path, tp
     assert found[("encrypt", "t1.on.scan", "known_plaintext_hits_in_scope")] == [0.0]
     manifest = json.loads((run / "manifest.json").read_text())
     assert "DELIVER IN PERSON" not in json.dumps(manifest)  # plaintext strings are searched for, never written out
+    sizes = manifest["configs"][0]["storage"]["tables"]  # the storage table covers TPC-H's database too
+    assert {"orders", "tpch.lineitem", "tpch.orders"} <= set(sizes) and sizes["tpch.lineitem"]["table_bytes"] > 0
     with open(run / "report" / "switching.csv", newline="") as handle:
         table = list(csv.DictReader(handle))
     assert [(r["cycle"], r["action"]) for r in table] == [("t1", "on"), ("t1", "rekey")]

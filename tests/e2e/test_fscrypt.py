@@ -9,6 +9,7 @@ left is told apart from other users of the machine.
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import shutil
 import signal
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tdebench.engines.toolkit import memcap
 from tdebench.engines.toolkit.fscrypt import loop_devices
 from tests.e2e import examples as ex
 
@@ -66,6 +68,24 @@ def start(base: Path, args: list[str], out: Path) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=base)
 
 
+def direct_io_possible(directory: Path) -> bool:
+    """Whether the filesystem holding ``directory`` (where the images live) takes an O_DIRECT write."""
+    probe = directory / ".direct-io-probe"
+    try:
+        fd = os.open(probe, os.O_CREAT | os.O_WRONLY | os.O_DIRECT, 0o600)
+    except OSError:
+        return False
+    try:
+        buffer = mmap.mmap(-1, 4096)  # page-aligned, as O_DIRECT wants
+        os.write(fd, buffer)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+        probe.unlink(missing_ok=True)
+
+
 def assert_nothing_left(base: Path, keys_before: set[str]) -> None:
     assert not mounts_under(base), mounts_under(base)
     assert not loop_devices([str(base)]), loop_devices([str(base)])
@@ -81,6 +101,9 @@ def check_verification(out: Path, engine: str) -> None:
     # the plain twin's image holds the canaries in its raw blocks: the scanner sees through a plain ext4 image
     assert plain["passed"] and plain["marker_hits"] > 0 and plain["files_with_hits"] == ["ext4.img"]
     assert plain["status"]["filesystem"]["policy_version"] is None
+    # both images' loop devices read the image file with O_DIRECT: the host's page cache holds no copy of it
+    assert plain["status"]["filesystem"]["loop_direct_io"] is enc["status"]["filesystem"]["loop_direct_io"]
+    assert enc["status"]["filesystem"]["loop_direct_io"] is direct_io_possible(out)
     # the encrypted twin's image holds neither canary nor known plaintext
     assert enc["passed"] and enc["encrypted_on_disk"] and enc["marker_hits"] == 0
     assert enc["known_plaintext_hits"] == 0 and enc["files_scanned"] == 1 and enc["files"][0]["path"] == "ext4.img"
@@ -202,12 +225,23 @@ def test_layers_example(sandbox, tpch_sf001):
         assert entry["encrypted_on_disk"] != plain and (entry["marker_hits"] > 0) == plain, label
     manifest = json.loads((out / "manifest.json").read_text())
     assert {c["settings"]["storage"] for c in manifest["configs"]} == {"ext4-loop"}  # one kind of filesystem
+    applied = {label: r["applied"]["os_page_cache"] for label, r in manifest["memory"]["regimes"].items()}
+    # InnoDB's O_DIRECT keeps the plain and TDE twins' misses off the page cache; under fscrypt and gocryptfs it
+    # cannot, so a memory cgroup bounds that twin's page cache instead of letting it read from memory
+    assert applied["mariadb-none@mem0.25"].startswith("bypassed") and applied["mariadb-tde-aes-256-ctr@mem0.25"].startswith("bypassed")
+    bound = "not bounded (" if memcap.unavailable() else "bounded ("
+    assert applied["mariadb-fs-fscrypt@mem0.25"].startswith(f"{bound}ext4 encryption serves O_DIRECT as buffered")
+    assert applied["mariadb-fs-gocryptfs@mem0.25"].startswith(f"{bound}gocryptfs")
+    fs_status = configs["mariadb-fs-fscrypt@mem0.25"]["status"]["filesystem"]
+    assert fs_status["loop_direct_io"] is direct_io_possible(base), "the loop device caches the image in host memory"
     md = (out / "report" / "summary.md").read_text()
     assert "## Layers: cost and protection" in md and "vs baseline sqlite-none (95% CI)" in md
     assert "| postgres-fs-gocryptfs@mem0.25 | FUSE filesystem (gocryptfs) |" in md
     assert "| mariadb-fs-gocryptfs@mem0.25 | FUSE filesystem (gocryptfs) |" in md  # all three layers of one engine
     assert "sqlite3mc's configs run SQLite 3.54" in md and "sqlite3mc-none@mem0.25 (no encryption) shows alone" in md
     assert_nothing_left(base, keys)
+    groups = [p for p in Path("/sys/fs/cgroup").rglob(f"tdebench-{proc.pid}-*") if p.is_dir()]
+    assert not groups, groups  # every memory cgroup of the run removed (the gocryptfs daemon was a member too)
 
 
 @pytest.mark.parametrize("engine", [

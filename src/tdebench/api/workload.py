@@ -185,6 +185,11 @@ class Workload(ABC):
         against them)."""
         return ()
 
+    def sized_tables(self) -> list[str]:
+        """The tables whose sizes the storage table lists: those of :meth:`tables` (or ``schema_tables``); a
+        workload that loads tables into another database of the same server names them ``database.table``."""
+        return [t.name for t in self.tables()] or list(getattr(self, "schema_tables", ()))
+
     def estimated_input_bytes(self) -> int | None:
         """Bytes of input data the run will load, known before :meth:`prepare` (the disk guard's first check);
         None when unknown until the data exist."""

@@ -38,16 +38,22 @@ def relation(instance: Instance, table: str) -> str:
 
 
 def mariadb_sizes(conn: Connection, tables: list[str]) -> dict[str, dict[str, int]]:
-    """Per table: data, index and free bytes and the row estimate, after ANALYZE TABLE."""
-    if tables:
-        _rows(conn, "ANALYZE TABLE " + ", ".join(f"`{t}`" for t in tables))
-    names = ", ".join(f"'{t}'" for t in tables) or "''"
+    """Per table: data, index and free bytes and the row estimate, after ANALYZE TABLE. A name ``db.table`` is
+    looked up in database ``db`` of the same server (and keeps that name), any other in the connection's."""
+    if not tables:
+        return {}
+    _rows(conn, "ANALYZE TABLE " + ", ".join(".".join(f"`{part}`" for part in t.split(".", 1)) for t in tables))
+    (current,), = _rows(conn, "SELECT DATABASE()")
+    wanted = {(t.split(".", 1)[0] if "." in t else str(current), t.split(".", 1)[-1]): t for t in tables}
+    pairs = " OR ".join(f"(table_schema = '{schema}' AND table_name = '{name}')" for schema, name in wanted)
     out = {}
-    for name, rows, data, index, free in _rows(
-            conn, "SELECT table_name, table_rows, data_length, index_length, data_free FROM information_schema.tables "
-                  f"WHERE table_schema = DATABASE() AND table_name IN ({names})"):
-        out[str(name)] = {"rows": int(rows or 0), "table_bytes": int(data or 0), "index_bytes": int(index or 0),
-                          "free_bytes": int(free or 0), "total_bytes": int(data or 0) + int(index or 0)}
+    for schema, name, rows, data, index, free in _rows(
+            conn, "SELECT table_schema, table_name, table_rows, data_length, index_length, data_free "
+                  f"FROM information_schema.tables WHERE {pairs}"):
+        key = wanted.get((str(schema), str(name)))
+        if key is not None:
+            out[key] = {"rows": int(rows or 0), "table_bytes": int(data or 0), "index_bytes": int(index or 0),
+                        "free_bytes": int(free or 0), "total_bytes": int(data or 0) + int(index or 0)}
     return out
 
 

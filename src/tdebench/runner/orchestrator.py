@@ -332,7 +332,7 @@ class Orchestrator:
                  "storage_bytes": instance.storage_bytes(), **facts}
         verified = self.verification["configs"].get(state.config.label, {})
         entry.update({k: verified[k] for k in ("label_status", "label_note") if k in verified})
-        entry["storage"] = config_storage(state.instance, self._table_names() or None)
+        entry["storage"] = config_storage(state.instance, self.workload.sized_tables() or None)
         configs = [c for c in self.manifest.get("configs", []) if c.get("label") != state.config.label]
         self.manifest["configs"] = [*configs, entry]
         self.rundir.write_manifest(self.manifest)

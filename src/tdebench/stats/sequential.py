@@ -253,7 +253,6 @@ class Decision:
     ci_high_pct: float | None
     half_width_pp: float
     needed_n: int | None
-    unit: str = "blocks"  # what n counts: blocks, or rounds (the interleaved OLTP schedule)
 
     @property
     def met(self) -> bool:
@@ -289,8 +288,8 @@ class Decision:
         state = ("met" if self.met else "pilot" if self.n < self.min_n
                  else "not met" if self.out_of_trials else "continuing")
         tail = ("" if self.met or not math.isfinite(self.half_width_pp) else
-                f", about {self.needed_n} {self.unit} in all" if self.needed_n is not None else
-                f", more than {MAX_NEEDED:,} {self.unit} needed")
+                f", about {self.needed_n} blocks in all" if self.needed_n is not None else
+                f", more than {MAX_NEEDED:,} blocks needed")
         return f"n = {self.n}: half-width {hw} (target ±{self.target_pp:g}%, {state}){tail}"
 
     def outcome(self, stopped_by: str | None = None) -> str:
@@ -301,18 +300,18 @@ class Decision:
         hw = "no interval" if not math.isfinite(self.half_width_pp) else \
             f"a half-width of {self.half_width_pp:.2f} points"
         if self.met:
-            return (f"Precision target ±{self.target_pp:g}% met after {self.n} {self.unit}: {hw}, "
+            return (f"Precision target ±{self.target_pp:g}% met after {self.n} blocks: {hw}, "
                     f"overhead {self._ci()}.")
         by = stopped_by or ("--max-trials" if self.out_of_trials else "the run ending")
         if self.needed_n is not None:
-            more = (f"about {self.more_needed} more {self.unit} ({self.needed_n} in all) would meet it "
-                    f"if the next {self.unit} vary like these")
+            more = (f"about {self.more_needed} more blocks ({self.needed_n} in all) would meet it "
+                    f"if the next blocks vary like these")
         elif math.isfinite(self.half_width_pp):
-            more = f"more than {MAX_NEEDED:,} {self.unit} would be needed at this noise"
+            more = f"more than {MAX_NEEDED:,} blocks would be needed at this noise"
         else:
-            more = f"at least 2 {self.unit} are needed before the number that would meet it can be estimated"
+            more = f"at least 2 blocks are needed before the number that would meet it can be estimated"
         return (f"Precision target ±{self.target_pp:g}% NOT met: stopped by {by} after {self.n} "
-                f"{self.unit} with {hw}; overhead {self._ci()}; {more}.")
+                f"blocks with {hw}; overhead {self._ci()}; {more}.")
 
     def as_dict(self) -> dict[str, object]:
         """The state recorded per config in the manifest."""
@@ -320,7 +319,7 @@ class Decision:
                 if math.isfinite(self.half_width_pp) else None,
                 "estimate_pct": self.estimate_pct, "ci_low_pct": self.ci_low_pct,
                 "ci_high_pct": self.ci_high_pct, "needed_n": self.needed_n, "paired": self.paired,
-                "unit": self.unit}
+                "unit": "blocks"}
 
 
 @dataclass(frozen=True)
@@ -332,7 +331,6 @@ class StoppingRule:
     max_n: int | None = None
     confidence: float = DEFAULT_CONFIDENCE
     rule: RuleName = DEFAULT_RULE
-    unit: str = "blocks"  # what one paired value is: a block, or a round of the interleaved OLTP schedule
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.target_pp) and self.target_pp > 0):
@@ -424,14 +422,14 @@ class StoppingRule:
                 lo, hi = math.expm1(m - h) * 100, math.expm1(m + h) * 100
                 hw = float(pp_half_width(m, h))
         return Decision(self.rule, self.target_pp, self.confidence, self.min_n, self.max_n, paired,
-                        n, est, lo, hi, hw, needed, self.unit)
+                        n, est, lo, hi, hw, needed)
 
     def describe(self) -> str:
         """The stopping rule in one paragraph, for the report's methods section."""
         conf = f"{self.confidence:.0%}"
-        cap = f" or {self.max_n} {self.unit}" if self.max_n is not None else ""
+        cap = f" or {self.max_n} blocks" if self.max_n is not None else ""
         head = (f"Stopping rule (--precision {self.target_pp:g}%): after a pilot of {self.min_n} "
-                f"{self.unit}, blocks were added until the {conf} confidence interval of every encrypted "
+                f"blocks, blocks were added until the {conf} confidence interval of every encrypted "
                 f"config's headline overhead had a half-width of at most {self.target_pp:g} "
                 f"percentage point{'' if self.target_pp == 1 else 's'}{cap}, or until the time "
                 f"limit. The half-width is "
@@ -467,7 +465,7 @@ class StoppingRule:
         out: dict[str, object] = {
             "name": self.rule, "title": RULE_NAMES[self.rule],
             "target_half_width_pp": self.target_pp, "min_n": self.min_n,
-            "max_n": self.max_n, "confidence": self.confidence, "half_width": HALF_WIDTH_TEXT, "unit": self.unit,
+            "max_n": self.max_n, "confidence": self.confidence, "half_width": HALF_WIDTH_TEXT, "unit": "blocks",
             "estimate": "exp(mean of log(config/plain)) - 1", "coverage_command": COMMAND,
         }
         if self.rule in ("ar1-point", "ar1-upper"):

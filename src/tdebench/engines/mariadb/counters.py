@@ -114,25 +114,3 @@ class MariadbCounters:
                 conn.close()
             except Exception:  # noqa: BLE001 - the server may be gone
                 pass
-
-    def resize_cache(self, cache_bytes: int) -> dict[str, Any]:
-        """``innodb_buffer_pool_size`` in my.cnf, then a restart: the pool starts cold at its new size (dump and
-        load at shutdown/start-up are off). Data files are opened with O_DIRECT (the default flush method), so
-        a page the pool misses comes from the disk, not from the OS page cache."""
-        options = self.options  # type: ignore[attr-defined]
-        options["innodb_buffer_pool_size"] = str(buffer_pool_bytes(cache_bytes))
-        if self.root is not None:  # type: ignore[attr-defined]
-            self._path("my.cnf").write_text(self._render_cnf())  # type: ignore[attr-defined]
-        self.close_counters()
-        self.restart()  # type: ignore[attr-defined]
-        conn = self._connect(timeout=10, use_database=False)  # type: ignore[attr-defined]
-        try:
-            cur = conn.cursor()
-            cur.execute("SELECT @@GLOBAL.innodb_buffer_pool_size, @@GLOBAL.innodb_flush_method")
-            size, method = cur.fetchone()
-        finally:
-            conn.close()
-        direct = "O_DIRECT" in str(method).upper()
-        return {"innodb_buffer_pool_size": int(size), "cache_bytes": int(size), "innodb_flush_method": str(method),
-                "os_page_cache": "bypassed for data files (O_DIRECT)" if direct else
-                "not bounded: pages the buffer pool misses may come from the OS page cache"}

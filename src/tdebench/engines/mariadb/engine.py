@@ -41,6 +41,7 @@ from tdebench.engines.mariadb import settings as ms
 from tdebench.engines.mariadb.counters import MariadbCounters
 from tdebench.engines.mariadb.filesystems import MariadbFilesystems
 from tdebench.engines.mariadb.load import MariadbLoading
+from tdebench.engines.mariadb.memory import MariadbMemory
 from tdebench.engines.mariadb.keys import KeyMaterial, remove_tree, transient_dir
 from tdebench.engines.mariadb.switch import MariadbSwitch
 from tdebench.engines.mariadb.support import (close_quietly, error_lines, native_password_hash, run_group,
@@ -154,8 +155,8 @@ class MariadbEngine(Engine):
         return Footprint(peak=5.0, final=2.0, fixed=144 * MIB + redo + image + fuse)
 
 
-class MariadbInstance(MariadbFilesystems, MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbCounters, MariadbLoading,
-                      MariadbStatus, Instance):
+class MariadbInstance(MariadbFilesystems, MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbMemory,
+                      MariadbCounters, MariadbLoading, MariadbStatus, Instance):
     """One private mariadbd with its own directories, socket, password and (for TDE) keys."""
 
     dialect = MARIADB
@@ -302,6 +303,7 @@ class MariadbInstance(MariadbFilesystems, MariadbSwitch, MariadbTools, MariadbTh
                 self.image.destroy(keep=not discard)
                 if discard:
                     self.image = None
+            self.remove_memory_cap()  # once the gocryptfs daemon, a member too, is gone
             if discard:
                 assert self.root is not None
                 shutil.rmtree(self.home or self.root, ignore_errors=True)
@@ -460,6 +462,7 @@ class MariadbInstance(MariadbFilesystems, MariadbSwitch, MariadbTools, MariadbTh
         self._watchdog = DiskFullWatchdog(f"mariadbd ({self.config.label})", self.log_path, self._path(),
                                           lambda: self._connect(timeout=5, use_database=False))
         self._watchdog.start()
+        self.attach_memory_cap()
 
     def _server_argv(self) -> list[str]:
         return [str(self.engine.binary("mariadbd")), f"--defaults-file={self._path('my.cnf')}"]

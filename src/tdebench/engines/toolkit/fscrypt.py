@@ -231,6 +231,7 @@ class Ext4Image:
         # block I/O of loop devices this image was attached to before (a remount gets a fresh device)
         self._io_carry = (0, 0)
         self._io_last: tuple[str, int, int] | None = None
+        self.direct_io = False  # the loop device reads and writes the image file with O_DIRECT
 
     @property
     def encrypted(self) -> bool:
@@ -248,10 +249,24 @@ class Ext4Image:
         _run(["mount", "-t", "ext4", "-o", "loop,noatime", str(self.image), str(self.mount_point)],
              f"mounting {self.image}")
         try:
+            self.direct_io = self._loop_direct_io()
             self._unlock()
         except BaseException:
             self.unmount()
             raise
+
+    def _loop_direct_io(self) -> bool:
+        """Switch the image's loop device to direct I/O on its backing file, so that the host's page cache does
+        not keep a second copy of the image: a read the engine's and the image's own caches miss must reach the
+        disk, as on a real device (with buffered loop I/O every twin on an image read its "disk" from memory).
+        False when the backing filesystem refuses (e.g. tmpfs): the status facts say so."""
+        for device, _ in loop_devices([str(self.image_dir)]):
+            subprocess.run(["losetup", "--direct-io=on", device], capture_output=True, check=False, timeout=30)
+            try:
+                return Path("/sys/block", Path(device).name, "loop", "dio").read_text().strip() == "1"
+            except OSError:
+                return False
+        return False
 
     def _create(self) -> None:
         self.image_dir.mkdir(parents=True, mode=0o700, exist_ok=True)
@@ -350,6 +365,7 @@ class Ext4Image:
             "spec": str(self.spec), "image": str(self.image), "image_bytes": self.image_bytes(),
             "mount_point": str(self.mount_point), "mount": entry, "directory": str(self.data_dir),
             "policy_version": 2 if policy is not None else None, "key_status": key,
+            "loop_direct_io": self.direct_io,
             "covers": "every file of the engine's directory (contents and names); not the ext4 metadata "
                       "(sizes, times, layout)" if self.encrypted else "nothing",
         }

@@ -108,6 +108,11 @@ class EncryptWorkload(Workload):
     def tables(self) -> tuple[TableSpec, ...]:
         return tpch_schema.TABLES if self.alone else schema.TABLE_SPECS
 
+    def sized_tables(self) -> list[str]:
+        """The background's tables, and TPC-H's in its own database when loaded beside them."""
+        beside = [f"{TPCH_DATABASE}.{t.name}" for t in tpch_schema.TABLES] if self.opts.sf and not self.alone else []
+        return [*super().sized_tables(), *beside]
+
     def plan_json(self) -> dict[str, Any]:
         return {"workload": self.name, **self.opts.model_dump()}
 

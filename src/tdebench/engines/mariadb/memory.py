@@ -1,0 +1,109 @@
+"""The buffer pool's size for a memory ratio, and what keeps the OS page cache from serving what the pool misses.
+
+InnoDB opens its data files with ``O_DIRECT`` (``innodb_flush_method``), so on a plain directory or a plain ext4
+image a page the buffer pool misses is read from the disk. Two layers ignore that: ext4 serves ``O_DIRECT`` on an
+encrypted (fscrypt) file as buffered I/O, and gocryptfs reads its cipher files through the page cache. On such a
+twin the server (and the gocryptfs daemon) are put in a memory cgroup limited to the buffer pool + a headroom for
+their private memory (:mod:`tdebench.engines.toolkit.memcap`), so that twin cannot keep the rest of its data in the
+OS page cache either: otherwise it would read from memory what its plain twin reads from the disk.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tdebench.engines.mariadb.counters import buffer_pool_bytes
+from tdebench.engines.toolkit import memcap
+
+MIB = 1024 * 1024
+#: what the group holds beyond the buffer pool. A process joins the group after it started, and what it touched
+#: before stays charged where it was (cgroup v2 never moves charges; v1's move_charge is a no-op on recent kernels):
+#: mariadbd's start-up memory (about 60 MiB) is outside, and the group sees the pool filling, per-query buffers
+#: (tmp_table_size 16 MiB, sort and join buffers) and the page cache. Measured with 112 MiB here: the fscrypt
+#: twin's group held 45 MiB of anonymous memory (the 41 MiB pool and 4 MiB) and 114 MiB of page cache, 70% of the
+#: loaded data; 32 MiB leaves the page cache what the queries do not use
+HEADROOM = 32 * MIB
+#: the gocryptfs daemon's buffers (its start-up heap is outside too), when it shares the group
+FUSE_HEADROOM = 24 * MIB
+
+
+class MariadbMemory:
+    """``resize_cache`` and the memory cgroup of :class:`tdebench.engines.mariadb.engine.MariadbInstance` (a
+    mixin: it uses the instance's ``options``, ``config``, ``fs``, ``image``, ``root``, ``server_pids`` and its
+    lifecycle methods)."""
+
+    _cap: memcap.MemoryCap | None = None
+
+    def page_cache_escape(self) -> str:
+        """Why ``O_DIRECT`` does not keep this instance's data out of the OS page cache ("" when it does)."""
+        if getattr(self, "fs", None) is not None:
+            return "gocryptfs reads and writes its cipher files through the OS page cache"
+        image = getattr(self, "image", None)
+        if image is not None and image.encrypted:
+            return "ext4 encryption serves O_DIRECT as buffered I/O"
+        return ""
+
+    def resize_cache(self, cache_bytes: int) -> dict[str, Any]:
+        """``innodb_buffer_pool_size`` in my.cnf, then a restart: the pool starts cold at its new size (dump and
+        load at shutdown/start-up are off); where the page cache escapes ``O_DIRECT``, in a bounded cgroup."""
+        options = self.options  # type: ignore[attr-defined]
+        pool = buffer_pool_bytes(cache_bytes)
+        options["innodb_buffer_pool_size"] = str(pool)
+        if self.root is not None:  # type: ignore[attr-defined]
+            self._path("my.cnf").write_text(self._render_cnf())  # type: ignore[attr-defined]
+        self.close_counters()  # type: ignore[attr-defined]
+        escape = self.page_cache_escape()
+        reason = memcap.unavailable() if escape else ""
+        headroom = HEADROOM + (FUSE_HEADROOM if getattr(self, "fs", None) is not None else 0)
+        if escape and not reason:
+            if self._cap is None:
+                self._cap = memcap.MemoryCap(self.config.label)  # type: ignore[attr-defined]
+            self._cap.set_limit(pool + headroom)
+            self.stop()  # type: ignore[attr-defined]
+            memcap.evict_files(self.root)  # type: ignore[attr-defined]  # cached by the load, charged elsewhere
+            self.start()  # type: ignore[attr-defined]
+        else:
+            self.restart()  # type: ignore[attr-defined]
+        size, method = self._pool_and_method()
+        applied: dict[str, Any] = {"innodb_buffer_pool_size": size, "cache_bytes": size,
+                                   "innodb_flush_method": method}
+        if escape and self._cap is not None:
+            applied.update(os_page_cache=f"bounded ({escape}): the server's processes in a memory cgroup "
+                                         f"(v{self._cap.version}) limited to the buffer pool + {headroom // MIB} MiB",
+                           memory_limit_bytes=self._cap.limit, memory_headroom_bytes=headroom)
+        elif escape:
+            applied["os_page_cache"] = (f"not bounded ({escape}; {reason}): pages the buffer pool misses may come "
+                                        "from the OS page cache")
+        elif "O_DIRECT" in method.upper():
+            applied["os_page_cache"] = "bypassed for data files (O_DIRECT)"
+        else:
+            applied["os_page_cache"] = "not bounded: pages the buffer pool misses may come from the OS page cache"
+        return applied
+
+    def _pool_and_method(self) -> tuple[int, str]:
+        conn = self._connect(timeout=10, use_database=False)  # type: ignore[attr-defined]
+        try:
+            cur = conn.cursor()
+            cur.execute("SELECT @@GLOBAL.innodb_buffer_pool_size, @@GLOBAL.innodb_flush_method")
+            size, method = cur.fetchone()
+        finally:
+            conn.close()
+        return int(size), str(method)
+
+    def counters(self) -> dict[str, float]:
+        """The server's counters, plus ``oom_kills`` of its memory cgroup when it has one."""
+        out: dict[str, float] = super().counters()  # type: ignore[misc]
+        kills = self._cap.oom_kills() if self._cap is not None else None
+        if kills is not None:
+            out["oom_kills"] = kills
+        return out
+
+    def attach_memory_cap(self) -> None:
+        """After every start: mariadbd (and the gocryptfs daemon) join the cgroup."""
+        if self._cap is not None:
+            self._cap.adopt(self.server_pids)  # type: ignore[attr-defined]
+
+    def remove_memory_cap(self) -> None:
+        cap, self._cap = self._cap, None
+        if cap is not None:
+            cap.remove()
