@@ -101,9 +101,8 @@ def check_verification(out: Path, engine: str) -> None:
     # the plain twin's image holds the canaries in its raw blocks: the scanner sees through a plain ext4 image
     assert plain["passed"] and plain["marker_hits"] > 0 and plain["files_with_hits"] == ["ext4.img"]
     assert plain["status"]["filesystem"]["policy_version"] is None
-    # both images' loop devices read the image file with O_DIRECT: the host's page cache holds no copy of it
-    assert plain["status"]["filesystem"]["loop_direct_io"] is enc["status"]["filesystem"]["loop_direct_io"]
-    assert enc["status"]["filesystem"]["loop_direct_io"] is direct_io_possible(out)
+    # no memory ratio: the loop devices stay buffered (loads and shutdowns fast), the same on both images
+    assert plain["status"]["filesystem"]["loop_direct_io"] is enc["status"]["filesystem"]["loop_direct_io"] is False
     # the encrypted twin's image holds neither canary nor known plaintext
     assert enc["passed"] and enc["encrypted_on_disk"] and enc["marker_hits"] == 0
     assert enc["known_plaintext_hits"] == 0 and enc["files_scanned"] == 1 and enc["files"][0]["path"] == "ext4.img"
@@ -232,8 +231,10 @@ def test_layers_example(sandbox, tpch_sf001):
     bound = "not bounded (" if memcap.unavailable() else "bounded ("
     assert applied["mariadb-fs-fscrypt@mem0.25"].startswith(f"{bound}ext4 encryption serves O_DIRECT as buffered")
     assert applied["mariadb-fs-gocryptfs@mem0.25"].startswith(f"{bound}gocryptfs")
-    fs_status = configs["mariadb-fs-fscrypt"]["status"]["filesystem"]
-    assert fs_status["loop_direct_io"] is direct_io_possible(base), "the loop device caches the image in host memory"
+    # at a memory ratio every image's loop device reads its file with O_DIRECT: the host caches no copy of it
+    regimes = manifest["memory"]["regimes"]
+    assert {r["applied"]["loop_direct_io"] for label, r in regimes.items()
+            if label.startswith(("mariadb", "postgres"))} == {direct_io_possible(base)}
     md = (out / "report" / "summary.md").read_text()
     assert "## Layers: cost and protection" in md and "vs baseline sqlite-none (95% CI)" in md
     assert "| postgres-fs-gocryptfs@mem0.25 | FUSE filesystem (gocryptfs) |" in md

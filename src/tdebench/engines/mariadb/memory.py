@@ -52,6 +52,9 @@ class MariadbMemory:
         if self.root is not None:  # type: ignore[attr-defined]
             self._path("my.cnf").write_text(self._render_cnf())  # type: ignore[attr-defined]
         self.close_counters()  # type: ignore[attr-defined]
+        image = getattr(self, "image", None)
+        if image is not None:
+            image.use_direct_io()
         escape = self.page_cache_escape()
         reason = memcap.unavailable() if escape else ""
         headroom = HEADROOM + (FUSE_HEADROOM if getattr(self, "fs", None) is not None else 0)
@@ -67,6 +70,8 @@ class MariadbMemory:
         size, method = self._pool_and_method()
         applied: dict[str, Any] = {"innodb_buffer_pool_size": size, "cache_bytes": size,
                                    "innodb_flush_method": method}
+        if image is not None:
+            applied["loop_direct_io"] = image.direct_io
         if escape and self._cap is not None:
             applied.update(os_page_cache=f"bounded ({escape}): the server's processes in a memory cgroup "
                                          f"(v{self._cap.version}) limited to the buffer pool + {headroom // MIB} MiB",

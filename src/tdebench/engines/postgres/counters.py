@@ -149,6 +149,9 @@ class PostgresCounters:
         cgroup of the server) are dropped while the server is stopped. Without a usable cgroup (not root, no
         controller) the OS cache is not bounded, and the result says so."""
         cluster = self.cluster  # type: ignore[attr-defined]
+        image = getattr(self, "image", None)
+        if image is not None:  # misses must reach the disk, not the host's cache of the image file
+            image.use_direct_io()
         kib = max(2048, cache_bytes // 1024)
         cluster.gucs["shared_buffers"] = f"{kib}kB"
         cluster.write_conf()
@@ -163,6 +166,8 @@ class PostgresCounters:
             memcap.evict_files(self.data_dir)  # type: ignore[attr-defined]
         self.start()  # type: ignore[attr-defined]
         applied: dict[str, Any] = {"shared_buffers": f"{kib}kB", "cache_bytes": kib * 1024}
+        if image is not None:
+            applied["loop_direct_io"] = image.direct_io
         if self._cap is not None:
             applied.update(os_page_cache=f"bounded: server processes in a memory cgroup (v{self._cap.version}) "
                                          f"limited to shared_buffers + {headroom // (1024 * 1024)} MiB",

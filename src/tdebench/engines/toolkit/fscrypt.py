@@ -231,6 +231,7 @@ class Ext4Image:
         # block I/O of loop devices this image was attached to before (a remount gets a fresh device)
         self._io_carry = (0, 0)
         self._io_last: tuple[str, int, int] | None = None
+        self.want_direct_io = False  # asked for by use_direct_io (a memory ratio)
         self.direct_io = False  # the loop device reads and writes the image file with O_DIRECT
 
     @property
@@ -249,17 +250,26 @@ class Ext4Image:
         _run(["mount", "-t", "ext4", "-o", "loop,noatime", str(self.image), str(self.mount_point)],
              f"mounting {self.image}")
         try:
-            self.direct_io = self._loop_direct_io()
+            if self.want_direct_io:
+                self.direct_io = self._loop_direct_io()
             self._unlock()
         except BaseException:
             self.unmount()
             raise
 
+    def use_direct_io(self) -> bool:
+        """From now on (and on every later mount) the loop device reads and writes the image file with direct I/O,
+        so that the host's page cache does not keep a second copy of the image: a read the engine's and the
+        image's own caches miss reaches the disk, as on a real device. A memory ratio asks for it (with buffered
+        loop I/O every twin on an image read its "disk" from memory); elsewhere the loop stays buffered, which
+        keeps loads and shutdowns fast. False when the backing filesystem refuses: the status facts say so."""
+        self.want_direct_io = True
+        if self.mounted():
+            self.direct_io = self._loop_direct_io()
+        return self.direct_io
+
     def _loop_direct_io(self) -> bool:
-        """Switch the image's loop device to direct I/O on its backing file, so that the host's page cache does
-        not keep a second copy of the image: a read the engine's and the image's own caches miss must reach the
-        disk, as on a real device (with buffered loop I/O every twin on an image read its "disk" from memory).
-        False when the backing filesystem refuses (e.g. tmpfs): the status facts say so."""
+        """Switch the image's loop device to direct I/O on its backing file (True once the kernel says so)."""
         for device, _ in loop_devices([str(self.image_dir)]):
             subprocess.run(["losetup", "--direct-io=on", device], capture_output=True, check=False, timeout=30)
             try:
