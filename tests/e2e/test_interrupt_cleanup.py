@@ -15,7 +15,8 @@ import psutil
 import pytest
 
 from tdebench.runner import cleanup
-from tdebench.runner.ownership import Ownership, owned_dirs_in_argv, read_records, removable, started_at
+from tdebench.runner.owned import owned_dirs_in_argv, read_records, removable, started_at
+from tdebench.runner.ownership import Ownership
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -136,7 +137,7 @@ def test_only_tdebench_directories_are_removable(tmp_path):
 
 def test_a_users_tdebench_named_directory_above_tmpdir_is_never_ours(monkeypatch, tmp_path):
     """TMPDIR=/tmp/tdebench-probe/work once made /tmp/tdebench-probe (and the user's files in it) ours."""
-    from tdebench.runner import ownership
+    from tdebench.runner import owned
 
     top = Path("/tmp") / f"tdebench-probe-{os.getpid()}"
     work = top / "work"
@@ -144,8 +145,8 @@ def test_a_users_tdebench_named_directory_above_tmpdir_is_never_ours(monkeypatch
     assert owned_dirs_in_argv(["/usr/bin/initdb", f"--pwfile={work}/tdebench-secret-x/pass"]) == []
     monkeypatch.setattr(tempfile, "tempdir", None)
     run_dir = Path("/var/tmp") / f"tdebench-results-{os.getpid()}" / "run1"
-    monkeypatch.setattr(ownership, "_PROTECTED", set())
-    ownership.protect(run_dir)
+    monkeypatch.setattr(owned, "_PROTECTED", set())
+    owned.protect(run_dir)
     assert owned_dirs_in_argv([f"{run_dir.parent}/x"]) == []
     assert owned_dirs_in_argv(["/var/tmp/tdebench-mariadb-none-2/my.cnf"]) == ["/var/tmp/tdebench-mariadb-none-2"]
 

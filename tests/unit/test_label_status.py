@@ -171,7 +171,7 @@ def orchestrator() -> Orchestrator:
     orch = object.__new__(Orchestrator)  # only what _verify_instance uses
     orch.ui = Recording()
     orch.verification = {"schema_version": 1, "configs": {}}
-    orch.workload = SimpleNamespace(schema_tables=["region"], known_plaintext=[], tables=lambda: (), verify_after_load=True)
+    orch.workload = SimpleNamespace(table_names=lambda: ["region"], known_plaintext=[], verify_after_load=True)
     orch.rundir = SimpleNamespace(write_verification=lambda data: None)
     orch.threats = ThreatModel()
     return orch

@@ -185,10 +185,15 @@ class Workload(ABC):
         against them)."""
         return ()
 
-    def sized_tables(self) -> list[str]:
-        """The tables whose sizes the storage table lists: those of :meth:`tables` (or ``schema_tables``); a
-        workload that loads tables into another database of the same server names them ``database.table``."""
+    def table_names(self) -> list[str]:
+        """The workload's tables in the benchmark database: those of :meth:`tables` (or ``schema_tables``); the
+        encryption check and the storage table look at these."""
         return [t.name for t in self.tables()] or list(getattr(self, "schema_tables", ()))
+
+    def sized_tables(self) -> list[str]:
+        """The tables whose sizes the storage table lists: :meth:`table_names`; a workload that loads tables into
+        another database of the same server adds them as ``database.table``."""
+        return self.table_names()
 
     def estimated_input_bytes(self) -> int | None:
         """Bytes of input data the run will load, known before :meth:`prepare` (the disk guard's first check);

@@ -21,8 +21,7 @@ from typing import Any
 import psutil
 
 from tdebench.engines.toolkit.fscrypt import detach, loop_devices
-from tdebench.runner.ownership import (PREFIX, owner_alive, read_records, removable, same_process,
-                                       temp_roots)
+from tdebench.runner.owned import PREFIX, owner_alive, read_records, removable, same_process, temp_roots
 
 # temp directories that only live while a server starts (gocryptfs/initdb pass files, MariaDB file key)
 TRANSIENT_PREFIXES = ("tdebench-secret-",)

@@ -41,7 +41,7 @@ from tdebench.measure.sampler import ResourceSeries
 from tdebench.measure.storage import config_storage
 from tdebench.results.labels import label_status
 from tdebench.results.rundir import RunDirectory, utc_now
-from tdebench.runner import cache, diskguard, ownership, pinning, settle
+from tdebench.runner import cache, diskguard, owned, pinning, settle
 from tdebench.runner.instruments import Watch, record_resources, start_watch, stop_watch
 from tdebench.runner.precision import BlockSequence, precision_series
 from tdebench.runner.schedule import QuerySchedule
@@ -49,7 +49,8 @@ from tdebench.runner.memory import MemoryRegimes
 from tdebench.runner.restarts import TwinRestarts
 from tdebench.runner.faults import FaultRunner
 from tdebench.api.events import RunListener
-from tdebench.runner.ownership import Ownership, socket_dirs
+from tdebench.runner.owned import socket_dirs
+from tdebench.runner.ownership import Ownership
 from tdebench.runner.progress import RunProgress
 from tdebench.api.plan import Block, RunPlan
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
@@ -208,7 +209,7 @@ class Orchestrator:
     def _workdir(self, stack: ExitStack) -> Path:
         root = self._work_root()
         root.mkdir(parents=True, exist_ok=True)
-        ownership.protect(root)  # the user's: a tdebench-* name above it must not make it ours
+        owned.protect(root)  # the user's: a tdebench-* name above it must not make it ours
         workdir = Path(tempfile.mkdtemp(prefix=f"tdebench-{self.run_id}-", dir=root))
         workdir.chmod(0o711)  # servers running as an unprivileged user must traverse it
         self.owned.add_dir(workdir)
@@ -288,7 +289,7 @@ class Orchestrator:
         failure: TdebenchError | None = None
         try:
             entry["status"] = instance.encryption_status()
-            instance.check_encrypted(self._table_names())
+            instance.check_encrypted(self.workload.table_names())
             if instance.scannable:
                 markers = self.threats.new_markers(label)
                 entry.update(verify_at_rest(instance, markers, known_plaintext=self.workload.known_plaintext))
@@ -354,7 +355,7 @@ class Orchestrator:
         if self.schedule is not None and self.schedule.run(block):
             return
         for state in self.pending(block):
-            self._run_one(block, state)
+            self.run_trial(block, state)
 
     def pending(self, block: Block, replay: bool = True) -> list[ConfigState]:
         """The configs ``block`` still has to run, in its order; those a resumed run completed are replayed
@@ -375,7 +376,7 @@ class Orchestrator:
         """Resume: bring the reloaded database to the state the completed trial left its twins in."""
         self.workload.replay(state, block.number)
 
-    def _run_one(self, block: Block, state: ConfigState) -> None:
+    def run_trial(self, block: Block, state: ConfigState) -> None:
         label = state.config.label
         name = self.regimes.trial_name(block)
         rec = self.trial_recorder(state, block)
@@ -385,7 +386,7 @@ class Orchestrator:
         results: dict[str, TrialResult] = {}
         watch = None
         try:
-            if self.guarded(state, results, lambda: self._prepare(state, rec)):
+            if self.guarded(state, results, lambda: self.prepare_trial(state, rec)):
                 watch = self.watch(state)
                 self.guarded(state, results, lambda: results.__setitem__(label, self.faults.trial(
                     state, block, rec, lambda: self.workload.trial(state, block.number, rec), self.workload.headline())))
@@ -480,7 +481,7 @@ class Orchestrator:
             self.ui.message(f"resource samples of {state.label} block {block.number} not recorded: {exc}")
             return None
 
-    def _prepare(self, state: ConfigState, rec: Recorder) -> None:
+    def prepare_trial(self, state: ConfigState, rec: Recorder) -> None:
         """Reset to the snapshot and/or empty the caches before a trial, as the plan asks."""
         if state.snapshot is not None:
             state.instance.restore(state.snapshot)
@@ -540,10 +541,6 @@ class Orchestrator:
     def _plain_of(self, config: Config) -> str | None:
         twins = [c.label for c in self.plan.configs if c.engine == config.engine and c.spec.is_plain]
         return twins[0] if twins else None
-
-    def _table_names(self) -> list[str]:
-        """The workload's tables (the encryption check and storage sizes look at these)."""
-        return [t.name for t in self.workload.tables()] or list(self.workload.schema_tables)
 
     def trial_recorder(self, state: ConfigState, block: Block) -> Recorder:
         """The recorder of ``state``'s trial in ``block``; with --memory-ratio its rows carry the ratio and the

@@ -18,14 +18,42 @@ alone) run the block schedule instead; the manifest says so (``schedule.effectiv
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
-from tdebench.api.plan import Block
+from tdebench.api.events import RunListener
+from tdebench.api.plan import Block, RunPlan
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
-from tdebench.api.workload import SteppedTrial
+from tdebench.api.workload import SteppedTrial, Workload
+from tdebench.measure.sampler import ResourceSeries
+from tdebench.runner.instruments import Watch
+from tdebench.runner.memory import MemoryRegimes
+from tdebench.runner.progress import RunProgress
 
-if TYPE_CHECKING:
-    from tdebench.runner.orchestrator import Orchestrator
+
+class TrialHost(Protocol):
+    """What the schedule needs of the run it serves (the orchestrator): its plan and states, and its trial
+    bookkeeping (recorders, resets, instruments, failures)."""
+
+    plan: RunPlan
+    manifest: dict[str, Any]
+    workload: Workload
+    states: dict[str, ConfigState]
+    ui: RunListener
+    progress: RunProgress
+    regimes: MemoryRegimes
+
+    def pending(self, block: Block, replay: bool = True) -> list[ConfigState]: ...
+    def trial_recorder(self, state: ConfigState, block: Block) -> Recorder: ...
+    def run_trial(self, block: Block, state: ConfigState) -> None: ...
+    def prepare_trial(self, state: ConfigState, rec: Recorder) -> None: ...
+    def note_in_flight(self, block: Block, labels: list[str]) -> None: ...
+    def guarded(self, state: ConfigState, results: dict[str, TrialResult], step: Callable[[], object]) -> bool: ...
+    def watch(self, state: ConfigState) -> Watch: ...
+    def unwatch(self, block: Block, state: ConfigState, watch: Watch) -> ResourceSeries | None: ...
+    def progress_note(self) -> str: ...
+    def end_trial(self, block: Block, state: ConfigState, rec: Recorder, result: TrialResult,
+                  series: ResourceSeries | None) -> None: ...
 
 
 def step_orders(seed: int, block: int, labels: list[str], steps: int, repeat: int) -> list[list[str]]:
@@ -42,7 +70,7 @@ def step_orders(seed: int, block: int, labels: list[str], steps: int, repeat: in
 class QuerySchedule:
     """Runs blocks with the twins' steps interleaved, through the orchestrator's trial bookkeeping."""
 
-    def __init__(self, orchestrator: Orchestrator) -> None:
+    def __init__(self, orchestrator: TrialHost) -> None:
         self.orch = orchestrator
         entry = orchestrator.manifest.setdefault("schedule", {})
         entry.update(name="query", repeat=orchestrator.plan.repeat, pairing_unit=(
@@ -72,7 +100,7 @@ class QuerySchedule:
 
     def _run_as_blocks(self, block: Block, pending: list[ConfigState]) -> None:
         for state in pending:
-            self.orch._run_one(block, state)
+            self.orch.run_trial(block, state)
 
     def _interleave(self, block: Block, pending: list[ConfigState], recs: dict[str, Recorder],
                     trials: dict[str, SteppedTrial]) -> None:
@@ -93,7 +121,7 @@ class QuerySchedule:
         try:
             for state in pending:  # resets and instruments, then block-unit work, in the block's order
                 rec = recs[state.label]
-                ok = orch.guarded(state, results, lambda s=state, r=rec: orch._prepare(s, r))
+                ok = orch.guarded(state, results, lambda s=state, r=rec: orch.prepare_trial(s, r))
                 if ok:
                     watches[state.label] = orch.watch(state)
                     ok = orch.guarded(state, results, trials[state.label].begin)

@@ -257,16 +257,16 @@ class Ext4Image:
             self.unmount()
             raise
 
-    def use_direct_io(self) -> bool:
+    def use_direct_io(self) -> None:
         """From now on (and on every later mount) the loop device reads and writes the image file with direct I/O,
         so that the host's page cache does not keep a second copy of the image: a read the engine's and the
         image's own caches miss reaches the disk, as on a real device. A memory ratio asks for it (with buffered
         loop I/O every twin on an image read its "disk" from memory); elsewhere the loop stays buffered, which
-        keeps loads and shutdowns fast. False when the backing filesystem refuses: the status facts say so."""
-        self.want_direct_io = True
-        if self.mounted():
+        keeps loads and shutdowns fast. Where the backing filesystem refuses, ``direct_io`` (in the status facts)
+        stays False. Asked again while mounted with direct I/O on (every cache resize), nothing is done."""
+        if self.mounted() and not (self.want_direct_io and self.direct_io):
             self.direct_io = self._loop_direct_io()
-        return self.direct_io
+        self.want_direct_io = True
 
     def _loop_direct_io(self) -> bool:
         """Switch the image's loop device to direct I/O on its backing file (True once the kernel says so)."""
