@@ -113,6 +113,32 @@ def test_spill_files_hold_canaries_only_when_plain(spec, tmp_path):
         inst.destroy()
 
 
+def test_the_spill_probe_puts_back_the_global_settings_it_changes(tmp_path):
+    """It once left preserve_insertion_order off, after which each single-row INSERT of a transaction took a row
+    group of its own: RF1 at SF 1 ran out of memory under every memory limit tried."""
+    inst = _instance(PLAIN, tmp_path)
+    try:
+        inst.plant_canaries(MARKERS)
+        other = inst.connect_raw()
+        before = other.execute("SELECT current_setting('memory_limit'), current_setting('preserve_insertion_order')"
+                               ).fetchone()
+        with inst.spill_probe(MARKERS):
+            pass
+        after = other.execute("SELECT current_setting('memory_limit'), current_setting('preserve_insertion_order')"
+                              ).fetchone()
+        assert after == before and before[1] is True
+        other.execute("CREATE TABLE t (a INTEGER, b VARCHAR)")
+        other.execute("BEGIN TRANSACTION")
+        other.executemany("INSERT INTO t VALUES (?, ?)", [(i, "x") for i in range(200)])
+        used = other.execute("SELECT sum(memory_usage_bytes) FROM duckdb_memory() WHERE tag = 'IN_MEMORY_TABLE'"
+                             ).fetchone()[0]
+        other.execute("ROLLBACK")
+        other.close()
+        assert used < 8 * 1024 * 1024, f"200 single-row inserts held {used} bytes"
+    finally:
+        inst.destroy()
+
+
 def test_foreign_keys_are_left_out_and_a_child_then_parent_delete_works(tmp_path):
     """DuckDB would refuse to delete parents after their children in one transaction with foreign keys declared
     (its over-eager constraint check); the instance creates the tables without them and says so."""

@@ -18,6 +18,8 @@ from tdebench.api.canary import CANARY_TABLE
 
 SPILL_COPIES = 400_000
 SPILL_MEMORY = "48MB"
+# the settings the spill probe changes for its query (and puts back)
+_PROBE_SETTINGS = ("memory_limit", "preserve_insertion_order")
 
 
 def spill_files(directory: Path) -> list[Path]:
@@ -34,6 +36,7 @@ class DuckdbThreatProbes:
     encrypted: bool
     image: Any  # the ext4 image (fs:fscrypt and its plain twin) or None
     _key: Any
+    _settings: dict[str, str]  # the instance's DuckDB settings ("default": DuckDB's own)
     key_row: Callable[..., dict[str, Any]]  # provided by FileDatabase
 
     def temp_locations(self) -> list[Path]:
@@ -52,7 +55,6 @@ class DuckdbThreatProbes:
         """A sort of the canary rows × 400,000 (by a random column) under a 48 MB memory limit, held open after its
         first row."""
         conn = self.connect_raw()
-        old = conn.execute("SELECT current_setting('memory_limit')").fetchone()[0]
         # the markers ride along as payload: DuckDB's sort keys are normalized, so a sorted marker is not
         # stored as its text
         query = (f"SELECT c.marker, g.i, md5(random()::VARCHAR) AS pad FROM {CANARY_TABLE} c, "
@@ -70,9 +72,19 @@ class DuckdbThreatProbes:
                    "held_open": "result after its first row"}
         finally:
             try:
-                conn.execute(f"SET memory_limit = '{old}'")
+                self._restore_settings(conn)
             finally:
                 conn.close()
+
+    def _restore_settings(self, conn: Any) -> None:
+        """The instance's own values of the settings the probe changed. Both are global in DuckDB (a SET on one
+        connection changes every connection): left off, preserve_insertion_order makes each single-row INSERT of
+        a transaction (TPC-H's RF1) take a row group of its own, about 250 KiB, and RF1 at SF 1 ran out of memory
+        under every limit tried (duckdb/duckdb#19958). Put back from the instance's settings, not from
+        current_setting(), whose text ('18.7 GiB') is rounded."""
+        for name in _PROBE_SETTINGS:
+            value = self._settings.get(name, "default")
+            conn.execute(f"RESET {name}" if value.lower() == "default" else f"SET {name} = '{value}'")
 
     def connect_raw(self) -> Any:  # provided by DuckdbInstance
         raise NotImplementedError
