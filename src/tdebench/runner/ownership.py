@@ -24,7 +24,7 @@ import psutil
 from tdebench.encryption import redact
 from tdebench.engines.toolkit import process
 from tdebench.runner.cleanup import leftovers
-from tdebench.runner.owned import protect, removable, started_at, state_dir
+from tdebench.runner.owned import owned_dirs_in_argv, protect, removable, socket_dirs, started_at, state_dir
 
 RECORD_VERSION = 1
 
