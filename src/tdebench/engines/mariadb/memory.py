@@ -23,7 +23,8 @@ MIB = 1024 * 1024
 #: twin's group held 45 MiB of anonymous memory (the 41 MiB pool and 4 MiB) and 114 MiB of page cache, 70% of the
 #: loaded data; 32 MiB leaves the page cache what the queries do not use
 HEADROOM = 32 * MIB
-#: the gocryptfs daemon's buffers (its start-up heap is outside too), when it shares the group
+#: the gocryptfs daemon's buffers (its start-up heap is outside too), when it shares the group; its Go runtime is
+#: held to it by GOMEMLIMIT (without, its heap reached 59 MiB under load, and the group's 64 MiB ended mariadbd)
 FUSE_HEADROOM = 24 * MIB
 
 
@@ -62,6 +63,8 @@ class MariadbMemory:
             if self._cap is None:
                 self._cap = memcap.MemoryCap(self.config.label)  # type: ignore[attr-defined]
             self._cap.set_limit(pool + headroom)
+            if getattr(self, "fs", None) is not None:  # applies from the remount below
+                self.fs.go_memory_limit = FUSE_HEADROOM  # type: ignore[attr-defined]
             self.stop()  # type: ignore[attr-defined]
             memcap.evict_files(self.root)  # type: ignore[attr-defined]  # cached by the load, charged elsewhere
             self.start()  # type: ignore[attr-defined]
@@ -76,6 +79,8 @@ class MariadbMemory:
             applied.update(os_page_cache=f"bounded ({escape}): the server's processes in a memory cgroup "
                                          f"(v{self._cap.version}) limited to the buffer pool + {headroom // MIB} MiB",
                            memory_limit_bytes=self._cap.limit, memory_headroom_bytes=headroom)
+            if getattr(self, "fs", None) is not None:
+                applied["gocryptfs_go_memory_limit_bytes"] = FUSE_HEADROOM
         elif escape:
             applied["os_page_cache"] = (f"not bounded ({escape}; {reason}): pages the buffer pool misses may come "
                                         "from the OS page cache")

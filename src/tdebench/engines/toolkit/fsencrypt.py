@@ -162,6 +162,8 @@ class GocryptfsMount:
         self.algorithm, self._init_flags = VARIANTS[spec.cipher]
         self._password = generate_password(24)
         self._server: ServerProcess | None = None
+        #: a soft limit of the daemon's Go runtime (GOMEMLIMIT, bytes) from its next mount on; None: Go's default
+        self.go_memory_limit: int | None = None
 
     # lifecycle ------------------------------------------------------------------------------
     def create(self) -> None:
@@ -200,8 +202,12 @@ class GocryptfsMount:
             os.chown(self.plain_dir, self.owner.pw_uid, self.owner.pw_gid)
         with temp_secret_file(self._password, owner=self.owner.pw_uid if self.owner else None) as passfile:
             argv = [str(gocryptfs), "-fg", "-passfile", str(passfile), str(self.cipher_dir), str(self.plain_dir)]
+            # in a memory cgroup the Go collector must keep the heap within the daemon's share of the limit: left
+            # to its default (collect when the heap has doubled) it grew past it under load and the kernel
+            # killed the server sharing the group
+            env = ({**os.environ, "GOMEMLIMIT": str(self.go_memory_limit)} if self.go_memory_limit else None)
             self._server = ServerProcess("gocryptfs", argv, self.root / "gocryptfs.log", self.root / "gocryptfs.pid",
-                                         user=self.owner)
+                                         user=self.owner, env=env)
             self._server.start(self.mounted, timeout=timeout)
 
     def unmount(self) -> None:
@@ -284,9 +290,12 @@ class GocryptfsMount:
 
     def facts(self) -> dict[str, Any]:
         """What the manifest records of the mount (``fs_encryption``): tool, cipher, who runs it."""
-        return {"fs_encryption": {"tool": gocryptfs_version(), "cipher": self.algorithm,
-                                  "runs_as": self.owner.pw_name if self.owner else "(current user)",
-                                  "mount_reachable_by": "that user only (no -allow_other)"}}
+        facts = {"tool": gocryptfs_version(), "cipher": self.algorithm,
+                 "runs_as": self.owner.pw_name if self.owner else "(current user)",
+                 "mount_reachable_by": "that user only (no -allow_other)"}
+        if self.go_memory_limit:
+            facts["go_memory_limit_bytes"] = self.go_memory_limit
+        return {"fs_encryption": facts}
 
     def key_rows(self, roots: list[Path], home: Path) -> list[dict[str, Any]]:
         """The threat model's key-storage entries: the master key wrapped in gocryptfs.conf beside the encrypted
