@@ -18,8 +18,6 @@ from tdebench.api.canary import CANARY_TABLE
 
 SPILL_COPIES = 400_000
 SPILL_MEMORY = "48MB"
-# the settings the spill probe changes for its query (and puts back)
-_PROBE_SETTINGS = ("memory_limit", "preserve_insertion_order")
 
 
 def spill_files(directory: Path) -> list[Path]:
@@ -55,6 +53,7 @@ class DuckdbThreatProbes:
         """A sort of the canary rows × 400,000 (by a random column) under a 48 MB memory limit, held open after its
         first row."""
         conn = self.connect_raw()
+        before = self._probe_settings(conn)
         # the markers ride along as payload: DuckDB's sort keys are normalized, so a sorted marker is not
         # stored as its text
         query = (f"SELECT c.marker, g.i, md5(random()::VARCHAR) AS pad FROM {CANARY_TABLE} c, "
@@ -72,19 +71,23 @@ class DuckdbThreatProbes:
                    "held_open": "result after its first row"}
         finally:
             try:
-                self._restore_settings(conn)
+                for name, value in before.items():
+                    conn.execute(f"SET {name} = '{value}'")
             finally:
                 conn.close()
 
-    def _restore_settings(self, conn: Any) -> None:
-        """The instance's own values of the settings the probe changed. Both are global in DuckDB (a SET on one
-        connection changes every connection): left off, preserve_insertion_order makes each single-row INSERT of
-        a transaction (TPC-H's RF1) take a row group of its own, about 250 KiB, and RF1 at SF 1 ran out of memory
-        under every limit tried (duckdb/duckdb#19958). Put back from the instance's settings, not from
-        current_setting(), whose text ('18.7 GiB') is rounded."""
-        for name in _PROBE_SETTINGS:
-            value = self._settings.get(name, "default")
-            conn.execute(f"RESET {name}" if value.lower() == "default" else f"SET {name} = '{value}'")
+    def _probe_settings(self, conn: Any) -> dict[str, str]:
+        """The values to put back after the probe. Both settings are global in DuckDB (a SET on one connection
+        changes every connection). Left off, preserve_insertion_order makes each single-row INSERT of a transaction
+        (TPC-H's RF1) take a row group of its own, about 250 KiB, and RF1 at SF 1 ran out of memory under every
+        limit tried (duckdb/duckdb#19958). ``RESET memory_limit`` changes the setting but not the buffer manager's
+        limit (DuckDB 1.4.4), so the limit is SET: the instance's own value when it has one (exact), else DuckDB's
+        default as current_setting() shows it (rounded to 0.1 GiB)."""
+        current = conn.execute("SELECT current_setting('memory_limit'), current_setting('preserve_insertion_order')"
+                               ).fetchone()
+        own = self._settings.get("memory_limit", "default")
+        return {"memory_limit": own if own.lower() != "default" else str(current[0]),
+                "preserve_insertion_order": "true" if current[1] else "false"}
 
     def connect_raw(self) -> Any:  # provided by DuckdbInstance
         raise NotImplementedError
