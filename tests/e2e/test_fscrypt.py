@@ -244,6 +244,8 @@ def test_layers_example(sandbox, tpch_sf001):
     regimes = manifest["memory"]["regimes"]
     assert {r["applied"]["loop_direct_io"] for label, r in regimes.items()
             if label.startswith(("mariadb", "postgres"))} == {direct_io_possible(base)}
+    if bound == "bounded (":  # the gocryptfs daemon shares the group: its Go heap is held to its share
+        assert regimes["mariadb-fs-gocryptfs@mem0.25"]["applied"]["gocryptfs_go_memory_limit_bytes"] == 24 << 20
     md = (out / "report" / "summary.md").read_text()
     assert "## Layers: cost and protection" in md and "vs baseline sqlite-none (95% CI)" in md
     assert "| postgres-fs-gocryptfs@mem0.25 | FUSE filesystem (gocryptfs) |" in md
