@@ -49,7 +49,6 @@ from tdebench.runner.memory import MemoryRegimes
 from tdebench.runner.restarts import TwinRestarts
 from tdebench.runner.faults import FaultRunner
 from tdebench.api.events import RunListener
-from tdebench.runner.owned import socket_dirs
 from tdebench.runner.ownership import Ownership
 from tdebench.runner.progress import RunProgress
 from tdebench.api.plan import Block, RunPlan
@@ -268,7 +267,7 @@ class Orchestrator:
         """Record the started instance's directories (relocated ones, socket directories) for ``tdebench cleanup``."""
         if not instance.scannable:  # external servers: no directory or process of ours
             return
-        for path in [instance.data_dir, *socket_dirs(instance.server_pids())]:
+        for path in [instance.data_dir, *owned.socket_dirs(instance.server_pids())]:
             self.owned.add_dir(Path(path).resolve())
         self._own_paths(instance)
 

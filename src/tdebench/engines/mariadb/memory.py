@@ -53,18 +53,18 @@ class MariadbMemory:
         if self.root is not None:  # type: ignore[attr-defined]
             self._path("my.cnf").write_text(self._render_cnf())  # type: ignore[attr-defined]
         self.close_counters()  # type: ignore[attr-defined]
-        image = getattr(self, "image", None)
+        image, fs = getattr(self, "image", None), getattr(self, "fs", None)
         if image is not None:
             image.use_direct_io()
         escape = self.page_cache_escape()
         reason = memcap.unavailable() if escape else ""
-        headroom = HEADROOM + (FUSE_HEADROOM if getattr(self, "fs", None) is not None else 0)
+        headroom = HEADROOM + (FUSE_HEADROOM if fs is not None else 0)
         if escape and not reason:
             if self._cap is None:
                 self._cap = memcap.MemoryCap(self.config.label)  # type: ignore[attr-defined]
             self._cap.set_limit(pool + headroom)
-            if getattr(self, "fs", None) is not None:  # applies from the remount below
-                self.fs.go_memory_limit = FUSE_HEADROOM  # type: ignore[attr-defined]
+            if fs is not None:  # applies from the remount below
+                fs.go_memory_limit = FUSE_HEADROOM
             self.stop()  # type: ignore[attr-defined]
             memcap.evict_files(self.root)  # type: ignore[attr-defined]  # cached by the load, charged elsewhere
             self.start()  # type: ignore[attr-defined]
@@ -79,8 +79,8 @@ class MariadbMemory:
             applied.update(os_page_cache=f"bounded ({escape}): the server's processes in a memory cgroup "
                                          f"(v{self._cap.version}) limited to the buffer pool + {headroom // MIB} MiB",
                            memory_limit_bytes=self._cap.limit, memory_headroom_bytes=headroom)
-            if getattr(self, "fs", None) is not None:
-                applied["gocryptfs_go_memory_limit_bytes"] = FUSE_HEADROOM
+            if fs is not None:
+                applied["gocryptfs_go_memory_limit_bytes"] = fs.go_memory_limit
         elif escape:
             applied["os_page_cache"] = (f"not bounded ({escape}; {reason}): pages the buffer pool misses may come "
                                         "from the OS page cache")
