@@ -30,10 +30,11 @@ if [ "$(id -u)" = 0 ] && [ -c /dev/fuse ]; then chmod 0666 /dev/fuse; fi
 
 python3 -m pip install -q --disable-pip-version-check -e '.[test]'
 set +e
-# Two workers (pytest-xdist): much of the suite waits on servers starting, disks and sleeps, so two run in about
-# the time of one. A test class (or else module) stays on one worker, with its fixtures; the longest ones (marked
-# slow) are handed out first (tests/conftest.py), so none starts at the end. TDEBENCH_TEST_WORKERS=0: serial.
-workers="${TDEBENCH_TEST_WORKERS:-2}"
+# Three workers (pytest-xdist) on this 2-core machine: much of the suite waits on servers starting, disks and
+# sleeps (docs/testing.md has the timings). A test class (or else module) stays on one worker, with its fixtures;
+# the longest ones (marked slow) are handed out first (tests/conftest.py), so none starts at the end.
+# TDEBENCH_TEST_WORKERS=0: serial. --heavy: the long scenarios too (docs/testing.md).
+workers="${TDEBENCH_TEST_WORKERS:-3}"
 # --durations: every run (CI included) prints the 40 slowest tests, which is where the suite time goes
 python3 -m pytest -q -p no:cacheprovider --timeout 900 -n "$workers" --dist loadscope --no-loadscope-reorder \
   --durations=40 --durations-min=20 "$@"

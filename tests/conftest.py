@@ -17,6 +17,11 @@ import pytest
 from tdebench.workloads.tpch.datagen import ensure_data
 
 
+def pytest_addoption(parser):
+    parser.addoption("--heavy", action="store_true",
+                     help="also run the tests marked heavy: long scenarios left out of the default suite")
+
+
 def pytest_configure(config):
     """pytest-xdist workers export COLUMNS=80 and LINES=24: the runs tests start must see the environment a serial
     run gives them (rich sizes its output by these)."""
@@ -77,11 +82,16 @@ def _slow_seconds(item: pytest.Item) -> tuple[float, float]:
     return own, whole
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (scripts/test.sh: ``--dist loadscope --no-loadscope-reorder``) a class, else a module,
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without ``--heavy`` the tests marked heavy are deselected (reported as such). Under pytest-xdist (scripts/test.sh: ``--dist loadscope --no-loadscope-reorder``) a class, else a module,
     is a unit of work that stays on one worker with its fixtures; the units are handed out in the order of the
     items. The longest by their ``slow`` marks go first (a long unit started last would be the run's tail); the
     others keep the files' order, as does a serial run."""
+    if not config.getoption("--heavy"):
+        heavy = [item for item in items if item.get_closest_marker("heavy")]
+        if heavy:
+            config.hook.pytest_deselected(items=heavy)
+            items[:] = [item for item in items if not item.get_closest_marker("heavy")]
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
     tests: dict[str, float] = {}

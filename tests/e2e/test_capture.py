@@ -131,7 +131,7 @@ def check_runs(out: Path, tmp: Path) -> None:
 class TestFromMariadb:
     """Captures from the MariaDB source (under pytest-xdist one unit of work, with that source only)."""
 
-    def test_mariadb_capture_from_statistics_runs_on_three_engines(self, mariadb, tmp_path):
+    def test_mariadb_capture_from_statistics(self, mariadb, tmp_path):
         out = tmp_path / "captured"
         done = mariadb.capture(out)
         manifest = check_captured(out, done, mariadb.source.password, writes=True)
@@ -139,6 +139,12 @@ class TestFromMariadb:
         assert manifest["values_from"] == "events_statements_history_long"
         assert (out / "writes" / "w01_orders.undo.sql").is_file()
         assert manifest["tables"]["orders"]["rows_left_out_for_writes"] == 3  # the window's three new orders
+        mariadb.unchanged()
+
+    @pytest.mark.heavy  # the slow log's capture below runs on the three engines in the default suite
+    def test_mariadb_capture_from_statistics_runs_on_three_engines(self, mariadb, tmp_path):
+        out = tmp_path / "captured"
+        check_captured(out, mariadb.capture(out), mariadb.source.password, writes=True)
         check_runs(out, tmp_path)
         mariadb.unchanged()
 
@@ -214,6 +220,13 @@ class TestFromPostgres:
         manifest = check_captured(out, done, postgres.source.password, writes=True)
         assert manifest["ranked_by"] == "total time (server statistics)"
         assert manifest["values_from"] == "the log (--log)"
+        postgres.unchanged()
+
+    @pytest.mark.heavy  # the csvlog's capture below runs on the three engines in the default suite
+    def test_postgres_capture_from_statistics_runs_on_three_engines(self, postgres, tmp_path):
+        out = tmp_path / "captured"
+        done = postgres.capture(out, "--statements", "statistics", "--log", str(postgres.log))
+        check_captured(out, done, postgres.source.password, writes=True)
         check_runs(out, tmp_path)
         postgres.unchanged()
 

@@ -151,6 +151,7 @@ def test_a_rate_the_baseline_cannot_reach_is_refused_not_lowered(tmp_path, tpcc_
     assert "below rate=1e+06 (not lowered)" in err[-1], err
 
 
+@pytest.mark.heavy  # the switch on, the rekeying and the scan under TPC-C: test_switch_on_and_back_under_tpcc
 @pytest.mark.skipif(not HAVE_MARIADB, reason="mariadb-server is not installed")
 def test_tpch_beside_the_background_is_switched_rekeyed_and_scanned(tmp_path, tpcc_w1, tpch_sf001):
     """sf=0.01: TPC-H loaded plaintext into its own database beside TPC-C; the switch waits for its tablespaces too,
@@ -183,6 +184,7 @@ def test_tpch_beside_the_background_is_switched_rekeyed_and_scanned(tmp_path, tp
     assert not left, f"processes left running: {left}"
 
 
+@pytest.mark.heavy  # the axis is parsed and labelled in tests/unit; one cycle end to end: test_switch_on_and_back_...
 @pytest.mark.skipif(not HAVE_MARIADB, reason="mariadb-server is not installed")
 def test_iops_swept_as_an_axis(tmp_path, tpcc_w1):
     """iops=200,5000: one cycle per page rate, each switch timed with the rate the server says it applied."""

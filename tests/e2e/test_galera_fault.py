@@ -48,6 +48,7 @@ def _servers_of(parent: psutil.Process) -> dict[int, str]:
     return found
 
 
+@pytest.mark.heavy  # two 3-node clusters; a node killed and rejoining is tested on one cluster in tests/engines
 def test_a_node_of_each_twin_killed_during_a_trial_is_flagged_and_the_run_goes_on(tmp_path):
     out, work = tmp_path / "run", tmp_path / "work"
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}

@@ -166,6 +166,7 @@ def test_the_provider_is_found_or_named(monkeypatch, tmp_path):
         assert gs.find_provider() == PROVIDER
 
 
+@pytest.mark.heavy  # a rejoin by IST in the default suite: test_galera_tls (over TLS); this one adds SST
 @pytest.mark.server
 @pytest.mark.slow(seconds=65)
 @pytest.mark.skipif(bool(_MISSING), reason=_MISSING or "available")

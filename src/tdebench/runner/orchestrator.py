@@ -131,7 +131,7 @@ class Orchestrator:
                 stack.callback(process.set_disposable, False)
                 try:
                     self._provision_all(stack, workdir)
-                    self.owned.stop_polling()
+                    self.ownership.stop_polling()
                     self._check_answers()
                     if not self.verify_only:
                         self._run_blocks(stack)
@@ -201,9 +201,9 @@ class Orchestrator:
 
     def _own(self, stack: ExitStack) -> None:
         """Record what this run owns until everything is gone (registered first, so it closes last)."""
-        self.owned = Ownership(self.run_id, self.rundir.path, keep=any(c.keep for c in self.plan.configs),
+        self.ownership = Ownership(self.run_id, self.rundir.path, keep=any(c.keep for c in self.plan.configs),
                                on_problem=self.ui.message)
-        stack.callback(self.owned.close)
+        stack.callback(self.ownership.close)
 
     def _workdir(self, stack: ExitStack) -> Path:
         root = self._work_root()
@@ -211,7 +211,7 @@ class Orchestrator:
         owned.protect(root)  # the user's: a tdebench-* name above it must not make it ours
         workdir = Path(tempfile.mkdtemp(prefix=f"tdebench-{self.run_id}-", dir=root))
         workdir.chmod(0o711)  # servers running as an unprivileged user must traverse it
-        self.owned.add_dir(workdir)
+        self.ownership.add_dir(workdir)
         if any(c.keep for c in self.plan.configs):
             self.ui.message(f"keeping instance data under {workdir}")
         else:
@@ -261,14 +261,14 @@ class Orchestrator:
     def _own_paths(self, instance: Instance) -> None:
         """Directories an instance makes outside the work dir before it starts."""
         for path in instance.owned_paths():
-            self.owned.add_dir(Path(path).resolve())
+            self.ownership.add_dir(Path(path).resolve())
 
     def _own_instance(self, instance: Instance) -> None:
         """Record the started instance's directories (relocated ones, socket directories) for ``tdebench cleanup``."""
         if not instance.scannable:  # external servers: no directory or process of ours
             return
         for path in [instance.data_dir, *owned.socket_dirs(instance.server_pids())]:
-            self.owned.add_dir(Path(path).resolve())
+            self.ownership.add_dir(Path(path).resolve())
         self._own_paths(instance)
 
     def _verify_instance(self, label: str, instance: Instance) -> None:

@@ -218,7 +218,7 @@ class MariadbThreatProbes:
                                   else {"unix_socket": str(self.socket)})
         try:
             conn = pymysql.connect(user=user, password=password, database=database, connect_timeout=10,
-                                   charset="utf8mb4", **target)
+                                   charset="utf8mb4", ssl_disabled=True, **target)  # no TLS on the private server
         except pymysql.err.MySQLError as exc:
             return {"error": redact(str(exc))}
         try:

@@ -62,6 +62,21 @@ def data_chunks(fd: int, size: int, chunk: int) -> Iterator[tuple[int, int]]:
         pos = max(hole, pos + 1)
 
 
+def data_windows(view: mmap.mmap, fd: int, size: int, needles: Iterable[bytes]) -> Iterator[tuple[bytes, int]]:
+    """(window, head) over a mapped file's data, for a search of ``needles``: each chunk of :func:`data_chunks`
+    with the bytes before it that a needle across the boundary needs; ``head`` is how many leading bytes belong
+    to the previous chunk. Windows of zeros only are skipped (a preallocated redo log is hundreds of MiB of
+    them) unless a needle is itself all zeros."""
+    needles = list(needles)
+    overlap = max(len(n) for n in needles) - 1
+    skip_zeros = all(n.strip(b"\0") for n in needles)
+    for start, end in data_chunks(fd, size, _CHUNK):
+        lo = max(0, start - overlap)
+        window = view[lo:end]
+        if not (skip_zeros and window == bytes(len(window))):  # compared in C with calloc'd zeros: ~3 ms/16 MiB
+            yield window, start - lo
+
+
 def _found(path: Path, groups: dict[str, list[bytes]]) -> set[str]:
     """Names of the groups with a needle in the file (read once, in overlapping chunks; unreadable: none)."""
     needles = [n for group in groups.values() for n in group if n]
@@ -70,10 +85,8 @@ def _found(path: Path, groups: dict[str, list[bytes]]) -> set[str]:
         size = path.stat().st_size
         if not needles or size == 0:
             return found
-        overlap = max(len(n) for n in needles) - 1
         with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
-            for start, end in data_chunks(handle.fileno(), size, _CHUNK):
-                window = view[max(0, start - overlap):end]
+            for window, _ in data_windows(view, handle.fileno(), size, needles):
                 found.update(name for name, group in groups.items()
                              if name not in found and any(n and n in window for n in group))
     except (OSError, ValueError):

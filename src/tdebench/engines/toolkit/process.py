@@ -8,6 +8,7 @@ run's ownership record (:mod:`tdebench.runner.ownership`, told through :func:`wa
 
 from __future__ import annotations
 
+import ctypes
 import os
 import pwd
 import shutil
@@ -120,13 +121,26 @@ def tail(path: Path, lines: int = 15) -> str:
     return redact("\n".join(text.rstrip().splitlines()[-lines:]))
 
 
+_PR_SET_THP_DISABLE = 41
+_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded here: the child between fork and exec only calls it
+
+
+def _huge_pages_off() -> None:
+    """In the child before exec: transparent huge pages off for it and what it execs (the flag is kept)."""
+    _LIBC.prctl(_PR_SET_THP_DISABLE, 1, 0, 0, 0)
+
+
 class ServerProcess:
     """One server process we started, with its log and pid file."""
 
     def __init__(self, name: str, argv: list[str], log_path: Path, pid_file: Path,
-                 user: pwd.struct_passwd | None = None, env: dict[str, str] | None = None) -> None:
+                 user: pwd.struct_passwd | None = None, env: dict[str, str] | None = None,
+                 huge_pages: bool = True) -> None:
         self.name = name
         self.argv = argv
+        #: False: transparent huge pages off for the process, so its anonymous memory is charged 4 KiB at a time
+        #: (a Go runtime asks for 2 MiB pages, which in a small memory cgroup keep freed memory resident)
+        self.huge_pages = huge_pages
         self.log_path = log_path
         self.pid_file = pid_file
         self.user = user
@@ -156,6 +170,8 @@ class ServerProcess:
         kwargs: dict = {}
         if self.user is not None:
             kwargs.update(user=self.user.pw_uid, group=self.user.pw_gid, extra_groups=[])
+        if not self.huge_pages:
+            kwargs["preexec_fn"] = _huge_pages_off
         try:
             self.proc = subprocess.Popen(
                 self.argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

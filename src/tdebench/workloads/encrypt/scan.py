@@ -13,15 +13,15 @@ import fnmatch
 from typing import Any
 
 from tdebench.api.engine import Instance
-from tdebench.verify.atrest import canary_names, scan_directory, statement_log_globs
+from tdebench.verify.atrest import canary_names, scan_directory_for, statement_log_globs
 
 
 def leftover_scan(instance: Instance, markers: list[str], known: tuple[str, ...]) -> dict[str, Any]:
     """Flush, scan, and sort the hits into the spec's scope and outside it (canaries by name, never by value)."""
     instance.flush_to_disk()
     names = canary_names(markers)
-    canary = scan_directory(instance.data_dir, markers)
-    plain = scan_directory(instance.data_dir, list(known)) if known else None
+    canary, scanned = scan_directory_for(instance.data_dir, markers, list(known))
+    plain = scanned if known else None
     outside = instance.files_outside_scope() + statement_log_globs(instance)
 
     def out_of_scope(path: str) -> bool:
