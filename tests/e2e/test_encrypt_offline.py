@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tdebench.cli.app import main
+from tests.resultdoc import undocumented
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -179,6 +180,7 @@ def check_tpch_alone(run: Path, tpch_sf001, config: str) -> dict[str, list[str]]
     from tdebench.workloads.encrypt.workload import sampled_values
     from tdebench.workloads.tpch.workload import TpchWorkload
 
+    assert undocumented(run) == []  # every file and CSV column is in docs/result-format.md (the matrix relies on it)
     found = rows(run, config)
     for switch in ("offline.on", "offline.rekey", "offline.off"):
         assert found[(switch, "time_to_done")][0] > 0 and found[(switch, "peak_extra_bytes")][0] > 0, switch

@@ -9,7 +9,7 @@ import pytest
 from tdebench.errors import UsageError
 from tdebench.workloads.encrypt.options import parse_options
 from tdebench.workloads.encrypt.phases import (Phase, longest_zero_run, paired_ratio, phase_stats, seconds_of)
-from tdebench.workloads.encrypt.record import summarize
+from tdebench.workloads.encrypt.record import series_owners, summarize
 from tdebench.engines.mariadb.switch import classify
 from tdebench.workloads.tpcc.histogram import Histogram
 
@@ -106,3 +106,11 @@ def test_a_resumed_run_reads_its_earlier_trials_back(tmp_path) -> None:
     path.write_text("\n".join(lines) + "\n")
     assert earlier_trials(path, "c") == [{"t1.before/tpm": 100.0, "t1.on/time_to_done": 2.5}]
     assert earlier_trials(tmp_path / "none.csv", "c") == []
+
+
+def test_a_switch_shorter_than_a_second_still_names_a_row_of_the_series():
+    # a suite run's phases: the switch took 0.45 s and held no second's middle
+    phases = [Phase("t2.before", 0.0, 2.033), Phase("t2.during_on", 2.033, 2.486), Phase("t2.after_on", 2.486, 4.509)]
+    assert seconds_of(phases[1], phases) == [2] and seconds_of(phases[2], phases) == [2, 3, 4]  # shared second 2
+    assert series_owners(phases) == {0: "t2.before", 1: "t2.before", 2: "t2.during_on", 3: "t2.after_on",
+                                     4: "t2.after_on"}

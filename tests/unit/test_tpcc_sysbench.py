@@ -93,6 +93,14 @@ def test_final_report_covers_the_measured_window_only():
     assert r.intervals[2].errors == 1.0 and r.intervals[0].reads == pytest.approx(11054.85)
 
 
+def test_a_percentile_is_held_within_the_exact_extremes():
+    # a suite run's sysbench printed a bucket of 1.014 ms for p99 beside a max of 1.0115 ms
+    text = OUTPUT.replace("      20.000 |*                                        10", "      35.000 |*  10")
+    r = parse_report(text)
+    assert r.latency["p99"] == pytest.approx(0.03451) and r.latency["p50"] == 0.002  # max, and a value inside
+    assert r.latency["min"] <= r.latency["p50"] <= r.latency["p95"] <= r.latency["p99"] <= r.latency["max"]
+
+
 def test_interval_lines_and_histogram_percentiles():
     line = "[ 12s ] thds: 8 tps: 1.50 qps: 30.00 (r/w/o: 21.00/6.00/3.00) lat (ms,95%): 4.25 err/s: 0.00 reconn/s: 2.00"
     i = parse_interval(line)

@@ -239,11 +239,14 @@ class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
             raise
 
     def _start_peer(self, peer: GaleraNode) -> None:
-        """Start a joiner; one that aborts during start-up (seen in a loaded test run after a restore: SIGABRT of
-        node 2 while joining) starts once more from an empty data directory, by a whole state transfer."""
+        """Start a joiner and wait until it is ``Synced``: it accepts connections while still joining, and answers
+        every statement then with "WSREP has not yet prepared node for application use" (seen in a loaded test
+        run). One that aborts during start-up (seen after a restore: SIGABRT of node 2 while joining) or does not
+        reach ``Synced`` starts once more from an empty data directory, by a whole state transfer."""
         try:
             with self.donor_keys(peer):
                 peer.start()
+                self._wait_synced(peer, time.monotonic() + SYNC_TIMEOUT)
             return
         except EnvironmentProblem:
             with contextlib.suppress(Exception):
@@ -254,6 +257,7 @@ class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
             os.chown(peer.datadir, peer.user.pw_uid, peer.user.pw_gid)
         with self.donor_keys(peer):
             peer.start()
+            self._wait_synced(peer, time.monotonic() + SYNC_TIMEOUT)
 
     @contextlib.contextmanager
     def donor_keys(self, joiner: GaleraNode) -> Iterator[None]:

@@ -139,10 +139,25 @@ def _ratios(stats: dict[str, PhaseStats]) -> dict[tuple[str, str], float]:
     return out
 
 
+def series_owners(phases: list[Phase]) -> dict[int, str]:
+    """second -> the phase its row names: the phase that holds the second's middle, except that a phase shorter
+    than a second (a switch done in 0.6 s) names the second it starts in, which its figures share with the
+    neighbour (:func:`seconds_of`): every phase has a row."""
+    owner: dict[int, str] = {}
+    short: dict[int, str] = {}
+    for phase in phases:
+        for i in seconds_of(phase, phases):
+            if phase.start <= i + 0.5 < phase.end:
+                owner[i] = phase.name
+            else:
+                short[i] = phase.name
+    return {**owner, **short}
+
+
 def write_series(path: Path, background: Series) -> None:
     """One row per second of the background's window: phase, commits, rates, latency percentiles, progress."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    owner = {i: p.name for p in background.phases for i in seconds_of(p, background.phases)}
+    owner = series_owners(background.phases)
     progress = sorted(t_f for s in background.switches for t_f in s.progress)
     with open(path, "w", newline="", encoding="utf-8") as handle:
         out = csv.writer(handle)
