@@ -84,3 +84,36 @@ def test_iops_swept_names_each_cycle_and_sets_its_rate():
     assert not controller.error and instance.calls == [(True, 4, 1000)]
     assert [p.name for p in controller.phases] == ["t4-iops1000.during_on"]
     assert controller.switches[0].name == "t4-iops1000.on"
+
+
+class Forgetful(Switchable):
+    """Like MariaDB leaving a tablespace out: 3 of 4 in place, nothing moves, until the switch is asked again."""
+
+    def encryption_progress(self, on: bool = True) -> SwitchProgress:
+        done = len(self.calls) > 1
+        return SwitchProgress(done=done, in_target=4 if done else 3, total=4,
+                              detail={"innodb_encryption_rotation_pages_modified": 40.0})
+
+
+def test_a_switch_without_progress_is_asked_for_again(monkeypatch):
+    from tdebench.workloads.encrypt import controller as module
+
+    monkeypatch.setattr(module, "STALL", 0.3)
+    opts = parse_options({"steady": 0.05, "max_switch": 5})
+    stop = threading.Event()
+    instance = Forgetful(1)
+    controller = SwitchController(instance, opts, [("switch", True, 2)], lambda s: None, stop)  # type: ignore[arg-type]
+    controller.start(time.monotonic())
+    assert stop.wait(10)
+    controller.join()
+    (switch,) = controller.switches
+    assert not controller.error and switch.done and switch.repeats == 1
+    assert instance.calls == [(True, 2, None), (True, 2, None)] and switch.seconds >= 0.3
+
+
+def test_a_slow_switch_that_moves_is_not_asked_again(monkeypatch):
+    from tdebench.workloads.encrypt import controller as module
+
+    monkeypatch.setattr(module, "STALL", 0.3)
+    controller, _, instance = run([("switch", True, 2)], polls=6)  # 6 polls of 0.2 s, counters moving
+    assert controller.switches[0].done and controller.switches[0].repeats == 0 and len(instance.calls) == 1
