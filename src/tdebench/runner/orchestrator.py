@@ -202,7 +202,7 @@ class Orchestrator:
     def _own(self, stack: ExitStack) -> None:
         """Record what this run owns until everything is gone (registered first, so it closes last)."""
         self.ownership = Ownership(self.run_id, self.rundir.path, keep=any(c.keep for c in self.plan.configs),
-                               on_problem=self.ui.message)
+                                   on_problem=self.ui.message)
         stack.callback(self.ownership.close)
 
     def _workdir(self, stack: ExitStack) -> Path:

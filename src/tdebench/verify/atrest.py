@@ -16,6 +16,7 @@ from typing import Any
 from tdebench.api.engine import Instance
 from tdebench.engines.toolkit.exposure import data_windows
 
+
 @dataclass
 class FileScan:
     """Hits per marker in one file."""

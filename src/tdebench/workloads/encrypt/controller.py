@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.engine import Instance
+from tdebench.api.switch import SwitchProgress
 from tdebench.encryption import redact
 from tdebench.workloads.encrypt.options import EncryptOptions
 from tdebench.workloads.encrypt.phases import Phase
@@ -66,7 +67,7 @@ class Switch:
     repeats: int = 0  # times the switch was asked for again after STALL seconds without progress
 
 
-def _movement(progress: Any) -> tuple[Any, ...]:
+def _movement(progress: SwitchProgress) -> tuple[Any, ...]:
     """What changes while a switch makes progress: the tablespaces in place and the engine's rotation counters."""
     return (progress.in_target, *sorted((k, v) for k, v in progress.detail.items() if k.startswith("innodb_")
                                         and "pages" in k))

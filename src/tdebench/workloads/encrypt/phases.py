@@ -37,11 +37,15 @@ class Phase:
         return self.name.rpartition(".")[2]
 
 
+def holds_middle(phase: Phase, second: int) -> bool:
+    """Whether the middle of the whole second ``[second, second+1)`` falls inside ``phase``."""
+    return phase.start <= second + 0.5 < phase.end
+
+
 def seconds_of(phase: Phase, phases: list[Phase]) -> list[int]:
     """The whole seconds (bins ``[i, i+1)``) that belong to ``phase``: those whose middle falls inside it; a phase
     shorter than a second that holds no middle gets the second it starts in (shared with its neighbour)."""
-    bins = [i for i in range(int(math.floor(phase.start)), int(math.ceil(phase.end)))
-            if phase.start <= i + 0.5 < phase.end]
+    bins = [i for i in range(int(math.floor(phase.start)), int(math.ceil(phase.end))) if holds_middle(phase, i)]
     if not bins and phase.end > phase.start:
         bins = [int(math.floor(phase.start))]
     return bins

@@ -12,7 +12,8 @@ from typing import Any
 
 from tdebench.api.trial import Recorder
 from tdebench.workloads.encrypt.controller import Switch, SwitchController
-from tdebench.workloads.encrypt.phases import ORDER, Phase, PhaseStats, paired_ratio, phase_stats, seconds_of
+from tdebench.workloads.encrypt.phases import (ORDER, Phase, PhaseStats, holds_middle, paired_ratio, phase_stats,
+                                              seconds_of)
 from tdebench.workloads.tpcc.driver import StepResult
 from tdebench.workloads.tpcc.histogram import Histogram
 
@@ -147,7 +148,7 @@ def series_owners(phases: list[Phase]) -> dict[int, str]:
     short: dict[int, str] = {}
     for phase in phases:
         for i in seconds_of(phase, phases):
-            if phase.start <= i + 0.5 < phase.end:
+            if holds_middle(phase, i):
                 owner[i] = phase.name
             else:
                 short[i] = phase.name
