@@ -24,6 +24,7 @@ import pytest
 from tdebench.engines.toolkit import memcap
 from tdebench.engines.toolkit.fscrypt import loop_devices
 from tests.e2e import examples as ex
+from tests.fscrypt_keys import assert_no_key_left, fscrypt_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [
@@ -33,11 +34,6 @@ pytestmark = [
 ]
 HAS_MARIADB = bool(shutil.which("mariadbd") or Path("/usr/sbin/mariadbd").exists())
 HAS_POSTGRES = Path("/usr/lib/postgresql").is_dir()
-
-
-def fscrypt_keys() -> set[str]:
-    """The fscrypt key claims the kernel lists (one per key added to a mounted filesystem's keyring)."""
-    return {line.split()[-1] for line in Path("/proc/keys").read_text().splitlines() if " .fscrypt " in line}
 
 
 def mounts_under(root: Path) -> list[str]:
@@ -68,12 +64,6 @@ def start(base: Path, args: list[str], out: Path) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=base)
 
 
-def other_loop_mounts(base: Path) -> list[str]:
-    """ext4 filesystems on loop devices mounted outside ``base`` (another test's images)."""
-    return [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()
-            if line.startswith("/dev/loop") and line.split()[2] == "ext4" and not line.split()[1].startswith(str(base))]
-
-
 def direct_io_possible(directory: Path) -> bool:
     """Whether the filesystem holding ``directory`` (where the images live) takes an O_DIRECT write."""
     probe = directory / ".direct-io-probe"
@@ -95,10 +85,7 @@ def direct_io_possible(directory: Path) -> bool:
 def assert_nothing_left(base: Path, keys_before: set[str]) -> None:
     assert not mounts_under(base), mounts_under(base)
     assert not loop_devices([str(base)]), loop_devices([str(base)])
-    # /proc/keys is global: while another test holds an fscrypt image mounted, its keys are listed too. Ours live
-    # in our images' filesystem keyrings, which the unmounts above dropped; compare only when no other is mounted
-    if not other_loop_mounts(base):
-        assert fscrypt_keys() <= keys_before, fscrypt_keys() - keys_before
+    assert_no_key_left(base, keys_before)
     assert not [p for p in (base / "tmp").iterdir() if p.name.startswith("tdebench-")], list((base / "tmp").iterdir())
     records = list((base / "state").rglob("*.json")) if (base / "state").exists() else []
     assert not records, [r.read_text() for r in records]
@@ -290,4 +277,5 @@ def test_backups_under_fscrypt(sandbox, engine, tpch_sf001):
     word = b"blithely"  # TPC-H comment text, in every table's restored rows
     assert count_in_file(images[f"{engine}-none"], [word])[word.decode()] > 0
     assert count_in_file(images[f"{engine}-fs-fscrypt"], [word])[word.decode()] == 0
-    assert not mounts_under(base) and not loop_devices([str(base)]) and fscrypt_keys() <= keys
+    assert not mounts_under(base) and not loop_devices([str(base)])
+    assert_no_key_left(base, keys)

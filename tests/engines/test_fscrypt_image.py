@@ -16,14 +16,11 @@ from tdebench.engines.toolkit import fscrypt
 from tdebench.engines.toolkit import fscrypt_ioctl as fx
 from tdebench.engines.toolkit.exposure import data_chunks
 from tdebench.verify.atrest import count_in_file
+from tests.fscrypt_keys import assert_no_key_left, fscrypt_keys
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not Path("/dev/loop-control").exists(),
                                 reason="needs root and loop devices")
 SIZE = 256 * fscrypt.MIB
-
-
-def fscrypt_keys() -> set[str]:
-    return {line.split()[-1] for line in Path("/proc/keys").read_text().splitlines() if " .fscrypt " in line}
 
 
 def write_canary(image: fscrypt.Ext4Image) -> bytes:
@@ -50,7 +47,8 @@ def test_canary_in_image_blocks_only_without_the_policy(tmp_path, spec, found):
     finally:
         image.destroy()
     assert not image.mounted() and not (tmp_path / "fs").exists()
-    assert not fscrypt.loop_devices([str(tmp_path)]) and fscrypt_keys() <= keys
+    assert not fscrypt.loop_devices([str(tmp_path)])
+    assert_no_key_left(tmp_path, keys)
 
 
 def test_removing_the_key_locks_the_files_and_remount_unlocks_them(tmp_path):
@@ -79,7 +77,8 @@ def test_error_while_unlocking_leaves_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(fx, "set_policy", fail)
     with pytest.raises(OSError, match="refused by the test"):
         image.mount()
-    assert not image.mounted() and not fscrypt.loop_devices([str(tmp_path)]) and fscrypt_keys() <= keys
+    assert not image.mounted() and not fscrypt.loop_devices([str(tmp_path)])
+    assert_no_key_left(tmp_path, keys)
     image.destroy()
     assert not (tmp_path / "fs").exists()
 
