@@ -21,6 +21,7 @@ from tdebench.engines.mariadb.support import close_quietly
 from tdebench.errors import EnvironmentProblem, RunFailed
 
 ENCRYPTION_WAIT = 300.0
+FLUSH_IO_CAPACITY = 100_000  # pages a second the page cleaner may write while flush_to_disk waits for it
 ROTATION_GRACE = 20.0
 _TABLESPACES_SQL = (
     "SELECT t.name, e.encryption_scheme, e.current_key_id, e.min_key_version, e.key_rotation_page_number, "
@@ -48,11 +49,16 @@ class MariadbStatus:
         conn = self.connect()
         try:
             cur = conn.cursor()
-            cur.execute("SELECT @@GLOBAL.innodb_max_dirty_pages_pct, @@GLOBAL.innodb_max_dirty_pages_pct_lwm")
-            pct, lwm = cur.fetchone()
+            cur.execute("SELECT @@GLOBAL.innodb_max_dirty_pages_pct, @@GLOBAL.innodb_max_dirty_pages_pct_lwm, "
+                        "@@GLOBAL.innodb_io_capacity, @@GLOBAL.innodb_io_capacity_max")
+            pct, lwm, capacity, capacity_max = cur.fetchone()
             restore = (f"SET GLOBAL innodb_max_dirty_pages_pct = {float(pct)}, "
-                       f"innodb_max_dirty_pages_pct_lwm = {float(lwm)}")
-            cur.execute("SET GLOBAL innodb_max_dirty_pages_pct_lwm = 0.001, innodb_max_dirty_pages_pct = 0")
+                       f"innodb_max_dirty_pages_pct_lwm = {float(lwm)}, "
+                       f"innodb_io_capacity = {int(capacity)}, innodb_io_capacity_max = {int(capacity_max)}")
+            # the page cleaner writes at most innodb_io_capacity pages a second: lifted for this one flush
+            cur.execute(f"SET GLOBAL innodb_io_capacity_max = {FLUSH_IO_CAPACITY}, "
+                        f"innodb_io_capacity = {FLUSH_IO_CAPACITY}, "
+                        "innodb_max_dirty_pages_pct_lwm = 0.001, innodb_max_dirty_pages_pct = 0")
             try:
                 self._wait_no_dirty_pages(cur, timeout=300.0)
             except BaseException:
