@@ -14,6 +14,10 @@ import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import numpy as np
+
+from tdebench.engines.toolkit.extents import written_ranges
+
 _CHUNK = 1 << 24
 
 
@@ -47,7 +51,15 @@ def files_on_disk(roots: Iterable[Path], exclude: Iterable[Path] = ()) -> Iterat
 
 def data_chunks(fd: int, size: int, chunk: int) -> Iterator[tuple[int, int]]:
     """(start, end) pieces of at most ``chunk`` bytes that cover a file's data, skipping its holes: a sparse disk
-    image of many GiB holds a few MiB (a hole reads as zeros, which no needle contains)."""
+    image of many GiB holds a few MiB (a hole reads as zeros, which no needle contains). Where the filesystem maps
+    extents, extents allocated but never written (which read as zeros too) are skipped as well
+    (:func:`~tdebench.engines.toolkit.extents.written_ranges`)."""
+    written = written_ranges(fd, size)
+    if written is not None:
+        for lo, hi in written:
+            for start in range(lo, hi, chunk):
+                yield start, min(start + chunk, hi)
+        return
     pos = 0
     while pos < size:
         try:
@@ -72,9 +84,18 @@ def data_windows(view: mmap.mmap, fd: int, size: int, needles: Iterable[bytes]) 
     skip_zeros = all(n.strip(b"\0") for n in needles)
     for start, end in data_chunks(fd, size, _CHUNK):
         lo = max(0, start - overlap)
-        window = view[lo:end]
-        if not (skip_zeros and window == bytes(len(window))):  # compared in C with calloc'd zeros: ~3 ms/16 MiB
-            yield window, start - lo
+        if skip_zeros and not _any_nonzero(view, lo, end):
+            continue
+        yield view[lo:end], start - lo
+
+
+def _any_nonzero(view: mmap.mmap, lo: int, end: int) -> bool:
+    """Whether the mapped bytes lo..end hold a non-zero byte, read in place (no copy: ~1 ms per 16 MiB cached)."""
+    chunk = np.frombuffer(view, dtype=np.uint8, count=end - lo, offset=lo)
+    try:
+        return bool(chunk.any())
+    finally:
+        del chunk  # the mapping cannot be closed while an array still exports it
 
 
 def _found(path: Path, groups: dict[str, list[bytes]]) -> set[str]:
