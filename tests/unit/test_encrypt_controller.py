@@ -26,7 +26,8 @@ class Switchable:
         self.modified += 10.0 if self.left else 0.0  # a cumulative counter, as the server's
         self.left = max(0, self.left - 1)
         return SwitchProgress(done=self.left == 0, in_target=4 - min(self.left, 4), total=4,
-                              detail={"innodb_encryption_rotation_pages_modified": self.modified})
+                              counters={"innodb_encryption_rotation_pages_modified": self.modified},
+                              progress_counters=("innodb_encryption_rotation_pages_modified",))
 
     def server_pids(self) -> list[int]:
         return []
@@ -92,7 +93,8 @@ class Forgetful(Switchable):
     def encryption_progress(self, on: bool = True) -> SwitchProgress:
         done = len(self.calls) > 1
         return SwitchProgress(done=done, in_target=4 if done else 3, total=4,
-                              detail={"innodb_encryption_rotation_pages_modified": 40.0})
+                              counters={"innodb_encryption_rotation_pages_modified": 40.0},
+                              progress_counters=("innodb_encryption_rotation_pages_modified",))
 
 
 def test_a_switch_without_progress_is_asked_for_again(monkeypatch):

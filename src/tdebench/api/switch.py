@@ -24,8 +24,19 @@ class SwitchProgress:
     total: int
     #: units still being worked on (names, at most a few)
     pending: tuple[str, ...] = ()
-    #: further facts from the engine (e.g. pages rotated so far), numbers only
+    #: further facts from the engine (e.g. tablespaces pending), numbers only
     detail: dict[str, Any] = field(default_factory=dict)
+    #: the engine's cumulative counts of switching work (e.g. pages rotated since the server started): the
+    #: workload records how much each grew during a switch
+    counters: dict[str, float] = field(default_factory=dict)
+    #: which of ``counters`` grow only while the switch advances: when neither they nor ``in_target`` move for a
+    #: while, the switch is stalled (the workload then asks for it again)
+    progress_counters: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        unknown = set(self.progress_counters) - set(self.counters)
+        if unknown:  # an engine's mistake: a stall would be detected from a counter never read
+            raise ValueError(f"progress counters not among the counters: {sorted(unknown)}")
 
     @property
     def fraction(self) -> float:

@@ -30,9 +30,11 @@ _TABLE_KEYS_SQL = (
     "ON e.name = concat(t.table_schema, '/', t.table_name) "
     "WHERE t.table_schema NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys') "
     "AND t.engine = 'InnoDB' AND t.table_type = 'BASE TABLE' ORDER BY 2 DESC, 1, 3")
-_COUNTERS = ("Innodb_encryption_rotation_pages_read_from_cache", "Innodb_encryption_rotation_pages_read_from_disk",
-             "Innodb_encryption_rotation_pages_modified", "Innodb_encryption_rotation_pages_flushed",
-             "Innodb_encryption_rotation_estimated_iops", "Innodb_encryption_num_key_requests")
+# cumulative counts of the encryption threads' work; the page counters move only while tablespaces are rotated
+_PAGE_COUNTERS = ("innodb_encryption_rotation_pages_read_from_cache", "innodb_encryption_rotation_pages_read_from_disk",
+                  "innodb_encryption_rotation_pages_modified", "innodb_encryption_rotation_pages_flushed")
+_COUNTERS = (*_PAGE_COUNTERS, "innodb_encryption_num_key_requests")
+_GAUGES = ("innodb_encryption_rotation_estimated_iops",)
 # encrypted by innodb_encrypt_temporary_tables (a restart option) as pages are written, never by the threads
 _NOT_ROTATED = ("innodb_temporary",)
 # every InnoDB tablespace the server knows (file-per-table and system), with its encryption row if any
@@ -121,13 +123,15 @@ class MariadbSwitch:
             cur = conn.cursor()
             cur.execute(_SPACES_SQL)
             rows = list(cur.fetchall())
-            cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN (" + ", ".join(f"'{c}'" for c in _COUNTERS) + ")")
-            counters = {str(k).lower(): float(v) for k, v in cur.fetchall()}
+            names = ", ".join(f"'{c}'" for c in (*_COUNTERS, *_GAUGES))
+            cur.execute(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({names})")
+            status = {str(k).lower(): float(v) for k, v in cur.fetchall()}
         finally:
             conn.close()
         progress = classify(rows, on)
         return SwitchProgress(progress.done, progress.in_target, progress.total, progress.pending,
-                              {**progress.detail, **counters})
+                              {**progress.detail, **{k: v for k, v in status.items() if k in _GAUGES}},
+                              {k: v for k, v in status.items() if k in _COUNTERS}, _PAGE_COUNTERS)
 
     def rekey(self, step: Callable[[str], None]) -> dict[str, Any]:
         """``ALTER TABLE ... ENCRYPTION_KEY_ID=k`` for every InnoDB table of the server's user databases (the

@@ -68,9 +68,9 @@ class Switch:
 
 
 def _movement(progress: SwitchProgress) -> tuple[Any, ...]:
-    """What changes while a switch makes progress: the tablespaces in place and the engine's rotation counters."""
-    return (progress.in_target, *sorted((k, v) for k, v in progress.detail.items() if k.startswith("innodb_")
-                                        and "pages" in k))
+    """What changes while a switch makes progress: the units in place and the engine's progress counters."""
+    return (progress.in_target, *sorted((k, v) for k, v in progress.counters.items()
+                                        if k in progress.progress_counters))
 
 
 class SwitchController:
@@ -141,7 +141,7 @@ class SwitchController:
         record = Switch(f"{prefix}.{'on' if on else 'off'}", on, threads)
         self.switches.append(record)
         io = server_io(self.instance.server_pids())
-        before = self.instance.encryption_progress(on).detail
+        before = self.instance.encryption_progress(on).counters
         self._begin_phase(f"{prefix}.during_{'on' if on else 'off'}")
         started = time.monotonic()
         record.applied = self.instance.switch_encryption(on, threads, iops)
@@ -167,8 +167,7 @@ class SwitchController:
         after_io = server_io(self.instance.server_pids())
         if io is not None and after_io is not None:
             record.read_bytes, record.write_bytes = after_io[0] - io[0], after_io[1] - io[1]
-        record.counters = {k: v - before.get(k, 0.0) for k, v in progress.detail.items()
-                           if k in before and k.startswith("innodb_") and not k.endswith("estimated_iops")}
+        record.counters = {k: v - before[k] for k, v in progress.counters.items() if k in before}
 
     def _rekey(self, prefix: str) -> None:
         """The engine's online re-keying, timed; its stages (e.g. one per table) on the window's clock."""
