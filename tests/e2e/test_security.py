@@ -24,7 +24,10 @@ import pytest
 from tdebench.cli.app import main
 from tdebench.encryption import issued_secrets
 
+pytestmark = pytest.mark.slow(seconds=150)  # three watched runs (SQLite, MariaDB, PostgreSQL), loaded machine
 SECRET_NAMES = ("key", "pass", "secret", "pwfile")
+LOOPBACK = {"127.0.0.1"}
+SERVER_NAMES = ("mariadbd", "mysqld", "postgres", "gocryptfs")
 
 
 def _have_mariadb() -> bool:
@@ -363,3 +366,34 @@ def test_errors_are_redacted_in_messages_and_manifest(tmp_path, capfd, monkeypat
         assert "x'***'" in status
         for secret in issued_secrets():
             assert secret not in err and secret not in status
+
+
+def _servers(seen) -> list[int]:
+    return [pid for pid, name in seen.names.items() if name.startswith(SERVER_NAMES)]
+
+
+@pytest.mark.server
+@pytest.mark.parametrize("name, tcp", [("mariadb", False), ("postgres", True)])
+def test_servers_of_a_run_listen_only_locally(name, tcp, tpch_sf001):
+    """Every server process of a run listens on a Unix socket, or with --tcp on 127.0.0.1 only (test_exposure.py
+    covers the other combinations); the run is the one the secret checks above watch."""
+    seen = observed_run(name, Path(tpch_sf001[0]).parent)
+    assert seen.code == 0, seen.stderr[-2000:]
+    servers = _servers(seen)
+    assert servers, f"no server process seen during the {name} run"
+    database = [p for p in servers if not seen.names[p].startswith("gocryptfs")]
+    for pid in servers:
+        for proto, ip, port in seen.listening.get(pid, []):
+            assert ip in LOOPBACK, f"{seen.names[pid]} (pid {pid}) listens on {proto} {ip}:{port}"
+            assert tcp or not proto.startswith("tcp"), f"{seen.names[pid]} listens on {ip}:{port} without --tcp"
+    if tcp:
+        assert any(seen.listening.get(p) for p in database), "--tcp given but no server listened on 127.0.0.1"
+    # Sampling a whole run under load can miss the moment the socket exists; that every instance listens on a
+    # Unix socket is asserted deterministically in test_instances_listen_only_locally below.
+    sockets = {path for p in database for path in seen.unix.get(p, set()) if path.startswith("/")}
+    if not sockets:
+        return
+    assert sockets and sockets <= set(seen.unix_modes), "socket permissions were not seen"
+    for path in sockets:  # other local users cannot reach the server through its socket either
+        _, directory = seen.unix_modes[path]
+        assert directory & 0o077 == 0, f"{path} lives in a directory with mode {directory:o}"

@@ -40,9 +40,9 @@ def run_tpcc(out: Path, data: Path, engine: str, encryption: str, vus: str, *ext
     assert code.value.code == 0, (out / "manifest.json").read_text() if (out / "manifest.json").exists() else ""
 
 
-def run_example(out: Path, data: Path, example: Path) -> None:
-    """An example file with steps of 2 s after 1 s of ramp-up (as run_tpcc), 1 trial, no warm-up."""
-    sized = ex.sized_copy(example, out.parent, duration="2s", rampup="1s")
+def run_example(out: Path, data: Path, example: Path, duration: str = "2s") -> None:
+    """An example file with steps of ``duration`` after 1 s of ramp-up (as run_tpcc), 1 trial, no warm-up."""
+    sized = ex.sized_copy(example, out.parent, duration=duration, rampup="1s")
     with pytest.raises(SystemExit) as code:
         main(["run", str(sized), "--trials", "1", "--warmup", "0", "--out", str(out), "--data-dir", str(data)])
     assert code.value.code == 0, (out / "manifest.json").read_text() if (out / "manifest.json").exists() else ""
@@ -54,7 +54,7 @@ def ok_rows(run: Path) -> list[dict[str, str]]:
 
 
 def value(rows: list[dict[str, str]], config: str, step: str, metric: str) -> float:
-    """The one figure of a step (block schedule) or of its first round (interleaved: 1-s slices of a 2-s step)."""
+    """The one figure of a step (block schedule) or of its first round (interleaved: 1-s slices)."""
     found = [float(r["value"]) for r in rows if (r["config"], r["step"], r["metric"]) == (config, step, metric)
              and r.get("round", "") in ("", "1")]
     assert len(found) == 1, (config, step, metric, found)
@@ -120,15 +120,24 @@ def test_sqlite(tmp_path, data):
     assert {f"vu{n}" for n in (1, 2)} <= {r["step"] for r in ok_rows(tmp_path / "run") if r["test"] == "resources"}
 
 
+@pytest.fixture(scope="module")
+def mariadb_run(tmp_path_factory, data) -> Path:
+    """docs/examples/tpcc-mariadb.toml with 3-s steps: 3 rounds of 1-s slices per step (the default schedule with
+    a warm cache is the interleaved one), read by both MariaDB tests."""
+    if not HAVE_MARIADB:
+        pytest.skip("mariadbd is not installed (Debian package mariadb-server)")
+    run = tmp_path_factory.mktemp("tpcc-mariadb") / "run"
+    run_example(run, data, ex.example("tpcc-mariadb"), duration="3s")
+    return run
+
+
 @pytest.mark.server
-@pytest.mark.skipif(not HAVE_MARIADB, reason="mariadbd is not installed (Debian package mariadb-server)")
-def test_mariadb(tmp_path, data):
+def test_mariadb(mariadb_run):
     """docs/examples/tpcc-mariadb.toml: plain vs InnoDB TDE (AES-256-CTR), 1 then 2 virtual users."""
     configs = ["mariadb-none", "mariadb-tde-aes-256-ctr"]
-    run_example(tmp_path / "run", data, ex.example("tpcc-mariadb"))
-    ex.check_example_run(tmp_path / "run")
-    check_trial(tmp_path / "run", configs, [1, 2])
-    manifest = check_common(tmp_path / "run", configs)
+    ex.check_example_run(mariadb_run)
+    check_trial(mariadb_run, configs, [1, 2])
+    manifest = check_common(mariadb_run, configs)
     assert {c["tpcc_mode"] for c in manifest["configs"]} == {"procedures"}
 
 
@@ -147,28 +156,23 @@ def test_postgres_with_column_encryption(tmp_path, data):
 
 
 @pytest.mark.server
-@pytest.mark.skipif(not HAVE_MARIADB, reason="mariadbd is not installed (Debian package mariadb-server)")
-def test_mariadb_interleaved_slices(tmp_path, data):
-    """The interleaved schedule: persistent virtual users, 2-s slices alternating between the twins, one paired
+def test_mariadb_interleaved_slices(mariadb_run):
+    """The interleaved schedule: persistent virtual users, 1-s slices alternating between the twins, one paired
     observation per round, the engine's write counters per transaction beside them."""
     configs = ["mariadb-none", "mariadb-tde-aes-256-ctr"]
-    run = tmp_path / "run"
-    with pytest.raises(SystemExit) as code:
-        main(["run", "--engine", "mariadb", "--encryption", "none,tde:aes-256-ctr", "--workload", "tpcc",
-              "--warehouses", "1", "--vus", "2", "--duration", "6s", "--rampup", "1s", "--slice", "2s",
-              "--trials", "1", "--warmup", "0", "--out", str(run), "--data-dir", str(data)])
-    assert code.value.code == 0, (run / "manifest.json").read_text()
+    run = mariadb_run
     manifest = check_common(run, configs)
     schedule = manifest["schedule"]
-    assert schedule["effective"] == "query" and schedule["slice_s"] == 2.0 and schedule["rounds_per_step"] == 3
-    assert schedule["warmup_rounds_per_step"] == 3  # a 6-s step is shorter than the 30-s warm-up
-    assert len(schedule["orders"]["1"]) == 3  # one order per round
+    assert schedule["effective"] == "query" and schedule["slice_s"] == 1.0 and schedule["rounds_per_step"] == 3
+    assert schedule["warmup_rounds_per_step"] == 3  # a 3-s step is shorter than the 30-s warm-up
+    assert len(schedule["orders"]["1"]) == 2 * 3  # one order per round, of both steps (1 and 2 virtual users)
     rows = ok_rows(run)
     for config in configs:
         tpm = {r["round"]: float(r["value"]) for r in rows if (r["config"], r["step"], r["metric"]) ==
                (config, "vu2", "tpm")}
         assert sorted(tpm) == ["1", "2", "3"] and all(v > 0 for v in tpm.values()), tpm
-        paused = [r for r in rows if r["config"] == config and r["metric"] == "server_cpu_while_paused"]
+        paused = [r for r in rows
+                  if (r["config"], r["step"], r["metric"]) == (config, "vu2.all", "server_cpu_while_paused")]
         assert sorted(r["round"] for r in paused) == ["2", "3"]  # the first slice follows the ramp-up
         assert all(float(r["value"]) >= 0 for r in paused)
     per_txn = {(r["config"], r["metric"]): float(r["value"]) for r in rows if r["step"] == "vu2.per_txn"}
