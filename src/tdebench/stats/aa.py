@@ -12,7 +12,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from scipy import stats
 
 
 class HasInterval(Protocol):
@@ -72,6 +71,8 @@ def false_positive_rate(rows: Iterable[HasInterval], *, nominal: float = 0.05,
     if not judged:
         raise ValueError("no A/A comparison has an interval; run at least 2 trials per config")
     k, n = sum(judged), len(judged)
+    from scipy import stats  # noqa: PLC0415 - imported when an A/A series is summed up, not by every run
+
     test = stats.binomtest(k, n, nominal)
     ci = test.proportion_ci(confidence_level=confidence, method="exact")
     return FalsePositiveRate(k, n, len(verdicts) - n, k / n, float(ci.low), float(ci.high),

@@ -6,11 +6,19 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from tdebench.stats.load import Measurements, SeriesKey
+
+
+def _stats() -> Any:
+    """scipy.stats, imported when a run has three configs or more (it costs ~0.8 s of CPU to import)."""
+    from scipy import stats  # noqa: PLC0415
+
+    return stats
+
 
 SKEW_LIMIT = 1.0
 ALL_CONFIGS = "all configs"
@@ -84,17 +92,17 @@ def skewness_check(groups: Sequence[np.ndarray]) -> tuple[bool, str]:
         g = np.asarray(g, dtype=float)
         if g.size < 3 or np.ptp(g) == 0:
             continue
-        skew = float(stats.skew(g))
+        skew = float(_stats().skew(g))
         if abs(skew) > SKEW_LIMIT:
             return True, f"|skew| = {abs(skew):.2f} > {SKEW_LIMIT:g}"
-        p = float(stats.shapiro(g).pvalue)
+        p = float(_stats().shapiro(g).pvalue)
         if p < SHAPIRO_ALPHA:
             return True, f"Shapiro–Wilk p = {p:.3f} < {SHAPIRO_ALPHA:g}"
     return False, ""
 
 
 def _tukey(configs: Sequence[str], groups: Sequence[np.ndarray]) -> tuple[TukeyPair, ...]:
-    res = stats.tukey_hsd(*groups)
+    res = _stats().tukey_hsd(*groups)
     ci = res.confidence_interval(0.95)
     pairs = []
     for i in range(len(groups)):
@@ -112,9 +120,9 @@ def anova_for(step_key: tuple[str, str, str, str, str], configs: Sequence[str],
     engine, workload, test, step, metric = step_key
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        f = stats.f_oneway(*groups)
+        f = _stats().f_oneway(*groups)
         try:
-            kw = stats.kruskal(*groups)
+            kw = _stats().kruskal(*groups)
             h, p_kw = _finite(kw.statistic), _finite(kw.pvalue)
         except ValueError:  # all values identical
             h, p_kw = None, None

@@ -10,12 +10,12 @@ t-test on the logs whenever they exist (paired by block when possible), else Wel
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import stats
+
+from tdebench.stats import tdist
 
 from tdebench.stats.bootstrap import (
     DEFAULT_RESAMPLES, DEFAULT_SEED, CIMethod, bootstrap_ratio_ci, ratio_minus_one,
@@ -44,9 +44,7 @@ def welch_p(base: np.ndarray, other: np.ndarray) -> float | None:
     """Two-sided Welch t-test p-value on raw values; None when either side has fewer than 2."""
     if np.asarray(base).size < 2 or np.asarray(other).size < 2:
         return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        p = float(stats.ttest_ind(other, base, equal_var=False).pvalue)
+    p = tdist.welch(other, base).pvalue
     return p if math.isfinite(p) else None
 
 
@@ -78,11 +76,11 @@ def rounds_interval(base: np.ndarray, other: np.ndarray, confidence: float = 0.9
     m, sd = float(d.mean()), float(d.std(ddof=1))
     factor = float(variance_factor(ROUND_RULE, lag1(d), n))
     se = sd * math.sqrt(factor) / math.sqrt(n)
-    q = float(stats.t.ppf(0.5 + confidence / 2, n - 1))
+    q = float(tdist.t_ppf(0.5 + confidence / 2, n - 1))
     if se == 0:
         return Interval(math.expm1(m), (math.expm1(m), math.expm1(m)), 0.0 if m else 1.0, ROUNDS_METHOD,
                         ROUNDS_METHOD + "-t")
-    p = float(2 * stats.t.sf(abs(m / se), n - 1))
+    p = float(2 * tdist.t_sf(abs(m / se), n - 1))
     return Interval(math.expm1(m), (math.expm1(m - q * se), math.expm1(m + q * se)), p, ROUNDS_METHOD,
                     ROUNDS_METHOD + "-t")
 

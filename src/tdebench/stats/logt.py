@@ -9,11 +9,11 @@ Unpaired: Welch's t on log(other) vs log(base). Both are back-transformed: exp(Â
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+
+from tdebench.stats import tdist
 
 PAIRED = "t-log-paired"
 WELCH = "welch-log"
@@ -50,10 +50,7 @@ def log_t(base: np.ndarray, other: np.ndarray, *, paired: bool,
     method = PAIRED if paired else WELCH
     if _flat(lo - lb) if paired else (_flat(lb) and _flat(lo)):
         return LogT(math.expm1(diff), (math.expm1(diff), math.expm1(diff)), None, method)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        res = stats.ttest_rel(lo, lb) if paired else stats.ttest_ind(lo, lb, equal_var=False)
-        ci = res.confidence_interval(confidence)
-    p = float(res.pvalue)
-    return LogT(math.expm1(diff), (math.expm1(float(ci.low)), math.expm1(float(ci.high))),
-                p if math.isfinite(p) else None, method)
+    res = tdist.paired(lo, lb, confidence) if paired else tdist.welch(lo, lb, confidence)
+    p = res.pvalue
+    return LogT(math.expm1(diff), (math.expm1(res.low), math.expm1(res.high)), p if math.isfinite(p) else None,
+                method)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy import stats as st
+from tdebench.stats.tdist import t_ppf
 
 
 @dataclass(frozen=True)
@@ -35,5 +35,5 @@ def paired_ratio(before: list[float], other: list[float], confidence: float = 0.
     if len(logs) < 2:
         return PairedRatio(1, math.exp(mean), None, None)
     sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
-    half = float(st.t.ppf(0.5 + confidence / 2, len(logs) - 1)) * sd / math.sqrt(len(logs))
+    half = float(t_ppf(0.5 + confidence / 2, len(logs) - 1)) * sd / math.sqrt(len(logs))
     return PairedRatio(len(logs), math.exp(mean), math.exp(mean - half), math.exp(mean + half))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from scipy import stats
+from tdebench.stats.tdist import norm_ppf, t_ppf
 
 MAX_TRIALS = 1_000_000
 
@@ -19,7 +19,7 @@ def mde_pct(cv_pct: float | None, n: int, *, alpha: float = 0.05,
     if cv_pct is None or n < 2 or not math.isfinite(cv_pct):
         return None
     df = 2 * n - 2
-    t_sum = float(stats.t.ppf(1 - alpha / 2, df) + stats.t.ppf(power, df))
+    t_sum = float(t_ppf(1 - alpha / 2, df) + t_ppf(power, df))
     return t_sum * math.sqrt(2.0) * cv_pct / math.sqrt(n)
 
 
@@ -35,7 +35,7 @@ def trials_needed(effect_pct: float, cv_pct: float | None, *, alpha: float = 0.0
         return None
     if cv_pct <= 0:
         return 2
-    z_sum = float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+    z_sum = float(norm_ppf(1 - alpha / 2) + norm_ppf(power))
     n = max(2, math.floor(2 * (z_sum * cv_pct / effect) ** 2))
     if n > max_trials:
         return None

@@ -13,11 +13,11 @@ import math
 from dataclasses import replace
 
 import numpy as np
-from scipy import stats
 
 from tdebench.stats.load import ROUNDS_PER_BLOCK, Measurements, SeriesKey, per_block
 from tdebench.stats.overhead import Overhead
 from tdebench.stats.sequential import StoppingRule, lag1, variance_factor
+from tdebench.stats.tdist import t_sf
 
 
 def paired_blocks(m: Measurements, key: SeriesKey, base: str) -> tuple[np.ndarray, np.ndarray]:
@@ -45,7 +45,7 @@ def _p_value(rule: StoppingRule, d: np.ndarray) -> float | None:
         return 0.0 if float(d.mean()) != 0 else 1.0
     f = float(variance_factor(rule.rule, lag1(d), n))
     t = float(d.mean()) / (sd * math.sqrt(f) / math.sqrt(n))
-    return float(2 * stats.t.sf(abs(t), n - 1))
+    return float(2 * t_sf(abs(t), n - 1))
 
 
 def sequential_row(o: Overhead, m: Measurements, rule: StoppingRule) -> Overhead:

@@ -47,9 +47,9 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 import numpy as np
-from scipy import stats
 
 from tdebench.errors import UsageError
+from tdebench.stats.tdist import t_ppf
 
 RuleName = Literal["fixed-width-t", "ar1-point", "ar1-upper", "t-mixture-cs"]
 RULES: tuple[RuleName, ...] = ("fixed-width-t", "ar1-point", "ar1-upper", "t-mixture-cs")
@@ -140,7 +140,7 @@ def t_quantile(n: np.ndarray | float, confidence: float = DEFAULT_CONFIDENCE) ->
     """Two-sided t critical value with n − 1 degrees of freedom (inf below n = 2)."""
     n = np.asarray(n, dtype=float)
     with np.errstate(invalid="ignore"):
-        q = stats.t.ppf(0.5 + confidence / 2, np.maximum(n - 1, 1))
+        q = t_ppf(0.5 + confidence / 2, np.maximum(n - 1, 1))
     return np.where(n >= 2, q, np.inf)
 
 
@@ -211,7 +211,7 @@ def welch_half_width_log(rule: RuleName, n1: np.ndarray | float, sd1: np.ndarray
         v1 = sd1 ** 2 * variance_factor(rule, r1a, n1) / n1
         v2 = sd2 ** 2 * variance_factor(rule, r1b, n2) / n2
         df = (v1 + v2) ** 2 / (v1 ** 2 / np.maximum(n1 - 1, 1) + v2 ** 2 / np.maximum(n2 - 1, 1))
-        h = stats.t.ppf(0.5 + confidence / 2, np.nan_to_num(df, nan=1.0)) * np.sqrt(v1 + v2)
+        h = t_ppf(0.5 + confidence / 2, np.nan_to_num(df, nan=1.0)) * np.sqrt(v1 + v2)
     h = np.where(v1 + v2 == 0, 0.0, h)
     return np.where(np.minimum(n1, n2) < 2, np.inf, h)
 
