@@ -20,7 +20,7 @@ EXAMPLES = sorted((ROOT / "docs" / "examples").glob("*.toml"))
 RUN_BY_OTHER_TESTS: dict[str, tuple[str, str]] = {
     "sqlite-power": ("tests.e2e.test_run_sqlite", "run_dir"),
     "tpcc-sqlite": ("tests.e2e.test_tpcc_e2e", "test_sqlite"),
-    "tpcc-mariadb": ("tests.e2e.test_tpcc_e2e", "test_mariadb"),
+    "tpcc-mariadb": ("tests.e2e.test_tpcc_e2e", "mariadb_run"),
     "crud-mariadb": ("tests.e2e.test_crud", "test_mariadb_tde_crud"),
     "orders-sql": ("tests.e2e.test_sql_workload", "test_the_example_on_sqlite"),
     "mariadb-memory-curve": ("tests.e2e.test_memory_curve", "test_mariadb_memory_curve_example"),

@@ -247,7 +247,10 @@ def test_layers_example(sandbox, tpch_sf001):
 
 @pytest.mark.parametrize("engine", [
     "sqlite",
-    pytest.param("mariadb", marks=[pytest.mark.server, pytest.mark.skipif(not HAS_MARIADB, reason="no mariadbd")])])
+    # heavy: backups under an encrypted filesystem in the default suite: the SQLite case above; MariaDB's backup
+    # kinds under TDE: tests/e2e/test_backup.py
+    pytest.param("mariadb", marks=[pytest.mark.server, pytest.mark.heavy,
+                                   pytest.mark.skipif(not HAS_MARIADB, reason="no mariadbd")])])
 def test_backups_under_fscrypt(sandbox, engine, tpch_sf001):
     """The backup workload on an fs:fscrypt twin: every kind backs up and restores; the backups land in the run's
     work directory, outside the encrypted image, so they are plaintext at rest and the threat model says so; the

@@ -105,7 +105,7 @@ def test_open_ended_run_resumes(tmp_path: Path, data: str) -> None:
     """Killed after its third block, a --precision run resumes and goes on adding blocks until --max-trials."""
     out = tmp_path / "resume"
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    args = ["run", "--schedule", "query", "--precision", "0.01%", "--trials", "3", "--max-trials", "5",
+    args = ["run", "--schedule", "query", "--precision", "0.01%", "--trials", "3", "--max-trials", "4",
             "--warmup", "0", "--seed", "9", "--no-report", "--out", str(out), "--data-dir", data]
     # SIGINT handled by default in the child: a suite started in the background has it ignored, and tdebench
     # keeps an ignored SIGINT ignored (as nohup expects)
@@ -130,7 +130,7 @@ def test_open_ended_run_resumes(tmp_path: Path, data: str) -> None:
     assert manifest["precision"]["stopped_by"] == "--max-trials" and manifest["status"] == "completed"
     trials = sorted((int(r["block"]), r["config"]) for r in rows(out)
                     if r["test"] == "trial" and r["status"] == "ok")
-    assert trials == sorted((b, c) for b in range(1, 6) for c in ("sqlite-none", "sqlite-sqlcipher-aes-256-cbc"))
+    assert trials == sorted((b, c) for b in range(1, 5) for c in ("sqlite-none", "sqlite-sqlcipher-aes-256-cbc"))
     outcome = manifest["precision"]["outcome"]["sqlite-sqlcipher-aes-256-cbc"]
-    assert "NOT met: stopped by --max-trials after 5 blocks with a half-width of" in outcome
+    assert "NOT met: stopped by --max-trials after 4 blocks with a half-width of" in outcome
     assert "would be needed" in outcome or "more blocks" in outcome  # what it would take

@@ -128,6 +128,7 @@ def mariadb_run(tmp_path_factory, data) -> Path:
         pytest.skip("mariadbd is not installed (Debian package mariadb-server)")
     run = tmp_path_factory.mktemp("tpcc-mariadb") / "run"
     run_example(run, data, ex.example("tpcc-mariadb"), duration="3s")
+    ex.check_example_run(run)
     return run
 
 
@@ -135,7 +136,6 @@ def mariadb_run(tmp_path_factory, data) -> Path:
 def test_mariadb(mariadb_run):
     """docs/examples/tpcc-mariadb.toml: plain vs InnoDB TDE (AES-256-CTR), 1 then 2 virtual users."""
     configs = ["mariadb-none", "mariadb-tde-aes-256-ctr"]
-    ex.check_example_run(mariadb_run)
     check_trial(mariadb_run, configs, [1, 2])
     manifest = check_common(mariadb_run, configs)
     assert {c["tpcc_mode"] for c in manifest["configs"]} == {"procedures"}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from tdebench.encryption import parse_spec
@@ -57,3 +59,16 @@ def test_a_plan_of_manifest_schema_1_keeps_its_tpch_options():
 def test_duplicate_configs_are_rejected():
     with pytest.raises(UsageError):
         RunPlan([CONFIGS[0], CONFIGS[0]])
+
+
+def test_a_resumed_plan_keeps_the_targets_labels():
+    """--resume rebuilds the plan from the manifest: configs named by the user (external targets, --target
+    LABEL=URL) keep their names, and so their labels, run directories and pairs."""
+    import json
+
+    from tdebench.api.plan import plan_from_json
+
+    named = [replace(c, name=f"target-{i}") for i, c in enumerate(CONFIGS)]
+    plan = plan_from_json(json.loads(json.dumps(RunPlan(named, trials=2, seed=3).to_json())))
+    assert [c.label for c in plan.configs] == ["target-0", "target-1"]
+    assert plan.blocks() == RunPlan(named, trials=2, seed=3).blocks()
