@@ -100,7 +100,8 @@ def test_ctrl_c_leaves_no_mount_or_daemon(sandbox, when, tpch_sf001):  # noqa: F
     nothing_left(base, keys)
 
 
-@pytest.mark.heavy  # backups on an encrypted filesystem in the default suite: test_fscrypt.test_backups_under_fscrypt[sqlite]
+@pytest.mark.heavy  # backups on an encrypted filesystem in the default suite:
+# test_fscrypt.test_backups_under_fscrypt[sqlite]
 def test_backups_read_and_restore_inside_the_mount(sandbox, tpch_sf001):  # noqa: F811
     """The backup workload on an fs:gocryptfs twin: mariadb-backup reads the datadir and copies a restore back into it
     as the server's OS user (the only one the mount admits); every kind restores the loaded rows, and every backup,
