@@ -85,7 +85,10 @@ def test_run_none_vs_gocryptfs(sandbox, tpch_sf001):  # noqa: F811
     nothing_left(base, keys)
 
 
-@pytest.mark.parametrize("when", ["provisioning", "measurement"])
+@pytest.mark.parametrize("when", [
+    "provisioning",
+    # heavy: Ctrl-C while measuring on an encrypted filesystem in the default suite: test_fscrypt (MariaDB, SQLite)
+    pytest.param("measurement", marks=pytest.mark.heavy)])
 def test_ctrl_c_leaves_no_mount_or_daemon(sandbox, when, tpch_sf001):  # noqa: F811
     base, keys = sandbox
     out = base / "run"

@@ -55,7 +55,7 @@ PROFILES: dict[str, Profile] = {
                                                                "sqlcipher:aes-128-cbc")),
     "mariadb": Profile(("tde:aes-128-cbc", "tde:aes-192-ctr", "tde:aes-256-ctr", "fs:gocryptfs"), MARIADB_SMALL,
                        ("tde:aes-512-cbc", "column:aes-256", "sqlcipher:aes-256-cbc")),
-    "postgres": Profile(("column:aes-128", "column:aes-256", "column:pgp-aes256", "fs:gocryptfs"),
+    "postgres": Profile(("column:aes-256", "column:pgp-aes256", "fs:gocryptfs"),  # raw and OpenPGP pgcrypto
                         unsupported=("tde:aes-256-cbc", "sqlcipher:aes-256-cbc", "column:aes-256-ctr",
                                      "fs:gocryptfs@tables")),
     "mysql": Profile(("tde:aes-256-cbc",), unsupported=("tde:aes-128-ctr", "column:aes-256")),

@@ -32,7 +32,7 @@ def _missing(check) -> str | None:
 
 PG_MISSING = _missing(find_bindir)
 FS_MISSING = _missing(fsencrypt.check_available)
-COLUMN_SPECS = ("column:aes-128", "column:aes-256", "column:pgp-aes256")
+COLUMN_SPECS = ("column:aes-256", "column:pgp-aes256")
 SF = 0.01
 
 pytestmark = [pytest.mark.server,
@@ -62,7 +62,7 @@ class TestPostgresConformance(kit_for("postgres")):
 
     def test_no_secret_in_log_command_lines_or_activity(self, loaded):
         secrets_ = [s for s in issued_secrets() if len(s) >= 16]
-        inst = loaded["column:aes-128"]
+        inst = loaded["column:aes-256"]
         conn = inst.connect()
         try:  # an error makes the server log the failing statement: the key must not be in it
             with pytest.raises(Exception):
@@ -73,16 +73,16 @@ class TestPostgresConformance(kit_for("postgres")):
         for inst in loaded.values():
             log = inst.cluster.log_path.read_text(errors="replace")
             assert not any(s in log for s in secrets_), f"a secret is in {inst.cluster.log_path}"
-        assert "division by zero" in loaded["column:aes-128"].cluster.log_path.read_text()
+        assert "division by zero" in loaded["column:aes-256"].cluster.log_path.read_text()
         for proc in psutil.process_iter(["cmdline"]):
             line = " ".join(proc.info["cmdline"] or [])
             assert not any(s in line for s in secrets_), f"a secret is on the command line of {proc.pid}"
-        with loaded["column:aes-128"].connect() as conn:
+        with loaded["column:aes-256"].connect() as conn:
             activity = " ".join(r[0] or "" for r in conn.execute("SELECT query FROM pg_stat_activity").fetchall())
             assert not any(s in activity for s in secrets_)
 
     def test_key_is_per_session_not_stored(self, loaded):
-        inst = loaded["column:aes-128"]
+        inst = loaded["column:aes-256"]
         with inst.cluster.connect() as conn:  # a session without the key cannot read the data
             with pytest.raises(Exception, match="tdebench.key"):
                 conn.execute("SELECT l_comment FROM lineitem LIMIT 1").fetchall()
