@@ -5,8 +5,8 @@ duration, says what shortens it. Each test's CPU is its worker's own and that of
 during it (``resource.getrusage``: subprocess runs and the servers they started); a server a module fixture keeps
 is counted in the test during which it is stopped.
 
-    PYTHONPATH=benchmarks SUITE_CPU_LOG=/tmp/cpu.jsonl bash scripts/test.sh -p suite_cpu
-    python benchmarks/suite_cpu.py /tmp/cpu.jsonl            # CPU-seconds by file, the largest first
+    PYTHONPATH=benchmarks bash scripts/test.sh -p suite_cpu     # appends to suite-cpu.jsonl (SUITE_CPU_LOG)
+    python benchmarks/suite_cpu.py suite-cpu.jsonl             # CPU-seconds by file, the largest first
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-LOG = os.environ.get("SUITE_CPU_LOG", "suite-cpu.jsonl")
+LOG = os.path.abspath(os.environ.get("SUITE_CPU_LOG", "suite-cpu.jsonl"))  # where the suite starts, not a test's cwd
 
 
 def _cpu() -> tuple[float, float]:
