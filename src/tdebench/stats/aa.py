@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Protocol
 
 
-
 class HasInterval(Protocol):
     """Anything with an overhead interval in percent (Overhead rows, sequential Decisions)."""
 

@@ -16,7 +16,6 @@ from typing import Literal
 import numpy as np
 
 from tdebench.stats import tdist
-
 from tdebench.stats.bootstrap import (
     DEFAULT_RESAMPLES, DEFAULT_SEED, CIMethod, bootstrap_ratio_ci, ratio_minus_one,
 )
