@@ -27,6 +27,15 @@ def test_durations_and_vus():
     assert (opts.warehouses, opts.vus, opts.duration, opts.rampup, opts.keying_thinking) == (2, [1, 2], 30, 5, True)
 
 
+def test_a_precision_run_has_short_steps_unless_told_otherwise():
+    assert (parse_options({}).duration, parse_options({}).rampup) == (60, 10)
+    short = parse_options({}, precision=True)
+    assert (short.duration, short.rampup) == (10, 5)
+    given = parse_options({"duration": "30s", "rampup": "2s"}, precision=True)
+    assert (given.duration, given.rampup) == (30, 2)
+    assert parse_options({"Duration": "20s"}, precision=True).duration == 20  # keys are read as options are
+
+
 @pytest.mark.parametrize("raw, words", [
     ({"vus": "0"}, ["vus", "0"]), ({"vus": "1,x"}, ["x", "vus"]), ({"vus": "2,2"}, ["twice"]),
     ({"duration": "soon"}, ["duration", "soon"]), ({"warehouses": "0"}, ["warehouses", "0"]),

@@ -133,7 +133,7 @@ class TpccWorkload(Workload):
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
         super().__init__(plan, rundir)
-        self.opts = parse_options(plan.workload_options)
+        self.opts = parse_options(plan.workload_options, precision=plan.precision is not None)
         self.data_dir = Path()
         self.digests: dict[str, dict[str, Any]] = {}
 
