@@ -168,4 +168,8 @@ def test_workload_refuses_bad_options_before_any_work(tmp_path):
         make_workload(RunPlan(configs=configs, workload="tpcc", workload_options={"duration": "-3s"}), rundir)
     workload = make_workload(RunPlan(configs=configs, workload="tpcc", workload_options={"vus": "1,2"}), rundir)
     assert workload.opts.vus == [1, 2] and workload.plan_json()["mode"] == "auto"
+    assert workload.describe() == "tpcc (vus 1,2, duration 60s, rampup 10s)"
+    precise = make_workload(RunPlan(configs=configs, workload="tpcc", workload_options={"vus": "4"}, precision=2.0),
+                            rundir)
+    assert (precise.opts.duration, precise.describe()) == (10, "tpcc (vus 4, duration 10s, rampup 5s)")
     assert "ORIGINAL" in workload.known_plaintext and "order_line" in workload.schema_tables
