@@ -15,8 +15,8 @@ from pathlib import Path
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
-def test_sigterm_during_a_trial_prints_the_resume_command(tmp_path: Path, data_root, tpch_sf001) -> None:
-    out = tmp_path / "run"
+def _sigterm_during_a_trial(out: Path, tmp_path: Path, data_root: Path) -> tuple[int, list[str], str]:
+    """Start a long SQLite run, send SIGTERM once a trial has begun; its exit code, log lines and log."""
     env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
            "XDG_STATE_HOME": str(tmp_path / "state")}
     proc = subprocess.Popen([sys.executable, "-m", "tdebench", "run", "--sf", "0.01", "--trials", "50",
@@ -39,9 +39,24 @@ def test_sigterm_during_a_trial_prints_the_resume_command(tmp_path: Path, data_r
     proc.wait(timeout=60)
     reader.join(timeout=10)
     err = "".join(log)
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert proc.returncode == 130, err
+    return proc.returncode, [line for line in err.splitlines() if line.strip()], err
+
+
+def _between_trials(lines: list[str]) -> bool:
+    """The signal came after a trial's end and before the next began (the log read by this test lags the
+    run's by a moment): the last trial line of the log says it was done."""
+    trials = [line for line in lines if " trial " in line]
+    return bool(trials) and ": done in " in trials[-1]
+
+
+def test_sigterm_during_a_trial_prints_the_resume_command(tmp_path: Path, data_root, tpch_sf001) -> None:
+    for attempt in range(3):  # only a signal that missed every trial is tried again
+        out = tmp_path / f"run{attempt}"
+        code, lines, err = _sigterm_during_a_trial(out, tmp_path, data_root)
+        if not _between_trials(lines):
+            break
+    assert code == 130, err
     assert lines[-1] == (f"tdebench: interrupted; servers stopped and temporary data removed; continue it with: "
                          f"tdebench run --resume {out}"), err
-    assert any("interrupted after" in line for line in lines), "the trial cut short is not called done"
+    assert any("interrupted after" in line for line in lines), f"the trial cut short is not called done:\n{err}"
     assert sum(line.startswith("tdebench: interrupted") for line in lines) == 1, err  # said once, not twice

@@ -379,12 +379,12 @@ class Orchestrator:
         label = state.config.label
         name = self.regimes.trial_name(block)
         rec = self.trial_recorder(state, block)
-        self.ui.task_started("trial", f"{name} {rec.config}{self.progress_note()}", None)
-        self.progress.start()
-        self.note_in_flight(block, [label])
         results: dict[str, TrialResult] = {}
         watch = None
-        try:
+        self.ui.task_started("trial", f"{name} {rec.config}{self.progress_note()}", None)
+        try:  # an interrupt after the line that says the trial started says where it cut the trial
+            self.progress.start()
+            self.note_in_flight(block, [label])
             if self.guarded(state, results, lambda: self.prepare_trial(state, rec)):
                 watch = self.watch(state)
                 self.guarded(state, results, lambda: results.__setitem__(label, self.faults.trial(

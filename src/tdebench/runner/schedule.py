@@ -111,14 +111,14 @@ class QuerySchedule:
         if block.warmup and first.warmup_rounds:
             repeat = min(repeat, first.warmup_rounds)
         name = orch.regimes.trial_name(block)
-        orch.ui.task_started("trial", f"{name}: {len(pending)} configs step by step{orch.progress_note()}",
-                             len(steps) * repeat)
-        orch.progress.start()
-        orch.note_in_flight(block, [s.label for s in pending])
         results: dict[str, TrialResult] = {}
         watches: dict[str, Any] = {}
         active: list[ConfigState] = []
-        try:
+        orch.ui.task_started("trial", f"{name}: {len(pending)} configs step by step{orch.progress_note()}",
+                             len(steps) * repeat)
+        try:  # from the line that says the trial started: an interrupt after it says where it cut the trial
+            orch.progress.start()
+            orch.note_in_flight(block, [s.label for s in pending])
             for state in pending:  # resets and instruments, then block-unit work, in the block's order
                 rec = recs[state.label]
                 ok = orch.guarded(state, results, lambda s=state, r=rec: orch.prepare_trial(s, r))
