@@ -202,8 +202,12 @@ class Workload(ABC):
 
     def describe(self) -> str:
         """One line naming the workload and its main options, for the run's first console line."""
-        options = ", ".join(f"{k} {v}" for k, v in self.plan.workload_options.items())
+        options = ", ".join(f"{k} {v}" for k, v in self.shown_options().items())
         return self.name + (f" ({options})" if options else "")
+
+    def shown_options(self) -> dict[str, Any]:
+        """The options :meth:`describe` names: those given (a workload adds what it chose for the run)."""
+        return dict(self.plan.workload_options)
 
     def plan_json(self) -> dict[str, Any]:
         """Workload parameters for the manifest."""

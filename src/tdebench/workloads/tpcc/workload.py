@@ -137,12 +137,10 @@ class TpccWorkload(Workload):
         self.data_dir = Path()
         self.digests: dict[str, dict[str, Any]] = {}
 
-    def describe(self) -> str:
-        """The run's first console line: the options given, with the steps' actual length (a ``--precision`` run
-        has short steps unless told otherwise)."""
-        shown = {**self.plan.workload_options, "duration": f"{self.opts.duration:g}s",
-                 "rampup": f"{self.opts.rampup:g}s"}
-        return f"{self.name} ({', '.join(f'{k} {v}' for k, v in shown.items())})"
+    def shown_options(self) -> dict[str, Any]:
+        """The options given, with the steps' actual length (a ``--precision`` run has short steps unless told
+        otherwise)."""
+        return {**super().shown_options(), "duration": f"{self.opts.duration:g}s", "rampup": f"{self.opts.rampup:g}s"}
 
     def _mode(self, dialect: Dialect) -> str:
         return resolve_mode(self.opts.mode, dialect)
