@@ -14,6 +14,7 @@ An experiment file uses the same vocabulary as the flags::
     query_timeout = 600        # seconds; 0 = none
     max_failures = 3           # consecutive failed trials before a config is abandoned
     memory_ratio = [0.05, 0.25, 1, 2]  # sweep each engine's cache: ratio x the loaded data (docs/memory.md)
+    page_source = "disk"       # where the pages the swept cache misses come from: disk | memory (the OS cache)
     seed = 42
     keep_answers = true
     schedule = "query"         # block | query (interleave the twins step by step; default query, block when cold)
@@ -103,6 +104,8 @@ class RunSection(BaseModel):
     baseline: str | None = None
     # cache/data ratios swept one after the other (docs/memory.md); None: each engine's configured cache
     memory_ratio: list[float] | None = None
+    # where the pages the swept cache misses come from: disk or memory (the OS page cache); None: the engine's
+    page_source: Literal["disk", "memory"] | None = None
     # a fault injected into one measured block's trials, e.g. "kill-node@50%" (docs/faults.md)
     fault: str | None = None
 

@@ -217,6 +217,11 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     ("memory-ratio-word", [*RUN, "--memory-ratio", "x"], 2, "'x' is not a number"),
     ("memory-ratio-twice", [*RUN, "--memory-ratio", "1,1"], 2, "a ratio is listed twice"),
     ("memory-ratio-too-big", [*RUN, "--memory-ratio", "100000"], 3, "--memory-ratio 100000 needs"),
+    ("page-source-word", [*RUN, "--memory-ratio", "0.5", "--page-source", "ssd"], 2,
+     "bad value 'ssd' for --page-source"),
+    ("page-source-alone", [*RUN, "--page-source", "memory"], 2, "it needs --memory-ratio"),
+    ("page-source-sqlite-disk", [*RUN, "--memory-ratio", "0.5", "--page-source", "disk"], 2,
+     "the pages sqlite's cache misses come from memory only"),
     # run: files and directories
     ("experiment-missing", ["run", "{tmp}/nosuch.toml"], 2, "cannot read experiment file"),
     ("experiment-is-dir", ["run", "{toml_dir}"], 2, "cannot read experiment file"),

@@ -187,6 +187,29 @@ def test_mariadb_counts_pages_read_into_the_buffer_pool_and_decrypted(mariadb_pa
         assert d["cache_misses"] == 0 and d["bytes_decrypted"] == 0 and d["cache_requests"] > 500, (spec, d)
 
 
+def _storage_read_bytes(pids: list[int]) -> int:
+    """Bytes the processes had the block layer read for them (``/proc/PID/io`` ``read_bytes``)."""
+    return sum(psutil.Process(pid).io_counters().read_bytes for pid in pids)
+
+
+@pytest.mark.server
+@mariadb
+def test_mariadb_with_page_source_memory_reads_its_pool_misses_from_the_os_page_cache(mariadb_pair) -> None:
+    for spec, inst in mariadb_pair.items():
+        applied = inst.resize_cache(8 * MIB, "memory")
+        assert applied["innodb_flush_method"] == "fsync" and "holds the data" in applied["os_page_cache"]
+        before, disk_before = inst.counters(), _storage_read_bytes(inst.server_pids())
+        _scan(inst)
+        d = _delta(inst.counters(), before)
+        from_disk = _storage_read_bytes(inst.server_pids()) - disk_before
+        assert d["pages_read"] > 500, (spec, d)  # the pool still misses, and decrypts what it reads
+        assert from_disk < 0.1 * d["pages_read"] * 16384, (spec, from_disk, d)  # ... from memory
+        if spec != "none":
+            assert d["bytes_decrypted"] >= 0.95 * d["pages_read"] * 16384, d
+        inst.options["innodb_flush_method"] = "O_DIRECT"  # back to the disk for the module's other tests
+        assert "O_DIRECT" in inst.resize_cache(256 * MIB, "disk")["os_page_cache"]
+
+
 @pytest.mark.server
 @mariadb
 def test_mariadb_counts_the_redo_log_it_encrypts(mariadb_pair) -> None:
@@ -247,6 +270,19 @@ def test_postgres_counts_shared_buffer_hits_and_misses_per_statement(pg_instance
     _scan(inst)
     d = _delta(inst.counters(), before)
     assert d["cache_misses"] == 0 and d["cache_requests"] > 1000, d
+
+
+@pytest.mark.server
+@postgres
+def test_postgres_with_page_source_memory_reads_what_shared_buffers_miss_from_the_os_page_cache(pg_instances) -> None:
+    inst = pg_instances["none"]
+    applied = inst.resize_cache(8 * MIB, "memory")
+    assert "holds the data" in applied["os_page_cache"] and "memory_limit_bytes" not in applied
+    before = inst.counters()
+    _scan(inst)
+    d = _delta(inst.counters(), before)
+    assert d["cache_misses"] > 1000, d
+    inst.resize_cache(8 * MIB, "disk")  # bounded again for the module's other tests
 
 
 def _alive(pid: int) -> bool:

@@ -106,6 +106,7 @@ class _Instance(Instance):
     def __init__(self, config: Config) -> None:
         super().__init__(config, Path("/nonexistent"))
         self.resized: list[int] = []
+        self.sources: list[str] = []
 
     def start(self) -> None: ...
     def stop(self) -> None: ...
@@ -117,14 +118,16 @@ class _Instance(Instance):
     def data_dir(self) -> Path:
         return Path("/nonexistent")
 
-    def resize_cache(self, cache_bytes: int) -> dict[str, Any]:
+    def resize_cache(self, cache_bytes: int, page_source: str = "") -> dict[str, Any]:
         self.resized.append(cache_bytes)
+        self.sources.append(page_source)
         return {"cache_size": str(cache_bytes), "cache_bytes": cache_bytes}
 
 
 class _Engine(Engine):
     name = "fake"
     cache_setting = "cache_size"
+    page_sources = ("disk", "memory")
 
     def supported_specs(self) -> list[Any]: return []
     def default_encrypted_spec(self) -> Any: return parse_spec("none")
@@ -166,6 +169,45 @@ def test_twins_at_a_ratio_get_the_same_bytes_from_the_plain_twins_data_once_per_
     entry = next(c for c in manifest["configs"] if c["label"] == "fake-none@mem2")
     assert entry["base_label"] == "fake-none" and entry["settings"]["cache_size"] == str(800 * 2**20)
     assert "storage" not in entry and len(said) == 4
+    assert all(s.instance.sources == ["disk", "disk"] for s in states.values())  # the engine's default, recorded
+    assert regime["page_source"] == "disk" and "misses read from the disk" in said[0]
+
+
+class _MemoryOnly(_Engine):
+    page_sources = ("memory",)
+
+
+def test_the_page_source_asked_for_reaches_every_instance_and_an_engine_without_it_is_refused() -> None:
+    configs = _fake_configs()
+    plan = RunPlan(configs, trials=1, memory_ratios=(0.5,), seed=1, page_source="memory")
+    regimes = MemoryRegimes(plan, total_memory=64 * GIB)
+    regimes.check_before_work({"fake": _Engine()}, 10**6)
+    manifest: dict[str, Any] = {"configs": [{"label": c.label, "engine": "fake", "encryption": str(c.spec),
+                                             "storage": {"totals": {"total_bytes": 2**20}}} for c in configs]}
+    state = ConfigState(configs[1], _Engine(), _Instance(configs[1]))
+    regimes.apply(state, plan.blocks()[1], manifest, lambda _: None)
+    assert state.instance.sources == ["memory"]
+    assert manifest["memory"]["regimes"]["fake-tde-aes-256-ctr@mem0.5"]["page_source"] == "memory"
+    disk = RunPlan(configs, memory_ratios=(0.5,), page_source="disk")
+    with pytest.raises(UsageError) as err:
+        MemoryRegimes(disk).check_before_work({"fake": _MemoryOnly()}, 10**6)
+    assert err.value.problem == "--page-source disk: the pages fake's cache misses come from memory only"
+    assert "--page-source memory" in err.value.fix
+
+
+@pytest.mark.parametrize("source, says", [("ssd", "--page-source must be disk or memory, not 'ssd'"),
+                                          ("memory", "it needs --memory-ratio")])
+def test_a_plan_refuses_a_bad_page_source(source: str, says: str) -> None:
+    ratios: tuple[float, ...] = (0.5,) if source == "ssd" else ()
+    with pytest.raises(UsageError) as err:
+        RunPlan(_fake_configs(), memory_ratios=ratios, page_source=source)
+    assert says in err.value.problem
+
+
+def test_the_page_source_survives_the_manifest() -> None:
+    plan = RunPlan(_fake_configs(), memory_ratios=(0.5,), page_source="memory", seed=3)
+    assert plan_from_json(plan.to_json()).page_source == "memory"
+    assert "page_source" not in RunPlan(_fake_configs(), memory_ratios=(0.5,)).to_json()
 
 
 def test_rows_of_a_ratio_carry_its_label_and_each_ratio_has_a_warm_up() -> None:

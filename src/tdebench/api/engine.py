@@ -362,10 +362,11 @@ class Instance(ThreatProbes, ABC):
         raise UsageError(f"{self.config.engine} cannot re-key while serving",
                          "use an engine that can (docs/workloads/encrypt.md)")
 
-    def resize_cache(self, cache_bytes: int) -> dict[str, Any]:
+    def resize_cache(self, cache_bytes: int, page_source: str = "") -> dict[str, Any]:
         """Give the engine's own cache (buffer pool, shared_buffers, page cache) ``cache_bytes`` from now on,
-        restarting the server if the engine needs it, and keep that size across later restarts. Returns what
-        was set (settings as the engine reports them, and how the OS page cache is bounded), for the manifest.
+        restarting the server if the engine needs it, and keep that size across later restarts; a page it misses
+        comes from ``page_source`` (one of :attr:`Engine.page_sources`; "": the first). Returns what was set
+        (settings as the engine reports them, and how the OS page cache is bounded), for the manifest.
         Only called on instances whose engine names a :attr:`Engine.cache_setting`."""
         raise UsageError(f"{self.config.engine} has no cache size tdebench can set", "leave out --memory-ratio")
 
@@ -449,6 +450,10 @@ class Engine(ABC):
     #: the setting :meth:`Instance.resize_cache` changes (e.g. ``innodb_buffer_pool_size``); "" when the engine
     #: has no cache tdebench can size (``--memory-ratio`` is then refused before any work)
     cache_setting: ClassVar[str] = ""
+    #: where a page its cache misses can come from under a memory ratio (:data:`tdebench.api.regime.PAGE_SOURCES`),
+    #: its default first: ``disk`` (the OS page cache bypassed or bounded) and/or ``memory`` (the OS page cache
+    #: holds the data); ``--page-source`` is refused for an engine that cannot provide the one asked for
+    page_sources: ClassVar[tuple[str, ...]] = ()
     #: its instances implement :meth:`Instance.restart_keeping_cache` (``--restart-twins``)
     warm_restart: ClassVar[bool] = False
     #: nodes per instance of a cluster engine by default (``--nodes``, setting ``nodes``); 0: not a cluster

@@ -21,7 +21,7 @@ from typing import Any
 
 from tdebench.api.engine import Config
 from tdebench.api.faults import Fault, parse_fault
-from tdebench.api.regime import SUFFIX, parse_ratios
+from tdebench.api.regime import PAGE_SOURCES, SUFFIX, parse_ratios
 from tdebench.encryption import parse_spec
 from tdebench.errors import UsageError
 
@@ -82,6 +82,9 @@ class RunPlan:
     restart_twins: bool | None = None
     #: cache/data ratios swept one after the other (:mod:`tdebench.api.regime`); empty: the configured caches
     memory_ratios: tuple[float, ...] = ()
+    #: where a page the swept cache misses comes from (``--page-source``): ``disk`` or ``memory`` (the OS page
+    #: cache holds the data); "": each engine's default (:attr:`tdebench.api.engine.Engine.page_sources`)
+    page_source: str = ""
     #: a fault injected into one measured block's trials (``--fault``, :mod:`tdebench.api.faults`); None: none
     fault: str | None = None
     #: a plain config (its label) that every config of its SQL family, whatever its engine, is also compared with
@@ -108,6 +111,7 @@ class RunPlan:
         self.memory_ratios = parse_ratios(list(self.memory_ratios)) if self.memory_ratios else ()
         self._check_baseline()
         self._check_fault()
+        self._check_page_source()
         if self.memory_ratios and any(SUFFIX in label for label in labels):
             raise UsageError(f"a config label contains '{SUFFIX}', which marks the memory ratio of a row",
                              "rename the config")
@@ -125,6 +129,17 @@ class RunPlan:
             raise UsageError(f"--fault block={fault.block} is not a measured block of this run"
                              f"{' (a memory sweep)' if self.memory_ratios else ''}",
                              f"give block=1 to {self.trials}, or more --trials")
+
+    def _check_page_source(self) -> None:
+        """``--page-source``: one of :data:`PAGE_SOURCES`, and only with a memory sweep."""
+        if not self.page_source:
+            return
+        if self.page_source not in PAGE_SOURCES:
+            raise UsageError(f"--page-source must be {' or '.join(PAGE_SOURCES)}, not '{self.page_source}'",
+                             "use --page-source disk or --page-source memory")
+        if not self.memory_ratios:
+            raise UsageError("--page-source says where the pages a swept cache misses come from: it needs "
+                             "--memory-ratio", "add --memory-ratio (e.g. 0.25) or leave --page-source out")
 
     @property
     def fault_spec(self) -> Fault | None:
@@ -267,6 +282,7 @@ class RunPlan:
             "keep_answers": self.keep_answers,
             "seed": self.seed,
             **({"memory_ratios": list(self.memory_ratios)} if self.memory_ratios else {}),
+            **({"page_source": self.page_source} if self.page_source else {}),
             **({"baseline": self.baseline} if self.baseline else {}),
             "configs": [{"label": c.label, "engine": c.engine, "encryption": str(c.spec), "settings": c.settings,
                          "tcp": c.tcp, "keep": c.keep, "name": c.name} for c in self.configs],
@@ -310,4 +326,5 @@ def plan_from_json(data: dict[str, Any]) -> RunPlan:
                    max_time=data.get("max_time"), max_trials=data.get("max_trials"), pin=bool(data.get("pin")),
                    nice=data.get("nice"), restart_twins=data.get("restart_twins"),
                    memory_ratios=tuple(float(r) for r in data.get("memory_ratios") or ()),
+                   page_source=str(data.get("page_source") or ""),
                    baseline=data.get("baseline"), fault=data.get("fault"))

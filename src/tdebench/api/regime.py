@@ -15,6 +15,10 @@ from typing import Any
 
 from tdebench.errors import UsageError
 
+#: where a page the swept cache misses comes from (``--page-source``): ``disk``, the storage (the OS page cache
+#: bypassed or bounded), or ``memory``, the OS page cache holding the whole data (the cost of crossing the
+#: encryption boundary without the device's latency)
+PAGE_SOURCES = ("disk", "memory")
 #: what separates a config's label from the ratio it ran at
 SUFFIX = "@mem"
 _LABEL = re.compile(r"^(?P<base>.+)@mem(?P<ratio>\d+(?:\.\d+)?(?:e[-+]?\d+)?)$")

@@ -118,7 +118,7 @@ def _plan_from_file(ctx: typer.Context, a: RunArgs) -> tuple[Any, Path | None]:
         ("trials", a.trials), ("warmup", a.warmup), ("cache", a.cache), ("reset", a.reset),
         ("query_timeout", a.query_timeout), ("max_failures", a.max_failures), ("seed", a.seed),
         ("keep_answers", a.keep_answers), ("data_dir", str(a.data_dir) if a.data_dir else None), ("tcp", a.tcp),
-        ("keep", a.keep), ("memory_ratio", a.memory_ratio), ("schedule", a.schedule), ("repeat", a.repeat),
+        ("keep", a.keep), ("memory_ratio", a.memory_ratio), ("page_source", a.page_source), ("schedule", a.schedule), ("repeat", a.repeat),
         ("precision", a.precision), ("precision_metric", a.precision_metric), ("max_time", a.max_time), ("max_trials", a.max_trials), ("pin", a.pin),
         ("nice", a.nice), ("restart_twins", a.restart_twins), ("baseline", a.baseline), ("fault", a.fault)) if _given(ctx, name)}
     ignored = [f"--{n.replace('_', '-')}" for n in ("workload", "engine", "encryption", "server_setting",
@@ -164,7 +164,7 @@ def _plan_from_flags(ctx: typer.Context, a: RunArgs) -> tuple[Any, Path | None]:
                "restart_twins": a.restart_twins, "fault": a.fault, "cache": a.cache, "reset": a.reset,
                "query_timeout": a.query_timeout, "max_failures": a.max_failures, "seed": a.seed,
                "keep_answers": a.keep_answers, "data_dir": str(a.data_dir) if a.data_dir else None, "tcp": a.tcp,
-               "keep": a.keep, "memory_ratio": a.memory_ratio, "workload": a.workload, "baseline": a.baseline,
+               "keep": a.keep, "memory_ratio": a.memory_ratio, "page_source": a.page_source, "workload": a.workload, "baseline": a.baseline,
                "options": _flag_options(a, dir=_absolute(a.workload_dir), log=_absolute(a.log))}
     if a.targets:
         if _given(ctx, "engine") or a.encryption or a.server_setting or a.encrypt_columns:

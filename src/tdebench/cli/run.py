@@ -157,7 +157,7 @@ def plan_from_experiment(experiment: Experiment) -> RunPlan:
                    data_dir=Path(r.data_dir) if r.data_dir else None, cache=r.cache, reset=r.reset,
                    query_timeout=r.query_timeout, max_failures=r.max_failures, workload=r.workload,
                    workload_options=options, memory_ratios=tuple(r.memory_ratio or ()), baseline=r.baseline,
-                   **stopping, **extra)
+                   page_source=r.page_source or "", **stopping, **extra)
 
 
 def twin_names(engine: str, specs: list[EncryptionSpec]) -> list[str]:

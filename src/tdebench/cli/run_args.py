@@ -116,6 +116,11 @@ class RunArgs:
     memory_ratio: Annotated[Optional[str], typer.Option(
         help="Sweep each engine's cache (buffer pool, shared_buffers, page cache) as ratios of the loaded data, "
              "e.g. 0.05,0.25,1,2; each ratio runs its own warm-up and trials.", show_default=False)] = None
+    page_source: Annotated[Optional[str], typer.Option(
+        help="With --memory-ratio: where a page the cache misses comes from: disk (the OS page cache bypassed "
+             "or bounded; mariadb's and postgres' default) or memory (the OS page cache holds the data: the cost "
+             "of the encryption boundary without the device's latency; sqlite's and duckdb's only source).",
+        show_default=False)] = None
 
 
 def signature(ctx_annotation: object) -> inspect.Signature:

@@ -16,7 +16,6 @@ import matplotlib
 import numpy as np
 
 from tdebench.api.regime import split_label
-from tdebench.encryption import parse_spec
 from tdebench.measure import cipherspeed as cm
 from tdebench.report.mdkit import md_table
 from tdebench.report import charts
@@ -265,12 +264,25 @@ def rows(curve: Curve) -> list[list[str]]:
 NOTE = ("Cost = how much slower (times) or how much less throughput (TPM, tps) the encrypted config had than its "
         "plain twin at the same memory ratio, median over trials with the 95% CI. Memory ratio = the engine's own "
         "cache (InnoDB buffer pool, PostgreSQL shared_buffers, SQLite page cache per connection) ÷ the data loaded "
-        "into the plain twin; the OS page cache is bypassed (MariaDB O_DIRECT), bounded (PostgreSQL, and MariaDB under "
-        "fscrypt or gocryptfs, which undo O_DIRECT: a memory cgroup) or "
-        "irrelevant (SQLCipher decrypts on every miss of its own cache): docs/memory.md. Hit ratio = 1 − misses / "
+        "into the plain twin; {source}: docs/memory.md. Hit ratio = 1 − misses / "
         "requests of that cache over the measured steps; decrypted/encrypted = bytes that crossed the encryption "
         "boundary per trial as the engine counts them (≈: estimated); cipher floor = those bytes ÷ this machine's "
         "cipher speed (one core).")
+#: where the pages the cache missed came from, by the regimes' ``page_source``
+SOURCES = {
+    "disk": ("the pages it missed came from the disk: the OS page cache is bypassed (MariaDB O_DIRECT), bounded "
+             "(PostgreSQL, and MariaDB under fscrypt or gocryptfs, which undo O_DIRECT: a memory cgroup) or "
+             "irrelevant (SQLCipher decrypts on every miss of its own cache)"),
+    "memory": ("the pages it missed came from the OS page cache, which held the data (--page-source memory): the "
+               "engine still read and decrypted every page it missed, without waiting for the disk"),
+}
+
+
+def note(rs: RunSummary) -> str:
+    """:data:`NOTE` with where the run's misses came from (both sentences when its engines differed)."""
+    regimes = (rs.manifest.get("memory") or {}).get("regimes") or {}
+    found = {str(r.get("page_source") or "disk") for r in regimes.values() if isinstance(r, dict)} or {"disk"}
+    return NOTE.format(source="; ".join(SOURCES.get(s, SOURCES["disk"]) for s in sorted(found)))
 
 
 def html_section(rs: RunSummary) -> Safe:
@@ -287,12 +299,12 @@ def html_section(rs: RunSummary) -> Safe:
             parts.append(tag("figure", join([Safe(ch.svg), tag("figcaption", ch.caption)])))
         parts.append(tag("p", reading(c, host), class_="verdict"))
         parts.append(table([Col(h, i in _RIGHT) for i, h in enumerate(HEADERS)], rows(c)))
-    parts.append(tag("p", NOTE, class_="note"))
+    parts.append(tag("p", note(rs), class_="note"))
     return tag("section", join(parts), id="memory-curve")
 
 
 def md_lines(rs: RunSummary) -> list[str]:
-
+    """The curve section of summary.md (nothing when the run swept no memory ratio)."""
     made = curves(rs)
     if not made:
         return []
@@ -301,4 +313,4 @@ def md_lines(rs: RunSummary) -> list[str]:
     for c in made:
         out += [f"### {c.engine}: {c.what}", "", reading(c, host), ""]
         out += md_table(HEADERS, rows(c), _RIGHT) + [""]
-    return out + [NOTE, ""]
+    return out + [note(rs), ""]

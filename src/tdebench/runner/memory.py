@@ -69,6 +69,13 @@ class MemoryRegimes:
             if not engine.cache_setting or engine.remote:
                 raise UsageError(f"--memory-ratio: engine '{name}' has no cache size tdebench can set",
                                  "leave out --memory-ratio (it sweeps sqlite, mariadb and postgres caches)")
+            source = self.plan.page_source
+            if source and source not in engine.page_sources:
+                where = " or ".join(engine.page_sources) or "where the engine decides"
+                raise UsageError(f"--page-source {source}: the pages {name}'s cache misses come from {where} only",
+                                 "leave out --page-source" + (f" (or run {name} on its own with --page-source "
+                                                              f"{engine.page_sources[0]})" if engine.page_sources
+                                                              else ""))
         if not input_bytes:
             return
         estimate = {c.label: engines[c.engine].disk_footprint(c.spec, c.settings).final * input_bytes
@@ -130,14 +137,17 @@ class MemoryRegimes:
             sizes = {c.label: self._data_bytes(c.engine, manifest) for c in self.plan.configs}
             self._check_fits(sizes, "from the loaded data")
         cache = int(ratio * data)
-        applied = state.instance.resize_cache(cache)
+        source = self.plan.page_source or next(iter(state.engine.page_sources), "")
+        applied = state.instance.resize_cache(cache, source)
         effective = int(applied.get("cache_bytes", cache))
         shown = ", ".join(f"{k}={v}" for k, v in applied.items() if k in (state.engine.cache_setting,))
-        say(f"{label}: cache {_size(effective)} for {ratio_text(ratio)} × {_size(data)} of loaded data ({shown})")
+        where = {"memory": ", misses read from the OS page cache", "disk": ", misses read from the disk"}.get(source, "")
+        say(f"{label}: cache {_size(effective)} for {ratio_text(ratio)} × {_size(data)} of loaded data ({shown}){where}")
         self.current[label] = ratio
         regime = regime_label(label, ratio)
         memory["regimes"][regime] = {"config": label, "memory_ratio": ratio, "data_bytes": data,
-                                     "cache_bytes": effective, "requested_cache_bytes": cache, "applied": applied}
+                                     "cache_bytes": effective, "requested_cache_bytes": cache,
+                                     "page_source": source, "applied": applied}
         self._record_config(manifest, label, regime, ratio, applied)
 
     def _rank(self, ratio: float) -> int:

@@ -57,6 +57,7 @@ class DuckdbEngine(FileEngine, Engine):
     dialect = DUCKDB
     description = "DuckDB file, plain or encrypted by DuckDB (AES-256-GCM or -CTR: blocks, WAL, temporary files)"
     cache_setting = "memory_limit"
+    page_sources = ("memory",)  # it reads through the OS page cache, and decrypts every miss of its own cache
 
     def supported_specs(self) -> list[EncryptionSpec]:
         return [PLAIN, GCM, CTR, *self.file_specs()]
@@ -237,7 +238,7 @@ class DuckdbInstance(DuckdbThreatProbes, FileDatabase, Instance):
             raw.close()
         self.sync_image()
 
-    def resize_cache(self, cache_bytes: int) -> dict[str, Any]:
+    def resize_cache(self, cache_bytes: int, page_source: str = "") -> dict[str, Any]:
         """``SET memory_limit`` (DuckDB's buffer manager: cached blocks, hash tables and sorts beyond it spill to
         the temporary directory), at least :data:`MIN_MEMORY`, kept across restarts. The OS page cache is left
         alone: DuckDB decrypts every block its buffer manager loads, whether the OS cached the file or not."""

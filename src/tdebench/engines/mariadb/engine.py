@@ -74,6 +74,7 @@ class MariadbEngine(Engine):
     description = ("MariaDB server, plain, data-at-rest encryption (file_key_management, AES-128/192/256 CBC/CTR) "
                    "or its files on filesystem encryption (ext4 fscrypt, gocryptfs)")
     cache_setting = "innodb_buffer_pool_size"
+    page_sources = ("disk", "memory")
     warm_restart = True
     online_switch = ("SET GLOBAL innodb_encrypt_tables = ON/OFF: innodb_encryption_threads re-write every tablespace "
                      "in place while the server serves (progress: INNODB_TABLESPACES_ENCRYPTION)")

@@ -270,13 +270,15 @@ class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
                         stack.enter_context(node.key_material())
             yield
 
-    def resize_cache(self, cache_bytes: int) -> dict[str, Any]:
+    def resize_cache(self, cache_bytes: int, page_source: str = "") -> dict[str, Any]:
         """Every node's buffer pool (node 1 reports it), then a restart of the cluster."""
         for peer in self.peers:
             peer.options["innodb_buffer_pool_size"] = str(buffer_pool_bytes(cache_bytes))
+            if page_source == "memory" and "O_DIRECT" in str(peer.options.get("innodb_flush_method", "")).upper():
+                peer.options["innodb_flush_method"] = "fsync"
             if peer.root is not None:
                 peer._path("my.cnf").write_text(peer._render_cnf())
-        return super().resize_cache(cache_bytes)
+        return super().resize_cache(cache_bytes, page_source)
 
     def save_cache(self) -> dict[str, Any]:
         raise NotImplementedError(f"{type(self).__name__} cannot restart keeping its cache (a cluster restart "

@@ -37,6 +37,9 @@ class MariadbMemory:
 
     def page_cache_escape(self) -> str:
         """Why ``O_DIRECT`` does not keep this instance's data out of the OS page cache ("" when it does)."""
+        method = str(self.options.get("innodb_flush_method", "O_DIRECT"))  # type: ignore[attr-defined]
+        if "O_DIRECT" not in method.upper():
+            return f"innodb_flush_method={method} reads through the OS page cache"
         if getattr(self, "fs", None) is not None:
             return "gocryptfs reads and writes its cipher files through the OS page cache"
         image = getattr(self, "image", None)
@@ -44,9 +47,13 @@ class MariadbMemory:
             return "ext4 encryption serves O_DIRECT as buffered I/O"
         return ""
 
-    def resize_cache(self, cache_bytes: int) -> dict[str, Any]:
+    def resize_cache(self, cache_bytes: int, page_source: str = "") -> dict[str, Any]:
         """``innodb_buffer_pool_size`` in my.cnf, then a restart: the pool starts cold at its new size (dump and
-        load at shutdown/start-up are off); where the page cache escapes ``O_DIRECT``, in a bounded cgroup."""
+        load at shutdown/start-up are off). Misses from the disk: where the page cache escapes ``O_DIRECT``, in a
+        bounded cgroup. From memory: buffered reads (``innodb_flush_method=fsync``) of files read into the OS
+        page cache after the restart."""
+        if page_source == "memory":
+            return self._cache_from_memory(buffer_pool_bytes(cache_bytes))
         options = self.options  # type: ignore[attr-defined]
         pool = buffer_pool_bytes(cache_bytes)
         options["innodb_buffer_pool_size"] = str(pool)
@@ -84,10 +91,31 @@ class MariadbMemory:
         elif escape:
             applied["os_page_cache"] = (f"not bounded ({escape}; {reason}): pages the buffer pool misses may come "
                                         "from the OS page cache")
-        elif "O_DIRECT" in method.upper():
-            applied["os_page_cache"] = "bypassed for data files (O_DIRECT)"
         else:
-            applied["os_page_cache"] = "not bounded: pages the buffer pool misses may come from the OS page cache"
+            applied["os_page_cache"] = "bypassed for data files (O_DIRECT)"
+        return applied
+
+    def _cache_from_memory(self, pool: int) -> dict[str, Any]:
+        """``--page-source memory``: the pool at its size, buffered I/O, and every data file in the OS page cache
+        (an fscrypt or gocryptfs twin's cache then holds plaintext pages, as it would on a server with the RAM)."""
+        options = self.options  # type: ignore[attr-defined]
+        options["innodb_buffer_pool_size"] = str(pool)
+        method = str(options.get("innodb_flush_method", "O_DIRECT"))
+        if "O_DIRECT" in method.upper():
+            options["innodb_flush_method"] = "fsync"
+        if self.root is not None:  # type: ignore[attr-defined]
+            self._path("my.cnf").write_text(self._render_cnf())  # type: ignore[attr-defined]
+        self.close_counters()  # type: ignore[attr-defined]
+        self.restart()  # type: ignore[attr-defined]
+        cached = memcap.cache_files(self.datadir)  # type: ignore[attr-defined]
+        size, method = self._pool_and_method()
+        applied: dict[str, Any] = {"innodb_buffer_pool_size": size, "cache_bytes": size,
+                                   "innodb_flush_method": method,
+                                   "os_page_cache": f"holds the data: buffered reads, {cached // MIB} MiB of data "
+                                                    "files read into it after the restart"}
+        image = getattr(self, "image", None)
+        if image is not None:
+            applied["loop_direct_io"] = image.direct_io
         return applied
 
     def _pool_and_method(self) -> tuple[int, str]:

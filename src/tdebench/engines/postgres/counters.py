@@ -140,8 +140,9 @@ class PostgresCounters:
                     pass
 
     # cache size ------------------------------------------------------------------------------------------------
-    def resize_cache(self, cache_bytes: int) -> dict[str, Any]:
-        """``shared_buffers`` = ``cache_bytes``, then a restart (shared_buffers start empty). The OS page cache is
+    def resize_cache(self, cache_bytes: int, page_source: str = "") -> dict[str, Any]:
+        """``shared_buffers`` = ``cache_bytes``, then a restart (shared_buffers start empty). From memory: the
+        data files are read into the OS page cache after the restart. From the disk: the OS page cache is
         bounded by putting the server's processes in a memory cgroup limited to shared_buffers + a headroom for
         its private memory (``memory_headroom``, default :func:`_headroom`): what the cgroup's processes read in
         is charged to it and reclaimed first, so a page shared_buffers misses comes from the disk or from the
@@ -150,11 +151,18 @@ class PostgresCounters:
         controller) the OS cache is not bounded, and the result says so."""
         cluster = self.cluster  # type: ignore[attr-defined]
         image = getattr(self, "image", None)
-        if image is not None:  # misses must reach the disk, not the host's cache of the image file
-            image.use_direct_io()
         kib = max(2048, cache_bytes // 1024)
         cluster.gucs["shared_buffers"] = f"{kib}kB"
         cluster.write_conf()
+        if page_source == "memory":
+            self.stop()  # type: ignore[attr-defined]
+            self.start()  # type: ignore[attr-defined]
+            cached = memcap.cache_files(self.data_dir)  # type: ignore[attr-defined]
+            return {"shared_buffers": f"{kib}kB", "cache_bytes": kib * 1024,
+                    "os_page_cache": f"holds the data: {cached // MIB} MiB of data files read into it after the "
+                                     "restart", **({"loop_direct_io": image.direct_io} if image is not None else {})}
+        if image is not None:  # misses must reach the disk, not the host's cache of the image file
+            image.use_direct_io()
         headroom = _headroom(self.config.settings, cluster.gucs)  # type: ignore[attr-defined]
         reason = memcap.unavailable()
         if not reason:

@@ -44,6 +44,7 @@ class PostgresEngine(Engine):
     description = ("PostgreSQL (Debian postgresql), plain, pgcrypto column encryption (AES-128/192/256, 3DES, "
                    "OpenPGP) or the data directory on gocryptfs (AES-256-GCM, AES-SIV, XChaCha20-Poly1305)")
     cache_setting = "shared_buffers"
+    page_sources = ("disk", "memory")
     warm_restart = True
     memory_headroom = 512 * 1024 * 1024  # the memory cgroup's room beyond the cache (postgres/counters._headroom)
     offline_switch = ("pgcrypto (column:*): an UPDATE of every encrypted column into bytea, the decrypting views "

@@ -55,6 +55,7 @@ class Sqlite3mcEngine(FileEngine, Engine):
     description = ("SQLite 3.54 file via SQLite3 Multiple Ciphers: plain, ChaCha20-Poly1305, AES-128/256-CBC, "
                    "SQLCipher 4, Ascon-128 or AEGIS per page")
     cache_setting = "cache_size"
+    page_sources = ("memory",)  # it reads through the OS page cache, and decrypts every miss of its own cache
 
     def supported_specs(self) -> list[EncryptionSpec]:
         return [PLAIN, *SPECS, *self.file_specs()]
@@ -156,7 +157,7 @@ class McInstance(sqlitefile.SqliteFile, FileDatabase, Instance):
             "pages_written": t.writes, "bytes_decrypted": t.misses * page if self.encrypted else 0,
             "bytes_encrypted": t.writes * page if self.encrypted else 0})
 
-    def resize_cache(self, cache_bytes: int) -> dict[str, Any]:
+    def resize_cache(self, cache_bytes: int, page_source: str = "") -> dict[str, Any]:
         """``PRAGMA cache_size = -KiB`` on every connection opened from now on (as the sqlite engine)."""
         kib = max(64, cache_bytes // 1024)
         self._settings["cache_size"] = f"-{kib}"
