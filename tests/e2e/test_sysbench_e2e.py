@@ -96,3 +96,37 @@ def test_column_encryption_is_refused_before_any_work(tmp_path):
     plan = cli_run.plan_from_experiment(experiment)
     with pytest.raises(UsageError, match="fs:gocryptfs"):
         make_workload(plan, RunDirectory.create(tmp_path / "run"))
+
+
+@pytest.mark.skipif(not HAVE_MARIADB, reason="mariadbd is not installed (Debian package mariadb-server)")
+def test_mariadb_interleaved_slices_keep_one_connected_sysbench_per_config_and_step(tmp_path, argv_seen):
+    """The default schedule: 1-s slices alternate between the twins, each twin's threads connected throughout."""
+    from tdebench.workloads.sysbench.gated import SCRIPT
+
+    out = tmp_path / "run"
+    with pytest.raises(SystemExit) as code:
+        main(["run", "--engine", "mariadb", "--encryption", "none,tde:aes-256-ctr", "--workload", "sysbench",
+              "--vus", "2", "--duration", "3s", "--rampup", "1s", "--trials", "1", "--warmup", "0", "--out", str(out),
+              "--workload-option", "tables=1", "--workload-option", "table_size=2000"])
+    assert code.value.code == 0, (out / "manifest.json").read_text() if (out / "manifest.json").exists() else ""
+    with open(out / "measurements.csv", newline="") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["status"] == "ok" and r["test"] == "oltp_read_write"]
+    for config in ("mariadb-none", "mariadb-tde-aes-256-ctr"):
+        by_round: dict[str, dict[str, float]] = {}
+        for r in rows:
+            if r["config"] == config and r["step"] in ("vu2", "vu2.all"):
+                by_round.setdefault(r["round"], {})[r["metric"]] = float(r["value"])
+        assert sorted(by_round) == ["1", "2", "3"], by_round.keys()
+        for got in by_round.values():
+            assert got["tps"] > 0 and got["qps"] == pytest.approx(20 * got["tps"])  # oltp_read_write's mix
+            assert 0 < got["latency_min"] <= got["latency_p50"] <= got["latency_p95"] <= got["latency_p99"] \
+                <= got["latency_max"]
+            assert got["transactions"] == pytest.approx(got["tps"] * 1.0, rel=0.5)  # a 1-s slice
+        lines = (out / "samples" / config / "sysbench-block001-oltp_read_write-vu2-slices.csv").read_text().split()
+        assert lines[0].startswith("round,seconds,transactions") and len(lines) == 4
+        assert all(0.9 < float(line.split(",")[1]) < 2.0 for line in lines[1:])
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["schedule"]["slice_s"] == 1.0 and manifest["schedule"]["rounds_per_step"] == 3
+    runs = [a for a in argv_seen if Path(a[0]).name == "sysbench" and "run" in a]
+    assert len(runs) == 2 and all(str(SCRIPT) in a for a in runs)  # one per config and step, not one per slice
+    assert undocumented(out) == []

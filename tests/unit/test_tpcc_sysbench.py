@@ -137,3 +137,24 @@ def test_scram_verifier_matches_the_rfc_construction():
     assert stored == hashlib.sha256(hmac.new(salted, b"Client Key", hashlib.sha256).digest()).digest()
     assert server == hmac.new(salted, b"Server Key", hashlib.sha256).digest()
     assert verifier.startswith("SCRAM-SHA-256$4096:") and "pencil" not in verifier
+
+
+def test_a_gated_slice_reports_its_own_transactions_and_the_tests_statement_mix():
+    from tdebench.workloads.sysbench.gated import Slice
+
+    report = Slice(seconds=2.0, latencies_us=[1000 + 10 * i for i in range(100)], errors=3, reconnects=1).report(
+        "oltp_read_write")
+    assert (report.transactions, report.tps, report.qps) == (100, 50.0, 1000.0)
+    assert (report.reads, report.writes, report.other, report.errors, report.reconnects) == (1400, 400, 200, 3, 1)
+    assert report.latency["min"] == 0.001 and report.latency["max"] == pytest.approx(0.00199)
+    assert report.latency["p50"] == pytest.approx(0.00149) and report.latency["p99"] == pytest.approx(0.00198)
+    assert report.complete
+    empty = Slice(seconds=1.0).report("oltp_insert")
+    assert empty.transactions == 0 and not empty.complete and empty.latency == {}
+
+
+def test_a_precision_run_of_sysbench_has_short_steps_unless_told_otherwise():
+    assert (parse_options({}).duration, parse_options({}).rampup) == (60, 10)
+    assert (parse_options({}, precision=True).duration, parse_options({}, precision=True).rampup) == (10, 5)
+    given = parse_options({"duration": "30s"}, precision=True)
+    assert (given.duration, given.rampup) == (30, 5)

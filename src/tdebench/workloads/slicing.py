@@ -19,12 +19,17 @@ from tdebench.api.trial import Recorder
 from tdebench.measure.conditions import HostReading, conditions_between, read_host
 from tdebench.measure.proctime import TreeCpu, TreeReading
 
-#: the slice length when none is given (seconds), per workload. TPC-C: 1 s, measured (docs/precision.md, "Slice
-#: length"): on a shared machine the noise lasts a few seconds, so shorter slices pair the arms more closely, and a
-#: 1-s slice resolved an A/A test 1.5x narrower than 5-s slices in the same time. sysbench starts one client
-#: process per slice, so it keeps 5 s until measured the same way (benchmarks/slice_length.py --workload sysbench)
+#: the slice length when none is given (seconds), per workload: 1 s, measured (docs/precision.md, "Slice
+#: length"): on a shared machine the noise lasts a few seconds, so shorter slices pair the arms more closely; a
+#: 1-s slice resolved a TPC-C A/A test 1.5x narrower than 5-s slices in the same time, and a connected sysbench
+#: process's throughput varied less per second of measured time in 1-s pairs than in 2-, 5- or 10-s ones
+#: ("sysbench with connected clients")
 DEFAULT_SLICE = 5.0
-DEFAULT_SLICES = {"tpcc": 1.0, "sysbench": DEFAULT_SLICE}
+DEFAULT_SLICES = {"tpcc": 1.0, "sysbench": 1.0}
+#: a --precision run's OLTP steps where --duration and --rampup are not given: the rule counts blocks, and many
+#: short blocks narrow the interval sooner than a few long ones (docs/precision.md, "Short blocks": the TPC-C A/A
+#: test of issue 23 met ±2% in 17 blocks of 10-s steps, where 60-s steps reached 4 blocks in the same time)
+PRECISION_STEPS: dict[str, float] = {"duration": 10.0, "rampup": 5.0}
 #: the shortest slice (seconds): the rarest transaction kinds (TPC-C's 4% of the mix) need a few hundred samples
 #: per slice for a p99
 MIN_SLICE = 1.0

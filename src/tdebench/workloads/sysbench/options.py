@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from tdebench.workloads.options import WorkloadOptions
-from tdebench.workloads.slicing import check_slice, check_slice_fits
+from tdebench.workloads.slicing import PRECISION_STEPS, check_slice, check_slice_fits
 from tdebench.workloads.tpcc.options import parse_duration, parse_vus
 
 TESTS = ("oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_insert")
@@ -71,6 +71,7 @@ class SysbenchOptions(WorkloadOptions):
         return self
 
 
-def parse_options(raw: dict[str, Any]) -> SysbenchOptions:
-    """Validate the raw option dict; UsageError naming the option on the first problem."""
-    return SysbenchOptions.parse(raw)
+def parse_options(raw: dict[str, Any], precision: bool = False) -> SysbenchOptions:
+    """Validate the raw option dict; UsageError naming the option on the first problem. ``precision``: a
+    ``--precision`` run, whose steps are :data:`PRECISION_STEPS` unless the options say otherwise."""
+    return SysbenchOptions.parse({**PRECISION_STEPS, **raw} if precision else raw)

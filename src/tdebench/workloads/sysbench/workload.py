@@ -11,8 +11,10 @@ The per-second lines go to ``samples/<config>/sysbench-block<NNN>-<test>-vu<N>.c
 
 With the interleaved schedule (``--schedule query``, the default with a warm cache) these values are recorded once
 per slice with its ``round`` (:mod:`tdebench.workloads.sysbench.slices`), with ``vuN.all/server_cpu_while_paused``
-and the engine's counters per transaction in step ``vuN.per_txn`` (:mod:`tdebench.workloads.slicing`); the
-per-second lines go to ``samples/<config>/sysbench-block<NNN>-<test>-vu<N>-slices.csv`` with a ``round`` column.
+and the engine's counters per transaction in step ``vuN.per_txn`` (:mod:`tdebench.workloads.slicing`); a slice's
+latency percentiles are those of the transactions that started and ended inside it, its ``qps`` and queries by
+kind those of the test's statement mix (:data:`tdebench.workloads.sysbench.gated.MIX`), and one line per slice goes
+to ``samples/<config>/sysbench-block<NNN>-<test>-vu<N>-slices.csv``.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from tdebench.errors import EnvironmentProblem, UsageError
 from tdebench.workloads.sysbench import runner
 from tdebench.workloads.sysbench.accounts import sysbench_account
 from tdebench.workloads.sysbench.options import parse_options
-from tdebench.workloads.slicing import rounds_for, slice_seconds, warmup_rounds_for
+from tdebench.workloads.slicing import DEFAULT_SLICES, rounds_for, slice_seconds, warmup_rounds_for
 from tdebench.workloads.sysbench.output import Report
 from tdebench.workloads.sysbench.slices import SlicedSysbenchTrial
 from tdebench.workloads.tpcc.workload import server_cpu
@@ -72,17 +74,22 @@ def write_series(path: Path, report: Report, rampup: float) -> Path:
     return path
 
 
-def append_series(path: Path, report: Report, round: int) -> Path:
-    """The per-second lines of one slice, appended with its round."""
+def append_slice(path: Path, report: Report, round: int, seconds: float) -> Path:
+    """One line per slice of the interleaved schedule: its round, length, counts and latency percentiles."""
     path.parent.mkdir(parents=True, exist_ok=True)
     new = not path.exists()
     with open(path, "a", newline="", encoding="utf-8") as handle:
         out = csv.writer(handle)
         if new:
-            out.writerow(["round", "second", "threads", "tps", "qps", "latency_pct", "latency_ms", "errors_per_s"])
-        for i in report.intervals:
-            out.writerow([round, i.second, i.threads, i.tps, i.qps, i.latency_pct, i.latency_ms, i.errors])
+            out.writerow(["round", "seconds", "transactions", "tps", "qps", "p50_ms", "p95_ms", "p99_ms", "errors"])
+        ms = [round_ms(report.latency.get(f"p{p}")) for p in (50, 95, 99)]
+        out.writerow([round, f"{seconds:.4f}", report.transactions, f"{report.tps:.2f}", f"{report.qps:.2f}", *ms,
+                      report.errors])
     return path
+
+
+def round_ms(seconds: float | None) -> str:
+    return "" if seconds is None else f"{seconds * 1000:.3f}"
 
 
 class SysbenchWorkload(Workload):
@@ -97,7 +104,7 @@ class SysbenchWorkload(Workload):
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
         super().__init__(plan, rundir)
-        self.opts = parse_options(plan.workload_options)
+        self.opts = parse_options(plan.workload_options, precision=plan.precision is not None)
         self.schema_tables = tuple(f"sbtest{i}" for i in range(1, self.opts.tables + 1))
         self._check_specs()
 
@@ -111,6 +118,11 @@ class SysbenchWorkload(Workload):
 
     def plan_json(self) -> dict[str, Any]:
         return {"workload": self.name, **self.opts.model_dump()}
+
+    def shown_options(self) -> dict[str, Any]:
+        """The options given, with the steps' actual length (a ``--precision`` run has short steps unless told
+        otherwise)."""
+        return {**super().shown_options(), "duration": f"{self.opts.duration:g}s", "rampup": f"{self.opts.rampup:g}s"}
 
     def prepare(self, ui: RunListener) -> dict[str, Any]:
         # ~190 bytes per row (id, k, c CHAR(120), pad CHAR(60)): the disk guard's input estimate
@@ -149,22 +161,26 @@ class SysbenchWorkload(Workload):
                 **{f"p{p}": (test, f"{step}.all", f"latency_p{p}") for p in (50, 95, 99)}}.get(target)
 
     def stepped_trial(self, state: ConfigState, block: int, rec: Recorder, repeat: int) -> SteppedTrial:
-        """The interleaved schedule: one sysbench run per slice (:mod:`tdebench.workloads.sysbench.slices`)."""
+        """The interleaved schedule: connected sysbench processes gated slice by slice
+        (:mod:`tdebench.workloads.sysbench.slices`)."""
         rec.workload = self.name
         return SlicedSysbenchTrial(state, block, rec, self.opts, self)
 
     def schedule_facts(self) -> dict[str, Any]:
-        return {"slice_s": slice_seconds(self.opts.slice, self.opts.duration),
-                "rounds_per_step": rounds_for(self.opts.slice, self.opts.duration),
-                "warmup_rounds_per_step": warmup_rounds_for(self.opts.slice, self.opts.duration),
-                "rampup_s": self.opts.rampup, "pairing_unit": "the round: one slice (one sysbench run) of every config"}
+        default = DEFAULT_SLICES["sysbench"]
+        return {"slice_s": slice_seconds(self.opts.slice, self.opts.duration, default),
+                "rounds_per_step": rounds_for(self.opts.slice, self.opts.duration, default),
+                "warmup_rounds_per_step": warmup_rounds_for(self.opts.slice, self.opts.duration, default),
+                "rampup_s": self.opts.rampup,
+                "pairing_unit": "the round: one slice of every config's connected sysbench process"}
 
-    def record_slice(self, trial: SlicedSysbenchTrial, test: str, threads: int, round: int, report: Report) -> None:
-        """One slice's measurements (with its round) and its per-second lines."""
+    def record_slice(self, trial: SlicedSysbenchTrial, test: str, threads: int, round: int, report: Report,
+                     seconds: float) -> None:
+        """One slice's measurements (with its round) and its line in the slices file."""
         record_report(trial.rec, test, threads, report, round)
         path = (self.rundir.path / "samples" / trial.state.label /
                 f"sysbench-block{trial.block:03d}-{test}-vu{threads}-slices.csv")
-        append_series(path, report, round)
+        append_slice(path, report, round, seconds)
 
     def planned_trial_seconds(self) -> float:
         """Ramp-up and measured time of every test and thread count."""

@@ -12,15 +12,11 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from tdebench.workloads.options import WorkloadOptions
-from tdebench.workloads.slicing import check_slice, check_slice_fits
+from tdebench.workloads.slicing import PRECISION_STEPS, check_slice, check_slice_fits
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|m|min|h)?\s*$", re.I)
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
 MAX_VUS = 1000
-#: a --precision run's steps where --duration and --rampup are not given: the rule counts blocks, and many short
-#: blocks narrow the interval sooner than a few long ones (docs/precision.md, "Short blocks": the A/A test of
-#: issue 23 met ±2% in 17 blocks of 10-s steps, where 60-s steps reached 4 blocks in the same time)
-PRECISION_STEPS: dict[str, float] = {"duration": 10.0, "rampup": 5.0}
 
 
 def parse_duration(value: Any, option: str = "duration") -> float:
