@@ -130,3 +130,61 @@ def test_mariadb_interleaved_slices_keep_one_connected_sysbench_per_config_and_s
     runs = [a for a in argv_seen if Path(a[0]).name == "sysbench" and "run" in a]
     assert len(runs) == 2 and all(str(SCRIPT) in a for a in runs)  # one per config and step, not one per slice
     assert undocumented(out) == []
+
+
+@pytest.mark.skipif(not HAVE_MARIADB, reason="mariadbd is not installed (Debian package mariadb-server)")
+def test_a_connected_sysbench_leaves_by_itself_when_tdebench_is_killed(tmp_path):
+    """The gated threads wait at a closed gate; if their parent dies (SIGKILL), nobody would stop them."""
+    import os
+    import signal
+    import time
+
+    import psutil
+
+    from tdebench.encryption import parse_spec
+    from tdebench.engines import Config, get_engine
+    from tdebench.workloads.sysbench.accounts import sysbench_account
+    from tdebench.workloads.sysbench.gated import GatedSysbench
+    from tdebench.workloads.sysbench.options import SysbenchOptions
+
+    tmp_path.chmod(0o711)
+    engine = get_engine("mariadb")
+    inst = engine.create_instance(Config("mariadb", parse_spec("none"), {}), tmp_path)
+    inst.start()
+    try:
+        with sysbench_account(inst, engine.dialect.protocol) as account:
+            opts = SysbenchOptions(table_size=1000, tables=1, vus=[2])
+            assert runner.prepare(account, opts, "oltp_read_write", 2).code == 0
+            pid_file = tmp_path / "sysbench.pid"
+            child = os.fork()
+            if child == 0:  # tdebench's stand-in: starts the process, runs a slice, then is killed
+                try:
+                    gated = GatedSysbench(account, opts, "oltp_read_write", 2, 1, tmp_path)
+                    gated.start()
+                    opened = gated.open_slice()
+                    time.sleep(0.5)
+                    ok = len(gated.close_slice(opened).latencies_us) > 0
+                    pid_file.write_text(f"{gated.proc.pid} {int(ok)}")
+                    time.sleep(120)
+                finally:
+                    os._exit(0)
+            deadline = time.monotonic() + 60
+            while not pid_file.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            sysbench_pid, ran = map(int, pid_file.read_text().split())
+            os.kill(child, signal.SIGKILL)
+            os.waitpid(child, 0)
+            deadline = time.monotonic() + 10
+            while psutil.pid_exists(sysbench_pid) and time.monotonic() < deadline:
+                try:
+                    if psutil.Process(sysbench_pid).status() == psutil.STATUS_ZOMBIE:
+                        break
+                except psutil.NoSuchProcess:
+                    break
+                time.sleep(0.05)
+            gone = not psutil.pid_exists(sysbench_pid) or psutil.Process(sysbench_pid).status() == psutil.STATUS_ZOMBIE
+            if not gone:
+                os.kill(sysbench_pid, signal.SIGKILL)
+            assert ran and gone
+    finally:
+        inst.destroy()

@@ -15,6 +15,7 @@ ffi.cdef [[
 int open(const char *path, int flags);
 void *mmap(void *addr, size_t length, int prot, int flags, int fd, long offset);
 int usleep(unsigned int usec);
+int getppid(void);
 typedef struct { long tv_sec; long tv_nsec; } tdebench_timespec;
 int clock_gettime(int clock, tdebench_timespec *tp);
 ]]
@@ -22,7 +23,7 @@ int clock_gettime(int clock, tdebench_timespec *tp);
 local CLOCK_MONOTONIC, PROT_READ, MAP_SHARED = 1, 1, 1
 local inner_event, inner_init, inner_done, inner_restart =
    event, thread_init, thread_done, sysbench.hooks.before_restart_event
-local gate, out, ts
+local gate, out, ts, parent
 local current, errors, reconnects, latencies = 0, 0, 0, {}
 local LOST = {[2013] = true, [2055] = true, [2006] = true, [2011] = true}  -- oltp_common's list
 
@@ -46,6 +47,13 @@ function thread_init()
    assert(fd >= 0, "cannot open the gate file")
    gate = ffi.cast("volatile int64_t *", ffi.C.mmap(nil, 8, PROT_READ, MAP_SHARED, fd, 0))
    out = assert(io.open(os.getenv("TDEBENCH_OUT") .. "/thread" .. sysbench.tid .. ".txt", "w"))
+   parent = ffi.C.getppid()
+end
+
+-- tdebench stops this process when it is done with it; if tdebench itself was killed, nobody will, and the threads
+-- would wait at the closed gate for ever: they leave when their parent is gone
+local function orphaned()
+   return ffi.C.getppid() ~= parent
 end
 
 function event()
@@ -58,6 +66,9 @@ function event()
       if open <= 0 then
          ffi.C.usleep(1000)
          open = tonumber(gate[0])
+         if open <= 0 and orphaned() then
+            os.exit(1)
+         end
       end
    end
    local started = now_us()

@@ -67,9 +67,11 @@ class Slice:
 class GatedSysbench:
     """One connected sysbench process of ``threads`` threads running ``test``; a context manager that stops it."""
 
-    def __init__(self, account: Account, opts: SysbenchOptions, test: str, threads: int, seed: int) -> None:
+    def __init__(self, account: Account, opts: SysbenchOptions, test: str, threads: int, seed: int,
+                 workdir: Path | None = None) -> None:
         self.account, self.opts, self.test, self.threads, self.seed = account, opts, test, threads, seed
-        self.dir = Path(tempfile.mkdtemp(prefix="tdebench-sysbench-"))
+        # in the run's work directory, which `tdebench cleanup` removes if the run is killed
+        self.dir = Path(tempfile.mkdtemp(prefix="sysbench-gate-", dir=workdir))
         self.dir.chmod(0o700)
         self.proc: subprocess.Popen[str] | None = None
         self.output: list[str] = []

@@ -62,7 +62,8 @@ class SlicedSysbenchTrial(SteppedTrial):
             self._stop_client()
             test, threads = split_step(step)
             self.current = step
-            self.client = GatedSysbench(self.account, self.opts, test, threads, self._seed(threads)).__enter__()
+            self.client = GatedSysbench(self.account, self.opts, test, threads, self._seed(threads),
+                                        self.state.instance.workdir).__enter__()
             if self.opts.rampup > 0:
                 opened = self.client.open_slice()
                 time.sleep(self.opts.rampup)
