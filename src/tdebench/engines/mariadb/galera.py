@@ -33,6 +33,7 @@ from tdebench.engines.mariadb.engine import MariadbEngine, MariadbInstance
 from tdebench.engines.mariadb.galera_rejoin import SYNC_TIMEOUT, GaleraRejoin
 from tdebench.engines.mariadb.galera_status import GaleraFacts
 from tdebench.engines.mariadb.galera_tls import TlsFiles, make_tls, remove_tls
+from tdebench.engines.mariadb.memory import use_buffered_reads
 from tdebench.engines.mariadb.support import traversable_by
 from tdebench.engines.toolkit import fsencrypt
 from tdebench.engines.toolkit.process import own_path
@@ -274,8 +275,8 @@ class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
         """Every node's buffer pool (node 1 reports it), then a restart of the cluster."""
         for peer in self.peers:
             peer.options["innodb_buffer_pool_size"] = str(buffer_pool_bytes(cache_bytes))
-            if page_source == "memory" and "O_DIRECT" in str(peer.options.get("innodb_flush_method", "")).upper():
-                peer.options["innodb_flush_method"] = "fsync"
+            if page_source == "memory":
+                use_buffered_reads(peer.options)
             if peer.root is not None:
                 peer._path("my.cnf").write_text(peer._render_cnf())
         return super().resize_cache(cache_bytes, page_source)

@@ -28,6 +28,13 @@ HEADROOM = 32 * MIB
 FUSE_HEADROOM = 24 * MIB
 
 
+def use_buffered_reads(options: dict[str, str]) -> None:
+    """``--page-source memory``: ``innodb_flush_method=fsync`` where the options ask for ``O_DIRECT`` (reads go
+    through the OS page cache; a non-direct method the user set stays)."""
+    if "O_DIRECT" in str(options.get("innodb_flush_method", "O_DIRECT")).upper():
+        options["innodb_flush_method"] = "fsync"
+
+
 class MariadbMemory:
     """``resize_cache`` and the memory cgroup of :class:`tdebench.engines.mariadb.engine.MariadbInstance` (a
     mixin: it uses the instance's ``options``, ``config``, ``fs``, ``image``, ``root``, ``server_pids`` and its
@@ -52,14 +59,35 @@ class MariadbMemory:
         load at shutdown/start-up are off). Misses from the disk: where the page cache escapes ``O_DIRECT``, in a
         bounded cgroup. From memory: buffered reads (``innodb_flush_method=fsync``) of files read into the OS
         page cache after the restart."""
-        if page_source == "memory":
-            return self._cache_from_memory(buffer_pool_bytes(cache_bytes))
         options = self.options  # type: ignore[attr-defined]
         pool = buffer_pool_bytes(cache_bytes)
         options["innodb_buffer_pool_size"] = str(pool)
+        if page_source == "memory":
+            use_buffered_reads(options)
         if self.root is not None:  # type: ignore[attr-defined]
             self._path("my.cnf").write_text(self._render_cnf())  # type: ignore[attr-defined]
         self.close_counters()  # type: ignore[attr-defined]
+        os_cache = self._restart_from_memory() if page_source == "memory" else self._restart_from_disk(pool)
+        size, method = self._pool_and_method()
+        applied: dict[str, Any] = {"innodb_buffer_pool_size": size, "cache_bytes": size,
+                                   "innodb_flush_method": method}
+        image = getattr(self, "image", None)
+        if image is not None:
+            applied["loop_direct_io"] = image.direct_io
+        applied.update(os_cache)
+        return applied
+
+    def _restart_from_memory(self) -> dict[str, Any]:
+        """``--page-source memory``: restart, then every data file into the OS page cache (an fscrypt or gocryptfs
+        twin's cache then holds plaintext pages, as it would on a server with the RAM)."""
+        self.restart()  # type: ignore[attr-defined]
+        cached = memcap.cache_files(self.datadir)  # type: ignore[attr-defined]
+        return {"os_page_cache": f"holds the data: buffered reads, {cached // MIB} MiB of data files read into it "
+                                 "after the restart"}
+
+    def _restart_from_disk(self, pool: int) -> dict[str, Any]:
+        """Misses from the disk: direct I/O on an image; where the page cache escapes ``O_DIRECT``, the server in a
+        memory cgroup of the pool + a headroom, started with its files evicted; the OS cache's facts."""
         image, fs = getattr(self, "image", None), getattr(self, "fs", None)
         if image is not None:
             image.use_direct_io()
@@ -77,46 +105,18 @@ class MariadbMemory:
             self.start()  # type: ignore[attr-defined]
         else:
             self.restart()  # type: ignore[attr-defined]
-        size, method = self._pool_and_method()
-        applied: dict[str, Any] = {"innodb_buffer_pool_size": size, "cache_bytes": size,
-                                   "innodb_flush_method": method}
-        if image is not None:
-            applied["loop_direct_io"] = image.direct_io
         if escape and self._cap is not None:
-            applied.update(os_page_cache=f"bounded ({escape}): the server's processes in a memory cgroup "
-                                         f"(v{self._cap.version}) limited to the buffer pool + {headroom // MIB} MiB",
-                           memory_limit_bytes=self._cap.limit, memory_headroom_bytes=headroom)
+            out: dict[str, Any] = {
+                "os_page_cache": f"bounded ({escape}): the server's processes in a memory cgroup "
+                                 f"(v{self._cap.version}) limited to the buffer pool + {headroom // MIB} MiB",
+                "memory_limit_bytes": self._cap.limit, "memory_headroom_bytes": headroom}
             if fs is not None:
-                applied["gocryptfs_go_memory_limit_bytes"] = fs.go_memory_limit
-        elif escape:
-            applied["os_page_cache"] = (f"not bounded ({escape}; {reason}): pages the buffer pool misses may come "
-                                        "from the OS page cache")
-        else:
-            applied["os_page_cache"] = "bypassed for data files (O_DIRECT)"
-        return applied
-
-    def _cache_from_memory(self, pool: int) -> dict[str, Any]:
-        """``--page-source memory``: the pool at its size, buffered I/O, and every data file in the OS page cache
-        (an fscrypt or gocryptfs twin's cache then holds plaintext pages, as it would on a server with the RAM)."""
-        options = self.options  # type: ignore[attr-defined]
-        options["innodb_buffer_pool_size"] = str(pool)
-        method = str(options.get("innodb_flush_method", "O_DIRECT"))
-        if "O_DIRECT" in method.upper():
-            options["innodb_flush_method"] = "fsync"
-        if self.root is not None:  # type: ignore[attr-defined]
-            self._path("my.cnf").write_text(self._render_cnf())  # type: ignore[attr-defined]
-        self.close_counters()  # type: ignore[attr-defined]
-        self.restart()  # type: ignore[attr-defined]
-        cached = memcap.cache_files(self.datadir)  # type: ignore[attr-defined]
-        size, method = self._pool_and_method()
-        applied: dict[str, Any] = {"innodb_buffer_pool_size": size, "cache_bytes": size,
-                                   "innodb_flush_method": method,
-                                   "os_page_cache": f"holds the data: buffered reads, {cached // MIB} MiB of data "
-                                                    "files read into it after the restart"}
-        image = getattr(self, "image", None)
-        if image is not None:
-            applied["loop_direct_io"] = image.direct_io
-        return applied
+                out["gocryptfs_go_memory_limit_bytes"] = fs.go_memory_limit
+            return out
+        if escape:
+            return {"os_page_cache": f"not bounded ({escape}; {reason}): pages the buffer pool misses may come "
+                                     "from the OS page cache"}
+        return {"os_page_cache": "bypassed for data files (O_DIRECT)"}
 
     def _pool_and_method(self) -> tuple[int, str]:
         conn = self._connect(timeout=10, use_database=False)  # type: ignore[attr-defined]

@@ -155,8 +155,7 @@ class PostgresCounters:
         cluster.gucs["shared_buffers"] = f"{kib}kB"
         cluster.write_conf()
         if page_source == "memory":
-            self.stop()  # type: ignore[attr-defined]
-            self.start()  # type: ignore[attr-defined]
+            self.restart()  # type: ignore[attr-defined]
             cached = memcap.cache_files(self.data_dir)  # type: ignore[attr-defined]
             return {"shared_buffers": f"{kib}kB", "cache_bytes": kib * 1024,
                     "os_page_cache": f"holds the data: {cached // MIB} MiB of data files read into it after the "

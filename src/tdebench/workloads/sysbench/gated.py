@@ -10,7 +10,6 @@ retried. Starting a sysbench process per slice instead cost a second per slice a
 
 from __future__ import annotations
 
-import math
 import mmap
 import os
 import shutil
@@ -20,6 +19,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +27,7 @@ from tdebench.encryption import redact
 from tdebench.errors import EnvironmentProblem
 from tdebench.workloads.sysbench.accounts import Account
 from tdebench.workloads.sysbench.options import SysbenchOptions
-from tdebench.workloads.sysbench.output import Report
+from tdebench.workloads.sysbench.output import Report, histogram_percentile
 from tdebench.workloads.sysbench.runner import common_options, find_sysbench
 
 SCRIPT = Path(__file__).with_name("gated.lua")
@@ -57,10 +57,12 @@ class Slice:
         out = Report(transactions=n, tps=n / self.seconds, queries=n * (reads + writes + other),
                      qps=n * (reads + writes + other) / self.seconds, reads=n * reads, writes=n * writes,
                      other=n * other, errors=self.errors, reconnects=self.reconnects)
-        if n:
-            ordered = sorted(self.latencies_us)
-            out.latency = {"min": ordered[0] / 1e6, "avg": sum(ordered) / n / 1e6, "max": ordered[-1] / 1e6,
-                           **{f"p{p}": ordered[max(1, math.ceil(p / 100 * n)) - 1] / 1e6 for p in (50, 95, 99)}}
+        if n:  # the nearest rank, as for sysbench's own histogram
+            rows = sorted(Counter(self.latencies_us).items())
+            out.latency = {"min": rows[0][0] / 1e6, "avg": sum(self.latencies_us) / n / 1e6,
+                           "max": rows[-1][0] / 1e6,
+                           **{f"p{p}": histogram_percentile(rows, p) / 1e6  # type: ignore[operator]
+                              for p in (50, 95, 99)}}
         return out
 
 
