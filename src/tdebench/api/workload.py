@@ -12,6 +12,7 @@ from tdebench.api.dialect import Dialect
 from tdebench.api.engine import Engine, SqlTranslator
 from tdebench.api.events import RunListener
 from tdebench.api.plan import RunPlan
+from tdebench.api.presentation import Headline
 from tdebench.api.tables import TableSpec
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.errors import UsageError
@@ -141,6 +142,14 @@ class Workload(ABC):
         """(test, step, metric) of the workload's headline figure, the one ``--precision`` watches (e.g. TPC-H's
         power total elapsed time); None: the workload has none, and ``--precision`` is refused."""
         return None
+
+    def headlines(self) -> tuple[Headline, ...]:
+        """The figures the workload reports first, the first of them its main one; default: :meth:`headline` alone
+        (named ``headline``). A workload with several (a user's reads and writes) declares each."""
+        series = self.headline()
+        if series is None:
+            return ()
+        return (Headline("headline", *series, title=f"{series[0]} {series[1]} {series[2]}"),)
 
     def planned_trial_seconds(self) -> float | None:
         """How long one trial is planned to run (``--fault kill-node@50%`` kills that share into it); None:
