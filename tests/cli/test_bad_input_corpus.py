@@ -372,6 +372,7 @@ def test_corpus_covers_every_command_and_run_option():
     from tdebench.cli.app import app
 
     group = typer.main.get_command(app)
+    assert "run" in group.commands and "capture" in group.commands  # type: ignore[attr-defined]
     text = " ".join(" ".join(args) for _, args, _, _ in CORPUS)
     for name in group.commands:  # type: ignore[attr-defined]
         assert f"'{name}" in repr([a[0] for _, a, _, _ in CORPUS]), name
@@ -379,6 +380,7 @@ def test_corpus_covers_every_command_and_run_option():
                          "--report", "--no-report", "--no-tcp", "--skip-disk-check", "--vus", "--duration",
                          "--rampup", "--batches", "--work-dir", "--data-dir", "--no-pin"}
     run = group.commands["run"]  # type: ignore[attr-defined]
+    assert len(run.params) > 40, "run's options were not found"
     for param in run.params:
         for opt in [*param.opts, *param.secondary_opts]:
             if opt.startswith("--") and opt not in covered_elsewhere:
