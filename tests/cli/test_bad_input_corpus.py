@@ -164,7 +164,7 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     ("timeout-negative", [*RUN, "--query-timeout", "-1"], 2, "--query-timeout"),
     ("timeout-nan", [*RUN, "--query-timeout", "nan"], 2, "--query-timeout"),
     ("max-failures-zero", [*RUN, "--max-failures", "0"], 2, "--max-failures"),
-    # run: schedules and precision (issue #14)
+    # run: schedules and precision
     ("precision-zero", [*RUN, "--precision", "0"], 2, "--precision '0' is not a half-width"),
     ("precision-word", [*RUN, "--precision", "abc"], 2, "--precision 'abc' is not a half-width"),
     ("precision-negative", [*RUN, "--precision", "-1%"], 2, "--precision '-1%'"),
@@ -176,7 +176,7 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     ("max-time-zero", [*RUN, "--max-time", "0m"], 2, "--max-time '0m'"),
     ("max-time-word", [*RUN, "--max-time", "soon"], 2, "--max-time 'soon'"),
     ("max-trials-alone", [*RUN, "--max-trials", "5"], 2, "--max-trials applies to --precision"),
-    # run: the interleaved OLTP schedule and latency targets (issue #23)
+    # run: the interleaved OLTP schedule and latency targets
     ("slice-zero", [*RUN, "--workload", "tpcc", "--slice", "0"], 2, "slice must be at least 1 s"),
     ("slice-word", [*RUN, "--workload", "tpcc", "--slice", "abc"], 2, "bad value 'abc' for tpcc option 'slice'"),
     ("slice-short", [*RUN, "--workload", "tpcc", "--slice", "500ms"], 2, "slice must be at least 1 s"),
@@ -320,7 +320,7 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     ("fscrypt-storage-value", [*RUN, "--server-setting", "storage=tmpfs"], 2, "bad value 'tmpfs' for the setting "
      "storage"),
     ("fscrypt-unknown-variant", [*RUN, "--encryption", "none,fs:fscrypt-nosuch"], 2, "unknown cipher"),
-    # run: switching encryption on (issue #27): refused before any work
+    # run: switching encryption on: refused before any work
     ("encrypt-duckdb", [*RUN, "--workload", "encrypt", "--engine", "duckdb", "--encryption", "tde:aes-256-gcm"], 2,
      "cannot switch encryption on in place"),
     ("encrypt-sqlite3mc", [*RUN, "--workload", "encrypt", "--engine", "sqlite3mc", "--encryption",
