@@ -14,7 +14,7 @@ LAB = DOCS / "lab"
 # folders of docs/ that hold files to run or read beside a page, not pages: worked examples, experiment files
 NOT_PAGES = ("examples", "reproductions")
 LINK = re.compile(r"\]\(([^)\s]+)\)")
-COMMAND = re.compile(r"`[^`]*(?:tdebench |python3? |benchmarks/)[^`]*`", re.S)
+COMMAND = re.compile(r"`[^`]*(?:tdebench |python3? |benchmarks/|scripts/|\.ci/run)[^`]*`", re.S)
 DATED_HEADING = re.compile(r"^#+ .*\b20\d\d-\d\d-\d\d\b")
 
 
