@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Does one config's slice leave work that slows the next? The carry-over of the interleaved schedule (issue #23).
+"""Does one config's slice leave work that slows the next? The carry-over of the interleaved schedule.
 
     python benchmarks/carryover.py RUN_DIR [--metric tpm] [--step vu4]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue #27's must-show: MariaDB with TPC-H SF 1 (about 1.5 GiB loaded) switched to encrypted online with 1, 2 and 4
+"""The online switch of docs/workloads/encrypt.md: MariaDB with TPC-H SF 1 (about 1.5 GiB loaded) switched to encrypted online with 1, 2 and 4
 encryption threads while TPC-C runs in the background, then re-keyed on the same instance, then switched back.
 
     python benchmarks/encrypt_online.py --out runs/encrypt-online            # the full run (SF 1, 3 trials)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What one random page read costs on ext4 encryption, against the plain image beside it (issue #25).
+"""What one random page read costs on ext4 encryption, against the plain image beside it.
 
     python benchmarks/fscrypt_reads.py [--mib 160] [--reads 20000] [--page 16384] [--cap-mib 32]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What the memory cgroups of a run's bounded twins held at their peaks (docs/fscrypt.md, issue #25).
+"""What the memory cgroups of a run's bounded twins held at their peaks (docs/fscrypt.md).
 
     python benchmarks/memcap_peaks.py [--load] -- <tdebench run arguments>
     e.g. python benchmarks/memcap_peaks.py --load -- --engine mariadb --sf 0.01 --memory-ratio 0.25 \\

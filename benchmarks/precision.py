@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How fast tdebench's interval narrows, per schedule, and how often an A/A test cries wolf (issue #14).
+"""How fast tdebench's interval narrows, per schedule, and how often an A/A test cries wolf.
 
     python benchmarks/precision.py [curves] [--minutes 15] [--cases mariadb,sqlite] [--variants block,query]
                                    [--out DIR] [--data-dir DIR]
@@ -16,7 +16,7 @@ since the run started, for the power total's elapsed time and, in brackets, its 
 each run saw (CV per arm, per-block log-ratio sd and lag-1 autocorrelation, steal, other tenants' CPU, load).
 Cases: ``mariadb``: MariaDB SF 0.1 warm, ``none,none,tde:aes-256-ctr`` (the A/A comparison none-2 vs none and
 TDE vs none in one run); ``mariadb-aa``: the same with ``none,none`` alone; ``sqlite``: SQLite SF 0.01,
-``none,sqlcipher:aes-256-cbc``. Where encryption costs (issue #23): ``tpcc`` / ``tpcc-aa``: TPC-C on MariaDB, 2
+``none,sqlcipher:aes-256-cbc``. Where encryption costs: ``tpcc`` / ``tpcc-aa``: TPC-C on MariaDB, 2
 warehouses, 4 virtual users, 30-s steps after a 5-s ramp-up (headline TPM, co-metric server CPU per transaction;
 the ``query`` variant is the interleaved slice schedule, paired per round); ``sysbench-aa``: sysbench
 oltp_read_write on MariaDB, 2 threads, 100,000-row tables (TPS); ``mem25`` / ``mem25-aa``: TPC-H power on MariaDB
@@ -69,7 +69,7 @@ CASES = {
     "mariadb": ["--engine", "mariadb", "--sf", "0.1", "--encryption", "none,none,tde:aes-256-ctr"],
     "mariadb-aa": ["--engine", "mariadb", "--sf", "0.1", "--encryption", "none,none"],
     "sqlite": ["--engine", "sqlite", "--sf", "0.01", "--encryption", "none,sqlcipher:aes-256-cbc"],
-    # issue #23: where encryption costs (OLTP, memory-bound reads)
+    # where encryption costs (OLTP, memory-bound reads)
     "tpcc": [*_TPCC, "--encryption", "none,none,tde:aes-256-ctr"],
     "tpcc-aa": [*_TPCC, "--encryption", "none,none"],
     "sysbench-aa": [*_SYSBENCH, "--encryption", "none,none"],

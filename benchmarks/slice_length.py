@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Which slice length resolves an OLTP overhead fastest on this machine (issue #23).
+"""Which slice length resolves an OLTP overhead fastest on this machine.
 
     python benchmarks/slice_length.py [--workload tpcc|sysbench] [--seconds 240] [--out DIR] [--run DIR]
 

@@ -48,7 +48,7 @@ def test_bad_input_is_one_line_exit_2(args, fragment, tmp_path):
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, result.stderr
     assert fragment in lines[0]
-    assert "Traceback" not in result.stderr and "fix" in lines[0] or "--help" in lines[0]
+    assert "Traceback" not in result.stderr and ("fix" in lines[0] or "--help" in lines[0]), lines[0]
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 

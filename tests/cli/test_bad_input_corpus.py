@@ -164,7 +164,7 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     ("timeout-negative", [*RUN, "--query-timeout", "-1"], 2, "--query-timeout"),
     ("timeout-nan", [*RUN, "--query-timeout", "nan"], 2, "--query-timeout"),
     ("max-failures-zero", [*RUN, "--max-failures", "0"], 2, "--max-failures"),
-    # run: schedules and precision (issue #14)
+    # run: schedules and precision
     ("precision-zero", [*RUN, "--precision", "0"], 2, "--precision '0' is not a half-width"),
     ("precision-word", [*RUN, "--precision", "abc"], 2, "--precision 'abc' is not a half-width"),
     ("precision-negative", [*RUN, "--precision", "-1%"], 2, "--precision '-1%'"),
@@ -176,7 +176,7 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     ("max-time-zero", [*RUN, "--max-time", "0m"], 2, "--max-time '0m'"),
     ("max-time-word", [*RUN, "--max-time", "soon"], 2, "--max-time 'soon'"),
     ("max-trials-alone", [*RUN, "--max-trials", "5"], 2, "--max-trials applies to --precision"),
-    # run: the interleaved OLTP schedule and latency targets (issue #23)
+    # run: the interleaved OLTP schedule and latency targets
     ("slice-zero", [*RUN, "--workload", "tpcc", "--slice", "0"], 2, "slice must be at least 1 s"),
     ("slice-word", [*RUN, "--workload", "tpcc", "--slice", "abc"], 2, "bad value 'abc' for tpcc option 'slice'"),
     ("slice-short", [*RUN, "--workload", "tpcc", "--slice", "500ms"], 2, "slice must be at least 1 s"),
@@ -320,7 +320,7 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     ("fscrypt-storage-value", [*RUN, "--server-setting", "storage=tmpfs"], 2, "bad value 'tmpfs' for the setting "
      "storage"),
     ("fscrypt-unknown-variant", [*RUN, "--encryption", "none,fs:fscrypt-nosuch"], 2, "unknown cipher"),
-    # run: switching encryption on (issue #27): refused before any work
+    # run: switching encryption on: refused before any work
     ("encrypt-duckdb", [*RUN, "--workload", "encrypt", "--engine", "duckdb", "--encryption", "tde:aes-256-gcm"], 2,
      "cannot switch encryption on in place"),
     ("encrypt-sqlite3mc", [*RUN, "--workload", "encrypt", "--engine", "sqlite3mc", "--encryption",
@@ -372,6 +372,7 @@ def test_corpus_covers_every_command_and_run_option():
     from tdebench.cli.app import app
 
     group = typer.main.get_command(app)
+    assert "run" in group.commands and "capture" in group.commands  # type: ignore[attr-defined]
     text = " ".join(" ".join(args) for _, args, _, _ in CORPUS)
     for name in group.commands:  # type: ignore[attr-defined]
         assert f"'{name}" in repr([a[0] for _, a, _, _ in CORPUS]), name
@@ -379,6 +380,7 @@ def test_corpus_covers_every_command_and_run_option():
                          "--report", "--no-report", "--no-tcp", "--skip-disk-check", "--vus", "--duration",
                          "--rampup", "--batches", "--work-dir", "--data-dir", "--no-pin"}
     run = group.commands["run"]  # type: ignore[attr-defined]
+    assert len(run.params) > 40, "run's options were not found"
     for param in run.params:
         for opt in [*param.opts, *param.secondary_opts]:
             if opt.startswith("--") and opt not in covered_elsewhere:

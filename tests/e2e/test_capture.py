@@ -1,4 +1,4 @@
-"""``tdebench capture`` end to end (issue 26): a private MariaDB and a private PostgreSQL, loaded with
+"""``tdebench capture`` end to end: a private MariaDB and a private PostgreSQL, loaded with
 docs/examples/orders-sql and exercised by an application script that leaves a slow log / csvlog; a capture from
 each (from the server's statistics and from the log) writes a directory that ``tdebench run --workload sql
 --engine sqlite,mariadb,postgres --trials 1 --warmup 0`` runs with exit 0 and equal answers. Capture leaves the source's

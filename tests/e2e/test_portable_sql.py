@@ -1,4 +1,4 @@
-"""Portable statements (issue 26, item 3): docs/examples/billing-sql, written in standard SQL (EXTRACT, DATE
+"""Portable statements: docs/examples/billing-sql, written in standard SQL (EXTRACT, DATE
 literals, interval arithmetic, CAST, COALESCE) without a single variant file, runs on SQLite, MariaDB and
 PostgreSQL with equal answers across the three; a statement one engine of the plan cannot run is refused in one
 line (file, engine, fix) before any data is loaded into any instance."""

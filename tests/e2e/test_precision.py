@@ -1,4 +1,4 @@
-"""End to end on SQLite SF 0.01 (issue #14): --precision stops by itself, says so in the report, and resumes with
+"""End to end on SQLite SF 0.01: --precision stops by itself, says so in the report, and resumes with
 an open-ended number of blocks; --schedule query with --repeat records one value per query and block; an A/A
 run (none,none) compares its second plain twin with the first."""
 

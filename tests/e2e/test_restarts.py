@@ -1,4 +1,4 @@
-"""--restart-twins end to end on real servers (issue #14): with the query schedule and a warm cache every server
+"""--restart-twins end to end on real servers: with the query schedule and a warm cache every server
 is restarted before every measured block, all stopped before any starts, and comes back warm: the measured
 queries of a block read (almost) nothing from disk that the warm-up had not cached."""
 

@@ -1,6 +1,8 @@
 """The documentation checked against the code (as sqlite-utils tests its docs against its command registry):
 a page per registered engine and workload, docs/result-format.md's checker catching what it does not list, and
-no path of a development machine in docs, benchmarks, tests or the README."""
+the repository speaking of itself alone: no path of a development machine, and no word of how its work was
+organised (numbers of a tracker outside it, when and by whom the work was done, folders outside the repository),
+in src, tests, docs, benchmarks, scripts or the README."""
 
 from __future__ import annotations
 
@@ -19,7 +21,16 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_RUN = ROOT / "tests" / "fixtures" / "rundir_sqlite"
 # a development machine's own places: its work tree and home directories, lock files, scratch folders in /tmp (the
 # names tdebench itself makes there, tdebench-*, are the same on every machine)
-MACHINE_PATH = re.compile(r"(?<![\w.~-])/(?:work|root|home)/|/[\w./-]+\.lock\b|(?<![\w/.-])/t[m]p/(?!tdebench-)")
+MACHINE_PATH = re.compile(r"(?<![\w.~-])/(?:work|root|home)/|/[\w./-]+\.lock\b|(?<![\w/.*-])/t[m]p/(?!tdebench-)")
+# how the work on the repository was organised, which no reader has: the numbers of a tracker that is not the
+# repository's, folders beside the clone (the studies and facts are cited by title instead), the sittings of work
+# and who else ran what beside it (a database's "session" is fine: only these phrases are refused)
+ORGANISATION = re.compile(
+    r"(?i:\bissues? ?#?\d+)|\.\./shared\b|\bshared/(?:seeds|facts)\b|\b(?:seeds|facts)/(?:\d{3}\b|[\w-]+\.(?:md|txt)\b)"
+    r"|(?i:\bsessions? \d+\b|\b(?:this|previous|earlier|next|last|development|work|working) session'?s?\b)"
+    r"|(?i:\bwork(?:ing)? periods?\b|\bdevelopment brief\b|\bmust-show\b)|\bbrief's\b|\bagents?\b|\bthe lead(?:'s)?\b")
+# where they are looked for: everything the repository ships and documents itself with
+CHECKED = ("src", "tests", "docs", "benchmarks", "scripts", "README.md")
 
 
 @pytest.mark.parametrize("name", engine_names())
@@ -65,9 +76,20 @@ def test_result_format_check_passes_a_run_and_catches_what_the_page_lacks(tmp_pa
                         "report/planted.csv: no row of the file table of result-format.md matches it"], problems
 
 
-def test_no_doc_benchmark_or_test_names_a_path_of_a_development_machine():
-    files = subprocess.run(["git", "ls-files", "docs", "benchmarks", "tests", "README.md"], cwd=ROOT,
-                           capture_output=True, text=True, check=True).stdout.split()
+def offending_lines(name: str, text: str) -> list[str]:
+    """``name:line: [what] text`` of every line naming a machine path or how the work was organised."""
+    found = []
+    for n, line in enumerate(text.splitlines(), 1):
+        match = MACHINE_PATH.search(line) or ORGANISATION.search(line)
+        if match:
+            found.append(f"{name}:{n}: [{match.group(0)}] {line.strip()}")
+    return found
+
+
+def test_the_repository_speaks_of_itself_alone():
+    files = subprocess.run(["git", "ls-files", *CHECKED], cwd=ROOT, capture_output=True, text=True,
+                           check=True).stdout.split()
+    assert len(files) > 300 and any(f.startswith("src/") for f in files), "git listed too few files to be the repo"
     found = []
     for name in files:
         path = ROOT / name
@@ -77,6 +99,24 @@ def test_no_doc_benchmark_or_test_names_a_path_of_a_development_machine():
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
             continue
-        found += [f"{name}:{n}: {line.strip()}" for n, line in enumerate(text.splitlines(), 1)
-                  if MACHINE_PATH.search(line)]
-    assert not found, "name the repo's command or a placeholder instead:\n" + "\n".join(found)
+        found += offending_lines(name, text)
+    assert not found, ("name the repo's command or a placeholder instead of a machine's path; say what is true of "
+                       "the code, not how its work was organised; cite a study by title, authors and year:\n"
+                       + "\n".join(found))
+
+
+@pytest.mark.parametrize("planted", [
+    "measured for iss" + "ue #23", "see Iss" + "ue 41 item 2", "the seeds in ../sh" + "ared/seeds/",
+    "as fac" + "ts/encryption.md says", "Study 001 (see" + "ds/001)", "left 0 in sess" + "ion 12",
+    "while the development sess" + "ion ran its tests", "five other age" + "nts ran test suites",
+    "the le" + "ad's larger run", "the bri" + "ef's limit", "its offline must" + "-show", "/wo" + "rk/main/src",
+])
+def test_the_check_catches_a_planted_word(planted):
+    assert offending_lines("planted.md", f"text\n{planted} here\n") != []
+
+
+def test_the_check_leaves_database_words_alone():
+    text = ("one session per query stream; SET SESSION foreign_key_checks; the session's previous statement;\n"
+            "SQL Server Agent; helper functions; it can lead planners astray; gocryptfs's bug "
+            "https://github.com/rfjakob/gocryptfs/issues/892; seeds derived from --seed; results/tdebench-x\n")
+    assert offending_lines("fine.md", text) == []

@@ -127,7 +127,7 @@ def test_engine_declares_specs():
         engine.validate_settings({"innodb_buffer_pool_size": "1G"})
 
 
-# issue #17: refusals give the DBMS's own reason -------------------------------------------------------------
+# refusals give the DBMS's own reason -------------------------------------------------------------
 
 def test_mysql_3des_is_refused_for_having_no_3des() -> None:
     with pytest.raises(UsageError) as err:

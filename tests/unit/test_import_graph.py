@@ -35,7 +35,7 @@ ENGINE_MAY_IMPORT = ("tdebench.api", "tdebench.errors", "tdebench.encryption", "
 # the toolkit imports no engine: only the contracts (and the SQL rewriter tdebench.sqltext, shared with workloads)
 TOOLKIT_MAY_IMPORT = ("tdebench.api", "tdebench.errors", "tdebench.encryption", "tdebench.sqltext",
                       "tdebench.engines.toolkit")
-# circles of modules inside one package (a.py -> b.py -> a.py), at most; issue 24 counted 8, session 12 left 0
+# circles of modules inside one package (a.py -> b.py -> a.py), at most
 MAX_MODULE_CIRCLES = 0
 
 

@@ -1,4 +1,4 @@
-"""A label the evidence does not confirm is marked in every view of a run (issue #17, defects 1 and 5).
+"""A label the evidence does not confirm is marked in every view of a run.
 
 The fixture run directory is copied and its encrypted config's verification entry is given the status the
 orchestrator records for an overridden (or unverifiable) external target; every view is then read back.

@@ -88,6 +88,7 @@ def _statements_between_markers(text: str, dialect: str) -> dict[int, list[str]]
 def test_power_script_runs_the_engine_texts(dialect: str) -> None:
     text = stream_script(plan_scripts(dialect, "power", None, 1), 0)
     statements = _statements_between_markers(text, dialect)
+    assert sorted(statements) == list(range(1, 23))
     for number, found in statements.items():
         expected = params.render_query(number, dialect, 1) if dialect != "mysql" else render_query(number, "mysql", 1)
         lines = [line.rstrip() for line in expected.strip().rstrip(";").splitlines() if line.strip()]

@@ -94,7 +94,7 @@ def test_no_secret_is_ever_printed(engine: str, spec: str) -> None:
         assert all(not p or (p.startswith("<") and p.endswith(">")) for p in password)
 
 
-# issue #17: the steps checked against the vendors' documentation --------------------------------------------
+# the steps checked against the vendors' documentation --------------------------------------------
 
 def _block(text: str, step: int) -> str:
     return text.split(f"Step {step}:")[1].split("Step ")[0]

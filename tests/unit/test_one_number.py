@@ -1,5 +1,5 @@
 """One number everywhere: the terminal summary, summary.md, index.html and overhead.csv give the same estimate and
-interval for every comparison (issue #14), for a block-schedule run, a --precision run with an A/A twin, and
+interval for every comparison, for a block-schedule run, a --precision run with an A/A twin, and
 a run with a plain config alone (whose verdict still says what was measured)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""pgcrypto Blowfish and CAST5 are refused with the real reason, wherever they are asked for (issue #17, 6)."""
+"""pgcrypto Blowfish and CAST5 are refused with the real reason, wherever they are asked for."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One phrase per overhead, worded for what the estimate is (issue #14 item 5)."""
+"""One phrase per overhead, worded for what the estimate is."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ from tdebench.errors import UsageError
 SCHEDULES = ("block", "query")
 #: what ``--precision`` can watch: the workload's headline figure, its server CPU time (per transaction for OLTP),
 #: its headline latency percentile, or TPC-H's Power@Size (the geometric mean of the power test's timings, where no
-#: single query dominates: docs/precision.md, "Memory-bound")
+#: single query dominates: docs/lab/memory-bound-tpch.md)
 PRECISION_METRICS = ("headline", "cpu", "p50", "p95", "p99", "power")
 #: --precision with --memory-ratio and without --max-trials: at most this many blocks per ratio
 MAX_BLOCKS_PER_RATIO = 199

@@ -11,14 +11,17 @@ from typing import Annotated, Optional, get_type_hints
 import typer
 
 from tdebench.engines import DEFAULT_ENGINE, engine_choices
+from tdebench.workloads import DEFAULT_WORKLOAD, workload_names
 
 
-def _engine_choices() -> str:
-    """The engines ``--engine`` takes, from the registry (the target engine is reached with ``--target``)."""
-    return ", ".join(f"{n} (default)" if n == DEFAULT_ENGINE else n for n in engine_choices())
+def _choices(names: list[str], default: str) -> str:
+    """``a, b (default), c``: the names a registry holds, the default marked."""
+    return ", ".join(f"{n} (default)" if n == default else n for n in names)
 
 
-_ENGINE_CHOICES = _engine_choices()
+# from the registries (the target engine is reached with --target, not --engine)
+_ENGINE_CHOICES = _choices(engine_choices(), DEFAULT_ENGINE)
+_WORKLOAD_CHOICES = _choices(workload_names(), DEFAULT_WORKLOAD)
 
 
 @dataclass
@@ -26,12 +29,11 @@ class RunArgs:
     """Every option of ``tdebench run`` (help texts as ``--help`` shows them)."""
 
     experiment: Annotated[Optional[Path], typer.Argument(
-        help="Experiment file (TOML); its [run] keys are the options below.", show_default=False)] = None
+        help="Experiment file (TOML); its \\[run] keys are the options below.", show_default=False)] = None
     engine: Annotated[str, typer.Option(help=f"Engine(s), comma-separated: {_ENGINE_CHOICES}.")] = DEFAULT_ENGINE
     encryption: Annotated[Optional[str], typer.Option(
         help="Comma-separated encryption specs; default: none plus each engine's default encrypted spec.")] = None
-    workload: Annotated[str, typer.Option(help="Workload: tpch (default), tpcc, sysbench, crud, load, backup, sql, "
-                                                "replay.")] = "tpch"
+    workload: Annotated[str, typer.Option(help=f"Workload: {_WORKLOAD_CHOICES} (docs/workloads/).")] = DEFAULT_WORKLOAD
     workload_dir: Annotated[Optional[Path], typer.Option(
         help="sql: your workload's directory (schema.sql, data/, queries/; see docs/workloads/sql.md); replay: the "
              "schema and data to load (e.g. from tdebench capture).", show_default=False)] = None
@@ -52,8 +54,9 @@ class RunArgs:
     out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default results/<time>-<engine>).")] = None
     resume: Annotated[Optional[Path], typer.Option(help="Continue a killed run in this run directory.")] = None
     keep_answers: Annotated[bool, typer.Option(help="Write every config's query answers under answers/.")] = False
-    data_dir: Annotated[Optional[Path], typer.Option(help="Where TPC-H data is generated and cached.")] = None
-    server_setting: Annotated[list[str], typer.Option(help="KEY=VALUE engine setting, same for every twin; repeatable.")] = field(default_factory=list)
+    data_dir: Annotated[Optional[Path], typer.Option(help="Where TPC-H data is generated once per scale factor and "
+                                                          "cached \\[default: ~/.cache/tdebench/tpch].")] = None
+    server_setting: Annotated[list[str], typer.Option(help="KEY=VALUE engine setting, same for every twin, recorded in the manifest; repeatable.")] = field(default_factory=list)
     encrypt_columns: Annotated[Optional[str], typer.Option(
         help="Column encryption: which columns (table.col,… or table.*); default every non-key column.")] = None
     seed: Annotated[Optional[int], typer.Option(help="Seed of the randomized block order.")] = None
@@ -69,7 +72,7 @@ class RunArgs:
     rampup: Annotated[Optional[str], typer.Option(help="tpcc/sysbench: ramp-up before measuring, e.g. 5s.", show_default=False)] = None
     slice_: Annotated[Optional[str], typer.Option("--slice", help="tpcc, sysbench: with --schedule query, measured "
         "slices of this length alternate between the configs, each round one paired observation, e.g. 2s "
-        "\\[default: tpcc 1s, sysbench 5s].", show_default=False)] = None
+        "\\[default: 1s].", show_default=False)] = None
     rows: Annotated[Optional[int], typer.Option(help="crud: rows in the table.", show_default=False)] = None
     batches: Annotated[Optional[str], typer.Option(help="crud: batch sizes, e.g. 100000,200000.", show_default=False)] = None
     option: Annotated[list[str], typer.Option("--workload-option", help="KEY=VALUE option of the workload; repeatable.")] = field(default_factory=list)

@@ -1,6 +1,9 @@
 """``tdebench tde-setup``: which encryption specs each server can really do, and the steps to turn it on.
 
-The rules come from the servers' documentation (../shared/facts/encryption.md):
+The rules come from the servers' documentation: the MySQL Reference Manual, "InnoDB Data-at-Rest Encryption";
+Microsoft's "Transparent data encryption (TDE)" for SQL Server; the Oracle Database Advanced Security Guide,
+"Configuring Transparent Data Encryption"; MariaDB's "Data-at-Rest Encryption Overview" and "File Key
+Management Encryption Plugin":
 
 * MySQL InnoDB encrypts with AES-256 only (CBC for pages); a key size or mode cannot be chosen, so
   ``tde:aes-128``/``tde:aes-192`` (and other modes) are refused — a study reporting them measured AES-256.

@@ -85,7 +85,7 @@ class CipherSpeed:
 
     @property
     def gb_per_second(self) -> float:
-        """Decimal GB/s (10⁹ bytes), as in facts/encryption.md."""
+        """Decimal GB/s (10⁹ bytes), as ``openssl speed`` counts them."""
         return self.bytes_per_second / 1e9
 
     @property

@@ -1,4 +1,4 @@
-"""Methods text for schedules, the stopping rule, CPU co-metrics and the machine's state (issue #14).
+"""Methods text for schedules, the stopping rule, CPU co-metrics and the machine's state.
 
 Each function reads only the manifest and the analysis, so a report can be rebuilt any time; the HTML and
 Markdown renderers show the paragraphs under Methods.

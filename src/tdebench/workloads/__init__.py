@@ -31,6 +31,10 @@ _REGISTRY: dict[str, tuple[Any, Any]] = {
 }
 
 
+#: the workload ``tdebench run`` runs when none is named
+DEFAULT_WORKLOAD = "tpch"
+
+
 def workload_names() -> list[str]:
     """Names of every registered workload."""
     return sorted(_REGISTRY)

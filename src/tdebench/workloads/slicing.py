@@ -3,8 +3,8 @@ server around each slice (its CPU time, its CPU while the other configs run, and
 
 With ``--schedule query`` (the default with a warm cache) an OLTP workload keeps every twin's clients ready and
 runs measured slices of ``slice`` seconds on one config at a time, in a fresh random order every round; each round
-is one paired observation (the ``round`` column of measurements.csv). docs/precision.md says how the default
-slice length was chosen.
+is one paired observation (the ``round`` column of measurements.csv). docs/lab/oltp-interleaved.md has the runs
+that chose the default slice length.
 """
 
 from __future__ import annotations
@@ -19,23 +19,23 @@ from tdebench.api.trial import Recorder
 from tdebench.measure.conditions import HostReading, conditions_between, read_host
 from tdebench.measure.proctime import TreeCpu, TreeReading
 
-#: the slice length when none is given (seconds), per workload: 1 s, measured (docs/precision.md, "Slice
-#: length"): on a shared machine the noise lasts a few seconds, so shorter slices pair the arms more closely; a
+#: the slice length when none is given (seconds), per workload: 1 s, measured (docs/lab/oltp-interleaved.md,
+#: "Slice length"): on a shared machine the noise lasts a few seconds, so shorter slices pair the arms more closely; a
 #: 1-s slice resolved a TPC-C A/A test 1.5x narrower than 5-s slices in the same time, and a connected sysbench
 #: process's throughput varied less per second of measured time in 1-s pairs than in 2-, 5- or 10-s ones
 #: ("sysbench with connected clients")
 DEFAULT_SLICE = 5.0
 DEFAULT_SLICES = {"tpcc": 1.0, "sysbench": 1.0}
 #: a --precision run's OLTP steps where --duration and --rampup are not given: the rule counts blocks, and many
-#: short blocks narrow the interval sooner than a few long ones (docs/precision.md, "Short blocks": the TPC-C A/A
-#: test of issue 23 met ±2% in 17 blocks of 10-s steps, where 60-s steps reached 4 blocks in the same time)
+#: short blocks narrow the interval sooner than a few long ones (docs/lab/oltp-interleaved.md, short blocks: a TPC-C
+#: A/A test met ±2% in 17 blocks of 10-s steps, where 60-s steps reached 4 blocks in the same time)
 PRECISION_STEPS: dict[str, float] = {"duration": 10.0, "rampup": 5.0}
 #: the shortest slice (seconds): the rarest transaction kinds (TPC-C's 4% of the mix) need a few hundred samples
 #: per slice for a p99
 MIN_SLICE = 1.0
 #: measured time per config of a warm-up block of slices (seconds): the ramp-up of every block already warms the
 #: clients, and 1-s series started without any warm-up showed no transient in their first 30 s (docs/precision.md,
-#: "Warm-up of the interleaved schedule"); a full block of warm-up cost 2.5 of a 15-minute run's minutes
+#: "The interleaved OLTP schedule"); a full block of warm-up cost 2.5 of a 15-minute run's minutes
 WARMUP_SECONDS = 30.0
 #: engine counters recorded per committed transaction of every slice (api/counters.py): the redo/WAL bytes, the
 #: pages and bytes written, what crossed the encryption boundary and the cache misses, which tell whether a write

@@ -18,7 +18,7 @@ is initialised and run *as that user* too, without ``-allow_other``: only the se
 mount (root included is refused; tdebench reaches inside through :mod:`tdebench.engines.toolkit.asuser`). Running
 gocryptfs as root with ``-allow_other`` makes it switch identities per request, and gocryptfs 2.3 (Debian
 12) then fails now and then with EPERM -- e.g. PostgreSQL's ``could not create temporary file
-"base/pgsql_tmp/...": Operation not permitted`` in a parallel CREATE INDEX (gocryptfs issue #892, fixed
+"base/pgsql_tmp/...": Operation not permitted`` in a parallel CREATE INDEX (https://github.com/rfjakob/gocryptfs/issues/892, fixed
 in 2.5.1). As the owner it never switches, and the mount is also more private.
 
 Unmount: ``fusermount3 -u``, retried while the mount is busy, lazy ``-u -z`` as the last resort.

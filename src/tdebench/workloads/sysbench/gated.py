@@ -5,7 +5,7 @@ then wait at a gate (an 8-byte file both sides map into memory). :meth:`GatedSys
 number into it, :meth:`GatedSysbench.close_slice` writes 0 and collects what every thread counted in that slice:
 transactions that started and ended while it was open, their latencies, and the errors sysbench ignored and
 retried. Starting a sysbench process per slice instead cost a second per slice and made its throughput noisier
-(docs/precision.md, "sysbench with connected clients").
+(docs/lab/oltp-interleaved.md, "sysbench with connected clients").
 """
 
 from __future__ import annotations

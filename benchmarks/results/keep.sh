@@ -1,10 +1,10 @@
 #!/bin/bash
-# Copy a finished run's summary files (not its raw samples) into docs/reproductions/runs/NAME, so the figures in
-# docs/reproductions.md can be checked: manifest, verification and the report (its CSVs hold every figure).
-# usage: docs/reproductions/keep.sh RUN_DIR NAME
+# Copy a finished run's summary files (not its raw samples) into benchmarks/results/reproductions/NAME, so the
+# figures in docs/reproductions.md can be checked: manifest, verification and the report (its CSVs hold every figure).
+# usage: benchmarks/results/keep.sh RUN_DIR NAME
 set -euo pipefail
 run=$1; name=$2
-dest=$(dirname "$0")/runs/$name
+dest=$(dirname "$0")/reproductions/$name
 rm -rf "$dest"; mkdir -p "$dest/report"
 cp "$run"/manifest.json "$run"/verification.json "$dest"/
 [ -f "$run/backups.json" ] && cp "$run/backups.json" "$dest"/
