@@ -127,7 +127,7 @@ def _warnings(run: SubRunFiles) -> list[Note]:
     try:
         from tdebench.report.model import summarize
 
-        warnings = summarize(run.path).warnings
+        warnings = run.warnings if run.warnings is not None else summarize(run.path).warnings
     except Exception as exc:  # noqa: BLE001 - the page still shows what else the runs found
         return [Note(run.name, f"its warnings could not be read: {type(exc).__name__}: {exc}")]
     return [Note(run.name, w.message) for w in warnings if w.severity == "warning"]

@@ -16,10 +16,17 @@ NOT_RESOLVED = "not resolved"
 
 @dataclass(frozen=True)
 class Cell:
-    """A cell's text and how it is marked: good, bad, warn, neutral or "" (plain text)."""
+    """A cell's text, a word after it (a verdict such as "not resolved"), and how the word (or, without one, the
+    text) is marked: good, bad, warn, neutral or "" (plain text)."""
 
     text: str
     kind: str = ""
+    word: str = ""
+
+    @property
+    def full(self) -> str:
+        """The text with its word, as Markdown and the terminal show it."""
+        return f"{self.text} {self.word}" if self.word else self.text
 
 
 @dataclass
@@ -69,7 +76,7 @@ def cost(o: Overhead | None) -> Cell:
     word = resolution(o)
     worse = word in ("slower",) or (word == "lower" and metric_kind(o.metric, o.unit) == "throughput")
     kind = "warn" if word == NOT_RESOLVED else ("bad" if worse else "good")
-    return Cell(f"{fmt_pct(o.overhead_pct)}{interval} {word}", kind)
+    return Cell(f"{fmt_pct(o.overhead_pct)}{interval}", kind, word)
 
 
 def n_text(o: Overhead | None) -> str:
@@ -85,8 +92,7 @@ def ratio(r: Ratio | None) -> Cell:
     if r is None:
         return Cell(DASH)
     interval = f" [{r.low:.2f}, {r.high:.2f}]" if r.low is not None and r.high is not None else ""
-    return Cell(f"{r.mean:.2f}×{interval}" + ("" if r.resolved else f" {NOT_RESOLVED}"),
-                "" if r.resolved else "warn")
+    return Cell(f"{r.mean:.2f}×{interval}", "" if r.resolved else "warn", "" if r.resolved else NOT_RESOLVED)
 
 
 STATUS_KINDS = {"protected": "good", "exposed": "bad", "not checked": "warn", "not applicable": "neutral",

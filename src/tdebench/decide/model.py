@@ -62,6 +62,7 @@ class Decision:
     ranking: Ranking
     caveats: list[Note]
     runs: list[RunInfo]
+    data_bytes: float | None = None  # the user's data on disk (the cost run's plain twin)
 
     @property
     def request(self) -> dict[str, Any]:
@@ -78,7 +79,8 @@ class Decision:
 def _run_info(record: DecisionRecord, sub: SubRun, files: sources.SubRunFiles) -> RunInfo:
     entry = record.run_entry(sub.name)
     status = str(entry.get("status") or ("not started" if not files.present else "unknown"))
-    command = " ".join(str(a) for a in files.manifest.get("command_line") or [])
+    command = sub.command(str(record.request.get("engine", "")), record.request.get("server_settings") or {},
+                          f"{record.path / sub.name}-alone")
     return RunInfo(sub.name, sub.role, status, entry.get("seconds"), sub.floor_s, str(entry.get("note") or ""),
                    files.present, command)
 
@@ -112,7 +114,7 @@ def load_decision(path: Path) -> Decision:
                         _engine_version(cost), str(record.request.get("workload_name", "")), regimes, figures,
                         protection("none", cost, backups), _plain_cells(cost, figures, regimes), mechanisms,
                         Ranking("", [], [], [], ""), [n for n in found if not n.encryption],
-                        [_run_info(record, s, files[s.name]) for s in subs])
+                        [_run_info(record, s, files[s.name]) for s in subs], _data_bytes(cost))
     keys = decision.ranking_keys()
     attackers = attacker_names.from_json(record.request.get("against") or [])
     decision.ranking = rank([m.protection for m in mechanisms], attackers,
@@ -130,6 +132,12 @@ def _plain_cells(cost: sources.SubRunFiles, figures: list[Figure],
             out[(i, r)] = next((o for o in cost.overheads if (o.test, o.step, o.metric) == f.series
                                 and split_label(o.config)[1] == r), None)
     return out
+
+
+def _data_bytes(cost: sources.SubRunFiles) -> float | None:
+    size = next((c.get("storage_bytes") for c in cost.manifest.get("configs") or []
+                 if isinstance(c, dict) and c.get("encryption") == "none"), None)
+    return float(size) if isinstance(size, (int, float)) else None
 
 
 def _engine_version(cost: sources.SubRunFiles) -> str:

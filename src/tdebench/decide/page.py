@@ -39,7 +39,7 @@ def answer(d: Decision) -> Section:
         row.append(Cell(switch_summary(by[c.encryption].switching)))
         rows.append(row)
     right = set(range(3 + len(rk.attackers), 3 + len(rk.attackers) + len(rk.figures)))
-    return Section("answer", "The answer", [rk.answer, f"The rule: {rk.rule}"], [Table(headers, rows, right)],
+    return Section("answer", "The answer", [rk.answer, f"Rule: {rk.rule}"], [Table(headers, rows, right)],
                    note="rank —: not a candidate (it does not stop every attacker asked, or the runs do not show "
                         "it). Cost: the overhead against the plain twin on your workload, 95% interval in "
                         "brackets (percentage points).")
@@ -105,32 +105,39 @@ def switch_summary(s: Switching) -> str:
     if s.offline:
         return f"offline: service down {fmt_value(s.seconds, 's')}" + (
             f", {fmt_bytes(s.extra_disk)} extra disk" if s.extra_disk is not None else "")
-    during = cells.ratio(s.tpm_during).text
+    during = cells.ratio(s.tpm_during).full
     return f"online in {fmt_value(s.seconds, 's')}, throughput meanwhile {during}"
 
 
 def switching(d: Decision) -> Section:
     headers = ["mechanism", "method", "time to done (offline: downtime)", "throughput meanwhile ÷ before",
                "p95 latency meanwhile ÷ before", "throughput after ÷ before", "peak extra disk", "restart",
-               "plaintext left after", "trials", "data switched"]
-    rows, missing = [], []
+               "plaintext left after"]
+    rows = []
+    lines = [f"Your workload's data: {fmt_bytes(d.data_bytes)} on disk (the cost run's plain twin). A switch rewrites "
+             "the data it covers: its time and extra disk grow with the data, and the data switched below is the "
+             "switching runs'."] if d.data_bytes else []
     for m in d.mechanisms:
         s = m.switching
         if not s.measured:
-            missing.append(f"{m.encryption}: not measured: {s.reason}")
+            lines.append(f"{m.encryption}: not measured: {s.reason}")
             continue
+        lines.append(f"{m.encryption}: measured on {s.data or 'its data'}, {s.trials} trial(s) "
+                     f"({s.run} run).")
         rows.append([Cell(m.encryption), Cell("offline (service stopped)" if s.offline else "online (serving)"),
                      Cell(fmt_value(s.seconds, "s")), cells.ratio(s.tpm_during), cells.ratio(s.p95_during),
                      cells.ratio(s.tpm_after), Cell(fmt_bytes(s.extra_disk) if s.extra_disk is not None else DASH),
-                     Cell(fmt_value(s.restart_s, "s") if s.restart_s is not None else "not recorded"),
-                     _left(s), Cell(str(s.trials)), Cell(s.data)])
-    tables = [Table(headers, rows, {2, 3, 4, 5, 6, 7, 9})] if rows else []
-    return Section("switching", "Switching it on", missing, tables,
+                     Cell(fmt_value(s.restart_s, "s") if s.restart_s is not None else "not recorded"), _left(s)])
+    keep = [i for i in range(len(headers)) if i < 3 or any(r[i].text != DASH for r in rows)]
+    tables = [Table([headers[i] for i in keep], [[r[i] for i in keep] for r in rows],
+                    {n for n, i in enumerate(keep) if 2 <= i <= 6})] if rows else []
+    return Section("switching", "Switching it on", lines, tables,
                    note="Measured by doing it on a loaded plaintext database (the switching runs, encrypt workload: "
                         "docs/workloads/encrypt.md): time to done is the median over trials; offline, the service "
                         "was stopped that long. Ratios: the phase against the steady phase just before, geometric "
                         "mean over trials [95% interval]; 'not resolved' when it spans 1 or rests on fewer than 3 "
-                        "trials. Restart: what the switch's own run recorded. From each run's report/switching.csv.")
+                        "trials; a column is left out when no switch has a figure for it. Restart: what the switch's "
+                        "own run recorded. From each run's report/switching.csv.")
 
 
 def _left(s: Switching) -> Cell:
@@ -161,9 +168,12 @@ def runs(d: Decision) -> Section:
         f"Used: {human_duration(spent)} in the runs; the decision's status: {d.record.data.get('status')}."]
     rows = [[Cell(x.name), Cell(x.role), Cell(x.status, "good" if x.status == "completed" else "warn"),
              Cell(human_duration(x.seconds) if x.seconds is not None else DASH),
-             Cell(f"{x.name}/report/index.html" if x.present else DASH), Cell(x.note or x.command)] for x in d.runs]
+             Cell(f"{x.name}/report/index.html" if x.present else DASH), Cell(x.note)] for x in d.runs]
     return Section("runs", "Runs and budget", paragraphs,
-                   [Table(["run", "role", "status", "took", "its report", "note or command"], rows, {3})])
+                   [Table(["run", "role", "status", "took", "its report", "note"], rows, {3})],
+                   bullets=[f"{x.name}: {x.command}" for x in d.runs],
+                   note="The list gives each run as tdebench run makes it alone (the cost run without the "
+                        "--max-time the budget gave it).")
 
 
 def sections(d: Decision) -> list[Section]:

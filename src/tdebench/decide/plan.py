@@ -51,6 +51,19 @@ class SubRun:
         return {"name": self.name, "role": self.role, "workload": self.workload, "encryption": list(self.encryption),
                 "options": self.options, "run": self.run, "floor_s": round(self.floor_s, 3)}
 
+    def command(self, engine: str, settings: dict[str, str], out: str) -> str:
+        """The ``tdebench run`` command that makes the same run alone (the cost run's --max-time aside)."""
+        flags = {"trials": "--trials", "warmup": "--warmup", "precision": "--precision", "sf": "--sf",
+                 "page_source": "--page-source"}
+        parts = ["tdebench run", f"--engine {engine}", f"--workload {self.workload}",
+                 f"--encryption {','.join(self.encryption)}"]
+        parts += [f"{flags[k]} {v}" for k, v in self.run.items() if k in flags]
+        if self.run.get("memory_ratio"):
+            parts.append("--memory-ratio " + ",".join(f"{r:g}" for r in self.run["memory_ratio"]))
+        parts += [f"--workload-option {k}={v}" for k, v in self.options.items()]
+        parts += [f"--server-setting {k}={v}" for k, v in settings.items()]
+        return " ".join(parts + [f"--out {out}"])
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SubRun:
         return cls(str(data["name"]), str(data["role"]), str(data["workload"]), tuple(data.get("encryption") or ()),
@@ -95,7 +108,7 @@ def switch_refusal(engine: Engine, spec: EncryptionSpec, options: dict[str, Any]
 
     need = unmet_need(SWITCH_WORKLOAD, engine)
     if need is not None:
-        return need
+        return f"the {SWITCH_WORKLOAD} workload does not run on engine '{engine.name}': {need}"
     opts = check_workload_options(SWITCH_WORKLOAD, options)
     try:
         opts.check_configs([Config(engine.name, spec, {})])

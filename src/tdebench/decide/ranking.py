@@ -30,7 +30,7 @@ class Candidate:
     against: dict[str, tuple[str, str]]  # attacker name -> (stops / does not stop / not known, why)
     costs: list[Overhead | None]
     rank: int | None = None  # 1 = cheapest group; None: not a candidate
-    beats: list[str] = field(default_factory=list)  # "B on <figure>" it is cheaper than
+    beats: list[tuple[str, list[str]]] = field(default_factory=list)  # (B, the figures) it is cheaper than
 
     @property
     def status(self) -> str:
@@ -73,7 +73,7 @@ def cheaper(a: Candidate, b: Candidate, figures: list[str]) -> list[str]:
 
 def rule_text(attackers: list[Attacker], figures: list[str]) -> str:
     who = join_words([f"{a.name} ({a.phrase})" for a in attackers])
-    return (f"Candidates: the mechanisms the runs' threat model shows stopping {who}: every row of each attacker "
+    return (f"the candidates are the mechanisms the runs' threat model shows stopping {who}: every row of each attacker "
             "protected or not applicable (an exposed row: it does not stop it; a row not checked: not known). "
             "Among them A ranks above B when A's 95% interval of the overhead lies entirely below B's (for a "
             "throughput, above) on at least one ranking figure and entirely above it on none; overlapping "
@@ -85,13 +85,22 @@ def _rank(candidates: list[Candidate], figures: list[str]) -> None:
     rank = 1
     while left:
         for c in left:
-            c.beats = [f"{o.encryption} on {', '.join(fs)}" for o in left if o is not c
-                       for fs in [cheaper(c, o, figures)] if fs]
+            c.beats = [(o.encryption, fs) for o in left if o is not c for fs in [cheaper(c, o, figures)] if fs]
         top = [c for c in left if not any(cheaper(o, c, figures) for o in left if o is not c)] or left
         for c in top:
             c.rank = rank
         left = [c for c in left if c not in top]
         rank += 1
+
+
+def beaten(c: Candidate) -> str:
+    """``, cheaper than A and B on F`` (``, cheaper than A (on F1) and B (on F2)`` when the figures differ)."""
+    if not c.beats:
+        return ""
+    figures = {tuple(fs) for _, fs in c.beats}
+    if len(figures) == 1:
+        return f", cheaper than {join_words([o for o, _ in c.beats])} on {join_words(list(figures.pop()))}"
+    return ", cheaper than " + join_words([f"{o} (on {join_words(fs)})" for o, fs in c.beats])
 
 
 def answer(candidates: list[Candidate], attackers: list[Attacker]) -> str:
@@ -104,8 +113,7 @@ def answer(candidates: list[Candidate], attackers: list[Attacker]) -> str:
         return f"No mechanism measured is shown to stop {who} ({why}), so the rule recommends none."
     if len(top) == 1:
         c = top[0]
-        over = f", cheaper than {join_words(c.beats)}" if c.beats else ""
-        return f"{c.encryption}: the cheapest mechanism measured that stops {who}{over}."
+        return f"{c.encryption}: the cheapest mechanism measured that stops {who}{beaten(c)}."
     names = join_words([c.encryption for c in top])
     return (f"{names} tie: each stops {who}, and no interval of one lies apart from the other's on the ranking "
             "figures, so the figures do not tell them apart (measure longer, or choose on what switching each on "

@@ -23,7 +23,7 @@ _CSS = ("p.answer { font-size: 1.15rem; font-weight: 600; border-left: 5px solid
 # Markdown ----------------------------------------------------------------------------------------------------
 def _md_table(t: Table) -> list[str]:
     head = [f"_{t.caption}_", ""] if t.caption else []
-    return head + md_table(t.headers, [[c.text for c in row] for row in t.rows], t.right) + [""]
+    return head + md_table(t.headers, [[c.full for c in row] for row in t.rows], t.right) + [""]
 
 
 def markdown(title: str, subtitle: str, sections: list[Section]) -> str:
@@ -44,6 +44,8 @@ def markdown(title: str, subtitle: str, sections: list[Section]) -> str:
 
 # HTML --------------------------------------------------------------------------------------------------------
 def _cell_html(c: Cell) -> Safe:
+    if c.word:
+        return join([esc(c.text), Safe(" "), tag("span", c.word, class_=f"pill {c.kind or 'neutral'}")])
     return tag("span", c.text, class_=f"pill {c.kind}") if c.kind else esc(c.text)
 
 
@@ -81,7 +83,7 @@ def _rich_table(t: Table) -> RichTable:
     for i, h in enumerate(t.headers):
         out.add_column(h, justify="right" if i in t.right else "left", overflow="fold")
     for row in t.rows:
-        out.add_row(*[Text(c.text, style=_STYLES.get(c.kind, "")) for c in row])
+        out.add_row(*[Text(c.full, style=_STYLES.get(c.kind, "")) for c in row])
     return out
 
 

@@ -59,6 +59,7 @@ class SubRunFiles:
     overheads: list[Overhead] = field(default_factory=list)
     switching: list[dict[str, str]] = field(default_factory=list)
     report_problem: str = ""
+    warnings: list[Any] | None = None  # its report's warnings (Caveat), when its report was built here
 
     @property
     def present(self) -> bool:
@@ -91,9 +92,11 @@ def load(path: Path, name: str) -> SubRunFiles:
     report = path / "report"
     if not (report / "overhead.csv").is_file():
         try:
-            from tdebench.report import build_report
+            from tdebench.report import summarize, write_report
 
-            build_report(path)
+            summary = summarize(path)
+            write_report(summary, report)
+            files.warnings = summary.warnings
         except Exception as exc:  # noqa: BLE001 - the page says the run's figures are missing, and why
             files.report_problem = f"{type(exc).__name__}: {exc}"
     files.verification = _json(path / "verification.json")
