@@ -63,6 +63,8 @@ def decide_command(
     out_dir: Annotated[Optional[Path], typer.Option("--out", help="Decision directory (default "
                                                                   "results/<time>-decide-<engine>).")] = None,
     work_dir: Annotated[Optional[Path], typer.Option(help="Where instances keep their data (default: temp dir).")] = None,
+    data_dir: Annotated[Optional[Path], typer.Option(help="Where the runs' input data are converted, generated and "
+                                                          "cached (as tdebench run's).", show_default=False)] = None,
     resume: Annotated[Optional[Path], typer.Option(help="Continue a killed decision in this directory.")] = None,
 ) -> None:
     """Decide between encryption mechanisms on your own workload: cost, protection and switching, on one page."""
@@ -72,7 +74,7 @@ def decide_command(
         raise UsageError("decide needs --engine and --workload-dir",
                          "e.g. tdebench decide --engine mariadb --workload-dir docs/examples/orders-sql")
     request, plan = check_request(engine, workload_dir, mechanisms, against, budget, precision, trials, memory_ratio,
-                                  page_source, server_setting, option, switch_option, switch_trials)
+                                  page_source, server_setting, option, switch_option, switch_trials, data_dir)
     from tdebench.decide.record import DecisionRecord
     from tdebench.encryption import redact
 
@@ -97,7 +99,7 @@ def _budget(text: str) -> float:
 def check_request(engine_name: str, workload_dir: Path, mechanisms: str | None, against: str | None, budget: str,
                   precision: str | None, trials: int | None, memory_ratio: str | None, page_source: str | None,
                   server_setting: list[str], option: list[str], switch_option: list[str],
-                  switch_trials: int) -> tuple[dict[str, Any], Any]:
+                  switch_trials: int, data_dir: Path | None = None) -> tuple[dict[str, Any], Any]:
     """Every input checked, and every sub-run's plan built and checked, before any work: (request, plan)."""
     from tdebench.api.regime import parse_ratios
     from tdebench.decide import attackers, mechanisms as mech, plan as dplan
@@ -122,7 +124,8 @@ def check_request(engine_name: str, workload_dir: Path, mechanisms: str | None, 
                           precision=precision, trials=trials, ratios=ratios, page_source=page_source)
     switch = dplan.switch_options(parse_settings(switch_option, "--switch-option", "steady=20s"))
     plan = dplan.build(engine, specs, cost, switch=switch, switch_trials=switch_trials,
-                       backups=any(a.row == "backups" for a in chosen), budget_s=seconds)
+                       backups=any(a.row == "backups" for a in chosen), budget_s=seconds,
+                       data_dir=str(data_dir.resolve()) if data_dir else None)
     dplan.check_budget(plan)
     for sub in plan.runs:
         check_subrun(engine.name, sub, settings, max(seconds - plan.switching_floor_s, 1.0))

@@ -13,7 +13,7 @@ ramp-ups. Loads, switches, scans and the cost run's blocks come on top of it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tdebench.api.engine import Config, Engine
@@ -54,7 +54,7 @@ class SubRun:
     def command(self, engine: str, settings: dict[str, str], out: str) -> str:
         """The ``tdebench run`` command that makes the same run alone (the cost run's --max-time aside)."""
         flags = {"trials": "--trials", "warmup": "--warmup", "precision": "--precision", "sf": "--sf",
-                 "page_source": "--page-source"}
+                 "page_source": "--page-source", "data_dir": "--data-dir"}
         parts = ["tdebench run", f"--engine {engine}", f"--workload {self.workload}",
                  f"--encryption {','.join(self.encryption)}"]
         parts += [f"{flags[k]} {v}" for k, v in self.run.items() if k in flags]
@@ -143,8 +143,9 @@ def cost_run(specs: list[EncryptionSpec], options: dict[str, Any], *, precision:
 
 
 def build(engine: Engine, specs: list[EncryptionSpec], cost: SubRun, *, switch: dict[str, Any], switch_trials: int,
-          backups: bool, budget_s: float) -> DecisionPlan:
-    """The decision's sub-runs: switching (for every mechanism that can be switched), backups (when asked), cost."""
+          backups: bool, budget_s: float, data_dir: str | None = None) -> DecisionPlan:
+    """The decision's sub-runs: switching (for every mechanism that can be switched), backups (when asked), cost;
+    ``data_dir``: where every run's input data are cached."""
     runs: list[SubRun] = []
     refused: dict[str, str] = {}
     floor = switch_floor(switch, switch_trials)
@@ -159,6 +160,8 @@ def build(engine: Engine, specs: list[EncryptionSpec], cost: SubRun, *, switch: 
         runs.append(SubRun("backups", "backups", BACKUP_WORKLOAD, cost.encryption, {},
                            {"trials": 1, "warmup": 0, "sf": BACKUP_SF}))
     runs.append(cost)
+    if data_dir:
+        runs = [replace(r, run={**r.run, "data_dir": data_dir}) for r in runs]
     return DecisionPlan(runs, refused, budget_s)
 
 
