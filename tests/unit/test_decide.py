@@ -198,3 +198,24 @@ def test_declared_headlines_are_the_ranking_figures(tmp_path: Path) -> None:
     ranks = {c.encryption: c.rank for c in d.ranking.candidates}
     assert ranks["tde:aes-256-ctr"] == ranks["fs:fscrypt"] == 1 and ranks["fs:gocryptfs"] == 2
     assert d.ranking.answer.startswith("tde:aes-256-ctr and fs:fscrypt tie")
+
+
+def test_switching_reads_restarts_downtime_and_the_old_copy(tmp_path: Path) -> None:
+    """switching.csv rows as a run that times TDE's restart and copies data into a filesystem layer writes them."""
+    from tdebench.decide.sources import SubRunFiles
+    from tdebench.decide.switching import switching
+
+    tde = SubRunFiles("switch-tde", tmp_path, {"configs": []}, switching=[
+        {"action": "restart_on", "method": "offline", "time_to_done_s": "3.5", "downtime_s": "3.25", "trials": "3"},
+        {"action": "on", "method": "online", "time_to_done_s": "6.0", "trials": "3", "tpm_during_ratio": "0.6",
+         "tpm_during_ci95_low": "0.5", "tpm_during_ci95_high": "0.7", "plaintext_hits_in_scope": "0"}])
+    s = switching("tde:aes-256-ctr", tde, "", {})
+    assert (s.method, s.seconds, s.downtime_s, s.restart_s, s.plaintext_left) == ("online", 6.0, None, 3.25, 0)
+    fs = SubRunFiles("switch-fs", tmp_path, {"configs": []}, switching=[
+        {"action": "on", "method": "offline", "time_to_done_s": "9.0", "downtime_s": "11.0", "trials": "2",
+         "peak_extra_bytes": "1048576", "old_copy_hits": "12", "tpm_after_ratio": "0.9", "tpm_after_ci95_low": "0.8",
+         "tpm_after_ci95_high": "0.95"}])
+    s = switching("fs:fscrypt", fs, "", {})
+    assert (s.offline, s.downtime_s, s.extra_disk, s.old_copy_left, s.restart_s) == (True, 11.0, 1048576.0, 12, None)
+    assert s.tpm_after is not None and not s.tpm_after.resolved  # 2 trials: shown, not resolved
+    assert not switching("fs:gocryptfs", None, "cannot switch it", {}).measured

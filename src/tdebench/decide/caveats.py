@@ -4,8 +4,8 @@
 * what a run recorded as a problem, a failed step or an abandoned config (manifest);
 * where a mechanism's twin differs from the plain twin beyond the cipher: the OS page cache of a memory regime
   (``memory.regimes.<label>.applied.os_page_cache``, e.g. fscrypt serving ``O_DIRECT`` as buffered I/O);
-* plaintext the at-rest scan found outside a spec's scope (verification.json ``outside_scope_hits``) and after a
-  switch (switching.csv);
+* plaintext the at-rest scan found outside a spec's scope (verification.json ``outside_scope_hits``), after a
+  switch and in the old copy a switch left (switching.csv);
 * how much larger an encrypted config's compressed backups are than the plain twin's (the backups run's sizes);
 * a ``--precision`` target not met (manifest ``precision.outcome``).
 """
@@ -79,6 +79,10 @@ def _switch_notes(run: SubRunFiles) -> list[Note]:
         enc = next((str(c.get("encryption")) for c in run.manifest.get("configs") or []
                     if isinstance(c, dict) and c.get("label") == row.get("config")), "")
         left, outside = row.get("plaintext_hits_in_scope"), row.get("plaintext_hits_outside_scope")
+        old = row.get("old_copy_hits")
+        if old and float(old) > 0:
+            out.append(Note(run.name, f"{row.get('action')}: {float(old):g} plaintext hit(s) in the old copy the switch "
+                                      "left until it was deleted: its blocks stay on the disk until reused", enc))
         if left and float(left) > 0:
             out.append(Note(run.name, f"{row.get('action')}: {float(left):g} plaintext hit(s) left in scope after the "
                                       "switch (median over trials): the old plaintext survived it on disk", enc))

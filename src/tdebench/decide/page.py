@@ -103,16 +103,17 @@ def switch_summary(s: Switching) -> str:
     if not s.measured:
         return "not measured"
     if s.offline:
-        return f"offline: service down {fmt_value(s.seconds, 's')}" + (
+        return f"offline: service down {fmt_value(s.downtime_s, 's')}" + (
             f", {fmt_bytes(s.extra_disk)} extra disk" if s.extra_disk is not None else "")
     during = cells.ratio(s.tpm_during).full
-    return f"online in {fmt_value(s.seconds, 's')}, throughput meanwhile {during}"
+    restart = f" after a restart ({fmt_value(s.restart_s, 's')} down)" if s.restart_s is not None else ""
+    return f"online in {fmt_value(s.seconds, 's')}{restart}, throughput meanwhile {during}"
 
 
 def switching(d: Decision) -> Section:
-    headers = ["mechanism", "method", "time to done (offline: downtime)", "throughput meanwhile ÷ before",
+    headers = ["mechanism", "method", "time to done", "service down", "throughput meanwhile ÷ before",
                "p95 latency meanwhile ÷ before", "throughput after ÷ before", "peak extra disk", "restart",
-               "plaintext left after"]
+               "plaintext left after", "plaintext in the old copy"]
     rows = []
     lines = [f"Your workload's data: {fmt_bytes(d.data_bytes)} on disk (the cost run's plain twin). A switch rewrites "
              "the data it covers: its time and extra disk grow with the data, and the data switched below is the "
@@ -125,25 +126,31 @@ def switching(d: Decision) -> Section:
         lines.append(f"{m.encryption}: measured on {s.data or 'its data'}, {s.trials} trial(s) "
                      f"({s.run} run).")
         rows.append([Cell(m.encryption), Cell("offline (service stopped)" if s.offline else "online (serving)"),
-                     Cell(fmt_value(s.seconds, "s")), cells.ratio(s.tpm_during), cells.ratio(s.p95_during),
-                     cells.ratio(s.tpm_after), Cell(fmt_bytes(s.extra_disk) if s.extra_disk is not None else DASH),
-                     Cell(fmt_value(s.restart_s, "s") if s.restart_s is not None else "not recorded"), _left(s)])
+                     Cell(fmt_value(s.seconds, "s")), Cell(fmt_value(s.downtime_s, "s")), cells.ratio(s.tpm_during),
+                     cells.ratio(s.p95_during), cells.ratio(s.tpm_after),
+                     Cell(fmt_bytes(s.extra_disk) if s.extra_disk is not None else DASH),
+                     Cell(fmt_value(s.restart_s, "s") if s.restart_s is not None else "not recorded"), _left(s),
+                     _hits(s.old_copy_left)])
     keep = [i for i in range(len(headers)) if i < 3 or any(r[i].text != DASH for r in rows)]
     tables = [Table([headers[i] for i in keep], [[r[i] for i in keep] for r in rows],
-                    {n for n, i in enumerate(keep) if 2 <= i <= 6})] if rows else []
+                    {n for n, i in enumerate(keep) if 2 <= i <= 7})] if rows else []
     return Section("switching", "Switching it on", lines, tables,
                    note="Measured by doing it on a loaded plaintext database (the switching runs, encrypt workload: "
-                        "docs/workloads/encrypt.md): time to done is the median over trials; offline, the service "
-                        "was stopped that long. Ratios: the phase against the steady phase just before, geometric "
+                        "docs/workloads/encrypt.md): time to done and service down are medians over trials (offline "
+                        "the service was stopped for the switch; a restart stops it too). Ratios: the phase against the steady phase just before, geometric "
                         "mean over trials [95% interval]; 'not resolved' when it spans 1 or rests on fewer than 3 "
                         "trials; a column is left out when no switch has a figure for it. Restart: what the switch's "
                         "own run recorded. From each run's report/switching.csv.")
 
 
 def _left(s: Switching) -> Cell:
-    if s.plaintext_left is None:
-        return Cell("not scanned", "warn")
-    return Cell("none", "good") if s.plaintext_left == 0 else Cell(f"{s.plaintext_left} hits", "bad")
+    return Cell("not scanned", "warn") if s.plaintext_left is None else _hits(s.plaintext_left)
+
+
+def _hits(n: int | None) -> Cell:
+    if n is None:
+        return Cell(DASH)
+    return Cell("none", "good") if n == 0 else Cell(f"{n} hits", "bad")
 
 
 def caveats(d: Decision) -> Section:

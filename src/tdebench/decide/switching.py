@@ -2,9 +2,11 @@
 switch on (time to done, the background's throughput and p95 latency meanwhile and after, against the phase just
 before, the peak extra disk of an offline switch, the plaintext the scan found after it).
 
-An offline switch stops the service: its time to done is the downtime. A restart the switch needs (TDE's key
-plugin and redo log) is read where the switching run records it: a ``restart_s`` (or ``restart_seconds``) column of
-switching.csv, else the median of the run's ``encrypt`` measurements whose metric names a restart."""
+An offline switch stops the service: its downtime is switching.csv's ``downtime_s`` where the run records it,
+else its time to done. A restart the switch needs (TDE's key plugin and redo log) is the row of action
+``restart_on`` (its ``downtime_s``, else its time to done), else the median of the run's ``encrypt`` measurements
+whose metric names a restart (``restart_seconds``). A switch that copies the data reports the plaintext left in the
+old copy until it was deleted (``old_copy_hits``)."""
 
 from __future__ import annotations
 
@@ -44,13 +46,15 @@ class Switching:
     run: str = ""  # the switching run's directory name
     method: str = ""  # online or offline
     trials: int = 0
-    seconds: float | None = None  # median time to done (offline: the service was down that long)
+    seconds: float | None = None  # median time to done
+    downtime_s: float | None = None  # offline: the service was down that long
     tpm_during: Ratio | None = None
     p95_during: Ratio | None = None
     tpm_after: Ratio | None = None
     extra_disk: float | None = None
     restart_s: float | None = None
     plaintext_left: int | None = None
+    old_copy_left: int | None = None  # plaintext in the old copy of a switch that copies, before it was deleted
     data: str = ""  # what was switched
 
     @property
@@ -72,13 +76,13 @@ def _ratio(row: dict[str, str], prefix: str, trials: int) -> Ratio | None:
     return Ratio(mean, _float(row.get(f"{prefix}_ci95_low")), _float(row.get(f"{prefix}_ci95_high")), trials)
 
 
-def _restart(run: SubRunFiles, row: dict[str, str]) -> float | None:
-    for column in ("restart_s", "restart_seconds"):
-        if _float(row.get(column)) is not None:
-            return _float(row.get(column))
+def _restart(run: SubRunFiles) -> float | None:
+    row = next((r for r in run.switching if r.get("action") == "restart_on"), None)
+    if row is not None:
+        return _float(row.get("downtime_s")) if _float(row.get("downtime_s")) is not None else _float(
+            row.get("time_to_done_s"))
     values = [float(r["value"]) for r in measurement_rows(run.path, "encrypt")
-              if _RESTART.search(r.get("metric", "") + " " + r.get("step", "")) and _float(r.get("value")) is not None
-              and r.get("unit") == "s"]
+              if _RESTART.search(r.get("metric", "")) and _float(r.get("value")) is not None and r.get("unit") == "s"]
     return median(values) if values else None
 
 
@@ -108,10 +112,18 @@ def switching(encryption: str, run: SubRunFiles | None, refusal: str, status: di
             "the switching run did not finish a switch" if run.present else "the switching run did not start")
         return Switching(encryption, False, why, run=run.name)
     trials = int(_float(row.get("trials")) or 0)
+    method = row.get("method", "")
+    seconds = _float(row.get("time_to_done_s"))
+    down = _float(row.get("downtime_s"))
     return Switching(
-        encryption, True, run=run.name, method=row.get("method", ""), trials=trials,
-        seconds=_float(row.get("time_to_done_s")), tpm_during=_ratio(row, "tpm_during", trials),
-        p95_during=_ratio(row, "p95_during", trials), tpm_after=_ratio(row, "tpm_after", trials),
-        extra_disk=_float(row.get("peak_extra_bytes")), restart_s=_restart(run, row),
-        plaintext_left=None if _float(row.get("plaintext_hits_in_scope")) is None
-        else int(_float(row.get("plaintext_hits_in_scope")) or 0), data=_data(run))
+        encryption, True, run=run.name, method=method, trials=trials, seconds=seconds,
+        downtime_s=down if down is not None else (seconds if method == "offline" else None),
+        tpm_during=_ratio(row, "tpm_during", trials), p95_during=_ratio(row, "p95_during", trials),
+        tpm_after=_ratio(row, "tpm_after", trials), extra_disk=_float(row.get("peak_extra_bytes")),
+        restart_s=_restart(run), plaintext_left=_int(row.get("plaintext_hits_in_scope")),
+        old_copy_left=_int(row.get("old_copy_hits")), data=_data(run))
+
+
+def _int(text: str | None) -> int | None:
+    value = _float(text)
+    return None if value is None else int(value)
