@@ -20,7 +20,7 @@ from rich.console import Console
 from tdebench import __version__
 from tdebench.encryption import redact
 from tdebench.cli.run_args import RunArgs
-from tdebench.cli.run_args import parse_settings as _parse_settings
+from tdebench.cli.pairs import parse_settings as _parse_settings
 from tdebench.cli.run_args import signature as run_signature
 from tdebench.engines import DEFAULT_ENGINE
 from tdebench.errors import EnvironmentProblem, RunFailed, TdebenchError, UsageError

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.console import Console
 
-from tdebench.cli.run_args import parse_settings
+from tdebench.cli.pairs import parse_settings
 from tdebench.errors import TdebenchError, UsageError
 
 out = Console() if sys.stdout.isatty() else Console(width=160)
