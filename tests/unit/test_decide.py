@@ -219,3 +219,15 @@ def test_switching_reads_restarts_downtime_and_the_old_copy(tmp_path: Path) -> N
     assert (s.offline, s.downtime_s, s.extra_disk, s.old_copy_left, s.restart_s) == (True, 11.0, 1048576.0, 12, None)
     assert s.tpm_after is not None and not s.tpm_after.resolved  # 2 trials: shown, not resolved
     assert not switching("fs:gocryptfs", None, "cannot switch it", {}).measured
+
+
+def test_headlines_are_found_where_a_run_records_them() -> None:
+    from tdebench.decide.costs import declared_headlines
+
+    head = {"name": "reads", "test": "sql", "step": "reads", "metric": "elapsed", "title": "reads, weighted"}
+    for manifest in ({"headlines": [head]}, {"plan": {"presentation": {"headlines": [head]}}},
+                     {"presentation": {"headlines": [head]}}):
+        assert [h.title for h in declared_headlines(manifest)] == ["reads, weighted"]
+    one = declared_headlines({"headline": {"test": "power", "step": "total", "metric": "elapsed"}})
+    assert [(h.test, h.step) for h in one] == [("power", "total")]
+    assert declared_headlines({}) == []

@@ -43,8 +43,10 @@ class Figure:
 
 def declared_headlines(manifest: dict[str, Any]) -> list[Headline]:
     """The workload's headlines as the run recorded them: ``headlines`` (a list of :class:`Headline` JSON, at the
-    manifest's top level or under ``presentation``), else the one ``headline`` ({test, step, metric})."""
-    for holder in (manifest, manifest.get("presentation") or {}, manifest.get("plan") or {}):
+    manifest's top level, in its plan, or in either's ``presentation``), else the one ``headline`` ({test, step,
+    metric})."""
+    plan = manifest.get("plan") if isinstance(manifest.get("plan"), dict) else {}
+    for holder in (manifest, manifest.get("presentation"), plan, plan.get("presentation")):
         items = holder.get("headlines") if isinstance(holder, dict) else None
         if isinstance(items, list) and items:
             return [Headline.from_json(i) for i in items if isinstance(i, dict)]

@@ -63,6 +63,7 @@ class Decision:
     caveats: list[Note]
     runs: list[RunInfo]
     data_bytes: float | None = None  # the user's data on disk (the cost run's plain twin)
+    cost_max_time: float | None = None  # the --max-time the budget left the cost run
 
     @property
     def request(self) -> dict[str, Any]:
@@ -114,7 +115,8 @@ def load_decision(path: Path) -> Decision:
                         _engine_version(cost), str(record.request.get("workload_name", "")), regimes, figures,
                         protection("none", cost, backups), _plain_cells(cost, figures, regimes), mechanisms,
                         Ranking("", [], [], [], ""), [n for n in found if not n.encryption],
-                        [_run_info(record, s, files[s.name]) for s in subs], _data_bytes(cost))
+                        [_run_info(record, s, files[s.name]) for s in subs], _data_bytes(cost),
+                        (cost.manifest.get("plan") or {}).get("max_time"))
     keys = decision.ranking_keys()
     attackers = attacker_names.from_json(record.request.get("against") or [])
     decision.ranking = rank([m.protection for m in mechanisms], attackers,

@@ -171,8 +171,9 @@ def runs(d: Decision) -> Section:
         f"Budget {human_duration(float(r.get('budget_s') or 0))}: lower bound "
         f"{human_duration(float(plan.get('lower_bound_s') or 0))} (the switching trials' fixed phases; loads, "
         f"switches and the cost run come on top). Split: the switching and backup runs first (their phases fix "
-        f"at least {human_duration(switching_floor)}), then the cost run with what was left as its --max-time. "
-        f"Used: {human_duration(spent)} in the runs; the decision's status: {d.record.data.get('status')}."]
+        f"at least {human_duration(switching_floor)}), then the cost run with what was left as its --max-time"
+        + (f" ({human_duration(float(d.cost_max_time))})" if d.cost_max_time else "")
+        + f". Used: {human_duration(spent)} in the runs; the decision's status: {d.record.data.get('status')}."]
     rows = [[Cell(x.name), Cell(x.role), Cell(x.status, "good" if x.status == "completed" else "warn"),
              Cell(human_duration(x.seconds) if x.seconds is not None else DASH),
              Cell(f"{x.name}/report/index.html" if x.present else DASH), Cell(x.note)] for x in d.runs]
