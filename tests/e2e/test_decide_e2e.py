@@ -99,7 +99,7 @@ def test_decide_on_sqlite(sandbox, data_root) -> None:
             assert len(img.convert("RGB").getcolors(maxcolors=1_000_000) or range(51)) > 50
 
 
-@pytest.mark.heavy  # a decision interrupted and continued: a minute more than the suite affords
+@pytest.mark.heavy  # its parts: test_decide_on_sqlite (a decision), test_interrupt*.py (a run cut short, resumed)
 @pytest.mark.slow(seconds=60)
 def test_an_interrupted_decision_is_continued(sandbox, data_root) -> None:
     base, keys = sandbox
