@@ -231,3 +231,14 @@ def test_headlines_are_found_where_a_run_records_them() -> None:
     one = declared_headlines({"headline": {"test": "power", "step": "total", "metric": "elapsed"}})
     assert [(h.test, h.step) for h in one] == [("power", "total")]
     assert declared_headlines({}) == []
+
+
+def test_an_engine_without_backup_tools_gets_no_backups_run() -> None:
+    engine = get_engine("duckdb")
+    specs = mechanisms.choose(engine, None)
+    cost = dplan.cost_run(specs, {"dir": "/d"}, precision=None, trials=3, ratios=(), page_source=None)
+    built = dplan.build(engine, specs, cost, switch=dplan.switch_options({}), switch_trials=3, backups=True,
+                        budget_s=600)
+    assert [r.role for r in built.runs] == ["cost"]
+    assert "no backup tool" in built.not_switched["backups"]
+    assert built.lower_bound_s == 0

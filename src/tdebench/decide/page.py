@@ -91,6 +91,9 @@ def protection(d: Decision) -> Section:
                       [[Cell(str(r.get("attacker"))), cells.status(str(r.get("status")), plain=i == 0),
                         Cell(str(r.get("summary", "")))] for r in p.rows])) for i, p in enumerate(items) if p.rows]
     sentences = [p.sentence for p in items if p.sentence]
+    skipped = (d.record.plan.get("not_switched") or {}).get("backups")
+    if skipped:
+        sentences.append(f"Backups not checked: {skipped}.")
     return Section("protection", "What it stops and what it leaks", sentences, [Table(headers, rows)],
                    details=details,
                    note="From the cost run's threat model (verification.json; docs/security.md): protected, exposed, "

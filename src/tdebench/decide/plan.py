@@ -72,8 +72,8 @@ class SubRun:
 
 @dataclass
 class DecisionPlan:
-    """The sub-runs in the order they run, the mechanisms none of them can switch (with the reason), and the
-    budget: its lower bound and the planned split."""
+    """The sub-runs in the order they run, what is not run and why (a mechanism no run can switch, keyed by its
+    spec; ``backups`` when the engine has no backup tool), and the budget: its lower bound and the planned split."""
 
     runs: list[SubRun]
     not_switched: dict[str, str]
@@ -156,7 +156,12 @@ def build(engine: Engine, specs: list[EncryptionSpec], cost: SubRun, *, switch: 
             continue
         runs.append(SubRun(f"switch-{spec.label}", "switching", SWITCH_WORKLOAD, (str(spec),), dict(switch),
                            {"trials": switch_trials, "warmup": 0}, floor))
-    if backups:
+    from tdebench.workloads import unmet_need
+
+    no_backups = unmet_need(BACKUP_WORKLOAD, engine) if backups else None
+    if no_backups is not None:  # the backup rows stay "not checked", with the reason
+        refused["backups"] = f"the {BACKUP_WORKLOAD} workload does not run on engine '{engine.name}': {no_backups}"
+    elif backups:
         runs.append(SubRun("backups", "backups", BACKUP_WORKLOAD, cost.encryption, {},
                            {"trials": 1, "warmup": 0, "sf": BACKUP_SF}))
     runs.append(cost)
