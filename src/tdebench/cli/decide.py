@@ -48,7 +48,7 @@ def decide_command(
              "the budget \\[default: no target: blocks until the budget is used].", show_default=False)] = None,
     trials: Annotated[Optional[int], typer.Option(
         help="The cost run's blocks (fixed; still within the budget) \\[default: as many as the budget allows, at "
-             "most 100].", show_default=False)] = None,
+             "most 1000].", show_default=False)] = None,
     memory_ratio: Annotated[Optional[str], typer.Option(
         help="Regimes of the cost run: cache/data ratios, e.g. 2,0.25 (2: the data in memory; your server's "
              "buffer pool ÷ its data) \\[default: the cache as configured].", show_default=False)] = None,

@@ -62,7 +62,7 @@ class Decision:
     ranking: Ranking
     caveats: list[Note]
     runs: list[RunInfo]
-    data_bytes: float | None = None  # the user's data on disk (the cost run's plain twin)
+    data_bytes: tuple[float, str] | None = None  # the user's data: (bytes, what they are), the cost run's plain twin
     cost_max_time: float | None = None  # the --max-time the budget left the cost run
 
     @property
@@ -115,7 +115,7 @@ def load_decision(path: Path) -> Decision:
                         _engine_version(cost), str(record.request.get("workload_name", "")), regimes, figures,
                         protection("none", cost, backups), _plain_cells(cost, figures, regimes), mechanisms,
                         Ranking("", [], [], [], ""), [n for n in found if not n.encryption],
-                        [_run_info(record, s, files[s.name]) for s in subs], _data_bytes(cost),
+                        [_run_info(record, s, files[s.name]) for s in subs], cost.data_bytes("none"),
                         (cost.manifest.get("plan") or {}).get("max_time"))
     keys = decision.ranking_keys()
     attackers = attacker_names.from_json(record.request.get("against") or [])
@@ -134,12 +134,6 @@ def _plain_cells(cost: sources.SubRunFiles, figures: list[Figure],
             out[(i, r)] = next((o for o in cost.overheads if (o.test, o.step, o.metric) == f.series
                                 and split_label(o.config)[1] == r), None)
     return out
-
-
-def _data_bytes(cost: sources.SubRunFiles) -> float | None:
-    size = next((c.get("storage_bytes") for c in cost.manifest.get("configs") or []
-                 if isinstance(c, dict) and c.get("encryption") == "none"), None)
-    return float(size) if isinstance(size, (int, float)) else None
 
 
 def _engine_version(cost: sources.SubRunFiles) -> str:

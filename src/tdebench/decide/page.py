@@ -118,9 +118,9 @@ def switching(d: Decision) -> Section:
                "p95 latency meanwhile ÷ before", "throughput after ÷ before", "peak extra disk", "restart",
                "plaintext left after", "plaintext in the old copy"]
     rows = []
-    lines = [f"Your workload's data: {fmt_bytes(d.data_bytes)} on disk (the cost run's plain twin). A switch rewrites "
-             "the data it covers: its time and extra disk grow with the data, and the data switched below is the "
-             "switching runs'."] if d.data_bytes else []
+    lines = [f"Your workload's data: {fmt_bytes(d.data_bytes[0])} of {d.data_bytes[1]} (the cost run's plain twin). "
+             "A switch rewrites the data it covers: its time and extra disk grow with the data, and the data switched "
+             "below is the switching runs'."] if d.data_bytes else []
     for m in d.mechanisms:
         s = m.switching
         if not s.measured:

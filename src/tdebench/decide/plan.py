@@ -29,8 +29,8 @@ BACKUP_WORKLOAD = "backup"
 SWITCH_DEFAULTS: dict[str, Any] = {"threads": "1", "steady": "10s", "rekey": "no", "way_back": "false"}
 SWITCH_TRIALS = 3  # below 3 trials an interval is shown as not resolved
 BACKUP_SF = 0.01
-#: the most blocks a cost run without --precision runs (its --max-time usually ends it first)
-MAX_COST_TRIALS = 100
+#: the most blocks a cost run without --precision runs (its --max-time, the budget left, usually ends it first)
+MAX_COST_TRIALS = 1000
 #: kept free at the end of the budget for the page itself
 REPORT_RESERVE_S = 5.0
 

@@ -78,6 +78,19 @@ class SubRunFiles:
         threats = entry.get("threats") if isinstance(entry, dict) else None
         return threats if isinstance(threats, dict) else {}
 
+    def data_bytes(self, encryption: str | None = None) -> tuple[float, str] | None:
+        """(bytes, what they are) of a config's data (spec ``encryption``; None: the first config): its tables and
+        indexes as the engine's catalog reports them, else every file of its instance."""
+        for c in self.manifest.get("configs") or []:
+            if not isinstance(c, dict) or "base_label" in c or encryption not in (None, c.get("encryption")):
+                continue
+            totals = (c.get("storage") or {}).get("totals") if isinstance(c.get("storage"), dict) else None
+            if isinstance(totals, dict) and isinstance(totals.get("total_bytes"), (int, float)):
+                return float(totals["total_bytes"]), "tables and indexes"
+            if isinstance(c.get("storage_bytes"), (int, float)):
+                return float(c["storage_bytes"]), "on disk, every file of the instance"
+        return None
+
     def verification_of(self, encryption: str) -> dict[str, Any]:
         entry = (self.verification.get("configs") or {}).get(self.config_of(encryption))
         return entry if isinstance(entry, dict) else {}

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from statistics import median
 
 from tdebench.decide.sources import SubRunFiles, measurement_rows
+from tdebench.report.fmt import fmt_bytes
 
 MIN_TRIALS = 3  # an interval over fewer trials is shown, but as not resolved
 _RESTART = re.compile(r"restart", re.I)
@@ -95,11 +96,8 @@ def _data(run: SubRunFiles) -> str:
         parts.append(f"TPC-C, {data['warehouses']} warehouse{'s' if data['warehouses'] != 1 else ''}")
     if options.get("sf"):
         parts.append(f"TPC-H SF {options['sf']:g}")
-    sizes = [c.get("storage_bytes") for c in run.manifest.get("configs") or [] if isinstance(c, dict)]
-    size = next((s for s in sizes if isinstance(s, (int, float))), None)
-    from tdebench.report.fmt import fmt_bytes
-
-    return " and ".join(parts) + (f" ({fmt_bytes(size)} on disk)" if size else "")
+    size = run.data_bytes()
+    return " and ".join(parts) + (f" ({fmt_bytes(size[0])} of {size[1]})" if size else "")
 
 
 def switching(encryption: str, run: SubRunFiles | None, refusal: str, status: dict[str, str]) -> Switching:
