@@ -57,12 +57,16 @@ def check_cost(decision: Path, headline_step: str = "total") -> int:
     overhead.csv; returns the number of cells checked."""
     overheads = csv_rows(decision / "cost" / "report" / "overhead.csv")
     checked = 0
-    for table in page_tables(decision)["What it costs on your workload"]:
+    text = (decision / "report" / "summary.md").read_text()
+    captions = re.findall(r"(?m)^_(cache .*)_$", text)
+    for caption, table in zip(captions, page_tables(decision)["What it costs on your workload"], strict=True):
         header, rows = table[0], table[1:]
-        mechanisms = header[3:-1]
+        end = -1 if header[-1] == "n" else len(header)
+        mechanisms = header[3:end]
         for row in rows:
             step = headline_step if row[0].endswith(f"({headline_step})") else row[0]
-            for spec, cell in zip(mechanisms, row[3:-1]):
+            n = row[-1] if end == -1 else caption.rsplit(" · ", 1)[1]
+            for spec, cell in zip(mechanisms, row[3:end]):
                 o = next(r for r in overheads if r["encryption"] == spec and r["step"] == step
                          and r["test"] == "sql" and r["metric"] == "elapsed")
                 pct, low, high, word = COST.match(cell).groups()
@@ -71,7 +75,7 @@ def check_cost(decision: Path, headline_step: str = "total") -> int:
                 assert (pct, low, high) == (one_decimal(o["overhead_pct"]), *interval), (spec, step, cell)
                 spans = not o["ci_low_pct"] or float(o["ci_low_pct"]) <= 0 <= float(o["ci_high_pct"])
                 assert (word == "not resolved") == spans
-                assert row[-1] == f"n = {o['n']} block{'' if o['n'] == '1' else 's'}"
+                assert n == f"n = {o['n']} block{'' if o['n'] == '1' else 's'}"
                 checked += 1
             plain = next(r for r in overheads if r["step"] == step and r["test"] == "sql")
             assert quantity(row[2]) == pytest.approx(float(plain["median_plain"]), rel=5e-3)

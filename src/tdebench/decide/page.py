@@ -46,19 +46,27 @@ def answer(d: Decision) -> Section:
 
 
 def cost(d: Decision) -> Section:
-    """Per regime, every figure of the workload for the plain twin and each mechanism."""
+    """Per regime, every figure of the workload for the plain twin and each mechanism (n in the caption, or in a
+    column of its own when the figures' n differ)."""
     tables = []
     for regime in d.regimes:
-        headers = ["figure", "what", "plain twin (median)"] + [m.encryption for m in d.mechanisms] + ["n"]
-        rows = []
+        rows, counts = [], []
         for i, f in enumerate(d.figures):
             plain = d.plain_costs.get((i, regime))
-            what = f.kind if f.weight is None else f"{f.kind}, weight {f.weight:g}"
+            what = f.kind if f.weight is None else f"{f.kind} ×{f.weight:g}"
             row = [Cell(f.title), Cell(what), Cell(fmt_value(plain.median_plain, plain.unit) if plain else DASH)]
             row += [cells.cost(m.costs.get((i, regime))) for m in d.mechanisms]
             first = next((m.costs.get((i, regime)) for m in d.mechanisms if m.costs.get((i, regime))), None)
-            rows.append(row + [Cell(cells.n_text(first))])
-        tables.append(Table(headers, rows, set(range(2, len(headers))), caption=regime_title(regime)))
+            rows.append(row)
+            counts.append(cells.n_text(first))
+        headers = ["figure", "what", "plain twin (median)"] + [m.encryption for m in d.mechanisms]
+        caption = regime_title(regime)
+        if len(set(counts)) == 1:
+            caption += f" · {counts[0]}"
+        else:
+            headers.append("n")
+            rows = [row + [Cell(n)] for row, n in zip(rows, counts)]
+        tables.append(Table(headers, rows, set(range(2, len(headers))), caption=caption))
     paragraphs = []
     if not any(f.kind == "tail" for f in d.figures):
         paragraphs.append("Tail latency: the cost run recorded no latency percentile (it times each statement "
@@ -69,8 +77,8 @@ def cost(d: Decision) -> Section:
                    note="Overhead of each mechanism against the plain twin, paired by block, as the cost run's "
                         "report/overhead.csv has it: estimate and its 95% interval in percentage points; "
                         "'not resolved' when the interval spans 0 (no difference shown at this n). Headlines "
-                        "first, then tail latency, then every statement (query or write, with its weight in "
-                        "the workload's mix).")
+                        "first, then tail latency, then every statement (query or write, ×its weight in the "
+                        "workload's mix); n: the blocks each figure rests on.")
 
 
 def protection(d: Decision) -> Section:
@@ -84,8 +92,8 @@ def protection(d: Decision) -> Section:
         found = [next((r for r in p.rows if r.get("id") == row_id), None) for p in items]
         rows.append([Cell(name + mark)] + [cells.status(str(r["status"]), plain=i == 0) if r else Cell(DASH)
                                            for i, r in enumerate(found)])
-    rows.append([Cell("where its keys live")] + [Cell("; ".join(p.keys) or ("no key" if p.keys_known
-                                                                           else "not known")) for p in items])
+    keys = Table(["config", "where its keys live"], [[Cell(p.encryption), Cell("; ".join(p.keys) or (
+        "no key" if p.keys_known else "not known"))] for p in items])
     details = [(f"{p.encryption}: evidence per attacker",
                 Table(["attacker", "verdict", "evidence or reason"],
                       [[Cell(str(r.get("attacker"))), cells.status(str(r.get("status")), plain=i == 0),
@@ -94,11 +102,12 @@ def protection(d: Decision) -> Section:
     skipped = (d.record.plan.get("not_switched") or {}).get("backups")
     if skipped:
         sentences.append(f"Backups not checked: {skipped}.")
-    return Section("protection", "What it stops and what it leaks", sentences, [Table(headers, rows)],
+    return Section("protection", "What it stops and what it leaks", sentences, [Table(headers, rows), keys],
                    details=details,
                    note="From the cost run's threat model (verification.json; docs/security.md): protected, exposed, "
                         "not applicable or not checked, with the evidence. Backup rows come from the backups run "
-                        "when --against names backups. '(asked)': an attacker of --against.")
+                        "when --against names backups. '(asked)': an attacker of --against. Where the keys live: the "
+                        "evidence of the row 'copy of the whole disk'.")
 
 
 def switch_summary(s: Switching) -> str:

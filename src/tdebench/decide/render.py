@@ -16,8 +16,9 @@ from tdebench.report.mdkit import md_table
 # the decision's own look beside the report's stylesheet: the answer stands out, folded evidence is compact
 _CSS = ("p.answer { font-size: 1.15rem; font-weight: 600; border-left: 5px solid var(--accent); padding: 8px 14px; "
         "background: var(--info-bg); border-radius: 6px; } details { margin: 8px 0; } details summary { cursor: "
-        "pointer; color: var(--accent); } td .pill { white-space: normal; } caption { text-align: left; "
-        "font-weight: 600; color: var(--ink); padding: 4px 0; }")
+        "pointer; color: var(--accent); } caption { text-align: left; font-weight: 600; color: var(--ink); "
+        "padding: 4px 0; } section#cost td.num, section#answer td.num, section#switching td.num { white-space: "
+        "normal; } td .pill { white-space: nowrap; } section#switching th { white-space: normal; }")
 
 
 # Markdown ----------------------------------------------------------------------------------------------------
