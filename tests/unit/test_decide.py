@@ -183,7 +183,8 @@ def _asking(source: Path, target: Path, against: list[dict[str, str]]) -> Path:
 
 def test_attackers_asked_decide_the_candidates(decision_dir: Path, tmp_path: Path) -> None:
     d = load_decision(_asking(decision_dir, tmp_path / "d", [{"name": "host-root", "row": "live_host"}]))
-    assert d.ranking.answer.startswith("tde:aes-256-ctr: the cheapest")
+    assert d.ranking.answer == ("tde:aes-256-ctr: the only mechanism measured that stops a process on the running "
+                                "host that reads its files (fs:fscrypt: does not stop; fs:gocryptfs: does not stop).")
     assert {c.encryption: c.status for c in d.ranking.candidates}["fs:fscrypt"] == LEAKS
     d = load_decision(_asking(decision_dir, tmp_path / "b", [{"name": "backups", "row": "backups"}]))
     assert "recommends none" in d.ranking.answer and "not known" in d.ranking.answer

@@ -111,6 +111,10 @@ def answer(candidates: list[Candidate], attackers: list[Attacker]) -> str:
         why = "; ".join(f"{c.encryption}: {c.status} " + join_words(
             [a for a, (v, _) in c.against.items() if v != STOPS]) for c in candidates)
         return f"No mechanism measured is shown to stop {who} ({why}), so the rule recommends none."
+    if len(top) == 1 and not any(c.rank for c in candidates if c is not top[0]):
+        others = "; ".join(f"{c.encryption}: {c.status}" for c in candidates if c is not top[0])
+        return f"{top[0].encryption}: the only mechanism measured that stops {who}" + (
+            f" ({others})." if others else ".")
     if len(top) == 1:
         c = top[0]
         return f"{c.encryption}: the cheapest mechanism measured that stops {who}{beaten(c)}."
