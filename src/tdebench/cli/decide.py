@@ -178,6 +178,8 @@ def _execute(record: Any, sub: Any, work_dir: Path | None, deadline: float) -> t
     quiet = Console(file=io.StringIO(), width=160)  # its own summary is in its report; the page comes at the end
     try:
         if (path / "manifest.json").is_file():
+            if _finished(path):  # it ended before the decision could record it
+                return "completed", "", 0
             code = runner.resume_run(path, work_dir=work_dir, report=True, console=quiet, err_console=err)
         else:
             left = max(deadline - time.monotonic(), 1.0)
@@ -188,6 +190,16 @@ def _execute(record: Any, sub: Any, work_dir: Path | None, deadline: float) -> t
     except TdebenchError as exc:
         return "failed", exc.one_line(), exc.exit_code
     return ("completed" if code == 0 else "completed with failures"), "", code
+
+
+def _finished(path: Path) -> bool:
+    """Whether the run directory ``path`` says its run completed."""
+    import json
+
+    try:
+        return json.loads((path / "manifest.json").read_text(encoding="utf-8")).get("status") == "completed"
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def run_decision(record: Any, work_dir: Path | None) -> int:
