@@ -15,6 +15,7 @@ from tdebench.cli.app import main
 from tdebench.decide import build_page, load_decision, print_page
 from tests.decidepage import check_cost, check_switching, md_tables, page_tables
 from tests.decisiondir import make_decision
+from tests.unit.test_report_chromium import BAD_LOG, CHROMIUM, chromium
 
 
 @pytest.fixture(scope="module")
@@ -95,3 +96,19 @@ def test_report_command_rebuilds_the_page(decision: Path, capfd: pytest.CaptureF
     assert info.value.code == 0 and page.is_file()
     assert "Which encryption at rest for orders-sql on mariadb?" in page.read_text()
     assert "<script" not in page.read_text().lower()
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is not installed (apt install chromium)")
+def test_the_page_renders_in_chromium(decision: Path, tmp_path: Path) -> None:
+    from PIL import Image
+
+    png = tmp_path / "page.png"
+    proc = chromium(f"--screenshot={png}", "--window-size=1400,2400", (decision / "report" / "index.html").as_uri(),
+                    profile=tmp_path / "profile")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert [line for line in proc.stderr.splitlines() if BAD_LOG.search(line)] == []
+    with Image.open(png) as img:
+        colors = img.convert("RGB").getcolors(maxcolors=1_000_000)
+        assert colors is None or len(colors) > 50, "screenshot is (nearly) one color"
+    dom = chromium("--dump-dom", (decision / "report" / "index.html").as_uri(), profile=tmp_path / "profile2").stdout
+    assert "<script" not in dom.lower() and "fs:fscrypt: the cheapest mechanism measured" in dom
