@@ -22,6 +22,7 @@ from tdebench.cli.app import main
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_RUN = ROOT / "tests" / "fixtures" / "rundir_sqlite"
+ORDERS = str(ROOT / "docs" / "examples" / "orders-sql")
 
 
 def cli(capfd, *args: str) -> tuple[int, str, str]:
@@ -344,6 +345,13 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
                                         "tde:aes-256-ctr", "--sf", "0.002"], 2, "repeats a supplier"),
     ("encrypt-plain-target", [*RUN, "--workload", "encrypt", "--engine", "mariadb", "--encryption", "none"], 2,
      "names no encryption to switch on"),
+    ("decide-one-mechanism", ["decide", "--engine", "mysql", "--workload-dir", ORDERS, "--out", "{tmp}/out"], 2,
+     "has one way to encrypt"),
+    ("decide-attacker", ["decide", "--engine", "sqlite", "--workload-dir", ORDERS, "--against", "thief", "--out",
+                         "{tmp}/out"], 2, "unknown attacker 'thief'"),
+    ("decide-budget", ["decide", "--engine", "sqlite", "--workload-dir", ORDERS, "--budget", "1m", "--out",
+                       "{tmp}/out"], 2, "below the lower bound of this decision"),
+    ("decide-resume-missing", ["decide", "--resume", "{tmp}/nosuch"], 2, "cannot be read"),
     ("cleanup-extra-arg", ["cleanup", "now"], 2, "unexpected extra argument"),
     ("cleanup-option", ["cleanup", "--force"], 2, "No such option"),
 ]

@@ -20,7 +20,7 @@ LAYERS: dict[str, int] = {
     "api": 1,
     "engines": 2, "measure": 2, "results": 2, "stats": 2, "config": 2,
     "verify": 3, "workloads": 3,
-    "runner": 4, "report": 4, "manual": 4, "capture": 4,
+    "runner": 4, "report": 4, "manual": 4, "capture": 4, "decide": 4,
     "cli": 5, "__main__": 5,
 }
 # packages that may import nothing of these (besides the layers)

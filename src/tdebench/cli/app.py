@@ -20,6 +20,7 @@ from rich.console import Console
 from tdebench import __version__
 from tdebench.encryption import redact
 from tdebench.cli.run_args import RunArgs
+from tdebench.cli.pairs import parse_settings as _parse_settings
 from tdebench.cli.run_args import signature as run_signature
 from tdebench.engines import DEFAULT_ENGINE
 from tdebench.errors import EnvironmentProblem, RunFailed, TdebenchError, UsageError
@@ -44,16 +45,6 @@ def _root(ctx: typer.Context,
         raise typer.Exit()
     if ctx.invoked_subcommand is None:
         ctx.invoke(run_command, ctx=ctx)
-
-
-def _parse_settings(items: list[str], option: str = "--server-setting", example: str = "page_size=8192") -> dict[str, str]:
-    settings: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"bad {option} '{item}'", f"write KEY=VALUE, e.g. {option} {example}")
-        settings[key.strip().lower()] = value.strip()
-    return settings
 
 
 def _workload_options(items: list[str], **named: object) -> dict[str, object]:
@@ -236,11 +227,16 @@ def engines_command() -> None:
 
 
 @app.command("report")
-def report_command(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) -> None:
-    """(Re)build the report of a run directory: report/index.html, summary.md, CSV tables."""
+def report_command(run_dir: Annotated[Path, typer.Argument(help="A run directory, or a decision directory.")]) -> None:
+    """(Re)build the report of a run directory (report/index.html, summary.md, CSV tables), or the page of a
+    decision directory (tdebench decide)."""
     from tdebench.cli.run import check_run_dir
+    from tdebench.decide import build_page, is_decision
     from tdebench.report import build_report
 
+    if is_decision(run_dir):
+        out.print(f"page: {build_page(run_dir)}")
+        return
     check_run_dir(run_dir)
     try:
         path = build_report(run_dir)
@@ -315,7 +311,9 @@ app.command("script")(script_command)
 app.command("import")(import_command)
 app.command("tde-setup")(tde_setup_command)
 from tdebench.cli.capture import capture_command  # noqa: E402
+from tdebench.cli.decide import decide_command  # noqa: E402
 app.command("capture")(capture_command)
+app.command("decide")(decide_command)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -341,7 +339,7 @@ def main(argv: list[str] | None = None) -> None:
         from tdebench.cli.run import RunInterrupted
 
         run_dir = getattr(exc, "run_dir", None) or RunInterrupted.last_run_dir
-        resume = f"; continue it with: tdebench run --resume {run_dir}" if run_dir is not None else ""
+        resume = f"; continue it with: {RunInterrupted.resume_command} {run_dir}" if run_dir is not None else ""
         _fail(f"tdebench: interrupted; servers stopped and temporary data removed{resume}")
         code = 130
     except TdebenchError as exc:

@@ -263,6 +263,8 @@ class RunInterrupted(KeyboardInterrupt):
     # typer (0.2x) turns a KeyboardInterrupt inside a command into exit code 130 and drops the exception:
     # the CLI reads the run directory from here
     last_run_dir: Path | None = None
+    #: how the CLI says to continue it (a decision continues its sub-runs: tdebench decide --resume)
+    resume_command: str = "tdebench run --resume"
 
     def __init__(self, run_dir: Path) -> None:
         super().__init__(str(run_dir))
