@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -38,6 +39,9 @@ from tdebench.runner.pairing import Arm, TwinWorker, cpu_slots, run_pair, skew_u
 from tdebench.runner.schedule import TrialHost
 
 TWINS = 2
+#: the interpreter's thread switch interval during a block (s; Python's default is 0.005): a twin's client thread
+#: released by the barrier waits for the interpreter lock while the other's runs Python code, at most this long
+SWITCH_INTERVAL = 0.0005
 #: what each twin waited on and used in a pair, and the unit of its row (``duet/<step>/<metric>``)
 WAITS = {"cpu_wait": "s", "io_wait": "s", "cgroup_cpu": "s", "throttled": "s", "read_bytes": "bytes",
          "write_bytes": "bytes", "read_ios": "count"}
@@ -144,8 +148,9 @@ class DuetSchedule:
             self.orch.ui.message(f"could not remove cgroup(s) {', '.join(failed)}; `tdebench cleanup` will")
 
     def _place(self, state: ConfigState) -> None:
-        """The twin's server processes into its group (they are restarted outside it between blocks)."""
-        if not isinstance(state.instance, HostedInstance) and state.instance.scannable:
+        """The twin's server processes into its group (they are restarted outside it between blocks); an embedded
+        twin's hosts join it when they start."""
+        if state.engine.dialect.protocol != "embedded" and state.instance.scannable:
             self.groups[state.label].adopt(state.instance.server_pids())
 
     def _host(self, state: ConfigState) -> None:
@@ -251,6 +256,8 @@ class _BlockRun:
         watches: dict[str, Any] = {}
         orch.ui.task_started("trial", f"{name}: {len(pending)} configs side by side{orch.progress_note()}",
                              len(self.steps) * self.repeat)
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(SWITCH_INTERVAL)
         try:
             orch.progress.start()
             orch.note_in_flight(self.block, [s.label for s in pending])
@@ -264,6 +271,7 @@ class _BlockRun:
                     self.trials[state.label].abort()
             self._pairs()
         finally:
+            sys.setswitchinterval(switch)
             for worker in self.workers.values():
                 worker.close()
             orch.progress.finish(len(pending))
