@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from tdebench.cli.app import main
@@ -135,3 +136,16 @@ def test_a_killed_duet_run_leaves_no_cgroup_after_cleanup(tmp_path, data):
     assert result.returncode == 0, result.stderr
     assert not any(Path(g).exists() for g in groups), result.stdout
     assert not list((state / "tdebench" / "owned").glob("*.json"))
+    deadline = time.monotonic() + 10  # the processes that ran the statements leave once tdebench is gone
+    while _left(tmp_path / "run") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _left(tmp_path / "run")
+
+
+def _left(out: Path) -> list[int]:
+    """Live processes of the killed run (their command line names its --out)."""
+    found = []
+    for proc in psutil.process_iter(["pid", "cmdline", "status"]):
+        if proc.info["status"] != psutil.STATUS_ZOMBIE and str(out) in " ".join(proc.info["cmdline"] or []):
+            found.append(proc.info["pid"])
+    return found

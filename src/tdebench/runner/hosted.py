@@ -75,10 +75,13 @@ class _Served:
             conn.interrupt()
 
 
-def _serve(instance: Instance, chan: Any, irq: Any) -> None:
-    """The host process: run requests until told to exit or until tdebench is gone (its end of the pipe closes)."""
+def _serve(instance: Instance, chan: Any, irq: Any, theirs: list[Any], parent: int) -> None:
+    """The host process: run requests until told to exit or until tdebench (``parent``) is gone. ``theirs``: the
+    pipe ends that are tdebench's, closed here so that tdebench's death closes the pipes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is tdebench's to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    for end in theirs:
+        end.close()
     served = _Served(instance)
 
     def interrupts() -> None:
@@ -91,6 +94,10 @@ def _serve(instance: Instance, chan: Any, irq: Any) -> None:
     threading.Thread(target=interrupts, daemon=True).start()
     while True:
         try:
+            if not chan.poll(1.0):
+                if os.getppid() != parent:  # a killed tdebench: another process may hold the pipe open
+                    break
+                continue
             op, args = chan.recv()
         except (EOFError, OSError):
             break
@@ -111,8 +118,8 @@ class _Host:
         ctx = multiprocessing.get_context("fork")
         self.chan, child = ctx.Pipe(duplex=True)
         reader, self.irq = ctx.Pipe(duplex=False)  # cancellations: the host reads, tdebench writes
-        self.proc = ctx.Process(target=_serve, args=(instance, child, reader), daemon=True,
-                                name=f"tdebench-host-{instance.config.label}")
+        self.proc = ctx.Process(target=_serve, args=(instance, child, reader, [self.chan, self.irq], os.getpid()),
+                                daemon=True, name=f"tdebench-host-{instance.config.label}")
         self.proc.start()
         child.close()
         reader.close()
