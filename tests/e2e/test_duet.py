@@ -99,7 +99,8 @@ def test_mariadb_tpcc_slices_run_side_by_side(tmp_path, tpcc_w1):
                     "--data-dir", str(tpcc_w1[0].parent))
     rounds = ["vu2#1", "vu2#2", "vu2#3"]
     _check_schedule(manifest, rounds)
-    assert [p[0] for p in manifest["schedule"]["pairs"]["1"]] == ["begin", "ready:vu2", *rounds, "finish"]
+    assert [p[0] for p in manifest["schedule"]["pairs"]["1"]] == ["begin", "ready:vu2", "ready:vu2", *rounds,
+                                                                         "finish"]
     tpm = {(r["config"], r["round"]) for r in _rows(out, "tpcc") if r["metric"] == "tpm"}
     assert tpm == {(c, str(k)) for c in ("mariadb-none", "mariadb-none-2") for k in (1, 2, 3)}
     waits = {(r["config"], r["round"]) for r in _rows(out, "duet") if r["metric"] == "cpu_wait"}

@@ -57,9 +57,8 @@ class SteppedTrial(ABC):
 
     def ready(self, step: str) -> None:
         """Start what the first run of ``step`` needs (TPC-C's virtual users, a sysbench process, with their
-        ramp-up), so that its first :meth:`run_step` measures at once. ``--schedule duet`` calls it for both twins
-        at the same moment before a step's first pair; otherwise the first :meth:`run_step` does it. Default:
-        nothing to start."""
+        ramp-up), so that its first :meth:`run_step` measures at once. ``--schedule duet`` calls it for each twin
+        before a step's first pair; otherwise the first :meth:`run_step` does it. Default: nothing to start."""
 
     @abstractmethod
     def run_step(self, step: str, repetition: int) -> None:

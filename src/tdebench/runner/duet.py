@@ -15,7 +15,7 @@ what each twin waited on (rows ``duet/<step>/<metric>``) and the manifest keeps 
 per block and pair, what ran, the CPU sets of the configs in plan order, and the barrier's skew).
 
 RF1, RF2 and the rest of a trial's block-unit work (``begin``, ``finish``) run as pairs too; a step's clients are
-started and ramped up together before its first pair (``SteppedTrial.ready``). The pairing unit of the statistics is
+started and ramped up before its first pair, one twin after the other (``SteppedTrial.ready``). The pairing unit of the statistics is
 unchanged: TPC-H records one value per query and block, OLTP one per round, counted per block.
 """
 
@@ -230,7 +230,7 @@ def _raise(exc: BaseException) -> None:
 
 
 class _BlockRun:
-    """One block of the duet: prepare and watch both trials, then pairs (begin, per step a ready pair and its
+    """One block of the duet: prepare and watch both trials, then pairs (begin, per step its clients started and its
     rounds, finish), then the orchestrator's records."""
 
     def __init__(self, schedule: DuetSchedule, block: Block, pending: list[ConfigState], recs: dict[str, Recorder],
@@ -246,7 +246,8 @@ class _BlockRun:
         self.results: dict[str, TrialResult] = {}
         self.active: list[ConfigState] = []
         self.workers: dict[str, TwinWorker] = {}
-        self.orders = slot_orders(self.orch.plan.seed, block.number, 2 + len(self.steps) * (self.repeat + 1), TWINS)
+        pairs = 2 + len(self.steps) * (self.repeat + TWINS)  # begin, per step a ready per twin and its runs, finish
+        self.orders = slot_orders(self.orch.plan.seed, block.number, pairs, TWINS)
         self.index = 0
         self.waits: dict[str, dict[tuple[str, int], dict[str, float]]] = {s.label: {} for s in pending}
 
@@ -290,8 +291,8 @@ class _BlockRun:
         self._pair("begin", lambda t: t.begin)
         starts = any(type(t).ready is not SteppedTrial.ready for t in self.trials.values())
         for step in self.steps:
-            if starts:  # clients to start and ramp up: together, before the step's first pair
-                self._pair(f"ready:{step}", lambda t, s=step: (lambda: t.ready(s)))
+            if starts:
+                self._ready(step)
             for rep in range(self.repeat):
                 what = step if self.repeat == 1 and not self.by_round else f"{step}#{rep + 1}"
                 arms = self._pair(what, lambda t, s=step, r=rep: (lambda: t.run_step(s, r)))
@@ -301,13 +302,21 @@ class _BlockRun:
                 self.orch.ui.task_advanced("trial", 1)
         self._pair("finish", lambda t: (lambda: self.results.__setitem__(self._label_of(t), t.finish())))
 
+    def _ready(self, step: str) -> None:
+        """Start the step's clients and ramp them up before its first pair, one twin after the other: clients
+        forked by two threads at once could inherit each other's pipes (and a client's exit would go unseen)."""
+        for state in list(self.active):
+            self._pair(f"ready:{step}", lambda t, s=step: (lambda: t.ready(s)), only=[state])
+
     def _label_of(self, trial: SteppedTrial) -> str:
         return next(label for label, t in self.trials.items() if t is trial)
 
-    def _pair(self, what: str, job_of: Callable[[SteppedTrial], Callable[[], Any]]) -> dict[str, Arm]:
-        """One simultaneous pair of the active twins (CPU sets set first); a twin whose job failed leaves the
-        block (its trial is recorded as failed), the other goes on alone."""
-        if not self.active:
+    def _pair(self, what: str, job_of: Callable[[SteppedTrial], Callable[[], Any]],
+              only: list[ConfigState] | None = None) -> dict[str, Arm]:
+        """One simultaneous pair of the active twins (``only``: of these alone; CPU sets set first); a twin whose
+        job failed leaves the block (its trial is recorded as failed), the other goes on alone."""
+        runs = [s for s in self.active if only is None or s in only]
+        if not runs:
             return {}
         order = self.orders[min(self.index, len(self.orders) - 1)]
         self.index += 1
@@ -315,15 +324,15 @@ class _BlockRun:
         cpus = "|".join(self.sched.slots[k] for k in order)  # the configs in plan order
         for state in self.active:
             self.groups[state.label].set_cpus(self.sched.slots[order[labels.index(state.label)]])
-        readers = {s.label: self.groups[s.label].read for s in self.active}
+        readers = {s.label: self.groups[s.label].read for s in runs}
         devices = self.sched.devices
 
         def between(label: str) -> Callable[[Any, Any], dict[str, float]]:
             return lambda before, after: cgroups.used_between(before, after, devices.get(label))
 
-        arms = run_pair({s.label: self.workers[s.label] for s in self.active},
-                        {s.label: job_of(self.trials[s.label]) for s in self.active}, readers,
-                        {s.label: between(s.label) for s in self.active})
+        arms = run_pair({s.label: self.workers[s.label] for s in runs},
+                        {s.label: job_of(self.trials[s.label]) for s in runs}, readers,
+                        {s.label: between(s.label) for s in runs})
         self.sched.record_pair(self.block, what, cpus, skew_us(arms) if len(arms) == TWINS else None)
         for label, arm in arms.items():
             state = self.orch.states[label]

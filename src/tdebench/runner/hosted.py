@@ -23,8 +23,11 @@ from typing import Any
 
 from tdebench.api.engine import Connection, Instance
 
-#: seconds a host may take to open its connection or to leave when told
-HOST_TIMEOUT = 60.0
+#: seconds a host may take to leave when told
+HOST_TIMEOUT = 10.0
+#: held while a host's pipes are made and its process forked: a process forked by another thread in between (the
+#: other twin's host) would inherit this host's ends of them, and this host's exit would then go unseen
+SPAWN = threading.Lock()
 
 
 def _portable(exc: BaseException) -> BaseException:
@@ -116,13 +119,15 @@ class _Host:
 
     def __init__(self, instance: Instance, place: Callable[[int], None]) -> None:
         ctx = multiprocessing.get_context("fork")
-        self.chan, child = ctx.Pipe(duplex=True)
-        reader, self.irq = ctx.Pipe(duplex=False)  # cancellations: the host reads, tdebench writes
-        self.proc = ctx.Process(target=_serve, args=(instance, child, reader, [self.chan, self.irq], os.getpid()),
-                                daemon=True, name=f"tdebench-host-{instance.config.label}")
-        self.proc.start()
-        child.close()
-        reader.close()
+        with SPAWN:
+            self.chan, child = ctx.Pipe(duplex=True)
+            reader, self.irq = ctx.Pipe(duplex=False)  # cancellations: the host reads, tdebench writes
+            self.proc = ctx.Process(target=_serve, args=(instance, child, reader, [self.chan, self.irq],
+                                                         os.getpid()),
+                                    daemon=True, name=f"tdebench-host-{instance.config.label}")
+            self.proc.start()
+            child.close()
+            reader.close()
         place(int(self.proc.pid or 0))
         self.lock = threading.Lock()
         self.busy = False  # a connection is open on it
