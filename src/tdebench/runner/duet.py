@@ -163,11 +163,12 @@ class DuetSchedule:
                                         lambda: [p for p in group.processes() if p != mine])
 
     @staticmethod
-    def unhost(state: ConfigState) -> None:
-        """The real instance back (after the block's instruments stopped; before its records and restarts)."""
+    def unhost(state: ConfigState, wait: bool = True) -> None:
+        """The real instance back (after the block's instruments stopped; before its records and restarts);
+        ``wait`` False (an interrupt): its statement hosts are killed, not asked to leave."""
         hosted = state.instance
         if isinstance(hosted, HostedInstance):
-            hosted.close()
+            hosted.close(wait)
             state.instance = hosted.real
 
     # blocks ---------------------------------------------------------------------------------------------------
@@ -200,7 +201,7 @@ class DuetSchedule:
             _BlockRun(self, block, pending, recs, {k: v for k, v in trials.items() if v is not None}, groups).run()
         finally:
             for state in pending:
-                self.unhost(state)
+                self.unhost(state, wait=False)  # only left installed when the block ended with an error
         return True
 
     def record_pair(self, block: Block, what: str, cpus: str, skew: float | None) -> None:
@@ -249,6 +250,7 @@ class _BlockRun:
         pairs = 2 + len(self.steps) * (self.repeat + TWINS)  # begin, per step a ready per twin and its runs, finish
         self.orders = slot_orders(self.orch.plan.seed, block.number, pairs, TWINS)
         self.index = 0
+        schedule.entry["pairs"][str(block.number)] = []  # a block redone on resume starts its list afresh
         self.waits: dict[str, dict[tuple[str, int], dict[str, float]]] = {s.label: {} for s in pending}
 
     def run(self) -> None:
@@ -259,6 +261,7 @@ class _BlockRun:
                              len(self.steps) * self.repeat)
         switch = sys.getswitchinterval()
         sys.setswitchinterval(SWITCH_INTERVAL)
+        done = False
         try:
             orch.progress.start()
             orch.note_in_flight(self.block, [s.label for s in pending])
@@ -271,15 +274,16 @@ class _BlockRun:
                 else:
                     self.trials[state.label].abort()
             self._pairs()
-        finally:
+            done = True
+        finally:  # after an interrupt nothing waits for a client thread or a statement host still busy
             sys.setswitchinterval(switch)
             for worker in self.workers.values():
-                worker.close()
+                worker.close(5.0 if done else 0.0)
             orch.progress.finish(len(pending))
             orch.ui.task_finished("trial")
             series = {label: orch.unwatch(self.block, orch.states[label], watch) for label, watch in watches.items()}
             for state in pending:
-                self.sched.unhost(state)
+                self.sched.unhost(state, wait=done)
         self.sched.summarize_skew()
         for state in pending:
             result = self.results.get(state.label, TrialResult(failures=["the trial did not finish"]))

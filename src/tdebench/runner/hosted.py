@@ -144,12 +144,13 @@ class _Host:
             raise value
         return value
 
-    def stop(self) -> None:
+    def stop(self, wait: bool = True) -> None:
+        """Tell the host to leave and wait for it (``wait`` False: an interrupted run, kill it at once)."""
         try:
             self.chan.send(("exit", ()))
         except OSError:
             pass
-        self.proc.join(timeout=HOST_TIMEOUT)
+        self.proc.join(timeout=HOST_TIMEOUT if wait else 0)
         if self.proc.is_alive():
             self.proc.kill()
             self.proc.join(timeout=5)
@@ -293,9 +294,9 @@ class HostedInstance:
             return host.call("counters")
         return self._real.counters()
 
-    def close(self) -> None:
-        """Stop every host (their connections close with them)."""
+    def close(self, wait: bool = True) -> None:
+        """Stop every host (their connections close with them); ``wait`` False: kill them at once."""
         with self._lock:
             hosts, self._hosts, self._last = self._hosts, [], None
         for host in hosts:
-            host.stop()
+            host.stop(wait)
