@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import statistics
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -39,9 +38,6 @@ from tdebench.runner.pairing import Arm, TwinWorker, cpu_slots, run_pair, skew_u
 from tdebench.runner.schedule import TrialHost
 
 TWINS = 2
-#: the interpreter's thread switch interval during a block (s; Python's default is 0.005): a twin's client thread
-#: released by the barrier waits for the interpreter lock while the other's runs Python code, at most this long
-SWITCH_INTERVAL = 0.0005
 #: what each twin waited on and used in a pair, and the unit of its row (``duet/<step>/<metric>``)
 WAITS = {"cpu_wait": "s", "io_wait": "s", "cgroup_cpu": "s", "throttled": "s", "read_bytes": "bytes",
          "write_bytes": "bytes", "read_ios": "count"}
@@ -259,8 +255,6 @@ class _BlockRun:
         watches: dict[str, Any] = {}
         orch.ui.task_started("trial", f"{name}: {len(pending)} configs side by side{orch.progress_note()}",
                              len(self.steps) * self.repeat)
-        switch = sys.getswitchinterval()
-        sys.setswitchinterval(SWITCH_INTERVAL)
         done = False
         try:
             orch.progress.start()
@@ -276,7 +270,6 @@ class _BlockRun:
             self._pairs()
             done = True
         finally:  # after an interrupt nothing waits for a client thread or a statement host still busy
-            sys.setswitchinterval(switch)
             for worker in self.workers.values():
                 worker.close(5.0 if done else 0.0)
             orch.progress.finish(len(pending))
