@@ -209,6 +209,22 @@ class TwinGroup:
                 self.add_process(pid)
             pids = [p for p in pids if Path(f"/proc/{p}").exists()]
 
+    def held_elsewhere(self, pids: list[int]) -> str | None:
+        """cgroup v2 holds a process in one group only: the other ``tdebench-*`` group one of ``pids`` is in (a
+        memory cgroup bounding its page cache, which moving it here would lift), None when there is none."""
+        if self.hier.version != "2":
+            return None
+        for pid in pids:
+            try:
+                own = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+            except OSError:
+                continue
+            path = next((line.split(":", 2)[2] for line in own if line.startswith("0::")), "")
+            name = path.rstrip("/").rpartition("/")[2]
+            if name.startswith(PREFIX) and name != self.name:
+                return path
+        return None
+
     def processes(self) -> list[int]:
         return _ints(self._dir("cpuacct") / "cgroup.procs")
 

@@ -147,7 +147,14 @@ class DuetSchedule:
         """The twin's server processes into its group (they are restarted outside it between blocks); an embedded
         twin's hosts join it when they start."""
         if state.engine.dialect.protocol != "embedded" and state.instance.scannable:
-            self.groups[state.label].adopt(state.instance.server_pids())
+            group, pids = self.groups[state.label], state.instance.server_pids()
+            elsewhere = group.held_elsewhere(pids)
+            if elsewhere:
+                raise EnvironmentProblem(f"--schedule duet cannot give {state.label} a cgroup of its own: cgroup v2 "
+                                         f"holds its server in {elsewhere}, the memory cgroup that bounds its page "
+                                         "cache", "use a machine with cgroup v1, --page-source memory, or "
+                                         "--schedule query")
+            group.adopt(pids)
 
     def _host(self, state: ConfigState) -> None:
         """An embedded twin's statements go to host processes of its own for the block."""
