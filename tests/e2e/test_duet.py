@@ -150,3 +150,36 @@ def _left(out: Path) -> list[int]:
         if proc.info["status"] != psutil.STATUS_ZOMBIE and str(out) in " ".join(proc.info["cmdline"] or []):
             found.append(proc.info["pid"])
     return found
+
+
+def test_cleanup_lists_and_removes_the_cgroups_of_a_dead_run(tmp_path):
+    """A record as a killed duet run leaves it: its groups (one still holding a process, which goes back to
+    tdebench's group) are listed by --dry-run and removed by cleanup."""
+    from tests.e2e.test_interrupt_cleanup import _dead_pid
+
+    owner, started = _dead_pid()
+    group = cgroups.TwinGroup(f"{cgroups.PREFIX}{owner}-duet-0")
+    group.create()
+    group.set_cpus("0")
+    sleeper = subprocess.Popen(["sleep", "300"])
+    try:
+        group.add_process(sleeper.pid)
+        assert sleeper.pid in group.processes()
+        state = tmp_path / "state"
+        (state / "tdebench" / "owned").mkdir(parents=True)
+        record = {"version": 1, "run_id": "duetrun", "run_dir": str(tmp_path / "run"), "keep": False,
+                  "owner": {"pid": owner, "started": started, "argv": ["tdebench", "run"]}, "dirs": [],
+                  "servers": [], "cgroups": [str(p) for p in group.paths]}
+        (state / "tdebench" / "owned" / f"{owner}-duetrun.json").write_text(json.dumps(record))
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "XDG_STATE_HOME": str(state)}
+        listing = subprocess.run([sys.executable, "-m", "tdebench", "cleanup", "--dry-run"], env=env,
+                                 capture_output=True, text=True, timeout=60, check=False)
+        assert all(str(p) in listing.stdout for p in group.paths) and all(p.is_dir() for p in group.paths)
+        result = subprocess.run([sys.executable, "-m", "tdebench", "cleanup"], env=env, capture_output=True,
+                                text=True, timeout=60, check=False)
+        assert result.returncode == 0, result.stderr
+        assert not any(p.exists() for p in group.paths) and sleeper.poll() is None  # moved out, not killed
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        group.release()
