@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """How fast tdebench's interval narrows, per schedule, and how often an A/A test cries wolf.
 
-    python benchmarks/precision.py [curves] [--minutes 15] [--cases mariadb,sqlite] [--variants block,query]
+    python benchmarks/precision.py [curves] [--minutes 15] [--cases mariadb,sqlite] [--variants block,query,duet]
                                    [--out DIR] [--data-dir DIR]
-    python benchmarks/precision.py fp [--reps 20] [--engine sqlite] [--sf 0.01] [--case tpcc-aa] [--schedule query]
+    python benchmarks/precision.py fp [--reps 20] [--engine sqlite] [--sf 0.01] [--case tpcc-aa] [--schedule duet]
                                       [--precision 5%] [--trials 10] [--max-trials 40] [--out DIR]
                                       [--restart default|on|off] [--run-args "--duration 20s --warmup 0"]
     python benchmarks/precision.py probe-check [--engine mariadb] [--sf 0.01] [--rounds 3]
@@ -12,8 +12,11 @@
 ``curves`` (the default) runs ``tdebench run --precision 1% --max-time <minutes>m`` once per case and schedule
 variant, each a fresh run including data load, and prints side by side, per comparison, the 95% CI half-width of
 the headline overhead (the stopping rule's interval, in percentage points) against elapsed wall-clock minutes
-since the run started, for the power total's elapsed time and, in brackets, its server CPU time; then the noise
-each run saw (CV per arm, per-block log-ratio sd and lag-1 autocorrelation, steal, other tenants' CPU, load).
+since the run started, for the power total's elapsed time and, in brackets, its server CPU time (paired as tdebench
+pairs them: per block, round-paired values as each block's geometric mean over its rounds); then each variant's final
+estimate with its interval, whether the variants' intervals overlap (the agreement of two schedules on the same
+effect), and the noise each run saw (CV per arm, per-pair log-ratio sd and lag-1 autocorrelation, steal, other
+tenants' CPU, load; for the duet, the barrier's skew).
 Cases: ``mariadb``: MariaDB SF 0.1 warm, ``none,none,tde:aes-256-ctr`` (the A/A comparison none-2 vs none and
 TDE vs none in one run); ``mariadb-aa``: the same with ``none,none`` alone; ``sqlite``: SQLite SF 0.01,
 ``none,sqlcipher:aes-256-cbc``. Where encryption costs: ``tpcc`` / ``tpcc-aa``: TPC-C on MariaDB, 2
@@ -21,8 +24,10 @@ warehouses, 4 virtual users, 30-s steps after a 5-s ramp-up (headline TPM, co-me
 the ``query`` variant is the interleaved slice schedule, paired per round); ``sysbench-aa``: sysbench
 oltp_read_write on MariaDB, 2 threads, 100,000-row tables (TPS); ``mem25`` / ``mem25-aa``: TPC-H power on MariaDB
 SF 0.1 with the buffer pool at 25% of the loaded data (``--memory-ratio 0.25``), where pages are read and
-decrypted. Variants: ``block``, ``query`` (servers restarted before every block, the
-default), ``query-norestart`` (``--no-restart-twins``: the same server processes throughout), ``query+pin``
+decrypted. ``mariadb-tde``, ``tpcc-tde``, ``mem25-tde``: the TDE comparison alone (two configs, as the duet
+schedule needs). Variants: ``block``, ``query`` (servers restarted before every block, the
+default), ``duet`` (``--schedule duet``: both twins run each step at the same moment, each in a cgroup with its own
+CPUs; two-config cases only, skipped for the others), ``query-norestart`` (``--no-restart-twins``: the same server processes throughout), ``query+pin``
 (``--pin``), ``query-r3``
 (``--repeat 3``), ``query+nice`` (``--nice -10``), ``query+pin+nice``.
 
@@ -58,6 +63,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from tdebench.stats.aa import false_positive_rate  # noqa: E402
+from tdebench.stats.load import parse_rows  # noqa: E402
+from tdebench.stats.seqinterval import paired_blocks  # noqa: E402
 from tdebench.stats.sequential import StoppingRule, lag1, pp_half_width  # noqa: E402
 
 _TPCC = ["--engine", "mariadb", "--workload", "tpcc", "--warehouses", "2", "--vus", "4", "--duration", "30s",
@@ -75,20 +82,30 @@ CASES = {
     "sysbench-aa": [*_SYSBENCH, "--encryption", "none,none"],
     "mem25": [*_MEM, "--encryption", "none,none,tde:aes-256-ctr"],
     "mem25-aa": [*_MEM, "--encryption", "none,none"],
+    # two configs each, for the duet schedule: the TDE comparisons alone
+    "mariadb-tde": ["--engine", "mariadb", "--sf", "0.1", "--encryption", "none,tde:aes-256-ctr"],
+    "tpcc-tde": [*_TPCC, "--encryption", "none,tde:aes-256-ctr"],
+    "mem25-tde": [*_MEM, "--encryption", "none,tde:aes-256-ctr"],
 }
 #: (test, step, metric) of each case's headline, and of its CPU co-metric
 HEADLINES = {
     **{c: (("power", "total", "elapsed"), ("power", "total", "server_cpu"))
-       for c in ("mariadb", "mariadb-aa", "sqlite", "mem25", "mem25-aa")},
-    **{c: (("tpcc", "vu4", "tpm"), ("tpcc", "vu4", "server_cpu_per_txn")) for c in ("tpcc", "tpcc-aa")},
+       for c in ("mariadb", "mariadb-aa", "mariadb-tde", "sqlite", "mem25", "mem25-aa", "mem25-tde")},
+    **{c: (("tpcc", "vu4", "tpm"), ("tpcc", "vu4", "server_cpu_per_txn")) for c in ("tpcc", "tpcc-aa", "tpcc-tde")},
     "sysbench-aa": (("oltp_read_write", "vu2", "tps"), ("oltp_read_write", "vu2", "server_cpu_per_txn")),
 }
-VARIANTS = {"block": ["--schedule", "block"], "query": ["--schedule", "query"],
+VARIANTS = {"block": ["--schedule", "block"], "query": ["--schedule", "query"], "duet": ["--schedule", "duet"],
             "query-norestart": ["--schedule", "query", "--no-restart-twins"],
             "query+pin": ["--schedule", "query", "--pin"], "query-r3": ["--schedule", "query", "--repeat", "3"],
             "query+nice": ["--schedule", "query", "--nice", "-10"],
             "query+pin+nice": ["--schedule", "query", "--pin", "--nice", "-10"]}
 RULE = StoppingRule(1.0)
+
+
+def configs_of(case: str) -> int:
+    """How many configs a case compares (its --encryption list)."""
+    flags = CASES[case]
+    return len(flags[flags.index("--encryption") + 1].split(","))
 
 
 def uptime() -> str:
@@ -139,21 +156,50 @@ def block_minutes(run: Path) -> dict[int, float]:
     return {h["block"]: h["elapsed_s"] / 60 for h in manifest.get("precision", {}).get("history", [])}
 
 
-def curve(run: Path, config: str, base: str, which: int) -> list[tuple[float, int, float]]:
-    """(minutes, n, half-width) after each block, from the units (blocks, or blocks and rounds) both configs have;
-    ``which``: 0 the case's headline, 1 its CPU co-metric."""
-    values, ends = series(run, HEADLINES[case_of(run)][which]), block_minutes(run)
-    mine, theirs = values.get(config, {}), values.get(base, {})
-    rounds = max((sum(1 for b, _ in mine if b == blk) for blk, _ in mine), default=1)
-    rule = RULE.for_rounds(rounds) if any(r for _, r in mine) else RULE
+def paired(run: Path, config: str, base: str, which: int) -> list[tuple[float, object]]:
+    """(minutes, the stopping rule's decision) after each block, on the blocks both configs have, paired as tdebench
+    pairs them (:func:`tdebench.stats.seqinterval.paired_blocks`: round-paired values per block); ``which``: 0 the
+    case's headline, 1 its CPU co-metric."""
+    head = HEADLINES[case_of(run)][which]
+    with open(run / "measurements.csv", newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if (r["test"], r["step"], r["metric"]) == head]
     out = []
-    for block in sorted(ends):
-        units = [u for u in sorted(mine) if u in theirs and u[0] <= block]
-        if len(units) < 2:
+    for block, minutes in sorted(block_minutes(run).items()):
+        m = parse_rows(r for r in rows if int(r["block"]) <= block)
+        key = next((k for k in m.series if k.config == config), None)
+        if key is None:
             continue
-        d = rule.check_paired(np.array([theirs[u] for u in units]), np.array([mine[u] for u in units]))
-        out.append((ends[block], d.n, d.half_width_pp))
+        plain, values = paired_blocks(m, key, base)
+        if plain.size >= 2 and (plain > 0).all() and (values > 0).all():
+            out.append((minutes, RULE.check_paired(plain, values)))
     return out
+
+
+def curve(run: Path, config: str, base: str, which: int) -> list[tuple[float, int, float]]:
+    """(minutes, n, half-width) after each block (see :func:`paired`)."""
+    return [(minutes, d.n, d.half_width_pp) for minutes, d in paired(run, config, base, which)]
+
+
+def final(run: Path, config: str, base: str) -> tuple[float, float, float, int] | None:
+    """The headline's estimate, interval (percent) and n at the run's end."""
+    points = paired(run, config, base, 0)
+    if not points or points[-1][1].ci_low_pct is None:
+        return None
+    d = points[-1][1]
+    return d.estimate_pct, d.ci_low_pct, d.ci_high_pct, d.n
+
+
+def agreement(variants: dict[str, Path], config: str, base: str) -> list[str]:
+    """Each variant's final estimate, and whether every two variants' intervals overlap."""
+    ends = {v: final(run, config, base) for v, run in variants.items()}
+    lines = [f"  {v}: {e[0]:+.2f}% (95% CI {e[1]:+.2f}% to {e[2]:+.2f}%), n = {e[3]}" if e else f"  {v}: no interval"
+             for v, e in ends.items()]
+    done = [(v, e) for v, e in ends.items() if e]
+    for i, (v, e) in enumerate(done):
+        for w, f in done[i + 1:]:
+            overlap = e[1] <= f[2] and f[1] <= e[2]
+            lines.append(f"  {v} and {w}: intervals {'overlap' if overlap else 'DO NOT overlap'}")
+    return lines
 
 
 def at_minute(points: list[tuple[float, int, float]], minute: float) -> str:
@@ -186,6 +232,12 @@ def noise(run: Path) -> list[str]:
         lines.append(f"  machine: steal {med['steal_pct']:.2f}%, other tenants {med['foreign_cores']:.2f} cores, "
                      f"load1 {med['load1']:.2f} (medians over trials); frequency changed in "
                      f"{sum(bool(c.get('mhz_changed')) for c in cond)} of {len(cond)} trials")
+    skew = manifest.get("schedule", {}).get("skew_us")
+    if skew:
+        io = [f"{label}: {f.get('io_scheduler')}, weight {'honoured' if f.get('io_weight_honoured') else 'ignored'}"
+              for label, f in manifest["schedule"].get("cgroups", {}).get("io", {}).items()]
+        lines.append(f"  duet: barrier skew median {skew['median']} µs, p95 {skew['p95']} µs, max {skew['max']} µs over "
+                     f"{skew['pairs']} pairs; CPU sets {manifest['schedule'].get('cpu_slots')}; I/O {'; '.join(io)}")
     entry = manifest.get("precision", {})
     lines.append(f"  stopped by {entry.get('stopped_by')} after {manifest.get('blocks_run')} blocks; "
                  f"setup (data, load, checks, warm-up) until block 1: "
@@ -210,6 +262,8 @@ def show(runs: dict[str, Path], minutes: float) -> None:
             for minute in range(1, int(minutes) + 1):
                 cells = [f"{at_minute(e, minute)} [{at_minute(c, minute).split(' n=')[0]}]" for e, c in curves.values()]
                 print(f"{minute:>6} | " + " | ".join(f"{c:^30}" for c in cells))
+            print(f"{case}: {config} vs {base} at the end of each run ({'/'.join(head)}):")
+            print("\n".join(agreement(variants, config, base)))
         for variant, run in variants.items():
             print(f"{case} {variant}: {run}")
             print("\n".join(noise(run)))
@@ -222,6 +276,9 @@ def run_curves(args: argparse.Namespace) -> None:
     for case in args.cases.split(","):
         for variant in args.variants.split(","):
             run = out / f"{case}@{variant}"
+            if variant == "duet" and configs_of(case) != 2:
+                print(f"skipped {case} {variant}: the duet runs two configs ({case}-aa or {case}-tde do)", flush=True)
+                continue
             if not (run / "manifest.json").exists():
                 flags = [*CASES[case], *VARIANTS[variant], "--precision", "1%", "--max-time", f"{args.minutes}m",
                          "--seed", str(args.seed), "--out", str(run)]

@@ -5,7 +5,8 @@ streams) from ``workload_options`` through its options model.
 
 Schedules (``schedule``): ``block`` runs one whole trial per config in each block's random order; ``query``
 keeps every twin up and, inside each block, runs one step (a TPC-H query) on every config in a fresh random
-order, ``repeat`` times, before the next step (:mod:`tdebench.runner.schedule`). With ``precision`` the
+order, ``repeat`` times, before the next step (:mod:`tdebench.runner.schedule`); ``duet`` runs each step on two
+twins at the same moment, each in a cgroup with its own CPUs (:mod:`tdebench.runner.duet`). With ``precision`` the
 number of blocks is open-ended: ``trials`` is the minimum (the stopping rule's pilot) and blocks are added
 until the interval is narrow enough, ``max_trials`` or ``max_time`` (:mod:`tdebench.runner.precision`).
 """
@@ -25,7 +26,7 @@ from tdebench.api.regime import PAGE_SOURCES, SUFFIX, parse_ratios
 from tdebench.encryption import parse_spec
 from tdebench.errors import UsageError
 
-SCHEDULES = ("block", "query")
+SCHEDULES = ("block", "query", "duet")
 #: what ``--precision`` can watch: the workload's headline figure, its server CPU time (per transaction for OLTP),
 #: its headline latency percentile, or TPC-H's Power@Size (the geometric mean of the power test's timings, where no
 #: single query dominates: docs/lab/memory-bound-tpch.md)
@@ -159,16 +160,18 @@ class RunPlan:
     def _check_precision_options(self) -> None:
         """The schedule, repetition and stopping options: one error naming the fix each."""
         if self.schedule not in SCHEDULES:
-            raise UsageError(f"--schedule must be block or query, not '{self.schedule}'",
-                             "use --schedule query (steps interleaved) or --schedule block (whole trials)")
+            raise UsageError(f"--schedule must be block, query or duet, not '{self.schedule}'",
+                             "use --schedule query (steps interleaved), --schedule duet (steps side by side) or "
+                             "--schedule block (whole trials)")
         if not isinstance(self.repeat, int) or isinstance(self.repeat, bool) or self.repeat < 1:
             raise UsageError(f"--repeat must be a whole number of at least 1, not {self.repeat!r}",
                              "use e.g. --repeat 1 (each step once per block) or --repeat 3")
-        if self.repeat > 1 and self.schedule != "query":
-            raise UsageError("--repeat applies to --schedule query only", "add --schedule query or leave --repeat out")
-        if self.schedule == "query" and self.cache == "cold":
-            raise UsageError("--schedule query keeps every server up and warm, so it cannot run --cache cold",
-                             "use --schedule block with --cache cold, or --cache warm")
+        if self.repeat > 1 and self.schedule == "block":
+            raise UsageError("--repeat applies to --schedule query and duet only",
+                             "add --schedule query or leave --repeat out")
+        if self.schedule != "block" and self.cache == "cold":
+            raise UsageError(f"--schedule {self.schedule} keeps every server up and warm, so it cannot run "
+                             "--cache cold", "use --schedule block with --cache cold, or --cache warm")
         if self.precision is not None and not (math.isfinite(self.precision) and 0 < self.precision <= 100):
             raise UsageError(f"--precision must be a half-width between 0 and 100%, not {self.precision!r}",
                              "give the 95% CI half-width you need, e.g. --precision 1%")

@@ -55,6 +55,11 @@ class SteppedTrial(ABC):
     def begin(self) -> None:
         """Before the steps (e.g. open the session, RF1); called in the block's config order."""
 
+    def ready(self, step: str) -> None:
+        """Start what the first run of ``step`` needs (TPC-C's virtual users, a sysbench process, with their
+        ramp-up), so that its first :meth:`run_step` measures at once. ``--schedule duet`` calls it for each twin
+        before a step's first pair; otherwise the first :meth:`run_step` does it. Default: nothing to start."""
+
     @abstractmethod
     def run_step(self, step: str, repetition: int) -> None:
         """Run ``step`` once (``repetition`` 0, 1, …); failures of the step itself are kept for :meth:`finish`."""

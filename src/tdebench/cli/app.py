@@ -280,7 +280,7 @@ def cleanup_command(
         name = f"run {record.get('run_id')} (pid {record.get('owner', {}).get('pid')}, killed)"
         if dry_run:
             what = ([f"server {s['pid']} ({s.get('name')})" for s in found.servers] + found.mounts + found.loops
-                    + found.dirs)
+                    + found.dirs + found.cgroups)
             out.print(f"{name} left: {'; '.join(what)}", markup=False, highlight=False)
             continue
         result = cleanup.clean_record(path, record)

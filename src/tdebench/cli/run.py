@@ -181,7 +181,8 @@ def _pilot(workload: str, schedule: str) -> int:
     from tdebench.stats.sequential import DEFAULT_MIN_N
     from tdebench.workloads import workload_class
 
-    return ROUND_PILOT_BLOCKS if schedule == "query" and workload_class(workload).pairs_by_round else DEFAULT_MIN_N
+    return (ROUND_PILOT_BLOCKS if schedule in ("query", "duet") and workload_class(workload).pairs_by_round
+            else DEFAULT_MIN_N)
 
 
 def stopping_options(r: Any) -> dict[str, Any]:
@@ -277,6 +278,7 @@ def start_run(plan: RunPlan, target: Path, *, work_dir: Path | None, report: boo
     """Create the run directory with a first manifest (so that even an early interrupt is resumable), warn
     about leftovers of killed runs, and execute the plan."""
     from tdebench.runner.cleanup import leftover_warning
+    from tdebench.runner.duet import check_plan as check_duet
     from tdebench.runner.faults import check_plan as check_fault
     from tdebench.runner.memory import check_plan
     from tdebench.runner.precision import check_run_options
@@ -284,6 +286,7 @@ def start_run(plan: RunPlan, target: Path, *, work_dir: Path | None, report: boo
     check_run_options(plan)
     check_fault(plan)  # --fault: engines that declare it, a node that exists
     check_plan(plan)  # --memory-ratio: engines that can size their cache, and room for the largest ratio
+    check_duet(plan)  # --schedule duet: two configs, two CPUs, steps, engines it can place, cgroups
     rundir = RunDirectory.create(target)
     rundir.write_manifest(new_manifest(rundir.path.name, plan.to_json(), [redact(a) for a in sys.argv]))
     warning = leftover_warning()

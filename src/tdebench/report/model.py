@@ -320,9 +320,9 @@ def _config_order(files: LoadedRun) -> list[str]:
 
 
 def is_headline_key(key: SeriesKey) -> bool:
-    """True for the steps whose warnings are shown one by one (totals, TPC-H metrics, VUs); engine counters and
-    the client's CPU time are folded with the rest."""
-    if key.test in ("load", "counters") or key.metric == "client_cpu":
+    """True for the steps whose warnings are shown one by one (totals, TPC-H metrics, VUs); engine counters, what
+    the twins of a duet waited on and the client's CPU time are folded with the rest."""
+    if key.test in ("load", "counters", "duet") or key.metric == "client_cpu":
         return False
     return key.step in HEADLINE_STEPS or vu_count(key.step) is not None
 

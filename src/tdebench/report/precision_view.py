@@ -9,6 +9,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from tdebench.report.duet_view import duet_text
 from tdebench.report.model import RunSummary
 from tdebench.stats.noise import NoiseSummary, summarize_noise
 
@@ -31,6 +32,8 @@ def schedule_text(manifest: dict[str, Any]) -> str:
     """How trials were ordered (block or query schedule) and what one paired observation is."""
     plan, entry = _dict(manifest.get("plan")), _dict(manifest.get("schedule"))
     name = entry.get("effective") or plan.get("schedule") or "block"
+    if name == "duet":
+        return duet_text(manifest)
     if name != "query":
         fallback = f" ({entry['note']})" if entry.get("note") else ""
         return ("Block schedule: in each block every config ran one whole trial, in the block's random order "

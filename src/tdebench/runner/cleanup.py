@@ -1,11 +1,12 @@
-"""Find and remove what dead runs left behind: servers, mounts, directories (``tdebench cleanup``).
+"""Find and remove what dead runs left behind: servers, mounts, directories, cgroups (``tdebench cleanup``).
 
 A run is dead when the tdebench process that wrote its ownership record is gone (SIGKILL, OOM
 killer, power loss). Its servers run on in their own sessions; cleanup stops them (TERM, then
 KILL), lazily unmounts FUSE filesystems and loop-mounted images below its directories, detaches the loop
 devices whose image lies there (an fscrypt key lives in the filesystem's keyring and goes with it), deletes
 its ``tdebench-*`` directories (and the ``tdebench-*`` directories their symlinks point to) unless the run
-used ``--keep``, and finally removes transient secret directories that outlived any start-up.
+used ``--keep``, removes the ``tdebench-*`` cgroups it made (``--schedule duet``), and finally removes transient
+secret directories that outlived any start-up.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 import psutil
 
 from tdebench.engines.toolkit.fscrypt import detach, loop_devices
+from tdebench.runner.cgroups import is_ours, remove_group
 from tdebench.runner.owned import PREFIX, owner_alive, read_records, removable, same_process, temp_roots
 
 # temp directories that only live while a server starts (gocryptfs/initdb pass files, MariaDB file key)
@@ -36,15 +38,17 @@ class Leftovers:
     mounts: list[str] = field(default_factory=list)
     dirs: list[str] = field(default_factory=list)
     loops: list[str] = field(default_factory=list)
+    cgroups: list[str] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not (self.servers or self.mounts or self.dirs or self.loops)
+        return not (self.servers or self.mounts or self.dirs or self.loops or self.cgroups)
 
     def describe(self) -> str:
         parts = [f"{len(self.servers)} server process(es)" if self.servers else "",
                  f"{len(self.mounts)} mount(s)" if self.mounts else "",
                  f"{len(self.loops)} loop device(s)" if self.loops else "",
+                 f"{len(self.cgroups)} cgroup(s)" if self.cgroups else "",
                  f"{len(self.dirs)} director{'y' if len(self.dirs) == 1 else 'ies'}" if self.dirs else ""]
         return ", ".join(p for p in parts if p) or "nothing"
 
@@ -96,7 +100,8 @@ def leftovers(record: dict[str, Any], check_dirs: bool = True) -> Leftovers:
         existing += [d for d in linked if d not in existing]
     outermost = [d for d in existing if not any(o != d and _under(d, [o]) for o in existing)]
     loops = [device for device, _ in loop_devices(dirs + linked)]
-    return Leftovers(servers, mounts, outermost, loops)
+    groups = [c for c in record.get("cgroups", []) if os.path.isdir(c) and is_ours(Path(c))]
+    return Leftovers(servers, mounts, outermost, loops, groups)
 
 
 def _tree(entry: dict[str, Any]) -> list[psutil.Process]:
@@ -200,6 +205,11 @@ def clean_record(path: Path, record: dict[str, Any], grace: float = 10.0) -> Cle
     for device in found.loops:  # images whose mount is gone (or never was); an unmount may have freed them
         if not detach(device):
             result.failed.append(f"could not detach {device} (try: losetup -d {device})")
+    for group in found.cgroups:  # its processes are gone with the servers
+        if remove_group(Path(group)):
+            result.removed.append(group)
+        else:
+            result.failed.append(f"could not remove cgroup {group} (processes still in it)")
     mounted = [m for m, _ in mount_points()]
     for directory in found.dirs:
         if keep and directory in record.get("dirs", []):

@@ -45,6 +45,7 @@ from tdebench.runner import cache, diskguard, owned, pinning, settle
 from tdebench.runner.instruments import Watch, record_resources, start_watch, stop_watch
 from tdebench.runner.precision import BlockSequence, precision_series
 from tdebench.runner.schedule import QuerySchedule
+from tdebench.runner.duet import DuetSchedule
 from tdebench.runner.memory import MemoryRegimes
 from tdebench.runner.restarts import TwinRestarts
 from tdebench.runner.faults import FaultRunner
@@ -101,7 +102,8 @@ class Orchestrator:
         self._conditions: dict[str, dict[str, Any] | None] = {}
         self._probes: dict[str, Any] = {}
         self.started = time.monotonic()  # --max-time counts from here (this invocation, data and load included)
-        self.schedule = QuerySchedule(self) if plan.schedule == "query" else None
+        self.schedule: QuerySchedule | DuetSchedule | None = (
+            QuerySchedule(self) if plan.schedule == "query" else DuetSchedule(self) if plan.schedule == "duet" else None)
         self.regimes = MemoryRegimes(plan)  # --memory-ratio (runner/memory.py)
         self.restarts = TwinRestarts(plan, self.engines, self.manifest)  # --restart-twins
         self.faults = FaultRunner(plan, self.manifest, lambda text: self.ui.message(text))  # --fault
@@ -345,6 +347,8 @@ class Orchestrator:
         sequence = BlockSequence(self.plan, self.rundir, precision_series(self.plan, self.workload), self.manifest, self.ui,
                                  self.started)
         done = {b for b, _ in self.completed if all((b, c) in self.completed for c in self.plan.labels)}
+        if isinstance(self.schedule, DuetSchedule):  # its cgroups go at the end of the run
+            stack.callback(self.schedule.close)
         for block in sequence.blocks(done):
             self._run_block(block)
         self.manifest["blocks_run"] = sequence.blocks_run

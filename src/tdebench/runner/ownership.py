@@ -1,4 +1,4 @@
-"""What a run owns -- server processes, directories, mounts -- recorded on disk while it runs.
+"""What a run owns -- server processes, directories, mounts, cgroups -- recorded on disk while it runs.
 
 One JSON file per live run in ``$XDG_STATE_HOME/tdebench/owned/`` (default ``~/.local/state``),
 rewritten atomically whenever a server starts or stops or a directory is provisioned, and removed
@@ -43,7 +43,7 @@ class Ownership:
             "version": RECORD_VERSION, "run_id": run_id, "run_dir": str(run_dir.absolute()), "keep": keep,
             "owner": {"pid": os.getpid(), "started": started_at(os.getpid()),
                       "argv": [redact(a) for a in psutil.Process().cmdline()]},
-            "dirs": [], "servers": [],
+            "dirs": [], "servers": [], "cgroups": [],
         }
         self._lock = threading.RLock()  # a signal handler may stop a server while the main thread writes
         self._unwatch = process.watch(self._on_server)
@@ -59,6 +59,14 @@ class Ownership:
         with self._lock:
             if text not in self.data["dirs"] and removable(Path(text)):
                 self.data["dirs"].append(text)
+                self._write()
+
+    def add_cgroup(self, path: Path) -> None:
+        """A cgroup this run made (``--schedule duet``; removed by cleanup once its processes are gone)."""
+        text = str(Path(os.path.abspath(path)))
+        with self._lock:
+            if text not in self.data["cgroups"]:
+                self.data["cgroups"].append(text)
                 self._write()
 
     def stop_polling(self) -> None:

@@ -11,8 +11,8 @@ block-to-block variance the interval already covers. Every server notes the page
 each gets its pages back (:meth:`~tdebench.api.engine.Instance.load_cache`) before the block starts, so a warm-cache
 run stays warm; then the servers must go quiet again (:func:`tdebench.runner.settle.wait_quiet`).
 
-Default: on with ``--schedule query`` and a warm cache when every engine of the run can restart keeping its cache
-(:attr:`tdebench.api.engine.Engine.warm_restart`); the manifest's ``restarts`` says whether, why, and per block
+Default: on with ``--schedule query`` or ``duet`` and a warm cache when every engine of the run can restart keeping
+its cache (:attr:`tdebench.api.engine.Engine.warm_restart`); the manifest's ``restarts`` says whether, why, and per block
 what each restart took.
 """
 
@@ -52,11 +52,11 @@ def decide(plan: RunPlan, engines: dict[str, Engine]) -> tuple[bool, str]:
         return True, "asked for (--restart-twins)"
     if plan.restart_twins is False:
         return False, "turned off (--no-restart-twins)"
-    if plan.cache != "warm" or plan.schedule != "query":
-        return False, "off by default outside --schedule query with a warm cache"
+    if plan.cache != "warm" or plan.schedule not in ("query", "duet"):
+        return False, "off by default outside --schedule query or duet with a warm cache"
     if cannot:
         return False, f"{', '.join(cannot)} cannot restart keeping its cache"
-    return True, "default with --schedule query and a warm cache"
+    return True, f"default with --schedule {plan.schedule} and a warm cache"
 
 
 class TwinRestarts:

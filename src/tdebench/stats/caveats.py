@@ -39,7 +39,7 @@ def noise_caveats(summaries: Iterable[Summary], cv_limit: float = CV_LIMIT_PCT) 
     """CV above the limit: the series is too noisy for small differences."""
     out = []
     for s in summaries:
-        if s.cv_pct is None or s.cv_pct <= cv_limit or s.key.test == "counters":  # counts, not timings
+        if s.cv_pct is None or s.cv_pct <= cv_limit or s.key.test in ("counters", "duet"):  # counts and waits
             continue
         mde = mde_pct(s.cv_pct, s.n)
         tail = f"; differences under about {mde:.0f}% cannot be resolved at n = {s.n}" if mde else ""

@@ -65,6 +65,12 @@ class WorkloadOptions(BaseModel):
         ``mariadb``, ``postgres``: the plan's engines), the plan's ``reset`` between trials (``none`` or
         ``snapshot``). Called when the plan is built, before any work. Default: nothing to check."""
 
+    def why_no_steps(self) -> tuple[str, str] | None:
+        """None when a trial with these options runs as steps two twins can run side by side (``--schedule
+        duet``: the workload's ``stepped_trial``); else (why not, the fix). Default: whole trials only."""
+        return (f"--workload {self.workload_name} runs whole trials, with no steps two twins can run side by side",
+                "use --schedule query or --schedule block (docs/precision.md)")
+
     @classmethod
     def _unknown(cls, key: str) -> UsageError:
         name = cls.workload_name

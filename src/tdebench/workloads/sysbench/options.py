@@ -65,6 +65,10 @@ class SysbenchOptions(WorkloadOptions):
             raise ValueError(f"sysbench takes whole seconds, e.g. {max(1, round(value))}s")
         return value
 
+    def why_no_steps(self) -> tuple[str, str] | None:
+        """Every step runs as slices (the twins' slices can run side by side)."""
+        return None
+
     @model_validator(mode="after")
     def _slice_fits(self) -> "SysbenchOptions":
         check_slice_fits(self.slice, self.duration)

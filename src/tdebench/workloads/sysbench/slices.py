@@ -71,6 +71,10 @@ class SlicedSysbenchTrial(SteppedTrial):
             self.probe.reset()
         return self.client
 
+    def ready(self, step: str) -> None:
+        """Start the step's sysbench process and ramp it up (unless done)."""
+        self._client_for(step)
+
     def run_step(self, step: str, repetition: int) -> None:
         """One slice of ``step`` (the first of a step is preceded by its ramp-up)."""
         test, threads = split_step(step)

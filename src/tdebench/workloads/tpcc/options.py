@@ -102,6 +102,10 @@ class TpccOptions(WorkloadOptions):
     def _slice(cls, value: Any) -> float | None:
         return None if value is None else check_slice(parse_duration(value, "slice"))
 
+    def why_no_steps(self) -> tuple[str, str] | None:
+        """Every step runs as slices (the twins' slices can run side by side)."""
+        return None
+
     @model_validator(mode="after")
     def _slice_fits(self) -> "TpccOptions":
         check_slice_fits(self.slice, self.duration)

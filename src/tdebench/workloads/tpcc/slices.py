@@ -119,10 +119,14 @@ class SlicedTpccTrial(SteppedTrial):
         self.result = TrialResult()
         self.probe = SliceProbe(state.instance)
 
-    def run_step(self, step: str, repetition: int) -> None:
-        """One slice of ``step`` (the first of a step forks and connects its users and ramps up)."""
+    def ready(self, step: str) -> None:
+        """Fork and connect the users of ``step`` and ramp them up (unless done)."""
         if self.pool_step != step:
             self._open(step)
+
+    def run_step(self, step: str, repetition: int) -> None:
+        """One slice of ``step`` (the first of a step forks and connects its users and ramps up)."""
+        self.ready(step)
         assert self.pool is not None
         paused = self.probe.start()
         self.state.mark(step)

@@ -54,6 +54,13 @@ class TpchOptions(ScaleFactorOption):
             raise ValueError(f"unknown test '{','.join(unknown) or '(none)'}'; use {', '.join(TESTS)}")
         return tuple(t for t in TESTS if t in words)  # spec order: power before throughput
 
+    def why_no_steps(self) -> tuple[str, str] | None:
+        """The power test runs query by query; the throughput test alone has no steps."""
+        if "power" in self.tests:
+            return None
+        return ("TPC-H's throughput test runs whole, with no steps two twins can run side by side",
+                "add the power test (--tests power or power,throughput), or use --schedule query or block")
+
     @property
     def stream_count(self) -> int:
         """Throughput streams: as asked, else the spec minimum for the SF (at least 2)."""

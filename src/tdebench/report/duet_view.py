@@ -1,0 +1,43 @@
+"""Methods text of a ``--schedule duet`` run: how the twins ran side by side, read from the manifest alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _io_sentence(groups: dict[str, Any]) -> str:
+    io = [_dict(v) for v in _dict(groups.get("io")).values()]
+    if not io:
+        return "an equal I/O weight"
+    schedulers = sorted({str(f.get("io_scheduler", "unknown")) for f in io})
+    honoured = all(f.get("io_weight_honoured") for f in io)
+    weight = io[0].get("io_weight", "?")
+    if honoured:
+        return f"an equal I/O weight ({weight}, shared by the device's {', '.join(schedulers)} scheduler)"
+    return (f"an equal I/O weight ({weight}; the device's {', '.join(schedulers)} scheduler does not share by "
+            "weight, so the twins' requests were served in arrival order)")
+
+
+def duet_text(manifest: dict[str, Any]) -> str:
+    """One paragraph: groups, CPU sets, I/O weight, the barrier's skew, the pairing unit."""
+    entry = _dict(manifest.get("schedule"))
+    groups = _dict(entry.get("cgroups"))
+    slots = entry.get("cpu_slots") or []
+    cpus = " and ".join(f"CPU{'s' if ',' in str(s) else ''} {s}" for s in slots) or "CPU sets of their own"
+    skew = _dict(entry.get("skew_us"))
+    barrier = (f"the two starts were a median {skew.get('median')} µs apart (95th percentile {skew.get('p95')} µs, "
+               f"at most {skew.get('max')} µs, over {skew.get('pairs')} pairs)" if skew else
+               "no pair was measured")
+    return ("Duet schedule: inside each block the two twins ran every step at the same moment, each in a cgroup of "
+            f"its own (cgroup v{groups.get('version', '?')}: its server processes, its client and what that "
+            f"started) with {cpus} and {_io_sentence(groups)}; the CPU sets alternated between the twins from pair "
+            "to pair, from a random side per block, so that neither kept the faster core. One barrier released both "
+            f"twins' clients; {barrier} (per pair in manifest.json, schedule.pairs). One simultaneous pair is one "
+            "paired observation; the intervals count blocks (TPC-H: one value per query and block and their total; "
+            "OLTP: each block's geometric mean over its rounds). What each twin waited on in every pair (CPU, block "
+            "I/O where the kernel accounts it, its device reads and CPU throttling) is in measurements.csv, test "
+            "duet.")

@@ -1,0 +1,142 @@
+"""The parts of ``--schedule duet`` that make one simultaneous pair: the twins' client threads, the barrier that
+releases them together, the CPU sets they swap, and what each twin waited on in the pair.
+
+Each twin has one client thread per block (:class:`TwinWorker`), which joins the twin's cgroup when it starts (so
+what it starts, e.g. TPC-C's virtual users or sysbench, starts there too). A pair (:func:`run_pair`) hands each
+thread one job; each thread reads its group, waits at a barrier shared by both, notes the moment it was released
+(the pair's *skew* is how far apart the two releases were), runs its job and reads its group again. The CPU sets
+(:func:`cpu_slots`) alternate between the twins from pair to pair, starting from a random side in every block
+(:func:`slot_orders`), so that each twin has each CPU set in half of the pairs.
+"""
+
+from __future__ import annotations
+
+import queue
+import random
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+#: seconds a twin waits at the barrier for the other (both arrive right after reading their groups)
+BARRIER_TIMEOUT = 120.0
+
+
+def cpu_slots(cpus: Iterable[int], twins: int = 2) -> list[str]:
+    """The CPUs split into ``twins`` equal sets (cpuset syntax, e.g. ["0", "1"] or ["0,1", "2,3"]); an odd CPU
+    left over is given to neither. ValueError with fewer CPUs than twins."""
+    ordered = sorted(cpus)
+    size = len(ordered) // twins
+    if size < 1:
+        raise ValueError(f"{len(ordered)} CPU(s) for {twins} twins")
+    return [",".join(str(c) for c in ordered[i * size:(i + 1) * size]) for i in range(twins)]
+
+
+def slot_orders(seed: int, block: int, pairs: int, twins: int = 2) -> list[tuple[int, ...]]:
+    """For every pair of a block, the CPU set (index into :func:`cpu_slots`) of each twin in plan order: the sets
+    rotate by one every pair, from a side drawn from ``random.Random("<seed>:<block>:cpus")``."""
+    first = random.Random(f"{seed}:{block}:cpus").randrange(twins)
+    return [tuple((first + i + t) % twins for t in range(twins)) for i in range(pairs)]
+
+
+@dataclass
+class Arm:
+    """What one twin did in one pair."""
+
+    label: str
+    #: when the barrier released its thread, and when its job returned (time.monotonic_ns)
+    started_ns: int | None = None
+    ended_ns: int | None = None
+    error: BaseException | None = None
+    #: what its group waited on and used during the job (:func:`tdebench.runner.cgroups.used_between`)
+    used: dict[str, float] = field(default_factory=dict)
+
+
+def skew_us(arms: dict[str, Arm]) -> float | None:
+    """How far apart the twins' releases were, in microseconds (None unless both were released)."""
+    starts = [a.started_ns for a in arms.values() if a.started_ns is not None]
+    if len(starts) < 2 or len(starts) != len(arms):
+        return None
+    return (max(starts) - min(starts)) / 1000.0
+
+
+class TwinWorker:
+    """One twin's client thread for one block; ``attach(thread id)`` runs in it first (it joins the twin's
+    cgroup). Daemon: a job stuck in a dead server never holds up tdebench's exit."""
+
+    def __init__(self, label: str, attach: Callable[[int], Any]) -> None:
+        self.label = label
+        self._jobs: queue.Queue[tuple[Callable[[], Any], Future[Any]] | None] = queue.Queue()
+        self._attach = attach
+        self._thread = threading.Thread(target=self._loop, name=f"tdebench-duet-{label}", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        try:
+            self._attach(threading.get_native_id())
+        except Exception:  # noqa: BLE001 - the group's own reading then shows what was not placed
+            pass
+        while (item := self._jobs.get()) is not None:
+            job, future = item
+            try:
+                future.set_result(job())
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                future.set_exception(exc)
+
+    def submit(self, job: Callable[[], Any]) -> Future[Any]:
+        future: Future[Any] = Future()
+        self._jobs.put((job, future))
+        return future
+
+    def close(self, timeout: float = 5.0) -> None:
+        """No more jobs; wait a little for the thread to leave (a daemon left behind never blocks the exit)."""
+        self._jobs.put(None)
+        self._thread.join(timeout)
+
+
+Reader = Callable[[], Any]
+Between = Callable[[Any, Any], dict[str, float]]
+
+
+def run_pair(workers: dict[str, TwinWorker], jobs: dict[str, Callable[[], Any]], readers: dict[str, Reader],
+             between: dict[str, Between]) -> dict[str, Arm]:
+    """Run every twin's job at the same moment: each in its twin's thread, released by one barrier; returns each
+    twin's :class:`Arm` (its error kept, never raised here). ``readers[label]()`` reads the twin's group before and
+    after its job, ``between[label](before, after)`` says what it used in between."""
+    barrier = threading.Barrier(len(jobs))
+
+    def arm(label: str, job: Callable[[], Any]) -> Arm:
+        out = Arm(label)
+        before = _read(readers[label])
+        try:
+            barrier.wait(BARRIER_TIMEOUT)
+        except threading.BrokenBarrierError as exc:
+            out.error = RuntimeError(f"the other twin did not reach the start of the pair within "
+                                     f"{BARRIER_TIMEOUT:.0f} s")
+            out.error.__cause__ = exc
+            return out
+        out.started_ns = time.monotonic_ns()
+        try:
+            job()
+        except BaseException as exc:  # noqa: BLE001 - the schedule decides (failed trial, or interrupt)
+            out.error = exc
+        out.ended_ns = time.monotonic_ns()
+        after = _read(readers[label])
+        if before is not None and after is not None:
+            try:
+                out.used = between[label](before, after)
+            except Exception:  # noqa: BLE001 - a diagnostic never costs a measured pair
+                out.used = {}
+        return out
+
+    futures = {label: workers[label].submit(lambda lb=label, jb=job: arm(lb, jb)) for label, job in jobs.items()}
+    return {label: future.result() for label, future in futures.items()}
+
+
+def _read(reader: Reader) -> Any:
+    try:
+        return reader()
+    except Exception:  # noqa: BLE001 - a reading that fails leaves the pair's waits unrecorded
+        return None
