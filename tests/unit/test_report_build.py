@@ -16,7 +16,7 @@ from scipy import stats
 
 from tdebench.errors import UsageError
 from tdebench.report import build_report, summarize
-from tdebench.report.figures import tpm_vs_users
+from tdebench.report.figures import throughput_vs_users
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FIXTURE = FIXTURES / "rundir_sqlite"
@@ -294,9 +294,9 @@ def test_tpm_hook_draws_only_with_data(tmp_path: Path) -> None:
                              "unit": "tpm"})
     write_measurements(tmp_path / "tpcc", recs)
     rs = summarize(tmp_path / "tpcc")
-    assert tpm_vs_users(rs.analysis, rs.engines[0]) is not None
+    assert throughput_vs_users(rs.analysis, rs.engines[0], rs.presentation.rates)
     assert rs.engines[0].headline.step == "vu20"
     html = build_report(tmp_path / "tpcc").read_text()
     assert "TPM vs virtual users" in html and re.search(r"<strong>TPM \d+\.\d% lower</strong> than plain", html)
     fixture_rs = summarize(FIXTURE)
-    assert tpm_vs_users(fixture_rs.analysis, fixture_rs.engines[0]) is None
+    assert not throughput_vs_users(fixture_rs.analysis, fixture_rs.engines[0], fixture_rs.presentation.rates)

@@ -11,6 +11,7 @@ from typing import Annotated, Optional, get_type_hints
 import typer
 
 from tdebench.engines import DEFAULT_ENGINE, engine_choices
+from tdebench.workloads import DEFAULT_WORKLOAD
 
 
 def _engine_choices() -> str:
@@ -31,7 +32,7 @@ class RunArgs:
     encryption: Annotated[Optional[str], typer.Option(
         help="Comma-separated encryption specs; default: none plus each engine's default encrypted spec.")] = None
     workload: Annotated[str, typer.Option(help="Workload: tpch (default), tpcc, sysbench, crud, load, backup, sql, "
-                                                "replay.")] = "tpch"
+                                                "replay.")] = DEFAULT_WORKLOAD
     workload_dir: Annotated[Optional[Path], typer.Option(
         help="sql: your workload's directory (schema.sql, data/, queries/; see docs/workloads/sql.md); replay: the "
              "schema and data to load (e.g. from tdebench capture).", show_default=False)] = None

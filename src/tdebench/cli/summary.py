@@ -1,4 +1,6 @@
-"""The terminal summary of a run: power-test totals, per-query medians, overhead vs plain.
+"""The terminal summary of a run, laid out as its workload declares (tdebench.api.presentation): the headline
+total per config and the steps of its queries, throughput per virtual-user step and latency per transaction
+kind, a table of steps, or the switching table; then the verdict and the storage.
 
 Every overhead it shows comes from the report's own analysis (:func:`tdebench.report.model.summarize`, with the
 run's statistics settings), formatted as the report formats it, so the terminal, summary.md, index.html and
@@ -13,26 +15,26 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from tdebench.api.presentation import Presentation
 from tdebench.cli.encrypt_summary import encrypt_table
 from tdebench.report.fmt import fmt_ci, fmt_pct
 from tdebench.report.model import RunSummary, summarize
 from tdebench.api.regime import ratio_of
 from tdebench.results.labels import LabelStatus, label_status, manifest_label_status
 from tdebench.results.rundir import RunDirectory
-from tdebench.stats.load import Measurements, SeriesKey
+from tdebench.stats.load import Measurements
+from tdebench.stats.metrics import vu_count
 from tdebench.stats.overhead import Overhead
 
 Series = dict[tuple[str, str], list[float]]  # (config, step) -> values over trials
+LATENCIES = ("latency_p50", "latency_p95", "latency_p99")
 
 
-STEP_TESTS = {"crud": "crud", "load": "ingest", "backup": "backup", "sql": "sql", "replay": "replay"}  # workloads whose steps live in one test
-
-
-def _elapsed_series(measurements: Measurements, test: str = "power") -> Series:
+def _elapsed_series(measurements: Measurements, test: str) -> Series:
     """Seconds per (config, step) of ``test``: the rows the report keeps (ok, warm-up block 0 left out)."""
     series: Series = defaultdict(list)
     for key, sample in measurements.series.items():
@@ -50,32 +52,29 @@ def overhead_text(o: Overhead | None) -> str:
 
 
 class _Overheads:
-    """Overhead rows of the run's analysis, looked up by config and series."""
+    """Overhead rows of the run's analysis, looked up by config and series (test, step, metric)."""
 
     def __init__(self, rs: RunSummary) -> None:
         self.analysis = rs.analysis
-        self.engine = {k.config: k.engine for k in rs.analysis.measurements.all_keys()}
+        self.by = {(o.config, o.test, o.step, o.metric): o for o in rs.analysis.overheads}
 
-    def get(self, config: str, workload: str, test: str, step: str, metric: str = "elapsed") -> Overhead | None:
-        key = SeriesKey(self.engine.get(config, ""), config, workload, test, step, metric)
-        return self.analysis.overhead(key)
+    def get(self, config: str, test: str, step: str, metric: str = "elapsed") -> Overhead | None:
+        return self.by.get((config, test, step, metric))
 
     def is_baseline(self, config: str) -> bool:
         return config not in self.analysis.baselines
 
 
-_OLTP_METRICS = {"tpcc": ("tpm", "nopm"), "sysbench": ("tps",)}
-
-
-def _oltp_table(measurements: Measurements, workload: str, configs: list[dict], ovh: _Overheads) -> Table:
-    """tpcc/sysbench: median TPM and NOPM (or tps) per config and virtual-user step, overhead vs plain."""
-    metrics = _OLTP_METRICS[workload]
+def _rates_table(measurements: Measurements, shown: Presentation, configs: list[dict], ovh: _Overheads) -> Table:
+    """Median of each declared throughput (TPM and NOPM, transactions/s) per config and virtual-user step, with
+    the overhead vs plain."""
+    metrics = tuple(r.metric for r in shown.rates)
     series: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
     for key, sample in measurements.series.items():
-        if key.workload == workload and key.metric in metrics and key.step.startswith("vu") and "." not in key.step:
+        if key.metric in metrics and vu_count(key.step) is not None:
             series[(key.config, key.test, key.step, key.metric)].extend(sample.values.tolist())
-    steps = sorted({(t, s) for _, t, s, _ in series}, key=lambda ts: (ts[0], int(ts[1][2:])))
-    table = Table(title=f"{workload}: median {' / '.join(m.upper() for m in metrics)} per virtual-user step "
+    steps = sorted({(t, s) for _, t, s, _ in series}, key=lambda ts: (ts[0], vu_count(ts[1]) or 0))
+    table = Table(title=f"{shown.title}: median {' / '.join(r.title for r in shown.rates)} per virtual-user step "
                         "(overhead vs plain, 95% CI)", title_justify="left")
     for column in ("config", "test", "step", "n", *metrics):
         table.add_column(column, justify="left" if column in ("config", "test", "step") else "right")
@@ -85,7 +84,7 @@ def _oltp_table(measurements: Measurements, workload: str, configs: list[dict], 
             for metric in metrics:
                 values = series.get((c["label"], test, step, metric), [])
                 text = f"{median(values):,.0f}" if values else "–"
-                o = ovh.get(c["label"], workload, test, step, metric)
+                o = ovh.get(c["label"], test, step, metric)
                 if values and o is not None:
                     text += f" {overhead_text(o)}"
                 cells.append(text)
@@ -94,36 +93,32 @@ def _oltp_table(measurements: Measurements, workload: str, configs: list[dict], 
     return table
 
 
-_LATENCY = {"tpcc": ("new_order", "payment", "order_status", "delivery", "stock_level")}
-
-
-def _latency_table(measurements: Measurements, workload: str, configs: list[dict], ovh: _Overheads) -> Table | None:
-    """tpcc: median p50 / p95 / p99 latency (ms) per transaction kind at the largest virtual-user step, with the
-    overhead vs plain and its 95% CI (paired by round with the interleaved schedule)."""
-    kinds = _LATENCY.get(workload)
-    if not kinds:
+def _latency_table(measurements: Measurements, shown: Presentation, configs: list[dict],
+                   ovh: _Overheads) -> Table | None:
+    """Median p50 / p95 / p99 latency (ms) per declared transaction kind at the largest virtual-user step, with
+    the overhead vs plain and its 95% CI (paired by round with the interleaved schedule)."""
+    kinds = shown.latency_kinds
+    found = {(k.config, k.step, k.metric): k for k in measurements.series if k.metric in LATENCIES}
+    steps = {step.split(".")[0] for _, step, _ in found if step.split(".")[-1] in kinds}
+    if not kinds or not steps:
         return None
-    steps = {k.step.split(".")[0] for k in measurements.series if k.workload == workload and k.step.startswith("vu")}
-    if not steps:
-        return None
-    step = max(steps, key=lambda s: int(s[2:]) if s[2:].isdigit() else -1)
-    metrics = ("latency_p50", "latency_p95", "latency_p99")
-    table = Table(title=f"{workload}: median latency per transaction kind at {step}, ms (overhead vs plain, 95% CI)",
-                  title_justify="left")
+    step = max(steps, key=lambda s: vu_count(s) or -1)
+    table = Table(title=f"{shown.title}: median latency per transaction kind at {step}, ms (overhead vs plain, "
+                        "95% CI)", title_justify="left")
     for column in ("config", "kind", "n", "p50", "p95", "p99"):
         table.add_column(column, justify="left" if column in ("config", "kind") else "right")
     for c in configs:
         for kind in kinds:
             cells, n = [], 0
-            for metric in metrics:
-                sample = measurements.sample(SeriesKey(ovh.engine.get(c["label"], ""), c["label"], workload,
-                                                       workload, f"{step}.{kind}", metric))
-                if sample is None:
+            for metric in LATENCIES:
+                key = found.get((c["label"], f"{step}.{kind}", metric))
+                sample = measurements.sample(key) if key is not None else None
+                if key is None or sample is None:
                     cells.append("–")
                     continue
                 n = sample.n
                 text = f"{median(sample.values.tolist()) * 1000:.2f}"
-                o = ovh.get(c["label"], workload, workload, f"{step}.{kind}", metric)
+                o = ovh.get(c["label"], key.test, key.step, metric)
                 if o is not None:
                     text += f" {overhead_text(o)}"
                 cells.append(text)
@@ -169,64 +164,85 @@ def _shown(c: dict, labels: dict[str, LabelStatus]) -> str:
 
 
 def build_summary(run_dir: Path, rs: RunSummary | None = None) -> Group:
-    """Rich tables for the terminal: one row per config, then per-query medians (``rs``: the run's summary when
-    the caller has it already)."""
+    """Rich tables for the terminal, laid out as the workload declares (``rs``: the run's summary when the caller
+    has it already)."""
     rs = rs or summarize(Path(run_dir))
     manifest = rs.manifest
     verification = rs.files.verification or {}
     measurements = rs.analysis.measurements
     ovh = _Overheads(rs)
-    series = _elapsed_series(measurements)
     labels = _labels(manifest, verification)
     everything = [{**c, "label_shown": _shown(c, labels)} for c in manifest.get("configs", [])]
     loaded = [c for c in everything if "base_label" not in c]  # a memory sweep measures its regime labels
     configs = [c for c in everything if "base_label" in c] or loaded
+    if not configs:  # measurements without a manifest: the configs they name
+        configs = [{"label": c, "label_shown": c} for c in measurements.config_order]
     storage = _storage_table(loaded, plain_twins(loaded))
-    workload = (manifest.get("plan") or {}).get("workload", "tpch")
-    if workload in _OLTP_METRICS:
-        latency = _latency_table(measurements, workload, configs, ovh)
-        tables = [_oltp_table(measurements, workload, configs, ovh), *([latency] if latency else [])]
+    shown = rs.presentation
+    if shown.layout == "switching":  # no plain twin: each cycle's own baseline
+        section = shown.section("switching")
+        return Group(encrypt_table(measurements, [c["label"] for c in configs], section.test if section else ""),
+                     storage)
+    if shown.layout == "rates" and shown.rates:
+        latency = _latency_table(measurements, shown, configs, ovh)
+        tables: list[RenderableType] = [_rates_table(measurements, shown, configs, ovh), *([latency] if latency else [])]
         return Group(*tables, verdict_text(rs), storage)
-    if workload == "encrypt":  # no plain twin: each cycle's own baseline (docs/workloads/encrypt.md)
-        return Group(encrypt_table(measurements, [c["label"] for c in configs]), storage)
-    if workload in STEP_TESTS:
-        test = STEP_TESTS[workload]
-        steps = _steps_table(configs, ovh, _elapsed_series(measurements, test), test, workload)
+    if shown.layout == "steps" and shown.step_groups:
+        test = next((g.test for g in shown.step_groups
+                     if any(k.test == g.test for k in measurements.series)), shown.step_groups[0].test)
+        steps = _steps_table(configs, ovh, _elapsed_series(measurements, test), test)
         return Group(steps, verdict_text(rs), storage)
+    return Group(_totals_table(rs, configs, ovh), verdict_text(rs), *_queries_table(rs, configs), storage)
 
-    totals = Table(title="TPC-H power test (stream 0): total of its query times", title_justify="left")
+
+def _totals_table(rs: RunSummary, configs: list[dict], ovh: _Overheads) -> Table:
+    """The headline per config: n, median, range, overhead vs plain with its CI, the server CPU overhead, the
+    at-rest verdict and answer equality."""
+    shown, verification = rs.presentation, rs.files.verification or {}
+    head = next((es.headline for es in rs.engines if es.headline), None)
+    what = shown.headlines[0].title if shown.headlines else (f"{head.step} {head.metric}" if head else "")
+    totals = Table(title=f"{shown.title}: {what}" if what else shown.title, title_justify="left")
     for column in ("config", "n", "median s", "min–max s", "overhead vs plain (95% CI)", "server CPU overhead",
                    "on disk", "answers"):
         totals.add_column(column, justify="right" if column not in ("config",) else "left")
+    series = _elapsed_series(rs.analysis.measurements, head.test) if head else {}
     for c in configs:
         label = c["label"]
-        values = series.get((label, "total"), [])
+        values = series.get((label, head.step), []) if head else []
         ver = verification.get("configs", {}).get(c.get("base_label", label), {})
         disk = "encrypted" if ver.get("encrypted_on_disk") else ("plaintext" if "encrypted_on_disk" in ver else
                                                                  "n/a" if ver.get("at_rest") == "not possible" else "?")
         ok = {True: "equal", False: "DIFFER", None: "–"}[ver.get("answers_equal")]
-        o, cpu = ovh.get(label, workload, "power", "total"), ovh.get(label, workload, "power", "total", "server_cpu")
+        o = ovh.get(label, head.test, head.step) if head else None
+        cpu = ovh.get(label, head.test, head.step, "server_cpu") if head else None
         baseline = ovh.is_baseline(label)
         totals.add_row(c.get("label_shown", label), str(len(values)), f"{median(values):.3f}" if values else "–",
                        f"{min(values):.3f}–{max(values):.3f}" if values else "–",
                        "baseline" if baseline else overhead_text(o), "" if baseline else overhead_text(cpu), disk, ok)
+    return totals
 
+
+def _queries_table(rs: RunSummary, configs: list[dict]) -> list[Table]:
+    """Median seconds per query of the workload's queries section, with the overhead vs plain (the report's
+    per-query rows); nothing when it has none."""
+    order = list(dict.fromkeys(q.step for es in rs.engines for q in es.queries))
+    if not order:
+        return []
+    rows = {(q.step, config): q for es in rs.engines for q in es.queries for config in q.summaries}
     queries = Table(title="median seconds per query (overhead vs plain)", title_justify="left")
     queries.add_column("query")
     for c in configs:
         queries.add_column(c.get("label_shown", c["label"]), justify="right")
-    for number in range(1, 23):
-        step = f"q{number:02d}"
+    for step in order:
         cells = []
         for c in configs:
-            values = series.get((c["label"], step), [])
-            text = f"{median(values):.4f}" if values else "–"
-            o = ovh.get(c["label"], workload, "power", step)
-            if values and o is not None:
-                text += f" ({fmt_pct(o.overhead_pct)})"
-            cells.append(text)
+            q = rows.get((step, c["label"]))
+            s = q.summaries[c["label"]] if q else None
+            o = q.overheads.get(c["label"]) if q else None
+            text = f"{s.median:.4f}" if s is not None and s.median is not None else "–"
+            cells.append(text + (f" ({fmt_pct(o.overhead_pct)})" if o is not None and text != "–" else ""))
         queries.add_row(step, *cells)
-    return Group(totals, verdict_text(rs), queries, storage)
+    return [queries]
 
 
 def verdict_text(rs: RunSummary) -> Text:
@@ -234,8 +250,8 @@ def verdict_text(rs: RunSummary) -> Text:
     return Text("\n".join(f"{es.engine}: {v}" for es in rs.engines for v in es.verdicts) + "\n")
 
 
-def _steps_table(configs: list[dict], ovh: _Overheads, series: Series, test: str, workload: str) -> Table:
-    """crud/load/backup: median seconds per step, with the overhead vs plain (95% CI)."""
+def _steps_table(configs: list[dict], ovh: _Overheads, series: Series, test: str) -> Table:
+    """Median seconds per step of ``test``, with the overhead vs plain (95% CI)."""
     table = Table(title=f"{test}: median seconds per step (overhead vs plain, 95% CI)", title_justify="left")
     table.add_column("step")
     for c in configs:
@@ -245,7 +261,7 @@ def _steps_table(configs: list[dict], ovh: _Overheads, series: Series, test: str
         for c in configs:
             values = series.get((c["label"], step), [])
             text = f"{median(values):.4f}" if values else "–"
-            o = ovh.get(c["label"], workload, test, step)
+            o = ovh.get(c["label"], test, step)
             if values and o is not None:
                 text += f" ({overhead_text(o)})"
             cells.append(text)

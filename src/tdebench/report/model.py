@@ -6,11 +6,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tdebench.api.measurement import ONE_OFF_TESTS
+from tdebench.api.presentation import Presentation
 from tdebench.api.regime import split_label
-from tdebench.report.encrypt_view import switch_rows, verdict_lines
+from tdebench.report.encrypt_view import SwitchRow, switch_rows, verdict_lines
 from tdebench.report.fmt import fmt_ci, fmt_p, fmt_value, fmt_value_ci
 from tdebench.results.rundir import LoadedRun, load_run
 from tdebench.results.labels import LabelStatus, label_status, manifest_label_status
+from tdebench.report.shown import run_presentation
 from tdebench.stats.analysis import Analysis, StatsSettings, analyze, settings_for_run
 from tdebench.stats.anova import ALL_CONFIGS, ENCRYPTED_ONLY, AnovaResult
 from tdebench.stats.caveats import Caveat, condense, resolution_hint
@@ -111,6 +114,8 @@ class RunSummary:
     analysis: Analysis
     engines: list[EngineSummary]
     warnings: list[Caveat]
+    #: how the run's workload is shown (its declaration, from the manifest or the installed workload)
+    presentation: Presentation = field(default_factory=lambda: Presentation("run"))
 
     @property
     def run_dir(self) -> Path:
@@ -121,6 +126,13 @@ class RunSummary:
     def manifest(self) -> dict[str, Any]:
         """manifest.json ({} when absent)."""
         return self.files.manifest
+
+    def switches(self) -> list[SwitchRow]:
+        """The switching table's rows, when the workload has a switching section (the encrypt workload)."""
+        section = self.presentation.section("switching")
+        if section is None:
+            return []
+        return switch_rows(self.analysis.measurements, [c for es in self.engines for c in es.configs], section.test)
 
 
 def verification_row(files: LoadedRun, label: str, plain: bool) -> VerificationRow:
@@ -153,23 +165,22 @@ def _int(x: object) -> int | None:
     return int(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
-def pick_headline(keys: list[SeriesKey], declared: dict[str, Any] | None = None) -> SeriesKey | None:
-    """The series a verdict is about: the workload's own headline as the manifest records it (``headline``), else
-    (runs written before it was recorded) the power-test total, else any total, else TPM at most VUs."""
+def pick_headline(keys: list[SeriesKey], declared: tuple[str, str, str] | None = None) -> SeriesKey | None:
+    """The series a verdict is about: the workload's own headline (``declared``: test, step, metric, from its
+    presentation or the manifest), else any total time of a measured test, else the highest throughput at the
+    most virtual users, else any total."""
     def first(pred: Any) -> SeriesKey | None:
         found = [k for k in keys if pred(k)]
         return found[0]._replace(config="") if found else None
 
     if declared:
-        own = first(lambda k: (k.test, k.step, k.metric) == (declared.get("test"), declared.get("step"),
-                                                              declared.get("metric")))
+        own = first(lambda k: (k.test, k.step, k.metric) == declared)
         if own is not None:
             return own
 
-    vus = sorted((k for k in keys if k.metric == "tpm" and vu_count(k.step) is not None),
-                 key=lambda k: vu_count(k.step) or 0)
-    return (first(lambda k: (k.test, k.step, k.metric) == ("power", "total", "elapsed"))
-            or first(lambda k: k.step == "total" and k.metric == "elapsed" and k.test != "load")
+    vus = sorted((k for k in keys if k.metric in ("tpm", "tps") and vu_count(k.step) is not None),
+                 key=lambda k: (vu_count(k.step) or 0, k.metric == "tpm"))
+    return (first(lambda k: k.step == "total" and k.metric == "elapsed" and k.test not in ONE_OFF_TESTS)
             or (vus[-1]._replace(config="") if vus else None)
             or first(lambda k: k.step == "total"))
 
@@ -255,8 +266,10 @@ def _step_summary(a: Analysis, config: str, step: str) -> Summary | None:
     return None
 
 
-def _query_rows(a: Analysis, configs: list[str], headline: SeriesKey | None) -> list[QueryRow]:
-    test = headline.test if headline and headline.test == "power" else "power"
+def _query_rows(a: Analysis, configs: list[str], test: str | None) -> list[QueryRow]:
+    """The steps of ``test`` one per query (the workload's ``queries`` section; none without it)."""
+    if test is None:
+        return []
     steps = sorted({k.step for k in a.summaries if k.config in configs and k.test == test
                     and k.metric == "elapsed" and query_number(k.step) is not None},
                    key=lambda s: query_number(s) or 0)
@@ -271,10 +284,10 @@ def _query_rows(a: Analysis, configs: list[str], headline: SeriesKey | None) -> 
 
 
 def _verdicts(a: Analysis, engine: str, configs: list[str], rows: list[ConfigRow], plain: str | None,
-              headline: SeriesKey | None) -> list[str]:
+              headline: SeriesKey | None, switching_test: str | None = None) -> list[str]:
     """Each encrypted config against the plain twin; for an encrypt run (no twin: one instance per config switched
     from plaintext) each switch on in the switching table's own words."""
-    switching = switch_rows(a.measurements, configs) if plain is None else []
+    switching = switch_rows(a.measurements, configs, switching_test) if plain is None and switching_test else []
     if switching:
         return verdict_lines(switching)
     encs = [r.encryption for r in rows]
@@ -292,14 +305,17 @@ def _verdicts(a: Analysis, engine: str, configs: list[str], rows: list[ConfigRow
     return verdicts
 
 
-def engine_summary(files: LoadedRun, a: Analysis, engine: str, configs: list[str]) -> EngineSummary:
-    """Build the summary of one engine."""
+def engine_summary(files: LoadedRun, a: Analysis, engine: str, configs: list[str],
+                   shown: Presentation | None = None) -> EngineSummary:
+    """Build the summary of one engine (``shown``: the run's presentation)."""
     keys = [k for k in a.summaries if k.engine == engine]
-    headline = pick_headline(keys, files.manifest.get("headline"))
+    shown = shown or run_presentation(files)
+    headline = pick_headline(keys, shown.headlines[0].series if shown.headlines else None)
     plain = next((c for c in configs if is_plain(a.measurements.encryption.get(c, ""))), None)
     plain_storage = _int(files.manifest_config(plain).get("storage_bytes")) if plain else None
     rows = [_config_row(files, a, c, headline, plain_storage) for c in configs]
-    verdicts = (_verdicts(a, engine, configs, rows, plain, headline)
+    switching = shown.section("switching")
+    verdicts = (_verdicts(a, engine, configs, rows, plain, headline, switching.test if switching else None)
                 + precision_outcomes(files.manifest, a, [r.overhead for r in rows if not r.is_baseline]))
     # the headline's step and metric, in the headline's test and in the run's other tests (TPC-H throughput)
     same_step = [r for r in a.anovas if headline and (r.engine, r.workload, r.step, r.metric)
@@ -309,7 +325,8 @@ def engine_summary(files: LoadedRun, a: Analysis, engine: str, configs: list[str
     encrypted = next((r for r in tests if r.scope == ENCRYPTED_ONLY), None)
     others = sorted((r for r in same_step if r not in tests), key=lambda r: (r.test, r.scope != ALL_CONFIGS))
     return EngineSummary(engine, plain, configs, headline, rows,
-                         _query_rows(a, configs, headline), verdicts, anova, encrypted, others)
+                         _query_rows(a, configs, queries.test if (queries := shown.section("queries")) else None),
+                         verdicts, anova, encrypted, others)
 
 
 def _config_order(files: LoadedRun) -> list[str]:
@@ -322,7 +339,7 @@ def _config_order(files: LoadedRun) -> list[str]:
 def is_headline_key(key: SeriesKey) -> bool:
     """True for the steps whose warnings are shown one by one (totals, TPC-H metrics, VUs); engine counters and
     the client's CPU time are folded with the rest."""
-    if key.test in ("load", "counters") or key.metric == "client_cpu":
+    if key.test in (*ONE_OFF_TESTS, "counters") or key.metric == "client_cpu":
         return False
     return key.step in HEADLINE_STEPS or vu_count(key.step) is not None
 
@@ -360,7 +377,8 @@ def summarize_files(files: LoadedRun, settings: StatsSettings | None = None) -> 
         engine = (next((k.engine for k in files.measurements.all_keys() if k.config == config), "")
                   or str(files.manifest_config(config).get("engine", "")))  # e.g. `tdebench verify`: load rows only
         engines.setdefault(engine, []).append(config)
-    summaries = [engine_summary(files, a, e, cs) for e, cs in engines.items() if cs]
+    shown = run_presentation(files)
+    summaries = [engine_summary(files, a, e, cs, shown) for e, cs in engines.items() if cs]
     headlines = {es.headline.step_key for es in summaries if es.headline}
     caveats = [c for c in a.caveats  # the verdict already says this for the headline
                if not (c.kind == "no_effect" and c.key and c.key.step_key in headlines)]
@@ -371,7 +389,7 @@ def summarize_files(files: LoadedRun, settings: StatsSettings | None = None) -> 
     spikes = spike_warning(summarize_noise(files.manifest.get("conditions") or []))
     warnings = ([Caveat("input", "warning", None, p) for p in files.problems] + labels
                 + ([Caveat("noise_spike", "warning", None, spikes)] if spikes else []) + warnings)
-    return RunSummary(files, a, summaries, warnings)
+    return RunSummary(files, a, summaries, warnings, shown)
 
 
 def summarize(run_dir: Path, settings: StatsSettings | None = None) -> RunSummary:

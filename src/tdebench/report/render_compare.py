@@ -43,10 +43,13 @@ def overhead_pairs(cmp: RunComparison) -> list[list[str]]:
 
 
 def query_changes(cmp: RunComparison) -> dict[str, list[Change]]:
-    """Per config, the changes of the power-test queries in query order."""
+    """Per config, the changes of the queries of the workload's queries section (run A's), in query order."""
+    section = cmp.base.presentation.section("queries")
+    if section is None:
+        return {}
     out: dict[str, list[Change]] = {}
     for c in cmp.changes:
-        if c.test == "power" and c.metric == "elapsed" and query_number(c.step) is not None:
+        if c.test == section.test and c.metric == "elapsed" and query_number(c.step) is not None:
             out.setdefault(c.config, []).append(c)
     return {k: sorted(out[k], key=lambda c: query_number(c.step) or 0)
             for k in cmp.matched if k in out}

@@ -198,10 +198,12 @@ def engine_sections(rs: RunSummary) -> list[Safe]:
     """Summary, per-query, charts and ANOVA of every engine."""
     summary, queries, charts_, anova = [], [], [], []
     counters = CounterIndex(rs.analysis.measurements)
+    section = rs.presentation.section("queries")
     for es in rs.engines:
         summary += [tag("h3", es.engine), summary_table(es, counters)]
         if es.queries:
-            queries += [tag("h3", f"{es.engine}: power test, median per query"), query_table(es, counters)]
+            queries += [tag("h3", f"{es.engine}: {section.title + ', ' if section else ''}median per query"),
+                        query_table(es, counters)]
         charts_ += [figure(c) for c in engine_charts(rs, es)]
         if es.anovas():
             unit = next((r.headline.unit for r in es.rows if r.headline and r.headline.unit), "")
@@ -264,7 +266,7 @@ def methods_section(rs: RunSummary) -> Safe:
 
 
 def _workload_text(plan: dict) -> str:
-    """``tpch SF 0.1``, or the workload's name alone when it has no scale factor."""
+    """The workload's name with its scale factor (``SF 0.1``) when it has one."""
     sf = texts.workload_option(plan, "sf")
     return f"{plan.get('workload')} SF {sf:g}" if isinstance(sf, (int, float)) else str(plan.get("workload"))
 

@@ -126,10 +126,12 @@ def render(rs: RunSummary) -> str:
                 for w in rs.warnings] + [""]
     out += curve.md_lines(rs)
     counters = CounterIndex(rs.analysis.measurements)
+    section = rs.presentation.section("queries")
     for es in rs.engines:
         out += [f"## Summary: {es.engine}", ""] + summary_lines(es, counters) + [""]
         if es.queries:
-            out += [f"## Per query: {es.engine} (power test)", ""] + query_lines(es, counters) + [""]
+            out += [f"## Per query: {es.engine}" + (f" ({section.title})" if section else ""), ""]
+            out += query_lines(es, counters) + [""]
         if es.anovas():
             out += [f"## Across configs: {es.engine}", ""]
             unit = next((r.headline.unit for r in es.rows if r.headline and r.headline.unit), "")

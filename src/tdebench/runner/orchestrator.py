@@ -117,10 +117,7 @@ class Orchestrator:
             data_facts = self.workload.prepare(self.ui)
             self.threats.known = tuple(self.workload.known_plaintext)  # a workload of the user's data samples it
             self.manifest["data"] = data_facts
-            headline = self.workload.headline()  # the series the report's verdict is about
-            if headline is not None:
-                self.manifest["headline"] = dict(zip(("test", "step", "metric"), headline))
-            self.rundir.write_manifest(self.manifest)
+            self._record_shown()
             note = self._check_space(data_facts) if self.disk_check else None
             if note:  # again with the real input size; said only when space is tight
                 self.ui.message(note)
@@ -570,6 +567,15 @@ class Orchestrator:
 
     def _write_verification(self) -> None:
         self.rundir.write_verification(self.verification)
+
+    def _record_shown(self) -> None:
+        """The headline series the report's verdict is about, and how the workload is shown (its presentation:
+        `tdebench report` rebuilds from the run directory alone); known once the workload has prepared its data."""
+        headline = self.workload.headline()
+        if headline is not None:
+            self.manifest["headline"] = dict(zip(("test", "step", "metric"), headline))
+        self.manifest["plan"]["presentation"] = self.workload.presentation().to_json()
+        self.rundir.write_manifest(self.manifest)
 
     def _start_manifest(self, data_facts: dict[str, Any]) -> None:
         command_line = [redact(a) for a in self.command_line]
