@@ -25,7 +25,7 @@ STABLE_COLUMNS = ["engine", "config", "workload", "step", "n", "median_plain", "
                   "overhead_pct", "ci_low_pct", "ci_high_pct", "p_value"]
 LATER_COLUMNS = ["test", "metric", "unit", "encryption", "plain_config", "n_plain", "n_config", "paired",
                  "ci_method", "p_method", "label_status", "plain_label_status", "pairing_unit",
-                 "n_faulted", "n_faulted_plain"]
+                 "n_faulted", "n_faulted_plain", "verdict"]
 VOID = {"meta", "br", "hr", "img", "input", "link", "col", "wbr", "area", "base", "source"}
 
 

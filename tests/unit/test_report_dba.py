@@ -33,3 +33,88 @@ def test_a_non_tpch_runs_footnotes_speak_of_its_own_workload(tmp_path: Path) -> 
     tpch = tmp_path / "tpch"
     write_precision_run(tpch, second=("mariadb-tde-aes-256-ctr", "tde:aes-256-ctr", 1.04))
     assert "one pass over the 22 queries is one paired observation of the power total" in _md(tpch)
+
+
+# one verdict vocabulary in every view ------------------------------------------------------------------------
+CONFIGS_AB = (("m-none", "none", None), ("m-tde-a", "tde:aes-256-ctr", None), ("p-none", "none", None),
+              ("p-tde-b", "tde:aes-128-ctr", None))
+
+
+def _write_disagreeing_run(run: Path) -> None:
+    """Twelve blocks of two engines' twins whose t-test and interval disagree: ``m-tde-a`` has p = 0.002 with an
+    interval spanning 0 (the case a user met as "no difference resolved" in the verdict and "inconclusive" in the
+    summary), ``p-tde-b`` an interval above 0 with p > 0.05."""
+    import csv
+    import json
+
+    import numpy as np
+
+    from tdebench.results.rundir import COLUMNS
+
+    def pattern(seed: int, shift: float, sd: float, outliers: bool) -> tuple[np.ndarray, np.ndarray]:
+        rng = np.random.default_rng(seed)
+        base = np.exp(rng.normal(0, 0.05, 12))
+        other = base * np.exp(rng.normal(shift, sd, 12))
+        if outliers:
+            other[rng.integers(0, 12)] *= 0.7
+        return base, other
+
+    plain, tde_a = pattern(12, 0.02, 0.02, False)
+    plain_b, tde_b = pattern(59, 0.01, 0.01, True)
+    rows = []
+    for block in range(13):
+        i = max(block - 1, 0)
+        for config, enc, value in CONFIGS_AB:
+            value = {"m-none": plain, "m-tde-a": tde_a, "p-none": plain_b, "p-tde-b": tde_b}[config][i]
+            rows.append({"run_id": "v", "block": block, "trial": block, "config": config, "engine": config[:1],
+                         "encryption": enc, "workload": "crud", "test": "crud", "stream": "", "step": "total",
+                         "metric": "elapsed", "value": float(value), "unit": "s", "started_at": "",
+                         "status": "warmup" if block == 0 else "ok", "round": ""})
+    run.mkdir(parents=True)
+    with open(run / "measurements.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    configs = [{"label": c, "engine": c[:1], "encryption": e} for c, e, _ in CONFIGS_AB]
+    (run / "manifest.json").write_text(json.dumps({"schema_version": 3, "run_id": "v", "status": "completed",
+                                                   "plan": {"workload": "crud", "trials": 12,
+                                                            "baseline": None}, "configs": configs}))
+
+
+def test_one_verdict_vocabulary_in_every_view(tmp_path: Path) -> None:
+    import csv
+
+    from rich.console import Console
+
+    from tdebench.cli.summary import build_summary
+    from tdebench.report.build import write_report
+    from tdebench.report.model import summarize
+
+    run = tmp_path / "run"
+    _write_disagreeing_run(run)
+    rs = summarize(run)
+    write_report(rs, run / "report")
+    with open(run / "report" / "overhead.csv", newline="") as handle:
+        heads = {r["config"]: r for r in csv.DictReader(handle) if r["step"] == "total"}
+    console = Console(record=True, width=250, color_system=None)
+    console.print(build_summary(run, rs))
+    views = {"terminal": " ".join(console.export_text().split()),
+             "summary.md": (run / "report" / "summary.md").read_text(),
+             "index.html": (run / "report" / "index.html").read_text(),
+             "overhead.csv": (run / "report" / "overhead.csv").read_text()}
+    a, b = heads["m-tde-a"], heads["p-tde-b"]
+    assert float(a["p_value"]) < 0.01 and float(a["ci_low_pct"]) < 0 < float(a["ci_high_pct"])  # the user's case
+    assert float(b["p_value"]) > 0.05 and float(b["ci_low_pct"]) > 0  # and its mirror
+    for name, text in views.items():
+        for other in ("inconclusive", "not significant", "significant"):
+            assert other not in text.lower(), (name, other)
+    for config, word in (("m-tde-a", "no difference resolved"), ("p-tde-b", "slower")):
+        assert heads[config]["verdict"] == word  # overhead.csv
+        md_row = next(line for line in views["summary.md"].splitlines() if line.startswith(f"| {config} |"))
+        assert f"| {word} |" in md_row, md_row
+        html_row = next(r for r in views["index.html"].split("<tr>") if f'class="sub">{config}<' in r)
+        assert f'"pill' in html_row and f">{word}</span>" in html_row, html_row
+    verdicts = views["summary.md"].split("## Verdict")[1].split("\n## ")[0]
+    assert "m-tde-a" not in verdicts  # named by its encryption where that is unique
+    assert "tde:aes-256-ctr: no difference resolved" in verdicts and "tde:aes-128-ctr: " in verdicts
+    assert "tde:aes-256-ctr: no difference resolved" in views["terminal"]

@@ -21,9 +21,9 @@ from tdebench.stats.describe import Summary
 from tdebench.stats.load import SeriesKey, is_plain
 from tdebench.stats.metrics import query_number, step_label, vu_count
 from tdebench.stats.noise import spike_warning, summarize_noise
-from tdebench.stats.overhead import Overhead, significance
+from tdebench.stats.overhead import Overhead
 from tdebench.stats.seqinterval import paired_blocks
-from tdebench.stats.wording import direction, phrase_for
+from tdebench.stats.wording import direction, phrase_for, verdict_word
 
 HEADLINE_STEPS = frozenset({"total", "power_at_size", "qphh_at_size", "throughput_at_size"})
 
@@ -54,7 +54,7 @@ class ConfigRow:
     settings: dict[str, Any]
     headline: Summary | None
     overhead: Overhead | None
-    significance: str
+    verdict: str  # the verdict's word for the headline overhead (stats.wording.verdict_word), "" without one
     power_at_size: Summary | None
     qphh_at_size: Summary | None
     storage_bytes: int | None
@@ -250,7 +250,7 @@ def _config_row(files: LoadedRun, a: Analysis, label: str, headline: SeriesKey |
         label=label, encryption=enc, is_plain=plain, engine_version=str(mc.get("engine_version", "")),
         settings=mc.get("settings") if isinstance(mc.get("settings"), dict) else {},
         headline=a.summaries.get(key) if key else None, overhead=ovh,
-        significance=significance(ovh.p_value, ovh.ci_spans_zero) if ovh else "",
+        verdict=verdict_word(ovh) if ovh else "",
         power_at_size=_step_summary(a, label, "power_at_size"),
         qphh_at_size=_step_summary(a, label, "qphh_at_size"),
         storage_bytes=storage, storage_pct=pct, verification=verification_row(files, label, plain),

@@ -18,8 +18,7 @@ from tdebench.stats.analysis import StatsSettings
 from tdebench.stats.interval import BOOTSTRAP_MIN_N
 from tdebench.stats.metrics import query_number
 
-_KIND = {"significant": "good", "not significant": "neutral", "inconclusive": "warn",
-         "too few trials": "warn"}
+_KIND = {"no difference resolved": "neutral", "no interval": "warn"}  # a resolved change: "good"
 
 
 def _change_cells(c: Change) -> list[str]:
@@ -112,9 +111,9 @@ def render_html(cmp: RunComparison) -> str:
                                                                      class_="card slower")]), id="verdict"),
                         warnings_section(cmp.warnings)]
     cols = [Col("config"), Col("series"), Col("run A", True), Col("run B", True), Col("change", True),
-            Col("95% CI", True), Col("p", True), Col("significance")]
+            Col("95% CI", True), Col("p", True), Col("verdict")]
     rows = [[c.config, texts.headline_label(c.key), *_change_cells(c),
-             pill(c.significance, _KIND.get(c.significance, "neutral"))] for c in headline_changes(cmp)]
+             pill(c.verdict, _KIND.get(c.verdict, "good"))] for c in headline_changes(cmp)]
     parts = [tag("h2", "Headline"), table(cols, rows)]
     if cmp.only_base or cmp.only_other:
         parts.append(tag("p", f"Only in run A: {', '.join(cmp.only_base) or '—'}; only in run B: "
@@ -159,8 +158,8 @@ def render_md(cmp: RunComparison) -> str:
     if cmp.warnings:
         out += ["## Warnings", ""] + [f"- {w.message}" for w in cmp.warnings] + [""]
     out += ["## Headline", ""] + md_table(
-        ["config", "series", "run A", "run B", "change", "95% CI", "p", "significance"],
-        [[c.config, texts.headline_label(c.key), *_change_cells(c), c.significance]
+        ["config", "series", "run A", "run B", "change", "95% CI", "p", "verdict"],
+        [[c.config, texts.headline_label(c.key), *_change_cells(c), c.verdict]
          for c in headline_changes(cmp)], {2, 3, 4, 5, 6}) + [""]
     pairs = overhead_pairs(cmp)
     if pairs:

@@ -19,8 +19,7 @@ from tdebench.stats.overhead import Overhead
 
 # the claim of a verdict (stats/wording.py): "12.3% slower", "TPM 5.7% higher", "no difference resolved"
 _CLAIM = re.compile(r"((?:[\w@/.-]+ )*?\d+\.\d% (?:slower|faster|lower|higher)|no difference resolved(?: in [^:]+)?)")
-_SIG_KIND = {"significant": "good", "not significant": "neutral", "inconclusive": "warn",
-             "too few trials": "warn"}
+_SIG_KIND = {"no difference resolved": "neutral", "no interval": "warn"}  # a resolved change: "good"
 
 
 def _verdict_html(sentence: str) -> Safe:
@@ -67,9 +66,10 @@ def warnings_section(warnings: list[Caveat]) -> Safe:
 
 
 def _sig_cell(o: Overhead | None, word: str) -> Safe:
+    """The p-value and the verdict's word (the interval decides it, as in the verdict's sentence)."""
     if o is None:
         return esc(DASH)
-    return join([esc(fmt_p(o.p_value) + " "), pill(word, _SIG_KIND.get(word, "neutral"))])
+    return join([esc(fmt_p(o.p_value) + " "), pill(word, _SIG_KIND.get(word, "good"))])
 
 
 def _label_cell(r: ConfigRow) -> Safe:
@@ -107,7 +107,7 @@ def summary_table(es: EngineSummary, counters: CounterIndex | None = None) -> Sa
     hl = texts.headline_label(es.headline)
     step = es.headline.step if es.headline else ""
     cols = [Col("config", cls="label"), Col("n", True), Col(f"{hl} (median, 95% CI)", True),
-            Col("overhead (95% CI)", True), Col("significance"), Col("server CPU overhead (95% CI)", True),
+            Col("overhead (95% CI)", True), Col("verdict"), Col("server CPU overhead (95% CI)", True),
             Col(COUNTERS_COL), Col("Power@Size", True), Col("QphH@Size", True), Col("storage", True),
             Col("encrypted on disk")]
     rows: list[list[object]] = []
@@ -123,7 +123,7 @@ def summary_table(es: EngineSummary, counters: CounterIndex | None = None) -> Sa
             if h else DASH,
             esc("plain twin") if r.is_baseline else (
                 _with_sub(fmt_pct(o.overhead_pct), fmt_ci(o.ci_low_pct, o.ci_high_pct)) if o else DASH),
-            _sig_cell(o, r.significance),
+            _sig_cell(o, r.verdict),
             DASH if r.is_baseline or r.cpu_overhead is None else _with_sub(
                 fmt_pct(r.cpu_overhead.overhead_pct), fmt_ci(r.cpu_overhead.ci_low_pct, r.cpu_overhead.ci_high_pct)),
             (counters.brief(r.label, step) or DASH) if counters else DASH,

@@ -20,7 +20,7 @@ def summary_lines(es: EngineSummary, counters: CounterIndex | None = None) -> li
     hl = texts.headline_label(es.headline)
     step = es.headline.step if es.headline else ""
     headers = ["config", "encryption", "n", f"{hl} (median)", "95% CI", "overhead", "95% CI",
-               "p", "significance", "server CPU overhead", "CPU 95% CI", "counters", "Power@Size", "QphH@Size",
+               "p", "verdict", "server CPU overhead", "CPU 95% CI", "counters", "Power@Size", "QphH@Size",
                "storage", "encrypted on disk"]
     rows = []
     for r in es.rows:
@@ -35,7 +35,7 @@ def summary_lines(es: EngineSummary, counters: CounterIndex | None = None) -> li
             "plain twin" if r.is_baseline else (fmt_pct(o.overhead_pct) if o else DASH),
             fmt_ci(o.ci_low_pct, o.ci_high_pct) if o and not r.is_baseline else DASH,
             fmt_p(o.p_value) if o and not r.is_baseline else DASH,
-            r.significance or DASH, fmt_pct(cpu.overhead_pct) if cpu else DASH,
+            r.verdict or DASH, fmt_pct(cpu.overhead_pct) if cpu else DASH,
             fmt_ci(cpu.ci_low_pct, cpu.ci_high_pct) if cpu else DASH,
             (counters.brief(r.label, step) or DASH) if counters else DASH,
             _med(r.power_at_size), _med(r.qphh_at_size), storage, r.verification.verdict])

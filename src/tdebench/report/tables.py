@@ -13,6 +13,7 @@ from tdebench.stats.analysis import Analysis
 from tdebench.stats.describe import SUMMARY_FIELDS
 from tdebench.stats.load import SeriesKey
 from tdebench.stats.overhead import OVERHEAD_FIELDS
+from tdebench.stats.wording import verdict_word
 
 ANOVA_FIELDS = ("engine", "workload", "test", "step", "metric", "configs", "n", "f_stat",
                 "p_anova", "eta_squared", "h_stat", "p_kruskal", "skewed", "primary_test",
@@ -56,8 +57,10 @@ LABEL_FIELDS = ("label_status", "plain_label_status")  # confirmed / overridden 
 LATER_FIELDS = ("pairing_unit",)
 #: trials flagged by --fault (docs/faults.md): not in n and not in the interval, counted here
 FAULT_FIELDS = ("n_faulted", "n_faulted_plain")
+#: the verdict's word (stats.wording.verdict_word), as every other view says it, and what n counts
+VERDICT_FIELDS = ("verdict",)
 OVERHEAD_COLUMNS = (*(f for f in OVERHEAD_FIELDS if f not in LATER_FIELDS), *LABEL_FIELDS, *LATER_FIELDS,
-                    *FAULT_FIELDS)
+                    *FAULT_FIELDS, *VERDICT_FIELDS)
 
 
 def write_tables(a: Analysis, out_dir: Path, labels: Mapping[str, str] | None = None) -> list[Path]:
@@ -74,7 +77,7 @@ def write_tables(a: Analysis, out_dir: Path, labels: Mapping[str, str] | None = 
 
     overheads = ({**o.as_row(), "label_status": labels.get(o.config, ""),
                   "plain_label_status": labels.get(o.plain_config, ""), "n_faulted": flagged(o, o.config),
-                  "n_faulted_plain": flagged(o, o.plain_config)} for o in a.overheads)
+                  "n_faulted_plain": flagged(o, o.plain_config), "verdict": verdict_word(o)} for o in a.overheads)
     summaries = ({**s.as_row(), "label_status": labels.get(s.key.config, ""), "n_faulted": faulted.get(s.key, 0)}
                  for s in a.summaries.values())
     paths = [

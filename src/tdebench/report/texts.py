@@ -101,8 +101,10 @@ def stats_methods(s: StatsSettings) -> list[str]:
         "when both configs have one value in the same blocks, Welch's otherwise, so with the "
         "t-interval p < 0.05 exactly when the interval excludes 0; when a value is not positive, "
         "Welch's test on the raw values (overhead.csv's p_method column). It needs at least 2 "
-        f"values per config. \"Significant\" means p < {s.alpha:g} and an interval that excludes 0; "
-        "\"inconclusive\" means the two disagree.",
+        f"values per config. The interval decides the verdict, in every view: slower or faster (higher or lower "
+        "for a throughput) when it excludes 0, \"no difference resolved\" when it spans 0, \"no interval\" "
+        f"without one; the p-value is shown beside it, and a warning says so when p < {s.alpha:g} while the "
+        "interval spans 0 (the bootstrap interval and the t-test can disagree).",
         "With three or more configs of one engine: one-way ANOVA with eta-squared, Tukey HSD for "
         "each pair, and Kruskal–Wallis, which is the test to read when a group is skewed "
         "(|skew| > 1 or Shapiro–Wilk p < 0.05).",

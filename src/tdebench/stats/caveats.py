@@ -94,7 +94,7 @@ def unresolved_text(o: Overhead, summaries: Mapping[SeriesKey, Summary], alpha: 
     hint = resolution_hint(o, summaries)
     phrase = phrase_for(o)
     if o.p_value is not None and o.p_value < alpha:
-        return (f"inconclusive: {phrase}; the t-test sees a difference (p={o.p_value:.3f}) but the interval "
+        return (f"{phrase}; the t-test's p={o.p_value:.3f} is below {alpha:g}, but the interval, which decides, "
                 f"spans zero{hint}")
     p = "" if o.p_value is None else f", p={o.p_value:.3f}"
     return f"{phrase}{p}{hint}"

@@ -101,6 +101,31 @@ def overhead_phrase(estimate_pct: float | None, ci_low_pct: float | None,
             f"{_magnitude(hi, digits)}{n_text})")
 
 
+#: every word :func:`verdict_word` says: the verdict's own, in every view (tests/unit/test_report_dba.py)
+VERDICT_WORDS = ("slower", "faster", "higher", "lower", "no difference resolved", "no interval")
+
+
+def outcome_word(ci_low_pct: float | None, ci_high_pct: float | None, *, kind: Kind = "time",
+                 label: str = "") -> str:
+    """The verdict of one comparison in the words of its phrase (:func:`overhead_phrase`): ``slower``/``faster``
+    for times, ``TPM higher``/``TPM lower`` for throughputs and amounts when the interval excludes 0, ``no
+    difference resolved`` when it spans 0 (whatever the p-value says: the interval decides), ``no interval``
+    without one. The summary tables, overhead.csv's ``verdict`` and the run comparison all use it."""
+    if ci_low_pct is None or ci_high_pct is None or not (math.isfinite(ci_low_pct) and math.isfinite(ci_high_pct)):
+        return "no interval"
+    d = direction(ci_low_pct, ci_high_pct)
+    if d == "none":
+        return "no difference resolved"
+    if kind == "time":
+        return "slower" if d == "up" else "faster"
+    return f"{label} higher".strip() if d == "up" else f"{label} lower".strip()
+
+
+def verdict_word(o: Overhead) -> str:
+    """:func:`outcome_word` for an ``overhead.csv`` row (kind and label from its metric)."""
+    return outcome_word(o.ci_low_pct, o.ci_high_pct, kind=metric_kind(o.metric, o.unit), label=metric_label(o.metric))
+
+
 def phrase_for(o: Overhead, *, confidence: float = 0.95, digits: int = 1) -> str:
     """:func:`overhead_phrase` for an ``overhead.csv`` row (kind and label from its metric)."""
     return overhead_phrase(o.overhead_pct, o.ci_low_pct, o.ci_high_pct,
