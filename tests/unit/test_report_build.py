@@ -25,7 +25,7 @@ STABLE_COLUMNS = ["engine", "config", "workload", "step", "n", "median_plain", "
                   "overhead_pct", "ci_low_pct", "ci_high_pct", "p_value"]
 LATER_COLUMNS = ["test", "metric", "unit", "encryption", "plain_config", "n_plain", "n_config", "paired",
                  "ci_method", "p_method", "label_status", "plain_label_status", "pairing_unit",
-                 "n_faulted", "n_faulted_plain", "verdict"]
+                 "n_faulted", "n_faulted_plain", "verdict", "n_unit"]
 VOID = {"meta", "br", "hr", "img", "input", "link", "col", "wbr", "area", "base", "source"}
 
 
@@ -96,7 +96,7 @@ def test_html_is_self_contained_and_well_formed(run: Path) -> None:
 def test_html_shows_verdict_tables_and_methods(run: Path) -> None:
     html = (run / "report" / "index.html").read_text()
     assert re.search(r"sqlcipher:aes-256-cbc: <strong>\d+\.\d% slower</strong> than plain "
-                     r"\(95% CI \d+\.\d% to \d+\.\d%, n = 3\), p=0\.\d{3}\.", html)
+                     r"\(95% CI \d+\.\d% to \d+\.\d%, n = 3 trials\), p=0\.\d{3}\.", html)
     for text in ("Read with care", "Per query", "q22", "Power@Size", "Verification", "Methods",
                  "AMD EPYC 7B13", "SQLCipher 4.6.1", "0 (warm-up)", "warm", "1 timed out",
                  "t-interval on the log ratios", "benchmarks/stats_coverage.py --reps 2000",

@@ -118,3 +118,43 @@ def test_one_verdict_vocabulary_in_every_view(tmp_path: Path) -> None:
     assert "m-tde-a" not in verdicts  # named by its encryption where that is unique
     assert "tde:aes-256-ctr: no difference resolved" in verdicts and "tde:aes-128-ctr: " in verdicts
     assert "tde:aes-256-ctr: no difference resolved" in views["terminal"]
+
+
+# n with its unit ---------------------------------------------------------------------------------------------
+def test_n_is_labelled_with_its_unit(tmp_path: Path) -> None:
+    """TPC-C's interleaved schedule: 6 rounds in each of 3 blocks. The tables count rounds (18), the overhead
+    blocks (3): each says which."""
+    import csv
+
+    from rich.console import Console
+
+    from tdebench.cli.summary import build_summary
+    from tdebench.report.build import write_report
+    from tdebench.report.model import summarize
+
+    run = tmp_path / "tpcc"
+    write_tpcc_rounds_run(run)
+    rs = summarize(run)
+    write_report(rs, run / "report")
+    md = (run / "report" / "summary.md").read_text()
+    html = (run / "report" / "index.html").read_text()
+    console = Console(record=True, width=250, color_system=None)
+    console.print(build_summary(run, rs))
+    text = console.export_text()
+    summary = md.split("## Summary")[1].split("\n## ")[0]
+    header, _, plain = summary.strip().splitlines()[2:5]
+    assert "| n (rounds) |" in summary.splitlines()[2], summary
+    assert "| 18 |" in plain
+    assert "n (rounds)" in html
+    assert "n = 3 blocks" in md.split("## Verdict")[1].split("\n## ")[0]
+    assert "n (rounds)" in text and "n = 3 blocks" in " ".join(text.split())
+    with open(run / "report" / "summary.csv", newline="") as handle:
+        tpm = next(r for r in csv.DictReader(handle) if r["metric"] == "tpm" and r["config"] == "mariadb-none")
+    assert (tpm["n"], tpm["n_unit"]) == ("18", "rounds")
+    with open(run / "report" / "overhead.csv", newline="") as handle:
+        o = next(r for r in csv.DictReader(handle) if r["metric"] == "tpm")
+    assert (o["n"], o["n_unit"]) == ("3", "blocks")
+    tpch = tmp_path / "tpch"
+    write_precision_run(tpch, blocks=4, second=("mariadb-tde-aes-256-ctr", "tde:aes-256-ctr", 1.04))
+    md = _md(tpch)
+    assert "| n (trials) |" in md and "n = 4 trials" in md

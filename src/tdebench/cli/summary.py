@@ -26,7 +26,7 @@ from tdebench.report.model import RunSummary, summarize
 from tdebench.api.regime import ratio_of
 from tdebench.results.labels import LabelStatus, label_status, manifest_label_status
 from tdebench.results.rundir import RunDirectory
-from tdebench.stats.load import Measurements
+from tdebench.stats.load import Measurements, SeriesKey
 from tdebench.stats.metrics import vu_count
 from tdebench.stats.overhead import Overhead
 
@@ -65,18 +65,24 @@ class _Overheads:
         return config not in self.analysis.baselines
 
 
+def _n_column(measurements: Measurements, keys: list[SeriesKey]) -> str:
+    """``n (rounds)`` when the values counted are rounds of the interleaved schedule, else ``n (trials)``."""
+    rounds = any((s := measurements.sample(k)) is not None and s.rounds is not None and s.rounds.any() for k in keys)
+    return f"n ({'rounds' if rounds else 'trials'})"
+
+
 def _rates_table(measurements: Measurements, shown: Presentation, configs: list[dict], ovh: _Overheads) -> Table:
     """Median of each declared throughput (TPM and NOPM, transactions/s) per config and virtual-user step, with
     the overhead vs plain."""
     metrics = tuple(r.metric for r in shown.rates)
     series: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
-    for key, sample in measurements.series.items():
-        if key.metric in metrics and vu_count(key.step) is not None:
-            series[(key.config, key.test, key.step, key.metric)].extend(sample.values.tolist())
+    keys = [k for k in measurements.series if k.metric in metrics and vu_count(k.step) is not None]
+    for key in keys:
+        series[(key.config, key.test, key.step, key.metric)].extend(measurements.series[key].values.tolist())
     steps = sorted({(t, s) for _, t, s, _ in series}, key=lambda ts: (ts[0], vu_count(ts[1]) or 0))
     table = Table(title=f"{shown.title}: median {' / '.join(r.title for r in shown.rates)} per virtual-user step "
                         "(overhead vs plain, 95% CI)", title_justify="left")
-    for column in ("config", "test", "step", "n", *metrics):
+    for column in ("config", "test", "step", _n_column(measurements, keys), *metrics):
         table.add_column(column, justify="left" if column in ("config", "test", "step") else "right")
     for c in configs:
         for test, step in steps:
@@ -105,7 +111,7 @@ def _latency_table(measurements: Measurements, shown: Presentation, configs: lis
     step = max(steps, key=lambda s: vu_count(s) or -1)
     table = Table(title=f"{shown.title}: median latency per transaction kind at {step}, ms (overhead vs plain, "
                         "95% CI)", title_justify="left")
-    for column in ("config", "kind", "n", "p50", "p95", "p99"):
+    for column in ("config", "kind", _n_column(measurements, list(found.values())), "p50", "p95", "p99"):
         table.add_column(column, justify="left" if column in ("config", "kind") else "right")
     for c in configs:
         for kind in kinds:
@@ -202,7 +208,8 @@ def _totals_table(rs: RunSummary, configs: list[dict], ovh: _Overheads) -> Table
     head = next((es.headline for es in rs.engines if es.headline), None)
     what = shown.headlines[0].title if shown.headlines else (f"{head.step} {head.metric}" if head else "")
     totals = Table(title=f"{shown.title}: {what}" if what else shown.title, title_justify="left")
-    for column in ("config", "n", "median s", "min–max s", "overhead vs plain (95% CI)", "server CPU overhead",
+    n_column = _n_column(rs.analysis.measurements, [head._replace(config=c["label"]) for c in configs] if head else [])
+    for column in ("config", n_column, "median s", "min–max s", "overhead vs plain (95% CI)", "server CPU overhead",
                    "on disk", "answers"):
         totals.add_column(column, justify="right" if column not in ("config",) else "left")
     series = _elapsed_series(rs.analysis.measurements, head.test) if head else {}

@@ -23,7 +23,7 @@ from tdebench.stats.metrics import query_number, step_label, vu_count
 from tdebench.stats.noise import spike_warning, summarize_noise
 from tdebench.stats.overhead import Overhead
 from tdebench.stats.seqinterval import paired_blocks
-from tdebench.stats.wording import direction, phrase_for, verdict_word
+from tdebench.stats.wording import direction, n_text, phrase_for, verdict_word
 
 HEADLINE_STEPS = frozenset({"total", "power_at_size", "qphh_at_size", "throughput_at_size"})
 
@@ -100,6 +100,11 @@ class EngineSummary:
     anova_encrypted: AnovaResult | None = None  # the same test over the encrypted configs only (key lengths)
     # the same step and metric of the run's other tests (TPC-H's throughput test beside the power test)
     anova_other_tests: list[AnovaResult] = field(default_factory=list)
+
+    @property
+    def n_unit(self) -> str:
+        """What the summary table's n counts (its headline's values): ``rounds`` or ``trials``."""
+        return next((r.headline.n_unit for r in self.rows if r.headline is not None), "trials")
 
     def anovas(self) -> list[AnovaResult]:
         """Every ANOVA the report shows: the headline's (all configs, encrypted only), then the other tests'."""
@@ -201,7 +206,7 @@ def verdict_sentence(name: str, o: Overhead | None, a: Analysis, cpu: Overhead |
     if o is None:
         return f"{name}: no overhead figure (no plain twin or no successful trials to compare)."
     base = "plain" if not is_plain(o.encryption) else o.plain_config
-    phrase = phrase_for(o)
+    phrase = phrase_for(o, a.summaries)
     if direction(o.ci_low_pct, o.ci_high_pct) != "none":
         phrase = phrase.replace(" (", f" than {base} (", 1)
     elif o.ci_low_pct is not None and o.ci_high_pct is not None:
@@ -210,7 +215,7 @@ def verdict_sentence(name: str, o: Overhead | None, a: Analysis, cpu: Overhead |
     hint = resolution_hint(o, a.summaries) if o.ci_spans_zero and o.ci_low_pct is not None else ""
     text = f"{name}: {phrase}{p}{hint}."
     if cpu is not None:
-        cpu_phrase = phrase_for(cpu)
+        cpu_phrase = phrase_for(cpu, a.summaries)
         text += f" {cpu_phrase[:1].upper()}{cpu_phrase[1:]}."
     return text
 
@@ -221,7 +226,7 @@ def plain_only_sentence(row: ConfigRow, headline: SeriesKey | None) -> str:
     what = (f"{headline_name(headline)} median {fmt_value(h.median, h.unit)}"
             + (f" (95% CI {fmt_value_ci(h.median_ci_low, h.median_ci_high, h.unit)})"
                if h.median_ci_low is not None else "")
-            + f" over n = {h.n} trials" + (f", CV {h.cv_pct:.1f}%" if h.cv_pct is not None else "")) \
+            + f" over {n_text(h.n, h.n_unit)}" + (f", CV {h.cv_pct:.1f}%" if h.cv_pct is not None else "")) \
         if h is not None else "no successful trial"
     return (f"{row.shown_encryption} ({row.label}) alone was measured: {what}. There is no other config to compare "
             "it with; add an encrypted spec (or none,none for an A/A test) to --encryption for an overhead.")

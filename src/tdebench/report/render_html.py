@@ -40,7 +40,7 @@ def verdict_section(rs: RunSummary) -> Safe:
     cards = []
     for es in rs.engines:
         n = max((r.headline.n for r in es.rows if r.headline), default=0)
-        note = (f"{texts.headline_label(es.headline)}, median of {n} trials per config; "
+        note = (f"{texts.headline_label(es.headline)}, median of {n} {es.n_unit} per config; "
                 + texts.overhead_note(r.overhead for r in es.rows if r.overhead))
         bad = [f"{r.label}: {r.verification.verdict}" for r in es.rows if r.verification.good is False]
         labels = [r for r in es.rows if r.label_status.flagged]
@@ -106,7 +106,7 @@ def summary_table(es: EngineSummary, counters: CounterIndex | None = None) -> Sa
     steps (hit ratio, bytes decrypted), metrics, storage, proof."""
     hl = texts.headline_label(es.headline)
     step = es.headline.step if es.headline else ""
-    cols = [Col("config", cls="label"), Col("n", True), Col(f"{hl} (median, 95% CI)", True),
+    cols = [Col("config", cls="label"), Col(f"n ({es.n_unit})", True), Col(f"{hl} (median, 95% CI)", True),
             Col("overhead (95% CI)", True), Col("verdict"), Col("server CPU overhead (95% CI)", True),
             Col(COUNTERS_COL), Col("Power@Size", True), Col("QphH@Size", True), Col("storage", True),
             Col("encrypted on disk")]

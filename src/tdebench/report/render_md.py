@@ -19,7 +19,7 @@ def summary_lines(es: EngineSummary, counters: CounterIndex | None = None) -> li
     """The per-engine summary table."""
     hl = texts.headline_label(es.headline)
     step = es.headline.step if es.headline else ""
-    headers = ["config", "encryption", "n", f"{hl} (median)", "95% CI", "overhead", "95% CI",
+    headers = ["config", "encryption", f"n ({es.n_unit})", f"{hl} (median)", "95% CI", "overhead", "95% CI",
                "p", "verdict", "server CPU overhead", "CPU 95% CI", "counters", "Power@Size", "QphH@Size",
                "storage", "encrypted on disk"]
     rows = []
