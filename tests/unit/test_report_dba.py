@@ -158,3 +158,37 @@ def test_n_is_labelled_with_its_unit(tmp_path: Path) -> None:
     write_precision_run(tpch, blocks=4, second=("mariadb-tde-aes-256-ctr", "tde:aes-256-ctr", 1.04))
     md = _md(tpch)
     assert "| n (trials) |" in md and "n = 4 trials" in md
+
+
+# the verification table in words -----------------------------------------------------------------------------
+STATUS = {  # what MariaDB's status query and SQLCipher's PRAGMAs hand back, nested as the engines record it
+    "enabled": True, "plugin": "ACTIVE", "key_bits": None, "file_header_plaintext": False,
+    "variables": {"innodb_encrypt_log": "ON", "innodb_encrypt_tables": "ON"},
+    "tablespaces": {"schema": "tpcc", "total": 9, "encrypted": [f"tpcc/t{i}" for i in range(9)],
+                    "unencrypted": [], "system_tablespace_encrypted": True},
+    "cipher_settings": ["PRAGMA kdf_iter = 256000;", "PRAGMA cipher_page_size = 4096;"],
+}
+
+
+def test_the_verification_table_is_in_words(tmp_path: Path) -> None:
+    import json
+    import shutil
+
+    from tests.unit.test_report_build import FIXTURE
+
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run, ignore=shutil.ignore_patterns("report", "*.py", "__pycache__"))
+    verification = json.loads((run / "verification.json").read_text())
+    encrypted = next(c for c in verification["configs"] if c != "sqlite-none")
+    verification["configs"][encrypted]["status"] = STATUS
+    (run / "verification.json").write_text(json.dumps(verification))
+    md = _md(run)
+    html = (run / "report" / "index.html").read_text()
+    row = next(line for line in _section(md, "Verification").splitlines() if line.startswith(f"| {encrypted} |"))
+    html_row = html.split('id="verification"')[1].split("</section>")[0]
+    for text in (row, html_row.replace("<", " <").replace(">", "> ")):
+        for raw in ("{", "}", "[", "'", "True", "False", "None", "=ON"):
+            assert raw not in text.replace('class="', "").replace("[default", ""), (raw, text)
+    assert "enabled: yes" in row and "key bits: none" in row and "file header plaintext: no" in row
+    assert "innodb_encrypt_log ON" in row and "9 encrypted (tpcc/t0, tpcc/t1, tpcc/t2, tpcc/t3 and 5 more)" in row
+    assert "unencrypted none" in row and "PRAGMA kdf_iter = 256000" in row
