@@ -192,3 +192,65 @@ def test_the_verification_table_is_in_words(tmp_path: Path) -> None:
     assert "enabled: yes" in row and "key bits: none" in row and "file header plaintext: no" in row
     assert "innodb_encrypt_log ON" in row and "9 encrypted (tpcc/t0, tpcc/t1, tpcc/t2, tpcc/t3 and 5 more)" in row
     assert "unencrypted none" in row and "PRAGMA kdf_iter = 256000" in row
+
+
+# warnings: one line, and a place to read them all ------------------------------------------------------------
+def _write_noisy_run(run: Path, steps: int = 30) -> None:
+    """A CRUD-like run whose 30 steps all vary by about 20% between trials: 60 noisy series."""
+    import csv
+    import json
+
+    import numpy as np
+
+    from tdebench.results.rundir import COLUMNS
+
+    rng = np.random.default_rng(5)
+    rows = []
+    for block in range(4):
+        for config, enc, factor in (("m-none", "none", 1.0), ("m-tde", "tde:aes-256-ctr", 1.05)):
+            base = {"run_id": "w", "block": block, "trial": block, "config": config, "engine": "mariadb",
+                    "encryption": enc, "workload": "crud", "test": "crud", "stream": "", "started_at": "",
+                    "status": "warmup" if block == 0 else "ok", "round": "", "metric": "elapsed", "unit": "s"}
+            values = factor * np.exp(rng.normal(0, 0.2, steps))
+            rows += [{**base, "step": f"op_{i:02d}", "value": float(v)} for i, v in enumerate(values)]
+            rows.append({**base, "step": "total", "value": float(values.sum() * (1 + rng.normal(0, 0.005)))})
+    run.mkdir(parents=True)
+    with open(run / "measurements.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    (run / "manifest.json").write_text(json.dumps({
+        "schema_version": 3, "run_id": "w", "status": "completed", "plan": {"workload": "crud", "trials": 3},
+        "configs": [{"label": "m-none", "engine": "mariadb", "encryption": "none"},
+                    {"label": "m-tde", "engine": "mariadb", "encryption": "tde:aes-256-ctr"}]}))
+
+
+def test_warnings_are_one_line_with_a_place_to_read_them_all(tmp_path: Path) -> None:
+    import re
+
+    from rich.console import Console
+
+    from tdebench.cli.summary import print_summary
+    from tdebench.report.build import write_report
+    from tdebench.report.model import summarize
+
+    run = tmp_path / "run"
+    _write_noisy_run(run)
+    rs = summarize(run)
+    write_report(rs, run / "report")
+    md = (run / "report" / "summary.md").read_text()
+    head = md.split("\n## Summary")[0]
+    said = [line for line in head.splitlines() if "warning" in line.lower()]
+    assert len(said) == 1, said
+    total = int(re.search(r"(\d+) warnings", said[0]).group(1))
+    assert total >= 50 and "warnings.md" in said[0], said[0]
+    html = (run / "report" / "index.html").read_text()
+    top = html.split('id="summary"')[0]
+    assert top.count("<li") == 0 and f"{total} warnings" in top and 'href="warnings.md"' in top
+    every = (run / "report" / "warnings.md").read_text()
+    assert sum(1 for line in every.splitlines() if re.match(r"- .*CV \d+\.\d+% is above 5%", line)) >= 50
+    assert len([line for line in every.splitlines() if line.startswith("- ")]) == total
+    console = Console(record=True, width=200, color_system=None)
+    print_summary(run, console, rs)
+    lines = [line for line in console.export_text().splitlines() if "warning" in line.lower()]
+    assert len(lines) == 1 and f"{total} warnings" in lines[0] and "warnings.md" in lines[0], lines

@@ -23,6 +23,7 @@ from tdebench.api.presentation import Presentation
 from tdebench.cli.encrypt_summary import encrypt_table
 from tdebench.report.fmt import fmt_ci, fmt_pct
 from tdebench.report.model import RunSummary, summarize
+from tdebench.report.warnings_view import one_line
 from tdebench.api.regime import ratio_of
 from tdebench.results.labels import LabelStatus, label_status, manifest_label_status
 from tdebench.results.rundir import RunDirectory
@@ -309,19 +310,17 @@ def _catalog_only(c: dict) -> bool:
 
 
 def print_summary(run_dir: Path, console: Console, rs: RunSummary | None = None) -> None:
-    """Print the summary tables, after a warning for every label the evidence does not confirm."""
+    """Print the summary tables, after a warning for every label the evidence does not confirm; then the run's
+    warnings in one line and the faults injected."""
     for line in label_warnings(run_dir):
         console.print(f"WARNING: {line}", style="bold red", markup=False, highlight=False, soft_wrap=True)
+    rs = rs or summarize(Path(run_dir))
     console.print(build_summary(run_dir, rs))
-    for line in fault_lines(rs.manifest if rs is not None else _manifest(run_dir)):
+    line = one_line(rs)
+    if line:  # how many, of which kinds, and where each one is: never the list itself
+        console.print(line + ".", markup=False, highlight=False, soft_wrap=True)
+    for line in fault_lines(rs.manifest):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
-
-
-def _manifest(run_dir: Path) -> dict[str, Any]:
-    try:
-        return json.loads((run_dir / "manifest.json").read_text())
-    except (OSError, ValueError):
-        return {}
 
 
 def fault_lines(manifest: dict[str, Any]) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tdebench.report import encrypt_view, render_html, render_md
+from tdebench.report import encrypt_view, render_html, render_md, warnings_view
 from tdebench.report.model import RunSummary, summarize
 from tdebench.report.tables import to_csv, write_tables, write_text
 from tdebench.stats.analysis import StatsSettings
@@ -17,6 +17,7 @@ def write_report(rs: RunSummary, out_dir: Path) -> Path:
     switches = rs.switches()
     if switches:  # an encrypt run: its switching table's numbers (docs/result-format.md)
         write_text(out_dir / "switching.csv", to_csv(encrypt_view.CSV_FIELDS, encrypt_view.csv_rows(switches)))
+    write_text(out_dir / warnings_view.WARNINGS_FILE, warnings_view.md_file(rs))
     write_text(out_dir / "summary.md", render_md.render(rs))
     return write_text(out_dir / "index.html", render_html.render(rs))
 

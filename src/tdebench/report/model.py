@@ -121,6 +121,8 @@ class RunSummary:
     warnings: list[Caveat]
     #: how the run's workload is shown (its declaration, from the manifest or the installed workload)
     presentation: Presentation = field(default_factory=lambda: Presentation("run"))
+    #: every warning, nothing folded (``warnings`` folds those of series beside the headline per kind)
+    all_warnings: list[Caveat] = field(default_factory=list)
 
     @property
     def run_dir(self) -> Path:
@@ -392,9 +394,9 @@ def summarize_files(files: LoadedRun, settings: StatsSettings | None = None) -> 
     labels = [Caveat("label", "warning", None, r.label_status.warning(r.label, r.encryption))
               for es in summaries for r in es.rows if r.label_status.flagged]
     spikes = spike_warning(summarize_noise(files.manifest.get("conditions") or []))
-    warnings = ([Caveat("input", "warning", None, p) for p in files.problems] + labels
-                + ([Caveat("noise_spike", "warning", None, spikes)] if spikes else []) + warnings)
-    return RunSummary(files, a, summaries, warnings, shown)
+    first = ([Caveat("input", "warning", None, p) for p in files.problems] + labels
+             + ([Caveat("noise_spike", "warning", None, spikes)] if spikes else []))
+    return RunSummary(files, a, summaries, first + warnings, shown, first + caveats)
 
 
 def summarize(run_dir: Path, settings: StatsSettings | None = None) -> RunSummary:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tdebench.report import curve, extras, layers_view, precision_view, texts, threats_view
+from tdebench.report import curve, extras, layers_view, precision_view, texts, threats_view, warnings_view
 from tdebench.report.counters_view import CounterIndex
 from tdebench.report.fmt import DASH, fmt_bytes, fmt_ci, fmt_p, fmt_pct, fmt_value, fmt_value_ci
 from tdebench.report.mdkit import md_table
@@ -120,10 +120,7 @@ def render(rs: RunSummary) -> str:
         out += [f"- **{es.engine}** (threat model): {s}" for s in threats_view.sentences(rs, es)]
     headline = [r.overhead for es in rs.engines for r in es.rows if r.overhead]
     out += ["", f"_Median over trials; {texts.overhead_note(headline)}_", ""]
-    if rs.warnings:
-        out += ["## Warnings", ""]
-        out += [f"- {'Note' if w.severity == 'info' else '**Warning**'}: {w.message}"
-                for w in rs.warnings] + [""]
+    out += warnings_view.md_top(rs)
     out += curve.md_lines(rs)
     counters = CounterIndex(rs.analysis.measurements)
     section = rs.presentation.section("queries")
@@ -147,6 +144,7 @@ def render(rs: RunSummary) -> str:
     out += layers_view.md_lines(rs)
     out += extras.md_lines(rs)
     out += threats_view.md_lines(rs)
+    out += warnings_view.md_section(rs)
     out += ["## Verification", ""] + verification_lines(rs) + [""]
     out += methods_lines(rs)
     return "\n".join(out).rstrip() + "\n"
