@@ -74,8 +74,8 @@ def overhead_heatmap(es: EngineSummary) -> Chart | None:
     title = f"{es.engine}: overhead vs plain per query (%)"
     svg = charts.overhead_heatmap([q.step for q in es.queries], [_names(es).get(c, c) for c in configs], pct, sig,
                                   title=title)
-    caption = ("Red: slower than the plain twin, blue: faster. Bold numbers are significant "
-               "(95% CI excludes 0 and p < 0.05); faded numbers with “?” are not.")
+    caption = ("Red: slower than the plain twin, blue: faster. Bold numbers are resolved (their 95% CI excludes 0, "
+               "and p < 0.05); faded numbers with “?”: no difference resolved.")
     return Chart(title, caption, svg) if svg else None
 
 

@@ -79,7 +79,7 @@ def _charts(cmp: RunComparison) -> list[charts.Chart]:
         svg = charts.overhead_heatmap(steps, list(qc), pct, sig, title="Change per query, run B vs run A (%)")
         if svg:
             out.append(charts.Chart("heatmap", "Red: run B slower; blue: run B faster. Faded with "
-                                    "“?”: not significant.", svg))
+                                    "“?”: no difference resolved.", svg))
     return out
 
 

@@ -143,17 +143,22 @@ COUNTERS_NOTE = ("Counters: the engine's own, over the query (median over trials
 
 
 def _query_cells(q: QueryRow, config: str, plain: bool, counters: CounterIndex | None = None) -> list[object]:
+    """The median (with the failed values and the engine's counters under it) and, for an encrypted config, the
+    overhead with its interval and p-value under it: two columns per config, so that a run of six configs fits a
+    1,400-px window."""
     s = q.summaries.get(config)
-    med = _median_cell(s)
-    if s and (s.n_failed or s.n_timeout):
-        med = join([esc(med), tag("span", f"n = {s.n}, {s.n_failed + s.n_timeout} failed", class_="sub")])
-    counted = [counters.brief(config, q.step) or DASH] if counters else []
+    under = [f"n = {s.n}, {s.n_failed + s.n_timeout} failed"] if s and (s.n_failed or s.n_timeout) else []
+    under += [counters.brief(config, q.step)] if counters and counters.brief(config, q.step) else []
+    med = _with_sub(_median_cell(s), " · ".join(under))
     if plain:
-        return [med, *counted]
+        return [med]
     o = q.overheads.get(config)
-    cls = "sig" if o and not o.ci_spans_zero and o.p_value is not None and o.p_value < 0.05 else "nsig"
-    return [med, tag("span", fmt_pct(o.overhead_pct), class_=cls) if o else DASH,
-            fmt_ci(o.ci_low_pct, o.ci_high_pct) if o else DASH, fmt_p(o.p_value) if o else DASH, *counted]
+    if o is None:
+        return [med, DASH]
+    cls = "sig" if not o.ci_spans_zero and o.p_value is not None and o.p_value < 0.05 else "nsig"
+    return [med, join([tag("span", fmt_pct(o.overhead_pct), class_=cls),
+                       tag("span", fmt_ci(o.ci_low_pct, o.ci_high_pct), class_="sub"),
+                       tag("span", fmt_p(o.p_value), class_="sub")])]
 
 
 def query_table(es: EngineSummary, counters: CounterIndex | None = None) -> Safe:
@@ -164,9 +169,7 @@ def query_table(es: EngineSummary, counters: CounterIndex | None = None) -> Safe
     for r in es.rows:
         cols.append(Col(r.shown_label, True))
         if not r.is_baseline:
-            cols += [Col("overhead", True), Col("95% CI", True), Col("p", True)]
-        if counters:
-            cols.append(Col("counters"))
+            cols.append(Col("overhead (95% CI · p)", True))
     rows = [[q.step] + [c for r in es.rows for c in _query_cells(q, r.label, r.is_baseline, counters)]
             for q in es.queries]
     return table(cols, rows)
@@ -213,7 +216,8 @@ def engine_sections(rs: RunSummary) -> list[Safe]:
     out = [tag("section", join([tag("h2", "Summary")] + summary), id="summary")]
     if queries:
         out.append(tag("section", join([tag("h2", "Per query")] + queries + [tag(
-            "p", "Bold overheads are significant (95% CI excludes 0 and p < 0.05). " + COUNTERS_NOTE,
+            "p", "Bold overheads are resolved (their 95% CI excludes 0, and p < 0.05); under each overhead its "
+                 "95% CI and p-value. " + COUNTERS_NOTE,
             class_="note")]), id="queries"))
     if charts_:
         out.append(tag("section", join([tag("h2", "Charts")] + charts_), id="charts"))
