@@ -21,7 +21,7 @@ from tdebench import __version__
 from tdebench.encryption import redact
 from tdebench.cli.run_args import RunArgs
 from tdebench.cli.run_args import signature as run_signature
-from tdebench.cli.ui import help_layout, keep_brackets, piped_width
+from tdebench.cli.terminal import help_layout, keep_brackets, piped_width
 from tdebench.engines import DEFAULT_ENGINE
 from tdebench.errors import EnvironmentProblem, RunFailed, TdebenchError, UsageError
 

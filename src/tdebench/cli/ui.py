@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
-from typing import Any, TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -71,44 +69,3 @@ class RichListener(RunListener):
             ended = "interrupted after" if process.interrupted() else "done in"
             self._line(f"{begun[0]}: {ended} {human_duration(now - begun[1])}", now)
 
-
-def piped_width(stream: TextIO, fallback: int) -> int | None:
-    """The width of output to ``stream``: None on a terminal (rich measures it); piped or redirected, ``COLUMNS``
-    when set, else the width of the terminal the user types in (stderr or stdin: ``tdebench run --help | less``),
-    else ``fallback``."""
-    if stream.isatty():
-        return None
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return int(columns)
-    for fd in (2, 0):
-        try:
-            return os.get_terminal_size(fd).columns
-        except OSError:
-            continue
-    return fallback
-
-
-def help_layout(app: Any, stream: TextIO) -> dict[str, int]:
-    """How ``--help`` is laid out: on a terminal, rich's panels as typer draws them; piped, click's plain text, which
-    wraps at word boundaries (rich's table cut words with an ellipsis when a column was narrower than a path) at
-    :func:`piped_width` (80 without a terminal). Returns the click context settings that say the width."""
-    width = piped_width(stream, 80)
-    if width is None:
-        return {}
-    app.rich_markup_mode = None
-    return {"terminal_width": width, "max_content_width": width}
-
-
-def keep_brackets(command: Any) -> None:
-    """Rich reads ``[run]`` or ``[:PORT]`` in a help text as markup and drops it: escape the brackets of every
-    help text of ``command`` and its subcommands for rich's panels (the plain layout shows them as written)."""
-    from rich.markup import escape
-
-    for param in getattr(command, "params", []):
-        if getattr(param, "help", None):
-            param.help = escape(param.help)
-    if getattr(command, "help", None):
-        command.help = escape(command.help)
-    for sub in getattr(command, "commands", {}).values():
-        keep_brackets(sub)
