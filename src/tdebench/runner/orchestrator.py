@@ -86,8 +86,8 @@ class Orchestrator:
         self.command_line = command_line or sys.argv
         self.work_root = work_root
         self.completed = completed or set()
-        self.progress = RunProgress(sum(1 for b in plan.blocks() for label in b.order
-                                        if (b.number, label) not in self.completed))
+        pending = [b for b in plan.blocks() for label in b.order if (b.number, label) not in self.completed]
+        self.progress = RunProgress(len(pending), warmup=sum(b.warmup for b in pending))
         self.run_id = rundir.path.name
         self.engines: dict[str, Engine] = {c.engine: get_engine(c.engine) for c in plan.configs}
         self.states: dict[str, ConfigState] = {}
@@ -387,7 +387,7 @@ class Orchestrator:
                 self.guarded(state, results, lambda: results.__setitem__(label, self.faults.trial(
                     state, block, rec, lambda: self.workload.trial(state, block.number, rec), self.workload.headline())))
         finally:
-            self.progress.finish()
+            self.progress.finish(warmup=block.warmup)
             self.ui.task_finished("trial")
             series = self.unwatch(block, state, watch) if watch is not None else None
         self.end_trial(block, state, rec, results[label], series)
