@@ -118,3 +118,26 @@ def test_an_unknown_workload_without_a_declaration_is_shown_by_its_steps(tmp_pat
     assert rs.engines[0].headline.step == "total"
     text = terminal(run)
     assert "m-tde" in text and "orders" in text
+
+
+@pytest.mark.parametrize("workload, options, title", [
+    ("tpch", {}, "total of its query times"),  # the declaration's title for its own headline
+    ("sysbench", {"tests": "oltp_read_only,oltp_insert"}, None),
+])
+def test_a_runs_presentation_has_its_own_headlines_and_groups(tmp_path: Path, workload: str, options: dict,
+                                                              title: str | None) -> None:
+    from types import SimpleNamespace
+
+    from tdebench.api.engine import Config
+    from tdebench.api.plan import RunPlan
+    from tdebench.encryption import parse_spec
+    from tdebench.workloads import make_workload
+
+    plan = RunPlan(configs=[Config("mariadb", parse_spec("none"))], workload=workload, workload_options=options)
+    made = make_workload(plan, SimpleNamespace(path=tmp_path))
+    shown = made.presentation()
+    assert shown.headlines and shown.headlines[0].series == made.headline()
+    if title:
+        assert shown.headlines[0].title == title
+    if workload == "sysbench":
+        assert [g.test for g in shown.step_groups] == ["oltp_read_only", "oltp_insert"]

@@ -159,7 +159,8 @@ class Workload(ABC):
         """How this run of the workload is shown: :attr:`shown` with the run's :meth:`headlines` (the manifest's
         ``plan.presentation``)."""
         base = self.shown or Presentation(self.name)
-        return base.with_headlines(self.headlines() or base.headlines)
+        declared = {h.series: h for h in base.headlines}  # the declaration's titles where the series agree
+        return base.with_headlines(tuple(declared.get(h.series, h) for h in self.headlines()) or base.headlines)
 
     def planned_trial_seconds(self) -> float | None:
         """How long one trial is planned to run (``--fault kill-node@50%`` kills that share into it); None:
