@@ -33,9 +33,10 @@ def headline_box(rs: RunSummary, es: EngineSummary) -> Chart | None:
             groups.append((_names(es).get(c, c), sample.values))
     h = es.headline
     unit = rs.analysis.measurements.units.get(h._replace(config=es.configs[0]), "s") if es.configs else "s"
-    title = f"{es.engine}: {h.test} test {step_label(h.step)} per trial"
+    each = es.n_unit.removesuffix("s")  # a trial, or a round of the interleaved schedule
+    title = f"{es.engine}: {h.test} test {step_label(h.step)} per {each}"
     svg = charts.box_plot(groups, _colors(es), unit=unit or "s", title=title)
-    caption = ("Each dot is one trial; the box spans the quartiles and the line marks the median. "
+    caption = (f"Each dot is one {each}; the box spans the quartiles and the line marks the median. "
                "Interleaved blocks, warm-up discarded.")
     return Chart(title, caption, svg) if svg else None
 
