@@ -192,7 +192,7 @@ def test_summarize_exposes_the_structures() -> None:
     enc = es.rows[1]
     assert enc.overhead is not None and enc.overhead.overhead_pct > 0
     assert enc.verification.encrypted_on_disk is True and enc.verification.good is True
-    assert enc.power_at_size is not None and enc.storage_pct == pytest.approx(
+    assert enc.figures["Power@Size"] is not None and enc.storage_pct == pytest.approx(
         12_996_608 / 12_587_008 * 100 - 100)
     assert [q.step for q in es.queries] == [f"q{i:02d}" for i in range(1, 23)]
     assert any(w.kind == "failures" for w in rs.warnings)

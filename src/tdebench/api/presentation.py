@@ -96,7 +96,9 @@ class Presentation:
     workload records beyond the common ones; ``rates`` its throughputs against virtual users; ``latency_kinds`` the
     transaction kinds whose latency percentiles it records per virtual-user step (``vu4.new_order``); ``step_groups``
     its per-step tables; ``sections`` its own report sections; ``notes`` footnotes by place: ``cipher_floor``
-    (what the floor's total row covers), ``query_schedule`` (what one pass of the interleaved schedule is)."""
+    (what the floor's total row covers), ``query_schedule`` (what one pass of the interleaved schedule is);
+    ``figures`` the official figures the summary table shows beside the headline (step -> title, e.g. TPC-H's
+    ``power_at_size`` -> ``Power@Size``)."""
 
     title: str
     headlines: tuple[Headline, ...] = ()
@@ -107,6 +109,7 @@ class Presentation:
     step_groups: tuple[StepGroup, ...] = ()
     sections: tuple[Section, ...] = ()
     notes: dict[str, str] = field(default_factory=dict)
+    figures: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.layout not in LAYOUTS:
@@ -151,4 +154,5 @@ class Presentation:
             sections=tuple(Section.from_json(s) for s in data.get("sections") or ()
                            if isinstance(s, dict) and s.get("kind") in SECTION_KINDS),
             notes={str(k): str(v) for k, v in (data.get("notes") or {}).items()},
+            figures={str(k): str(v) for k, v in (data.get("figures") or {}).items()},
         )

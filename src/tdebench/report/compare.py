@@ -6,7 +6,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from tdebench.report.fmt import fmt_ci, fmt_p
-from tdebench.report.model import RunSummary, is_headline_key, summarize
+from tdebench.report.model import RunSummary, headline_keys, summarize
 from tdebench.stats.analysis import StatsSettings
 from tdebench.stats.caveats import Caveat, condense
 from tdebench.stats.load import SeriesKey
@@ -147,5 +147,5 @@ def compare(base_dir: Path, other_dir: Path, settings: StatsSettings | None = No
     if not matched:
         cmp.warnings.insert(0, Caveat("input", "warning", None,
                                       "The runs have no config label in common: nothing to compare."))
-    cmp.warnings = condense(cmp.warnings, is_headline_key)
+    cmp.warnings = condense(cmp.warnings, headline_keys(base.presentation))
     return cmp

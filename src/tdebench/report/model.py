@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,8 @@ from tdebench.stats.overhead import Overhead
 from tdebench.stats.seqinterval import paired_blocks
 from tdebench.stats.wording import direction, n_text, phrase_for, verdict_word
 
-HEADLINE_STEPS = frozenset({"total", "power_at_size", "qphh_at_size", "throughput_at_size"})
+#: the steps whose warnings are shown one by one, with the workload's headlines and official figures
+HEADLINE_STEPS = frozenset({"total"})
 
 
 @dataclass(frozen=True)
@@ -55,8 +57,7 @@ class ConfigRow:
     headline: Summary | None
     overhead: Overhead | None
     verdict: str  # the verdict's word for the headline overhead (stats.wording.verdict_word), "" without one
-    power_at_size: Summary | None
-    qphh_at_size: Summary | None
+    figures: dict[str, Summary | None]  # the workload's official figures beside the headline, by title
     storage_bytes: int | None
     storage_pct: float | None
     verification: VerificationRow
@@ -244,7 +245,7 @@ def headline_name(key: SeriesKey | None) -> str:
 
 
 def _config_row(files: LoadedRun, a: Analysis, label: str, headline: SeriesKey | None,
-                plain_storage: int | None) -> ConfigRow:
+                plain_storage: int | None, figures: dict[str, str]) -> ConfigRow:
     mc = files.manifest_config(label)
     enc = a.measurements.encryption.get(label, str(mc.get("encryption", "")))
     plain = is_plain(enc)
@@ -258,8 +259,7 @@ def _config_row(files: LoadedRun, a: Analysis, label: str, headline: SeriesKey |
         settings=mc.get("settings") if isinstance(mc.get("settings"), dict) else {},
         headline=a.summaries.get(key) if key else None, overhead=ovh,
         verdict=verdict_word(ovh) if ovh else "",
-        power_at_size=_step_summary(a, label, "power_at_size"),
-        qphh_at_size=_step_summary(a, label, "qphh_at_size"),
+        figures={title: _step_summary(a, label, step) for step, title in figures.items()},
         storage_bytes=storage, storage_pct=pct, verification=verification_row(files, label, plain),
         label_status=config_label_status(files, label, plain),
         storage_scope=str((mc.get("storage") or {}).get("scope", "")) if isinstance(mc.get("storage"), dict) else "",
@@ -320,7 +320,7 @@ def engine_summary(files: LoadedRun, a: Analysis, engine: str, configs: list[str
     headline = pick_headline(keys, shown.headlines[0].series if shown.headlines else None)
     plain = next((c for c in configs if is_plain(a.measurements.encryption.get(c, ""))), None)
     plain_storage = _int(files.manifest_config(plain).get("storage_bytes")) if plain else None
-    rows = [_config_row(files, a, c, headline, plain_storage) for c in configs]
+    rows = [_config_row(files, a, c, headline, plain_storage, shown.figures) for c in configs]
     switching = shown.section("switching")
     verdicts = (_verdicts(a, engine, configs, rows, plain, headline, switching.test if switching else None)
                 + precision_outcomes(files.manifest, a, [r.overhead for r in rows if not r.is_baseline]))
@@ -343,12 +343,16 @@ def _config_order(files: LoadedRun) -> list[str]:
     return [c for c in manifest_labels if c in seen] + [c for c in seen if c not in manifest_labels]
 
 
-def is_headline_key(key: SeriesKey) -> bool:
-    """True for the steps whose warnings are shown one by one (totals, TPC-H metrics, VUs); engine counters and
-    the client's CPU time are folded with the rest."""
-    if key.test in (*ONE_OFF_TESTS, "counters") or key.metric == "client_cpu":
-        return False
-    return key.step in HEADLINE_STEPS or vu_count(key.step) is not None
+def headline_keys(shown: Presentation) -> Callable[[SeriesKey], bool]:
+    """Which series' warnings are shown one by one: totals, the workload's headlines and official figures, the
+    virtual-user steps; engine counters and the client's CPU time are folded with the rest."""
+    steps = HEADLINE_STEPS | {h.step for h in shown.headlines} | set(shown.figures)
+
+    def is_headline_key(key: SeriesKey) -> bool:
+        if key.test in (*ONE_OFF_TESTS, "counters") or key.metric == "client_cpu":
+            return False
+        return key.step in steps or vu_count(key.step) is not None
+    return is_headline_key
 
 
 def precision_outcomes(manifest: dict[str, Any], a: Analysis, overheads: list[Overhead | None]) -> list[str]:
@@ -389,7 +393,7 @@ def summarize_files(files: LoadedRun, settings: StatsSettings | None = None) -> 
     headlines = {es.headline.step_key for es in summaries if es.headline}
     caveats = [c for c in a.caveats  # the verdict already says this for the headline
                if not (c.kind == "no_effect" and c.key and c.key.step_key in headlines)]
-    warnings = condense(caveats, is_headline_key, cv_limit=a.settings.cv_limit_pct,
+    warnings = condense(caveats, headline_keys(shown), cv_limit=a.settings.cv_limit_pct,
                         min_n=a.settings.min_trials)
     labels = [Caveat("label", "warning", None, r.label_status.warning(r.label, r.encryption))
               for es in summaries for r in es.rows if r.label_status.flagged]

@@ -19,9 +19,9 @@ def summary_lines(es: EngineSummary, counters: CounterIndex | None = None) -> li
     """The per-engine summary table."""
     hl = texts.headline_label(es.headline)
     step = es.headline.step if es.headline else ""
+    figures = list(es.rows[0].figures) if es.rows else []
     headers = ["config", "encryption", f"n ({es.n_unit})", f"{hl} (median)", "95% CI", "overhead", "95% CI",
-               "p", "verdict", "server CPU overhead", "CPU 95% CI", "counters", "Power@Size", "QphH@Size",
-               "storage", "encrypted on disk"]
+               "p", "verdict", "server CPU overhead", "CPU 95% CI", "counters", *figures, "storage", "encrypted on disk"]
     rows = []
     for r in es.rows:
         h, o = r.headline, r.overhead
@@ -38,9 +38,9 @@ def summary_lines(es: EngineSummary, counters: CounterIndex | None = None) -> li
             r.verdict or DASH, fmt_pct(cpu.overhead_pct) if cpu else DASH,
             fmt_ci(cpu.ci_low_pct, cpu.ci_high_pct) if cpu else DASH,
             (counters.brief(r.label, step) or DASH) if counters else DASH,
-            _med(r.power_at_size), _med(r.qphh_at_size), storage, r.verification.verdict])
-    right = {headers[i] for i in (2, 3, 4, 5, 6, 7, 9, 10, 12, 13, 14)}
-    optional = ("Power@Size", "QphH@Size", "storage", "server CPU overhead", "CPU 95% CI", "counters")
+            *(_med(r.figures.get(f)) for f in figures), storage, r.verification.verdict])
+    right = {*(headers[i] for i in (2, 3, 4, 5, 6, 7, 9, 10)), *figures, "storage"}
+    optional = (*figures, "storage", "server CPU overhead", "CPU 95% CI", "counters")
     keep = [i for i, h in enumerate(headers) if h not in optional or any(r[i] != DASH for r in rows)]
     headers = [headers[i] for i in keep]
     rows = [[r[i] for i in keep] for r in rows]

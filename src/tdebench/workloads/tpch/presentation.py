@@ -13,6 +13,7 @@ PRESENTATION = Presentation(
     headlines=(POWER_TOTAL,),
     layout="totals",
     metrics={"power_at_size": "Power@Size", "qphh_at_size": "QphH@Size", "throughput_at_size": "Throughput@Size"},
+    figures={"power_at_size": "Power@Size", "qphh_at_size": "QphH@Size"},
     sections=(Section("queries", "power test", test=POWER),),
     notes={
         "cipher_floor": "The total row covers the 22 queries of the power test.",
