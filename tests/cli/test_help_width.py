@@ -85,3 +85,24 @@ def test_help_on_a_terminal_keeps_its_brackets() -> None:
     text = re.sub(r"\x1b\[[0-9;]*m", "", b"".join(chunks).decode(errors="replace"))
     assert "╭" in text, text[:500]  # rich's panels: it is the terminal layout
     assert "its [run] keys" in text and "[:PORT]" in text
+
+
+def test_brackets_written_plainly_or_escaped_read_the_same_in_both_layouts() -> None:
+    import click
+    from rich.console import Console
+    from rich.text import Text
+
+    from tdebench.cli.terminal import keep_brackets
+
+    def command() -> click.Command:
+        return click.Command("c", params=[click.Option(["--a"], help="its \\[run] keys"),
+                                          click.Option(["--b"], help="HOST[:PORT]")])
+    plain = command()
+    keep_brackets(plain, rich=False)
+    assert [p.help for p in plain.params] == ["its [run] keys", "HOST[:PORT]"]
+    drawn = command()
+    keep_brackets(drawn, rich=True)
+    console = Console(record=True, width=80, color_system=None)
+    for p in drawn.params:
+        console.print(Text.from_markup(p.help))
+    assert console.export_text().split("\n")[:2] == ["its [run] keys", "HOST[:PORT]"]

@@ -330,8 +330,7 @@ def main(argv: list[str] | None = None) -> None:
         try:
             layout = help_layout(app, sys.stdout)  # piped: plain help at the terminal's width, no word cut
             command = typer.main.get_command(app)  # inside: a signal while the commands are built is an interrupt
-            if not layout:
-                keep_brackets(command)
+            keep_brackets(command, rich=not layout)
             code = command.main(args=args, prog_name="tdebench", standalone_mode=False, **layout)
             if code == 130 and _SIGNALS and not _SAID_INTERRUPTED:  # typer turned a KeyboardInterrupt into 130, unsaid
                 raise KeyboardInterrupt("interrupted")

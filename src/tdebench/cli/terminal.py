@@ -35,15 +35,21 @@ def help_layout(app: Any, stream: TextIO) -> dict[str, int]:
     return {"terminal_width": width, "max_content_width": width}
 
 
-def keep_brackets(command: Any) -> None:
-    """Rich reads ``[run]`` or ``[:PORT]`` in a help text as markup and drops it: escape the brackets of every
-    help text of ``command`` and its subcommands for rich's panels (the plain layout shows them as written)."""
+def keep_brackets(command: Any, rich: bool) -> None:
+    """Brackets in help texts are text (``[run]``, ``[:PORT]``), written plainly or escaped for rich (``\\[``): for
+    rich's panels (``rich``) escape those not escaped yet, for the plain layout drop the escapes; ``command`` and
+    its subcommands."""
     from rich.markup import escape
+
+    def fix(text: str) -> str:
+        if not rich:
+            return text.replace("\\[", "[")
+        return text if "\\[" in text else escape(text)
 
     for param in getattr(command, "params", []):
         if getattr(param, "help", None):
-            param.help = escape(param.help)
+            param.help = fix(param.help)
     if getattr(command, "help", None):
-        command.help = escape(command.help)
+        command.help = fix(command.help)
     for sub in getattr(command, "commands", {}).values():
-        keep_brackets(sub)
+        keep_brackets(sub, rich)
