@@ -106,3 +106,19 @@ def test_brackets_written_plainly_or_escaped_read_the_same_in_both_layouts() -> 
     for p in drawn.params:
         console.print(Text.from_markup(p.help))
     assert console.export_text().split("\n")[:2] == ["its [run] keys", "HOST[:PORT]"]
+
+
+def test_a_narrow_terminal_cuts_no_config_label() -> None:
+    """The summary's figures wrap in a narrow terminal; a config's label is never cut ("sqlite-sqlcipher-aes-25…")."""
+    import shutil
+
+    from rich.console import Console
+
+    from tdebench.cli.summary import build_summary
+
+    run_dir = Path(__file__).resolve().parents[1] / "fixtures" / "rundir_sqlite"
+    console = Console(record=True, width=100, color_system=None)
+    console.print(build_summary(run_dir))
+    text = console.export_text()
+    assert "…" not in text and text.count("sqlite-sqlcipher-aes-256-cbc") >= 3, text  # totals, verdict, storage
+    assert shutil.which("true") is not None

@@ -66,6 +66,21 @@ class _Overheads:
         return config not in self.analysis.baselines
 
 
+NAMING = ("config", "test", "step", "kind", "query")
+
+
+def _add_columns(table: Table, columns: tuple[str, ...] | list[str], names: list[str]) -> None:
+    """The naming columns (config, test, step, kind, query) left-aligned and never cut (as wide as the longest of
+    ``names``, the config labels and steps they hold); the figures right-aligned, wrapped and, in a terminal too
+    narrow for a figure, folded onto the next line rather than cut."""
+    widest = max((len(n) for n in names), default=0)
+    for column in columns:
+        if column in NAMING:
+            table.add_column(column, no_wrap=True, min_width=max(widest if column == "config" else 0, len(column)))
+        else:
+            table.add_column(column, justify="right", overflow="fold")  # folded, never cut with an ellipsis
+
+
 def _n_column(measurements: Measurements, keys: list[SeriesKey]) -> str:
     """``n (rounds)`` when the values counted are rounds of the interleaved schedule, else ``n (trials)``."""
     rounds = any((s := measurements.sample(k)) is not None and s.rounds is not None and s.rounds.any() for k in keys)
@@ -83,8 +98,8 @@ def _rates_table(measurements: Measurements, shown: Presentation, configs: list[
     steps = sorted({(t, s) for _, t, s, _ in series}, key=lambda ts: (ts[0], vu_count(ts[1]) or 0))
     table = Table(title=f"{shown.title}: median {' / '.join(r.title for r in shown.rates)} per virtual-user step "
                         "(overhead vs plain, 95% CI)", title_justify="left")
-    for column in ("config", "test", "step", _n_column(measurements, keys), *metrics):
-        table.add_column(column, justify="left" if column in ("config", "test", "step") else "right")
+    _add_columns(table, ("config", "test", "step", _n_column(measurements, keys), *metrics),
+                 [c.get("label_shown", c["label"]) for c in configs])
     for c in configs:
         for test, step in steps:
             cells = []
@@ -112,8 +127,8 @@ def _latency_table(measurements: Measurements, shown: Presentation, configs: lis
     step = max(steps, key=lambda s: vu_count(s) or -1)
     table = Table(title=f"{shown.title}: median latency per transaction kind at {step}, ms (overhead vs plain, "
                         "95% CI)", title_justify="left")
-    for column in ("config", "kind", _n_column(measurements, list(found.values())), "p50", "p95", "p99"):
-        table.add_column(column, justify="left" if column in ("config", "kind") else "right")
+    _add_columns(table, ("config", "kind", _n_column(measurements, list(found.values())), "p50", "p95", "p99"),
+                 [c.get("label_shown", c["label"]) for c in configs])
     for c in configs:
         for kind in kinds:
             cells, n = [], 0
@@ -210,9 +225,8 @@ def _totals_table(rs: RunSummary, configs: list[dict], ovh: _Overheads) -> Table
     what = shown.headlines[0].title if shown.headlines else (f"{head.step} {head.metric}" if head else "")
     totals = Table(title=f"{shown.title}: {what}" if what else shown.title, title_justify="left")
     n_column = _n_column(rs.analysis.measurements, [head._replace(config=c["label"]) for c in configs] if head else [])
-    for column in ("config", n_column, "median s", "min–max s", "overhead vs plain (95% CI)", "server CPU overhead",
-                   "on disk", "answers"):
-        totals.add_column(column, justify="right" if column not in ("config",) else "left")
+    _add_columns(totals, ("config", n_column, "median s", "min–max s", "overhead vs plain (95% CI)",
+                          "server CPU overhead", "on disk", "answers"), [c.get("label_shown", c["label"]) for c in configs])
     series = _elapsed_series(rs.analysis.measurements, head.test) if head else {}
     for c in configs:
         label = c["label"]
@@ -238,9 +252,9 @@ def _queries_table(rs: RunSummary, configs: list[dict]) -> list[Table]:
         return []
     rows = {(q.step, config): q for es in rs.engines for q in es.queries for config in q.summaries}
     queries = Table(title="median seconds per query (overhead vs plain)", title_justify="left")
-    queries.add_column("query")
+    queries.add_column("query", no_wrap=True)
     for c in configs:
-        queries.add_column(c.get("label_shown", c["label"]), justify="right")
+        queries.add_column(c.get("label_shown", c["label"]), justify="right", overflow="fold")
     for step in order:
         cells = []
         for c in configs:
@@ -261,9 +275,9 @@ def verdict_text(rs: RunSummary) -> Text:
 def _steps_table(configs: list[dict], ovh: _Overheads, series: Series, test: str) -> Table:
     """Median seconds per step of ``test``, with the overhead vs plain (95% CI)."""
     table = Table(title=f"{test}: median seconds per step (overhead vs plain, 95% CI)", title_justify="left")
-    table.add_column("step")
+    table.add_column("step", no_wrap=True)
     for c in configs:
-        table.add_column(c.get("label_shown", c["label"]), justify="right")
+        table.add_column(c.get("label_shown", c["label"]), justify="right", overflow="fold")
     for step in dict.fromkeys(step for _, step in series):
         cells = []
         for c in configs:
@@ -288,8 +302,8 @@ def _growth(value: float | None, base: float | None) -> str:
 def _storage_table(configs: list[dict], plain: dict[str, str]) -> Table:
     """Storage per config with the growth factor vs the plain twin, as the studies reported it."""
     table = Table(title="storage after load (growth vs plain)", title_justify="left")
-    for column in ("config", "tables+indexes", "growth", "on disk (all files)", "growth"):
-        table.add_column(column, justify="left" if column == "config" else "right")
+    _add_columns(table, ("config", "tables+indexes", "growth", "on disk (all files)", "growth"),
+                 [c.get("label_shown", c["label"]) for c in configs])
     by_label = {c["label"]: c for c in configs}
     for c in configs:
         base = by_label.get(plain.get(c["label"], ""), {})
