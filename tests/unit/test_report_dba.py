@@ -113,7 +113,7 @@ def test_one_verdict_vocabulary_in_every_view(tmp_path: Path) -> None:
         md_row = next(line for line in views["summary.md"].splitlines() if line.startswith(f"| {config} |"))
         assert f"| {word} |" in md_row, md_row
         html_row = next(r for r in views["index.html"].split("<tr>") if f'class="sub">{config}<' in r)
-        assert f'"pill' in html_row and f">{word}</span>" in html_row, html_row
+        assert '"pill' in html_row and f">{word}</span>" in html_row, html_row
     verdicts = views["summary.md"].split("## Verdict")[1].split("\n## ")[0]
     assert "m-tde-a" not in verdicts  # named by its encryption where that is unique
     assert "tde:aes-256-ctr: no difference resolved" in verdicts and "tde:aes-128-ctr: " in verdicts
