@@ -122,3 +122,20 @@ def test_a_narrow_terminal_cuts_no_config_label() -> None:
     text = console.export_text()
     assert "…" not in text and text.count("sqlite-sqlcipher-aes-256-cbc") >= 3, text  # totals, verdict, storage
     assert shutil.which("true") is not None
+
+
+def test_piped_command_list_says_each_command_whole() -> None:
+    import typer
+
+    from tdebench.cli.app import app
+
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    text = subprocess.run([sys.executable, "-m", "tdebench", "--help"], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=120,
+                          env={**env, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}).stdout
+    commands = text.split("Commands:")[1]
+    assert "..." not in commands  # click cut each command's line at ~45 characters
+    flat = unwrapped(commands)
+    for name, sub in typer.main.get_command(app).commands.items():  # type: ignore[attr-defined]
+        first = " ".join((sub.help or "").split("\n\n")[0].split())
+        assert first.replace("\\[", "[") in flat, name

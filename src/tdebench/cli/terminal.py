@@ -37,8 +37,8 @@ def help_layout(app: Any, stream: TextIO) -> dict[str, int]:
 
 def keep_brackets(command: Any, rich: bool) -> None:
     """Brackets in help texts are text (``[run]``, ``[:PORT]``), written plainly or escaped for rich (``\\[``): for
-    rich's panels (``rich``) escape those not escaped yet, for the plain layout drop the escapes; ``command`` and
-    its subcommands."""
+    rich's panels (``rich``) escape those not escaped yet, for the plain layout drop the escapes and list each
+    subcommand with the whole first paragraph of its help, as rich does; ``command`` and its subcommands."""
     from rich.markup import escape
 
     def fix(text: str) -> str:
@@ -53,3 +53,5 @@ def keep_brackets(command: Any, rich: bool) -> None:
         command.help = fix(command.help)
     for sub in getattr(command, "commands", {}).values():
         keep_brackets(sub, rich)
+        if not rich and sub.help and not sub.short_help:  # click cut it at ~45 characters or at "e.g."
+            sub.short_help = " ".join(sub.help.split("\n\n")[0].split())
