@@ -74,9 +74,10 @@ def test_pgcrypto_blowfish_and_cast5_refused_with_the_reason(spec, tmp_path):
 
 
 def test_run_help_shows_the_defaults_written_in_its_texts():
-    """A "[default: ...]" inside a help text is rich markup unless escaped: --help showed "… before the next ."."""
+    """A "[default: ...]" inside a help text was rich markup: --help showed "… before the next ."; the texts say
+    their defaults in parentheses, shown as written in both layouts (tests/cli/test_help_width.py)."""
     result = tdebench("run", "--help", env={"COLUMNS": "300"})
     assert result.returncode == 0, result.stderr
-    for shown in ("[default: query with --cache warm, else block]", "[default: 0.01]", "[default: 1]",
-                  "[default: on with --schedule query and a warm cache"):
+    for shown in ("(default: query with --cache warm, else block)", "(default: 0.01)", "(default: 1)",
+                  "(default: on with --schedule query and a warm cache"):
         assert shown in result.stdout, shown

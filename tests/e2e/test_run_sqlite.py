@@ -58,7 +58,7 @@ def test_measurements_hold_every_query_of_warmup_and_trial(run_dir):
 
 def test_manifest_and_verification(run_dir):
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert manifest["schema_version"] == 3 and manifest["status"] == "completed"
+    assert manifest["schema_version"] == 4 and manifest["status"] == "completed"
     assert "aes_ni" in manifest["host"] and manifest["host"]["cpu_flags"]
     assert len(manifest["data"]["files"]["lineitem.tbl"]["sha256"]) == 64
     assert [b["block"] for b in manifest["plan"]["blocks"]] == [0, 1]

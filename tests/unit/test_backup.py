@@ -171,5 +171,8 @@ def test_backups_json_feeds_the_report(tmp_path: Path) -> None:
                 "configs": {"m-none": {"backups": {"mariadb_dump": {"encrypted": False, "marker_hits": 4}}},
                             "m-tde": {"backups": {"mariadb_dump": {"encrypted": False, "marker_hits": 4}}}}}
     (run / "backups.json").write_text(json.dumps(verdicts))
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["plan"]["workload"] = "backup"  # its Backups section is the backup workload's (Presentation.sections)
+    (run / "manifest.json").write_text(json.dumps(manifest))
     md = build_report(run).with_name("summary.md").read_text()
     assert "## Backups" in md and "NO: plaintext" in md and "plaintext even under TDE" in md

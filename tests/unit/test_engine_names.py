@@ -171,3 +171,72 @@ def f(instance: Any, engine, es, d):
     for expected in ("'sqlite'", "'mariadb'", "'postgres' as a dict key", "'mysql' as a subscript",
                      "getattr()", "hasattr()", "match case", "typed Any", "state.instance.cluster: an instance"):
         assert expected in kinds, expected
+
+
+
+# workloads present themselves (tdebench.api.presentation): the terminal summary and the report read a run's
+# declared presentation (manifest.json, plan.presentation), so they know no workload by name, and the report's own
+# words name none of them (a workload's titles, notes and sections come from its declaration)
+SHOWN_BY = ("cli", "report")
+#: report and summary modules: what they say comes from the workload's declaration
+WORDED_BY = ("report", "cli/summary.py", "cli/encrypt_summary.py", "cli/ui.py")
+WORKLOAD_WORDS = ("TPC-H", "TPC-C", "sysbench", "power test", "22 queries", "New-Order")
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                out.add(id(first.value))
+    return out
+
+
+def workload_findings_in(tree: ast.AST, path: str, names: set[str], words: tuple[str, ...]) -> list[Finding]:
+    """Every string (docstrings left out) that is a workload's name, or holds one of ``words``."""
+    docs = _docstrings(tree)
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Constant) or not isinstance(node.value, str) or id(node) in docs:
+            continue
+        if node.value in names:
+            out.append(Finding(path, node.lineno, f"names workload {node.value!r}"))
+        out += [Finding(path, node.lineno, f"says {w!r}") for w in words if w in node.value]
+    return sorted(out, key=lambda f: f.line)
+
+
+def workload_findings(names: set[str]) -> list[Finding]:
+    out = []
+    for package in SHOWN_BY:
+        for path in sorted((PACKAGE / package).rglob("*.py")):
+            rel = str(path.relative_to(PACKAGE))
+            worded = any(rel == w or rel.startswith(w + "/") for w in WORDED_BY)
+            out += workload_findings_in(ast.parse(path.read_text(), rel), rel, names,
+                                        WORKLOAD_WORDS if worded else ())
+    return out
+
+
+def test_no_workload_name_in_cli_or_report():
+    from tdebench.workloads import workload_names
+
+    names = set(workload_names())
+    assert {"tpch", "tpcc", "sql", "encrypt"} <= names, "the registry did not answer as expected"
+    found = workload_findings(names)
+    assert not found, (f"{len(found)} places in cli/ or report/ know a workload by name; read what the workload "
+                       "declares (tdebench.api.presentation.Presentation, the manifest's plan.presentation) "
+                       "instead:\n" + "\n".join(map(str, found)))
+
+
+def test_the_workload_check_catches_names_and_words():
+    code = '''
+"""A docstring may say TPC-H."""
+def f(key):
+    """So may this one: tpcc."""
+    if key.test == "tpcc": pass
+    TESTS = {"crud": 1}
+    note = "The total row covers the 22 queries of the power test."
+'''
+    found = workload_findings_in(ast.parse(code), "x.py", {"tpcc", "crud"}, WORKLOAD_WORDS)
+    assert [f.what for f in found] == ["names workload 'tpcc'", "names workload 'crud'", "says 'power test'",
+                                       "says '22 queries'"], found

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tdebench.api.manifest import SCHEMA_VERSION
 from tdebench.manual.importer import ImportRequest, import_logs
 from tdebench.manual.plan import plan_scripts
 from tdebench.manual.script import write_scripts
@@ -160,7 +161,7 @@ def test_script_then_import_two_configs(tmp_path: Path, dialect: str, q15: str) 
 
     rundir = RunDirectory(run_dir)
     manifest = rundir.read_manifest()
-    assert manifest["schema_version"] == 3
+    assert manifest["schema_version"] == SCHEMA_VERSION
     assert manifest["host"] == "unknown (imported)"
     assert [c["label"] for c in manifest["configs"]] == ["plain", "tde"]
     assert manifest["plan"]["workload_options"]["tests"] == ["power", "throughput"]

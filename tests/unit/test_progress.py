@@ -68,3 +68,18 @@ def test_a_terminal_gets_bars_not_lines() -> None:
         clock.now += 5
         listener.task_finished("trial")
     assert "done in" not in buffer.getvalue()
+
+
+def test_time_left_counts_what_runs_between_trials_and_leaves_the_warm_up_out() -> None:
+    """A run said "~17 s left" two minutes before its end: its estimate was the mean time inside the trials so far,
+    a short warm-up block included, and nothing of the restarts between blocks. Here a 10-s warm-up, then
+    measured trials of 30 s, each after a 20-s restart: 50 s per measured trial."""
+    clock = Clock()
+    p = RunProgress(5, warmup=1, clock=clock)
+    p.start(); clock.now += 10; p.finish(warmup=True)
+    assert p.left() is None  # nothing measured yet says what a measured trial takes
+    for done in range(1, 5):
+        clock.now += 20  # the restart before the block: outside the trial, still the run's time
+        p.start(); clock.now += 30; p.finish()
+        assert p.left() == 50 * (4 - done)
+    assert p.label() == "5 of 5 trials, ~0 s left"

@@ -16,7 +16,7 @@ from scipy import stats
 
 from tdebench.errors import UsageError
 from tdebench.report import build_report, summarize
-from tdebench.report.figures import tpm_vs_users
+from tdebench.report.figures import throughput_vs_users
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FIXTURE = FIXTURES / "rundir_sqlite"
@@ -25,7 +25,7 @@ STABLE_COLUMNS = ["engine", "config", "workload", "step", "n", "median_plain", "
                   "overhead_pct", "ci_low_pct", "ci_high_pct", "p_value"]
 LATER_COLUMNS = ["test", "metric", "unit", "encryption", "plain_config", "n_plain", "n_config", "paired",
                  "ci_method", "p_method", "label_status", "plain_label_status", "pairing_unit",
-                 "n_faulted", "n_faulted_plain"]
+                 "n_faulted", "n_faulted_plain", "verdict", "n_unit"]
 VOID = {"meta", "br", "hr", "img", "input", "link", "col", "wbr", "area", "base", "source"}
 
 
@@ -96,7 +96,7 @@ def test_html_is_self_contained_and_well_formed(run: Path) -> None:
 def test_html_shows_verdict_tables_and_methods(run: Path) -> None:
     html = (run / "report" / "index.html").read_text()
     assert re.search(r"sqlcipher:aes-256-cbc: <strong>\d+\.\d% slower</strong> than plain "
-                     r"\(95% CI \d+\.\d% to \d+\.\d%, n = 3\), p=0\.\d{3}\.", html)
+                     r"\(95% CI \d+\.\d% to \d+\.\d%, n = 3 trials\), p=0\.\d{3}\.", html)
     for text in ("Read with care", "Per query", "q22", "Power@Size", "Verification", "Methods",
                  "AMD EPYC 7B13", "SQLCipher 4.6.1", "0 (warm-up)", "warm", "1 timed out",
                  "t-interval on the log ratios", "benchmarks/stats_coverage.py --reps 2000",
@@ -192,7 +192,7 @@ def test_summarize_exposes_the_structures() -> None:
     enc = es.rows[1]
     assert enc.overhead is not None and enc.overhead.overhead_pct > 0
     assert enc.verification.encrypted_on_disk is True and enc.verification.good is True
-    assert enc.power_at_size is not None and enc.storage_pct == pytest.approx(
+    assert enc.figures["Power@Size"] is not None and enc.storage_pct == pytest.approx(
         12_996_608 / 12_587_008 * 100 - 100)
     assert [q.step for q in es.queries] == [f"q{i:02d}" for i in range(1, 23)]
     assert any(w.kind == "failures" for w in rs.warnings)
@@ -294,9 +294,9 @@ def test_tpm_hook_draws_only_with_data(tmp_path: Path) -> None:
                              "unit": "tpm"})
     write_measurements(tmp_path / "tpcc", recs)
     rs = summarize(tmp_path / "tpcc")
-    assert tpm_vs_users(rs.analysis, rs.engines[0]) is not None
+    assert throughput_vs_users(rs.analysis, rs.engines[0], rs.presentation.rates)
     assert rs.engines[0].headline.step == "vu20"
     html = build_report(tmp_path / "tpcc").read_text()
     assert "TPM vs virtual users" in html and re.search(r"<strong>TPM \d+\.\d% lower</strong> than plain", html)
     fixture_rs = summarize(FIXTURE)
-    assert tpm_vs_users(fixture_rs.analysis, fixture_rs.engines[0]) is None
+    assert not throughput_vs_users(fixture_rs.analysis, fixture_rs.engines[0], fixture_rs.presentation.rates)

@@ -39,10 +39,10 @@ def test_manifest_is_versioned_and_redacted(tmp_path):
     rundir.write_manifest({"command_line": ["tdebench", key.hex()]})
     text = rundir.manifest_path.read_text()
     assert key.hex() not in text
-    assert json.loads(text)["schema_version"] == SCHEMA_VERSION == 3
+    assert json.loads(text)["schema_version"] == SCHEMA_VERSION == 4
 
 
-@pytest.mark.parametrize("version", [0, 4, "2", None])
+@pytest.mark.parametrize("version", [0, 5, "2", None])
 def test_a_manifest_of_an_unknown_version_is_refused_on_read(tmp_path, version):
     rundir = RunDirectory.create(tmp_path / "run")
     rundir.manifest_path.write_text(json.dumps({"schema_version": version, "run_id": "x"}))

@@ -62,6 +62,7 @@ def test_a_clean_run_exits_0_with_a_complete_manifest(capfd, tmp_path):
     assert m["status"] == "completed" and not m["problems"] and not m["failed_steps"]
     assert [c["label"] for c in m["configs"]] == [PLAIN, ENC]
     assert m["plan"]["workload"] == "probe" and m["plan"]["trials"] == 2 and m["plan"]["seed"] == 7
+    assert m["plan"]["presentation"]["title"] == "One aggregate query"  # how it is shown (the example's)
     assert {c["engine_version"] for c in m["configs"]} == {fake_engine.FakeEngine().version()}
     assert all(c["dialect"]["family"] == "sqlite" and c["storage_bytes"] > 0 for c in m["configs"])
     assert "in_flight" not in m and m["host"] and m["data"]["rows"] == 1000

@@ -11,12 +11,13 @@ from scipy import stats
 from tdebench.stats import (
     BOOTSTRAP_MIN_N, SeriesKey, StatsSettings, all_caveats, analyze, anova_by_step,
     bootstrap_median_ci, bootstrap_ratio_ci, compare_samples, compute_overheads, condense, describe,
-    eta_squared, log_t, mde_pct, overhead_interval, parse_rows, significance, summarize_series,
+    eta_squared, log_t, mde_pct, overhead_interval, parse_rows, summarize_series,
     trials_needed, welch_p,
 )
 from tdebench.stats.anova import ALL_CONFIGS, ENCRYPTED_ONLY, skewness_check
 from tdebench.stats.coverage import COMMAND, COVERAGE, coverage_phrase
 from tdebench.stats.load import Sample
+from tdebench.stats.wording import outcome_word, verdict_word
 
 PLAIN = [10.2, 10.5, 9.9, 10.8, 10.1, 10.4, 9.7, 10.6, 10.3, 10.0, 10.9, 10.2]
 ENC = [11.1, 11.6, 10.9, 11.8, 11.0, 11.5, 10.8, 11.9, 11.2, 11.1, 12.0, 11.3]
@@ -98,7 +99,7 @@ def test_overhead_from_ten_trials_is_the_bootstrapped_ratio_of_medians() -> None
     assert (o.ci_method, o.p_method) == ("bootstrap-percentile-paired", "t-log-paired")
     assert o.paired and o.n == 12 and o.plain_config == "p"
     assert o.ci_low_pct < o.overhead_pct < o.ci_high_pct
-    assert significance(o.p_value, o.ci_spans_zero) == "significant"
+    assert verdict_word(o) == "slower" and o.p_value < 0.05
     # different blocks -> independent resampling and Welch on the logs
     m2 = parse_rows(rows("p", "none", PLAIN) + rows("e", "x", ENC, start_block=20))
     o2 = compute_overheads(m2, n_resamples=500)[0]
@@ -174,7 +175,7 @@ def test_single_value_gives_no_ci_and_no_p() -> None:
     c = compare_samples(Sample(np.array([1.0]), np.array([1])), Sample(np.array([1.2]), np.array([1])))
     assert c.pct == pytest.approx(20.0)
     assert c.ci_low_pct is None and c.p_value is None and (c.ci_method, c.p_method) == ("", "")
-    assert significance(c.p_value, True) == "too few trials"
+    assert outcome_word(c.ci_low_pct, c.ci_high_pct) == "no interval"
 
 
 def test_bootstrap_is_reproducible_with_a_seed() -> None:
@@ -278,7 +279,7 @@ def test_caveats_speak_plainly() -> None:
     kinds = {c.kind for c in a.caveats}
     assert {"noise", "small_n", "failures", "no_effect"} <= kinds
     msg = next(c.message for c in a.caveats if c.kind == "no_effect")
-    assert "no difference resolved" in msg and "n = 3)" in msg and "trials would resolve" in msg
+    assert "no difference resolved" in msg and "n = 3 trials)" in msg and "trials would resolve" in msg
     assert "overhead" not in msg  # an estimate whose interval spans zero is not called an overhead
     assert any("CV" in c.message and "above 5%" in c.message for c in a.caveats)
     folded = condense(all_caveats(a.summaries, a.overheads), lambda k: k.step == "total",

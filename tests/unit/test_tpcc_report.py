@@ -42,7 +42,7 @@ def _rows(workload: str, tests: dict[str, list[str]]) -> list[dict[str, object]]
 def test_tpcc_shows_tpm_and_nopm_against_users(tmp_path):
     _write(tmp_path / "run", _rows("tpcc", {"tpcc": ["tpm", "nopm"]}))
     rs = summarize(tmp_path / "run")
-    charts = throughput_vs_users(rs.analysis, rs.engines[0])
+    charts = throughput_vs_users(rs.analysis, rs.engines[0], rs.presentation.rates)
     assert [c.title for c in charts] == ["mariadb: TPM vs virtual users", "mariadb: NOPM vs virtual users"]
     html = build_report(tmp_path / "run").read_text()
     assert "NOPM vs virtual users" in html and "95% bootstrap CI" in html
@@ -52,7 +52,7 @@ def test_sysbench_tests_with_the_same_steps_each_get_a_tps_chart(tmp_path):
     tests = {"oltp_read_write": ["tps", "tpm"], "oltp_insert": ["tps", "tpm"]}
     _write(tmp_path / "run", _rows("sysbench", tests))
     rs = summarize(tmp_path / "run")
-    titles = [c.title for c in throughput_vs_users(rs.analysis, rs.engines[0])]
+    titles = [c.title for c in throughput_vs_users(rs.analysis, rs.engines[0], rs.presentation.rates)]
     assert titles == ["mariadb: transactions/s vs virtual users (oltp_insert)",
                       "mariadb: transactions/s vs virtual users (oltp_read_write)"]
     assert "transactions/s vs virtual users" in build_report(tmp_path / "run").read_text()
@@ -110,7 +110,8 @@ def test_a_dialect_with_one_writer_at_a_time_is_named_in_the_caption(tmp_path):
     (run / "manifest.json").write_text(json.dumps({"configs": configs}))
     rs = summarize(run)
     assert one_writer(rs, rs.engines[0]) == "OneWriterDB"
-    captions = [c.caption for c in throughput_vs_users(rs.analysis, rs.engines[0], one_writer(rs, rs.engines[0]))]
+    captions = [c.caption for c in throughput_vs_users(rs.analysis, rs.engines[0], rs.presentation.rates,
+                                                            one_writer(rs, rs.engines[0]))]
     assert all("OneWriterDB allows one writer at a time" in c for c in captions)
     (run / "manifest.json").write_text(json.dumps({"configs": [{"label": "mariadb-none",
                                                                 "dialect": asdict(MARIADB)}]}))

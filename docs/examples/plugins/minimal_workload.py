@@ -16,6 +16,7 @@ from pydantic import Field
 
 from tdebench.api.events import RunListener
 from tdebench.api.plan import RunPlan
+from tdebench.api.presentation import Presentation, StepGroup
 from tdebench.api.tables import ColumnSpec, TableSpec
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.api.workload import RunFiles, Workload
@@ -35,6 +36,11 @@ class MinimalOptions(WorkloadOptions):
     rows: int = Field(1000, ge=1, le=10_000_000)
 
 
+SHOWN = Presentation(
+    title="One aggregate query", layout="steps",
+    step_groups=(StepGroup("minimal", "The aggregate query over every item", ("elapsed",)),))
+
+
 class MinimalWorkload(Workload):
     """Load ``rows`` items, then time one aggregate query per trial."""
 
@@ -42,6 +48,7 @@ class MinimalWorkload(Workload):
     database = "minimal"
     known_plaintext = ("item label number 000001",)  # in row 1: the at-rest scan looks for it
     options_model: ClassVar[type[MinimalOptions]] = MinimalOptions
+    shown = SHOWN  # how the report and the terminal show it
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
         super().__init__(plan, rundir)

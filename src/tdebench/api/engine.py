@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 from tdebench.api.canary import CANARY_TABLE
 from tdebench.api.dialect import Dialect
-from tdebench.api.footprint import UNMEASURED, Footprint
+from tdebench.api.footprint import UNMEASURED, Footprint, allocated_bytes
 from tdebench.api.server import ServerFiles, ToolAccess
 from tdebench.api.switch import SwitchProgress
 from tdebench.api.tables import TableSpec
@@ -306,8 +306,8 @@ class Instance(ThreatProbes, ABC):
         """Force everything written so far to the files (checkpoint/flush) before a scan."""
 
     def storage_bytes(self) -> int:
-        """Bytes the database occupies on disk (all files under :attr:`data_dir`)."""
-        return sum(p.stat().st_size for p in self.data_dir.rglob("*") if p.is_file())
+        """Bytes the database occupies on disk (allocated to all files under :attr:`data_dir`)."""
+        return allocated_bytes(self.data_dir)
 
     def storage_breakdown(self) -> dict[str, Any] | None:
         """The engine's own per-table sizes (``{"tables": {...}, "totals": {...}, ...}``), or None to let

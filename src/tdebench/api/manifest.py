@@ -2,7 +2,9 @@
 
 Version 1 kept TPC-H's ``sf``, ``tests`` and ``streams`` at the top of the plan; version 2 keeps them in the
 plan's ``workload_options`` (the plan knows no workload); version 3 adds the ``round`` column to measurements.csv
-(the pairing unit of the interleaved OLTP schedule). All three are read: a version-1 plan is moved forward by
+(the pairing unit of the interleaved OLTP schedule); version 4 adds the plan's ``presentation``, how the workload is
+shown (:class:`tdebench.api.presentation.Presentation`; a report of an older run falls back on the installed
+workload's declaration). All four are read: a version-1 plan is moved forward by
 :func:`tdebench.api.plan.plan_from_json`. A manifest of any other version is refused with a clear error, so a
 newer tdebench's run is never misread by an older one.
 """
@@ -16,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tdebench.api.measurement import utc_now
 from tdebench.errors import UsageError
 
-SCHEMA_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+SCHEMA_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)
 
 
 class ConfigEntry(BaseModel):

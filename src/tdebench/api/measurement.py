@@ -11,6 +11,9 @@ COLUMNS = ("run_id", "block", "trial", "config", "engine", "encryption", "worklo
 OPTIONAL_COLUMNS = ("round",)
 #: statuses a row can have (docs/result-format.md says what each means)
 STATUSES = ("ok", "failed", "timeout", "warmup", "missing", "aborted", "superseded", "fault")
+#: the test of the rows a workload's load writes (one-off: trial 0), and the other one-off tests of a run
+LOAD_TEST = "load"
+ONE_OFF_TESTS = (LOAD_TEST, "validation", "storage")
 
 
 def utc_now() -> str:

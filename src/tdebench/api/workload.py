@@ -12,7 +12,7 @@ from tdebench.api.dialect import Dialect
 from tdebench.api.engine import Engine, SqlTranslator
 from tdebench.api.events import RunListener
 from tdebench.api.plan import RunPlan
-from tdebench.api.presentation import Headline
+from tdebench.api.presentation import Headline, Presentation
 from tdebench.api.tables import TableSpec
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.errors import UsageError
@@ -102,6 +102,10 @@ class Workload(ABC):
     verify_after_load: ClassVar[bool] = True
     #: what every engine must offer for this workload to run on it (:class:`Need`); an engine lacking one is refused
     needs: ClassVar[tuple[Need, ...]] = ()
+    #: how the workload is shown (:class:`~tdebench.api.presentation.Presentation`) without a run's own headlines,
+    #: which :meth:`presentation` adds; also what ``tdebench report`` falls back on for a run directory written
+    #: before the manifest carried it. None: its steps, test by test, under its name
+    shown: ClassVar[Presentation | None] = None
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
         self.plan = plan
@@ -155,6 +159,13 @@ class Workload(ABC):
         if series is None:
             return ()
         return (Headline("headline", *series, title=f"{series[0]} {series[1]} {series[2]}"),)
+
+    def presentation(self) -> Presentation:
+        """How this run of the workload is shown: :attr:`shown` with the run's :meth:`headlines` (the manifest's
+        ``plan.presentation``)."""
+        base = self.shown or Presentation(self.name)
+        declared = {h.series: h for h in base.headlines}  # the declaration's titles where the series agree
+        return base.with_headlines(tuple(declared.get(h.series, h) for h in self.headlines()) or base.headlines)
 
     def planned_trial_seconds(self) -> float | None:
         """How long one trial is planned to run (``--fault kill-node@50%`` kills that share into it); None:

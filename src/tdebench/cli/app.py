@@ -22,6 +22,7 @@ from tdebench.encryption import redact
 from tdebench.cli.run_args import RunArgs
 from tdebench.cli.pairs import parse_settings as _parse_settings
 from tdebench.cli.run_args import signature as run_signature
+from tdebench.cli.terminal import help_layout, keep_brackets, piped_width
 from tdebench.engines import DEFAULT_ENGINE
 from tdebench.errors import EnvironmentProblem, RunFailed, TdebenchError, UsageError
 
@@ -29,9 +30,9 @@ app = typer.Typer(
     name="tdebench", add_completion=False, no_args_is_help=False, pretty_exceptions_enable=False,
     help="Measure what encryption at rest costs a database, and prove the data is really encrypted.",
 )
-# piped output (CI logs, files) gets room for the tables instead of rich's 80-column default
-out = Console() if sys.stdout.isatty() else Console(width=140)
-err = Console(stderr=True) if sys.stderr.isatty() else Console(stderr=True, width=140)
+# piped output (CI logs, files) gets the terminal's width (COLUMNS) or room for the tables, not rich's 80 columns
+out = Console(width=piped_width(sys.stdout, 140))
+err = Console(stderr=True, width=piped_width(sys.stderr, 140))
 _DEBUG = False
 _SIGNALS = 0  # termination signals received; the 2nd and 3rd do not interrupt the clean-up
 _SAID_INTERRUPTED = False  # the interrupt line was printed by the command itself
@@ -325,8 +326,10 @@ def main(argv: list[str] | None = None) -> None:
     previous = _install_signal_handlers()
     try:
         try:
+            layout = help_layout(app, sys.stdout)  # piped: plain help at the terminal's width, no word cut
             command = typer.main.get_command(app)  # inside: a signal while the commands are built is an interrupt
-            code = command.main(args=args, prog_name="tdebench", standalone_mode=False)
+            keep_brackets(command, rich=not layout)
+            code = command.main(args=args, prog_name="tdebench", standalone_mode=False, **layout)
             if code == 130 and _SIGNALS and not _SAID_INTERRUPTED:  # typer turned a KeyboardInterrupt into 130, unsaid
                 raise KeyboardInterrupt("interrupted")
         except Exception as exc:  # noqa: BLE001 - click's own exceptions (typer may vendor click)

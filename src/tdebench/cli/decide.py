@@ -37,21 +37,21 @@ def decide_command(
              "capture.", show_default=False)] = None,
     mechanisms: Annotated[Optional[str], typer.Option(
         help="Mechanisms to compare, comma-separated: family names (tde, column, fscrypt, gocryptfs, ...) or specs "
-             "(tde:aes-256-ctr) \\[default: one spec per way the engine can encrypt].", show_default=False)] = None,
+             "(tde:aes-256-ctr) (default: one spec per way the engine can encrypt).", show_default=False)] = None,
     against: Annotated[Optional[str], typer.Option(
         help="Attackers the answer must stop, comma-separated: stolen-disk, stolen-datadir, redo-log, backups, "
-             "host-root, logs, temp-files, swap, db-user, network, or any threat-model row id \\[default: "
-             "stolen-disk].", show_default=False)] = None,
+             "host-root, logs, temp-files, swap, db-user, network, or any threat-model row id (default: "
+             "stolen-disk).", show_default=False)] = None,
     budget: Annotated[str, typer.Option(help="The time the whole decision may take (s, m, h).")] = "45m",
     precision: Annotated[Optional[str], typer.Option(
         help="The cost run adds blocks until every headline's 95% CI half-width is at most this, e.g. 2%, within "
-             "the budget \\[default: no target: blocks until the budget is used].", show_default=False)] = None,
+             "the budget (default: no target: blocks until the budget is used).", show_default=False)] = None,
     trials: Annotated[Optional[int], typer.Option(
-        help="The cost run's blocks (fixed; still within the budget) \\[default: as many as the budget allows, at "
-             "most 1000].", show_default=False)] = None,
+        help="The cost run's blocks (fixed; still within the budget) (default: as many as the budget allows, at "
+             "most 1000).", show_default=False)] = None,
     memory_ratio: Annotated[Optional[str], typer.Option(
         help="Regimes of the cost run: cache/data ratios, e.g. 2,0.25 (2: the data in memory; your server's "
-             "buffer pool ÷ its data) \\[default: the cache as configured].", show_default=False)] = None,
+             "buffer pool ÷ its data) (default: the cache as configured).", show_default=False)] = None,
     page_source: Annotated[Optional[str], typer.Option(help="With --memory-ratio: disk or memory (docs/memory.md).",
                                                        show_default=False)] = None,
     server_setting: Annotated[list[str], typer.Option(help="KEY=VALUE engine setting for every run; repeatable.")] = [],

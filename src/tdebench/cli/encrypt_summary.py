@@ -10,12 +10,12 @@ from tdebench.report import encrypt_view
 from tdebench.stats.load import Measurements
 
 
-def encrypt_table(measurements: Measurements, labels: list[str]) -> Table:
-    """One row per config, cycle and switch (:func:`tdebench.report.encrypt_view.switch_rows`)."""
-    rows = encrypt_view.switch_rows(measurements, labels)
+def encrypt_table(measurements: Measurements, labels: list[str], test: str) -> Table:
+    """One row per config, cycle and switch of the switching ``test`` (:func:`tdebench.report.encrypt_view.switch_rows`)."""
+    rows = encrypt_view.switch_rows(measurements, labels, test)
     keep = encrypt_view.shown_columns(rows) if rows else list(range(4))
     background = any(r.background for r in rows)
-    table = Table(title="encrypt: switching on, re-keying and back " + (
+    table = Table(title="Switching on, re-keying and back " + (
         "under the background (median over trials; ratio to the steady phase just before, paired per trial: "
         "geomean [95% CI])" if background else "with no background running (median over trials)"),
         title_justify="left")

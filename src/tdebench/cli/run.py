@@ -18,7 +18,7 @@ from tdebench.engines import get_engine
 from tdebench.api.engine import Config
 from tdebench.api.manifest import new_manifest
 from tdebench.errors import UsageError
-from tdebench.api.measurement import OPTIONAL_COLUMNS
+from tdebench.api.measurement import ONE_OFF_TESTS, OPTIONAL_COLUMNS
 from tdebench.results.rundir import COLUMNS, RunDirectory, utc_now
 from tdebench.api.plan import RunPlan, plan_from_json
 
@@ -321,7 +321,7 @@ def mark_unfinished(rundir: RunDirectory, done: set[tuple[int, str]]) -> int:
         if row["status"] in ("aborted", "superseded"):
             continue
         block = int(row["block"])
-        if row["test"] in ("load", "validation", "storage"):
+        if row["test"] in ONE_OFF_TESTS:
             row["status"], changed = "superseded", changed + 1
         elif (block, row["config"]) not in done:
             row["status"], changed = "aborted", changed + 1

@@ -29,7 +29,7 @@ class RunArgs:
     """Every option of ``tdebench run`` (help texts as ``--help`` shows them)."""
 
     experiment: Annotated[Optional[Path], typer.Argument(
-        help="Experiment file (TOML); its \\[run] keys are the options below.", show_default=False)] = None
+        help="Experiment file (TOML); its [run] keys are the options below.", show_default=False)] = None
     engine: Annotated[str, typer.Option(help=f"Engine(s), comma-separated: {_ENGINE_CHOICES}.")] = DEFAULT_ENGINE
     encryption: Annotated[Optional[str], typer.Option(
         help="Comma-separated encryption specs; default: none plus each engine's default encrypted spec.")] = None
@@ -41,9 +41,9 @@ class RunArgs:
         help="replay: the server log to replay (MariaDB/MySQL slow or general log, PostgreSQL stderr or csvlog; "
              "docs/workloads/replay.md).", show_default=False)] = None
     sf: Annotated[Optional[float], typer.Option(
-        help="TPC-H scale factor (tpch, load, backup) \\[default: 0.01].", show_default=False)] = None
+        help="TPC-H scale factor (tpch, load, backup) (default: 0.01).", show_default=False)] = None
     tests: Annotated[Optional[str], typer.Option(
-        help="TPC-H tests: power, throughput or power,throughput \\[default: power].", show_default=False)] = None
+        help="TPC-H tests: power, throughput or power,throughput (default: power).", show_default=False)] = None
     streams: Annotated[Optional[int], typer.Option(help="Throughput streams (default: spec minimum, at least 2).")] = None
     trials: Annotated[int, typer.Option(help="Measured trials per config (after the warm-up).")] = 3
     warmup: Annotated[int, typer.Option(help="Warm-up trials per config, discarded (0 or 1).")] = 1
@@ -55,14 +55,14 @@ class RunArgs:
     resume: Annotated[Optional[Path], typer.Option(help="Continue a killed run in this run directory.")] = None
     keep_answers: Annotated[bool, typer.Option(help="Write every config's query answers under answers/.")] = False
     data_dir: Annotated[Optional[Path], typer.Option(help="Where TPC-H data is generated once per scale factor and "
-                                                          "cached \\[default: ~/.cache/tdebench/tpch].")] = None
+                                                          "cached (default: ~/.cache/tdebench/tpch).")] = None
     server_setting: Annotated[list[str], typer.Option(help="KEY=VALUE engine setting, same for every twin, recorded in the manifest; repeatable.")] = field(default_factory=list)
     encrypt_columns: Annotated[Optional[str], typer.Option(
         help="Column encryption: which columns (table.col,… or table.*); default every non-key column.")] = None
     seed: Annotated[Optional[int], typer.Option(help="Seed of the randomized block order.")] = None
     work_dir: Annotated[Optional[Path], typer.Option(help="Where instances keep their data (default: temp dir).")] = None
     nodes: Annotated[Optional[int], typer.Option(help="Cluster engines (galera): nodes per cluster, at least 2 "
-        "\\[default: 3].", show_default=False)] = None
+        "(default: 3).", show_default=False)] = None
     tcp: Annotated[bool, typer.Option(help="Servers also listen on 127.0.0.1 (default: Unix socket only).")] = False
     keep: Annotated[bool, typer.Option(help="Keep instance data directories after the run.")] = False
     report: Annotated[bool, typer.Option(help="Build the HTML/Markdown report at the end.")] = True
@@ -72,7 +72,7 @@ class RunArgs:
     rampup: Annotated[Optional[str], typer.Option(help="tpcc/sysbench: ramp-up before measuring, e.g. 5s.", show_default=False)] = None
     slice_: Annotated[Optional[str], typer.Option("--slice", help="tpcc, sysbench: with --schedule query, measured "
         "slices of this length alternate between the configs, each round one paired observation, e.g. 2s "
-        "\\[default: 1s].", show_default=False)] = None
+        "(default: 1s).", show_default=False)] = None
     rows: Annotated[Optional[int], typer.Option(help="crud: rows in the table.", show_default=False)] = None
     batches: Annotated[Optional[str], typer.Option(help="crud: batch sizes, e.g. 100000,200000.", show_default=False)] = None
     option: Annotated[list[str], typer.Option("--workload-option", help="KEY=VALUE option of the workload; repeatable.")] = field(default_factory=list)
@@ -87,19 +87,19 @@ class RunArgs:
     schedule: Annotated[Optional[str], typer.Option(help="block: whole trials in each block's random order; query: "
         "every twin stays up and each step (TPC-H query) runs on every config in a fresh random order before the "
         "next; duet: two twins run each step at the same moment, each in a cgroup with its own CPUs (root, 2 CPUs) "
-        "\\[default: query with --cache warm, else block].", show_default=False)] = None
+        "(default: query with --cache warm, else block).", show_default=False)] = None
     repeat: Annotated[Optional[int], typer.Option(help="--schedule query or duet: runs of each step per config and block "
-        "(their mean is recorded) \\[default: 1].", show_default=False)] = None
+        "(their mean is recorded) (default: 1).", show_default=False)] = None
     precision: Annotated[Optional[str], typer.Option(help="Add blocks until the 95% CI half-width of every "
-        "encrypted config's headline overhead is at most this, e.g. 1%; --trials is then the minimum \\[default 10; "
-        "3 for tpcc and sysbench, whose blocks hold several paired rounds].",
+        "encrypted config's headline overhead is at most this, e.g. 1%; --trials is then the minimum (default 10; "
+        "3 for tpcc and sysbench, whose blocks hold several paired rounds).",
         show_default=False)] = None
     precision_metric: Annotated[Optional[str], typer.Option(help="What --precision watches: headline (TPC-H power "
         "time, TPC-C TPM, sysbench TPS, ...), cpu (the server's CPU time: per transaction for OLTP) or a latency "
         "percentile p50, p95, p99 (TPC-C: New-Order's), or power (TPC-H's Power@Size, a geometric mean over the "
-        "queries) \\[default: headline].", show_default=False)] = None
+        "queries) (default: headline).", show_default=False)] = None
     max_time: Annotated[Optional[str], typer.Option(help="Start no block that would end after this time since the "
-        "start, e.g. 20m \\[default with --precision alone: 30m].", show_default=False)] = None
+        "start, e.g. 20m (default with --precision alone: 30m).", show_default=False)] = None
     max_trials: Annotated[Optional[int], typer.Option(help="--precision: at most this many trials per config.",
         show_default=False)] = None
     pin: Annotated[bool, typer.Option(help="Pin tdebench to one CPU and the servers to the others.")] = False
@@ -108,8 +108,8 @@ class RunArgs:
         show_default=False)] = None
     restart_twins: Annotated[Optional[bool], typer.Option("--restart-twins/--no-restart-twins", help="Restart "
         "every twin's server before every measured block, keeping its cache, so that no one server process's "
-        "layout in memory decides a comparison \\[default: on with --schedule query and a warm cache on engines "
-        "that can].", show_default=False)] = None
+        "layout in memory decides a comparison (default: on with --schedule query and a warm cache on engines "
+        "that can).", show_default=False)] = None
     fault: Annotated[Optional[str], typer.Option(help="Inject a fault into the trials of one measured block: "
         "kill-node@50% (or @20s) kills a node of every config's cluster that far into its trial and rejoins it by "
         "IST; add ,block=N ,node=K ,rejoin=sst. The trial is flagged and left out of the intervals "

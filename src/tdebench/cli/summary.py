@@ -1,4 +1,6 @@
-"""The terminal summary of a run: power-test totals, per-query medians, overhead vs plain.
+"""The terminal summary of a run, laid out as its workload declares (tdebench.api.presentation): the headline
+total per config and the steps of its queries, throughput per virtual-user step and latency per transaction
+kind, a table of steps, or the switching table; then the verdict and the storage.
 
 Every overhead it shows comes from the report's own analysis (:func:`tdebench.report.model.summarize`, with the
 run's statistics settings), formatted as the report formats it, so the terminal, summary.md, index.html and
@@ -13,26 +15,27 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from tdebench.api.presentation import Presentation
 from tdebench.cli.encrypt_summary import encrypt_table
 from tdebench.report.fmt import fmt_ci, fmt_pct
 from tdebench.report.model import RunSummary, summarize
+from tdebench.report.warnings_view import one_line
 from tdebench.api.regime import ratio_of
 from tdebench.results.labels import LabelStatus, label_status, manifest_label_status
 from tdebench.results.rundir import RunDirectory
 from tdebench.stats.load import Measurements, SeriesKey
+from tdebench.stats.metrics import vu_count
 from tdebench.stats.overhead import Overhead
 
 Series = dict[tuple[str, str], list[float]]  # (config, step) -> values over trials
+LATENCIES = ("latency_p50", "latency_p95", "latency_p99")
 
 
-STEP_TESTS = {"crud": "crud", "load": "ingest", "backup": "backup", "sql": "sql", "replay": "replay"}  # workloads whose steps live in one test
-
-
-def _elapsed_series(measurements: Measurements, test: str = "power") -> Series:
+def _elapsed_series(measurements: Measurements, test: str) -> Series:
     """Seconds per (config, step) of ``test``: the rows the report keeps (ok, warm-up block 0 left out)."""
     series: Series = defaultdict(list)
     for key, sample in measurements.series.items():
@@ -50,42 +53,60 @@ def overhead_text(o: Overhead | None) -> str:
 
 
 class _Overheads:
-    """Overhead rows of the run's analysis, looked up by config and series."""
+    """Overhead rows of the run's analysis, looked up by config and series (test, step, metric)."""
 
     def __init__(self, rs: RunSummary) -> None:
         self.analysis = rs.analysis
-        self.engine = {k.config: k.engine for k in rs.analysis.measurements.all_keys()}
+        self.by = {(o.config, o.test, o.step, o.metric): o for o in rs.analysis.overheads}
 
-    def get(self, config: str, workload: str, test: str, step: str, metric: str = "elapsed") -> Overhead | None:
-        key = SeriesKey(self.engine.get(config, ""), config, workload, test, step, metric)
-        return self.analysis.overhead(key)
+    def get(self, config: str, test: str, step: str, metric: str = "elapsed") -> Overhead | None:
+        return self.by.get((config, test, step, metric))
 
     def is_baseline(self, config: str) -> bool:
         return config not in self.analysis.baselines
 
 
-_OLTP_METRICS = {"tpcc": ("tpm", "nopm"), "sysbench": ("tps",)}
+NAMING = ("config", "test", "step", "kind", "query")
 
 
-def _oltp_table(measurements: Measurements, workload: str, configs: list[dict], ovh: _Overheads) -> Table:
-    """tpcc/sysbench: median TPM and NOPM (or tps) per config and virtual-user step, overhead vs plain."""
-    metrics = _OLTP_METRICS[workload]
+def _add_columns(table: Table, columns: tuple[str, ...] | list[str], names: list[str]) -> None:
+    """The naming columns (config, test, step, kind, query) left-aligned and never cut (as wide as the longest of
+    ``names``, the config labels and steps they hold); the figures right-aligned, wrapped and, in a terminal too
+    narrow for a figure, folded onto the next line rather than cut."""
+    widest = max((len(n) for n in names), default=0)
+    for column in columns:
+        if column in NAMING:
+            table.add_column(column, no_wrap=True, min_width=max(widest if column == "config" else 0, len(column)))
+        else:
+            table.add_column(column, justify="right", overflow="fold")  # folded, never cut with an ellipsis
+
+
+def _n_column(measurements: Measurements, keys: list[SeriesKey]) -> str:
+    """``n (rounds)`` when the values counted are rounds of the interleaved schedule, else ``n (trials)``."""
+    rounds = any((s := measurements.sample(k)) is not None and s.rounds is not None and s.rounds.any() for k in keys)
+    return f"n ({'rounds' if rounds else 'trials'})"
+
+
+def _rates_table(measurements: Measurements, shown: Presentation, configs: list[dict], ovh: _Overheads) -> Table:
+    """Median of each declared throughput (TPM and NOPM, transactions/s) per config and virtual-user step, with
+    the overhead vs plain."""
+    metrics = tuple(r.metric for r in shown.rates)
     series: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
-    for key, sample in measurements.series.items():
-        if key.workload == workload and key.metric in metrics and key.step.startswith("vu") and "." not in key.step:
-            series[(key.config, key.test, key.step, key.metric)].extend(sample.values.tolist())
-    steps = sorted({(t, s) for _, t, s, _ in series}, key=lambda ts: (ts[0], int(ts[1][2:])))
-    table = Table(title=f"{workload}: median {' / '.join(m.upper() for m in metrics)} per virtual-user step "
+    keys = [k for k in measurements.series if k.metric in metrics and vu_count(k.step) is not None]
+    for key in keys:
+        series[(key.config, key.test, key.step, key.metric)].extend(measurements.series[key].values.tolist())
+    steps = sorted({(t, s) for _, t, s, _ in series}, key=lambda ts: (ts[0], vu_count(ts[1]) or 0))
+    table = Table(title=f"{shown.title}: median {' / '.join(r.title for r in shown.rates)} per virtual-user step "
                         "(overhead vs plain, 95% CI)", title_justify="left")
-    for column in ("config", "test", "step", "n", *metrics):
-        table.add_column(column, justify="left" if column in ("config", "test", "step") else "right")
+    _add_columns(table, ("config", "test", "step", _n_column(measurements, keys), *metrics),
+                 [c.get("label_shown", c["label"]) for c in configs])
     for c in configs:
         for test, step in steps:
             cells = []
             for metric in metrics:
                 values = series.get((c["label"], test, step, metric), [])
                 text = f"{median(values):,.0f}" if values else "–"
-                o = ovh.get(c["label"], workload, test, step, metric)
+                o = ovh.get(c["label"], test, step, metric)
                 if values and o is not None:
                     text += f" {overhead_text(o)}"
                 cells.append(text)
@@ -94,36 +115,32 @@ def _oltp_table(measurements: Measurements, workload: str, configs: list[dict], 
     return table
 
 
-_LATENCY = {"tpcc": ("new_order", "payment", "order_status", "delivery", "stock_level")}
-
-
-def _latency_table(measurements: Measurements, workload: str, configs: list[dict], ovh: _Overheads) -> Table | None:
-    """tpcc: median p50 / p95 / p99 latency (ms) per transaction kind at the largest virtual-user step, with the
-    overhead vs plain and its 95% CI (paired by round with the interleaved schedule)."""
-    kinds = _LATENCY.get(workload)
-    if not kinds:
+def _latency_table(measurements: Measurements, shown: Presentation, configs: list[dict],
+                   ovh: _Overheads) -> Table | None:
+    """Median p50 / p95 / p99 latency (ms) per declared transaction kind at the largest virtual-user step, with
+    the overhead vs plain and its 95% CI (paired by round with the interleaved schedule)."""
+    kinds = shown.latency_kinds
+    found = {(k.config, k.step, k.metric): k for k in measurements.series if k.metric in LATENCIES}
+    steps = {step.split(".")[0] for _, step, _ in found if step.split(".")[-1] in kinds}
+    if not kinds or not steps:
         return None
-    steps = {k.step.split(".")[0] for k in measurements.series if k.workload == workload and k.step.startswith("vu")}
-    if not steps:
-        return None
-    step = max(steps, key=lambda s: int(s[2:]) if s[2:].isdigit() else -1)
-    metrics = ("latency_p50", "latency_p95", "latency_p99")
-    table = Table(title=f"{workload}: median latency per transaction kind at {step}, ms (overhead vs plain, 95% CI)",
-                  title_justify="left")
-    for column in ("config", "kind", "n", "p50", "p95", "p99"):
-        table.add_column(column, justify="left" if column in ("config", "kind") else "right")
+    step = max(steps, key=lambda s: vu_count(s) or -1)
+    table = Table(title=f"{shown.title}: median latency per transaction kind at {step}, ms (overhead vs plain, "
+                        "95% CI)", title_justify="left")
+    _add_columns(table, ("config", "kind", _n_column(measurements, list(found.values())), "p50", "p95", "p99"),
+                 [c.get("label_shown", c["label"]) for c in configs])
     for c in configs:
         for kind in kinds:
             cells, n = [], 0
-            for metric in metrics:
-                sample = measurements.sample(SeriesKey(ovh.engine.get(c["label"], ""), c["label"], workload,
-                                                       workload, f"{step}.{kind}", metric))
-                if sample is None:
+            for metric in LATENCIES:
+                key = found.get((c["label"], f"{step}.{kind}", metric))
+                sample = measurements.sample(key) if key is not None else None
+                if key is None or sample is None:
                     cells.append("–")
                     continue
                 n = sample.n
                 text = f"{median(sample.values.tolist()) * 1000:.2f}"
-                o = ovh.get(c["label"], workload, workload, f"{step}.{kind}", metric)
+                o = ovh.get(c["label"], key.test, key.step, metric)
                 if o is not None:
                     text += f" {overhead_text(o)}"
                 cells.append(text)
@@ -169,64 +186,85 @@ def _shown(c: dict, labels: dict[str, LabelStatus]) -> str:
 
 
 def build_summary(run_dir: Path, rs: RunSummary | None = None) -> Group:
-    """Rich tables for the terminal: one row per config, then per-query medians (``rs``: the run's summary when
-    the caller has it already)."""
+    """Rich tables for the terminal, laid out as the workload declares (``rs``: the run's summary when the caller
+    has it already)."""
     rs = rs or summarize(Path(run_dir))
     manifest = rs.manifest
     verification = rs.files.verification or {}
     measurements = rs.analysis.measurements
     ovh = _Overheads(rs)
-    series = _elapsed_series(measurements)
     labels = _labels(manifest, verification)
     everything = [{**c, "label_shown": _shown(c, labels)} for c in manifest.get("configs", [])]
     loaded = [c for c in everything if "base_label" not in c]  # a memory sweep measures its regime labels
     configs = [c for c in everything if "base_label" in c] or loaded
+    if not configs:  # measurements without a manifest: the configs they name
+        configs = [{"label": c, "label_shown": c} for c in measurements.config_order]
     storage = _storage_table(loaded, plain_twins(loaded))
-    workload = (manifest.get("plan") or {}).get("workload", "tpch")
-    if workload in _OLTP_METRICS:
-        latency = _latency_table(measurements, workload, configs, ovh)
-        tables = [_oltp_table(measurements, workload, configs, ovh), *([latency] if latency else [])]
+    shown = rs.presentation
+    if shown.layout == "switching":  # no plain twin: each cycle's own baseline
+        section = shown.section("switching")
+        return Group(encrypt_table(measurements, [c["label"] for c in configs], section.test if section else ""),
+                     storage)
+    if shown.layout == "rates" and shown.rates:
+        latency = _latency_table(measurements, shown, configs, ovh)
+        tables: list[RenderableType] = [_rates_table(measurements, shown, configs, ovh), *([latency] if latency else [])]
         return Group(*tables, verdict_text(rs), storage)
-    if workload == "encrypt":  # no plain twin: each cycle's own baseline (docs/workloads/encrypt.md)
-        return Group(encrypt_table(measurements, [c["label"] for c in configs]), storage)
-    if workload in STEP_TESTS:
-        test = STEP_TESTS[workload]
-        steps = _steps_table(configs, ovh, _elapsed_series(measurements, test), test, workload)
+    if shown.layout == "steps" and shown.step_groups:
+        test = next((g.test for g in shown.step_groups
+                     if any(k.test == g.test for k in measurements.series)), shown.step_groups[0].test)
+        steps = _steps_table(configs, ovh, _elapsed_series(measurements, test), test)
         return Group(steps, verdict_text(rs), storage)
+    return Group(_totals_table(rs, configs, ovh), verdict_text(rs), *_queries_table(rs, configs), storage)
 
-    totals = Table(title="TPC-H power test (stream 0): total of its query times", title_justify="left")
-    for column in ("config", "n", "median s", "min–max s", "overhead vs plain (95% CI)", "server CPU overhead",
-                   "on disk", "answers"):
-        totals.add_column(column, justify="right" if column not in ("config",) else "left")
+
+def _totals_table(rs: RunSummary, configs: list[dict], ovh: _Overheads) -> Table:
+    """The headline per config: n, median, range, overhead vs plain with its CI, the server CPU overhead, the
+    at-rest verdict and answer equality."""
+    shown, verification = rs.presentation, rs.files.verification or {}
+    head = next((es.headline for es in rs.engines if es.headline), None)
+    what = shown.headlines[0].title if shown.headlines else (f"{head.step} {head.metric}" if head else "")
+    totals = Table(title=f"{shown.title}: {what}" if what else shown.title, title_justify="left")
+    n_column = _n_column(rs.analysis.measurements, [head._replace(config=c["label"]) for c in configs] if head else [])
+    _add_columns(totals, ("config", n_column, "median s", "min–max s", "overhead vs plain (95% CI)",
+                          "server CPU overhead", "on disk", "answers"), [c.get("label_shown", c["label"]) for c in configs])
+    series = _elapsed_series(rs.analysis.measurements, head.test) if head else {}
     for c in configs:
         label = c["label"]
-        values = series.get((label, "total"), [])
+        values = series.get((label, head.step), []) if head else []
         ver = verification.get("configs", {}).get(c.get("base_label", label), {})
         disk = "encrypted" if ver.get("encrypted_on_disk") else ("plaintext" if "encrypted_on_disk" in ver else
                                                                  "n/a" if ver.get("at_rest") == "not possible" else "?")
         ok = {True: "equal", False: "DIFFER", None: "–"}[ver.get("answers_equal")]
-        o, cpu = ovh.get(label, workload, "power", "total"), ovh.get(label, workload, "power", "total", "server_cpu")
+        o = ovh.get(label, head.test, head.step) if head else None
+        cpu = ovh.get(label, head.test, head.step, "server_cpu") if head else None
         baseline = ovh.is_baseline(label)
         totals.add_row(c.get("label_shown", label), str(len(values)), f"{median(values):.3f}" if values else "–",
                        f"{min(values):.3f}–{max(values):.3f}" if values else "–",
                        "baseline" if baseline else overhead_text(o), "" if baseline else overhead_text(cpu), disk, ok)
+    return totals
 
+
+def _queries_table(rs: RunSummary, configs: list[dict]) -> list[Table]:
+    """Median seconds per query of the workload's queries section, with the overhead vs plain (the report's
+    per-query rows); nothing when it has none."""
+    order = list(dict.fromkeys(q.step for es in rs.engines for q in es.queries))
+    if not order:
+        return []
+    rows = {(q.step, config): q for es in rs.engines for q in es.queries for config in q.summaries}
     queries = Table(title="median seconds per query (overhead vs plain)", title_justify="left")
-    queries.add_column("query")
+    queries.add_column("query", no_wrap=True)
     for c in configs:
-        queries.add_column(c.get("label_shown", c["label"]), justify="right")
-    for number in range(1, 23):
-        step = f"q{number:02d}"
+        queries.add_column(c.get("label_shown", c["label"]), justify="right", overflow="fold")
+    for step in order:
         cells = []
         for c in configs:
-            values = series.get((c["label"], step), [])
-            text = f"{median(values):.4f}" if values else "–"
-            o = ovh.get(c["label"], workload, "power", step)
-            if values and o is not None:
-                text += f" ({fmt_pct(o.overhead_pct)})"
-            cells.append(text)
+            q = rows.get((step, c["label"]))
+            s = q.summaries[c["label"]] if q else None
+            o = q.overheads.get(c["label"]) if q else None
+            text = f"{s.median:.4f}" if s is not None and s.median is not None else "–"
+            cells.append(text + (f" ({fmt_pct(o.overhead_pct)})" if o is not None and text != "–" else ""))
         queries.add_row(step, *cells)
-    return Group(totals, verdict_text(rs), queries, storage)
+    return [queries]
 
 
 def verdict_text(rs: RunSummary) -> Text:
@@ -234,18 +272,18 @@ def verdict_text(rs: RunSummary) -> Text:
     return Text("\n".join(f"{es.engine}: {v}" for es in rs.engines for v in es.verdicts) + "\n")
 
 
-def _steps_table(configs: list[dict], ovh: _Overheads, series: Series, test: str, workload: str) -> Table:
-    """crud/load/backup: median seconds per step, with the overhead vs plain (95% CI)."""
+def _steps_table(configs: list[dict], ovh: _Overheads, series: Series, test: str) -> Table:
+    """Median seconds per step of ``test``, with the overhead vs plain (95% CI)."""
     table = Table(title=f"{test}: median seconds per step (overhead vs plain, 95% CI)", title_justify="left")
-    table.add_column("step")
+    table.add_column("step", no_wrap=True)
     for c in configs:
-        table.add_column(c.get("label_shown", c["label"]), justify="right")
+        table.add_column(c.get("label_shown", c["label"]), justify="right", overflow="fold")
     for step in dict.fromkeys(step for _, step in series):
         cells = []
         for c in configs:
             values = series.get((c["label"], step), [])
             text = f"{median(values):.4f}" if values else "–"
-            o = ovh.get(c["label"], workload, test, step)
+            o = ovh.get(c["label"], test, step)
             if values and o is not None:
                 text += f" ({overhead_text(o)})"
             cells.append(text)
@@ -264,8 +302,8 @@ def _growth(value: float | None, base: float | None) -> str:
 def _storage_table(configs: list[dict], plain: dict[str, str]) -> Table:
     """Storage per config with the growth factor vs the plain twin, as the studies reported it."""
     table = Table(title="storage after load (growth vs plain)", title_justify="left")
-    for column in ("config", "tables+indexes", "growth", "on disk (all files)", "growth"):
-        table.add_column(column, justify="left" if column == "config" else "right")
+    _add_columns(table, ("config", "tables+indexes", "growth", "on disk (all files)", "growth"),
+                 [c.get("label_shown", c["label"]) for c in configs])
     by_label = {c["label"]: c for c in configs}
     for c in configs:
         base = by_label.get(plain.get(c["label"], ""), {})
@@ -286,19 +324,17 @@ def _catalog_only(c: dict) -> bool:
 
 
 def print_summary(run_dir: Path, console: Console, rs: RunSummary | None = None) -> None:
-    """Print the summary tables, after a warning for every label the evidence does not confirm."""
+    """Print the summary tables, after a warning for every label the evidence does not confirm; then the run's
+    warnings in one line and the faults injected."""
     for line in label_warnings(run_dir):
         console.print(f"WARNING: {line}", style="bold red", markup=False, highlight=False, soft_wrap=True)
+    rs = rs or summarize(Path(run_dir))
     console.print(build_summary(run_dir, rs))
-    for line in fault_lines(rs.manifest if rs is not None else _manifest(run_dir)):
+    line = one_line(rs)
+    if line:  # how many, of which kinds, and where each one is: never the list itself
+        console.print(line + ".", markup=False, highlight=False, soft_wrap=True)
+    for line in fault_lines(rs.manifest):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
-
-
-def _manifest(run_dir: Path) -> dict[str, Any]:
-    try:
-        return json.loads((run_dir / "manifest.json").read_text())
-    except (OSError, ValueError):
-        return {}
 
 
 def fault_lines(manifest: dict[str, Any]) -> list[str]:

@@ -68,3 +68,4 @@ class RichListener(RunListener):
             now = self._clock()
             ended = "interrupted after" if process.interrupted() else "done in"
             self._line(f"{begun[0]}: {ended} {human_duration(now - begun[1])}", now)
+

@@ -1,6 +1,6 @@
 """``tdebench import``: console logs of ``tdebench script`` scripts -> a normal run directory.
 
-A new directory gets a manifest (schema_version 3) and measurements.csv; an existing one gets the new config
+A new directory gets a manifest (the current schema_version) and measurements.csv; an existing one gets the new config
 (or a new trial of a known config) added, so plain and TDE logs imported one after the other are compared like
 twins of an automated run. Trial *n* of every config is block *n* (warm-up logs: block 0, trial 0).
 """

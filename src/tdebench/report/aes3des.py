@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tdebench.api.measurement import ONE_OFF_TESTS
 from tdebench.encryption import EncryptionSpec, parse_spec
 from tdebench.measure import cipherspeed as cm
 from tdebench.report.model import RunSummary
 from tdebench.stats.overhead import compare_samples
 
-SKIP_TESTS = frozenset({"resources", "load", "storage", "validation", "refresh", "trial"})
+SKIP_TESTS = frozenset({"resources", *ONE_OFF_TESTS, "refresh", "trial"})
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Backups: durations, sizes and, per backup kind and config, whether the backup is encrypted.
 
-Durations and sizes come from measurements (test ``backup``: step ``<kind>`` = the backup, step
-``<kind>_restore`` = the restore); the encrypted verdicts from ``backups.json`` written by the backup workload
+Durations and sizes come from measurements (the test of the workload's ``backups`` section: step ``<kind>`` = the
+backup, step ``<kind>_restore`` = the restore); the encrypted verdicts from ``backups.json`` written by the workload
 (scan of every backup for the canary markers and the workload's known plaintext, compressed backups
 decompressed first).
 """
@@ -16,7 +16,7 @@ from tdebench.report.mdkit import md_table
 from tdebench.report.fmt import DASH, fmt_value, fmt_value_ci
 from tdebench.report.htmlkit import Col, Safe, esc, join, pill, table, tag
 from tdebench.report.model import RunSummary
-from tdebench.stats.load import SeriesKey
+from tdebench.stats.describe import Summary
 
 
 @dataclass
@@ -32,6 +32,8 @@ class BackupRow:
     encrypted: bool | None
     hits: int | None
     info: dict[str, Any]
+    title: str = "Backups"  # the workload's section: its title and footnote
+    note: str = ""
 
 
 def load_backups(rs: RunSummary) -> dict[str, Any]:
@@ -43,14 +45,22 @@ def load_backups(rs: RunSummary) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _median(rs: RunSummary, key: SeriesKey) -> tuple[str, str]:
-    s = rs.analysis.summaries.get(key)
+def _summary(rs: RunSummary, engine: str, config: str, test: str, step: str, metric: str) -> Summary | None:
+    """The summary of one series, whatever workload its rows name."""
+    return next((s for k, s in rs.analysis.summaries.items()
+                 if (k.engine, k.config, k.test, k.step, k.metric) == (engine, config, test, step, metric)), None)
+
+
+def _median(s: Summary | None) -> tuple[str, str]:
     if s is None or s.median is None:
         return DASH, ""
     return fmt_value(s.median, s.unit), fmt_value_ci(s.median_ci_low, s.median_ci_high, s.unit)
 
 
 def backup_rows(rs: RunSummary) -> list[BackupRow]:
+    section = rs.presentation.section("backups")
+    if section is None:
+        return []
     data = load_backups(rs)
     configs = data.get("configs") if isinstance(data.get("configs"), dict) else {}
     kinds = data.get("kinds") if isinstance(data.get("kinds"), dict) else {}
@@ -61,13 +71,15 @@ def backup_rows(rs: RunSummary) -> list[BackupRow]:
                 verdict = (configs.get(r.label) or {}).get("backups", {}).get(kind)
                 if not isinstance(verdict, dict):
                     continue
-                key = SeriesKey(es.engine, r.label, "backup", "backup", kind, "elapsed")
-                size = rs.analysis.summaries.get(key._replace(metric="bytes"))
+                where = (rs, es.engine, r.label, section.test)
+                size = _summary(*where, kind, "bytes")
                 hits = verdict.get("marker_hits", 0) + verdict.get("known_plaintext_hits", 0)
-                out.append(BackupRow(es.engine, kind, r.label, r.encryption, r.is_plain, _median(rs, key),
-                                     _median(rs, key._replace(step=f"{kind}_restore")),
+                out.append(BackupRow(es.engine, kind, r.label, r.encryption, r.is_plain,
+                                     _median(_summary(*where, kind, "elapsed")),
+                                     _median(_summary(*where, f"{kind}_restore", "elapsed")),
                                      fmt_value(size.median, size.unit) if size and size.median else DASH,
-                                     verdict.get("encrypted"), hits, kinds.get(kind, {})))
+                                     verdict.get("encrypted"), hits, kinds.get(kind, {}), section.title,
+                                     section.note))
     return out
 
 
@@ -114,12 +126,10 @@ def html_section(rows: list[BackupRow]) -> Safe:
         body.append([join([esc(r.kind), tag("span", r.info.get("description", ""), class_="sub")]),
                      r.encryption or r.config, _with_sub(r.backup), _with_sub(r.restore), r.size,
                      pill(verdict_text(r), kind), DASH if r.hits is None else str(r.hits)])
-    parts: list[object] = [tag("h2", "Backups"), table(cols, body)]
+    parts: list[object] = [tag("h2", rows[0].title), table(cols, body)]
     parts += [tag("p", s, class_="verdict") for s in sentences(rows)]
-    parts.append(tag("p", "Encrypted = no canary marker and no known plaintext of the data found anywhere in the "
-                          "backup (compressed backups are decompressed for the scan). Restore = the backup put back "
-                          "in place of the data and the server running on it again, row counts checked.",
-                     class_="note"))
+    if rows[0].note:
+        parts.append(tag("p", rows[0].note, class_="note"))
     return tag("section", join(parts), id="backups")
 
 
@@ -132,6 +142,6 @@ def md_lines(rows: list[BackupRow]) -> list[str]:
 
     body = [[r.kind, r.encryption or r.config, r.backup[0], r.restore[0], r.size, verdict_text(r),
              DASH if r.hits is None else str(r.hits)] for r in rows]
-    out = ["## Backups", ""] + md_table(["backup kind", "config", "backup (median)", "restore (median)", "size",
+    out = [f"## {rows[0].title}", ""] + md_table(["backup kind", "config", "backup (median)", "restore (median)", "size",
                                          "encrypted", "plaintext hits"], body, {2, 3, 4, 6}) + [""]
     return out + [f"- {s}" for s in sentences(rows)] + [""]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tdebench.report import encrypt_view, render_html, render_md
+from tdebench.report import encrypt_view, render_html, render_md, warnings_view
 from tdebench.report.model import RunSummary, summarize
 from tdebench.report.tables import to_csv, write_tables, write_text
 from tdebench.stats.analysis import StatsSettings
@@ -14,9 +14,10 @@ def write_report(rs: RunSummary, out_dir: Path) -> Path:
     """Write index.html, summary.md and the CSV tables of a summary into ``out_dir``."""
     out_dir = Path(out_dir)
     write_tables(rs.analysis, out_dir, {r.label: r.label_status.status for es in rs.engines for r in es.rows})
-    switches = encrypt_view.switch_rows(rs.analysis.measurements, [c for es in rs.engines for c in es.configs])
+    switches = rs.switches()
     if switches:  # an encrypt run: its switching table's numbers (docs/result-format.md)
         write_text(out_dir / "switching.csv", to_csv(encrypt_view.CSV_FIELDS, encrypt_view.csv_rows(switches)))
+    write_text(out_dir / warnings_view.WARNINGS_FILE, warnings_view.md_file(rs))
     write_text(out_dir / "summary.md", render_md.render(rs))
     return write_text(out_dir / "index.html", render_html.render(rs))
 

@@ -6,12 +6,13 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from tdebench.report.fmt import fmt_ci, fmt_p
-from tdebench.report.model import RunSummary, is_headline_key, summarize
+from tdebench.report.model import RunSummary, headline_keys, summarize
 from tdebench.stats.analysis import StatsSettings
 from tdebench.stats.caveats import Caveat, condense
 from tdebench.stats.load import SeriesKey
 from tdebench.stats.metrics import higher_is_better
-from tdebench.stats.overhead import compare_samples, significance
+from tdebench.stats.overhead import compare_samples
+from tdebench.stats.wording import metric_kind, metric_label, outcome_word
 
 
 @dataclass(frozen=True)
@@ -47,9 +48,10 @@ class Change:
             self.ci_low_pct <= 0 <= self.ci_high_pct)
 
     @property
-    def significance(self) -> str:
-        """Verdict word, as for overheads."""
-        return significance(self.p_value, self.ci_spans_zero)
+    def verdict(self) -> str:
+        """The verdict's word, as for overheads (stats.wording.outcome_word)."""
+        return outcome_word(self.ci_low_pct, self.ci_high_pct, kind=metric_kind(self.metric, self.unit),
+                            label=metric_label(self.metric))
 
 
 CHANGE_FIELDS = tuple(f.name for f in fields(Change))
@@ -145,5 +147,5 @@ def compare(base_dir: Path, other_dir: Path, settings: StatsSettings | None = No
     if not matched:
         cmp.warnings.insert(0, Caveat("input", "warning", None,
                                       "The runs have no config label in common: nothing to compare."))
-    cmp.warnings = condense(cmp.warnings, is_headline_key)
+    cmp.warnings = condense(cmp.warnings, headline_keys(base.presentation))
     return cmp

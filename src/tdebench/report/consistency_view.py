@@ -1,7 +1,9 @@
-"""TPC-C consistency conditions: per engine, a row per condition checked and per config whether it held.
+"""A workload's consistency conditions (its ``conditions`` section, tdebench.api.presentation): per engine, a row per
+condition checked and per config whether it held.
 
-Read from measurements (test ``tpcc``, step ``consistency``): ``condition_<N>_violations`` after every trial
-(a violation fails the trial, but its count is kept) and ``elapsed``, the seconds the check took.
+Read from measurements (the section's test and step): ``condition_<N>_violations`` after every trial (a violation
+fails the trial, but its count is kept), ``elapsed``, the seconds the check took, and ``nodes_differing`` for a
+cluster whose nodes were compared.
 """
 
 from __future__ import annotations
@@ -9,32 +11,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from tdebench.api.presentation import Section
 from tdebench.report.mdkit import md_table
 from tdebench.report.fmt import DASH, fmt_value
 from tdebench.report.htmlkit import Col, Safe, join, pill, table, tag
 from tdebench.report.model import RunSummary
 
-STEP = "consistency"
 _METRIC = re.compile(r"^condition_(\d+)_violations$")
-# TPC-C clause 3.3.2; "null" is tdebench's O_CARRIER_ID 0 / OL_DELIVERY_D 1900-01-01
-CONDITION_TEXTS = {
-    1: "W_YTD = sum(D_YTD)",
-    2: "D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID)",
-    3: "max(NO_O_ID) - min(NO_O_ID) + 1 = NEW-ORDER rows",
-    4: "sum(O_OL_CNT) = ORDER-LINE rows, per district",
-    5: "O_CARRIER_ID null iff a NEW-ORDER row exists",
-    6: "O_OL_CNT = ORDER-LINE rows, per order",
-    7: "OL_DELIVERY_D null iff O_CARRIER_ID null",
-    8: "W_YTD = sum(H_AMOUNT)",
-    9: "D_YTD = sum(H_AMOUNT)",
-    10: "C_BALANCE = sum(delivered OL_AMOUNT) - sum(H_AMOUNT)",
-    11: "count(ORDER) - count(NEW-ORDER) = 2100",
-    12: "C_BALANCE + C_YTD_PAYMENT = sum(delivered OL_AMOUNT)",
-}
-NOTE = ("Checked after every trial, on the data the trial left (TPC-C clause 3.3.2). tdebench stores no NULL: an "
-        "undelivered order has O_CARRIER_ID 0 and its lines OL_DELIVERY_D 1900-01-01, which is what \"null\" means "
-        "here. Condition 11 is not checked: it holds only until the first Delivery. A trial that violates a "
-        "condition fails; the cell says in how many trials that happened and the largest count of violating rows.")
 
 
 @dataclass
@@ -44,18 +27,23 @@ class ConsistencyTable:
     engine: str
     configs: list[str]
     conditions: list[int]
+    section: Section
     counts: dict[tuple[int, str], list[float]] = field(default_factory=dict)
     seconds: dict[str, list[float]] = field(default_factory=dict)
     nodes: dict[str, list[float]] = field(default_factory=dict)  # a cluster's nodes differing from node 1
 
 
 def consistency_tables(rs: RunSummary) -> list[ConsistencyTable]:
-    """A table per engine that has consistency measurements (none for other workloads)."""
+    """A table per engine that has consistency measurements (none for a workload without a conditions section)."""
+    section = rs.presentation.section("conditions")
+    if section is None:
+        return []
     out = []
     for es in rs.engines:
-        t = ConsistencyTable(es.engine, [], [])
+        t = ConsistencyTable(es.engine, [], [], section)
         for row in rs.analysis.measurements.rows:
-            if row.engine != es.engine or row.test != "tpcc" or row.step != STEP or row.config not in es.configs:
+            if (row.engine != es.engine or row.test != section.test or row.step != section.step
+                    or row.config not in es.configs):
                 continue
             match = _METRIC.match(row.metric)
             if match:
@@ -92,7 +80,7 @@ def _rows(t: ConsistencyTable) -> list[tuple[list[str], list[bool | None]]]:
     out = []
     for n in t.conditions:
         cells = [cell(t.counts.get((n, c))) for c in t.configs]
-        out.append(([str(n), CONDITION_TEXTS.get(n, "")] + [text for text, _ in cells], [ok for _, ok in cells]))
+        out.append(([str(n), t.section.texts.get(str(n), "")] + [text for text, _ in cells], [ok for _, ok in cells]))
     nodes = [t.nodes.get(c) for c in t.configs]
     if any(nodes):
         cells = [cell(v) for v in nodes]
@@ -104,7 +92,7 @@ def _rows(t: ConsistencyTable) -> list[tuple[list[str], list[bool | None]]]:
 
 
 def html_section(tables: list[ConsistencyTable]) -> Safe:
-    parts: list[object] = [tag("h2", "TPC-C consistency")]
+    parts: list[object] = [tag("h2", tables[0].section.title)]
     for t in tables:
         cols = [Col("condition", True), Col("what must hold")] + [Col(c) for c in t.configs]
         body = []
@@ -112,15 +100,16 @@ def html_section(tables: list[ConsistencyTable]) -> Safe:
             body.append(texts[:2] + [text if ok is None else pill(text, "good" if ok else "bad")
                                      for text, ok in zip(texts[2:], oks)])
         parts += [tag("h3", t.engine), table(cols, body)]
-    parts.append(tag("p", NOTE, class_="note"))
+    if tables[0].section.note:
+        parts.append(tag("p", tables[0].section.note, class_="note"))
     return tag("section", join(parts), id="consistency")
 
 
 def md_lines(tables: list[ConsistencyTable]) -> list[str]:
 
-    out = ["## TPC-C consistency", ""]
+    out = [f"## {tables[0].section.title}", ""]
     for t in tables:
         out += [f"### {t.engine}", ""]
         out += md_table(["condition", "what must hold", *t.configs], [texts for texts, _ in _rows(t)], {0})
         out.append("")
-    return out + [NOTE, ""]
+    return out + ([tables[0].section.note, ""] if tables[0].section.note else [])

@@ -37,7 +37,7 @@ def duet_text(manifest: dict[str, Any]) -> str:
             f"started) with {cpus} and {_io_sentence(groups)}; the CPU sets alternated between the twins from pair "
             "to pair, from a random side per block, so that neither kept the faster core. One barrier released both "
             f"twins' clients; {barrier} (per pair in manifest.json, schedule.pairs). One simultaneous pair is one "
-            "paired observation; the intervals count blocks (TPC-H: one value per query and block and their total; "
-            "OLTP: each block's geometric mean over its rounds). What each twin waited on in every pair (CPU, block "
+            "paired observation; the intervals count blocks (stepped workloads: one value per step and block and "
+            "their total; sliced ones: each block's geometric mean over its rounds). What each twin waited on in every pair (CPU, block "
             "I/O where the kernel accounts it, its device reads and CPU throttling) is in measurements.csv, test "
             "duet.")

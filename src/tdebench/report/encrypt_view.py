@@ -18,7 +18,6 @@ from tdebench.report.mdkit import md_table
 from tdebench.stats.load import Measurements
 from tdebench.stats.paired import PairedRatio, paired_ratio
 
-TEST = "encrypt"
 # action -> (shown name, its phase, the steady phase just before it, the steady phase after it)
 ACTIONS = {"on": ("switch on", "during_on", "before", "after_on"),
            "rekey": ("re-keying", "during_rekey", "before_rekey", "after_rekey"),
@@ -73,12 +72,12 @@ class SwitchRow:
 
 
 class _Values:
-    """Per-trial values of one config's ``encrypt`` series."""
+    """Per-trial values of one config's series of the switching ``test``."""
 
-    def __init__(self, m: Measurements, config: str) -> None:
+    def __init__(self, m: Measurements, config: str, test: str) -> None:
         self.by: dict[tuple[str, str], dict[int, float]] = {}
         for key, sample in m.series.items():
-            if key.config == config and key.test == TEST:
+            if key.config == config and key.test == test:
                 self.by[(key.step, key.metric)] = {int(b): float(v) for b, v in zip(sample.blocks, sample.values)}
 
     def median(self, step: str, metric: str) -> float | None:
@@ -119,11 +118,12 @@ def _cycle_order(cycle: str) -> tuple[int, int, int]:
     return (1 if threads is None else 0, threads or 0, iops or 0)
 
 
-def switch_rows(m: Measurements, configs: list[str]) -> list[SwitchRow]:
-    """Every switch of every config of an encrypt run, in config, cycle (thread count) and action order."""
+def switch_rows(m: Measurements, configs: list[str], test: str) -> list[SwitchRow]:
+    """Every switch of every config of an encrypt run (its switching section's ``test``), in config, cycle (thread
+    count) and action order."""
     out = []
     for config in configs:
-        v = _Values(m, config)
+        v = _Values(m, config, test)
         steps = v.steps()
         cycles = sorted({s.split(".")[0] for s in steps if s.endswith((".on", ".off", ".rekey"))}, key=_cycle_order)
         for cycle in cycles:

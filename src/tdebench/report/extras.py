@@ -1,8 +1,8 @@
-"""Report sections beyond TPC-H: per-operation tables, TPC-C consistency, backups, storage, the cipher floor,
-AES vs 3DES.
+"""Report sections beyond the summary: per-operation tables, the workload's own sections (switching, consistency,
+backups), storage, the cipher floor, AES vs 3DES.
 
-Each section appears only when the run has its data, so TPC-H reports without resource samples, per-table
-storage or 3DES configs are unchanged. :func:`html_sections` and :func:`md_lines` are what the renderers call.
+Each section appears only when the run has its data, so reports without resource samples, per-table storage or
+3DES configs are unchanged. :func:`html_sections` and :func:`md_lines` are what the renderers call.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from tdebench.report.htmlkit import Col, Safe, join, table, tag
 from tdebench.report.model import RunSummary
 from tdebench.report.texts import RATIO_METHOD
 
-NAV = [("switching", "Switching"), ("operations", "Per operation"), ("faults", "Faults"), ("consistency", "TPC-C consistency"), ("backups", "Backups"),
+NAV = [("switching", "Switching"), ("operations", "Per operation"), ("faults", "Faults"), ("consistency", "Consistency"), ("backups", "Backups"),
        ("storage", "Storage"), ("cipher-floor", "Cipher floor"), ("aes-3des", "AES vs 3DES")]
 
 
@@ -35,6 +35,7 @@ class Extras:
     pairs: list[aes3des.Pair]
     consistency: list[consistency_view.ConsistencyTable]
     switches: list[encrypt_view.SwitchRow]
+    floor_note: str = ""  # what the floor's total row covers, in the workload's words
 
 
 def compute(rs: RunSummary) -> Extras:
@@ -46,7 +47,7 @@ def compute(rs: RunSummary) -> Extras:
         pairs = aes3des.pairs(rs, table_.speeds if table_ else None)
     return Extras(steps.step_tables(rs), backups_view.backup_rows(rs), storage_view.engine_storage(rs), floors,
                   table_, pairs, consistency_view.consistency_tables(rs),
-                  encrypt_view.switch_rows(rs.analysis.measurements, [c for es in rs.engines for c in es.configs]))
+                  rs.switches(), rs.presentation.notes.get("cipher_floor", ""))
 
 
 # cipher floor ------------------------------------------------------------------------------------------
@@ -81,8 +82,7 @@ FLOOR_NOTE = ("Cipher floor = bytes decrypted during the step ÷ decrypt speed +
               "server process tree read from and wrote to storage instead, which miss everything the OS page cache "
               "served. Hit ratio = 1 − cache misses / cache requests of the engine's own cache. Floor / overhead "
               "(shown where the overhead's 95% CI lies above 0) near 100% means the cipher explains the overhead; "
-              "far below it, the cost is elsewhere (extra IO, key handling, code paths). The total row covers the 22 "
-              "queries of the power test.")
+              "far below it, the cost is elsewhere (extra IO, key handling, code paths).")
 
 
 def floor_html(x: Extras) -> Safe:
@@ -93,7 +93,7 @@ def floor_html(x: Extras) -> Safe:
     for ef in x.floors:
         parts += [tag("h3", ef.engine), table(cols, floor_cells(ef))]
         parts += [tag("p", n, class_="note") for n in ef.notes]
-    parts.append(tag("p", FLOOR_NOTE, class_="note"))
+    parts.append(tag("p", " ".join(t for t in (FLOOR_NOTE, x.floor_note) if t), class_="note"))
     return tag("section", join(parts), id="cipher-floor")
 
 
@@ -105,7 +105,7 @@ def floor_md(x: Extras) -> list[str]:
     for ef in x.floors:
         out += [f"### {ef.engine}", ""] + md_table(FLOOR_HEADERS, floor_cells(ef), _FLOOR_TEXT) + [""]
         out += [f"- {n}" for n in ef.notes] + ([""] if ef.notes else [])
-    return out + [FLOOR_NOTE, ""]
+    return out + [" ".join(t for t in (FLOOR_NOTE, x.floor_note) if t), ""]
 
 
 # AES vs 3DES -------------------------------------------------------------------------------------------

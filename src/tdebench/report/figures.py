@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tdebench.api.presentation import Rate
 from tdebench.report import charts
 from tdebench.report.charts import Chart
 from tdebench.report.encrypt_timeline import timeline_charts
@@ -32,15 +33,17 @@ def headline_box(rs: RunSummary, es: EngineSummary) -> Chart | None:
             groups.append((_names(es).get(c, c), sample.values))
     h = es.headline
     unit = rs.analysis.measurements.units.get(h._replace(config=es.configs[0]), "s") if es.configs else "s"
-    title = f"{es.engine}: {h.test} test {step_label(h.step)} per trial"
+    each = es.n_unit.removesuffix("s")  # a trial, or a round of the interleaved schedule
+    title = f"{es.engine}: {h.test} test {step_label(h.step)} per {each}"
     svg = charts.box_plot(groups, _colors(es), unit=unit or "s", title=title)
-    caption = ("Each dot is one trial; the box spans the quartiles and the line marks the median. "
+    caption = (f"Each dot is one {each}; the box spans the quartiles and the line marks the median. "
                "Interleaved blocks, warm-up discarded.")
     return Chart(title, caption, svg) if svg else None
 
 
-def query_bars(es: EngineSummary) -> Chart | None:
-    """Grouped bars: median per query and config with 95% bootstrap CI of the median."""
+def query_bars(es: EngineSummary, what: str = "") -> Chart | None:
+    """Grouped bars: median per query and config with 95% bootstrap CI of the median (``what``: the workload's
+    title of its queries section)."""
     if not es.queries:
         return None
     series = []
@@ -51,7 +54,7 @@ def query_bars(es: EngineSummary) -> Chart | None:
         series.append((_names(es).get(c, c), [s.median if s else None for s in sums],
                        [s.median_ci_low if s else None for s in sums],
                        [s.median_ci_high if s else None for s in sums]))
-    title = f"{es.engine}: median time per query (power test)"
+    title = f"{es.engine}: median time per query" + (f" ({what})" if what else "")
     svg = charts.query_bars([q.step for q in es.queries], series, _colors(es), title=title)
     caption = ("Bars show the median over trials on a log scale; whiskers the 95% bootstrap "
                "interval of the median (with 3 trials it is close to the min–max range).")
@@ -72,18 +75,9 @@ def overhead_heatmap(es: EngineSummary) -> Chart | None:
     title = f"{es.engine}: overhead vs plain per query (%)"
     svg = charts.overhead_heatmap([q.step for q in es.queries], [_names(es).get(c, c) for c in configs], pct, sig,
                                   title=title)
-    caption = ("Red: slower than the plain twin, blue: faster. Bold numbers are significant "
-               "(95% CI excludes 0 and p < 0.05); faded numbers with “?” are not.")
+    caption = ("Red: slower than the plain twin, blue: faster. Bold numbers are resolved (their 95% CI excludes 0, "
+               "and p < 0.05); faded numbers with “?”: no difference resolved.")
     return Chart(title, caption, svg) if svg else None
-
-
-# throughput metrics drawn against virtual users, per test: (metric, label); sysbench tests show tps
-VU_METRICS = (("tpm", "TPM"), ("nopm", "NOPM"), ("tps", "transactions/s"))
-VU_CAPTIONS = {
-    "tpm": "TPM: committed transactions of all five kinds per minute of the measured window (after ramp-up).",
-    "nopm": "NOPM: committed New-Order transactions per minute; about 0.44 x TPM with the standard mix.",
-    "tps": "sysbench transactions per second over the measured window (after ramp-up).",
-}
 
 
 def _vu_lines(a: Analysis, es: EngineSummary, test: str, metric: str) -> list[tuple]:
@@ -109,33 +103,29 @@ def one_writer(rs: RunSummary, es: EngineSummary) -> str:
     return ""
 
 
-def throughput_vs_users(a: Analysis, es: EngineSummary, single_writer: str = "") -> list[Chart]:
-    """TPM and NOPM (tpcc) or tps (each sysbench test) against virtual users, one line per config with CIs;
+def throughput_vs_users(a: Analysis, es: EngineSummary, rates: tuple[Rate, ...],
+                        single_writer: str = "") -> list[Chart]:
+    """Each throughput the workload declares (``rates``: TPC-C's TPM and NOPM, sysbench's transactions/s) against
+    virtual users, one line per config with CIs, a chart per test (named when the run has several);
     ``single_writer``: the product that lets one writer in at a time (:func:`one_writer`), said in the caption."""
     keys = [k for k in a.summaries if k.config in es.configs and vu_count(k.step) is not None]
+    tests = sorted({k.test for k in keys if any(k.metric == r.metric for r in rates)})
     out = []
-    for test in sorted({k.test for k in keys}):
+    for test in tests:
         metrics = {k.metric for k in keys if k.test == test}
-        for metric, label in VU_METRICS:
-            if metric not in metrics or (metric == "tpm" and "tps" in metrics):
-                continue
-            lines = _vu_lines(a, es, test, metric)
-            title = f"{es.engine}: {label} vs virtual users" + ("" if test == "tpcc" else f" ({test})")
-            svg = charts.tpm_vs_users(lines, _colors(es), title=title, ylabel=f"{label} (median)") if lines else None
-            caption = VU_CAPTIONS[metric] + (" Median over trials with the 95% bootstrap CI of the median; "
-                                             "interleaved blocks, warm-up discarded.")
+        for rate in (r for r in rates if r.metric in metrics):
+            lines = _vu_lines(a, es, test, rate.metric)
+            title = f"{es.engine}: {rate.title} vs virtual users" + (f" ({test})" if len(tests) > 1 else "")
+            svg = (charts.tpm_vs_users(lines, _colors(es), title=title, ylabel=f"{rate.title} (median)")
+                   if lines else None)
+            caption = (rate.caption + " " if rate.caption else "") + (
+                "Median over trials with the 95% bootstrap CI of the median; interleaved blocks, warm-up discarded.")
             if single_writer:
                 caption += (f" {single_writer} allows one writer at a time: virtual users queue on its lock "
                             "timeout, so throughput does not grow with them.")
             if svg:
                 out.append(Chart(title, caption, svg))
     return out
-
-
-def tpm_vs_users(a: Analysis, es: EngineSummary) -> Chart | None:
-    """Hook kept for callers: the first of :func:`throughput_vs_users` (TPM vs virtual users)."""
-    made = throughput_vs_users(a, es)
-    return made[0] if made else None
 
 
 def cipher_floor(a: Analysis) -> Chart | None:
@@ -150,6 +140,8 @@ def cipher_floor(a: Analysis) -> Chart | None:
 
 def engine_charts(rs: RunSummary, es: EngineSummary) -> list[Chart]:
     """All charts of one engine, in report order (absent data gives no chart)."""
-    made = [headline_box(rs, es), query_bars(es), overhead_heatmap(es),
-            *throughput_vs_users(rs.analysis, es, one_writer(rs, es)), *timeline_charts(rs.run_dir, es.configs)]
+    queries = rs.presentation.section("queries")
+    made = [headline_box(rs, es), query_bars(es, queries.title if queries else ""), overhead_heatmap(es),
+            *throughput_vs_users(rs.analysis, es, rs.presentation.rates, one_writer(rs, es)),
+            *timeline_charts(rs.run_dir, es.configs)]
     return [c for c in made if c is not None]

@@ -114,10 +114,11 @@ def _median(rs: RunSummary, key: SeriesKey) -> float | None:
 
 
 def _elapsed_key(rs: RunSummary, config: str, step: str) -> SeriesKey | None:
-    """The workload's elapsed series for a marked step (the power test's when several tests have it)."""
+    """The workload's elapsed series for a marked step (the headline's test's when several tests have it)."""
     keys = [k for k in rs.analysis.measurements.series if k.config == config and k.step == step
             and k.metric == "elapsed" and k.test != "resources"]
-    keys.sort(key=lambda k: k.test != "power")
+    main = {h.test for h in rs.presentation.headlines}
+    keys.sort(key=lambda k: k.test not in main)
     return keys[0] if keys else None
 
 

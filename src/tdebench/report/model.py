@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tdebench.api.measurement import ONE_OFF_TESTS
+from tdebench.api.presentation import Presentation
 from tdebench.api.regime import split_label
-from tdebench.report.encrypt_view import switch_rows, verdict_lines
+from tdebench.report.encrypt_view import SwitchRow, switch_rows, verdict_lines
 from tdebench.report.fmt import fmt_ci, fmt_p, fmt_value, fmt_value_ci
 from tdebench.results.rundir import LoadedRun, load_run
 from tdebench.results.labels import LabelStatus, label_status, manifest_label_status
+from tdebench.report.shown import run_presentation
 from tdebench.stats.analysis import Analysis, StatsSettings, analyze, settings_for_run
 from tdebench.stats.anova import ALL_CONFIGS, ENCRYPTED_ONLY, AnovaResult
 from tdebench.stats.caveats import Caveat, condense, resolution_hint
@@ -18,11 +22,12 @@ from tdebench.stats.describe import Summary
 from tdebench.stats.load import SeriesKey, is_plain
 from tdebench.stats.metrics import query_number, step_label, vu_count
 from tdebench.stats.noise import spike_warning, summarize_noise
-from tdebench.stats.overhead import Overhead, significance
+from tdebench.stats.overhead import Overhead
 from tdebench.stats.seqinterval import paired_blocks
-from tdebench.stats.wording import direction, phrase_for
+from tdebench.stats.wording import direction, n_text, phrase_for, verdict_word
 
-HEADLINE_STEPS = frozenset({"total", "power_at_size", "qphh_at_size", "throughput_at_size"})
+#: the steps whose warnings are shown one by one, with the workload's headlines and official figures
+HEADLINE_STEPS = frozenset({"total"})
 
 
 @dataclass(frozen=True)
@@ -51,9 +56,8 @@ class ConfigRow:
     settings: dict[str, Any]
     headline: Summary | None
     overhead: Overhead | None
-    significance: str
-    power_at_size: Summary | None
-    qphh_at_size: Summary | None
+    verdict: str  # the verdict's word for the headline overhead (stats.wording.verdict_word), "" without one
+    figures: dict[str, Summary | None]  # the workload's official figures beside the headline, by title
     storage_bytes: int | None
     storage_pct: float | None
     verification: VerificationRow
@@ -98,6 +102,11 @@ class EngineSummary:
     # the same step and metric of the run's other tests (TPC-H's throughput test beside the power test)
     anova_other_tests: list[AnovaResult] = field(default_factory=list)
 
+    @property
+    def n_unit(self) -> str:
+        """What the summary table's n counts (its headline's values): ``rounds`` or ``trials``."""
+        return next((r.headline.n_unit for r in self.rows if r.headline is not None), "trials")
+
     def anovas(self) -> list[AnovaResult]:
         """Every ANOVA the report shows: the headline's (all configs, encrypted only), then the other tests'."""
         return [r for r in (self.anova, self.anova_encrypted) if r is not None] + self.anova_other_tests
@@ -111,6 +120,10 @@ class RunSummary:
     analysis: Analysis
     engines: list[EngineSummary]
     warnings: list[Caveat]
+    #: how the run's workload is shown (its declaration, from the manifest or the installed workload)
+    presentation: Presentation = field(default_factory=lambda: Presentation("run"))
+    #: every warning, nothing folded (``warnings`` folds those of series beside the headline per kind)
+    all_warnings: list[Caveat] = field(default_factory=list)
 
     @property
     def run_dir(self) -> Path:
@@ -121,6 +134,13 @@ class RunSummary:
     def manifest(self) -> dict[str, Any]:
         """manifest.json ({} when absent)."""
         return self.files.manifest
+
+    def switches(self) -> list[SwitchRow]:
+        """The switching table's rows, when the workload has a switching section (the encrypt workload)."""
+        section = self.presentation.section("switching")
+        if section is None:
+            return []
+        return switch_rows(self.analysis.measurements, [c for es in self.engines for c in es.configs], section.test)
 
 
 def verification_row(files: LoadedRun, label: str, plain: bool) -> VerificationRow:
@@ -153,23 +173,22 @@ def _int(x: object) -> int | None:
     return int(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
-def pick_headline(keys: list[SeriesKey], declared: dict[str, Any] | None = None) -> SeriesKey | None:
-    """The series a verdict is about: the workload's own headline as the manifest records it (``headline``), else
-    (runs written before it was recorded) the power-test total, else any total, else TPM at most VUs."""
+def pick_headline(keys: list[SeriesKey], declared: tuple[str, str, str] | None = None) -> SeriesKey | None:
+    """The series a verdict is about: the workload's own headline (``declared``: test, step, metric, from its
+    presentation or the manifest), else any total time of a measured test, else the highest throughput at the
+    most virtual users, else any total."""
     def first(pred: Any) -> SeriesKey | None:
         found = [k for k in keys if pred(k)]
         return found[0]._replace(config="") if found else None
 
     if declared:
-        own = first(lambda k: (k.test, k.step, k.metric) == (declared.get("test"), declared.get("step"),
-                                                              declared.get("metric")))
+        own = first(lambda k: (k.test, k.step, k.metric) == declared)
         if own is not None:
             return own
 
-    vus = sorted((k for k in keys if k.metric == "tpm" and vu_count(k.step) is not None),
-                 key=lambda k: vu_count(k.step) or 0)
-    return (first(lambda k: (k.test, k.step, k.metric) == ("power", "total", "elapsed"))
-            or first(lambda k: k.step == "total" and k.metric == "elapsed" and k.test != "load")
+    vus = sorted((k for k in keys if k.metric in ("tpm", "tps") and vu_count(k.step) is not None),
+                 key=lambda k: (vu_count(k.step) or 0, k.metric == "tpm"))
+    return (first(lambda k: k.step == "total" and k.metric == "elapsed" and k.test not in ONE_OFF_TESTS)
             or (vus[-1]._replace(config="") if vus else None)
             or first(lambda k: k.step == "total"))
 
@@ -190,7 +209,7 @@ def verdict_sentence(name: str, o: Overhead | None, a: Analysis, cpu: Overhead |
     if o is None:
         return f"{name}: no overhead figure (no plain twin or no successful trials to compare)."
     base = "plain" if not is_plain(o.encryption) else o.plain_config
-    phrase = phrase_for(o)
+    phrase = phrase_for(o, a.summaries)
     if direction(o.ci_low_pct, o.ci_high_pct) != "none":
         phrase = phrase.replace(" (", f" than {base} (", 1)
     elif o.ci_low_pct is not None and o.ci_high_pct is not None:
@@ -199,7 +218,7 @@ def verdict_sentence(name: str, o: Overhead | None, a: Analysis, cpu: Overhead |
     hint = resolution_hint(o, a.summaries) if o.ci_spans_zero and o.ci_low_pct is not None else ""
     text = f"{name}: {phrase}{p}{hint}."
     if cpu is not None:
-        cpu_phrase = phrase_for(cpu)
+        cpu_phrase = phrase_for(cpu, a.summaries)
         text += f" {cpu_phrase[:1].upper()}{cpu_phrase[1:]}."
     return text
 
@@ -210,7 +229,7 @@ def plain_only_sentence(row: ConfigRow, headline: SeriesKey | None) -> str:
     what = (f"{headline_name(headline)} median {fmt_value(h.median, h.unit)}"
             + (f" (95% CI {fmt_value_ci(h.median_ci_low, h.median_ci_high, h.unit)})"
                if h.median_ci_low is not None else "")
-            + f" over n = {h.n} trials" + (f", CV {h.cv_pct:.1f}%" if h.cv_pct is not None else "")) \
+            + f" over {n_text(h.n, h.n_unit)}" + (f", CV {h.cv_pct:.1f}%" if h.cv_pct is not None else "")) \
         if h is not None else "no successful trial"
     return (f"{row.shown_encryption} ({row.label}) alone was measured: {what}. There is no other config to compare "
             "it with; add an encrypted spec (or none,none for an A/A test) to --encryption for an overhead.")
@@ -226,7 +245,7 @@ def headline_name(key: SeriesKey | None) -> str:
 
 
 def _config_row(files: LoadedRun, a: Analysis, label: str, headline: SeriesKey | None,
-                plain_storage: int | None) -> ConfigRow:
+                plain_storage: int | None, figures: dict[str, str]) -> ConfigRow:
     mc = files.manifest_config(label)
     enc = a.measurements.encryption.get(label, str(mc.get("encryption", "")))
     plain = is_plain(enc)
@@ -239,9 +258,8 @@ def _config_row(files: LoadedRun, a: Analysis, label: str, headline: SeriesKey |
         label=label, encryption=enc, is_plain=plain, engine_version=str(mc.get("engine_version", "")),
         settings=mc.get("settings") if isinstance(mc.get("settings"), dict) else {},
         headline=a.summaries.get(key) if key else None, overhead=ovh,
-        significance=significance(ovh.p_value, ovh.ci_spans_zero) if ovh else "",
-        power_at_size=_step_summary(a, label, "power_at_size"),
-        qphh_at_size=_step_summary(a, label, "qphh_at_size"),
+        verdict=verdict_word(ovh) if ovh else "",
+        figures={title: _step_summary(a, label, step) for step, title in figures.items()},
         storage_bytes=storage, storage_pct=pct, verification=verification_row(files, label, plain),
         label_status=config_label_status(files, label, plain),
         storage_scope=str((mc.get("storage") or {}).get("scope", "")) if isinstance(mc.get("storage"), dict) else "",
@@ -255,8 +273,10 @@ def _step_summary(a: Analysis, config: str, step: str) -> Summary | None:
     return None
 
 
-def _query_rows(a: Analysis, configs: list[str], headline: SeriesKey | None) -> list[QueryRow]:
-    test = headline.test if headline and headline.test == "power" else "power"
+def _query_rows(a: Analysis, configs: list[str], test: str | None) -> list[QueryRow]:
+    """The steps of ``test`` one per query (the workload's ``queries`` section; none without it)."""
+    if test is None:
+        return []
     steps = sorted({k.step for k in a.summaries if k.config in configs and k.test == test
                     and k.metric == "elapsed" and query_number(k.step) is not None},
                    key=lambda s: query_number(s) or 0)
@@ -271,10 +291,10 @@ def _query_rows(a: Analysis, configs: list[str], headline: SeriesKey | None) -> 
 
 
 def _verdicts(a: Analysis, engine: str, configs: list[str], rows: list[ConfigRow], plain: str | None,
-              headline: SeriesKey | None) -> list[str]:
+              headline: SeriesKey | None, switching_test: str | None = None) -> list[str]:
     """Each encrypted config against the plain twin; for an encrypt run (no twin: one instance per config switched
     from plaintext) each switch on in the switching table's own words."""
-    switching = switch_rows(a.measurements, configs) if plain is None else []
+    switching = switch_rows(a.measurements, configs, switching_test) if plain is None and switching_test else []
     if switching:
         return verdict_lines(switching)
     encs = [r.encryption for r in rows]
@@ -292,14 +312,17 @@ def _verdicts(a: Analysis, engine: str, configs: list[str], rows: list[ConfigRow
     return verdicts
 
 
-def engine_summary(files: LoadedRun, a: Analysis, engine: str, configs: list[str]) -> EngineSummary:
-    """Build the summary of one engine."""
+def engine_summary(files: LoadedRun, a: Analysis, engine: str, configs: list[str],
+                   shown: Presentation | None = None) -> EngineSummary:
+    """Build the summary of one engine (``shown``: the run's presentation)."""
     keys = [k for k in a.summaries if k.engine == engine]
-    headline = pick_headline(keys, files.manifest.get("headline"))
+    shown = shown or run_presentation(files)
+    headline = pick_headline(keys, shown.headlines[0].series if shown.headlines else None)
     plain = next((c for c in configs if is_plain(a.measurements.encryption.get(c, ""))), None)
     plain_storage = _int(files.manifest_config(plain).get("storage_bytes")) if plain else None
-    rows = [_config_row(files, a, c, headline, plain_storage) for c in configs]
-    verdicts = (_verdicts(a, engine, configs, rows, plain, headline)
+    rows = [_config_row(files, a, c, headline, plain_storage, shown.figures) for c in configs]
+    switching = shown.section("switching")
+    verdicts = (_verdicts(a, engine, configs, rows, plain, headline, switching.test if switching else None)
                 + precision_outcomes(files.manifest, a, [r.overhead for r in rows if not r.is_baseline]))
     # the headline's step and metric, in the headline's test and in the run's other tests (TPC-H throughput)
     same_step = [r for r in a.anovas if headline and (r.engine, r.workload, r.step, r.metric)
@@ -309,7 +332,8 @@ def engine_summary(files: LoadedRun, a: Analysis, engine: str, configs: list[str
     encrypted = next((r for r in tests if r.scope == ENCRYPTED_ONLY), None)
     others = sorted((r for r in same_step if r not in tests), key=lambda r: (r.test, r.scope != ALL_CONFIGS))
     return EngineSummary(engine, plain, configs, headline, rows,
-                         _query_rows(a, configs, headline), verdicts, anova, encrypted, others)
+                         _query_rows(a, configs, queries.test if (queries := shown.section("queries")) else None),
+                         verdicts, anova, encrypted, others)
 
 
 def _config_order(files: LoadedRun) -> list[str]:
@@ -319,12 +343,16 @@ def _config_order(files: LoadedRun) -> list[str]:
     return [c for c in manifest_labels if c in seen] + [c for c in seen if c not in manifest_labels]
 
 
-def is_headline_key(key: SeriesKey) -> bool:
-    """True for the steps whose warnings are shown one by one (totals, TPC-H metrics, VUs); engine counters, what
-    the twins of a duet waited on and the client's CPU time are folded with the rest."""
-    if key.test in ("load", "counters", "duet") or key.metric == "client_cpu":
-        return False
-    return key.step in HEADLINE_STEPS or vu_count(key.step) is not None
+def headline_keys(shown: Presentation) -> Callable[[SeriesKey], bool]:
+    """Which series' warnings are shown one by one: totals, the workload's headlines and official figures, the
+    virtual-user steps; engine counters, what the twins of a duet waited on and the client's CPU time are folded with the rest."""
+    steps = HEADLINE_STEPS | {h.step for h in shown.headlines} | set(shown.figures)
+
+    def is_headline_key(key: SeriesKey) -> bool:
+        if key.test in (*ONE_OFF_TESTS, "counters", "duet") or key.metric == "client_cpu":
+            return False
+        return key.step in steps or vu_count(key.step) is not None
+    return is_headline_key
 
 
 def precision_outcomes(manifest: dict[str, Any], a: Analysis, overheads: list[Overhead | None]) -> list[str]:
@@ -360,18 +388,19 @@ def summarize_files(files: LoadedRun, settings: StatsSettings | None = None) -> 
         engine = (next((k.engine for k in files.measurements.all_keys() if k.config == config), "")
                   or str(files.manifest_config(config).get("engine", "")))  # e.g. `tdebench verify`: load rows only
         engines.setdefault(engine, []).append(config)
-    summaries = [engine_summary(files, a, e, cs) for e, cs in engines.items() if cs]
+    shown = run_presentation(files)
+    summaries = [engine_summary(files, a, e, cs, shown) for e, cs in engines.items() if cs]
     headlines = {es.headline.step_key for es in summaries if es.headline}
     caveats = [c for c in a.caveats  # the verdict already says this for the headline
                if not (c.kind == "no_effect" and c.key and c.key.step_key in headlines)]
-    warnings = condense(caveats, is_headline_key, cv_limit=a.settings.cv_limit_pct,
+    warnings = condense(caveats, headline_keys(shown), cv_limit=a.settings.cv_limit_pct,
                         min_n=a.settings.min_trials)
     labels = [Caveat("label", "warning", None, r.label_status.warning(r.label, r.encryption))
               for es in summaries for r in es.rows if r.label_status.flagged]
     spikes = spike_warning(summarize_noise(files.manifest.get("conditions") or []))
-    warnings = ([Caveat("input", "warning", None, p) for p in files.problems] + labels
-                + ([Caveat("noise_spike", "warning", None, spikes)] if spikes else []) + warnings)
-    return RunSummary(files, a, summaries, warnings)
+    first = ([Caveat("input", "warning", None, p) for p in files.problems] + labels
+             + ([Caveat("noise_spike", "warning", None, spikes)] if spikes else []))
+    return RunSummary(files, a, summaries, first + warnings, shown, first + caveats)
 
 
 def summarize(run_dir: Path, settings: StatsSettings | None = None) -> RunSummary:

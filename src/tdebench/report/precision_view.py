@@ -28,8 +28,9 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def schedule_text(manifest: dict[str, Any]) -> str:
-    """How trials were ordered (block or query schedule) and what one paired observation is."""
+def schedule_text(manifest: dict[str, Any], note: str = "") -> str:
+    """How trials were ordered (block or query schedule) and what one paired observation is; ``note``: what the
+    workload says of its steps under the query schedule (its presentation's ``query_schedule`` note)."""
     plan, entry = _dict(manifest.get("plan")), _dict(manifest.get("schedule"))
     name = entry.get("effective") or plan.get("schedule") or "block"
     if name == "duet":
@@ -38,15 +39,20 @@ def schedule_text(manifest: dict[str, Any]) -> str:
         fallback = f" ({entry['note']})" if entry.get("note") else ""
         return ("Block schedule: in each block every config ran one whole trial, in the block's random order "
                 f"(below); one block gives one paired observation per config{fallback}.")
+    if entry.get("rounds_per_step"):  # the interleaved OLTP schedule: slices, paired per round
+        slice_s, rounds = entry.get("slice_s"), entry.get("rounds_per_step")
+        return ("Query schedule: every twin's server stayed up, and inside each block every step ran in rounds: "
+                f"{rounds} rounds per step, each a slice of {slice_s} s on every config in a fresh random order "
+                "(recorded in manifest.json, schedule.orders), after a ramp-up. Each config recorded one value per "
+                "slice; pairing unit: the round, and the block is the independent unit of every interval."
+                + (f" {note}" if note else ""))
     repeat = int(entry.get("repeat") or plan.get("repeat") or 1)
     runs = f"{repeat} rounds, each running it" if repeat > 1 else "it ran"
-    return ("Query schedule: every twin's server stayed up, and inside each block the power test ran query by "
-            f"query: for each query of stream 0 in turn, {runs} once on every config in a fresh random order "
-            f"(recorded in manifest.json, schedule.orders) before the next query. RF1, RF2, the official metrics and "
-            f"the throughput test kept the block as their unit, per config in the block's order. Pairing unit: the "
-            f"block. Each config recorded one time per query and block"
-            + (f" (the mean of its {repeat} runs)" if repeat > 1 else "")
-            + " and their total, so one pass over the 22 queries is one paired observation of the power total.")
+    return ("Query schedule: every twin's server stayed up, and inside each block the workload ran step by step: "
+            f"for each step in turn, {runs} once on every config in a fresh random order (recorded in "
+            "manifest.json, schedule.orders) before the next step. Pairing unit: the block; each config recorded "
+            "one value per step and block" + (f" (the mean of its {repeat} runs)" if repeat > 1 else "") + "."
+            + (f" {note}" if note else ""))
 
 
 def stopping_text(rs: RunSummary) -> str | None:
@@ -140,5 +146,5 @@ def methods_paragraphs(rs: RunSummary) -> list[str]:
     """Every paragraph of this module, in the order the Methods section shows them."""
     stop = stopping_text(rs)
     probed = any(k.metric == "server_cpu" and k.test != "resources" for k in rs.analysis.measurements.series)
-    return [schedule_text(rs.manifest), *([stop] if stop else []), *([CPU_TEXT] if probed else []),
+    return [schedule_text(rs.manifest, rs.presentation.notes.get("query_schedule", "")), *([stop] if stop else []), *([CPU_TEXT] if probed else []),
             *machine_text(rs.manifest)]

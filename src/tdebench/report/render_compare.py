@@ -18,8 +18,7 @@ from tdebench.stats.analysis import StatsSettings
 from tdebench.stats.interval import BOOTSTRAP_MIN_N
 from tdebench.stats.metrics import query_number
 
-_KIND = {"significant": "good", "not significant": "neutral", "inconclusive": "warn",
-         "too few trials": "warn"}
+_KIND = {"no difference resolved": "neutral", "no interval": "warn"}  # a resolved change: "good"
 
 
 def _change_cells(c: Change) -> list[str]:
@@ -43,10 +42,13 @@ def overhead_pairs(cmp: RunComparison) -> list[list[str]]:
 
 
 def query_changes(cmp: RunComparison) -> dict[str, list[Change]]:
-    """Per config, the changes of the power-test queries in query order."""
+    """Per config, the changes of the queries of the workload's queries section (run A's), in query order."""
+    section = cmp.base.presentation.section("queries")
+    if section is None:
+        return {}
     out: dict[str, list[Change]] = {}
     for c in cmp.changes:
-        if c.test == "power" and c.metric == "elapsed" and query_number(c.step) is not None:
+        if c.test == section.test and c.metric == "elapsed" and query_number(c.step) is not None:
             out.setdefault(c.config, []).append(c)
     return {k: sorted(out[k], key=lambda c: query_number(c.step) or 0)
             for k in cmp.matched if k in out}
@@ -77,7 +79,7 @@ def _charts(cmp: RunComparison) -> list[charts.Chart]:
         svg = charts.overhead_heatmap(steps, list(qc), pct, sig, title="Change per query, run B vs run A (%)")
         if svg:
             out.append(charts.Chart("heatmap", "Red: run B slower; blue: run B faster. Faded with "
-                                    "“?”: not significant.", svg))
+                                    "“?”: no difference resolved.", svg))
     return out
 
 
@@ -109,9 +111,9 @@ def render_html(cmp: RunComparison) -> str:
                                                                      class_="card slower")]), id="verdict"),
                         warnings_section(cmp.warnings)]
     cols = [Col("config"), Col("series"), Col("run A", True), Col("run B", True), Col("change", True),
-            Col("95% CI", True), Col("p", True), Col("significance")]
+            Col("95% CI", True), Col("p", True), Col("verdict")]
     rows = [[c.config, texts.headline_label(c.key), *_change_cells(c),
-             pill(c.significance, _KIND.get(c.significance, "neutral"))] for c in headline_changes(cmp)]
+             pill(c.verdict, _KIND.get(c.verdict, "good"))] for c in headline_changes(cmp)]
     parts = [tag("h2", "Headline"), table(cols, rows)]
     if cmp.only_base or cmp.only_other:
         parts.append(tag("p", f"Only in run A: {', '.join(cmp.only_base) or '—'}; only in run B: "
@@ -156,8 +158,8 @@ def render_md(cmp: RunComparison) -> str:
     if cmp.warnings:
         out += ["## Warnings", ""] + [f"- {w.message}" for w in cmp.warnings] + [""]
     out += ["## Headline", ""] + md_table(
-        ["config", "series", "run A", "run B", "change", "95% CI", "p", "significance"],
-        [[c.config, texts.headline_label(c.key), *_change_cells(c), c.significance]
+        ["config", "series", "run A", "run B", "change", "95% CI", "p", "verdict"],
+        [[c.config, texts.headline_label(c.key), *_change_cells(c), c.verdict]
          for c in headline_changes(cmp)], {2, 3, 4, 5, 6}) + [""]
     pairs = overhead_pairs(cmp)
     if pairs:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from tdebench import __version__
-from tdebench.report import curve, extras, layers_view, precision_view, texts, threats_view
+from tdebench.report import curve, extras, layers_view, precision_view, texts, threats_view, warnings_view
 from tdebench.report.counters_view import CounterIndex
 from tdebench.report.charts import Chart
 from tdebench.report.figures import cipher_floor, engine_charts
@@ -19,8 +19,7 @@ from tdebench.stats.overhead import Overhead
 
 # the claim of a verdict (stats/wording.py): "12.3% slower", "TPM 5.7% higher", "no difference resolved"
 _CLAIM = re.compile(r"((?:[\w@/.-]+ )*?\d+\.\d% (?:slower|faster|lower|higher)|no difference resolved(?: in [^:]+)?)")
-_SIG_KIND = {"significant": "good", "not significant": "neutral", "inconclusive": "warn",
-             "too few trials": "warn"}
+_SIG_KIND = {"no difference resolved": "neutral", "no interval": "warn"}  # a resolved change: "good"
 
 
 def _verdict_html(sentence: str) -> Safe:
@@ -41,7 +40,7 @@ def verdict_section(rs: RunSummary) -> Safe:
     cards = []
     for es in rs.engines:
         n = max((r.headline.n for r in es.rows if r.headline), default=0)
-        note = (f"{texts.headline_label(es.headline)}, median of {n} trials per config; "
+        note = (f"{texts.headline_label(es.headline)}, median of {n} {es.n_unit} per config; "
                 + texts.overhead_note(r.overhead for r in es.rows if r.overhead))
         bad = [f"{r.label}: {r.verification.verdict}" for r in es.rows if r.verification.good is False]
         labels = [r for r in es.rows if r.label_status.flagged]
@@ -67,9 +66,10 @@ def warnings_section(warnings: list[Caveat]) -> Safe:
 
 
 def _sig_cell(o: Overhead | None, word: str) -> Safe:
+    """The p-value and the verdict's word (the interval decides it, as in the verdict's sentence)."""
     if o is None:
         return esc(DASH)
-    return join([esc(fmt_p(o.p_value) + " "), pill(word, _SIG_KIND.get(word, "neutral"))])
+    return join([esc(fmt_p(o.p_value) + " "), pill(word, _SIG_KIND.get(word, "good"))])
 
 
 def _label_cell(r: ConfigRow) -> Safe:
@@ -106,9 +106,10 @@ def summary_table(es: EngineSummary, counters: CounterIndex | None = None) -> Sa
     steps (hit ratio, bytes decrypted), metrics, storage, proof."""
     hl = texts.headline_label(es.headline)
     step = es.headline.step if es.headline else ""
-    cols = [Col("config", cls="label"), Col("n", True), Col(f"{hl} (median, 95% CI)", True),
-            Col("overhead (95% CI)", True), Col("significance"), Col("server CPU overhead (95% CI)", True),
-            Col(COUNTERS_COL), Col("Power@Size", True), Col("QphH@Size", True), Col("storage", True),
+    figures = list(es.rows[0].figures) if es.rows else []  # the workload's official figures (TPC-H's Power@Size)
+    cols = [Col("config", cls="label"), Col(f"n ({es.n_unit})", True), Col(f"{hl} (median, 95% CI)", True),
+            Col("overhead (95% CI)", True), Col("verdict"), Col("server CPU overhead (95% CI)", True),
+            Col(COUNTERS_COL), *(Col(f, True) for f in figures), Col("storage", True),
             Col("encrypted on disk")]
     rows: list[list[object]] = []
     for r in es.rows:
@@ -123,15 +124,15 @@ def summary_table(es: EngineSummary, counters: CounterIndex | None = None) -> Sa
             if h else DASH,
             esc("plain twin") if r.is_baseline else (
                 _with_sub(fmt_pct(o.overhead_pct), fmt_ci(o.ci_low_pct, o.ci_high_pct)) if o else DASH),
-            _sig_cell(o, r.significance),
+            _sig_cell(o, r.verdict),
             DASH if r.is_baseline or r.cpu_overhead is None else _with_sub(
                 fmt_pct(r.cpu_overhead.overhead_pct), fmt_ci(r.cpu_overhead.ci_low_pct, r.cpu_overhead.ci_high_pct)),
             (counters.brief(r.label, step) or DASH) if counters else DASH,
-            _median_cell(r.power_at_size), _median_cell(r.qphh_at_size),
+            *(_median_cell(r.figures.get(f)) for f in figures),
             _with_sub(storage, fmt_pct(r.storage_pct) + " vs plain" if r.storage_pct is not None else ""),
             _verif_cell(r),
         ])
-    cols, rows = drop_empty(cols, rows, {"Power@Size", "QphH@Size", "storage", "server CPU overhead (95% CI)",
+    cols, rows = drop_empty(cols, rows, {*figures, "storage", "server CPU overhead (95% CI)",
                                          COUNTERS_COL})
     return table(cols, rows)
 
@@ -143,17 +144,22 @@ COUNTERS_NOTE = ("Counters: the engine's own, over the query (median over trials
 
 
 def _query_cells(q: QueryRow, config: str, plain: bool, counters: CounterIndex | None = None) -> list[object]:
+    """The median (with the failed values and the engine's counters under it) and, for an encrypted config, the
+    overhead with its interval and p-value under it: two columns per config, so that a run of six configs fits a
+    1,400-px window."""
     s = q.summaries.get(config)
-    med = _median_cell(s)
-    if s and (s.n_failed or s.n_timeout):
-        med = join([esc(med), tag("span", f"n = {s.n}, {s.n_failed + s.n_timeout} failed", class_="sub")])
-    counted = [counters.brief(config, q.step) or DASH] if counters else []
+    under = [f"n = {s.n}, {s.n_failed + s.n_timeout} failed"] if s and (s.n_failed or s.n_timeout) else []
+    under += [counters.brief(config, q.step)] if counters and counters.brief(config, q.step) else []
+    med = _with_sub(_median_cell(s), " · ".join(under))
     if plain:
-        return [med, *counted]
+        return [med]
     o = q.overheads.get(config)
-    cls = "sig" if o and not o.ci_spans_zero and o.p_value is not None and o.p_value < 0.05 else "nsig"
-    return [med, tag("span", fmt_pct(o.overhead_pct), class_=cls) if o else DASH,
-            fmt_ci(o.ci_low_pct, o.ci_high_pct) if o else DASH, fmt_p(o.p_value) if o else DASH, *counted]
+    if o is None:
+        return [med, DASH]
+    cls = "sig" if not o.ci_spans_zero and o.p_value is not None and o.p_value < 0.05 else "nsig"
+    return [med, join([tag("span", fmt_pct(o.overhead_pct), class_=cls),
+                       tag("span", fmt_ci(o.ci_low_pct, o.ci_high_pct), class_="sub"),
+                       tag("span", fmt_p(o.p_value), class_="sub")])]
 
 
 def query_table(es: EngineSummary, counters: CounterIndex | None = None) -> Safe:
@@ -164,9 +170,7 @@ def query_table(es: EngineSummary, counters: CounterIndex | None = None) -> Safe
     for r in es.rows:
         cols.append(Col(r.shown_label, True))
         if not r.is_baseline:
-            cols += [Col("overhead", True), Col("95% CI", True), Col("p", True)]
-        if counters:
-            cols.append(Col("counters"))
+            cols.append(Col("overhead (95% CI · p)", True))
     rows = [[q.step] + [c for r in es.rows for c in _query_cells(q, r.label, r.is_baseline, counters)]
             for q in es.queries]
     return table(cols, rows)
@@ -198,10 +202,12 @@ def engine_sections(rs: RunSummary) -> list[Safe]:
     """Summary, per-query, charts and ANOVA of every engine."""
     summary, queries, charts_, anova = [], [], [], []
     counters = CounterIndex(rs.analysis.measurements)
+    section = rs.presentation.section("queries")
     for es in rs.engines:
         summary += [tag("h3", es.engine), summary_table(es, counters)]
         if es.queries:
-            queries += [tag("h3", f"{es.engine}: power test, median per query"), query_table(es, counters)]
+            queries += [tag("h3", f"{es.engine}: {section.title + ', ' if section else ''}median per query"),
+                        query_table(es, counters)]
         charts_ += [figure(c) for c in engine_charts(rs, es)]
         if es.anovas():
             unit = next((r.headline.unit for r in es.rows if r.headline and r.headline.unit), "")
@@ -211,7 +217,8 @@ def engine_sections(rs: RunSummary) -> list[Safe]:
     out = [tag("section", join([tag("h2", "Summary")] + summary), id="summary")]
     if queries:
         out.append(tag("section", join([tag("h2", "Per query")] + queries + [tag(
-            "p", "Bold overheads are significant (95% CI excludes 0 and p < 0.05). " + COUNTERS_NOTE,
+            "p", "Bold overheads are resolved (their 95% CI excludes 0, and p < 0.05); under each overhead its "
+                 "95% CI and p-value. " + COUNTERS_NOTE,
             class_="note")]), id="queries"))
     if charts_:
         out.append(tag("section", join([tag("h2", "Charts")] + charts_), id="charts"))
@@ -264,7 +271,7 @@ def methods_section(rs: RunSummary) -> Safe:
 
 
 def _workload_text(plan: dict) -> str:
-    """``tpch SF 0.1``, or the workload's name alone when it has no scale factor."""
+    """The workload's name with its scale factor (``SF 0.1``) when it has one."""
     sf = texts.workload_option(plan, "sf")
     return f"{plan.get('workload')} SF {sf:g}" if isinstance(sf, (int, float)) else str(plan.get("workload"))
 
@@ -279,13 +286,15 @@ def render(rs: RunSummary) -> str:
         plan.get("trials") and f"{plan.get('trials')} trials per config",
         plan.get("cache") and f"{plan.get('cache')} cache", host and f"on {host}",
         m.get("status")) if x)
-    body = [verdict_section(rs), warnings_section(rs.warnings), curve.html_section(rs)] + engine_sections(rs)
+    body = [verdict_section(rs), warnings_view.html_top(rs), curve.html_section(rs)] + engine_sections(rs)
     body.append(layers_view.html_section(rs))
-    body += extras.html_sections(rs) + [threats_view.html_section(rs), verification_section(rs), methods_section(rs)]
-    nav = [("verdict", "Verdict"), ("warnings", "Warnings"), ("memory-curve", "Cost curve"), ("summary", "Summary"),
+    body += extras.html_sections(rs) + [threats_view.html_section(rs), warnings_view.html_section(rs),
+                                        verification_section(rs), methods_section(rs)]
+    nav = [("verdict", "Verdict"), ("memory-curve", "Cost curve"), ("summary", "Summary"),
            ("queries", "Per query"), ("charts", "Charts"), ("anova", "Across configs"),
            ("layers", "Layers"), *extras.NAV,
-           ("threats", "Threat model"), ("verification", "Verification"), ("methods", "Methods")]
+           ("threats", "Threat model"), ("warnings", "Warnings"), ("verification", "Verification"),
+           ("methods", "Methods")]
     present = "".join(body)
     nav = [(a, label) for a, label in nav if f'id="{a}"' in present]
     footer = (f"Generated by tdebench {__version__} from the run directory alone (manifest.json, "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tdebench.report import curve, extras, layers_view, precision_view, texts, threats_view
+from tdebench.report import curve, extras, layers_view, precision_view, texts, threats_view, warnings_view
 from tdebench.report.counters_view import CounterIndex
 from tdebench.report.fmt import DASH, fmt_bytes, fmt_ci, fmt_p, fmt_pct, fmt_value, fmt_value_ci
 from tdebench.report.mdkit import md_table
@@ -19,9 +19,9 @@ def summary_lines(es: EngineSummary, counters: CounterIndex | None = None) -> li
     """The per-engine summary table."""
     hl = texts.headline_label(es.headline)
     step = es.headline.step if es.headline else ""
-    headers = ["config", "encryption", "n", f"{hl} (median)", "95% CI", "overhead", "95% CI",
-               "p", "significance", "server CPU overhead", "CPU 95% CI", "counters", "Power@Size", "QphH@Size",
-               "storage", "encrypted on disk"]
+    figures = list(es.rows[0].figures) if es.rows else []
+    headers = ["config", "encryption", f"n ({es.n_unit})", f"{hl} (median)", "95% CI", "overhead", "95% CI",
+               "p", "verdict", "server CPU overhead", "CPU 95% CI", "counters", *figures, "storage", "encrypted on disk"]
     rows = []
     for r in es.rows:
         h, o = r.headline, r.overhead
@@ -35,12 +35,12 @@ def summary_lines(es: EngineSummary, counters: CounterIndex | None = None) -> li
             "plain twin" if r.is_baseline else (fmt_pct(o.overhead_pct) if o else DASH),
             fmt_ci(o.ci_low_pct, o.ci_high_pct) if o and not r.is_baseline else DASH,
             fmt_p(o.p_value) if o and not r.is_baseline else DASH,
-            r.significance or DASH, fmt_pct(cpu.overhead_pct) if cpu else DASH,
+            r.verdict or DASH, fmt_pct(cpu.overhead_pct) if cpu else DASH,
             fmt_ci(cpu.ci_low_pct, cpu.ci_high_pct) if cpu else DASH,
             (counters.brief(r.label, step) or DASH) if counters else DASH,
-            _med(r.power_at_size), _med(r.qphh_at_size), storage, r.verification.verdict])
-    right = {headers[i] for i in (2, 3, 4, 5, 6, 7, 9, 10, 12, 13, 14)}
-    optional = ("Power@Size", "QphH@Size", "storage", "server CPU overhead", "CPU 95% CI", "counters")
+            *(_med(r.figures.get(f)) for f in figures), storage, r.verification.verdict])
+    right = {*(headers[i] for i in (2, 3, 4, 5, 6, 7, 9, 10)), *figures, "storage"}
+    optional = (*figures, "storage", "server CPU overhead", "CPU 95% CI", "counters")
     keep = [i for i, h in enumerate(headers) if h not in optional or any(r[i] != DASH for r in rows)]
     headers = [headers[i] for i in keep]
     rows = [[r[i] for i in keep] for r in rows]
@@ -120,16 +120,15 @@ def render(rs: RunSummary) -> str:
         out += [f"- **{es.engine}** (threat model): {s}" for s in threats_view.sentences(rs, es)]
     headline = [r.overhead for es in rs.engines for r in es.rows if r.overhead]
     out += ["", f"_Median over trials; {texts.overhead_note(headline)}_", ""]
-    if rs.warnings:
-        out += ["## Warnings", ""]
-        out += [f"- {'Note' if w.severity == 'info' else '**Warning**'}: {w.message}"
-                for w in rs.warnings] + [""]
+    out += warnings_view.md_top(rs)
     out += curve.md_lines(rs)
     counters = CounterIndex(rs.analysis.measurements)
+    section = rs.presentation.section("queries")
     for es in rs.engines:
         out += [f"## Summary: {es.engine}", ""] + summary_lines(es, counters) + [""]
         if es.queries:
-            out += [f"## Per query: {es.engine} (power test)", ""] + query_lines(es, counters) + [""]
+            out += [f"## Per query: {es.engine}" + (f" ({section.title})" if section else ""), ""]
+            out += query_lines(es, counters) + [""]
         if es.anovas():
             out += [f"## Across configs: {es.engine}", ""]
             unit = next((r.headline.unit for r in es.rows if r.headline and r.headline.unit), "")
@@ -145,6 +144,7 @@ def render(rs: RunSummary) -> str:
     out += layers_view.md_lines(rs)
     out += extras.md_lines(rs)
     out += threats_view.md_lines(rs)
+    out += warnings_view.md_section(rs)
     out += ["## Verification", ""] + verification_lines(rs) + [""]
     out += methods_lines(rs)
     return "\n".join(out).rstrip() + "\n"

@@ -1,8 +1,6 @@
-"""Per-step tables for the non-TPC-H workloads: CRUD operations, client-side loads, backups.
-
-One table per engine and test (``crud``, ``ingest``, ``backup``): a row per step (``select_100000``,
-``insert_100000``, …), per config the median with its 95% bootstrap CI of each shown metric (elapsed, server
-CPU, MB/s, …) and, for encrypted configs, the overhead vs the plain twin with its CI.
+"""Per-step tables: one per engine and step group the workload declares (Presentation.step_groups), a row per
+step (``select_100000``, ``insert_100000``, ``vu4``, …), per config the median with its 95% bootstrap CI of each
+shown metric (elapsed, server CPU, MB/s, …) and, for encrypted configs, the overhead vs the plain twin with its CI.
 """
 
 from __future__ import annotations
@@ -19,31 +17,10 @@ from tdebench.stats.describe import Summary
 from tdebench.stats.load import SeriesKey, is_plain
 from tdebench.stats.overhead import Overhead
 
-#: the engine's counters per committed transaction (interleaved OLTP schedule, step ``vuN.per_txn``): they say
-#: whether a write overhead is the redo log's, the pages' or neither
-WRITE_COSTS = ("log_bytes", "pages_written", "bytes_encrypted", "bytes_decrypted")
-# test -> (title, metrics shown in that order)
-TESTS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "crud": ("CRUD operations", ("elapsed", "server_cpu", "mb_per_s")),
-    "sql": ("Your queries and writes (workload sql; total = weighted sum)", ("elapsed",)),
-    "replay": ("The replayed log per statement form (elapsed = sum of its latencies; total = wall time)",
-               ("elapsed", "latency_p50", "latency_p95", "latency_p99", "failed")),
-    "ingest": ("Loading through the client vs the bulk path", ("elapsed", "rows_per_s")),
-    "backup": ("Backup and restore", ("elapsed", "bytes", "server_cpu", "tool_cpu")),
-    "tpcc": ("TPC-C-like OLTP per virtual-user step",
-             ("tpm", "nopm", "latency_p50", "latency_p95", "latency_p99", "server_cpu_per_txn", *WRITE_COSTS)),
-    **{t: (f"sysbench {t} per thread count",
-           ("tps", "latency_p50", "latency_p95", "latency_p99", "server_cpu_per_txn", *WRITE_COSTS))
-       for t in ("oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_insert")},
-}
+#: the titles of the metrics every workload may record; a workload names its own (Presentation.metrics)
 METRIC_TITLES = {"elapsed": "elapsed", "server_cpu": "server CPU", "mb_per_s": "MB/s", "rows_per_s": "rows/s",
-                 "bytes": "size", "tool_cpu": "CPU of the backup tools (mariadb-backup, pg_dump, gzip, …)",
-                 "tpm": "TPM", "nopm": "NOPM", "tps": "transactions/s", "latency_p50": "p50 latency",
-                 "latency_p95": "p95 latency", "latency_p99": "p99 latency",
-                 "server_cpu_per_txn": "server CPU per transaction",
-                 "log_bytes": "redo/WAL bytes per transaction", "pages_written": "pages written per transaction",
-                 "bytes_encrypted": "bytes encrypted per transaction",
-                 "bytes_decrypted": "bytes decrypted per transaction", "failed": "failed statements"}
+                 "bytes": "size", "latency_p50": "p50 latency", "latency_p95": "p95 latency",
+                 "latency_p99": "p99 latency"}
 
 
 @dataclass
@@ -60,6 +37,10 @@ class StepTable:
     summaries: dict[tuple[str, str, str], Summary] = field(default_factory=dict)  # (step, config, metric)
     overheads: dict[tuple[str, str, str], Overhead] = field(default_factory=dict)
     counters: dict[tuple[str, str], str] = field(default_factory=dict)  # (step, config) -> hit ratio, bytes
+    titles: dict[str, str] = field(default_factory=dict)  # metric -> title
+
+    def metric_title(self, metric: str) -> str:
+        return self.titles.get(metric, metric)
 
 
 def _step_order(keys: list[SeriesKey]) -> list[str]:
@@ -69,18 +50,20 @@ def _step_order(keys: list[SeriesKey]) -> list[str]:
 
 
 def step_tables(rs: RunSummary) -> list[StepTable]:
-    """Every (engine, test) of :data:`TESTS` that has data."""
+    """Every (engine, step group of the workload) that has data."""
     a = rs.analysis
     counted = CounterIndex(a.measurements)
+    titles = {**METRIC_TITLES, **rs.presentation.metrics}
     out = []
     for es in rs.engines:
-        for test, (title, wanted) in TESTS.items():
+        for group in rs.presentation.step_groups:
+            test, title, wanted = group.test, group.title, group.metrics
             keys = [k for k in a.summaries if k.engine == es.engine and k.test == test and k.config in es.configs]
             if not keys:
                 continue
             metrics = [m for m in wanted if any(k.metric == m for k in keys)]
             plain = {c for c in es.configs if is_plain(a.measurements.encryption.get(c, ""))}
-            t = StepTable(es.engine, test, title, list(es.configs), plain, metrics, _step_order(keys))
+            t = StepTable(es.engine, test, title, list(es.configs), plain, metrics, _step_order(keys), titles=titles)
             for k in keys:
                 if k.metric in metrics:
                     t.summaries[(k.step, k.config, k.metric)] = a.summaries[k]
@@ -139,7 +122,7 @@ def html_section(tables: list[StepTable]) -> Safe:
     parts: list[object] = [tag("h2", "Per operation")]
     for t in tables:
         for metric in t.metrics:
-            parts += [tag("h3", f"{t.engine}: {t.title}, {METRIC_TITLES.get(metric, metric)}"), html_table(t, metric)]
+            parts += [tag("h3", f"{t.engine}: {t.title}, {t.metric_title(metric)}"), html_table(t, metric)]
     parts.append(tag("p", "Median over trials (over rounds with the interleaved OLTP schedule) with its 95% bootstrap interval (small grey text); overhead = "
                           f"config vs plain twin with its 95% interval ({RATIO_METHOD}), then the engine's counters "
                           "over the step where it counts them (cache hit ratio, bytes decrypted). For MB/s, "
@@ -168,6 +151,6 @@ def md_lines(tables: list[StepTable]) -> list[str]:
                     row += [f"{main} ({sub})" if sub and sub != DASH else main
                             for main, sub in _cells(t, step, c, metric)]
                 rows.append(row)
-            out += [f"## {t.engine}: {t.title}, {METRIC_TITLES.get(metric, metric)}", ""]
+            out += [f"## {t.engine}: {t.title}, {t.metric_title(metric)}", ""]
             out += md_table(headers, rows, right) + [""]
     return out

@@ -13,6 +13,7 @@ from tdebench.stats.analysis import Analysis
 from tdebench.stats.describe import SUMMARY_FIELDS
 from tdebench.stats.load import SeriesKey
 from tdebench.stats.overhead import OVERHEAD_FIELDS
+from tdebench.stats.wording import n_unit_of, verdict_word
 
 ANOVA_FIELDS = ("engine", "workload", "test", "step", "metric", "configs", "n", "f_stat",
                 "p_anova", "eta_squared", "h_stat", "p_kruskal", "skewed", "primary_test",
@@ -56,8 +57,10 @@ LABEL_FIELDS = ("label_status", "plain_label_status")  # confirmed / overridden 
 LATER_FIELDS = ("pairing_unit",)
 #: trials flagged by --fault (docs/faults.md): not in n and not in the interval, counted here
 FAULT_FIELDS = ("n_faulted", "n_faulted_plain")
+#: the verdict's word (stats.wording.verdict_word), as every other view says it, and what n counts
+VERDICT_FIELDS = ("verdict", "n_unit")
 OVERHEAD_COLUMNS = (*(f for f in OVERHEAD_FIELDS if f not in LATER_FIELDS), *LABEL_FIELDS, *LATER_FIELDS,
-                    *FAULT_FIELDS)
+                    *FAULT_FIELDS, *VERDICT_FIELDS)
 
 
 def write_tables(a: Analysis, out_dir: Path, labels: Mapping[str, str] | None = None) -> list[Path]:
@@ -74,12 +77,12 @@ def write_tables(a: Analysis, out_dir: Path, labels: Mapping[str, str] | None = 
 
     overheads = ({**o.as_row(), "label_status": labels.get(o.config, ""),
                   "plain_label_status": labels.get(o.plain_config, ""), "n_faulted": flagged(o, o.config),
-                  "n_faulted_plain": flagged(o, o.plain_config)} for o in a.overheads)
-    summaries = ({**s.as_row(), "label_status": labels.get(s.key.config, ""), "n_faulted": faulted.get(s.key, 0)}
-                 for s in a.summaries.values())
+                  "n_faulted_plain": flagged(o, o.plain_config), "verdict": verdict_word(o), "n_unit": n_unit_of(o, a.summaries)} for o in a.overheads)
+    summaries = ({**s.as_row(), "label_status": labels.get(s.key.config, ""), "n_faulted": faulted.get(s.key, 0),
+                  "n_unit": s.n_unit} for s in a.summaries.values())
     paths = [
         write_text(out_dir / "overhead.csv", to_csv(OVERHEAD_COLUMNS, overheads)),
-        write_text(out_dir / "summary.csv", to_csv((*SUMMARY_FIELDS, "label_status", "n_faulted"), summaries)),
+        write_text(out_dir / "summary.csv", to_csv((*SUMMARY_FIELDS, "label_status", "n_faulted", "n_unit"), summaries)),
     ]
     if a.anovas:
         paths.append(write_text(out_dir / "anova.csv", to_csv(ANOVA_FIELDS, anova_rows(a))))

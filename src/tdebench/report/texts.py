@@ -101,8 +101,10 @@ def stats_methods(s: StatsSettings) -> list[str]:
         "when both configs have one value in the same blocks, Welch's otherwise, so with the "
         "t-interval p < 0.05 exactly when the interval excludes 0; when a value is not positive, "
         "Welch's test on the raw values (overhead.csv's p_method column). It needs at least 2 "
-        f"values per config. \"Significant\" means p < {s.alpha:g} and an interval that excludes 0; "
-        "\"inconclusive\" means the two disagree.",
+        f"values per config. The interval decides the verdict, in every view: slower or faster (higher or lower "
+        "for a throughput) when it excludes 0, \"no difference resolved\" when it spans 0, \"no interval\" "
+        f"without one; the p-value is shown beside it, and a warning says so when p < {s.alpha:g} while the "
+        "interval spans 0 (the bootstrap interval and the t-test can disagree).",
         "With three or more configs of one engine: one-way ANOVA with eta-squared, Tukey HSD for "
         "each pair, and Kruskal–Wallis, which is the test to read when a group is skewed "
         "(|skew| > 1 or Shapiro–Wilk p < 0.05).",
@@ -134,11 +136,48 @@ def yes_no(x: bool | None) -> str:
     return "not checked" if x is None else ("yes" if x else "no")
 
 
+#: items of a list a status shows before "and N more"
+SHOWN_ITEMS = 4
+
+
+def _items(values: list[Any] | tuple[Any, ...]) -> str:
+    words = [_word(v) for v in values]
+    more = f" and {len(words) - SHOWN_ITEMS} more" if len(words) > SHOWN_ITEMS else ""
+    return ", ".join(words[:SHOWN_ITEMS]) + more
+
+
+def _word(value: Any) -> str:
+    """One value in words: yes/no, none, a number, a text without its statement's semicolon."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, (list, tuple)):
+        return _items(value) if value else "none"
+    if isinstance(value, dict):
+        return ", ".join(_entry(k, v) for k, v in value.items()) or "none"
+    return str(value).strip().rstrip(";").strip()
+
+
+def _entry(key: str, value: Any) -> str:
+    """One entry of a nested status: ``innodb_encrypt_log ON`` (a setting keeps its name), ``9 encrypted (a, b,
+    c, d and 5 more)``, ``unencrypted none``, ``system tablespace encrypted yes``."""
+    if isinstance(value, str):
+        return f"{key} {_word(value)}"
+    name = str(key).replace("_", " ")
+    if isinstance(value, (list, tuple)) and value:
+        return f"{len(value)} {name} ({_items(value)})"
+    return f"{name} {_word(value)}"
+
+
 def status_text(v: VerificationRow) -> str:
-    """The encryption status query results as ``key=value`` pairs."""
+    """The encryption status query results in words: ``enabled: yes; variables: innodb_encrypt_log ON, …;
+    tablespaces: schema tpcc, 9 encrypted (tpcc/customer, … and 5 more), unencrypted none``."""
     if not v.status:
         return "—"
-    return ", ".join(f"{k}={'none' if val is None else val}" for k, val in v.status.items())
+    return "; ".join(f"{str(k).replace('_', ' ')}: {_word(val)}" for k, val in v.status.items())
 
 
 def host_facts(manifest: dict[str, Any]) -> list[tuple[str, object]]:
@@ -208,7 +247,7 @@ def verification_method(rs: RunSummary) -> list[str]:
     notes = [f"{k.replace('_', ' ')}: {val}" for k, val in v.items()
              if isinstance(val, (str, int, float)) and not isinstance(val, bool)]
     return notes + [
-        "Per config: the engine's encryption status query (results shown as reported), a scan of "
+        "Per config: the engine's encryption status query (what it reported, in words), a scan of "
         "every file of the data directory for canary plaintext (marker hits must be 0 for an "
         "encrypted config while the plain twin shows them), and equality of query answers "
         "between twins.",

@@ -18,7 +18,7 @@ STATUS_WORDS = ("protected", "exposed", "not applicable", "not checked")
 LEGEND = ("protected: the check ran and found no plaintext (or nothing the attacker can use); exposed: it found "
           "plaintext, or the setting that lets it through; not applicable: the attacker has nothing to take here "
           "(with the reason); not checked: tdebench could not check it (with the reason). Evidence counts hits per "
-          "marker name (canary-N: random canary rows planted for the check; known:…: TPC-H text); canary values, "
+          "marker name (canary-N: random canary rows planted for the check; known:…: text the workload's data is known to hold); canary values, "
           "keys and passwords are never written. How each row is checked: docs/security.md.")
 
 

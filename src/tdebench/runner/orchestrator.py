@@ -35,11 +35,9 @@ from tdebench.engines import get_engine
 from tdebench.engines.toolkit import process
 from tdebench.api.engine import Config, Engine, Instance
 from tdebench.api.manifest import new_manifest
-from tdebench.errors import RunFailed, TdebenchError
 from tdebench.measure.host import host_facts
 from tdebench.measure.sampler import ResourceSeries
 from tdebench.measure.storage import config_storage
-from tdebench.results.labels import label_status
 from tdebench.results.rundir import RunDirectory, utc_now
 from tdebench.runner import cache, diskguard, owned, pinning, settle
 from tdebench.runner.instruments import Watch, record_resources, start_watch, stop_watch
@@ -51,10 +49,10 @@ from tdebench.runner.restarts import TwinRestarts
 from tdebench.runner.faults import FaultRunner
 from tdebench.api.events import RunListener
 from tdebench.runner.ownership import Ownership
+from tdebench.runner.verifying import check_instance
 from tdebench.runner.progress import RunProgress
 from tdebench.api.plan import Block, RunPlan
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
-from tdebench.verify.atrest import verify_at_rest
 from tdebench.verify.threats import ThreatModel
 from tdebench.workloads import make_workload
 
@@ -87,8 +85,8 @@ class Orchestrator:
         self.command_line = command_line or sys.argv
         self.work_root = work_root
         self.completed = completed or set()
-        self.progress = RunProgress(sum(1 for b in plan.blocks() for label in b.order
-                                        if (b.number, label) not in self.completed))
+        pending = [b for b in plan.blocks() for label in b.order if (b.number, label) not in self.completed]
+        self.progress = RunProgress(len(pending), warmup=sum(b.warmup for b in pending))
         self.run_id = rundir.path.name
         self.engines: dict[str, Engine] = {c.engine: get_engine(c.engine) for c in plan.configs}
         self.states: dict[str, ConfigState] = {}
@@ -119,10 +117,7 @@ class Orchestrator:
             data_facts = self.workload.prepare(self.ui)
             self.threats.known = tuple(self.workload.known_plaintext)  # a workload of the user's data samples it
             self.manifest["data"] = data_facts
-            headline = self.workload.headline()  # the series the report's verdict is about
-            if headline is not None:
-                self.manifest["headline"] = dict(zip(("test", "step", "metric"), headline))
-            self.rundir.write_manifest(self.manifest)
+            self._record_shown()
             note = self._check_space(data_facts) if self.disk_check else None
             if note:  # again with the real input size; said only when space is tight
                 self.ui.message(note)
@@ -275,48 +270,11 @@ class Orchestrator:
 
     def _verify_instance(self, label: str, instance: Instance) -> None:
         """Status query + at-rest scan; an encrypted config that is not encrypted is refused."""
-        if not self.workload.verify_after_load:  # plaintext until its trials switch it: the workload scans then
-            self.verification["configs"][label] = {"engine": instance.config.engine, "passed": True,
-                                                   "encryption": str(instance.config.spec),
-                                                   "deferred": f"the {self.workload.name} workload scans after "
-                                                               "each switch (measurements and samples/)"}
-            self._write_verification()
-            return
-        if instance.scannable:
-            self.ui.message(f"verifying encryption at rest for {label}")
-        else:  # a server whose files tdebench cannot read: only its own word
-            self.ui.message(f"checking the encryption status that {label}'s server reports: {instance.scan_note}")
-        entry: dict[str, Any] = {"engine": instance.config.engine, "encryption": str(instance.config.spec)}
-        failure: TdebenchError | None = None
-        try:
-            entry["status"] = instance.encryption_status()
-            instance.check_encrypted(self.workload.table_names())
-            if instance.scannable:
-                markers = self.threats.new_markers(label)
-                entry.update(verify_at_rest(instance, markers, known_plaintext=self.workload.known_plaintext))
-            else:  # the server's files are out of reach: its own status, checked above, is all there is
-                entry.update(passed=True, at_rest="not possible", note=instance.scan_note)
-        except TdebenchError as exc:
-            failure = exc
-            entry.update(passed=False, error=exc.one_line())
-        labelled = label_status(entry, instance.config.spec.is_plain)
-        entry.update(label_status=labelled.status, label_note=labelled.note)
-        if entry.get("passed"):
-            self.ui.message(f"threat model of {label}: probing logs, temporary files, users, swap and TLS")
-            entry["threats"] = self.threats.assess(label, instance, entry)
+        entry, refusal = check_instance(label, instance, self.workload, self.threats, self.ui)
         self.verification["configs"][label] = entry
         self._write_verification()
-        if entry.get("passed") and labelled.flagged:
-            self.ui.message(f"WARNING: {labelled.warning(label, str(instance.config.spec))}")
-        if not entry.get("passed"):
-            if failure is not None:  # its own problem and fix, said once
-                raise RunFailed(f"encryption check failed for {label}: {failure.problem}",
-                                f"{failure.fix or 'do not trust this configuration'} (details in verification.json)")
-            what = f"{entry.get('marker_hits', 0)} marker hits in {entry.get('files_with_hits')}"
-            if instance.config.spec.is_plain and instance.scannable:
-                what = f"the plain twin shows no plaintext, so the scanner cannot be trusted ({what})"
-            raise RunFailed(f"at-rest verification failed for {label}: {what}",
-                            "do not trust this configuration; see verification.json")
+        if refusal is not None:
+            raise refusal
 
     def _finish_threats(self) -> None:
         """The threat model's final pass (logs and temp files after the workload, backups) before clean-up."""
@@ -394,7 +352,7 @@ class Orchestrator:
                 self.guarded(state, results, lambda: results.__setitem__(label, self.faults.trial(
                     state, block, rec, lambda: self.workload.trial(state, block.number, rec), self.workload.headline())))
         finally:
-            self.progress.finish()
+            self.progress.finish(warmup=block.warmup)
             self.ui.task_finished("trial")
             series = self.unwatch(block, state, watch) if watch is not None else None
         self.end_trial(block, state, rec, results[label], series)
@@ -574,6 +532,15 @@ class Orchestrator:
 
     def _write_verification(self) -> None:
         self.rundir.write_verification(self.verification)
+
+    def _record_shown(self) -> None:
+        """The headline series the report's verdict is about, and how the workload is shown (its presentation:
+        `tdebench report` rebuilds from the run directory alone); known once the workload has prepared its data."""
+        headline = self.workload.headline()
+        if headline is not None:
+            self.manifest["headline"] = dict(zip(("test", "step", "metric"), headline))
+        self.manifest["plan"]["presentation"] = self.workload.presentation().to_json()
+        self.rundir.write_manifest(self.manifest)
 
     def _start_manifest(self, data_facts: dict[str, Any]) -> None:
         command_line = [redact(a) for a in self.command_line]

@@ -147,7 +147,7 @@ class QuerySchedule:
                 trial = trials[state.label]
                 orch.guarded(state, results, lambda t=trial, lb=state.label: results.__setitem__(lb, t.finish()))
         finally:
-            orch.progress.finish(len(pending))
+            orch.progress.finish(len(pending), warmup=block.warmup)
             orch.ui.task_finished("trial")
             series = {label: orch.unwatch(block, orch.states[label], watch) for label, watch in watches.items()}
         for state in pending:

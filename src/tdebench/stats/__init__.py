@@ -26,7 +26,7 @@ _WHERE = {
     "LogT": "logt", "log_t": "logt",
     "higher_is_better": "metrics", "query_number": "metrics", "step_label": "metrics", "vu_count": "metrics",
     "OVERHEAD_FIELDS": "overhead", "Comparison": "overhead", "Overhead": "overhead", "compare_samples": "overhead",
-    "compute_overheads": "overhead", "default_baselines": "overhead", "significance": "overhead",
+    "compute_overheads": "overhead", "default_baselines": "overhead",
     "mde_pct": "power", "trials_needed": "power",
 }
 __all__ = sorted(_WHERE)

@@ -10,7 +10,7 @@ from tdebench.stats.describe import Summary, pooled_cv_pct
 from tdebench.stats.load import SeriesKey
 from tdebench.stats.overhead import Overhead
 from tdebench.stats.power import mde_pct, trials_needed
-from tdebench.stats.wording import phrase_for
+from tdebench.stats.wording import n_unit_of, phrase_for
 
 CV_LIMIT_PCT = 5.0
 MIN_TRIALS = 3
@@ -82,7 +82,7 @@ def resolution_hint(o: Overhead, summaries: Mapping[SeriesKey, Summary]) -> str:
     need = trials_needed(effect, cv)
     if need is None:
         return ""
-    units = "rounds" if o.pairing_unit == "round" else "trials"
+    units = n_unit_of(o, summaries)
     if need <= o.n:
         return f"; a few more {units} would settle it"
     return f"; about {need} {units} would resolve {effect:.1f}%"
@@ -92,9 +92,9 @@ def unresolved_text(o: Overhead, summaries: Mapping[SeriesKey, Summary], alpha: 
     """Plain words for an overhead whose CI spans zero (without the subject), worded as every view words it
     (:func:`tdebench.stats.wording.phrase_for`)."""
     hint = resolution_hint(o, summaries)
-    phrase = phrase_for(o)
+    phrase = phrase_for(o, summaries)
     if o.p_value is not None and o.p_value < alpha:
-        return (f"inconclusive: {phrase}; the t-test sees a difference (p={o.p_value:.3f}) but the interval "
+        return (f"{phrase}; the t-test's p={o.p_value:.3f} is below {alpha:g}, but the interval, which decides, "
                 f"spans zero{hint}")
     p = "" if o.p_value is None else f", p={o.p_value:.3f}"
     return f"{phrase}{p}{hint}"

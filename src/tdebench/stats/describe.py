@@ -35,6 +35,8 @@ class Summary:
     median_ci_low: float | None = None
     median_ci_high: float | None = None
     one_off: bool = False
+    #: what n counts: "rounds" (values per round of the interleaved OLTP schedule) or "trials"
+    n_unit: str = "trials"
 
     def as_row(self) -> dict[str, object]:
         """Flat dict with the columns of ``summary.csv``."""
@@ -69,7 +71,9 @@ def summarize_series(m: Measurements, *, seed: int = DEFAULT_SEED,
             key=key, encryption=m.encryption.get(key.config, ""), unit=m.units.get(key, ""),
             n=int(d.pop("n")), n_failed=m.failed.get(key, 0), n_timeout=m.timeouts.get(key, 0),
             median_ci_low=ci[0] if ci else None, median_ci_high=ci[1] if ci else None,
-            one_off=bool(sample is not None and sample.one_off), **d,
+            one_off=bool(sample is not None and sample.one_off),
+            n_unit="rounds" if sample is not None and sample.rounds is not None and sample.rounds.any() else "trials",
+            **d,
         )
     return out
 

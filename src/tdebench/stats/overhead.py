@@ -88,17 +88,6 @@ class Overhead:
 OVERHEAD_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Overhead))
 
 
-def significance(p_value: float | None, ci_spans_zero: bool, alpha: float = 0.05) -> str:
-    """One verdict word: significant / not significant / inconclusive / too few trials."""
-    if p_value is None:
-        return "too few trials"
-    if p_value < alpha and not ci_spans_zero:
-        return "significant"
-    if p_value >= alpha and ci_spans_zero:
-        return "not significant"
-    return "inconclusive"
-
-
 def pair_by_block(base: Sample, other: Sample) -> tuple[np.ndarray, np.ndarray] | None:
     """Values of both sides ordered by pairing unit (block, and round where the schedule has rounds) when both
     have one value in exactly the same units."""

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tdebench.api.footprint import allocated_bytes
 from tdebench.api.engine import Instance
 from tdebench.engines.toolkit.exposure import data_windows
 
@@ -89,7 +90,7 @@ def scan_directory_for(root: Path, *marker_sets: list[str]) -> list[ScanResult]:
     for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
         try:
             hits = count_in_file(path, needles)
-            size = path.stat().st_size
+            size = allocated_bytes(path)  # on disk: a sparse image counts the blocks it holds
         except (OSError, ValueError):
             continue
         for markers, files in zip(marker_sets, per_set):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tdebench.api.footprint import allocated_bytes
 from tdebench.api.engine import Instance
 from tdebench.engines.toolkit.exposure import files_on_disk
 from tdebench.verify import hostfacts
@@ -108,7 +109,7 @@ def scan_paths(paths: list[Path], needles: Needles, roots: list[Path], label: st
     for path in paths:
         try:
             counts = count_in_file(path, values) if values else {}
-            size = path.stat().st_size
+            size = allocated_bytes(path)  # on disk: a sparse image counts the blocks it holds
         except (OSError, ValueError):
             continue
         files.append(FileHit(label or display(path, roots), size, needles.name_counts(counts)))

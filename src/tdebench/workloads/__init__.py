@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from tdebench.api.workload import RunFiles, Workload
     from tdebench.workloads.options import WorkloadOptions
 
+#: the workload a run has when none is named
+DEFAULT_WORKLOAD = "tpch"
 # name -> (workload class, options model); the options modules are light, so a plan can check its
 # options without importing drivers and loaders
 _REGISTRY: dict[str, tuple[Any, Any]] = {

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tdebench.api.footprint import allocated_bytes
 from tdebench.encryption import EncryptionSpec
 from tdebench.engines.toolkit import fscrypt, fsencrypt
 from tdebench.engines.toolkit.process import ServerProcess
@@ -105,7 +106,7 @@ class MariadbFilesystems:
         """Bytes of the data directory (tables, logs, system tablespace), not keys or server logs; under gocryptfs
         what its cipher directory occupies (the mount admits the server's user only)."""
         root = self.fs.cipher_dir if self.fs is not None else self.datadir
-        return sum(p.stat().st_size for p in root.rglob("*") if p.is_file() and not p.is_symlink())
+        return allocated_bytes(root)
 
     def server_pids(self) -> list[int]:
         """mariadbd, plus the gocryptfs daemon (it does the encrypting)."""

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tdebench.api.footprint import allocated_bytes
 from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
 from tdebench.encryption import PLAIN, EncryptionSpec, generate_password, parse_spec, redact
 from tdebench.engines.mysql import setup
@@ -317,7 +318,7 @@ class MysqlInstance(TranslatedSchemaMixin, Instance):
         return self._server.tree_pids() if self._server is not None else []
 
     def storage_bytes(self) -> int:
-        return sum(p.stat().st_size for p in self.datadir.rglob("*") if p.is_file() and not p.is_symlink())
+        return allocated_bytes(self.datadir)
 
     # facts -------------------------------------------------------------------------------------------------
     def settings(self) -> dict[str, Any]:

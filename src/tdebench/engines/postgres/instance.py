@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tdebench.api.footprint import allocated_bytes
 from tdebench.api.dialect import POSTGRES
 from tdebench.api.engine import CANARY_TABLE, DEFAULT_DATABASE, Config, Connection, Instance
 from tdebench.api.tables import TableSpec
@@ -291,7 +292,7 @@ class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, In
         """Bytes of the data directory's files; on an ext4 image, as its mount shows them (like the plain twin's),
         not the sparse image's apparent size."""
         root = self.fs.cipher_dir if self.fs is not None else self.cluster.pgdata if self.image else self.data_dir
-        return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+        return allocated_bytes(root)
 
     def storage_breakdown(self) -> dict[str, Any]:
         """Catalog sizes per table (heap, TOAST, indexes, total), the database, WAL and bytes on disk.

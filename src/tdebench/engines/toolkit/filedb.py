@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tdebench.api.footprint import allocated_bytes
 from tdebench.api.engine import Config
 from tdebench.encryption import PLAIN, EncryptionSpec, SecretKey
 from tdebench.engines.toolkit import fscrypt
@@ -93,7 +94,7 @@ class FileDatabase:
 
     def storage_bytes(self) -> int:
         """Bytes of the database's files (on an ext4 image: as the mount shows them, like the plain twin's)."""
-        return sum(p.stat().st_size for p in self._dir.rglob("*") if p.is_file())
+        return allocated_bytes(self._dir)
 
     # lifecycle -------------------------------------------------------------------------------
     def start(self) -> None:

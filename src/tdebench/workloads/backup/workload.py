@@ -30,6 +30,7 @@ from tdebench.workloads.crud.meter import measured
 from tdebench.workloads.crud.workload import record_storage
 from tdebench.workloads.tpch.loader import load_tpch
 from tdebench.workloads.tpch.on_tpch_data import OnTpchData
+from tdebench.workloads.backup.presentation import PRESENTATION
 
 TEST = "backup"
 # backup tool an engine declares (Dialect.backup_tools) -> the module with the kinds that use it
@@ -55,6 +56,7 @@ class BackupWorkload(OnTpchData):
     """Backups with and without compression per engine, timed, sized, restored and scanned."""
 
     name = "backup"
+    shown = PRESENTATION
     needs = (Need("the engine declares no backup tool tdebench can drive",
                   lambda e: bool(e.dialect.backup_tools)),)
 

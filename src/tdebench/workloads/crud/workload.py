@@ -25,6 +25,7 @@ from tdebench.measure.storage import storage_breakdown
 from tdebench.workloads.crud import data, schema
 from tdebench.workloads.crud.ops import TEST, query_one, record, run_op
 from tdebench.workloads.crud.options import parse_options
+from tdebench.workloads.crud.presentation import PRESENTATION
 
 if TYPE_CHECKING:
     from tdebench.api.engine import Connection
@@ -50,6 +51,7 @@ class CrudWorkload(Workload):
     """SELECT/INSERT/DELETE batches with elapsed time, server CPU, MB/s and table sizes."""
 
     name = "crud"
+    shown = PRESENTATION
     database = "crud"
     known_plaintext = (data.KNOWN_CITY, data.KNOWN_STREET)
 

@@ -55,6 +55,7 @@ from tdebench.workloads.tpch.datagen import ensure_data as ensure_tpch_data
 from tdebench.workloads.tpch.loader import load_tpch
 from tdebench.workloads.tpch import schema as tpch_schema
 from tdebench.workloads.tpch.workload import TpchWorkload
+from tdebench.workloads.encrypt.presentation import PRESENTATION
 
 TEST = "encrypt"
 RESET_WAIT = 3600.0
@@ -76,6 +77,7 @@ class EncryptWorkload(Workload):
     """Encryption switched on (and off) under a live TPC-C background."""
 
     name = "encrypt"
+    shown = PRESENTATION
     database = "tpcc"
     known_plaintext = ("ORIGINAL",)  # TPC-C's I_DATA/S_DATA
     schema_tables = schema.TABLE_NAMES

@@ -32,6 +32,7 @@ from tdebench.workloads.crud.workload import record_storage
 from tdebench.workloads.tpch import schema
 from tdebench.workloads.tpch.loader import load_tpch
 from tdebench.workloads.tpch.on_tpch_data import OnTpchData
+from tdebench.workloads.load.presentation import PRESENTATION
 
 TEST = "ingest"
 
@@ -40,6 +41,7 @@ class LoadWorkload(OnTpchData):
     """Client-side batched inserts vs the bulk path, with and without keys during the load."""
 
     name = "load"
+    shown = PRESENTATION
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
         super().__init__(plan, rundir)

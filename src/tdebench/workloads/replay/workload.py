@@ -26,6 +26,7 @@ from tdebench.workloads.replay.options import ReplayOptions
 from tdebench.workloads.sql import answer_check as answers, portable
 from tdebench.workloads.sql.steps import begin, rollback
 from tdebench.workloads.sql.workload import SqlWorkload
+from tdebench.workloads.replay.presentation import PRESENTATION
 
 TEST = "replay"
 
@@ -101,6 +102,7 @@ class ReplayWorkload(SqlWorkload):
     """The directory's schema and data, and the log replayed on them."""
 
     name = "replay"
+    shown = PRESENTATION
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
         super().__init__(plan, rundir)

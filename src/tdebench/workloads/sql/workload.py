@@ -33,6 +33,7 @@ from tdebench.workloads.sql.options import parse_options
 from tdebench.workloads.sql.steps import StepRun, rollback, run_query, run_write
 from tdebench.workloads.tpch.execute import StepTimeout, with_timeout
 from tdebench.workloads.tpch.answers import write_answer_csv
+from tdebench.workloads.sql.presentation import PRESENTATION
 
 TEST = "sql"
 
@@ -41,6 +42,7 @@ class SqlWorkload(Workload):
     """The user's queries and writes on the user's schema and data."""
 
     name = "sql"
+    shown = PRESENTATION
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
         super().__init__(plan, rundir)

@@ -26,6 +26,7 @@ from typing import Any
 
 from tdebench.api.events import RunListener
 from tdebench.api.plan import RunPlan
+from tdebench.api.presentation import Presentation
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.api.workload import Need, RunFiles, SteppedTrial, Workload
 from tdebench.errors import EnvironmentProblem, UsageError
@@ -36,6 +37,7 @@ from tdebench.workloads.slicing import DEFAULT_SLICES, rounds_for, slice_seconds
 from tdebench.workloads.sysbench.output import Report
 from tdebench.workloads.sysbench.slices import SlicedSysbenchTrial
 from tdebench.workloads.tpcc.workload import server_cpu
+from tdebench.workloads.sysbench.presentation import PRESENTATION, presentation
 
 PROTOCOLS = ("mysql", "postgres")  # the servers sysbench has drivers for
 
@@ -96,6 +98,7 @@ class SysbenchWorkload(Workload):
     """sysbench oltp_* tests against tdebench's instances."""
 
     name = "sysbench"
+    shown = PRESENTATION
     database = "sbtest"
     known_plaintext: tuple[str, ...] = ()  # sysbench's data are random digits: the canaries do the at-rest proof
     pairs_by_round = True  # the interleaved schedule (slices.py)
@@ -152,6 +155,10 @@ class SysbenchWorkload(Workload):
     def headline(self) -> tuple[str, str, str]:
         """Transactions per second of the first test at the largest thread count."""
         return (self.opts.tests[0], f"vu{max(self.opts.vus)}", "tps")
+
+    def presentation(self) -> Presentation:
+        """A table per sysbench test the run has (tdebench.api.presentation)."""
+        return presentation(self.opts.tests).with_headlines(self.headlines())
 
     def precision_target(self, target: str) -> tuple[str, str, str] | None:
         """TPS, server CPU per transaction, or the latency percentile (sysbench's histogram) of the first test

@@ -52,6 +52,7 @@ from tdebench.workloads.tpcc.session import RETRY_KINDS
 from tdebench.workloads.slicing import DEFAULT_SLICES, rounds_for, slice_seconds, warmup_rounds_for
 from tdebench.workloads.tpcc.slices import SlicedTpccTrial
 from tdebench.workloads.tpcc.smoke import data_digest, smoke_test
+from tdebench.workloads.tpcc.presentation import PRESENTATION
 
 TEST = "tpcc"
 PERCENTILES = (50, 95, 99)
@@ -123,6 +124,7 @@ class TpccWorkload(Workload):
     """HammerDB-TPROC-C-like OLTP with virtual-user sweeps."""
 
     name = "tpcc"
+    shown = PRESENTATION
     needs = (Need("its virtual users are processes of their own, and the engine's database can be opened by one "
                   "process only", lambda e: e.dialect.multi_process),)
     database = "tpcc"

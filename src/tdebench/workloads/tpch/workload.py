@@ -23,12 +23,14 @@ from tdebench.workloads.tpch.refresh import apply_rf1, apply_rf2, expected_count
 from tdebench.workloads.tpch.stepped import PowerSteps
 from tdebench.workloads.tpch.translate import TpchTranslator
 from tdebench.workloads.tpch.trial import TrialPlan, run_trial
+from tdebench.workloads.tpch.presentation import PRESENTATION
 
 
 class TpchWorkload(Workload):
     """The TPC-H power and throughput tests with RF1/RF2 and the official metrics."""
 
     name = "tpch"
+    shown = PRESENTATION
     database = "tpch"
     known_plaintext = ("Customer#000000001", "Supplier#000000001", "DELIVER IN PERSON", "TAKE BACK RETURN")
     schema_tables = tuple(t.name for t in schema.TABLES)
