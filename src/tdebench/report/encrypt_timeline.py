@@ -1,5 +1,5 @@
 """The ``encrypt`` workload's timeline: per second of one trial, the background's throughput and p95 latency, with
-the switch on, the re-keying and the way back marked (``samples/<config>/encrypt-block<NNN>.csv``)."""
+the restarts a key plugin needs, the switch on, the re-keying and the way back marked (``samples/<config>/encrypt-block<NNN>.csv``)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from tdebench.report import charts
 from tdebench.report.charts import Chart
 
 # phase kind -> (colour, legend label)
-MARKS = {"during_on": ("#d95f02", "switching on"), "during_rekey": ("#7570b3", "re-keying"),
-         "during_off": ("#1b9e77", "switching off (the way back)")}
+MARKS = {"during_restart_on": ("#e6ab02", "restart loading the key plugin"), "during_on": ("#d95f02", "switching on"),
+         "during_rekey": ("#7570b3", "re-keying"), "during_off": ("#1b9e77", "switching off (the way back)"),
+         "during_restart_off": ("#a6761d", "restart unloading the key plugin")}
 STOPPED = "#cbd2d9"
 
 
