@@ -44,19 +44,19 @@ _SIZES = ("before", "after_update", "after_vacuum", "after_vacuum_full")
 
 
 def ratio_text(r: PairedRatio | None) -> str:
-    """``0.52× [0.40, 0.64]``; below :data:`MIN_TRIALS` trials ``0.80× (not resolved: 2 trials)``: an interval
-    over two trials is too wide to say anything (t with 1 degree of freedom is 12.7)."""
+    """``0.52× [0.40, 0.64]``; below :data:`MIN_TRIALS` trials ``0.80× (not resolved)``, no interval: one over
+    two trials is too wide to say anything (t with 1 degree of freedom is 12.7)."""
     if r is None:
         return DASH
     if r.n < MIN_TRIALS:
-        return f"{r.mean:.2f}× (not resolved: {r.n} trial{'s' if r.n != 1 else ''})"
+        return f"{r.mean:.2f}× (not resolved)"
     return f"{r.mean:.2f}×" + (f" [{r.low:.2f}, {r.high:.2f}]" if r.low is not None and r.high is not None else "")
 
 
 def left_text(row: SwitchRow) -> str:
     if row.left is None:
         return DASH
-    text = "none" if row.left == 0 else f"{row.left} hits (finding)"
+    text = "none" if row.left == 0 else f"{row.left:,} hits (finding)"
     return text + (f"; {row.outside} outside scope" if row.outside else "")
 
 
@@ -64,8 +64,7 @@ def old_copy_text(row: SwitchRow) -> str:
     """What the old place held until it was deleted (a switch that copies the data)."""
     if row.old_copy_left is None:
         return DASH
-    held = "none" if row.old_copy_left == 0 else f"{row.old_copy_left} hits (finding)"
-    return held + (f", {fmt_bytes(row.removed)} deleted" if row.removed else "")
+    return "none" if row.old_copy_left == 0 else f"{row.old_copy_left:,} hits (finding)"
 
 
 def method_text(row: SwitchRow) -> str:
@@ -108,7 +107,7 @@ def verdict_lines(rows: list[SwitchRow]) -> list[str]:
             text += f", TPM meanwhile {ratio_text(row.tpm)} of just before, p95 {ratio_text(row.p95)}"
         text += f"; plaintext left in scope after it: {left_text(row)}"
         if row.old_copy_left is not None:
-            text += f"; the old copy: {old_copy_text(row)}"
+            text += f"; in the old copy until it was deleted: {old_copy_text(row)}"
         out.append(text + " (Switching)")
     return out
 

@@ -123,7 +123,7 @@ class MariadbSwitch:
                             f"({', '.join(progress.pending)})", "switch encryption off first")
         if not on and self.config.spec.scope in ("", "innodb"):  # type: ignore[attr-defined]
             # MariaDB cannot open an encrypted redo log without the plugin: rebuilt plaintext first, plugin loaded
-            self._restart_with(True, {**_LOADED_IDLE, "innodb_encrypt_log": "OFF"}, step, " (redo log plaintext)")
+            self._restart_with(True, {**_LOADED_IDLE, "innodb_encrypt_log": "OFF"}, step, "_for_plain_redo")
         self._restart_with(on, dict(_LOADED_IDLE) if on else {}, step)
         rows = self._switch_cursor_run(["SELECT @@innodb_encrypt_log, (SELECT COUNT(*) FROM information_schema.plugins "
                                         "WHERE plugin_name = 'file_key_management' AND plugin_status = 'ACTIVE')"])

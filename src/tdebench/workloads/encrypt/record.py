@@ -18,6 +18,9 @@ from tdebench.workloads.tpcc.driver import StepResult
 from tdebench.workloads.tpcc.histogram import Histogram
 
 TEST = "encrypt"
+#: each trial's last switch on (the last cycle's online; the offline method's): the workload's headline, one step
+#: for configs that switch online (``t<K>.on``) and offline (``offline.on``) alike
+HEADLINE_STEP = "switch_on"
 COMPARED = ("tpm", "latency_p95")
 _KEPT = (*PhaseStats.METRICS, "time_to_done")  # what a trial keeps for the summary
 
@@ -109,6 +112,9 @@ def trial(rec: Recorder, block: int, background: Series, rate: float, folder: Pa
         copy = next((st.get("seconds") for st in switch.stages if st["name"] == "copy"), None)
         if copy and switch.applied.get("copied_bytes"):  # a switch that copies the data: its throughput
             rec.add(TEST, switch.name, "copy_bytes_per_s", switch.applied["copied_bytes"] / copy, "bytes/s")
+    ons = [s for s in background.switches if s.action in ("", "on") and s.on]
+    if ons:
+        rec.add(TEST, HEADLINE_STEP, "time_to_done", ons[-1].seconds, "s")
     for name, scan in background.scans.items():
         for metric in ("canary_hits_in_scope", "known_plaintext_hits_in_scope", "known_plaintext_found_in_scope",
                        "hits_outside_scope"):

@@ -40,7 +40,7 @@ from tdebench.api.workload import Need, RunFiles, Workload
 from tdebench.errors import UsageError
 from tdebench.verify.atrest import new_markers
 from tdebench.workloads.encrypt import record
-from tdebench.workloads.encrypt.cycle import OFFLINE, TEST, TrialRun, ensure_plain
+from tdebench.workloads.encrypt.cycle import TEST, TrialRun, ensure_plain
 from tdebench.workloads.encrypt.options import parse_options
 from tdebench.workloads.tpcc import schema
 from tdebench.workloads.tpcc.datagen import ensure_data
@@ -112,12 +112,9 @@ class EncryptWorkload(Workload):
         return {"workload": self.name, **self.opts.model_dump()}
 
     def headline(self) -> tuple[str, str, str]:
-        """The time to fully encrypted with the last thread count (offline engines: their one method)."""
-        from tdebench.engines import get_engine
-
-        if all(not self.opts.online(get_engine(c.engine), c.spec) for c in self.plan.configs):
-            return (TEST, f"{OFFLINE}.on", "time_to_done")
-        return (TEST, f"{self.opts.cycles()[-1].prefix}.on", "time_to_done")
+        """The time to fully encrypted of each config's switch on (``switch_on``: its last cycle's online, its one
+        method's offline), a step every config has whatever its method."""
+        return (TEST, record.HEADLINE_STEP, "time_to_done")
 
     def prepare(self, ui: RunListener) -> dict[str, Any]:
         self.opts.check_configs(self.plan.configs)  # the CLI checked already; a resumed or in-process plan here
