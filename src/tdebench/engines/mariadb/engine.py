@@ -44,7 +44,7 @@ from tdebench.engines.mariadb.filesystems import MariadbFilesystems
 from tdebench.engines.mariadb.load import MariadbLoading
 from tdebench.engines.mariadb.memory import MariadbMemory
 from tdebench.engines.mariadb.keys import KeyMaterial, remove_tree, transient_dir
-from tdebench.engines.mariadb.layer import LAYER_SWITCH, MariadbLayer, is_layer_spec
+from tdebench.engines.mariadb.layer import MariadbLayer
 from tdebench.engines.mariadb.switch import SWITCH_RESTART, MariadbSwitch
 from tdebench.engines.mariadb.support import (close_quietly, error_lines, native_password_hash, run_group,
                                               traversable_by)
@@ -54,6 +54,7 @@ from tdebench.engines.mariadb.tools import MariadbTools
 from tdebench.engines.mariadb.warm import dump_buffer_pool, load_buffer_pool
 from tdebench.engines.mariadb.watchdog import FULL_SPACE, DiskFullWatchdog, full_disk_reason, log_size
 from tdebench.engines.toolkit import asuser, fscrypt, fsencrypt
+from tdebench.engines.toolkit.fslayer import LAYER_SWITCH, is_layer_spec
 from tdebench.engines.toolkit.process import (ServerProcess, chown_tree, find_binary, free_port, own_path,
                                               service_user, tail)
 from tdebench.errors import EnvironmentProblem
@@ -237,9 +238,10 @@ class MariadbInstance(MariadbFilesystems, MariadbLayer, MariadbSwitch, MariadbTo
     def tmpdir(self) -> Path:
         return self._data_parent() / "tmp"
 
-    def _data_parent(self) -> Path:
-        """Where data/ and tmp/ are: the gocryptfs mount, the instance root, or out of the layer (MariadbLayer)."""
-        if not self.in_layer:
+    def _data_parent(self, in_layer: bool | None = None) -> Path:
+        """Where data/ and tmp/ are (``in_layer``: would be): the gocryptfs mount, the instance root, or out of the
+        layer (MariadbLayer)."""
+        if not (self.in_layer if in_layer is None else in_layer):
             return self.plaintext_place
         return self.fs.plain_dir if self.fs is not None else self._path()
 

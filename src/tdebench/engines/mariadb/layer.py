@@ -1,17 +1,12 @@
-"""MariaDB switched offline into filesystem encryption (``fs:`` specs), the way a DBA does it.
+"""MariaDB switched offline into filesystem encryption (``fs:`` specs), the way a DBA does it
+(:mod:`tdebench.engines.toolkit.fslayer`).
 
-Neither fscrypt nor gocryptfs encrypts files that already exist: fscrypt sets its policy on an empty directory
-only, and gocryptfs encrypts what is written through its mount. A plaintext server is therefore moved: stop it,
-copy its data directory into the encrypted layer (a directory with an fscrypt policy on an ext4 filesystem with the
-``encrypt`` feature; a gocryptfs mount), point ``datadir`` and ``tmpdir`` at the copy, start it. The old copy stays
-on disk, in the clear, until it is deleted, and deleting frees its blocks without overwriting them.
-
-Layout: the instance is created as for any ``fs:`` twin (the fscrypt directory on the ext4 image, the gocryptfs
-mount), then :meth:`MariadbLayer.start_plain` moves ``data/`` and ``tmp/`` out to ``<instance>/plaintext/``, where
-the plaintext server runs; the layer stays mounted, empty. :meth:`MariadbLayer.switch_offline` copies them in
-("on") or back out ("off"); :meth:`MariadbLayer.remove_old_copy` deletes what the copy left behind. Everything
-below the instance's top directory (:attr:`MariadbLayer.switch_root`) is both places at once: the sparse image file
-or the gocryptfs cipher directory, and ``plaintext/``.
+The instance is created as for any ``fs:`` twin (the fscrypt directory on the ext4 image, the gocryptfs mount),
+then :meth:`MariadbLayer.start_plain` moves ``data/`` and ``tmp/`` out to ``<instance>/plaintext/``, where the
+plaintext server runs; the layer stays mounted, empty. :meth:`MariadbLayer.switch_offline` copies them in ("on")
+or back out ("off"); :meth:`MariadbLayer.remove_old_copy` deletes what the copy left behind. The instance's top
+directory (:attr:`MariadbLayer.switch_root`) holds both places: the sparse image file or the gocryptfs cipher
+directory, and ``plaintext/``.
 """
 
 from __future__ import annotations
@@ -22,19 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.switch import SwitchProgress
-from tdebench.encryption import EncryptionSpec
-from tdebench.engines.toolkit import asuser, fscrypt, fsencrypt
+from tdebench.engines.toolkit.fslayer import FS_REKEY_REFUSAL, PLAINTEXT, LayerMover, is_layer_spec
 from tdebench.errors import RunFailed, UsageError
-
-LAYER_SWITCH = ("fs:* (offline): the server stopped, its data directory copied into the encrypted layer (cp -a, "
-                "each file fsynced; an fscrypt directory on the ext4 image, a gocryptfs mount), datadir and tmpdir "
-                "pointed at the copy, the server started; the old plaintext copy is deleted afterwards")
-PLAINTEXT = "plaintext"
-
-
-def is_layer_spec(spec: EncryptionSpec) -> bool:
-    """An fscrypt or gocryptfs spec: the data directory lives in an encrypted layer below the server."""
-    return fscrypt.is_fscrypt_spec(spec) or fsencrypt.is_fs_spec(spec)
 
 
 class MariadbLayer:
@@ -47,12 +31,13 @@ class MariadbLayer:
     in_layer: bool
     datadir: Path
     tmpdir: Path
-    _old_copy: list[Path] = []
     _path: Callable[..., Path]
     _stop: Callable[[bool], None]
     _render_cnf: Callable[[], str]
+    _data_parent: Callable[[bool | None], Path]
     start: Callable[[], None]
     encryption_status: Callable[[], dict[str, Any]]
+    _mover: LayerMover | None = None
 
     @property
     def plaintext_place(self) -> Path:
@@ -63,6 +48,12 @@ class MariadbLayer:
     def switch_root(self) -> Path:
         """The instance's top directory: both places of the copy (the mounts inside it are not entered)."""
         return self.home or self._path()
+
+    @property
+    def mover(self) -> LayerMover:
+        if self._mover is None:
+            self._mover = LayerMover(self.user)
+        return self._mover
 
     def _layer(self) -> bool:
         return is_layer_spec(self.config.spec)
@@ -81,8 +72,7 @@ class MariadbLayer:
         if not self._layer():
             return super().switch_offline(action, step)  # type: ignore[misc]
         if action not in ("on", "off"):
-            raise UsageError(f"{self.config.spec} has no re-keying of existing files (fscrypt sets a key on an empty "
-                             "directory only; gocryptfs -passwd re-wraps its master key, not the data)", "use rekey=no")
+            raise UsageError(f"{self.config.spec} {FS_REKEY_REFUSAL}", "use rekey=no")
         return self._move(action == "on", step)
 
     def encryption_progress(self, on: bool = True) -> SwitchProgress:
@@ -94,39 +84,20 @@ class MariadbLayer:
                               detail={"data_directory_in_layer": int(inside)})
 
     def remove_old_copy(self) -> dict[str, Any]:
-        """Delete what the last copy left in the old place (its blocks are freed, not overwritten)."""
-        old, self._old_copy = self._old_copy, []
-        removed = sum(asuser.tree_bytes(self.user, p, apparent=False) for p in old if asuser.exists(self.user, p))
-        for path in old:
-            asuser.remove_tree(self.user, path)
-        return {"removed_bytes": removed}
+        return self.mover.remove_old()
 
     def _move(self, into: bool, step: Callable[[str], None]) -> dict[str, Any]:
-        """Stop, copy data/ (tmp/ is made empty: nothing in it outlives a clean shutdown), repoint, start."""
+        """data/ copied, tmp/ made empty in the other place; my.cnf pointed there."""
         if self.in_layer == into:
             raise RunFailed(f"{self.config.label}: the data directory is {'in' if into else 'out of'} the encrypted "
                             "layer already", "switch the other way first")
-        sources = [self.datadir, self.tmpdir]
-        copied = asuser.tree_bytes(self.user, sources[0])
-        step("stop")
-        self._stop(False)
-        self.in_layer = into
-        if not into and not asuser.exists(self.user, self.plaintext_place):
-            asuser.make_dir(self.user, self.plaintext_place)
-        try:
-            step("copy")
-            asuser.copy_into(self.user, sources[0], self.datadir)
-            asuser.make_dir(self.user, self.tmpdir)
-        except BaseException:
-            for path in (self.datadir, self.tmpdir):
-                asuser.remove_tree(self.user, path)
-            self.in_layer = not into  # the server goes back to the intact old copy
+        parent = self._data_parent(into)
+        self.mover.ensure_dir(parent)
+
+        def point() -> None:
+            self.in_layer = into
             self._path("my.cnf").write_text(self._render_cnf())
-            self.start()
-            raise
-        self._path("my.cnf").write_text(self._render_cnf())
-        step("start")
-        self.start()
-        self._old_copy = sources
-        return {"old_copy": [str(p) for p in sources], "copied_bytes": copied, "copy_command": "cp -a",
-                "datadir": str(self.datadir)}
+
+        facts = self.mover.move([self.datadir, self.tmpdir], [parent / "data", parent / "tmp"], [True, False], step,
+                                lambda: self._stop(False), point, self.start)
+        return {**facts, "datadir": str(self.datadir)}
