@@ -114,6 +114,28 @@ def test_a_decision_reads_every_mechanism_back(switched: Path):
     assert "(not resolved)" in summary and "median of 1 trial" in summary
 
 
+@pytest.mark.slow(seconds=60)
+@pytest.mark.skipif(not any(Path("/usr/lib/postgresql").glob("*/bin/postgres")), reason="postgresql is not installed")
+def test_postgres_pgdata_switches_into_gocryptfs_by_a_copy(tmp_path, tpcc_w1):
+    if _can_run_fs():
+        pytest.skip(_can_run_fs())
+    run = tmp_path / "run"
+    with pytest.raises(SystemExit) as code:
+        main(["run", "--engine", "postgres", "--encryption", "fs:gocryptfs", "--workload", "encrypt",
+              "--warehouses", "1", "--workload-option", "steady=2s", "--workload-option", "rampup=1s",
+              "--trials", "1", "--warmup", "0", "--out", str(run), "--data-dir", str(tpcc_w1[0].parent),
+              "--work-dir", str(tmp_path / "work")])
+    assert code.value.code == 0, (run / "manifest.json").read_text()
+    found, config = _rows(run), "postgres-fs-gocryptfs"
+    assert found[(config, "encrypt", "offline.on", "downtime")] > 0
+    assert found[(config, "encrypt", "offline.on", "copied_bytes")] > 30e6  # pgdata: tables, WAL
+    assert found[(config, "encrypt", "offline.on.scan", "canary_hits_in_scope")] == 0
+    assert found[(config, "encrypt", "offline.on.old_copy.scan", "canary_hits_in_scope")] > 0
+    assert found[(config, "encrypt", "offline.after_off", "tpm")] > 0
+    left = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout.split()
+    assert not left and str(tmp_path) not in Path("/proc/mounts").read_text(), left
+
+
 def _instance_roots(run: Path) -> set[str]:
     """The instances' top directories, from the data directories the switches report (relocated under /var/tmp
     when the work directory is closed to the server's user)."""
