@@ -132,28 +132,33 @@ def test_postgres_pgdata_switches_into_gocryptfs_by_a_copy(tmp_path, tpcc_w1):
     assert found[(config, "encrypt", "offline.on.scan", "canary_hits_in_scope")] == 0
     assert found[(config, "encrypt", "offline.on.old_copy.scan", "canary_hits_in_scope")] > 0
     assert found[(config, "encrypt", "offline.after_off", "tpm")] > 0
-    left = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout.split()
-    assert not left and str(tmp_path) not in Path("/proc/mounts").read_text(), left
+    _nothing_left([str(tmp_path), *_instance_roots(run, (config,))])
 
 
-def _instance_roots(run: Path) -> set[str]:
+def _instance_roots(run: Path, labels: tuple[str, ...]) -> set[str]:
     """The instances' top directories, from the data directories the switches report (relocated under /var/tmp
-    when the work directory is closed to the server's user)."""
+    when the work directory is closed to the server's user: ``tdebench-inst-<label>-…``, ``tdebench-<label>-…``)."""
     roots = set()
     for facts in run.glob("samples/*/encrypt-block*.json"):
         for switch in json.loads(facts.read_text())["switches"]:
             for path in [switch["applied"].get("datadir", ""), *switch["applied"].get("old_copy", [])]:
                 parts = Path(path).parts
-                cut = next((i for i, p in enumerate(parts) if p.startswith("tdebench-inst-") or p in FS), None)
+                cut = next((i for i, p in enumerate(parts) if p in labels or any(
+                    p.startswith(f"tdebench-{prefix}{label}-") for label in labels for prefix in ("", "inst-"))),
+                           None)
                 if cut is not None:
                     roots.add(str(Path(*parts[:cut + 1])))
     return roots
 
 
 def test_nothing_is_left_running_or_mounted(switched: Path):
-    roots = _instance_roots(switched)
+    roots = _instance_roots(switched, FS)
     assert len(roots) == len(FS), roots
-    for root in [str(switched.parent / "work"), *roots]:
+    _nothing_left([str(switched.parent / "work"), *roots])
+
+
+def _nothing_left(roots: list[str]) -> None:
+    for root in roots:
         left = subprocess.run(["pgrep", "-f", root], capture_output=True, text=True).stdout.split()
         assert not left, f"processes left running: {left}"
         assert root not in Path("/proc/mounts").read_text(), root

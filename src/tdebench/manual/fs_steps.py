@@ -44,6 +44,7 @@ MEASURED: dict[str, Measured] = {
 class Service:
     """How a server of that family is run on Debian/Ubuntu: its systemd unit, OS user, option file group."""
 
+    name: str  # tde-setup's engine name
     unit: str
     user: str
     group: str  # my.cnf group
@@ -51,9 +52,8 @@ class Service:
     option_file: str
 
 
-SERVICES = {"mariadb": Service("mariadb", "mysql", "[mariadb]", "mariadb",
-                               "/etc/mysql/mariadb.conf.d/99-datadir.cnf"),
-            "mysql": Service("mysql", "mysql", "[mysqld]", "mysql", "/etc/mysql/mysql.conf.d/99-datadir.cnf")}
+SERVICES = (Service("mariadb", "mariadb", "mysql", "[mariadb]", "mariadb", "/etc/mysql/mariadb.conf.d/99-datadir.cnf"),
+            Service("mysql", "mysql", "mysql", "[mysqld]", "mysql", "/etc/mysql/mysql.conf.d/99-datadir.cnf"))
 
 
 def _step(number: int, title: str) -> list[str]:
@@ -75,7 +75,7 @@ def _measured(layer: str) -> list[str]:
 def fs_text(setup: Setup) -> str:
     """The steps for ``setup`` (an ``fs:`` spec on mariadb or mysql)."""
     layer = "fscrypt" if setup.spec.cipher.startswith("fscrypt") else "gocryptfs"
-    s = SERVICES[setup.engine]
+    s = next(service for service in SERVICES if service.name == setup.engine)
     head = [f"# tdebench tde-setup --engine {setup.engine} --encryption {setup.spec}",
             "# Replace every <PLACEHOLDER>. tdebench prints placeholders only, never a password or a key.", "#"]
     notes = ([f"fscrypt (ext4/f2fs native encryption): the kernel encrypts the contents ({_cipher(setup)}) and names",
