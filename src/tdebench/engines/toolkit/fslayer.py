@@ -17,8 +17,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tdebench.api.switch import SwitchProgress
 from tdebench.encryption import EncryptionSpec
 from tdebench.engines.toolkit import asuser, fscrypt, fsencrypt
+from tdebench.errors import RunFailed, UsageError
 
 #: how an engine whose data directory can live in a layer switches it (its ``offline_switch`` for ``fs:`` specs)
 LAYER_SWITCH = ("fs:* (offline): the server stopped, its data directory copied into the encrypted layer (cp -a, "
@@ -81,3 +83,64 @@ class LayerMover:
     def ensure_dir(self, path: Path) -> None:
         if not asuser.exists(self.user, path):
             asuser.make_dir(self.user, path)
+
+
+class LayerSwitching:
+    """Mixin of an engine's instance whose data directory can live in an ``fs:`` layer: the offline switch's
+    :class:`~tdebench.api.engine.Instance` methods for ``fs:`` specs (other specs go on to the next class); the
+    engine moves its own directories (:meth:`_move`, with :attr:`mover`)."""
+
+    config: Any
+    user: pwd.struct_passwd | None
+    in_layer: bool
+    encryption_status: Callable[[], dict[str, Any]]
+    #: what start_plain moves out of the layer, in the engine's words (e.g. "pgdata")
+    moved_out: str = "the data directory"
+    _mover: LayerMover | None = None
+
+    @property
+    def mover(self) -> LayerMover:
+        if self._mover is None:
+            self._mover = LayerMover(self.user)
+        return self._mover
+
+    def _layer(self) -> bool:
+        return is_layer_spec(self.config.spec)
+
+    def _move(self, into: bool, step: Callable[[str], None]) -> dict[str, Any]:
+        """Stop, copy into the layer (``into``) or out of it, point the server there, start: the engine's."""
+        raise NotImplementedError
+
+    def _check_move(self, into: bool) -> None:
+        if self.in_layer == into:
+            raise RunFailed(f"{self.config.label}: {self.moved_out} is {'in' if into else 'out of'} the encrypted "
+                            "layer already", "switch the other way first")
+
+    def start_plain(self) -> dict[str, Any]:
+        """For an ``fs:`` spec: the data directory (the engine's own files, nothing loaded yet) moved out of the
+        layer into ``plaintext/`` beside it; the layer stays mounted, empty."""
+        if not self._layer():
+            return super().start_plain()  # type: ignore[misc]
+        self._move(False, lambda stage: None)
+        self.remove_old_copy()
+        return {"start": f"{self.moved_out} moved out of the encrypted layer into {PLAINTEXT}/ beside it; the layer "
+                         "stays mounted, empty, until the switch copies the data in"}
+
+    def switch_offline(self, action: str, step: Callable[[str], None]) -> dict[str, Any]:
+        """Copy the data directory into the layer ("on") or back out ("off"), the server stopped meanwhile."""
+        if not self._layer():
+            return super().switch_offline(action, step)  # type: ignore[misc]
+        if action not in ("on", "off"):
+            raise UsageError(f"{self.config.spec} {FS_REKEY_REFUSAL}", "use rekey=no")
+        return self._move(action == "on", step)
+
+    def encryption_progress(self, on: bool = True) -> SwitchProgress:
+        """For an ``fs:`` spec: whether the running server's data directory is in the unlocked layer."""
+        if not self._layer():
+            return super().encryption_progress(on)  # type: ignore[misc]
+        inside = bool(self.encryption_status()["enabled"])
+        return SwitchProgress(done=inside == on, in_target=int(inside == on), total=1,
+                              detail={"data_directory_in_layer": int(inside)})
+
+    def remove_old_copy(self) -> dict[str, Any]:
+        return self.mover.remove_old()
