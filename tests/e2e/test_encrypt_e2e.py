@@ -83,7 +83,9 @@ def test_switch_on_and_back_under_tpcc(tmp_path, tpcc_w1):
 
 @pytest.mark.parametrize("argv, words", [
     (["--engine", "sqlite", "--encryption", "sqlcipher:aes-256-cbc", "--workload-option", "method=online"],
-     "cannot switch encryption on in place while serving"),
+     "cannot switch 'sqlcipher:aes-256-cbc' on in place while serving"),
+    (["--engine", "sqlite", "--encryption", "fs:fscrypt"], "fix: use an engine and spec that can: galera with tde:*; "
+                                                          "mariadb with tde:* or fs:*"),
     (["--engine", "duckdb", "--encryption", "{duckdb}"], "cannot switch encryption on in place"),
     (["--engine", "sqlite", "--encryption", "sqlcipher:aes-256-cbc", "--workload-option", "threads=2"],
      "encrypts offline by one statement"),

@@ -38,8 +38,9 @@ class MariadbLayer(LayerSwitching):
 
     @property
     def switch_root(self) -> Path:
-        """The instance's top directory: both places of the copy (the mounts inside it are not entered)."""
-        return self.home or self._path()
+        """For an ``fs:`` spec the instance's top directory: both places of the copy (the mounts inside it are not
+        entered); else the data directory."""
+        return (self.home or self._path()) if self._layer() else self.data_dir  # type: ignore[attr-defined]
 
     def _move(self, into: bool, step: Callable[[str], None]) -> dict[str, Any]:
         """data/ copied, tmp/ made empty in the other place; my.cnf pointed there."""

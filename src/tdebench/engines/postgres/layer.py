@@ -29,8 +29,9 @@ class PostgresLayer(LayerSwitching):
 
     @property
     def switch_root(self) -> Path:
-        """The instance's directory: both places of the copy (the mounts inside it are not entered)."""
-        return self.home
+        """For an ``fs:`` spec the instance's directory: both places of the copy (the mounts inside it are not
+        entered); else the data directory."""
+        return self.home if self._layer() else self.data_dir  # type: ignore[attr-defined]
 
     def _pgdata(self, in_layer: bool) -> Path:
         if not in_layer:
