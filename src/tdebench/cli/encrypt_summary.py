@@ -22,7 +22,8 @@ def encrypt_table(measurements: Measurements, labels: list[str]) -> Group:
         if not background and len(tables):
             break  # no background ran: nothing to show of what it felt
         keep = encrypt_view.shown_columns(rows, columns) if rows else list(columns[:4])
-        table = Table(title=f"encrypt: {title} (median over trials" + (
+        where = "under the background" if background else "with no background running"
+        table = Table(title=f"encrypt: switching on, re-keying and back {where}: {title} (median over trials" + (
             "; ratios paired per trial: geomean [95% CI], not resolved below 3 trials)" if len(tables) else ")"),
             title_justify="left")
         for i in keep:
