@@ -327,10 +327,10 @@ class Instance(ThreatProbes, ABC):
         return []
 
     def start_plain(self) -> dict[str, Any]:
-        """Make the data this (empty, started) instance will hold start unencrypted although its spec is encrypted,
-        with everything the engine needs to switch ready (keys loaded); facts for the manifest. Only on instances
-        whose engine declares :attr:`Engine.online_switch` or :attr:`Engine.offline_switch` (the ``encrypt``
-        workload)."""
+        """Make this (empty, started) instance the plaintext server a DBA switches from, although its spec is
+        encrypted: the data it will hold start unencrypted, the keys at hand (a switch that needs a restart loads
+        them then: :meth:`switch_restart`; an ``fs:`` spec's layer mounted, empty); facts for the manifest. Only on
+        instances whose engine can switch the spec (:meth:`Engine.switch_method`, the ``encrypt`` workload)."""
         raise UsageError(f"{self.config.engine} cannot switch encryption on in place",
                          "use an engine that can (docs/workloads/encrypt.md)")
 

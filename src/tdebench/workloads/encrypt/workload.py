@@ -1,11 +1,13 @@
 """``encrypt``: switch encryption on in a loaded plaintext database while it serves, timed, with the background's
 throughput and latency before, during and after (docs/workloads/encrypt.md).
 
-Every config names the TARGET spec (e.g. ``--engine mariadb --encryption tde:aes-256-ctr``): its instance is
-provisioned with what the engine needs to switch (the key plugin) but its data are loaded plaintext
-(:meth:`~tdebench.api.engine.Instance.start_plain`). Each trial plants canaries, starts the background (TPC-C
-virtual users, closed loop) and runs the cycles of :mod:`tdebench.workloads.encrypt.controller`, one per value of
-``threads`` (and of ``iops`` when it lists several: cycle ``t<K>-iops<N>``). With ``sf``, TPC-H is loaded beside
+Every config names the TARGET spec (e.g. ``--engine mariadb --encryption tde:aes-256-ctr``): its instance starts as
+the plaintext server a DBA switches from (:meth:`~tdebench.api.engine.Instance.start_plain`) and its data are loaded
+plaintext. How the config switches is its engine's :class:`~tdebench.api.switch.SwitchMethod` for the spec: online
+(after the restart it may need), or offline (a rewrite, or a copy into filesystem encryption). Each trial plants
+canaries, starts the background (TPC-C virtual users, closed loop) and runs the cycles of
+:class:`tdebench.workloads.encrypt.cycle.TrialRun`, one per value of ``threads`` (and of ``iops`` when it lists
+several: cycle ``t<K>-iops<N>``; one cycle ``offline`` offline). With ``sf``, TPC-H is loaded beside
 the background when the engine's switch covers its whole server, or alone (no TPC-C, no background) when it
 switches offline (:meth:`EncryptOptions.tpch_alone`): then a control scan ``offline.plain`` precedes the switch.
 Measurements (test ``encrypt``):
@@ -17,8 +19,13 @@ Measurements (test ``encrypt``):
 * step ``t<K>.on`` / ``t<K>.off``: ``time_to_done`` (s, from the SET to the engine's own "every tablespace
   done"), ``read_bytes``/``write_bytes`` (the server's storage IO meanwhile, /proc), ``tablespaces``, the engine's
   switch counters (e.g. ``innodb_encryption_rotation_pages_modified``);
+* step ``t<K>.restart_on`` / ``t<K>.restart_off`` and ``offline.on`` / ``offline.off``: ``downtime`` too (the
+  service stopped), per stage ``<stage>_seconds``; a switch that copies also ``copied_bytes``, ``copy_bytes_per_s``,
+  ``removed_bytes``, ``wipe_seconds``;
+* step ``switch_on``: ``time_to_done`` of the trial's last switch on (the headline);
 * step ``t<K>.on.scan``: ``canary_hits_in_scope``, ``known_plaintext_hits_in_scope`` (old plaintext left after the
-  switch: a finding), ``hits_outside_scope``;
+  switch: a finding), ``hits_outside_scope``; ``<cycle>.on.old_copy.scan`` the same for the old copy of a switch
+  that copies, before it is deleted;
 * step ``background``: ``errors``, ``retries``, ``latency_max``.
 
 ``samples/<config>/encrypt-block<NNN>.csv`` holds the per-second series (with the phase and the switch's progress),
