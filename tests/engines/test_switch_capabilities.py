@@ -36,3 +36,32 @@ def test_declared_switches_are_implemented(name, tmp_path):
     if engine.switch_whole_server:
         assert engine.online_switch and cls.connect_to is not Instance.connect_to
     assert not engine.can_switch(next(s for s in engine.supported_specs() if s.is_plain))
+
+
+@pytest.mark.parametrize("name", declared())
+def test_every_switch_method_is_implemented(name, tmp_path):
+    """Per spec the engine can switch (Engine.switch_method): the restart it declares, the offline method and the
+    old copy's deletion of a method that copies are implemented by that spec's instances."""
+    from tdebench.engines import Config
+
+    engine = get_engine(name)
+    try:
+        engine.check_available()
+    except Exception as exc:  # noqa: BLE001 - not installed here
+        pytest.skip(f"{name}: {exc}")
+    specs = engine.supported_specs()
+    assert specs, name
+    for spec in specs:
+        method = engine.switch_method(spec)
+        if method is None:
+            continue
+        try:
+            settings = {**engine.default_settings(), **engine.plan_settings([spec])}
+            cls = type(engine.create_instance(Config(name, spec, settings), tmp_path / str(spec).replace(":", "-")))
+        except Exception:  # noqa: BLE001 - the spec's tools are not here (e.g. fscrypt without root)
+            continue
+        assert cls.start_plain is not Instance.start_plain, (name, spec)
+        assert cls.switch_encryption is not Instance.switch_encryption or not method.online, (name, spec)
+        assert cls.switch_offline is not Instance.switch_offline or method.online, (name, spec)
+        assert cls.switch_restart is not Instance.switch_restart or not method.restart, (name, spec)
+        assert cls.remove_old_copy is not Instance.remove_old_copy or not method.copies, (name, spec)

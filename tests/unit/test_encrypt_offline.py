@@ -20,7 +20,8 @@ class Copying:
     """Writes a second 'database' next to the first for a while (a copy), then swaps it in."""
 
     def __init__(self, root: Path, done: bool = True) -> None:
-        self.data_dir, self.done = root, done
+        self.data_dir = self.switch_root = root
+        self.done = done
         (root / "db").write_bytes(b"\1" * 4_000_000)
 
     def switch_offline(self, action: str, step) -> dict:

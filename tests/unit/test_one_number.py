@@ -252,11 +252,13 @@ def test_tpcc_rounds_run_shows_one_number_for_tpm_and_latency(tmp_path: Path) ->
     assert "about" not in md or "trials would resolve" not in md  # round-paired series speak of rounds
 
 
-# a synthetic encrypt run: MariaDB online (two thread counts, re-keying, the way back), SQLCipher offline --------
+# a synthetic encrypt run: MariaDB online (two thread counts, each after a restart that loads the key plugin,
+# re-keying, the way back and the restart after it), SQLCipher offline, fscrypt offline by a copy ---------------
 ENCRYPT_CONFIGS = [("mariadb-tde-aes-256-ctr", "mariadb", "tde:aes-256-ctr", ("t1", "t4")),
-                   ("sqlite-sqlcipher-aes-256-cbc", "sqlite", "sqlcipher:aes-256-cbc", ("offline",))]
-ONLINE_PHASES = ("before", "during_on", "after_on", "before_rekey", "during_rekey", "after_rekey", "before_off",
-                 "during_off", "after_off")
+                   ("sqlite-sqlcipher-aes-256-cbc", "sqlite", "sqlcipher:aes-256-cbc", ("offline",)),
+                   ("mariadb-fs-fscrypt", "mariadb", "fs:fscrypt", ("offline",))]
+ONLINE_PHASES = ("before", "after_restart", "during_on", "after_on", "before_rekey", "during_rekey", "after_rekey",
+                 "before_off", "during_off", "after_off")
 OFFLINE_PHASES = ("before", "after_on", "after_rekey", "after_off")
 
 
@@ -282,11 +284,23 @@ def write_encrypt_run(run: Path, blocks: int = 3) -> None:
                     add(f"{cycle}.{phase}", "tpm", tpm, "tpm")
                     add(f"{cycle}.{phase}", "latency_p95", 0.02 / slow * math.exp(rng.normal(0, 0.05)), "s")
                     add(f"{cycle}.{phase}", "latency_max", 0.3 / slow * math.exp(rng.normal(0, 0.1)), "s")
-                for action in ("on", "rekey", "off"):
-                    add(f"{cycle}.{action}", "time_to_done", 8.0 * math.exp(rng.normal(0, 0.1)), "s")
+                copies = enc.startswith("fs:")
+                actions = ("on", "off") if copies else ("restart_on", "on", "rekey", "off", "restart_off") \
+                    if cycle != "offline" else ("on", "rekey", "off")
+                for action in actions:
+                    seconds = 8.0 * math.exp(rng.normal(0, 0.1))
+                    add(f"{cycle}.{action}", "time_to_done", seconds, "s")
+                    if cycle == "offline" or action.startswith("restart"):
+                        add(f"{cycle}.{action}", "downtime", seconds, "s")
                     if cycle == "offline":
                         add(f"{cycle}.{action}", "peak_extra_bytes", 80e6 * math.exp(rng.normal(0, 0.02)), "bytes")
-                for scan in ("on", "rekey"):
+                    if copies:
+                        add(f"{cycle}.{action}", "copy_bytes_per_s", 90e6 * math.exp(rng.normal(0, 0.05)), "bytes/s")
+                        add(f"{cycle}.{action}", "removed_bytes", 75e6, "bytes")
+                if copies:
+                    add(f"{cycle}.on.old_copy.scan", "canary_hits_in_scope", 8, "count")
+                    add(f"{cycle}.on.old_copy.scan", "known_plaintext_hits_in_scope", 40000, "count")
+                for scan in ("on", "rekey") if not copies else ("on",):
                     add(f"{cycle}.{scan}.scan", "canary_hits_in_scope", 0, "count")
                     add(f"{cycle}.{scan}.scan", "known_plaintext_hits_in_scope", 0, "count")
                     add(f"{cycle}.{scan}.scan", "hits_outside_scope", 12 if engine == "mariadb" else 0, "count")
@@ -305,6 +319,7 @@ def test_encrypt_run_shows_one_number_for_every_switch(tmp_path: Path) -> None:
     same text in the terminal, summary.md, index.html and switching.csv, for the switch on, the re-keying (latency
     during vs before) and the way back."""
     from tdebench.report.encrypt_view import ratio_text
+    from tdebench.stats.switching import ACTIONS
     from tdebench.report.fmt import fmt_bytes, fmt_value
     from tdebench.stats.paired import PairedRatio
 
@@ -318,43 +333,53 @@ def test_encrypt_run_shows_one_number_for_every_switch(tmp_path: Path) -> None:
     section = _md_section(md, "Switching encryption")
     with open(run / "report" / "switching.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
-    assert len(rows) == 3 * 3  # (t1, t4, offline) x (on, rekey, off)
+    assert len(rows) == 2 * 5 + 3 + 2  # (t1, t4) x (restart, on, rekey, off, restart); sqlcipher 3; fscrypt 2
 
     def ratio(row: dict[str, str], prefix: str) -> str:
         mean = _num(row[f"{prefix}_ratio"])
         return ratio_text(None if mean is None else PairedRatio(int(row["trials"]), mean,
                                                                 _num(row[f"{prefix}_ci95_low"]),
                                                                 _num(row[f"{prefix}_ci95_high"])))
-    names = {"on": "switch on", "rekey": "re-keying", "off": "way back"}
+    names = {a: shown for a, (shown, *_) in ACTIONS.items()}
     for row in rows:
         offline = row["method"] == "offline"
-        method = "offline: service stopped" if offline else f"online, {row['threads']} thread(s)"
-        shown = [fmt_value(float(row["time_to_done_s"]), "s"), fmt_value(_num(row["tpm_baseline"]), "tpm"),
-                 ratio(row, "tpm_after")]
+        method = f"online, {row['threads']} thread(s)"
         if offline:
+            method = "offline: service stopped" + (f", cycle {row['cycle']}" if row["cycle"] != "offline" else "")
+        shown = [fmt_value(float(row["time_to_done_s"]), "s"), fmt_value(_num(row["tpm_baseline"]), "tpm")]
+        if row["action"] != "restart_off":  # nothing runs after the last restart
+            shown.append(ratio(row, "tpm_after"))
+        if offline:
+            shown.append(fmt_value(float(row["downtime_s"]), "s"))
+        if row["cycle"] == "offline":
             shown.append(fmt_bytes(float(row["peak_extra_bytes"])))
-        else:
+        if row["copy_bytes_per_s"]:
+            shown.append(f"{fmt_bytes(float(row['copy_bytes_per_s']))}/s")
+        if not offline:
             shown += [ratio(row, "tpm_during"), ratio(row, "p95_during")]
             assert "[" in shown[-1] and row["p95_during_ci95_low"]  # an interval over the 3 trials
-        md_line = next(line for line in section.splitlines()
-                       if line.startswith(f"| {row['config']} | {method} | {names[row['action']]} |"))
-        term_line = next(line for line in text.splitlines()
-                         if f"│ {row['config']} " in line and f" {method} " in line
-                         and f" {names[row['action']]} " in line)
-        html_row = next(r for r in html.split("<tr>") if f">{method}<" in r and f">{names[row['action']]}<" in r
-                        and f">{row['config']}<" in r)
+        # two tables (what the switch took, what the background felt): the row's cells are in one or the other
+        md_lines = [line for line in section.splitlines()
+                    if line.startswith(f"| {row['config']} | {method} | {names[row['action']]} |")]
+        term_lines = [line for line in text.splitlines() if f"│ {row['config']} " in line and f" {method} " in line
+                      and f" {names[row['action']]} " in line]
+        html_rows = [r for r in html.split("<tr>") if f">{method}<" in r and f">{names[row['action']]}<" in r
+                     and f">{row['config']}<" in r]
         for cell in shown:
             assert cell != "—", row
-            assert f"| {cell} |" in md_line, (cell, md_line)
-            assert f" {cell} " in term_line, (cell, term_line)
-            assert f">{cell}<" in html_row, (cell, html_row)
+            assert any(f"| {cell} |" in line for line in md_lines), (cell, md_lines)
+            assert any(f" {cell} " in line for line in term_lines), (cell, term_lines)
+            assert any(f">{cell}<" in r for r in html_rows), (cell, html_rows)
     rekey = next(r for r in rows if r["cycle"] == "t4" and r["action"] == "rekey")
     assert rekey["baseline_phase"] == "t4.before_rekey" and float(rekey["p95_during_ratio"]) > 1.5
     # the verdict (no plain twin: the plaintext phases are the baseline) says each switch on in the same words
     verdict = _md_section(md, "Verdict")
     for row in (r for r in rows if r["action"] == "on"):
-        said = f"switched on in {fmt_value(float(row['time_to_done_s']), 's')}"
+        said = f"switched on in {fmt_value(float(row['time_to_done_s']), 's')} (median of 3 trials)"
         if row["method"] != "offline":
+            restart = next(r for r in rows if (r["config"], r["cycle"], r["action"]) == (row["config"], row["cycle"],
+                                                                                         "restart_on"))
+            said += f", after a restart with the service down {fmt_value(float(restart['downtime_s']), 's')}"
             said += f", TPM meanwhile {ratio(row, 'tpm_during')} of just before"
         assert said in verdict and said in html, said
     assert "no plain config (encryption none)" not in md

@@ -27,7 +27,7 @@ from tdebench.api.canary import CANARY_TABLE
 from tdebench.api.dialect import Dialect
 from tdebench.api.footprint import UNMEASURED, Footprint, allocated_bytes
 from tdebench.api.server import ServerFiles, ToolAccess
-from tdebench.api.switch import SwitchProgress
+from tdebench.api.switch import SwitchMethod, SwitchProgress
 from tdebench.api.tables import TableSpec
 from tdebench.api.threat_probes import ThreatProbes
 from tdebench.encryption import EncryptionSpec
@@ -327,10 +327,10 @@ class Instance(ThreatProbes, ABC):
         return []
 
     def start_plain(self) -> dict[str, Any]:
-        """Make the data this (empty, started) instance will hold start unencrypted although its spec is encrypted,
-        with everything the engine needs to switch ready (keys loaded); facts for the manifest. Only on instances
-        whose engine declares :attr:`Engine.online_switch` or :attr:`Engine.offline_switch` (the ``encrypt``
-        workload)."""
+        """Make this (empty, started) instance the plaintext server a DBA switches from, although its spec is
+        encrypted: the data it will hold start unencrypted, the keys at hand (a switch that needs a restart loads
+        them then: :meth:`switch_restart`; an ``fs:`` spec's layer mounted, empty); facts for the manifest. Only on
+        instances whose engine can switch the spec (:meth:`Engine.switch_method`, the ``encrypt`` workload)."""
         raise UsageError(f"{self.config.engine} cannot switch encryption on in place",
                          "use an engine that can (docs/workloads/encrypt.md)")
 
@@ -355,6 +355,23 @@ class Instance(ThreatProbes, ABC):
         ``off``) or :attr:`Engine.rekey` (``rekey``)."""
         raise UsageError(f"{self.config.engine} cannot encrypt existing data",
                          "use an engine that can (docs/workloads/encrypt.md)")
+
+    def switch_restart(self, on: bool, step: Callable[[str], None]) -> dict[str, Any] | None:
+        """The restart an online switch needs (:attr:`SwitchMethod.restart`): ``on`` before switching on (what only
+        a restart loads, e.g. the key plugin and the redo log's encryption), not ``on`` after the way back (it
+        unloads them); returns when the server serves again, with facts, or None when it already is in that state
+        (nothing restarted). ``step`` as for :meth:`switch_offline` (e.g. "stop", "start"). Default: None."""
+        return None
+
+    @property
+    def switch_root(self) -> Path:
+        """The directory whose disk an offline switch changes (both places of one that copies); default data_dir."""
+        return self.data_dir
+
+    def remove_old_copy(self) -> dict[str, Any]:
+        """Delete the copy an offline switch that copies (:attr:`SwitchMethod.copies`) left in the old place (its
+        ``old_copy`` fact), as a DBA does once the server serves from the new one; facts (``removed_bytes``)."""
+        return {}
 
     def rekey(self, step: Callable[[str], None]) -> dict[str, Any]:
         """Re-encrypt every table under another key while the database serves (an engine whose
@@ -543,6 +560,14 @@ class Engine(ABC):
         """Whether data stored plaintext can be switched to ``spec`` in place (:attr:`online_switch` or
         :attr:`offline_switch`); default: every encrypted spec of an engine that declares either."""
         return bool(self.online_switch or self.offline_switch) and not spec.is_plain
+
+    def switch_method(self, spec: EncryptionSpec) -> SwitchMethod | None:
+        """How plaintext data are switched to ``spec`` (None: they cannot be); default: from the class's
+        declarations, online when :attr:`online_switch` is set."""
+        if not self.can_switch(spec):
+            return None
+        return SwitchMethod(bool(self.online_switch), self.online_switch or self.offline_switch, "", self.rekey_method,
+                            self.rekey_online, self.switch_whole_server)
 
     def supports(self, spec: EncryptionSpec) -> bool:
         return spec in self.supported_specs()

@@ -3,13 +3,39 @@
 An engine that can encrypt existing data in place, online, declares :attr:`tdebench.api.engine.Engine.online_switch`
 and its instances implement :meth:`~tdebench.api.engine.Instance.start_plain`,
 :meth:`~tdebench.api.engine.Instance.switch_encryption` and :meth:`~tdebench.api.engine.Instance.encryption_progress`
-(the ``encrypt`` workload: docs/workloads/encrypt.md).
+(the ``encrypt`` workload: docs/workloads/encrypt.md). An engine that can do it only with the service stopped declares
+:attr:`~tdebench.api.engine.Engine.offline_switch` (:meth:`~tdebench.api.engine.Instance.switch_offline`). Which of
+the two applies to one spec is :meth:`~tdebench.api.engine.Engine.switch_method`'s :class:`SwitchMethod`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+
+@dataclass(frozen=True)
+class SwitchMethod:
+    """How an engine brings plaintext data to one encrypted spec, and back."""
+
+    #: True: while the database serves (:meth:`~tdebench.api.engine.Instance.switch_encryption`); False: with no
+    #: workload connected (:meth:`~tdebench.api.engine.Instance.switch_offline`), the service stopped meanwhile
+    online: bool
+    #: the method in the engine's own words
+    method: str
+    #: what an online switch needs a restart for, before it (loading a key plugin, encrypting a redo log) and
+    #: after the way back (unloading it): :meth:`~tdebench.api.engine.Instance.switch_restart`; "": none
+    restart: str = ""
+    #: how existing encrypted data is re-encrypted under a new key; "": it cannot be
+    rekey: str = ""
+    #: True: the re-keying runs while serving (:meth:`~tdebench.api.engine.Instance.rekey`); False: offline
+    rekey_online: bool = False
+    #: the switch covers every database of the server (:meth:`~tdebench.api.engine.Instance.connect_to` reaches
+    #: another one, created on first use)
+    whole_server: bool = False
+    #: the offline switch copies the data into another place: the old copy stays, in the clear, until
+    #: :meth:`~tdebench.api.engine.Instance.remove_old_copy` wipes it
+    copies: bool = False
 
 
 @dataclass(frozen=True)

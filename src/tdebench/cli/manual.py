@@ -92,7 +92,8 @@ def import_command(
 
 def tde_setup_command(
     engine: Annotated[str, typer.Option(help="mysql, sqlserver, oracle or mariadb.")],
-    encryption: Annotated[str, typer.Option(help="Spec to set up, e.g. tde:aes-256 (none: baseline checks).")],
+    encryption: Annotated[str, typer.Option(help="Spec to set up, e.g. tde:aes-256, or fs:fscrypt / fs:gocryptfs "
+                                                 "(mariadb, mysql) (none: baseline checks).")],
 ) -> None:
     """Print the exact, commented steps for a DBA to turn that encryption on (placeholders, no secrets)."""
     from tdebench.manual.tde_steps import setup_text

@@ -488,7 +488,12 @@ def _mariadb_server(setup: Setup) -> list[str]:
 
 
 def steps_for(setup: Setup) -> str:
-    """The steps for ``setup``'s server (its function in this module, named after it)."""
+    """The steps for ``setup``'s server (its function in this module, named after it; ``fs:`` specs:
+    :func:`tdebench.manual.fs_steps.fs_text`)."""
+    if setup.spec.mechanism == "fs":
+        from tdebench.manual.fs_steps import fs_text
+
+        return fs_text(setup)
     builders = {f.__name__: f for f in (mysql, sqlserver, oracle, mariadb)}
     return builders[setup.engine](setup)
 

@@ -1,4 +1,5 @@
-"""``tdebench tde-setup``: which encryption specs each server can really do, and the steps to turn it on.
+"""``tdebench tde-setup``: which encryption specs each server can really do, and the steps to turn it on (the
+server's own TDE, or, for MariaDB and MySQL, its data directory moved into filesystem encryption: ``fs:``).
 
 The rules come from the servers' documentation: the MySQL Reference Manual, "InnoDB Data-at-Rest Encryption";
 Microsoft's "Transparent data encryption (TDE)" for SQL Server; the Oracle Database Advanced Security Guide,
@@ -80,6 +81,21 @@ def _mariadb(engine: str, spec: EncryptionSpec, bits: int, mode: str | None) -> 
     return Setup(engine, spec, f"AES_{(mode or 'cbc').upper()}", bits, spec.scope)
 
 
+#: servers whose data directory tde-setup moves into filesystem encryption (manual/fs_steps.py)
+FS_ENGINES = ("mariadb", "mysql")
+
+
+def _filesystem(engine: str, spec: EncryptionSpec) -> Setup:
+    """An ``fs:`` spec: the data directory moved into fscrypt or gocryptfs (Linux servers with a data directory)."""
+    if engine not in FS_ENGINES:
+        raise _refuse(engine, spec, "tde-setup writes filesystem-encryption steps for servers with a Linux data "
+                      f"directory ({', '.join(FS_ENGINES)})", "use the server's own TDE, e.g. tde:aes-256")
+    if spec.scope:
+        raise _refuse(engine, spec, "filesystem encryption covers the whole data directory: it has no scope",
+                      f"use fs:{spec.cipher}")
+    return Setup(engine, spec, spec.cipher)
+
+
 @dataclass(frozen=True)
 class Server:
     """A server ``tde-setup`` writes steps for: the scopes of its TDE and how a spec maps onto it."""
@@ -115,9 +131,11 @@ def validate(engine: str, spec_text: str) -> Setup:
     spec = parse_spec(spec_text)
     if spec.is_plain:
         return Setup(server.name, spec)
+    if spec.mechanism == "fs":
+        return _filesystem(server.name, spec)
     if spec.mechanism != "tde":
-        raise _refuse(server.name, spec, f"tde-setup covers the server's own TDE, not '{spec.mechanism}:' "
-                      "encryption", "use a tde: spec, e.g. tde:aes-256")
+        raise _refuse(server.name, spec, f"tde-setup covers the server's own TDE and filesystem encryption, not "
+                      f"'{spec.mechanism}:' encryption", "use a tde: or fs: spec, e.g. tde:aes-256 or fs:fscrypt")
     if spec.scope not in server.scopes:
         raise _refuse(server.name, spec, f"unknown scope '@{spec.scope}'",
                       "scopes here: " + ", ".join("@" + s for s in server.scopes if s) + " (or none)")

@@ -1,5 +1,5 @@
 """The ``encrypt`` workload's timeline: per second of one trial, the background's throughput and p95 latency, with
-the switch on, the re-keying and the way back marked (``samples/<config>/encrypt-block<NNN>.csv``)."""
+the restarts a key plugin needs, the switch on, the re-keying and the way back marked (``samples/<config>/encrypt-block<NNN>.csv``)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from tdebench.report import charts
 from tdebench.report.charts import Chart
 
 # phase kind -> (colour, legend label)
-MARKS = {"during_on": ("#d95f02", "switching on"), "during_rekey": ("#7570b3", "re-keying"),
-         "during_off": ("#1b9e77", "switching off (the way back)")}
+MARKS = {"during_restart_on": ("#e6ab02", "restart (load key plugin)"), "during_on": ("#d95f02", "switching on"),
+         "during_rekey": ("#7570b3", "re-keying"), "during_off": ("#1b9e77", "switching off (the way back)"),
+         "during_restart_off": ("#a6761d", "restart (unload key plugin)")}
 STOPPED = "#cbd2d9"
 
 
@@ -93,6 +94,7 @@ def timeline_charts(run_dir: Path, labels: list[str]) -> list[Chart]:
         facts = json.loads(facts_path.read_text()) if facts_path.is_file() else {}
         block = path.stem.rpartition("block")[2]
         kinds = [MARKS[k][1].split(" (")[0] for k in MARKS if k in {s[0] for s in _spans(facts)}]
+        kinds = list(dict.fromkeys(kinds))  # one "restart" for the two
         title = f"{label}: {', '.join(kinds) or 'the switch'} (trial {int(block)})"
         svg = timeline_svg(_rows(path), facts, title)
         if svg:

@@ -11,7 +11,7 @@ from tdebench.api.measurement import ONE_OFF_TESTS
 from tdebench.api.presentation import Presentation
 from tdebench.api.regime import split_label
 from tdebench.report.encrypt_view import SwitchRow, switch_rows, verdict_lines
-from tdebench.report.fmt import fmt_ci, fmt_p, fmt_value, fmt_value_ci
+from tdebench.report.fmt import fmt_p, fmt_value, fmt_value_ci
 from tdebench.results.rundir import LoadedRun, load_run
 from tdebench.results.labels import LabelStatus, label_status, manifest_label_status
 from tdebench.report.shown import run_presentation

@@ -17,7 +17,8 @@ What is counted (docs/engines/mariadb.md):
   ``Innodb_num_pages_decrypted`` / ``_encrypted`` (tablespace pages on their way from / to a file) plus
   ``Innodb_encryption_n_temp_blocks_*`` (temporary tablespace pages), plus ``Innodb_encryption_n_merge_blocks_*``
   and ``_rowlog_blocks_*`` (index builds, online ALTER) times ``innodb_sort_buffer_size``; ``bytes_encrypted``
-  adds the redo log bytes when the spec encrypts the redo log (scope all or innodb);
+  adds the redo log bytes when the server encrypts its redo log (``innodb_encrypt_log``: the specs of scope all
+  or innodb, once the key plugin is loaded);
 * ``page_size``: ``innodb_page_size``.
 
 Status counters are server-wide (every schema) and cumulative since start-up; after a restart they start again
@@ -42,11 +43,13 @@ _SQL = ("SHOW GLOBAL STATUS WHERE Variable_name IN (" + ", ".join(f"'{name}'" fo
 
 
 def read_status(cur: Any) -> tuple[dict[str, int], int, int]:
-    """(status counters, innodb_page_size, innodb_sort_buffer_size) through an open cursor."""
+    """(status counters with ``innodb_encrypt_log`` among them, innodb_page_size, innodb_sort_buffer_size) through
+    an open cursor."""
     cur.execute(_SQL)
     values = {str(name): int(value) for name, value in cur.fetchall()}
-    cur.execute("SELECT @@GLOBAL.innodb_page_size, @@GLOBAL.innodb_sort_buffer_size")
-    page, sort_buffer = cur.fetchone()
+    cur.execute("SELECT @@GLOBAL.innodb_page_size, @@GLOBAL.innodb_sort_buffer_size, @@GLOBAL.innodb_encrypt_log")
+    page, sort_buffer, redo_encrypted = cur.fetchone()
+    values["innodb_encrypt_log"] = int(redo_encrypted)
     return values, int(page), int(sort_buffer)
 
 
@@ -103,9 +106,10 @@ class MariadbCounters:
                 self.close_counters()
                 if attempt == 2:
                     raise
-        spec = self.config.spec  # type: ignore[attr-defined]
-        out = to_counters(values, page, sort_buffer, not spec.is_plain and spec.scope in ("", "innodb"))
-        return fscrypt.image_counters(getattr(self, "image", None), out)
+        # the server's own word: a server started plaintext to be switched later writes its redo log in the clear
+        out = to_counters(values, page, sort_buffer, bool(values.get("innodb_encrypt_log")))
+        # out of the layer (an fs: spec's plaintext start) the image holds nothing of the server's: no estimates
+        return fscrypt.image_counters(getattr(self, "image", None) if getattr(self, "in_layer", True) else None, out)
 
     def close_counters(self) -> None:
         conn, self._counter_conn = self._counter_conn, None

@@ -35,6 +35,7 @@ import pymysql
 
 from tdebench.api.dialect import MARIADB
 from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
+from tdebench.api.switch import SwitchMethod
 from tdebench.api.footprint import DEFAULT_REDO, MIB, Footprint, size_setting
 from tdebench.encryption import PLAIN, EncryptionSpec, generate_password, parse_spec, redact, write_secret_file
 from tdebench.engines.mariadb import settings as ms
@@ -43,7 +44,8 @@ from tdebench.engines.mariadb.filesystems import MariadbFilesystems
 from tdebench.engines.mariadb.load import MariadbLoading
 from tdebench.engines.mariadb.memory import MariadbMemory
 from tdebench.engines.mariadb.keys import KeyMaterial, remove_tree, transient_dir
-from tdebench.engines.mariadb.switch import MariadbSwitch
+from tdebench.engines.mariadb.layer import MariadbLayer
+from tdebench.engines.mariadb.switch import SWITCH_RESTART, MariadbSwitch
 from tdebench.engines.mariadb.support import (close_quietly, error_lines, native_password_hash, run_group,
                                               traversable_by)
 from tdebench.engines.mariadb.status import MariadbStatus
@@ -52,6 +54,7 @@ from tdebench.engines.mariadb.tools import MariadbTools
 from tdebench.engines.mariadb.warm import dump_buffer_pool, load_buffer_pool
 from tdebench.engines.mariadb.watchdog import FULL_SPACE, DiskFullWatchdog, full_disk_reason, log_size
 from tdebench.engines.toolkit import asuser, fscrypt, fsencrypt
+from tdebench.engines.toolkit.fslayer import LAYER_SWITCH, is_layer_spec
 from tdebench.engines.toolkit.process import (ServerProcess, chown_tree, find_binary, free_port, own_path,
                                               service_user, tail)
 from tdebench.errors import EnvironmentProblem
@@ -76,15 +79,27 @@ class MariadbEngine(Engine):
     cache_setting = "innodb_buffer_pool_size"
     page_sources = ("disk", "memory")
     warm_restart = True
+    switch_restart = SWITCH_RESTART
     online_switch = ("SET GLOBAL innodb_encrypt_tables = ON/OFF: innodb_encryption_threads re-write every tablespace "
                      "in place while the server serves (progress: INNODB_TABLESPACES_ENCRYPTION)")
     rekey_method = ("ALTER TABLE ... ENCRYPTION_KEY_ID=k for every table (a rebuild under another key of the key "
                     "file, online DDL); file_key_management has no key versions, so no rotation by key age")
     rekey_online = True
     switch_whole_server = True  # innodb_encrypt_tables covers every tablespace; connect_to creates a database
+    offline_switch = LAYER_SWITCH  # fs: specs
 
     def can_switch(self, spec: EncryptionSpec) -> bool:
-        return spec.mechanism == "tde"
+        return spec.mechanism == "tde" or (bool(self.offline_switch) and is_layer_spec(spec))
+
+    def switch_method(self, spec: EncryptionSpec) -> SwitchMethod | None:
+        """TDE online, after a restart that loads the key plugin (:data:`SWITCH_RESTART`); ``fs:`` offline, by a
+        copy of the data directory into the encrypted layer (:data:`LAYER_SWITCH`)."""
+        if not self.can_switch(spec):
+            return None
+        if spec.mechanism == "tde":
+            return SwitchMethod(True, self.online_switch, self.switch_restart, self.rekey_method, self.rekey_online,
+                                self.switch_whole_server)
+        return SwitchMethod(False, self.offline_switch, whole_server=True, copies=True)
 
     def __init__(self) -> None:
         self._bins: dict[str, Path] = {}
@@ -156,7 +171,7 @@ class MariadbEngine(Engine):
         return Footprint(peak=5.0, final=2.0, fixed=144 * MIB + redo + image + fuse)
 
 
-class MariadbInstance(MariadbFilesystems, MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbMemory,
+class MariadbInstance(MariadbFilesystems, MariadbLayer, MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbMemory,
                       MariadbCounters, MariadbLoading, MariadbStatus, Instance):
     """One private mariadbd with its own directories, socket, password and (for TDE) keys."""
 
@@ -183,6 +198,9 @@ class MariadbInstance(MariadbFilesystems, MariadbSwitch, MariadbTools, MariadbTh
         self._watchdog: DiskFullWatchdog | None = None
         self._transient: Path | None = None
         self._created = False
+        self.tde_loaded = self._keys is not None  # my.cnf loads the key plugin (start_plain may unload it)
+        self.in_layer = True  # datadir and tmpdir inside the fs: spec's encrypted layer (start_plain moves them out)
+        self._persisted: dict[str, str] = {}  # the switch's settings, kept in my.cnf (MariadbSwitch._persist)
 
     # paths -------------------------------------------------------------------------------
     @property
@@ -199,6 +217,8 @@ class MariadbInstance(MariadbFilesystems, MariadbSwitch, MariadbTools, MariadbTh
         """The instance root: data/, tmp/, keys/, logs (everything the server writes); on an ext4 image, the
         image file's directory (what is really on disk, scanned as raw blocks); under gocryptfs its cipher
         directory (the keys, my.cnf and logs beside it are scanned as the disk's)."""
+        if not self.in_layer:
+            return self.switch_root
         if self.image is not None:
             return self.image.image_dir
         return self.fs.cipher_dir if self.fs is not None else self._path()
@@ -212,11 +232,18 @@ class MariadbInstance(MariadbFilesystems, MariadbSwitch, MariadbTools, MariadbTh
     @property
     def datadir(self) -> Path:
         """The server's datadir (inside the gocryptfs mount for ``fs:gocryptfs*``)."""
-        return (self.fs.plain_dir if self.fs is not None else self._path()) / "data"
+        return self._data_parent() / "data"
 
     @property
     def tmpdir(self) -> Path:
-        return (self.fs.plain_dir if self.fs is not None else self._path()) / "tmp"
+        return self._data_parent() / "tmp"
+
+    def _data_parent(self, in_layer: bool | None = None) -> Path:
+        """Where data/ and tmp/ are (``in_layer``: would be): the gocryptfs mount, the instance root, or out of the
+        layer (MariadbLayer)."""
+        if not (self.in_layer if in_layer is None else in_layer):
+            return self.plaintext_place
+        return self.fs.plain_dir if self.fs is not None else self._path()
 
     @property
     def socket(self) -> Path:
@@ -289,7 +316,9 @@ class MariadbInstance(MariadbFilesystems, MariadbSwitch, MariadbTools, MariadbTh
     def destroy(self) -> None:
         """Stop the server and delete its files (``keep``: all but the socket directory in /tmp, which only held
         the stopped server's socket), also when stopping failed."""
-        discard = not self.config.keep and self.root is not None
+        self._teardown(not self.config.keep and self.root is not None)
+
+    def _teardown(self, discard: bool) -> None:
         try:
             self._stop(discard)
         finally:
@@ -325,7 +354,7 @@ class MariadbInstance(MariadbFilesystems, MariadbSwitch, MariadbTools, MariadbTh
             self.link.mkdir(mode=0o700)
             return self.link
         base = Path("/var/tmp") if Path("/var/tmp").is_dir() else Path(tempfile.gettempdir())
-        root = Path(tempfile.mkdtemp(prefix=f"tdebench-inst-{self.config.label}-", dir=base))
+        root = own_path(Path(tempfile.mkdtemp(prefix=f"tdebench-inst-{self.config.label}-", dir=base)))
         self.link.symlink_to(root, target_is_directory=True)
         self.relocated = (f"{self.link.parent} is not traversable by the service user '{self.user.pw_name}'; "
                           f"instance created in {root}")
@@ -370,8 +399,8 @@ class MariadbInstance(MariadbFilesystems, MariadbSwitch, MariadbTools, MariadbTh
         lines += ["bind_address=127.0.0.1", f"port={self._port}"] if self._port else ["skip_networking"]
         lines += ms.server_lines(self.options)
         enc = ms.encryption_options(self.config.spec, self._path("keys", "keys.enc"), self._filekey_placeholder(),
-                                    ms.binlog_on(self.options))
-        lines += [f"{k}={v}" for k, v in enc.items()]
+                                    ms.binlog_on(self.options)) if self.tde_loaded else {}
+        lines += [f"{k}={v}" for k, v in {**enc, **self._persisted}.items()]
         return ms.render_cnf(lines)
 
     def _filekey_placeholder(self) -> Path:

@@ -30,6 +30,7 @@ class MariadbFilesystems:
     image: fscrypt.Ext4Image | None
     fs: fsencrypt.GocryptfsMount | None
     datadir: Path
+    in_layer: bool
     _server: ServerProcess | None
     _path: Callable[..., Path]
     _connect: Callable[..., Any]
@@ -95,7 +96,7 @@ class MariadbFilesystems:
         written to data files and the redo log went through the mount and were encrypted there, the bytes it read
         from data files were decrypted (temporary files, Aria and the binlog are not counted)."""
         out: dict[str, float] = super().counters()  # type: ignore[misc]
-        if self.fs is not None and "bytes_written" in out:
+        if self.fs is not None and self.in_layer and "bytes_written" in out:
             out.pop("bytes_decrypted", None)  # InnoDB's own (zero) give way to the estimates, as under fscrypt
             out.pop("bytes_encrypted", None)
             out.update(bytes_encrypted_estimate=out["bytes_written"] + out.get("log_bytes", 0),
@@ -105,7 +106,7 @@ class MariadbFilesystems:
     def storage_bytes(self) -> int:
         """Bytes of the data directory (tables, logs, system tablespace), not keys or server logs; under gocryptfs
         what its cipher directory occupies (the mount admits the server's user only)."""
-        root = self.fs.cipher_dir if self.fs is not None else self.datadir
+        root = self.fs.cipher_dir if self.fs is not None and self.in_layer else self.datadir
         return allocated_bytes(root)
 
     def server_pids(self) -> list[int]:

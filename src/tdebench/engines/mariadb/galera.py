@@ -49,6 +49,8 @@ class GaleraEngine(MariadbEngine):
     warm_restart = False  # a cluster restart rebuilds the joiners' state: no cache survives as it was
     switch_whole_server = False  # a second database on a cluster: not tried
     rekey_method = ""  # ALTER TABLE ... ENCRYPTION_KEY_ID under total-order isolation: not tried on a cluster yet
+    offline_switch = ""  # copying a node's datadir into an fs: layer: not tried on a cluster yet
+    switch_restart = ""  # the nodes start with the key plugin loaded (a rolling restart is not measured)
     cluster_nodes = gs.DEFAULT_NODES
     faults = ("kill-node",)  # GaleraRejoin: kill_node, rejoin_node, committed_count
 
@@ -104,6 +106,8 @@ class GaleraEngine(MariadbEngine):
 
 class GaleraNode(MariadbInstance):
     """One node: a mariadb instance in ``<cluster>/node<k>`` with the cluster's password, keys and wsrep options."""
+
+    restarts_to_switch = False  # see switch_restart on GaleraEngine
 
     def __init__(self, config: Config, workdir: Path, engine: GaleraEngine, database: str, index: int,
                  ports: list[gs.NodePorts]) -> None:

@@ -7,9 +7,15 @@ A DBA turns encryption on in a running MariaDB whose key plugin is loaded with `
 tablespace is encrypted, ``KEY_ROTATION_PAGE_NUMBER`` / ``ROTATING_OR_FLUSHING`` while the threads work on it) and
 the ``Innodb_encryption_rotation_*`` status counters.
 
-The key plugin (and the options only a restart can change: redo log, temporary files) comes from the spec; the
-instance starts with ``innodb_encrypt_tables`` on, so :meth:`start_plain` turns it off and waits until the threads
-have decrypted what ``mariadb-install-db`` wrote, before any data is loaded.
+A DBA starts from a plaintext server: no key plugin, a plaintext redo log. :meth:`start_plain` therefore re-creates
+the (empty) instance without the encryption options, and :meth:`switch_restart` is the restart the switch needs:
+it loads ``file_key_management`` and the options only a restart can change (the redo log's encryption, temporary
+files and tables, Aria: per the spec's scope) with ``innodb_encrypt_tables`` still off; after the way back it
+restarts without them. MariaDB 10.11 rebuilds the redo log with the new setting on such a start after a clean
+shutdown; it cannot open an encrypted redo log without the plugin, so the way back restarts twice: once with the
+plugin and a plaintext redo log, once without the plugin. A Galera cluster (``restarts_to_switch`` False) keeps the old way: its nodes start with the plugin
+loaded, and :meth:`start_plain` turns ``innodb_encrypt_tables`` off and waits until the threads have decrypted what
+``mariadb-install-db`` wrote.
 """
 
 from __future__ import annotations
@@ -22,6 +28,11 @@ from tdebench.api.switch import SwitchProgress
 from tdebench.errors import EnvironmentProblem, RunFailed
 
 PLAIN_WAIT = 300.0
+SWITCH_RESTART = ("a restart with file_key_management loaded and the options only a restart sets (innodb_encrypt_log, "
+                  "temporary files and tables, Aria; per the spec's scope), innodb_encrypt_tables still OFF; after the "
+                  "way back a restart without them")
+#: my.cnf's switch settings right after the restart that loads the plugin: nothing encrypted yet, no thread busy
+_LOADED_IDLE = {"innodb_encrypt_tables": "OFF", "innodb_encryption_threads": "0"}
 REKEY_IDS = (1, 3)  # re-keying alternates between these key ids of the key file (keys.KEY_IDS)
 # every InnoDB table of the server's user databases (the workload's own first) with its key id
 _TABLE_KEYS_SQL = (
@@ -66,6 +77,11 @@ def classify(rows: list[tuple[Any, ...]], on: bool) -> SwitchProgress:
 class MariadbSwitch:
     """Mixin of :class:`~tdebench.engines.mariadb.engine.MariadbInstance`: the online switch."""
 
+    #: the switch starts from a server without the key plugin and restarts to load it (a cluster: False)
+    restarts_to_switch: bool = True
+    tde_loaded: bool
+    _persisted: dict[str, str]
+
     def _switch_cursor_run(self, statements: list[str]) -> list[tuple[Any, ...]]:
         conn = self._connect(timeout=10, use_database=False)  # type: ignore[attr-defined]
         try:
@@ -81,15 +97,56 @@ class MariadbSwitch:
     def _persist(self, values: dict[str, str]) -> None:
         """Write the switch's settings into my.cnf too, so that a restart (crash recovery, ``--restart-twins``)
         keeps the state the switch reached, as a DBA would."""
-        path = self._path("my.cnf")  # type: ignore[attr-defined]
-        lines = [line for line in path.read_text().splitlines() if line.partition("=")[0] not in values]
-        path.write_text("\n".join(lines + [f"{k}={v}" for k, v in values.items()]) + "\n")
+        self._persisted.update(values)
+        self._path("my.cnf").write_text(self._render_cnf())  # type: ignore[attr-defined]
 
     def start_plain(self) -> dict[str, Any]:
-        """``innodb_encrypt_tables`` off, and wait until the threads decrypted the system tables; the threads are
-        then stopped (0) so that the baseline runs without them."""
+        """A plaintext server to switch from: re-created without the encryption options (it is still empty), or on
+        a cluster ``innodb_encrypt_tables`` off and every tablespace decrypted (:meth:`_decrypt_in_place`)."""
         if not self.encrypted:  # type: ignore[attr-defined]
             return {"start": "plain server (no key plugin)"}
+        if not self.restarts_to_switch:
+            return self._decrypt_in_place()
+        self._teardown(True)  # type: ignore[attr-defined]
+        self.tde_loaded, self._persisted = False, {}
+        self.start()  # type: ignore[attr-defined]
+        return {"start": "re-created without the key plugin: every file plaintext, the redo log too (the switch "
+                         "restarts the server to load the plugin)", "tablespaces": self.encryption_progress(False).total}
+
+    def switch_restart(self, on: bool, step: Callable[[str], None]) -> dict[str, Any] | None:
+        """The restart that loads the key plugin and the restart-only options (``on``), or unloads them after the
+        way back; None when the server is in that state already (or never restarts to switch)."""
+        if not self.restarts_to_switch or not self.encrypted or self.tde_loaded == on:  # type: ignore[attr-defined]
+            return None
+        if not on and not (progress := self.encryption_progress(on=False)).done:
+            raise RunFailed(f"{self.config.label}: cannot unload the key plugin while tablespaces are encrypted "  # type: ignore[attr-defined]
+                            f"({', '.join(progress.pending)})", "switch encryption off first")
+        if not on and self.config.spec.scope in ("", "innodb"):  # type: ignore[attr-defined]
+            # MariaDB cannot open an encrypted redo log without the plugin: rebuilt plaintext first, plugin loaded
+            self._restart_with(True, {**_LOADED_IDLE, "innodb_encrypt_log": "OFF"}, step, "_for_plain_redo")
+        self._restart_with(on, dict(_LOADED_IDLE) if on else {}, step)
+        rows = self._switch_cursor_run(["SELECT @@innodb_encrypt_log, (SELECT COUNT(*) FROM information_schema.plugins "
+                                        "WHERE plugin_name = 'file_key_management' AND plugin_status = 'ACTIVE')"])
+        log, plugin = (int(v) for v in rows[0])
+        if (log if self.config.spec.scope in ("", "innodb") else 0) != int(on) or plugin != int(on):  # type: ignore[attr-defined]
+            raise RunFailed(f"{self.config.label}: after the restart the server reports the key plugin "  # type: ignore[attr-defined]
+                            f"{'active' if plugin else 'not loaded'} and innodb_encrypt_log={log}",
+                            "look at the server log")
+        return {"key_plugin": "loaded" if on else "unloaded", "innodb_encrypt_log": "ON" if log else "OFF",
+                "restarts_count": 2 if not on and self.config.spec.scope in ("", "innodb") else 1}  # type: ignore[attr-defined]
+
+    def _restart_with(self, loaded: bool, persisted: dict[str, str], step: Callable[[str], None], why: str = "") -> None:
+        """Stop, my.cnf with (``loaded``) or without the encryption options, start; ``step`` told of each."""
+        step("stop" + why)
+        self._stop(False)  # type: ignore[attr-defined]
+        self.tde_loaded, self._persisted = loaded, persisted
+        self._path("my.cnf").write_text(self._render_cnf())  # type: ignore[attr-defined]
+        step("start" + why)
+        self.start()  # type: ignore[attr-defined]
+
+    def _decrypt_in_place(self) -> dict[str, Any]:
+        """``innodb_encrypt_tables`` off, and wait until the threads decrypted the system tables; the threads are
+        then stopped (0) so that the baseline runs without them."""
         self._switch_cursor_run(["SET GLOBAL innodb_encryption_threads = 4", "SET GLOBAL innodb_encrypt_tables = OFF"])
         deadline = time.monotonic() + PLAIN_WAIT
         while not (progress := self.encryption_progress(on=False)).done:

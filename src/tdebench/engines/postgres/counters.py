@@ -85,7 +85,8 @@ class PostgresCounters:
                        pages_written=written + background, temp_bytes=temp * block, log_bytes=wal)
         server_r, server_w = tree_io(cluster.pids())
         out.update(bytes_read=server_r, bytes_written=server_w)
-        fs = self.fs  # type: ignore[attr-defined]
+        layer = getattr(self, "in_layer", True)  # out of its fs: layer (before a switch) nothing is encrypted
+        fs = self.fs if layer else None  # type: ignore[attr-defined]
         if fs is not None:
             fuse_r, _ = tree_io(fs.pids())
             out.update(bytes_encrypted_estimate=server_w, bytes_decrypted_estimate=max(0, fuse_r - server_w))
@@ -95,7 +96,7 @@ class PostgresCounters:
         kills = self._cap.oom_kills() if self._cap is not None else None
         if kills is not None:
             out["oom_kills"] = kills
-        if fs is None:  # gocryptfs's own estimates above stand for a gocryptfs twin on an image
+        if fs is None and layer:  # gocryptfs's own estimates above stand for a gocryptfs twin on an image
             fscrypt.image_counters(getattr(self, "image", None), out)
         return out
 

@@ -21,10 +21,12 @@ from pathlib import Path
 
 from tdebench.api.dialect import POSTGRES
 from tdebench.api.engine import DEFAULT_DATABASE, Config, Engine
+from tdebench.api.switch import SwitchMethod
 from tdebench.api.footprint import MIB, Footprint, size_setting
 from tdebench.api.tables import TableSpec
 from tdebench.encryption import PLAIN, EncryptionSpec, parse_spec
 from tdebench.engines.toolkit import fscrypt, fsencrypt
+from tdebench.engines.toolkit.fslayer import LAYER_SWITCH, is_layer_spec
 from tdebench.engines.postgres.column import PgColumnInstance, check_encrypt_columns, validate_column_options
 from tdebench.engines.postgres.counters import check_headroom
 from tdebench.engines.postgres.server import DEFAULTS, extension_available, find_bindir, server_version, validate_gucs
@@ -52,7 +54,13 @@ class PostgresEngine(Engine):
     rekey_method = "pgcrypto (column:*): an UPDATE decrypting with the old key and encrypting with a new one"
 
     def can_switch(self, spec: EncryptionSpec) -> bool:
-        return spec.mechanism == "column"
+        return spec.mechanism == "column" or is_layer_spec(spec)
+
+    def switch_method(self, spec: EncryptionSpec) -> SwitchMethod | None:
+        """pgcrypto's UPDATE (``column:``), or pgdata copied into the layer (``fs:``); both offline."""
+        if is_layer_spec(spec):
+            return SwitchMethod(False, LAYER_SWITCH, whole_server=True, copies=True)
+        return super().switch_method(spec)
 
     def __init__(self) -> None:
         self._bindir: Path | None = None

@@ -30,6 +30,7 @@ from tdebench.api.tables import TableSpec
 from tdebench.engines.toolkit import fscrypt, fsencrypt
 from tdebench.engines.toolkit.bulkload import copy_file
 from tdebench.engines.postgres.counters import PostgresCounters, libdir, with_preload
+from tdebench.engines.postgres.layer import PostgresLayer
 from tdebench.engines.postgres.server import PgCluster, server_version
 from tdebench.engines.toolkit.asuser import user_can_reach
 from tdebench.engines.postgres.threats import PostgresThreatProbes
@@ -45,7 +46,7 @@ TDEBENCH_KEYS = ("encrypt_columns", "pgp_options", "memory_headroom", fscrypt.ST
 RELOCATE_BASE = "/var/tmp"
 
 
-class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, Instance):
+class PostgresInstance(PostgresLayer, PostgresTools, PostgresThreatProbes, PostgresCounters, Instance):
     """One private cluster (plain, or on a gocryptfs mount for ``fs:*``)."""
 
     dialect = POSTGRES
@@ -205,7 +206,10 @@ class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, In
     # facts -------------------------------------------------------------------------------------
     @property
     def data_dir(self) -> Path:
-        """What is on disk: the data directory, or gocryptfs' cipher directory for ``fs:*``."""
+        """What is on disk: the data directory, or gocryptfs' cipher directory for ``fs:*`` (out of the layer, before
+        an ``fs:`` switch: the instance's directory)."""
+        if not self.in_layer:
+            return self.switch_root
         if self.image is not None:
             return self.image.image_dir
         return self.fs.cipher_dir if self.fs is not None else self.cluster.pgdata
@@ -291,7 +295,8 @@ class PostgresInstance(PostgresTools, PostgresThreatProbes, PostgresCounters, In
     def storage_bytes(self) -> int:
         """Bytes of the data directory's files; on an ext4 image, as its mount shows them (like the plain twin's),
         not the sparse image's apparent size."""
-        root = self.fs.cipher_dir if self.fs is not None else self.cluster.pgdata if self.image else self.data_dir
+        root = (self.cluster.pgdata if not self.in_layer or (self.image is not None and self.fs is None) else
+                self.fs.cipher_dir if self.fs is not None else self.data_dir)
         return allocated_bytes(root)
 
     def storage_breakdown(self) -> dict[str, Any]:

@@ -152,3 +152,17 @@ def user_can_reach(path: Path, user: pwd.struct_passwd | None) -> bool:
     result = subprocess.run(["/usr/bin/test", "-x", str(existing)], user=user.pw_uid, group=user.pw_gid,
                             extra_groups=[], capture_output=True, check=False)
     return result.returncode == 0
+
+
+def tree_bytes(user: pwd.struct_passwd | None, path: Path, apparent: bool = True) -> int:
+    """Bytes of the tree ``path`` as ``user`` sees it (``du``): the files' sizes (``apparent``) or the blocks they
+    take on disk."""
+    argv = ["du", "-s", "-B1", *(["--apparent-size"] if apparent else []), "--", str(path)]
+    return int(run_as(user, argv).stdout.split()[0])
+
+
+def copy_into(user: pwd.struct_passwd | None, source: Path, target: Path) -> None:
+    """``cp -a source target`` as ``user`` (``target`` must not exist), then every copied file fsynced (``sync``
+    on each file: a filesystem-wide sync would not reach through a FUSE mount, and would flush other work too)."""
+    run_as(user, ["cp", "-a", "--", str(source), str(target)])
+    run_as(user, ["find", str(target), "-type", "f", "-exec", "sync", "--", "{}", "+"])

@@ -21,17 +21,23 @@ SAMPLE = 0.1
 
 
 def allocated_bytes(root: Path) -> int:
-    """Bytes allocated on disk to the files below ``root`` (``st_blocks``; files that vanish while walking are
-    skipped: the engine is working)."""
+    """Bytes allocated on disk to the files below ``root`` on its filesystem (``st_blocks``; like ``du -x``: a
+    mount inside it, e.g. a gocryptfs mount or a loop-mounted image, is not entered, its backing files are counted
+    where they are; files that vanish while walking are skipped: the engine is working)."""
     total = 0
     stack = [str(root)]
+    try:
+        device = os.stat(root).st_dev
+    except OSError:
+        return 0
     while stack:
         try:
             with os.scandir(stack.pop()) as entries:
                 for entry in entries:
                     try:
                         if entry.is_dir(follow_symlinks=False):
-                            stack.append(entry.path)
+                            if entry.stat(follow_symlinks=False).st_dev == device:
+                                stack.append(entry.path)
                         elif entry.is_file(follow_symlinks=False):
                             total += entry.stat(follow_symlinks=False).st_blocks * 512
                     except OSError:
@@ -72,24 +78,31 @@ class DiskSampler:
 
 
 def run_offline(instance: Instance, action: str, name: str, clock: float) -> Switch:
-    """``instance.switch_offline(action)`` timed, disk sampled, its stages recorded; ``clock``: the trial's
-    second at which it starts (the timeline). Raises what the engine raised (the trial fails with it)."""
-    record = Switch(name, action != "off", 1, action=action, method="offline", start=clock)
+    """``instance.switch_offline(action)`` (``action`` on, off or rekey), or the restart an online switch needs
+    (``restart_on``, ``restart_off``: :meth:`Instance.switch_restart`), timed, the disk below
+    :attr:`Instance.switch_root` sampled, its stages recorded; ``clock``: the trial's second at which it starts
+    (the timeline). Raises what the engine raised (the trial fails with it)."""
+    restart = action.startswith("restart_")
+    record = Switch(name, action not in ("off", "restart_off"), 1, action=action, method="offline", start=clock)
     stages: list[dict[str, Any]] = []
     io = server_io(instance.server_pids())
     started = time.monotonic()
-    with DiskSampler(instance.data_dir) as disk:
+    with DiskSampler(instance.switch_root) as disk:
         def stage(label: str) -> None:
             now = round(time.monotonic() - started, 3)
             if stages:
                 stages[-1].update(seconds=round(now - stages[-1]["start_s"], 3), end_bytes=disk.sample())
             stages.append({"name": label, "start_s": now, "start_bytes": disk.sample()})
 
-        record.applied = instance.switch_offline(action, stage)
+        if restart:
+            record.applied = instance.switch_restart(action == "restart_on", stage) or {}
+        else:
+            record.applied = instance.switch_offline(action, stage)
         record.seconds = time.monotonic() - started
         if stages:
             stages[-1].update(seconds=round(record.seconds - stages[-1]["start_s"], 3), end_bytes=disk.sample())
-    progress = instance.encryption_progress(on=action != "off")
+    progress = instance.encryption_progress(on=action not in ("off", "restart_on", "restart_off"))  # a restart
+    # leaves the tables plaintext
     record.done, record.tablespaces = progress.done, progress.total
     if not progress.done:
         raise RuntimeError(f"{name}: the engine's method returned but its status says it is not done "

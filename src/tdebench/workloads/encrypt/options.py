@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +16,8 @@ from tdebench.workloads.tpcc.options import TpccOptions, parse_duration, parse_v
 
 if TYPE_CHECKING:
     from tdebench.api.engine import Config, Engine
+    from tdebench.api.switch import SwitchMethod
+    from tdebench.encryption import EncryptionSpec
 
 MAX_THREADS = 255  # innodb_encryption_threads' upper bound
 MAX_IOPS = 1_000_000
@@ -133,22 +135,22 @@ class EncryptOptions(WorkloadOptions):
         rates: list[int | None] = list(self.iops) if self.iops else [None]
         return [Cycle(f"t{k}" if len(rates) == 1 else f"t{k}-iops{r}", k, r) for k in self.threads for r in rates]
 
-    def online(self, engine: "Engine") -> bool:
-        """Whether ``engine`` switches while the background runs (else offline, with the background stopped)."""
-        return bool(engine.online_switch) and self.method != "offline"
+    def online(self, engine: "Engine", spec: "EncryptionSpec") -> bool:
+        """Whether ``engine`` switches ``spec`` while the background runs (else offline, the background stopped)."""
+        return _method(engine, spec).online and self.method != "offline"
 
-    def tpch_alone(self, engine: "Engine") -> bool:
+    def tpch_alone(self, engine: "Engine", spec: "EncryptionSpec") -> bool:
         """Whether ``engine``'s TPC-H (``sf``) is the only data loaded and switched, with no background: an offline
         switch stops the service anyway, and a switch that does not cover a second database could not reach TPC-H
         loaded beside TPC-C (their customer and orders tables clash in one database)."""
-        return bool(self.sf) and not engine.switch_whole_server and not self.online(engine)
+        return bool(self.sf) and not _method(engine, spec).whole_server and not self.online(engine, spec)
 
-    def rekeys(self, engine: "Engine") -> bool:
-        return self.rekey == "yes" or (self.rekey == "auto" and bool(engine.rekey_method))
+    def rekeys(self, engine: "Engine", spec: "EncryptionSpec") -> bool:
+        return self.rekey == "yes" or (self.rekey == "auto" and bool(_method(engine, spec).rekey))
 
     def check_configs(self, configs: "Sequence[Config]") -> None:
         """Every config names an encrypted target spec of an engine that can switch it by the method asked for."""
-        from tdebench.engines import engine_names, get_engine
+        from tdebench.engines import get_engine
 
         for config in configs:
             engine = get_engine(config.engine)
@@ -156,46 +158,71 @@ class EncryptOptions(WorkloadOptions):
                 raise UsageError(f"encrypt: config '{config.label}' names no encryption to switch on",
                                  "name the target spec only, e.g. --encryption tde:aes-256-ctr (each trial's "
                                  "plaintext baseline is its own 'before' phase)")
-            if self.method == "online" and not engine.online_switch:
-                able = [n for n in engine_names() if get_engine(n).online_switch]
-                raise UsageError(f"engine '{config.engine}' cannot switch encryption on in place while serving "
-                                 "(method=online)", f"use method=auto (its offline method, the background stopped) "
-                                 f"or an engine that can: {', '.join(able) or 'none installed'}")
-            if not (engine.online_switch or engine.offline_switch) or not engine.can_switch(config.spec):
-                able = [n for n in engine_names() if get_engine(n).online_switch or get_engine(n).offline_switch]
+            method = engine.switch_method(config.spec)
+            if method is None:
                 raise UsageError(f"engine '{config.engine}' cannot switch encryption on in place (the encrypt "
                                  f"workload) for '{config.spec}'",
-                                 f"use an engine and spec that can: {', '.join(able) or 'none installed'}")
-            if self.method == "offline" and not engine.offline_switch:
-                raise UsageError(f"engine '{config.engine}' has no offline method to encrypt existing data",
-                                 "use method=auto")
-            self._check_sf(config.engine, engine)
-            if self.rekey == "yes" and not engine.rekey_method:
-                raise UsageError(f"engine '{config.engine}' cannot re-key existing data (rekey=yes)", "use rekey=auto")
-            if not self.online(engine) and self.iops is not None:
+                                 f"use an engine and spec that can: {switchable_pairs(lambda m: True)}")
+            if self.method == "online" and not method.online:
+                raise UsageError(f"engine '{config.engine}' cannot switch '{config.spec}' on in place while serving "
+                                 "(method=online)", f"use method=auto (its offline method, the background stopped) "
+                                 f"or an engine and spec that can: {switchable_pairs(lambda m: m.online)}")
+            if self.method == "offline" and method.online:
+                raise UsageError(f"engine '{config.engine}' has no offline method to encrypt existing data with "
+                                 f"'{config.spec}'", "use method=auto")
+            self._check_sf(config.engine, engine, config.spec)
+            if self.rekey == "yes" and not method.rekey:
+                raise UsageError(f"engine '{config.engine}' cannot re-key existing data under '{config.spec}' "
+                                 "(rekey=yes)", "use rekey=auto")
+            if not self.online(engine, config.spec) and self.iops is not None:
                 raise UsageError(f"iops={','.join(map(str, self.iops))}: '{config.engine}' encrypts offline, with "
                                  "no page rate to set",
                                  "leave out iops")
-            if not self.online(engine) and "threads" in self.model_fields_set and self.threads != [1]:
+            if not self.online(engine, config.spec) and "threads" in self.model_fields_set and self.threads != [1]:
                 raise UsageError(f"threads={','.join(map(str, self.threads))}: '{config.engine}' encrypts offline "
                                  "by one statement, with no encryption threads to set", "leave out threads")
-        if len({self.tpch_alone(get_engine(c.engine)) for c in configs}) > 1:
+        if len({self.tpch_alone(get_engine(c.engine), c.spec) for c in configs}) > 1:
             raise UsageError(f"sf={self.sf:g}: some engines switch TPC-H beside the TPC-C background, others TPC-H "
                              "alone offline, so their trials would not compare",
                              "give each group of engines its own tdebench run")
 
-    def _check_sf(self, name: str, engine: "Engine") -> None:
+    def _check_sf(self, name: str, engine: "Engine", spec: "EncryptionSpec") -> None:
         """``sf`` needs a switch that covers TPC-H beside the background, or one done offline on TPC-H alone."""
-        from tdebench.engines import engine_names, get_engine
-
-        if self.sf and not engine.switch_whole_server and self.online(engine):
-            able = [n for n in engine_names() if get_engine(n).switch_whole_server or get_engine(n).offline_switch]
-            raise UsageError(f"sf={self.sf:g}: '{name}' switches online and its switch does not cover TPC-H loaded "
-                             "beside the TPC-C background", f"leave out sf (or --sf), or use an engine that can: "
-                             f"{', '.join(able) or 'none'}")
-        if self.tpch_alone(engine) and self.rate:
+        if self.sf and not _method(engine, spec).whole_server and self.online(engine, spec):
+            raise UsageError(f"sf={self.sf:g}: '{name}' switches '{spec}' online and its switch does not cover TPC-H "
+                             "loaded beside the TPC-C background", "leave out sf (or --sf), or use an engine and spec "
+                             f"that can: {switchable_pairs(lambda m: m.whole_server or not m.online)}")
+        if self.tpch_alone(engine, spec) and self.rate:
             raise UsageError(f"rate={self.rate:g}: with sf, '{name}' switches TPC-H alone offline, with no background "
                              "to hold at a rate", "leave out rate")
+
+
+def _method(engine: "Engine", spec: "EncryptionSpec") -> "SwitchMethod":
+    method = engine.switch_method(spec)
+    if method is None:  # check_configs refuses such a config before any work
+        raise UsageError(f"engine '{engine.name}' cannot switch '{spec}' on in place", "see docs/workloads/encrypt.md")
+    return method
+
+
+def switchable_pairs(keep: "Callable[[SwitchMethod], bool]") -> str:
+    """Every registered engine with the specs it can switch by a method ``keep`` accepts, e.g. ``mariadb with
+    tde:* or fs:*``; the specs by mechanism (``tde:*``) when the engine can switch all of its specs of it."""
+    from tdebench.engines import engine_names, get_engine
+
+    pairs = []
+    for name in engine_names():
+        engine = get_engine(name)
+        by_mechanism: dict[str, list[str]] = {}
+        for spec in engine.supported_specs():
+            if spec.is_plain:
+                continue
+            method = engine.switch_method(spec)
+            by_mechanism.setdefault(spec.mechanism, []).append(str(spec) if method and keep(method) else "")
+        texts = [f"{m}:*" if all(names) else "/".join(n for n in names if n)
+                 for m, names in by_mechanism.items() if any(names)]
+        if texts:
+            pairs.append(f"{name} with {' or '.join(texts)}")
+    return "; ".join(pairs) or "none installed"
 
 
 def parse_options(raw: dict[str, Any]) -> EncryptOptions:

@@ -12,12 +12,15 @@ from typing import Any
 
 from tdebench.api.trial import Recorder
 from tdebench.workloads.encrypt.controller import Switch, SwitchController
-from tdebench.workloads.encrypt.phases import (ORDER, Phase, PhaseStats, holds_middle, paired_ratio, phase_stats,
-                                              seconds_of)
+from tdebench.workloads.encrypt.phases import (ORDER, SWITCH_STEPS, Phase, PhaseStats, holds_middle, paired_ratio,
+                                              phase_stats, seconds_of)
 from tdebench.workloads.tpcc.driver import StepResult
 from tdebench.workloads.tpcc.histogram import Histogram
 
 TEST = "encrypt"
+#: each trial's last switch on (the last cycle's online; the offline method's): the workload's headline, one step
+#: for configs that switch online (``t<K>.on``) and offline (``offline.on``) alike
+HEADLINE_STEP = "switch_on"
 COMPARED = ("tpm", "latency_p95")
 _KEPT = (*PhaseStats.METRICS, "time_to_done")  # what a trial keeps for the summary
 
@@ -86,6 +89,8 @@ def trial(rec: Recorder, block: int, background: Series, rate: float, folder: Pa
         rec.add(TEST, name, f"{'p95' if metric == 'latency_p95' else metric}_vs_before", value, "ratio")
     for switch in background.switches:
         rec.add(TEST, switch.name, "time_to_done", switch.seconds, "s")
+        if switch.method == "offline":  # no workload connected from the method's start to the server serving again
+            rec.add(TEST, switch.name, "downtime", switch.seconds, "s")
         rec.add(TEST, switch.name, "tablespaces", switch.tablespaces, "count")
         for metric in ("read_bytes", "write_bytes"):
             value = getattr(switch, metric)
@@ -104,6 +109,12 @@ def trial(rec: Recorder, block: int, background: Series, rate: float, folder: Pa
                 rec.add(TEST, switch.name, f"{stage['name']}_seconds", stage["seconds"], "s")
             if "end_bytes" in stage:
                 rec.add(TEST, switch.name, f"{stage['name']}_end_bytes", stage["end_bytes"], "bytes")
+        copy = next((st.get("seconds") for st in switch.stages if st["name"] == "copy"), None)
+        if copy and switch.applied.get("copied_bytes"):  # a switch that copies the data: its throughput
+            rec.add(TEST, switch.name, "copy_bytes_per_s", switch.applied["copied_bytes"] / copy, "bytes/s")
+    ons = [s for s in background.switches if s.action in ("", "on") and s.on]
+    if ons:
+        rec.add(TEST, HEADLINE_STEP, "time_to_done", ons[-1].seconds, "s")
     for name, scan in background.scans.items():
         for metric in ("canary_hits_in_scope", "known_plaintext_hits_in_scope", "known_plaintext_found_in_scope",
                        "hits_outside_scope"):
@@ -204,7 +215,7 @@ def summarize(history: list[dict[str, float]]) -> dict[str, Any]:
                 if ratio is not None:
                     entry[metric] = ratio.as_dict()
             out["phases"][name] = entry
-        elif kind in ("on", "off", "rekey"):
+        elif kind in SWITCH_STEPS:
             times = [h[f"{name}/time_to_done"] for h in history if f"{name}/time_to_done" in h]
             out["switches"][name] = {"time_to_done_s": times, "mean_s": sum(times) / len(times) if times else None}
     return out

@@ -1,11 +1,13 @@
 """``encrypt``: switch encryption on in a loaded plaintext database while it serves, timed, with the background's
 throughput and latency before, during and after (docs/workloads/encrypt.md).
 
-Every config names the TARGET spec (e.g. ``--engine mariadb --encryption tde:aes-256-ctr``): its instance is
-provisioned with what the engine needs to switch (the key plugin) but its data are loaded plaintext
-(:meth:`~tdebench.api.engine.Instance.start_plain`). Each trial plants canaries, starts the background (TPC-C
-virtual users, closed loop) and runs the cycles of :mod:`tdebench.workloads.encrypt.controller`, one per value of
-``threads`` (and of ``iops`` when it lists several: cycle ``t<K>-iops<N>``). With ``sf``, TPC-H is loaded beside
+Every config names the TARGET spec (e.g. ``--engine mariadb --encryption tde:aes-256-ctr``): its instance starts as
+the plaintext server a DBA switches from (:meth:`~tdebench.api.engine.Instance.start_plain`) and its data are loaded
+plaintext. How the config switches is its engine's :class:`~tdebench.api.switch.SwitchMethod` for the spec: online
+(after the restart it may need), or offline (a rewrite, or a copy into filesystem encryption). Each trial plants
+canaries, starts the background (TPC-C virtual users, closed loop) and runs the cycles of
+:class:`tdebench.workloads.encrypt.cycle.TrialRun`, one per value of ``threads`` (and of ``iops`` when it lists
+several: cycle ``t<K>-iops<N>``; one cycle ``offline`` offline). With ``sf``, TPC-H is loaded beside
 the background when the engine's switch covers its whole server, or alone (no TPC-C, no background) when it
 switches offline (:meth:`EncryptOptions.tpch_alone`): then a control scan ``offline.plain`` precedes the switch.
 Measurements (test ``encrypt``):
@@ -17,8 +19,13 @@ Measurements (test ``encrypt``):
 * step ``t<K>.on`` / ``t<K>.off``: ``time_to_done`` (s, from the SET to the engine's own "every tablespace
   done"), ``read_bytes``/``write_bytes`` (the server's storage IO meanwhile, /proc), ``tablespaces``, the engine's
   switch counters (e.g. ``innodb_encryption_rotation_pages_modified``);
+* step ``t<K>.restart_on`` / ``t<K>.restart_off`` and ``offline.on`` / ``offline.off``: ``downtime`` too (the
+  service stopped), per stage ``<stage>_seconds``; a switch that copies also ``copied_bytes``, ``copy_bytes_per_s``,
+  ``removed_bytes``, ``wipe_seconds``;
+* step ``switch_on``: ``time_to_done`` of the trial's last switch on (the headline);
 * step ``t<K>.on.scan``: ``canary_hits_in_scope``, ``known_plaintext_hits_in_scope`` (old plaintext left after the
-  switch: a finding), ``hits_outside_scope``;
+  switch: a finding), ``hits_outside_scope``; ``<cycle>.on.old_copy.scan`` the same for the old copy of a switch
+  that copies, before it is deleted;
 * step ``background``: ``errors``, ``retries``, ``latency_max``.
 
 ``samples/<config>/encrypt-block<NNN>.csv`` holds the per-second series (with the phase and the switch's progress),
@@ -28,7 +35,7 @@ measured trials so far with 95% t intervals.
 
 from __future__ import annotations
 
-import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +47,8 @@ from tdebench.api.workload import Need, RunFiles, Workload
 from tdebench.errors import UsageError
 from tdebench.verify.atrest import new_markers
 from tdebench.workloads.encrypt import record
-from tdebench.encryption import redact
-from tdebench.workloads.encrypt.controller import SwitchController
-from tdebench.workloads.encrypt.offline import run_offline
-from tdebench.workloads.encrypt.options import Cycle, parse_options
-from tdebench.workloads.encrypt.scan import leftover_scan
+from tdebench.workloads.encrypt.cycle import TEST, TrialRun, ensure_plain
+from tdebench.workloads.encrypt.options import parse_options
 from tdebench.workloads.tpcc import schema
 from tdebench.workloads.tpcc.datagen import ensure_data
 from tdebench.workloads.tpcc.loader import load_tpcc
@@ -57,9 +61,6 @@ from tdebench.workloads.tpch import schema as tpch_schema
 from tdebench.workloads.tpch.workload import TpchWorkload
 from tdebench.workloads.encrypt.presentation import PRESENTATION
 
-TEST = "encrypt"
-RESET_WAIT = 3600.0
-OFFLINE = "offline"  # the cycle of an engine that switches with the background stopped
 TPCH_DATABASE = "tpch"  # where TPC-H goes beside the background (sf)
 
 
@@ -105,7 +106,8 @@ class EncryptWorkload(Workload):
         (:meth:`EncryptOptions.tpch_alone`; check_configs refuses a mix)."""
         from tdebench.engines import get_engine
 
-        return bool(self.plan.configs) and all(self.opts.tpch_alone(get_engine(c.engine)) for c in self.plan.configs)
+        return bool(self.plan.configs) and all(self.opts.tpch_alone(get_engine(c.engine), c.spec)
+                                               for c in self.plan.configs)
 
     def tables(self) -> tuple[TableSpec, ...]:
         return tpch_schema.TABLES if self.alone else schema.TABLE_SPECS
@@ -119,12 +121,9 @@ class EncryptWorkload(Workload):
         return {"workload": self.name, **self.opts.model_dump()}
 
     def headline(self) -> tuple[str, str, str]:
-        """The time to fully encrypted with the last thread count (offline engines: their one method)."""
-        from tdebench.engines import get_engine
-
-        if all(not self.opts.online(get_engine(c.engine)) for c in self.plan.configs):
-            return (TEST, f"{OFFLINE}.on", "time_to_done")
-        return (TEST, f"{self.opts.cycles()[-1].prefix}.on", "time_to_done")
+        """The time to fully encrypted of each config's switch on (``switch_on``: its last cycle's online, its one
+        method's offline), a step every config has whatever its method."""
+        return (TEST, record.HEADLINE_STEP, "time_to_done")
 
     def prepare(self, ui: RunListener) -> dict[str, Any]:
         self.opts.check_configs(self.plan.configs)  # the CLI checked already; a resumed or in-process plan here
@@ -158,9 +157,10 @@ class EncryptWorkload(Workload):
         TPC-H's alone."""
         rec.workload = self.name
         start = state.instance.start_plain()
+        switching = self.switching_facts(state)
         if self.alone:
             return {**self._load_tpch(state, rec, ui, None), "start_plain": start, "background": "none",
-                    "offline_switch": state.engine.offline_switch, "rekey_method": state.engine.rekey_method,
+                    "switching": switching,
                     "method": "offline, TPC-H alone (no background: the service is stopped for the switch)"}
         mode = resolve_mode(self.opts.mode, state.dialect)
         load = load_tpcc(state.instance, state.dialect, self.data_dir, self.opts.warehouses,
@@ -169,9 +169,17 @@ class EncryptWorkload(Workload):
         rec.add("load", "total", "elapsed", load.total_seconds, "s")
         beside = self._load_tpch(state, rec, ui, TPCH_DATABASE) if self.tpch_dir is not None else {}
         return {**beside, "load_seconds": round(load.total_seconds, 6), "load_rows": load.rows, "tpcc_mode": mode,
-                "start_plain": start, "online_switch": state.engine.online_switch,
-                "offline_switch": state.engine.offline_switch, "rekey_method": state.engine.rekey_method,
-                "method": "online" if self.opts.online(state.engine) else "offline (the background stopped)"}
+                "start_plain": start, "switching": switching,
+                "method": "online" if switching["online"] else "offline (the background stopped)"}
+
+    def switching_facts(self, state: ConfigState) -> dict[str, Any]:
+        """The manifest's word on how this config switches (:class:`~tdebench.api.switch.SwitchMethod`, as run:
+        ``online`` False also under method=offline), beside the measurements a decision reads
+        (:mod:`tdebench.stats.switching`)."""
+        method = state.engine.switch_method(state.config.spec)
+        assert method is not None
+        return {**asdict(method), "online": self.opts.online(state.engine, state.config.spec),
+                "rekeys": self.opts.rekeys(state.engine, state.config.spec), "way_back": self.opts.way_back}
 
     def _load_tpch(self, state: ConfigState, rec: Recorder, ui: RunListener, database: str | None) -> dict[str, Any]:
         """TPC-H (``sf``) plaintext, into ``database`` of the same server beside the background (the switch encrypts
@@ -207,126 +215,25 @@ class EncryptWorkload(Workload):
         return []
 
     def recover(self, state: ConfigState, block: int) -> None:
-        self._ensure_plain(state)
-
-    def _ensure_plain(self, state: ConfigState) -> float:
-        """Switch back to plaintext, untimed, when a failed trial left it encrypted; seconds it took."""
-        started = time.monotonic()
-        if state.instance.encryption_progress(on=False).done:
-            return 0.0
-        if not self.opts.online(state.engine):
-            state.instance.switch_offline("off", lambda stage: None)
-            return time.monotonic() - started
-        state.instance.switch_encryption(False, max(self.opts.threads), max(self.opts.iops or [0]) or None)
-        while not state.instance.encryption_progress(on=False).done:
-            if time.monotonic() - started > RESET_WAIT:
-                raise RuntimeError(f"{state.label} did not return to plaintext within {RESET_WAIT:.0f} s")
-            time.sleep(0.5)
-        return time.monotonic() - started
+        ensure_plain(self.opts, state)
 
     def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
-        """Per cycle (a value of ``threads``, times ``iops`` when swept; one cycle for an offline engine): the switch
-        on, the at-rest scan with the background stopped (a flush cannot finish under writes), the re-keying and its
-        scan, and with the way back the switch off."""
+        """Per cycle (a value of ``threads``, times ``iops`` when swept; one cycle for an offline method): the switch
+        on (after the restart it needs), the at-rest scan with the background stopped (a flush cannot finish under
+        writes), the re-keying and its scan, and with the way back the switch off (:class:`TrialRun`)."""
         rec.workload = self.name
-        result = TrialResult()
-        reset = self._ensure_plain(state)
+        reset = ensure_plain(self.opts, state)
         if reset:
             rec.add(TEST, "reset", "elapsed", reset, "s")
         markers = new_markers()
         state.instance.plant_canaries(markers)  # plaintext until the switch: what must not survive it
-        series = record.Series()
-        online = self.opts.online(state.engine)
-        for cycle in self.opts.cycles() if online else [Cycle(OFFLINE, 1, None)]:
-            if not self._cycle(state, block, cycle, online, series, result, markers):
-                break
+        run = TrialRun(self.opts, state, block, markers, self.known_plaintext, self.alone)
+        run.run()
+        result = run.result
         folder = self.rundir.path / "samples" / state.label
         if state.label not in self.history:  # a resumed run: its earlier trials count too
             self.history[state.label] = record.earlier_trials(self.rundir.path / "measurements.csv", state.label)
-        result.failures += record.trial(rec, block, series, self.opts.rate, folder, self.history[state.label])
+        result.failures += record.trial(rec, block, run.series, self.opts.rate, folder, self.history[state.label])
         if not state.instance.alive():
             result.failures.append(f"the server of {state.label} died during the trial")
         return result
-
-    def _cycle(self, state: ConfigState, block: int, cycle: Cycle, online: bool, series: "record.Series",
-               result: TrialResult, markers: list[str]) -> bool:
-        """One cycle: on, scan, [re-key, scan], [off]; False when a step failed (the trial stops there)."""
-        def scan(name: str) -> None:
-            series.scans[name] = leftover_scan(state.instance, markers, self.known_plaintext)
-
-        prefix, switch = cycle.prefix, (cycle.threads, cycle.iops, cycle.prefix)
-        if online:
-            ok = self._window(state, block, [("steady", f"{prefix}.before"), ("switch", True, *switch),
-                                             ("steady", f"{prefix}.after_on")], series, result)
-        else:
-            if self.alone:  # the control: the same scan sees TPC-H's plaintext before the switch
-                scan(f"{prefix}.plain")
-            ok = (self._window(state, block, [("steady", f"{prefix}.before")], series, result)
-                  and self._offline(state, "on", f"{prefix}.on", series, result)
-                  and self._window(state, block, [("steady", f"{prefix}.after_on")], series, result))
-        if not ok:
-            return False
-        scan(f"{prefix}.on")
-        if self.opts.rekeys(state.engine):
-            if state.engine.rekey_online and online:
-                ok = self._window(state, block, [("steady", f"{prefix}.before_rekey"), ("rekey", prefix),
-                                                 ("steady", f"{prefix}.after_rekey")], series, result)
-            else:
-                ok = (self._offline(state, "rekey", f"{prefix}.rekey", series, result)
-                      and self._window(state, block, [("steady", f"{prefix}.after_rekey")], series, result))
-            if not ok:
-                return False
-            scan(f"{prefix}.rekey")
-        if not self.opts.way_back:
-            return True
-        if online:
-            return self._window(state, block, [("steady", f"{prefix}.before_off"), ("switch", False, *switch),
-                                               ("steady", f"{prefix}.after_off")], series, result)
-        return (self._offline(state, "off", f"{prefix}.off", series, result)
-                and self._window(state, block, [("steady", f"{prefix}.after_off")], series, result))
-
-    def _offline(self, state: ConfigState, action: str, name: str, series: "record.Series",
-                 result: TrialResult) -> bool:
-        """The engine's offline method between two windows (no background: the service is stopped)."""
-        state.mark(name, test=TEST)
-        try:
-            switch = run_offline(state.instance, action, name, float(len(series.per_second)))
-        except Exception as exc:  # noqa: BLE001 - the trial fails with it
-            result.failures.append(f"{name}: {type(exc).__name__}: {redact(str(exc))[:400]}")
-            return False
-        finally:
-            state.mark(None, test=TEST)
-        series.add_offline(switch)
-        return True
-
-    def _window(self, state: ConfigState, block: int, steps: list[tuple[Any, ...]], series: "record.Series",
-                result: TrialResult) -> bool:
-        """One background window (fresh virtual users, ramp-up) running ``steps``; False when it failed. None with
-        TPC-H alone (no background: only the offline switches and their scans are measured)."""
-        if self.alone:
-            return True
-        seed = self.opts.seed + 7919 * block + len(series.windows)
-        pool = VuPool(state.instance, state.dialect, self.opts.tpcc(), self.opts.vus, seed)
-        controller = SwitchController(state.instance, self.opts, steps, lambda step: state.mark(step, test=TEST),
-                                      pool.abort)
-        background = None
-        try:
-            if self.opts.rampup:
-                pool.run(self.opts.rampup, measured=False)
-            controller.start(time.monotonic())
-            background = pool.run(self._cap())
-        except Exception as exc:  # noqa: BLE001 - a lost background fails the trial, the schedule stops
-            result.failures.append(f"background: {exc}")
-        finally:
-            controller.join()
-            pool.close()
-        if controller.error:
-            result.failures.append(f"switch schedule: {controller.error}")
-        if background is not None:
-            result.failures += [f"background: {f}" for f in background.failures]
-            series.add(background, controller)
-        return background is not None and not controller.error
-
-    def _cap(self) -> float:
-        """An upper bound of the background's window; the schedule ends it earlier."""
-        return 2 * self.opts.steady + self.opts.max_switch + 600.0

@@ -1,0 +1,170 @@
+"""One trial of the ``encrypt`` workload on one config: its cycles, each a switch on, scans, a re-keying and the way
+back, as the engine's :class:`~tdebench.api.switch.SwitchMethod` for the config's spec says.
+
+Online (MariaDB TDE): a window ``before`` on the plaintext server; when the switch needs a restart
+(:attr:`SwitchMethod.restart`), the restart timed as an offline step ``<cycle>.restart_on`` (the service is down
+meanwhile) and a window ``after_restart → during_on → after_on``, else one window ``before → during_on →
+after_on``. The way back is a window ``before_off → during_off → after_off``, then the restart ``restart_off``.
+Offline (SQLCipher, pgcrypto, ``fs:``): ``before``, the method with the background stopped, ``after_on``. A method
+that copies (:attr:`SwitchMethod.copies`: ``fs:``) leaves the old copy in the clear: it is scanned
+(``<cycle>.on.old_copy.scan``: a finding) and then deleted, timed (``wipe_seconds``, ``removed_bytes``).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from tdebench.api.trial import ConfigState, TrialResult
+from tdebench.encryption import redact
+from tdebench.workloads.encrypt import record
+from tdebench.workloads.encrypt.controller import SwitchController
+from tdebench.workloads.encrypt.offline import run_offline
+from tdebench.workloads.encrypt.options import Cycle, EncryptOptions
+from tdebench.workloads.encrypt.scan import leftover_scan, old_copy_scan
+from tdebench.workloads.tpcc.slices import VuPool
+
+TEST = "encrypt"
+OFFLINE = "offline"  # the cycle of an engine that switches with the background stopped
+RESET_WAIT = 3600.0
+
+
+class TrialRun:
+    """The cycles of one trial (:meth:`run`), recorded into :attr:`series` with failures in :attr:`result`."""
+
+    def __init__(self, opts: EncryptOptions, state: ConfigState, block: int, markers: list[str],
+                 known: tuple[str, ...], alone: bool) -> None:
+        self.opts, self.state, self.block, self.markers, self.known, self.alone = (opts, state, block, markers,
+                                                                                   known, alone)
+        method = state.engine.switch_method(state.config.spec)
+        assert method is not None  # EncryptOptions.check_configs refused the config otherwise
+        self.method = method
+        self.online = opts.online(state.engine, state.config.spec)
+        self.series = record.Series()
+        self.result = TrialResult()
+
+    def run(self) -> None:
+        for cycle in self.opts.cycles() if self.online else [Cycle(OFFLINE, 1, None)]:
+            if not self._cycle(cycle):
+                break
+
+    def _scan(self, name: str) -> None:
+        self.series.scans[name] = leftover_scan(self.state.instance, self.markers, self.known)
+
+    def _cycle(self, cycle: Cycle) -> bool:
+        """One cycle: on, scan, [re-key, scan], [off]; False when a step failed (the trial stops there)."""
+        prefix = cycle.prefix
+        if not self._switch_on(cycle):
+            return False
+        self._scan(f"{prefix}.on")
+        if self.opts.rekeys(self.state.engine, self.state.config.spec):
+            if self.method.rekey_online and self.online:
+                ok = self._window([("steady", f"{prefix}.before_rekey"), ("rekey", prefix),
+                                   ("steady", f"{prefix}.after_rekey")])
+            else:
+                ok = self._offline("rekey", f"{prefix}.rekey") and self._window([("steady", f"{prefix}.after_rekey")])
+            if not ok:
+                return False
+            self._scan(f"{prefix}.rekey")
+        return self._way_back(cycle) if self.opts.way_back else True
+
+    def _switch_on(self, cycle: Cycle) -> bool:
+        prefix, switch = cycle.prefix, ("switch", True, cycle.threads, cycle.iops, cycle.prefix)
+        if self.online and self.method.restart:
+            return (self._window([("steady", f"{prefix}.before")])
+                    and self._offline("restart_on", f"{prefix}.restart_on")
+                    and self._window([("steady", f"{prefix}.after_restart"), switch, ("steady", f"{prefix}.after_on")]))
+        if self.online:
+            return self._window([("steady", f"{prefix}.before"), switch, ("steady", f"{prefix}.after_on")])
+        if self.alone:  # the control: the same scan sees TPC-H's plaintext before the switch
+            self._scan(f"{prefix}.plain")
+        return (self._window([("steady", f"{prefix}.before")]) and self._offline("on", f"{prefix}.on")
+                and self._window([("steady", f"{prefix}.after_on")]))
+
+    def _way_back(self, cycle: Cycle) -> bool:
+        prefix = cycle.prefix
+        if self.online:
+            ok = self._window([("steady", f"{prefix}.before_off"), ("switch", False, cycle.threads, cycle.iops, prefix),
+                               ("steady", f"{prefix}.after_off")])
+            return ok and (not self.method.restart or self._offline("restart_off", f"{prefix}.restart_off"))
+        return self._offline("off", f"{prefix}.off") and self._window([("steady", f"{prefix}.after_off")])
+
+    def _offline(self, action: str, name: str) -> bool:
+        """An offline step between two windows (no background: the service is stopped), then for a method that
+        copies the old copy scanned (switching on) and deleted."""
+        self.state.mark(name, test=TEST)
+        try:
+            switch = run_offline(self.state.instance, action, name, float(len(self.series.per_second)))
+        except Exception as exc:  # noqa: BLE001 - the trial fails with it
+            self.result.failures.append(f"{name}: {type(exc).__name__}: {redact(str(exc))[:400]}")
+            return False
+        finally:
+            self.state.mark(None, test=TEST)
+        self.series.add_offline(switch)
+        if self.method.copies and action in ("on", "off"):
+            self._old_copy(switch, action == "on")
+        return True
+
+    def _old_copy(self, switch: Any, scan: bool) -> None:
+        """What the copy left in the old place: scanned when it is the plaintext, then deleted (timed)."""
+        old = [Path(p) for p in switch.applied.get("old_copy", [])]
+        if scan and old:
+            self.series.scans[f"{switch.name}.old_copy"] = old_copy_scan(old, self.markers, self.known)
+        started = time.monotonic()
+        removed = self.state.instance.remove_old_copy()
+        switch.stages.append({"name": "wipe", "start_s": round(switch.seconds, 3),
+                              "seconds": round(time.monotonic() - started, 3)})
+        switch.applied["removed_bytes"] = int(removed.get("removed_bytes", 0))
+
+    def _window(self, steps: list[tuple[Any, ...]]) -> bool:
+        """One background window (fresh virtual users, ramp-up) running ``steps``; False when it failed. None with
+        TPC-H alone (no background: only the offline switches and their scans are measured)."""
+        if self.alone:
+            return True
+        opts, state = self.opts, self.state
+        seed = opts.seed + 7919 * self.block + len(self.series.windows)
+        pool = VuPool(state.instance, state.dialect, opts.tpcc(), opts.vus, seed)
+        controller = SwitchController(state.instance, opts, steps, lambda step: state.mark(step, test=TEST),
+                                      pool.abort)
+        background = None
+        try:
+            if opts.rampup:
+                pool.run(opts.rampup, measured=False)
+            controller.start(time.monotonic())
+            background = pool.run(2 * opts.steady + opts.max_switch + 600.0)  # the schedule ends it earlier
+        except Exception as exc:  # noqa: BLE001 - a lost background fails the trial, the schedule stops
+            self.result.failures.append(f"background: {exc}")
+        finally:
+            controller.join()
+            pool.close()
+        if controller.error:
+            self.result.failures.append(f"switch schedule: {controller.error}")
+        if background is not None:
+            self.result.failures += [f"background: {f}" for f in background.failures]
+            self.series.add(background, controller)
+        return background is not None and not controller.error
+
+
+def ensure_plain(opts: EncryptOptions, state: ConfigState) -> float:
+    """Back to the plaintext server a trial starts from, untimed, when a failed trial left it switched (or with
+    the key plugin loaded); seconds it took (0: nothing to do)."""
+    started = time.monotonic()
+    instance, spec = state.instance, state.config.spec
+    method = state.engine.switch_method(spec)
+    assert method is not None
+    done = bool(instance.remove_old_copy().get("removed_bytes"))  # a copy a failed trial left behind
+    if not instance.encryption_progress(on=False).done:
+        done = True
+        if not opts.online(state.engine, spec):
+            instance.switch_offline("off", lambda stage: None)
+            instance.remove_old_copy()
+        else:
+            instance.switch_encryption(False, max(opts.threads), max(opts.iops or [0]) or None)
+            while not instance.encryption_progress(on=False).done:
+                if time.monotonic() - started > RESET_WAIT:
+                    raise RuntimeError(f"{state.label} did not return to plaintext within {RESET_WAIT:.0f} s")
+                time.sleep(0.5)
+    if method.restart and instance.switch_restart(False, lambda stage: None) is not None:
+        done = True
+    return time.monotonic() - started if done else 0.0
