@@ -17,6 +17,7 @@ PACKAGE = SRC / "tdebench"
 # the layers imports flow down through; an import of a higher layer "runs back up"
 LAYERS: dict[str, int] = {
     "errors": 0, "encryption": 0, "sqltext": 0, "tdebench": 0, "sqlite_sql": 0, "serverlog": 0, "sqlnormal": 0,
+    "sqlsecrets": 0,
     "api": 1,
     "engines": 2, "measure": 2, "results": 2, "stats": 2, "config": 2,
     "verify": 3, "workloads": 3,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
 import signal
 import sys
@@ -318,9 +319,19 @@ from tdebench.cli.capture import capture_command  # noqa: E402
 app.command("capture")(capture_command)
 
 
+def quiet_library_logs() -> None:
+    """Keep the libraries' own log records off the console, for every command: sqlglot warns with the text of a
+    statement it cannot parse, and a statement read from a user's server may hold a password or customer data.
+    (Python prints a warning nobody handles to stderr; a handler that drops them stops that.)"""
+    root = logging.getLogger()
+    if not any(isinstance(h, logging.NullHandler) for h in root.handlers):
+        root.addHandler(logging.NullHandler())
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: one-line errors, exit 2 for bad input, no traceback unless --debug."""
     global _DEBUG
+    quiet_library_logs()
     args = list(sys.argv[1:] if argv is None else argv)
     _DEBUG = "--debug" in args
     args = [a for a in args if a != "--debug"]
