@@ -273,7 +273,8 @@ def compare_command(
 def cleanup_command(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would be stopped and removed.")] = False,
 ) -> None:
-    """Stop servers, unmount filesystems and delete directories that killed runs left behind."""
+    """Stop servers, end clients and helpers, unmount filesystems and delete directories that killed runs left
+    behind."""
     from tdebench.runner import cleanup
 
     failed: list[str] = []
@@ -284,13 +285,15 @@ def cleanup_command(
     for path, record, found in dead:
         name = f"run {record.get('run_id')} (pid {record.get('owner', {}).get('pid')}, killed)"
         if dry_run:
-            what = ([f"server {s['pid']} ({s.get('name')})" for s in found.servers] + found.mounts + found.loops
-                    + found.dirs)
+            what = ([f"server {s['pid']} ({s.get('name')})" for s in found.servers]
+                    + [f"process {p['pid']} ({p.get('name')})" for p in found.processes] + found.mounts
+                    + found.loops + found.dirs)
             out.print(f"{name} left: {'; '.join(what)}", markup=False, highlight=False)
             continue
         result = cleanup.clean_record(path, record)
         kept = f", kept {len(result.kept)} dir(s) (--keep)" if result.kept else ""
-        out.print(f"{name}: stopped {result.stopped} server(s), unmounted {result.unmounted}, removed "
+        out.print(f"{name}: stopped {result.stopped} server(s), ended {result.ended} other process(es), "
+                  f"unmounted {result.unmounted}, removed "
                   f"{len(result.removed)} dir(s){kept}", markup=False, highlight=False)
         failed.extend(result.failed)
     stale = cleanup.stale_transient_dirs()

@@ -447,7 +447,8 @@ def _clean_dead_instances_of(run_dir: Path, err_console: Console) -> None:
         if Path(record.get("run_dir", "/nonexistent")).resolve() == run_dir.resolve():
             result = clean_record(path, record)
             err_console.print(f"removed what the killed run left: {result.stopped} server(s) stopped, "
-                              f"{result.unmounted} unmounted, {len(result.removed)} dir(s) removed", markup=False)
+                              f"{result.ended} other process(es) ended, {result.unmounted} unmounted, "
+                              f"{len(result.removed)} dir(s) removed", markup=False)
 
 
 def check_run_dir(run_dir: Path) -> None:

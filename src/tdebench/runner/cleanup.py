@@ -1,7 +1,8 @@
 """Find and remove what dead runs left behind: servers, mounts, directories (``tdebench cleanup``).
 
 A run is dead when the tdebench process that wrote its ownership record is gone (SIGKILL, OOM
-killer, power loss). Its servers run on in their own sessions; cleanup stops them (TERM, then
+killer, power loss). Its servers run on in their own sessions; cleanup ends the clients and helpers still
+there (those the record names, and those whose environment carries its mark), stops the servers (TERM, then
 KILL), lazily unmounts FUSE filesystems and loop-mounted images below its directories, detaches the loop
 devices whose image lies there (an fscrypt key lives in the filesystem's keyring and goes with it), deletes
 its ``tdebench-*`` directories (and the ``tdebench-*`` directories their symlinks point to) unless the run
@@ -21,7 +22,8 @@ from typing import Any
 import psutil
 
 from tdebench.engines.toolkit.fscrypt import detach, loop_devices
-from tdebench.runner.owned import PREFIX, owner_alive, read_records, removable, same_process, temp_roots
+from tdebench.engines.toolkit.process import terminate_processes
+from tdebench.runner.owned import MARK, PREFIX, owner_alive, read_records, removable, same_process, temp_roots
 
 # temp directories that only live while a server starts (gocryptfs/initdb pass files, MariaDB file key)
 TRANSIENT_PREFIXES = ("tdebench-secret-",)
@@ -36,13 +38,15 @@ class Leftovers:
     mounts: list[str] = field(default_factory=list)
     dirs: list[str] = field(default_factory=list)
     loops: list[str] = field(default_factory=list)
+    processes: list[dict[str, Any]] = field(default_factory=list)  # clients and helpers
 
     @property
     def empty(self) -> bool:
-        return not (self.servers or self.mounts or self.dirs or self.loops)
+        return not (self.servers or self.mounts or self.dirs or self.loops or self.processes)
 
     def describe(self) -> str:
         parts = [f"{len(self.servers)} server process(es)" if self.servers else "",
+                 f"{len(self.processes)} other process(es)" if self.processes else "",
                  f"{len(self.mounts)} mount(s)" if self.mounts else "",
                  f"{len(self.loops)} loop device(s)" if self.loops else "",
                  f"{len(self.dirs)} director{'y' if len(self.dirs) == 1 else 'ies'}" if self.dirs else ""]
@@ -96,7 +100,50 @@ def leftovers(record: dict[str, Any], check_dirs: bool = True) -> Leftovers:
         existing += [d for d in linked if d not in existing]
     outermost = [d for d in existing if not any(o != d and _under(d, [o]) for o in existing)]
     loops = [device for device, _ in loop_devices(dirs + linked)]
-    return Leftovers(servers, mounts, outermost, loops)
+    return Leftovers(servers, mounts, outermost, loops, run_processes(record, servers))
+
+
+def run_processes(record: dict[str, Any], servers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Clients and helpers of ``record`` still running: those it names (PID and start time) and those whose
+    environment carries its mark (a helper's own child); never one of its ``servers`` or their children (they are
+    stopped in their order), nor this process or its parents."""
+    spared = {os.getpid(), *(p.pid for p in _parents())}
+    for entry in servers:
+        spared |= {p.pid for p in _tree(entry)}
+    found = {int(e["pid"]): e for e in record.get("processes", [])
+             if int(e["pid"]) not in spared and same_process(int(e["pid"]), e.get("started"))}
+    mark = record.get("mark")
+    for proc in psutil.process_iter() if mark else []:
+        if proc.pid in spared or proc.pid in found:
+            continue
+        try:
+            if proc.environ().get(MARK) == mark and proc.status() != psutil.STATUS_ZOMBIE:
+                found[proc.pid] = {"pid": proc.pid, "started": proc.create_time(),
+                                   "name": " ".join(proc.cmdline()[:3])[:120]}
+        except psutil.Error:  # gone, or another user's
+            continue
+    return list(found.values())
+
+
+def _parents() -> list[psutil.Process]:
+    try:
+        return psutil.Process().parents()
+    except psutil.Error:
+        return []
+
+
+def end_processes(entries: list[dict[str, Any]], grace: float = 3.0) -> list[dict[str, Any]]:
+    """TERM the processes, KILL those left after ``grace`` s; returns the entries that survived."""
+    procs = {}
+    for entry in entries:
+        if same_process(int(entry["pid"]), entry.get("started")):
+            try:
+                procs[int(entry["pid"])] = psutil.Process(int(entry["pid"]))
+            except psutil.Error:
+                continue
+    terminate_processes(list(procs.values()), grace, kill_wait=5.0)
+    left = {p.pid for p in _wait(list(procs.values()), 0.0)}
+    return [e for e in entries if int(e["pid"]) in left]
 
 
 def _tree(entry: dict[str, Any]) -> list[psutil.Process]:
@@ -177,6 +224,7 @@ class CleanupResult:
     run_id: str
     run_dir: str
     stopped: int = 0
+    ended: int = 0  # clients and helpers
     unmounted: int = 0
     removed: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
@@ -188,6 +236,9 @@ def clean_record(path: Path, record: dict[str, Any], grace: float = 10.0) -> Cle
     keep = bool(record.get("keep"))
     result = CleanupResult(str(record.get("run_id", "?")), str(record.get("run_dir", "?")))
     found = leftovers(record)
+    left = end_processes(found.processes)  # clients first: they hold connections to the servers
+    result.ended = len(found.processes) - len(left)
+    result.failed += [f"process {e['pid']} ({e.get('name')}) survived SIGKILL" for e in left]
     survivors = stop_servers(found.servers, grace)
     result.stopped = len(found.servers) - len(survivors)
     result.failed += [f"process {e['pid']} ({e.get('name')}) survived SIGKILL" for e in survivors]
