@@ -62,8 +62,9 @@ def sample_table(path: Path, table: Table, size: int = SAMPLE_ROWS) -> Sample:
         for seen, cells in enumerate(reader):
             row = {name: (None if value == NULL else value) for name, value in zip(header, cells)}
             for name in integers:
-                if row.get(name) is not None:
-                    sample.largest[name] = max(sample.largest.get(name, int(row[name])), int(row[name]))  # type: ignore[arg-type]
+                value = row.get(name)
+                if value is not None:
+                    sample.largest[name] = max(sample.largest.get(name, int(value)), int(value))
             if len(sample.rows) < size:
                 sample.rows.append(row)
             elif (slot := rng.randrange(seen + 1)) < size:
