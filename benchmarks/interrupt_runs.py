@@ -162,6 +162,9 @@ class Watcher(threading.Thread):
     def alive(self) -> list[str]:
         out = []
         for pid, (started, cmd) in self.seen.items():
+            if pid < 0:  # a note (a failed cleanup): never "nothing left"
+                out.append(cmd)
+                continue
             try:
                 proc = psutil.Process(pid)
                 if abs(proc.create_time() - started) < 1 and proc.status() != psutil.STATUS_ZOMBIE:

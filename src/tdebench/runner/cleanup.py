@@ -179,13 +179,15 @@ def _wait(procs: list[psutil.Process], timeout: float) -> list[psutil.Process]:
         time.sleep(0.05)
 
 
-def stop_servers(entries: list[dict[str, Any]], grace: float) -> list[dict[str, Any]]:
+def stop_servers(entries: list[dict[str, Any]], grace: float,
+                 databases_grace: float | None = None) -> list[dict[str, Any]]:
     """TERM the servers (databases first, then the FUSE daemons they live in), KILL what is left after
-    ``grace`` s; returns the entries that survived."""
+    ``grace`` s (``databases_grace`` for the databases, when given); returns the entries that survived."""
     points = {m for m, _ in mount_points()}
     daemons = [e for e in entries if _is_mount_daemon(e, points)]
+    databases = [e for e in entries if e not in daemons]
     survivors = []
-    for phase in ([e for e in entries if e not in daemons], daemons):
+    for phase, wait in ((databases, grace if databases_grace is None else databases_grace), (daemons, grace)):
         procs = {e["pid"]: _tree(e) for e in phase}
         everything = [p for tree in procs.values() for p in tree]
         for tree in procs.values():  # the server itself shuts its children down
@@ -193,7 +195,7 @@ def stop_servers(entries: list[dict[str, Any]], grace: float) -> list[dict[str, 
                 tree[0].terminate()
             except (psutil.Error, IndexError):
                 pass
-        alive = _wait(everything, grace)
+        alive = _wait(everything, wait)
         for proc in alive:
             try:
                 proc.kill()
@@ -239,7 +241,8 @@ def clean_record(path: Path, record: dict[str, Any], grace: float = 10.0) -> Cle
     left = end_processes(found.processes)  # clients first: they hold connections to the servers
     result.ended = len(found.processes) - len(left)
     result.failed += [f"process {e['pid']} ({e.get('name')}) survived SIGKILL" for e in left]
-    survivors = stop_servers(found.servers, grace)
+    # a run without --keep deletes their data: the databases are killed at once, as an interrupted run does
+    survivors = stop_servers(found.servers, grace, None if keep else 0.0)
     result.stopped = len(found.servers) - len(survivors)
     result.failed += [f"process {e['pid']} ({e.get('name')}) survived SIGKILL" for e in survivors]
     types = dict(mount_points())
