@@ -100,7 +100,7 @@ def leftovers(record: dict[str, Any], check_dirs: bool = True) -> Leftovers:
         existing += [d for d in linked if d not in existing]
     outermost = [d for d in existing if not any(o != d and _under(d, [o]) for o in existing)]
     loops = [device for device, _ in loop_devices(dirs + linked)]
-    return Leftovers(servers, mounts, outermost, loops, run_processes(record, servers))
+    return Leftovers(servers, mounts, outermost, loops, processes=run_processes(record, servers))
 
 
 def run_processes(record: dict[str, Any], servers: list[dict[str, Any]]) -> list[dict[str, Any]]:
