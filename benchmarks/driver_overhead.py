@@ -37,7 +37,8 @@ from tdebench.workloads.tpcc.loader import load_tpcc  # noqa: E402
 from tdebench.workloads.tpcc.rand import C_LAST_RUN, TpccRandom  # noqa: E402
 from tdebench.workloads.tpcc.session import Session  # noqa: E402
 from tdebench.workloads.tpcc.txns import KINDS, Terminal, draw  # noqa: E402
-from tdebench.workloads.tpcc.vu import adopt_server, detach_signals, execute  # noqa: E402
+from tdebench.lifeline import forked_child  # noqa: E402
+from tdebench.workloads.tpcc.vu import adopt_server, execute  # noqa: E402
 
 WARMUP = 3.0
 TARGET = 0.25
@@ -64,7 +65,7 @@ def server_cpu(pids: list[int]) -> float:
 def vu(instance, kind: str, index: int, warehouses: int, start: float, seconds: float, out,
        procedures: bool) -> None:
     """One virtual user: warm up, then measure its own CPU and transactions over the window."""
-    detach_signals()
+    forked_child()
     adopt_server(instance)
     s = Session(instance.connect(), "mariadb", procedures=procedures)
     rng = TpccRandom(1000 + index, c_last=C_LAST_RUN)

@@ -1,7 +1,7 @@
 """Interrupt tdebench runs at random points and check that nothing is left behind and every run resumes.
 
-For each run: start ``tdebench run`` (sqlite, and mariadb/postgres when installed), send SIGINT, SIGTERM
-or SIGKILL after a random delay, then check
+For each run: start ``tdebench run`` (a profile: TPC-H on sqlite, mariadb, postgres; TPC-C, sysbench and a
+replayed log on mariadb and galera), send SIGINT, SIGTERM or SIGKILL after a random delay, then check
 
 * within 10 s of the signal: tdebench has exited and no process it started (servers, gocryptfs, helpers)
   is alive, and no filesystem is mounted below the work directory (after SIGKILL: once
@@ -14,6 +14,11 @@ Usage::
 
     python benchmarks/interrupt_runs.py [--runs 20] [--seed N] [--engines sqlite,mariadb,postgres] [--keep]
                                         [--src DIR]   # run tdebench from another source tree (to try a patch)
+    python benchmarks/interrupt_runs.py --runs 12 --signals SIGKILL --no-resume \
+        --engines mariadb-tpcc,galera-tpcc,mariadb-sysbench,galera-sysbench,mariadb-replay,galera-replay
+
+``--engines`` names profiles (``PROFILES``): an engine alone runs TPC-H, ``ENGINE-WORKLOAD`` that workload. A
+process of the run is any descendant tdebench had while it ran (virtual users, sysbench, servers, helpers).
 
 Prints one line per run and a summary; exits 1 if any run left something behind or did not resume.
 The test ``tests/e2e/test_interrupt.py`` runs a short version of the same harness.
@@ -26,6 +31,7 @@ import csv
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -41,12 +47,44 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 SETTLE = 10.0  # seconds allowed between the signal and "nothing left"
 
+_TWINS = ["--encryption", "none,tde:aes-256-ctr", "--trials", "1", "--warmup", "0"]
+_TPCC = ["--workload", "tpcc", "--warehouses", "1", "--vus", "2", "--duration", "10s", "--rampup", "2s", *_TWINS]
+_SYSBENCH = ["--workload", "sysbench", "--vus", "2", "--duration", "10s", "--rampup", "2s",
+             "--workload-option", "table_size=2000", "--workload-option", "tables=2", *_TWINS]
+_REPLAY = ["--workload", "replay", "--workload-dir", "{replay_dir}", "--log", "{replay_log}", *_TWINS]
+_GALERA = ["--engine", "galera", "--nodes", "2"]
 # (name, run arguments, rough duration in seconds of an uninterrupted run)
 PROFILES: dict[str, tuple[list[str], float]] = {
     "sqlite": (["--engine", "sqlite", "--encryption", "none", "--trials", "3", "--warmup", "0"], 8.0),
     "mariadb": (["--engine", "mariadb", "--encryption", "tde:aes-256-ctr", "--trials", "2", "--warmup", "0"], 20.0),
     "postgres": (["--engine", "postgres", "--encryption", "fs:gocryptfs", "--trials", "2", "--warmup", "0"], 15.0),
+    "mariadb-tpcc": (["--engine", "mariadb", *_TPCC], 60.0),
+    "galera-tpcc": ([*_GALERA, *_TPCC, "--workload-option", "spread=all"], 90.0),
+    "mariadb-sysbench": (["--engine", "mariadb", *_SYSBENCH], 60.0),
+    "galera-sysbench": ([*_GALERA, *_SYSBENCH, "--workload-option", "spread=all"], 90.0),
+    "mariadb-replay": (["--engine", "mariadb", *_REPLAY], 40.0),
+    "galera-replay": ([*_GALERA, *_REPLAY], 70.0),
 }
+ORDERS = ROOT / "docs" / "examples" / "orders-sql"
+
+
+def write_replay_log(path: Path, sessions: int = 2, statements: int = 600, gap_ms: float = 20.0) -> Path:
+    """A PostgreSQL stderr log of an application on docs/examples/orders-sql: ``sessions`` sessions of
+    ``statements`` reads, ``gap_ms`` apart (think times), so a replay lasts about statements x gap."""
+    rng = random.Random(7)
+    lines = []
+    for n in range(statements):
+        for session in range(sessions):
+            customer = rng.randrange(1, 300)
+            at = 1732664701.0 + n * gap_ms / 1000 + session * 0.001
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(at)) + f".{int(at * 1000) % 1000:03d} UTC"
+            sql = rng.choice([f"SELECT name, email FROM customers WHERE customer_id = {customer}",
+                              f"SELECT COUNT(*) FROM orders WHERE customer_id = {customer}",
+                              "SELECT o.order_id, SUM(l.quantity * l.unit_price) FROM orders o JOIN order_lines l "
+                              f"ON l.order_id = o.order_id WHERE o.customer_id = {customer} GROUP BY o.order_id"])
+            lines.append(f"{stamp} [{4000 + session}] LOG:  duration: 0.500 ms  statement: {sql}\n")
+    path.write_text("".join(lines))
+    return path
 
 
 @dataclass
@@ -65,22 +103,24 @@ class Outcome:
     left_dirs: list[str] = field(default_factory=list)
     resumed: str = ""  # "completed", "restarted" (interrupted before the run directory existed), or the error
     resume_s: float | None = None
+    ended_by_cleanup: int | None = None  # clients and helpers `tdebench cleanup` had to end (SIGKILL)
     notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return (not self.left_processes and not self.left_mounts and not self.left_dirs
                 and self.resumed in ("completed", "restarted", "finished before the signal",
-                                     "completed before the signal")
+                                     "not resumed (--no-resume)")
                 and self.settle_s is not None and self.settle_s <= SETTLE)
 
     def line(self) -> str:
         left = self.left_processes + self.left_mounts + self.left_dirs
         settle = f"{self.settle_s:.1f}s" if self.settle_s is not None else "-"
         resume = f"{self.resumed} in {self.resume_s:.0f}s" if self.resume_s is not None else self.resumed
-        return (f"{'ok ' if self.ok else 'BAD'} {self.name:<12} {self.signal:<7} after {self.delay:5.1f}s "
+        ended = f"  cleanup ended {self.ended_by_cleanup}" if self.ended_by_cleanup is not None else ""
+        return (f"{'ok ' if self.ok else 'BAD'} {self.name:<22} {self.signal:<7} after {self.delay:5.1f}s "
                 f"during {self.at[:38]:<38} exit {self.exit_code!s:>4}  clean after {settle:>6}  "
-                f"left {len(left)}  resume: {resume}" + (f"  [{'; '.join(left + self.notes)[:300]}]"
+                f"left {len(left)}{ended}  resume: {resume}" + (f"  [{'; '.join(left + self.notes)[:300]}]"
                                                           if left or self.notes else ""))
 
 
@@ -122,6 +162,9 @@ class Watcher(threading.Thread):
     def alive(self) -> list[str]:
         out = []
         for pid, (started, cmd) in self.seen.items():
+            if pid < 0:  # a note (a failed cleanup): never "nothing left"
+                out.append(cmd)
+                continue
             try:
                 proc = psutil.Process(pid)
                 if abs(proc.create_time() - started) < 1 and proc.status() != psutil.STATUS_ZOMBIE:
@@ -147,9 +190,11 @@ def mounts_below(path: Path) -> list[str]:
 class Harness:
     """A private area (work dir, TMPDIR, state dir) in which runs are interrupted and resumed."""
 
-    def __init__(self, base: Path, data_dir: Path, src: Path = ROOT / "src") -> None:
+    def __init__(self, base: Path, data_dir: Path, src: Path = ROOT / "src", resume: bool = True) -> None:
         self.base = base
         self.data_dir = data_dir
+        self.resume = resume
+        self.replay_log = base / "replay.log"
         self.work = base / "work"
         self.tmp = base / "tmp"
         for directory in (base, self.work, self.tmp):
@@ -163,8 +208,11 @@ class Harness:
                               env=self.env, timeout=timeout, check=False)
 
     def run_args(self, engine: str, out: Path) -> list[str]:
-        return ["run", *PROFILES[engine][0], "--out", str(out), "--data-dir", str(self.data_dir),
-                "--work-dir", str(self.work), "--no-report"]
+        if "{replay_log}" in PROFILES[engine][0] and not self.replay_log.exists():
+            write_replay_log(self.replay_log)
+        places = {"{replay_dir}": str(ORDERS), "{replay_log}": str(self.replay_log)}
+        return ["run", *(places.get(a, a) for a in PROFILES[engine][0]), "--out", str(out), "--data-dir",
+                str(self.data_dir), "--work-dir", str(self.work), "--no-report"]
 
     def interrupt(self, name: str, engine: str, sig: signal.Signals, delay: float) -> Outcome:
         out = self.base / "runs" / name
@@ -184,18 +232,21 @@ class Harness:
             outcome.at = self._doing(out, log)
             sent = time.monotonic()
             proc.send_signal(sig)
-            outcome.exit_code, outcome.settle_s = self._settle(proc, watcher, sent, sig)
+            outcome.exit_code, outcome.settle_s = self._settle(proc, watcher, sent, sig, outcome)
         watcher.stop.set()
         log.close()
         outcome.left_processes = watcher.alive()
         outcome.left_mounts = mounts_below(self.work)
         outcome.left_dirs = self._left_dirs(watcher.dirs, before)
         if outcome.resumed != "finished before the signal":
-            self._resume(out, engine, outcome)
+            if self.resume:
+                self._resume(out, engine, outcome)
+            else:
+                outcome.resumed = "not resumed (--no-resume)"
         return outcome
 
-    def _settle(self, proc: subprocess.Popen, watcher: Watcher, sent: float,
-                sig: signal.Signals) -> tuple[int | None, float | None]:
+    def _settle(self, proc: subprocess.Popen, watcher: Watcher, sent: float, sig: signal.Signals,
+                outcome: Outcome) -> tuple[int | None, float | None]:
         """Wait for the exit (and for SIGKILL run `tdebench cleanup`), then until nothing is left."""
         try:
             code = proc.wait(timeout=60)
@@ -207,6 +258,8 @@ class Harness:
             cleanup = self.tdebench("cleanup", timeout=120)
             if cleanup.returncode != 0:
                 watcher.seen[-1] = (0.0, f"cleanup failed: {cleanup.stderr.strip()[-200:]}")
+            ended = re.findall(r"ended (\d+) other process", cleanup.stdout)
+            outcome.ended_by_cleanup = sum(int(n) for n in ended)
         deadline = sent + 60
         while time.monotonic() < deadline:
             if not watcher.alive() and not mounts_below(self.work):
@@ -250,9 +303,6 @@ class Harness:
         started = time.monotonic()
         before = self._private_entries()
         resumable = (out / "manifest.json").is_file()
-        if resumable and json.loads((out / "manifest.json").read_text()).get("status") == "completed":
-            outcome.resumed = "completed before the signal"  # it came while the report was written
-            return
         args = (["run", "--resume", str(out), "--work-dir", str(self.work), "--no-report"] if resumable
                 else self.run_args(engine, out))  # interrupted before the run directory existed: start again
         if not resumable:
@@ -286,15 +336,21 @@ class Harness:
 
 
 def available_engines(wanted: list[str]) -> list[str]:
-    """The wanted engines that are installed here."""
+    """The wanted profiles whose engine (and workload tool) is installed here."""
+    mariadb = bool(shutil.which("mariadbd") or Path("/usr/sbin/mariadbd").exists())
+    installed = {
+        "sqlite": True, "mariadb": mariadb,
+        "galera": mariadb and any(Path(d).glob("libgalera*.so") for d in ("/usr/lib/galera", "/usr/lib/galera-4",
+                                                                         "/usr/lib64/galera-4") if Path(d).is_dir()),
+        "postgres": bool((Path("/usr/lib/postgresql").is_dir() or shutil.which("pg_config"))
+                         and shutil.which("gocryptfs") and Path("/dev/fuse").exists()),
+    }
     found = []
     for name in wanted:
-        if name == "sqlite":
-            found.append(name)
-        elif name == "mariadb" and (shutil.which("mariadbd") or Path("/usr/sbin/mariadbd").exists()):
-            found.append(name)
-        elif name == "postgres" and (Path("/usr/lib/postgresql").is_dir() or shutil.which("pg_config")) \
-                and shutil.which("gocryptfs") and Path("/dev/fuse").exists():
+        if name not in PROFILES:
+            raise SystemExit(f"unknown profile {name!r}; known: {', '.join(PROFILES)}")
+        engine, _, workload = name.partition("-")
+        if installed.get(engine) and (workload != "sysbench" or shutil.which("sysbench")):
             found.append(name)
     return found
 
@@ -309,10 +365,10 @@ def calibrate(harness: Harness, engines: list[str]) -> dict[str, float]:
     return durations
 
 
-def schedule(runs: int, engines: list[str], rng: random.Random,
-             durations: dict[str, float] | None = None) -> list[tuple[str, signal.Signals, float]]:
+def schedule(runs: int, engines: list[str], rng: random.Random, durations: dict[str, float] | None = None,
+             signals: list[signal.Signals] | None = None) -> list[tuple[str, signal.Signals, float]]:
     """(engine, signal, delay) per run: engines and signals round-robin, delays uniform over 5-95 % of a run."""
-    signals = [signal.SIGINT, signal.SIGTERM, signal.SIGKILL]
+    signals = signals or [signal.SIGINT, signal.SIGTERM, signal.SIGKILL]
     plan = []
     for i in range(runs):
         engine = engines[i % len(engines)]
@@ -329,7 +385,10 @@ def main() -> int:
     parser.add_argument("--engines", default="sqlite,mariadb,postgres")
     parser.add_argument("--keep", action="store_true", help="keep the harness directory for inspection")
     parser.add_argument("--src", type=Path, default=ROOT / "src", help="source tree to run tdebench from")
+    parser.add_argument("--signals", default="SIGINT,SIGTERM,SIGKILL", help="signals sent in turn")
+    parser.add_argument("--no-resume", action="store_true", help="check what is left only; resume no run")
     args = parser.parse_args()
+    signals = [signal.Signals[name.strip()] for name in args.signals.split(",") if name.strip()]
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     rng = random.Random(seed)
     engines = available_engines([e.strip() for e in args.engines.split(",") if e.strip()])
@@ -339,22 +398,23 @@ def main() -> int:
 
     data_dir = base / "data"
     ensure_data(0.01, data_dir)
-    harness = Harness(base, data_dir, args.src.resolve())
+    harness = Harness(base, data_dir, args.src.resolve(), resume=not args.no_resume)
     print(f"interrupting {args.runs} runs of {', '.join(engines)} (seed {seed}) under {base}, tdebench from "
           f"{args.src}", flush=True)
     durations = calibrate(harness, engines)
     print("uninterrupted runs take " + ", ".join(f"{e} {d:.1f}s" for e, d in durations.items()), flush=True)
     outcomes = []
     started = time.monotonic()
-    for i, (engine, sig, delay) in enumerate(schedule(args.runs, engines, rng, durations), start=1):
+    for i, (engine, sig, delay) in enumerate(schedule(args.runs, engines, rng, durations, signals), start=1):
         outcome = harness.interrupt(f"run{i:02d}-{engine}", engine, sig, delay)
         outcomes.append(outcome)
         print(outcome.line(), flush=True)
     bad = [o for o in outcomes if not o.ok]
     settles = [o.settle_s for o in outcomes if o.settle_s is not None and o.resumed != "finished before the signal"]
-    print(f"\n{len(outcomes) - len(bad)}/{len(outcomes)} runs clean and resumed; "
+    ended = sum(o.ended_by_cleanup or 0 for o in outcomes)
+    print(f"\n{len(outcomes) - len(bad)}/{len(outcomes)} runs clean{'' if args.no_resume else ' and resumed'}; "
           f"signal -> nothing left: max {max(settles, default=0):.1f}s, mean {sum(settles) / max(1, len(settles)):.1f}s; "
-          f"total {time.monotonic() - started:.0f}s", flush=True)
+          f"clients/helpers ended by cleanup: {ended}; total {time.monotonic() - started:.0f}s", flush=True)
     if not args.keep:
         shutil.rmtree(base, ignore_errors=True)
     return 1 if bad else 0

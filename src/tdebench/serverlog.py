@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import csv
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from tdebench.errors import UsageError
+from tdebench.sqlsecrets import without_credentials
 
 FORMATS = ("mysql-slow", "mysql-general", "postgres-stderr", "postgres-csv")
 
@@ -75,7 +77,9 @@ def detect(path: Path) -> str:
         return "postgres-csv"
     if any(_PG_LINE.match(line) and "duration:" in line or "statement:" in line for line in head):
         return "postgres-stderr"
-    raise UsageError(f"--log {path}: not a log format capture reads (first line: {first.strip()[:80]!r})",
+    # the line itself is never shown: it may be a statement holding a password or customer data
+    raise UsageError(f"--log {path}: not a log format capture reads (its first line, of {len(first.strip())} "
+                     "characters, starts no slow, general, stderr or csvlog entry)",
                      "give a MariaDB/MySQL slow log (long_query_time=0) or general log, or a PostgreSQL stderr "
                      "or csvlog log with log_min_duration_statement=0 (docs/workloads/capture.md)")
 
@@ -213,16 +217,18 @@ def _postgres_csv(handle: Iterable[str]) -> Iterator[Logged]:
     yield from _postgres_entries(entries())
 
 
-def stream_log(path: Path) -> tuple[str, Iterator[Logged]]:
-    """(format, statements) of a log file, the statements read line by line as they are consumed."""
+def stream_log(path: Path, skipped: Counter[str] | None = None) -> tuple[str, Iterator[Logged]]:
+    """(format, statements) of a log file, the statements read line by line as they are consumed. Statements that
+    carry credentials (:mod:`tdebench.sqlsecrets`) are left out, counted by kind in ``skipped``."""
     kind = detect(path)
     reader = {"mysql-slow": _mysql_slow, "mysql-general": _mysql_general, "postgres-stderr": _postgres_stderr,
               "postgres-csv": _postgres_csv}[kind]
+    counts: Counter[str] = skipped if skipped is not None else Counter()
 
     def statements() -> Iterator[Logged]:
         newline = "" if kind == "postgres-csv" else None
         with open(path, encoding="utf-8", errors="replace", newline=newline) as handle:
-            yield from (s for s in reader(handle) if s.text.strip())
+            yield from without_credentials((s for s in reader(handle) if s.text.strip()), counts)
 
     return kind, statements()
 
@@ -233,9 +239,10 @@ def no_statements(path: Path, kind: str) -> UsageError:
 
 
 def read_log(path: Path) -> tuple[str, list[Logged]]:
-    """(format, statements) of a log file, all in a list (small logs, tests)."""
-    kind, statements = stream_log(path)
+    """(format, statements) of a log file, all in a list (small logs, tests); credentials left out."""
+    skipped: Counter[str] = Counter()
+    kind, statements = stream_log(path, skipped)
     found = list(statements)
-    if not found:
+    if not found and not skipped:
         raise no_statements(path, kind)
     return kind, found

@@ -243,7 +243,6 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     ("out-not-empty", ["run", "--out", "{done}"], 2, "is not empty"),
     ("resume-missing", ["run", "--resume", "{tmp}/nosuch"], 2, "is not a tdebench run directory"),
     ("resume-file", ["run", "--resume", "{file}"], 2, "is not a tdebench run directory"),
-    ("resume-completed", ["run", "--resume", "{done}"], 2, "already completed"),
     ("resume-bad-json", ["run", "--resume", "{broken}"], 2, "not valid JSON"),
     ("resume-no-plan", ["run", "--resume", "{noplan}"], 2, "has no plan"),
     ("data-dir-under-file", [*RUN, "--data-dir", "{file}/data", "--trials", "1"], 2, "cannot"),

@@ -129,8 +129,20 @@ class MariadbSource:
                         "TRUNCATE TABLE performance_schema.events_statements_history_long")
         self.mark = self.slow_log.stat().st_size  # the load is not the application's workload
 
+    def use_credentials(self) -> dict[str, str]:
+        """What a DBA does in the window, as a production log shows it: statements with passwords (secret -> the
+        kind capture counts it as)."""
+        made = {password(): kind for kind in ("CREATE USER", "ALTER USER", "SET PASSWORD", "GRANT ... IDENTIFIED BY")}
+        s1, s2, s3, s4 = made
+        self.server.sql(f"CREATE USER 'dba_new'@'127.0.0.1' IDENTIFIED BY '{s1}'",
+                        f"ALTER USER 'dba_new'@'127.0.0.1' IDENTIFIED BY '{s2}'",
+                        f"SET PASSWORD FOR 'dba_new'@'127.0.0.1' = PASSWORD('{s3}')",
+                        f"GRANT USAGE ON *.* TO 'dba_new'@'127.0.0.1' IDENTIFIED BY '{s4}'")
+        return made
+
     def window_log(self, target: Path) -> Path:
         """The slow log of the exercise only (what a DBA copies out for the capture window)."""
+        time.sleep(0.5)  # the server writes a statement's entry after its client has the answer
         with open(self.slow_log, "rb") as handle:
             handle.seek(self.mark)
             target.write_bytes(handle.read())
@@ -206,6 +218,7 @@ class PostgresSource:
         wd = load_workload_dir(ORDERS, read_data=False)
         with self.admin("orders") as conn:
             conn.execute("CREATE EXTENSION pg_stat_statements")
+            conn.execute("CREATE EXTENSION pgcrypto")  # the application encrypts with a key in its statements
             conn.execute("GRANT ALL ON SCHEMA public TO app")
             conn.execute("ALTER DEFAULT PRIVILEGES FOR USER app IN SCHEMA public GRANT SELECT ON TABLES TO capture, "
                          "nogrant")
@@ -225,6 +238,18 @@ class PostgresSource:
             admin.execute("SELECT pg_stat_statements_reset()")
         time.sleep(0.2)
         self.mark = self.csvlog.stat().st_size if self.csvlog.exists() else 0
+
+    def use_credentials(self) -> dict[str, str]:
+        """A DBA's role statements with passwords and the application's pgcrypto call with its key, in the window
+        (secret -> the kind capture counts it as)."""
+        made = {password(): kind for kind in ("CREATE ROLE", "ALTER ROLE", "pgp_sym_encrypt()")}
+        s1, s2, key = made
+        with self.admin("orders") as admin:
+            admin.execute(f"CREATE ROLE dba_new LOGIN PASSWORD '{s1}'")
+            admin.execute(f"ALTER ROLE dba_new PASSWORD '{s2}'")
+        with self.app() as conn:
+            conn.execute(f"SELECT pgp_sym_encrypt(name, '{key}') FROM customers WHERE customer_id = 7").fetchall()
+        return made
 
     def app(self) -> Any:
         import psycopg

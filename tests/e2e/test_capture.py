@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 import shutil
 import subprocess
 import sys
@@ -57,6 +58,7 @@ class Exercised:
         conn = source.app()
         try:
             self.sent = exercise(conn, "%s")
+            self.secrets = source.use_credentials()  # never to be seen again: output, captured files, runs
             # the window ends here: the checksums below are the test's, not the application's
             self.log = source.window_log(tmp / ("slow.log" if isinstance(source, MariadbSource) else "window.csv"))
             self.before = checksums(conn, TABLES)
@@ -95,12 +97,20 @@ def postgres(tmp_path_factory):
         source.stop()
 
 
-def check_captured(out: Path, done: subprocess.CompletedProcess[str], password: str, writes: bool) -> dict[str, Any]:
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert password not in done.stdout + done.stderr
-    for path in out.rglob("*"):
+def no_secret_in(directory: Path, secrets: list[str]) -> None:
+    for path in directory.rglob("*"):
         if path.is_file():
-            assert password not in path.read_text(errors="replace"), f"{path} holds the password"
+            text = path.read_text(errors="replace")
+            assert not [s for s in secrets if s in text], f"{path} holds a password or key"
+
+
+def check_captured(out: Path, done: subprocess.CompletedProcess[str], source: Exercised, writes: bool) -> dict[str, Any]:
+    """A capture that exited 0 and wrote the hot statements, with neither the capture account's password nor any
+    password or key of the window's statements on its console or in its files."""
+    assert done.returncode == 0, done.stderr[-3000:]
+    secrets = [source.source.password, *source.secrets]
+    assert not [s for s in secrets if s in done.stdout + done.stderr], done.stdout + done.stderr
+    no_secret_in(out, secrets)
     manifest = json.loads((out / "capture.json").read_text())
     assert {t: v["rows"] > 0 for t, v in manifest["tables"].items()} == dict.fromkeys(TABLES, True)
     kinds = {s["kind"] for s in manifest["steps"]}
@@ -112,8 +122,14 @@ def check_captured(out: Path, done: subprocess.CompletedProcess[str], password: 
     return manifest
 
 
-def check_runs(out: Path, tmp: Path) -> None:
-    """``tdebench run --workload sql`` on the three engines: exit 0, answers equal to the plain twins', report."""
+def check_skipped(manifest: dict[str, Any], source: Exercised) -> None:
+    """The window's statements with passwords or keys are counted by kind, nothing more."""
+    assert manifest["credential_statements_skipped"] == dict(Counter(source.secrets.values())), manifest
+
+
+def check_runs(out: Path, tmp: Path, source: Exercised) -> None:
+    """``tdebench run --workload sql`` on the three engines: exit 0, answers equal to the plain twins', report, and
+    no password or key of the source's window in its output or results."""
     run = tmp / "run"
     done = tdebench("run", "--workload", "sql", "--workload-dir", str(out), "--engine", "sqlite,mariadb,postgres",
                     "--trials", "1", "--warmup", "0", "--out", str(run), "--data-dir", str(tmp / "data"), "--work-dir",
@@ -125,6 +141,9 @@ def check_runs(out: Path, tmp: Path) -> None:
         assert entry.get("answers_equal") in (True, None), (label, entry.get("answers"))
     assert sum(e.get("answers_equal") is True for e in verification.values()) == 3, verification.keys()
     assert (run / "report" / "index.html").is_file()
+    secrets = [source.source.password, *source.secrets]
+    assert not [s for s in secrets if s in done.stdout + done.stderr]
+    no_secret_in(run, secrets)
 
 
 @pytest.mark.slow(seconds=270)  # two runs on three engines, a replay on twins
@@ -134,7 +153,7 @@ class TestFromMariadb:
     def test_mariadb_capture_from_statistics(self, mariadb, tmp_path):
         out = tmp_path / "captured"
         done = mariadb.capture(out)
-        manifest = check_captured(out, done, mariadb.source.password, writes=True)
+        manifest = check_captured(out, done, mariadb, writes=True)
         assert manifest["statements_from"] == "statistics"
         assert manifest["values_from"] == "events_statements_history_long"
         assert (out / "writes" / "w01_orders.undo.sql").is_file()
@@ -144,19 +163,20 @@ class TestFromMariadb:
     @pytest.mark.heavy  # the slow log's capture below runs on the three engines in the default suite
     def test_mariadb_capture_from_statistics_runs_on_three_engines(self, mariadb, tmp_path):
         out = tmp_path / "captured"
-        check_captured(out, mariadb.capture(out), mariadb.source.password, writes=True)
-        check_runs(out, tmp_path)
+        check_captured(out, mariadb.capture(out), mariadb, writes=True)
+        check_runs(out, tmp_path, mariadb)
         mariadb.unchanged()
 
     def test_mariadb_capture_from_the_slow_log_runs_on_three_engines(self, mariadb, tmp_path):
         out = tmp_path / "captured"
         done = mariadb.capture(out, "--log", str(mariadb.log), "--max-rows", "5000")
-        manifest = check_captured(out, done, mariadb.source.password, writes=True)
+        manifest = check_captured(out, done, mariadb, writes=True)
+        check_skipped(manifest, mariadb)
         assert manifest["log"]["format"] == "mysql-slow" and manifest["log"]["statements"] >= mariadb.sent
         lines = manifest["tables"]["order_lines"]
         assert lines["cut_by_max_rows"] and lines["rows"] == 5000
         assert "FOREIGN KEY" not in (out / "schema.sql").read_text()  # keys may point to rows not captured
-        check_runs(out, tmp_path)
+        check_runs(out, tmp_path, mariadb)
         mariadb.unchanged()
 
     def test_bad_input_is_refused_in_one_line(self, mariadb, tmp_path):
@@ -217,7 +237,7 @@ class TestFromPostgres:
     def test_postgres_capture_from_statistics_with_the_log_for_values(self, postgres, tmp_path):
         out = tmp_path / "captured"
         done = postgres.capture(out, "--statements", "statistics", "--log", str(postgres.log))
-        manifest = check_captured(out, done, postgres.source.password, writes=True)
+        manifest = check_captured(out, done, postgres, writes=True)
         assert manifest["ranked_by"] == "total time (server statistics)"
         assert manifest["values_from"] == "the log (--log)"
         postgres.unchanged()
@@ -226,8 +246,8 @@ class TestFromPostgres:
     def test_postgres_capture_from_statistics_runs_on_three_engines(self, postgres, tmp_path):
         out = tmp_path / "captured"
         done = postgres.capture(out, "--statements", "statistics", "--log", str(postgres.log))
-        check_captured(out, done, postgres.source.password, writes=True)
-        check_runs(out, tmp_path)
+        check_captured(out, done, postgres, writes=True)
+        check_runs(out, tmp_path, postgres)
         postgres.unchanged()
 
     def test_postgres_statistics_without_values_are_listed_never_invented(self, postgres, tmp_path):
@@ -235,7 +255,7 @@ class TestFromPostgres:
         done = postgres.capture(out, "--tables", "customers,orders")
         assert done.returncode == 0, done.stderr[-2000:]
         manifest = json.loads((out / "capture.json").read_text())
-        assert any("city = $1" in item["statement"] and "no literal values" in item["reason"]
+        assert any("city = %s" in item["statement"] and "no literal values" in item["reason"]
                    for item in manifest["left_out"]), manifest["left_out"]
         # kept: only statements that have no values to find (here the test's own checksum reads, SELECT * ... ORDER BY)
         for path in (out / "queries").glob("*.sql") if (out / "queries").exists() else []:
@@ -244,11 +264,16 @@ class TestFromPostgres:
         assert set(manifest["tables"]) == {"customers", "orders"}
 
     def test_postgres_capture_from_the_csvlog_runs_on_three_engines(self, postgres, tmp_path):
+        """With --redact-literals: the statements' values are drawn from the captured data, and still run."""
         out = tmp_path / "captured"
-        done = postgres.capture(out, "--log", str(postgres.log))
-        manifest = check_captured(out, done, postgres.source.password, writes=True)
+        done = postgres.capture(out, "--log", str(postgres.log), "--redact-literals")
+        manifest = check_captured(out, done, postgres, writes=True)
+        check_skipped(manifest, postgres)
         assert manifest["log"]["format"] == "postgres-csv"
-        check_runs(out, tmp_path)
+        assert manifest["literals"] == "drawn from the captured data (--redact-literals)"
+        write = (out / "writes" / "w01_orders.sql").read_text()
+        assert "9000" not in write, write  # the window's new orders' keys: not in the data, so never written
+        check_runs(out, tmp_path, postgres)
         postgres.unchanged()
 
     def test_bad_input_is_refused_in_one_line(self, postgres, tmp_path):

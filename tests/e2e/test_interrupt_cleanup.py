@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from tdebench.runner import cleanup
-from tdebench.runner.owned import owned_dirs_in_argv, read_records, removable, started_at
+from tdebench.runner.owned import MARK, owned_dirs_in_argv, read_records, removable, started_at
 from tdebench.runner.ownership import Ownership
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -173,3 +173,47 @@ def test_ownership_record_follows_servers(tmp_path):
     for path, record in read_records(tmp_path / "owned"):
         assert cleanup.leftovers(record).empty
     assert not psutil.pid_exists(server.pid) or psutil.Process(server.pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_cleanup_ends_the_clients_and_helpers_of_a_killed_run(killed_run):
+    """A client the record names (PID and start time) and a helper's child it does not name but that carries the
+    run's mark in its environment are ended, and counted; a process with another run's mark is left alone."""
+    state, path, _, _, server = killed_run
+    record = json.loads(path.read_text())
+    record["mark"] = "t10run-mark"
+    client = subprocess.Popen(["sleep", "300"])
+    marked = subprocess.Popen(["sleep", "300"], env={**os.environ, MARK: "t10run-mark"})
+    other = subprocess.Popen(["sleep", "300"], env={**os.environ, MARK: "another-run"})
+    try:
+        record["processes"] = [{"pid": client.pid, "started": started_at(client.pid), "name": "sleep 300"}]
+        path.write_text(json.dumps(record))
+        listing = tdebench("cleanup", "--dry-run", state=state)
+        assert f"process {client.pid} (sleep 300)" in listing.stdout and f"process {marked.pid}" in listing.stdout
+        assert f"process {other.pid}" not in listing.stdout
+        result = tdebench("cleanup", state=state)
+        assert result.returncode == 0, result.stderr
+        assert "stopped 1 server(s), ended 2 other process(es)" in result.stdout
+        assert client.wait(timeout=5) is not None and marked.wait(timeout=5) is not None
+        assert other.poll() is None and server.wait(timeout=5) is not None
+    finally:
+        for proc in (client, marked, other):
+            proc.kill()
+            proc.wait()
+
+
+def test_ownership_record_names_the_processes_and_gives_programs_its_mark(tmp_path):
+    from tdebench.engines.toolkit.process import own_processes
+
+    owner = Ownership("t10marks", tmp_path / "run", keep=False, directory=tmp_path / "owned")
+    child = subprocess.Popen(["sleep", "300"])
+    try:
+        mark = json.loads(owner.path.read_text())["mark"]
+        assert os.environ[MARK] == mark  # every program started now inherits it
+        assert psutil.Process(child.pid).environ().get(MARK) == mark
+        own_processes([child.pid])
+        assert [p["pid"] for p in json.loads(owner.path.read_text())["processes"]] == [child.pid]
+    finally:
+        child.kill()
+        child.wait()
+        owner.close()
+    assert MARK not in os.environ

@@ -17,6 +17,7 @@ PACKAGE = SRC / "tdebench"
 # the layers imports flow down through; an import of a higher layer "runs back up"
 LAYERS: dict[str, int] = {
     "errors": 0, "encryption": 0, "sqltext": 0, "tdebench": 0, "sqlite_sql": 0, "serverlog": 0, "sqlnormal": 0,
+    "sqlsecrets": 0, "lifeline": 0,
     "api": 1,
     "engines": 2, "measure": 2, "results": 2, "stats": 2, "config": 2,
     "verify": 3, "workloads": 3,
@@ -31,10 +32,11 @@ FORBIDDEN: dict[str, set[str]] = {
 
 
 # an engine package (engines/<name>/) imports only these and itself: the contracts, and what server engines share
-ENGINE_MAY_IMPORT = ("tdebench.api", "tdebench.errors", "tdebench.encryption", "tdebench.engines.toolkit")
+ENGINE_MAY_IMPORT = ("tdebench.api", "tdebench.errors", "tdebench.encryption", "tdebench.engines.toolkit",
+                     "tdebench.lifeline")
 # the toolkit imports no engine: only the contracts (and the SQL rewriter tdebench.sqltext, shared with workloads)
 TOOLKIT_MAY_IMPORT = ("tdebench.api", "tdebench.errors", "tdebench.encryption", "tdebench.sqltext",
-                      "tdebench.engines.toolkit")
+                      "tdebench.engines.toolkit", "tdebench.lifeline")
 # circles of modules inside one package (a.py -> b.py -> a.py), at most
 MAX_MODULE_CIRCLES = 0
 

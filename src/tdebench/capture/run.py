@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -16,9 +17,11 @@ from tdebench import serverlog as logs
 from tdebench.capture import catalog, ddl, stats
 from tdebench.capture.data import NULL, dump, select_sql
 from tdebench.capture.kinds import KINDS, SourceKind
+from tdebench.capture.redact import redact_plan
 from tdebench.capture.source import Source, open_source
 from tdebench.capture.statements import Group, digest_group, group_logged
 from tdebench.sqlnormal import normalize, parse
+from tdebench.sqlsecrets import without_credentials
 from tdebench.capture.steps import InsertedRows, Plan, plan_steps
 from tdebench.errors import UsageError
 
@@ -34,6 +37,7 @@ class Options:
     max_rows: int | None = None
     tables: list[str] | None = None
     statements: str = "auto"  # auto | statistics | log | none
+    redact_literals: bool = False  # the statements' literal values drawn from the captured data
 
 
 def _check_out(out: Path) -> None:
@@ -66,16 +70,17 @@ def _own(src: Source, tables: list[catalog.Table]) -> set[str]:
 
 
 def _groups(src: Source, opts: Options, mode: str, tables: list[catalog.Table], facts: dict[str, Any],
-            inserted: InsertedRows) -> list[Group]:
-    """The hot statement groups, ranked and cut to --top; ``inserted`` notes the rows the log's INSERTs add."""
+            inserted: InsertedRows, skipped: Counter[str]) -> list[Group]:
+    """The hot statement groups, ranked and cut to --top; ``inserted`` notes the rows the log's INSERTs add;
+    ``skipped`` counts the statements that carry credentials (never parsed, never written) by kind."""
     captured, own = {t.name.lower() for t in tables}, _own(src, tables)
     database = src.database if src.kind.server else None
     from_log: dict[str, Group] | None = None
     if opts.log is not None:
-        fmt, stream = logs.stream_log(opts.log)
+        fmt, stream = logs.stream_log(opts.log, skipped)
         seen = [0]
         from_log = group_logged(inserted.tap(stream), src.kind.sqlglot, captured, database, seen)
-        if not seen[0]:
+        if not seen[0] and not skipped:
             raise logs.no_statements(opts.log, fmt)
         facts["log"] = {"file": opts.log.name, "format": fmt, "statements": seen[0]}
     if mode == "none":
@@ -90,9 +95,10 @@ def _groups(src: Source, opts: Options, mode: str, tables: list[catalog.Table], 
         known, facts["values_from"] = from_log, "the log (--log)"
     else:
         history, facts["values_from"] = stats.history(src)
-        known = group_logged(inserted.tap(history), src.kind.sqlglot, captured, src.database)
+        known = group_logged(inserted.tap(without_credentials(history, skipped)), src.kind.sqlglot, captured,
+                             src.database)
     groups = []
-    for digest in stats.digests(src):
+    for digest in without_credentials(stats.digests(src), skipped):
         group = digest_group(digest.text, digest.calls, digest.seconds, src.kind, captured, known)
         if group is not None and group.key not in own:
             groups.append(group)
@@ -108,12 +114,13 @@ def _toml(database: str, family: str, plan: Plan) -> str:
             + ("\n[writes]\nrestore = \"undo\"\n" if any(s.kind == "write" for s in plan.steps) else ""))
 
 
-def _write_steps(out: Path, plan: Plan) -> None:
+def _write_steps(out: Path, plan: Plan, redacted: bool) -> None:
+    values = "; its values drawn from the captured data" if redacted else ""
     for step in plan.steps:
         folder = out / ("queries" if step.kind == "query" else "writes")
         folder.mkdir(exist_ok=True)
         calls = f"{step.group.count} call{'s' if step.group.count != 1 else ''}"
-        head = f"-- {calls}, {step.group.seconds:.6f} s in all (captured)\n"
+        head = f"-- {calls}, {step.group.seconds:.6f} s in all (captured{values})\n"
         (folder / f"{step.name}.sql").write_text(head + step.sql.strip() + "\n", encoding="utf-8")
         if step.undo:
             (folder / f"{step.name}.undo.sql").write_text("-- deletes the rows the write adds\n" + step.undo + "\n",
@@ -144,7 +151,12 @@ def _capture(src: Source, opts: Options, mode: str, tables: list[catalog.Table],
     facts: dict[str, Any] = {"source": src.description, "statements_from": mode,
                              "captured_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     inserted = InsertedRows(tables, src.kind.sqlglot)
-    groups = _groups(src, opts, mode, tables, facts, inserted)
+    skipped: Counter[str] = Counter()
+    groups = _groups(src, opts, mode, tables, facts, inserted, skipped)
+    facts["credential_statements_skipped"] = dict(sorted(skipped.items()))
+    if skipped:
+        say(f"capture: left out {sum(skipped.values())} statement(s) that carry a password or a key ("
+            + ", ".join(f"{n} {kind}" for kind, n in sorted(skipped.items())) + "); never written anywhere")
     plan = plan_steps(groups, tables, src.kind.sqlglot)
     for table, keys in inserted.keys.items():  # every INSERT of the window, not only those kept as writes
         plan.excluded.setdefault(table, set()).update(keys)
@@ -156,6 +168,10 @@ def _capture(src: Source, opts: Options, mode: str, tables: list[catalog.Table],
             say(f"capture: {table.name}")
             dumped.append(dump(src, table, out / "data", opts.max_rows, plan.excluded.get(table.name, set())))
         cut = any(d.cut for d in dumped)
+        if opts.redact_literals:
+            redact_plan(plan, tables, out / "data", src.kind.sqlglot)
+        facts["literals"] = "drawn from the captured data (--redact-literals)" if opts.redact_literals else \
+            "as the application sent them"
         family = src.kind.family
         header = f"-- Captured by tdebench capture from {src.description}, in {family} SQL.\n"
         (out / "schema.sql").write_text(ddl.schema_text(tables, not cut, family, header), encoding="utf-8")
@@ -163,7 +179,7 @@ def _capture(src: Source, opts: Options, mode: str, tables: list[catalog.Table],
             (out / f"schema.{other}.sql").write_text(
                 ddl.schema_text(tables, not cut, other, f"-- schema.sql as {other} runs it (generated by capture; "
                                 "edit both or delete this variant).\n"), encoding="utf-8")
-        _write_steps(out, plan)
+        _write_steps(out, plan, opts.redact_literals)
         database = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in src.database.lower()) or "captured"
         (out / "workload.toml").write_text(_toml(database if database[0].isalpha() else f"w_{database}",
                                                  family, plan), encoding="utf-8")

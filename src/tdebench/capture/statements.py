@@ -30,8 +30,13 @@ class Group:
     tables: set[str]
     count: int = 0
     seconds: float = 0.0
-    digest_text: str = ""
     sessions: set[str] = field(default_factory=set)
+
+    @property
+    def shape(self) -> str:
+        """The statement as capture may show it (console, capture.json): its normalized form, every literal value
+        a placeholder."""
+        return self.key[:160]
 
 
 def group_logged(statements: Iterable[Logged], dialect: str, captured: set[str], database: str | None,
@@ -76,4 +81,4 @@ def digest_group(digest_text: str, calls: int, seconds: float, kind: SourceKind,
     found = known.get(key)
     has_values = any(isinstance(n, (exp.Placeholder, exp.Parameter)) for n in tree.walk())
     text = found.text if found is not None else (None if has_values else tree.sql(dialect=kind.sqlglot))
-    return Group(key, what, text, tables, calls, seconds, digest_text)
+    return Group(key, what, text, tables, calls, seconds)

@@ -42,7 +42,7 @@ def _literal(node: exp.Expression) -> str | None:
     return None
 
 
-def _insert_undo(tree: exp.Insert, tables: dict[str, Table]) -> tuple[str, str, set[tuple[str, ...]]] | str:
+def insert_undo(tree: exp.Insert, tables: dict[str, Table]) -> tuple[str, str, set[tuple[str, ...]]] | str:
     """(table, undo statement, keys inserted), or why no undo can be derived."""
     target = tree.this
     columns = [c.name for c in target.expressions] if isinstance(target, exp.Schema) else []
@@ -78,9 +78,8 @@ def plan_steps(groups: list[Group], tables: list[Table], dialect: str) -> Plan:
     """Steps for the groups (already ranked and cut to --top); ``dialect``: sqlglot's for the statements."""
     plan = Plan()
     by_name = {t.name.lower(): t for t in tables}
-    numbers = {"query": 0, "write": 0}
     for group in groups:
-        label = (group.digest_text or group.key)[:160]
+        label = group.shape
         if group.text is None:
             plan.left_out.append({"statement": label, "reason": "no literal values found for it (neither in the log "
                                   "nor in the server's statement history); give --log with a log of the same window"})
@@ -88,18 +87,26 @@ def plan_steps(groups: list[Group], tables: list[Table], dialect: str) -> Plan:
         undo = None
         if group.kind == "write":
             tree = parse(group.text, dialect)
-            derived = _insert_undo(tree, by_name) if isinstance(tree, exp.Insert) else \
+            derived = insert_undo(tree, by_name) if isinstance(tree, exp.Insert) else \
                 "an UPDATE or DELETE (its undo needs the rows as they were; write it by hand, docs/workloads/sql.md)"
             if isinstance(derived, str):
                 plan.left_out.append({"statement": label, "reason": f"a write kept out: {derived}"})
                 continue
             table, undo, keys = derived
             plan.excluded.setdefault(table, set()).update(keys)
-        numbers[group.kind] += 1
-        prefix = "q" if group.kind == "query" else "w"
-        name = f"{prefix}{numbers[group.kind]:02d}_{sorted(group.tables)[0]}"[:63]
-        plan.steps.append(Step(name, group.kind, group.text, group.count, group, undo))
+        plan.steps.append(Step("", group.kind, group.text, group.count, group, undo))
+    plan.steps = renumber(plan.steps)
     return plan
+
+
+def renumber(steps: list[Step]) -> list[Step]:
+    """The steps named in their order: ``qNN_<table>`` for queries, ``wNN_<table>`` for writes, from 01."""
+    numbers = {"query": 0, "write": 0}
+    for step in steps:
+        numbers[step.kind] += 1
+        prefix = "q" if step.kind == "query" else "w"
+        step.name = f"{prefix}{numbers[step.kind]:02d}_{sorted(step.group.tables)[0]}"[:63]
+    return steps
 
 
 def excluded_text(plan: Plan, table: Table) -> set[tuple[str, ...]]:
@@ -107,7 +114,7 @@ def excluded_text(plan: Plan, table: Table) -> set[tuple[str, ...]]:
     return plan.excluded.get(table.name, set())
 
 
-__all__ = ["Plan", "Step", "excluded_text", "plan_steps", "value_text"]
+__all__ = ["Plan", "Step", "excluded_text", "insert_undo", "plan_steps", "renumber", "value_text"]
 
 
 class InsertedRows:
@@ -123,7 +130,7 @@ class InsertedRows:
         for logged in statements:
             if logged.text.lstrip()[:6].lower() == "insert":
                 tree = parse(logged.text, self.dialect)
-                derived = _insert_undo(tree, self.tables) if isinstance(tree, exp.Insert) else None
+                derived = insert_undo(tree, self.tables) if isinstance(tree, exp.Insert) else None
                 if isinstance(derived, tuple):
                     self.keys.setdefault(derived[0], set()).update(derived[2])
             yield logged

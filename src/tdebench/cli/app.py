@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
 import signal
 import sys
@@ -269,7 +270,8 @@ def compare_command(
 def cleanup_command(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would be stopped and removed.")] = False,
 ) -> None:
-    """Stop servers, unmount filesystems and delete directories that killed runs left behind."""
+    """Stop servers, end clients and helpers, unmount filesystems and delete directories that killed runs left
+    behind."""
     from tdebench.runner import cleanup
 
     failed: list[str] = []
@@ -280,13 +282,15 @@ def cleanup_command(
     for path, record, found in dead:
         name = f"run {record.get('run_id')} (pid {record.get('owner', {}).get('pid')}, killed)"
         if dry_run:
-            what = ([f"server {s['pid']} ({s.get('name')})" for s in found.servers] + found.mounts + found.loops
-                    + found.dirs + found.cgroups)
+            what = ([f"server {s['pid']} ({s.get('name')})" for s in found.servers]
+                    + [f"process {p['pid']} ({p.get('name')})" for p in found.processes] + found.mounts
+                    + found.loops + found.dirs + found.cgroups)
             out.print(f"{name} left: {'; '.join(what)}", markup=False, highlight=False)
             continue
         result = cleanup.clean_record(path, record)
         kept = f", kept {len(result.kept)} dir(s) (--keep)" if result.kept else ""
-        out.print(f"{name}: stopped {result.stopped} server(s), unmounted {result.unmounted}, removed "
+        out.print(f"{name}: stopped {result.stopped} server(s), ended {result.ended} other process(es), "
+                  f"unmounted {result.unmounted}, removed "
                   f"{len(result.removed)} dir(s){kept}", markup=False, highlight=False)
         failed.extend(result.failed)
     stale = cleanup.stale_transient_dirs()
@@ -317,9 +321,19 @@ app.command("capture")(capture_command)
 app.command("decide")(decide_command)
 
 
+def quiet_library_logs() -> None:
+    """Keep the libraries' own log records off the console, for every command: sqlglot warns with the text of a
+    statement it cannot parse, and a statement read from a user's server may hold a password or customer data.
+    (Python prints a warning nobody handles to stderr; a handler that drops them stops that.)"""
+    root = logging.getLogger()
+    if not any(isinstance(h, logging.NullHandler) for h in root.handlers):
+        root.addHandler(logging.NullHandler())
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: one-line errors, exit 2 for bad input, no traceback unless --debug."""
     global _DEBUG
+    quiet_library_logs()
     args = list(sys.argv[1:] if argv is None else argv)
     _DEBUG = "--debug" in args
     args = [a for a in args if a != "--debug"]

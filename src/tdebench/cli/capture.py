@@ -25,6 +25,9 @@ def capture_command(
     top: Annotated[int, typer.Option(help="Keep the N statements with the largest total time.")] = 20,
     max_rows: Annotated[Optional[int], typer.Option(help="At most N rows per table (by primary key).")] = None,
     tables: Annotated[Optional[str], typer.Option(help="Comma-separated tables to capture (default: all).")] = None,
+    redact_literals: Annotated[bool, typer.Option(
+        "--redact-literals", help="Keep the application's literal values out of the captured statements: each is "
+                                  "replaced by a value drawn from the captured data (docs/workloads/capture.md).")] = False,
 ) -> None:
     """Capture schema, data and hot statements from a server (read-only) as a --workload sql directory."""
     from tdebench.capture.run import Options, capture
@@ -33,7 +36,7 @@ def capture_command(
     if statements not in ("auto", "statistics", "log", "none"):
         raise UsageError(f"unknown --statements '{statements}'", "use auto, statistics, log or none")
     chosen = [t.strip() for t in tables.split(",") if t.strip()] if tables else None
-    facts = capture(Options(source, out, log, top, max_rows, chosen, statements),
+    facts = capture(Options(source, out, log, top, max_rows, chosen, statements, redact_literals),
                     lambda line: typer.echo(line, err=True))
     steps = facts["steps"]
     typer.echo(f"captured {len(facts['tables'])} tables ({sum(t['rows'] for t in facts['tables'].values())} rows) "

@@ -340,7 +340,7 @@ def execute_plan(plan: RunPlan, rundir: RunDirectory, *, work_dir: Path | None, 
                  err_console: Console, completed: set[tuple[int, str]] | None = None,
                  manifest: dict[str, Any] | None = None, disk_check: bool = True) -> int:
     """Run and return the exit code: 0 all good, 1 failures, abandoned configs or differing answers."""
-    from tdebench.cli.summary import label_warnings, print_summary
+    from tdebench.cli.summary import label_warnings
     from tdebench.cli.ui import RichListener
     from tdebench.runner.orchestrator import Orchestrator  # here: it imports SciPy (most of the CLI's start-up)
 
@@ -355,17 +355,11 @@ def execute_plan(plan: RunPlan, rundir: RunDirectory, *, work_dir: Path | None, 
     except RunInterrupted:
         raise
     except KeyboardInterrupt:
-        if _completed(rundir):  # the signal came after the last trial was recorded: there is nothing to resume
-            raise KeyboardInterrupt("interrupted after the run completed") from None
+        raise RunInterrupted(rundir.path) from None  # after the last trial too: --resume then writes the report
+    try:
+        summarize_run(rundir.path, report=report, console=console, err_console=err_console)
+    except KeyboardInterrupt:
         raise RunInterrupted(rundir.path) from None
-    from tdebench.report.model import summarize
-
-    rs = summarize(rundir.path)  # one analysis for the terminal and the report: the same figures in both
-    print_summary(rundir.path, console, rs)
-    if report:
-        path = build_report_for(rundir.path, err_console, rs)
-        if path is not None:
-            console.print(f"report: {path}")
     for line in [*(f"PROBLEM: {p}" for p in outcome.problems), *(f"FAILED: {s}" for s in outcome.failed_steps),
                  *(f"ABANDONED: {a}" for a in outcome.abandoned),
                  *(f"WARNING: {w}" for w in label_warnings(rundir.path))]:
@@ -375,11 +369,40 @@ def execute_plan(plan: RunPlan, rundir: RunDirectory, *, work_dir: Path | None, 
     return 0 if outcome.ok else 1
 
 
-def _completed(rundir: RunDirectory) -> bool:
-    try:
-        return rundir.read_manifest().get("status") == "completed"
-    except (OSError, UsageError):
-        return False
+def summarize_run(run_dir: Path, *, report: bool, console: Console, err_console: Console) -> None:
+    """The end of a run: the summary on the terminal, then the report (unless --no-report)."""
+    from tdebench.cli.summary import print_summary
+    from tdebench.report.model import summarize
+
+    rs = summarize(run_dir)  # one analysis for the terminal and the report: the same figures in both
+    print_summary(run_dir, console, rs)
+    if report:
+        path = build_report_for(run_dir, err_console, rs)
+        if path is not None:
+            console.print(f"report: {path}")
+
+
+def finish_completed(run_dir: Path, *, report: bool, console: Console, err_console: Console) -> int:
+    """--resume of a run whose trials are all measured: the report it lacks (missing, or cut short by the end
+    of its process) is built with the summary, as at the end of a run; a complete one is only pointed to."""
+    from tdebench.report import report_complete
+
+    _clean_dead_instances_of(run_dir, err_console)
+    if report_complete(run_dir):
+        console.print(f"run {run_dir} is already completed and its report is complete: "
+                      f"{run_dir / 'report' / 'index.html'}; to build it again: tdebench report {run_dir}",
+                      markup=False, highlight=False, soft_wrap=True)
+        return 0
+    if not report:
+        console.print(f"run {run_dir} is already completed; build its report with: tdebench report {run_dir}",
+                      markup=False, highlight=False, soft_wrap=True)
+        return 0
+    check_writable(run_dir)
+    console.print(f"run {run_dir} is completed but its report is missing or partial: building it",
+                  markup=False, highlight=False, soft_wrap=True)
+    summarize_run(run_dir, report=True, console=console, err_console=err_console)
+    console.print(f"results: {run_dir}", markup=False, highlight=False)
+    return 0
 
 
 def resume_run(run_dir: Path, *, work_dir: Path | None, report: bool, console: Console, err_console: Console,
@@ -393,7 +416,7 @@ def resume_run(run_dir: Path, *, work_dir: Path | None, report: bool, console: C
         raise UsageError(f"{run_dir}/manifest.json is not valid JSON ({exc})",
                          "restore it from a backup; tdebench writes it atomically, so it was edited by hand") from None
     if manifest.get("status") == "completed":
-        raise UsageError(f"run {run_dir} is already completed", "start a new run with a new --out")
+        return finish_completed(run_dir, report=report, console=console, err_console=err_console)
     if not isinstance(manifest.get("plan"), dict):
         raise UsageError(f"{run_dir}/manifest.json has no plan", "this run cannot be resumed; start it again")
     check_writable(run_dir)
@@ -429,7 +452,8 @@ def _clean_dead_instances_of(run_dir: Path, err_console: Console) -> None:
         if Path(record.get("run_dir", "/nonexistent")).resolve() == run_dir.resolve():
             result = clean_record(path, record)
             err_console.print(f"removed what the killed run left: {result.stopped} server(s) stopped, "
-                              f"{result.unmounted} unmounted, {len(result.removed)} dir(s) removed", markup=False)
+                              f"{result.ended} other process(es) ended, {result.unmounted} unmounted, "
+                              f"{len(result.removed)} dir(s) removed", markup=False)
 
 
 def check_run_dir(run_dir: Path) -> None:

@@ -3,7 +3,7 @@
 Public API: :func:`build_report`, :func:`summarize`, :func:`compare_runs`.
 """
 
-from tdebench.report.build import build_report, write_report
+from tdebench.report.build import build_report, report_complete, write_report
 from tdebench.report.compare import RunComparison, compare
 from tdebench.report.render_compare import compare_runs
 from tdebench.report.model import (
@@ -12,5 +12,5 @@ from tdebench.report.model import (
 
 __all__ = [
     "ConfigRow", "EngineSummary", "QueryRow", "RunComparison", "RunSummary", "VerificationRow",
-    "build_report", "compare", "compare_runs", "summarize", "write_report",
+    "build_report", "compare", "compare_runs", "report_complete", "summarize", "write_report",
 ]

@@ -1,7 +1,8 @@
 """Find and remove what dead runs left behind: servers, mounts, directories, cgroups (``tdebench cleanup``).
 
 A run is dead when the tdebench process that wrote its ownership record is gone (SIGKILL, OOM
-killer, power loss). Its servers run on in their own sessions; cleanup stops them (TERM, then
+killer, power loss). Its servers run on in their own sessions; cleanup ends the clients and helpers still
+there (those the record names, and those whose environment carries its mark), stops the servers (TERM, then
 KILL), lazily unmounts FUSE filesystems and loop-mounted images below its directories, detaches the loop
 devices whose image lies there (an fscrypt key lives in the filesystem's keyring and goes with it), deletes
 its ``tdebench-*`` directories (and the ``tdebench-*`` directories their symlinks point to) unless the run
@@ -22,8 +23,9 @@ from typing import Any
 import psutil
 
 from tdebench.engines.toolkit.fscrypt import detach, loop_devices
+from tdebench.engines.toolkit.process import terminate_processes
 from tdebench.runner.cgroups import is_ours, remove_group
-from tdebench.runner.owned import PREFIX, owner_alive, read_records, removable, same_process, temp_roots
+from tdebench.runner.owned import MARK, PREFIX, owner_alive, read_records, removable, same_process, temp_roots
 
 # temp directories that only live while a server starts (gocryptfs/initdb pass files, MariaDB file key)
 TRANSIENT_PREFIXES = ("tdebench-secret-",)
@@ -39,13 +41,15 @@ class Leftovers:
     dirs: list[str] = field(default_factory=list)
     loops: list[str] = field(default_factory=list)
     cgroups: list[str] = field(default_factory=list)
+    processes: list[dict[str, Any]] = field(default_factory=list)  # clients and helpers
 
     @property
     def empty(self) -> bool:
-        return not (self.servers or self.mounts or self.dirs or self.loops or self.cgroups)
+        return not (self.servers or self.mounts or self.dirs or self.loops or self.cgroups or self.processes)
 
     def describe(self) -> str:
         parts = [f"{len(self.servers)} server process(es)" if self.servers else "",
+                 f"{len(self.processes)} other process(es)" if self.processes else "",
                  f"{len(self.mounts)} mount(s)" if self.mounts else "",
                  f"{len(self.loops)} loop device(s)" if self.loops else "",
                  f"{len(self.cgroups)} cgroup(s)" if self.cgroups else "",
@@ -101,7 +105,50 @@ def leftovers(record: dict[str, Any], check_dirs: bool = True) -> Leftovers:
     outermost = [d for d in existing if not any(o != d and _under(d, [o]) for o in existing)]
     loops = [device for device, _ in loop_devices(dirs + linked)]
     groups = [c for c in record.get("cgroups", []) if os.path.isdir(c) and is_ours(Path(c))]
-    return Leftovers(servers, mounts, outermost, loops, groups)
+    return Leftovers(servers, mounts, outermost, loops, cgroups=groups, processes=run_processes(record, servers))
+
+
+def run_processes(record: dict[str, Any], servers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Clients and helpers of ``record`` still running: those it names (PID and start time) and those whose
+    environment carries its mark (a helper's own child); never one of its ``servers`` or their children (they are
+    stopped in their order), nor this process or its parents."""
+    spared = {os.getpid(), *(p.pid for p in _parents())}
+    for entry in servers:
+        spared |= {p.pid for p in _tree(entry)}
+    found = {int(e["pid"]): e for e in record.get("processes", [])
+             if int(e["pid"]) not in spared and same_process(int(e["pid"]), e.get("started"))}
+    mark = record.get("mark")
+    for proc in psutil.process_iter() if mark else []:
+        if proc.pid in spared or proc.pid in found:
+            continue
+        try:
+            if proc.environ().get(MARK) == mark and proc.status() != psutil.STATUS_ZOMBIE:
+                found[proc.pid] = {"pid": proc.pid, "started": proc.create_time(),
+                                   "name": " ".join(proc.cmdline()[:3])[:120]}
+        except psutil.Error:  # gone, or another user's
+            continue
+    return list(found.values())
+
+
+def _parents() -> list[psutil.Process]:
+    try:
+        return psutil.Process().parents()
+    except psutil.Error:
+        return []
+
+
+def end_processes(entries: list[dict[str, Any]], grace: float = 3.0) -> list[dict[str, Any]]:
+    """TERM the processes, KILL those left after ``grace`` s; returns the entries that survived."""
+    procs = {}
+    for entry in entries:
+        if same_process(int(entry["pid"]), entry.get("started")):
+            try:
+                procs[int(entry["pid"])] = psutil.Process(int(entry["pid"]))
+            except psutil.Error:
+                continue
+    terminate_processes(list(procs.values()), grace, kill_wait=5.0)
+    left = {p.pid for p in _wait(list(procs.values()), 0.0)}
+    return [e for e in entries if int(e["pid"]) in left]
 
 
 def _tree(entry: dict[str, Any]) -> list[psutil.Process]:
@@ -137,13 +184,15 @@ def _wait(procs: list[psutil.Process], timeout: float) -> list[psutil.Process]:
         time.sleep(0.05)
 
 
-def stop_servers(entries: list[dict[str, Any]], grace: float) -> list[dict[str, Any]]:
+def stop_servers(entries: list[dict[str, Any]], grace: float,
+                 databases_grace: float | None = None) -> list[dict[str, Any]]:
     """TERM the servers (databases first, then the FUSE daemons they live in), KILL what is left after
-    ``grace`` s; returns the entries that survived."""
+    ``grace`` s (``databases_grace`` for the databases, when given); returns the entries that survived."""
     points = {m for m, _ in mount_points()}
     daemons = [e for e in entries if _is_mount_daemon(e, points)]
+    databases = [e for e in entries if e not in daemons]
     survivors = []
-    for phase in ([e for e in entries if e not in daemons], daemons):
+    for phase, wait in ((databases, grace if databases_grace is None else databases_grace), (daemons, grace)):
         procs = {e["pid"]: _tree(e) for e in phase}
         everything = [p for tree in procs.values() for p in tree]
         for tree in procs.values():  # the server itself shuts its children down
@@ -151,7 +200,7 @@ def stop_servers(entries: list[dict[str, Any]], grace: float) -> list[dict[str, 
                 tree[0].terminate()
             except (psutil.Error, IndexError):
                 pass
-        alive = _wait(everything, grace)
+        alive = _wait(everything, wait)
         for proc in alive:
             try:
                 proc.kill()
@@ -182,6 +231,7 @@ class CleanupResult:
     run_id: str
     run_dir: str
     stopped: int = 0
+    ended: int = 0  # clients and helpers
     unmounted: int = 0
     removed: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
@@ -193,7 +243,11 @@ def clean_record(path: Path, record: dict[str, Any], grace: float = 10.0) -> Cle
     keep = bool(record.get("keep"))
     result = CleanupResult(str(record.get("run_id", "?")), str(record.get("run_dir", "?")))
     found = leftovers(record)
-    survivors = stop_servers(found.servers, grace)
+    left = end_processes(found.processes)  # clients first: they hold connections to the servers
+    result.ended = len(found.processes) - len(left)
+    result.failed += [f"process {e['pid']} ({e.get('name')}) survived SIGKILL" for e in left]
+    # a run without --keep deletes their data: the databases are killed at once, as an interrupted run does
+    survivors = stop_servers(found.servers, grace, None if keep else 0.0)
     result.stopped = len(found.servers) - len(survivors)
     result.failed += [f"process {e['pid']} ({e.get('name')}) survived SIGKILL" for e in survivors]
     types = dict(mount_points())

@@ -16,6 +16,8 @@ from typing import Any
 import psutil
 
 PREFIX = "tdebench-"
+#: the environment variable every program a run starts inherits, holding its record's mark
+MARK = "TDEBENCH_RUN_MARK"
 # directories that are never removed, whatever a record says
 _NEVER = {Path("/"), Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), Path.home()}
 

@@ -1,4 +1,5 @@
-"""What a run owns -- server processes, directories, mounts, cgroups -- recorded on disk while it runs.
+"""What a run owns -- server processes, client and helper processes, directories, mounts, cgroups -- recorded on
+disk while it runs.
 
 One JSON file per live run in ``$XDG_STATE_HOME/tdebench/owned/`` (default ``~/.local/state``),
 rewritten atomically whenever a server starts or stops or a directory is provisioned, and removed
@@ -7,7 +8,11 @@ power) leaves its file; ``tdebench cleanup`` (:mod:`tdebench.runner.cleanup`) th
 servers, unmounts its filesystems and deletes its directories, and ``tdebench run`` warns about it.
 
 The record holds paths and PIDs only, never keys or passwords (every text is redacted too).
-A server is identified by PID *and* start time, so a recycled PID is never killed.
+A server is identified by PID *and* start time, so a recycled PID is never killed. Clients and helpers
+(virtual users, pools' workers, sysbench) are recorded the same way when they start; every program the run
+starts also inherits the record's ``mark`` in its environment (``TDEBENCH_RUN_MARK``), by which cleanup finds
+one the record does not name (a helper's own child). Those processes leave by themselves when tdebench is gone
+(:mod:`tdebench.lifeline`); cleanup ends any that did not.
 """
 
 from __future__ import annotations
@@ -24,9 +29,18 @@ import psutil
 from tdebench.encryption import redact
 from tdebench.engines.toolkit import process
 from tdebench.runner.cleanup import leftovers
-from tdebench.runner.owned import owned_dirs_in_argv, protect, removable, socket_dirs, started_at, state_dir
+from tdebench.runner.owned import (MARK, owned_dirs_in_argv, protect, removable, same_process, socket_dirs,
+                                   started_at, state_dir)
 
 RECORD_VERSION = 1
+
+
+def _name(pid: int) -> str:
+    """A process's command, short (for the record and cleanup's messages)."""
+    try:
+        return " ".join(psutil.Process(pid).cmdline()[:3])[:120]
+    except psutil.Error:
+        return "?"
 
 
 class Ownership:
@@ -43,10 +57,13 @@ class Ownership:
             "version": RECORD_VERSION, "run_id": run_id, "run_dir": str(run_dir.absolute()), "keep": keep,
             "owner": {"pid": os.getpid(), "started": started_at(os.getpid()),
                       "argv": [redact(a) for a in psutil.Process().cmdline()]},
-            "dirs": [], "servers": [], "cgroups": [],
+            "dirs": [], "servers": [], "cgroups": [], "processes": [], "mark": self.path.stem,
         }
         self._lock = threading.RLock()  # a signal handler may stop a server while the main thread writes
         self._unwatch = process.watch(self._on_server)
+        # every program started from here on inherits the mark in its environment (cleanup finds them by it)
+        self._outer_mark = os.environ.get(MARK)
+        os.environ[MARK] = self.data["mark"]
         self._write()
         self._stop = threading.Event()
         self._poller = threading.Thread(target=self._poll_children, name="tdebench-ownership", daemon=True)
@@ -98,9 +115,25 @@ class Ownership:
                 for directory in owned_dirs_in_argv(argv):
                     self.add_dir(Path(directory))
 
+    def add_processes(self, pids: list[int]) -> None:
+        """Client or helper processes this run started (ended by cleanup if the run is killed); those that
+        have ended since the last call are dropped from the record."""
+        with self._lock:
+            kept = [e for e in self.data["processes"] if same_process(int(e["pid"]), e.get("started"))]
+            known = {int(e["pid"]) for e in kept}
+            for pid in pids:
+                started = started_at(pid)
+                if pid not in known and started is not None:
+                    kept.append({"pid": pid, "started": started, "name": redact(_name(pid))})
+            self.data["processes"] = kept
+            self._write()
+
     def _on_server(self, event: str, server: process.ServerProcess) -> None:
         if event == "path":  # process.own_path(): a directory, not a server
             self.add_dir(Path(server))  # type: ignore[arg-type]
+            return
+        if event == "processes":  # process.own_processes(): clients and helpers
+            self.add_processes(list(server))  # type: ignore[call-overload]
             return
         pid = server.pid
         if pid is None:
@@ -126,6 +159,10 @@ class Ownership:
         self._unwatch()
         self.stop_polling()
         self._poller.join(timeout=2)
+        if self._outer_mark is None:
+            os.environ.pop(MARK, None)
+        else:
+            os.environ[MARK] = self._outer_mark
         if self.broken:
             return
         if leftovers(self.data, check_dirs=not self.data["keep"]).empty:

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.encryption import redact
-from tdebench.engines.toolkit.process import tail
+from tdebench.engines.toolkit.process import own_processes, tail
+from tdebench.lifeline import helper_preexec
 
 
 def traversable_by(path: Path, uid: int, gid: int) -> bool:
@@ -79,7 +80,8 @@ def run_group(argv: list[str], log: Path, user: Any, timeout: float) -> None:
         kwargs.update(user=user.pw_uid, group=user.pw_gid, extra_groups=[])
     with open(log, "ab") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, cwd="/", **kwargs)
+                                start_new_session=True, cwd="/", preexec_fn=helper_preexec(), **kwargs)
+    own_processes([proc.pid])  # its bootstrap server inherits the run's mark: cleanup finds it too
     try:
         code = proc.wait(timeout=timeout)
     except BaseException:

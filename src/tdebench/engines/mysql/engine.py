@@ -39,6 +39,7 @@ from tdebench.engines.toolkit.dbapi.kinds import KINDS, kind_dialect, mysql_key_
 from tdebench.engines.toolkit.asuser import user_can_reach
 from tdebench.engines.toolkit.process import ServerProcess, chown_tree, free_port, service_user, tail
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
+from tdebench.lifeline import helper_preexec
 
 SBIN = (Path("/usr/sbin"), Path("/usr/local/mysql/bin"), Path("/usr/local/sbin"), Path("/opt/mysql/bin"),
         Path("/usr/bin"))
@@ -193,7 +194,7 @@ class MysqlInstance(TranslatedSchemaMixin, Instance):
         if self.user is not None:
             kwargs.update(user=self.user.pw_uid, group=self.user.pw_gid, extra_groups=[])
         result = subprocess.run(argv, capture_output=True, text=True, timeout=START_TIMEOUT, check=False,
-                                stdin=subprocess.DEVNULL, cwd="/", **kwargs)
+                                stdin=subprocess.DEVNULL, cwd="/", preexec_fn=helper_preexec(), **kwargs)
         if result.returncode != 0:
             raise EnvironmentProblem(f"mysqld --initialize-insecure failed (code {result.returncode}):\n"
                                      f"{tail(self.root / 'server.log')}", "look at the log above")

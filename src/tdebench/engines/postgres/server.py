@@ -24,6 +24,7 @@ from tdebench.engines.toolkit import asuser
 from tdebench.engines.toolkit.fsencrypt import temp_secret_file
 from tdebench.engines.toolkit.process import ServerProcess, chown_tree, find_binary, free_port, own_path
 from tdebench.errors import EnvironmentProblem, UsageError
+from tdebench.lifeline import helper_preexec
 
 PACKAGES = "postgresql postgresql-contrib"
 ROLE = "tdebench"
@@ -197,7 +198,7 @@ class PgCluster:
             kwargs.update(user=self.user.pw_uid, group=self.user.pw_gid, extra_groups=[])
         env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "LANG": "C", "HOME": str(self.home), "TZ": "UTC"}
         return subprocess.run(argv, capture_output=True, text=True, cwd=self.home, env=env,
-                              stdin=subprocess.DEVNULL, check=False, **kwargs)
+                              stdin=subprocess.DEVNULL, check=False, preexec_fn=helper_preexec(), **kwargs)
 
     def conf_lines(self) -> list[str]:
         listen = {"listen_addresses": "127.0.0.1" if self.tcp else "", "port": str(self.port),

@@ -20,6 +20,7 @@ from typing import IO
 
 from tdebench.encryption import redact
 from tdebench.errors import EnvironmentProblem
+from tdebench.lifeline import helper_preexec
 
 _ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "LANG": "C"}
 
@@ -34,7 +35,7 @@ def run_as(user: pwd.struct_passwd | None, argv: Sequence[str], *, input_text: s
     kwargs = _as(user) if user is not None else {}
     data = input_text.encode() if input_text is not None else None
     result = subprocess.run(list(argv), input=data, stdin=stdin if data is None else None, capture_output=True,
-                            env=_ENV, cwd="/", check=False, **kwargs)  # type: ignore[arg-type]
+                            env=_ENV, cwd="/", check=False, preexec_fn=helper_preexec(), **kwargs)  # type: ignore[arg-type]
     if check and result.returncode != 0:
         who = f" as {user.pw_name}" if user is not None else ""
         raise EnvironmentProblem(f"'{' '.join(argv[:3])}'{who} failed (code {result.returncode}): "
@@ -111,7 +112,7 @@ def copy_tree(user: pwd.struct_passwd | None, source: Path, target: Path) -> Non
         return
     make_dir(user, target)
     packer = subprocess.Popen(["tar", "-cf", "-", "-C", str(source), "."], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, env=_ENV)
+                              stderr=subprocess.PIPE, env=_ENV, preexec_fn=helper_preexec())
     assert packer.stdout is not None and packer.stderr is not None
     try:
         run_as(user, ["tar", "-xf", "-", "-C", str(target)], stdin=packer.stdout)
@@ -132,7 +133,7 @@ def tar_stream(user: pwd.struct_passwd | None, directory: Path) -> Iterator[IO[b
     kwargs = _as(user) if user is not None else {}
     packer = subprocess.Popen(["tar", "-cf", "-", "--one-file-system", "-C", str(directory), "."],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_ENV, cwd="/",
-                              **kwargs)  # type: ignore[call-overload]
+                              preexec_fn=helper_preexec(), **kwargs)  # type: ignore[call-overload]
     assert packer.stdout is not None
     try:
         yield packer.stdout

@@ -39,6 +39,7 @@ from tdebench.engines.toolkit import fscrypt_ioctl as fx
 from tdebench.engines.toolkit.fsencrypt import mount_entry
 from tdebench.engines.toolkit.process import own_path
 from tdebench.errors import EnvironmentProblem, UsageError
+from tdebench.lifeline import helper_preexec
 
 #: spec cipher -> (contents mode, file-name mode, flags, what the report calls it)
 VARIANTS: dict[str, tuple[int, int, int, str]] = {
@@ -145,7 +146,8 @@ def adiantum_problem() -> str:
 
 
 def _run(argv: list[str], what: str) -> None:
-    result = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False, timeout=300)
+    result = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False, timeout=300,
+                            preexec_fn=helper_preexec())
     if result.returncode != 0:
         raise EnvironmentProblem(f"{what} failed (code {result.returncode}): {result.stderr.strip()[-300:]}",
                                  "check that loop devices are free (losetup -a) and the disk has room")

@@ -44,6 +44,7 @@ from tdebench.encryption import EncryptionSpec, generate_password, parse_spec, r
 from tdebench.engines.toolkit.exposure import files_holding, mode_text, same_disk
 from tdebench.engines.toolkit.process import ServerProcess, find_binary, own_path, service_user, tail
 from tdebench.errors import EnvironmentProblem, UsageError
+from tdebench.lifeline import helper_preexec
 
 # spec cipher -> (what gocryptfs uses, extra -init flags)
 VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -180,7 +181,8 @@ class GocryptfsMount:
         with temp_secret_file(self._password, owner=self.owner.pw_uid if self.owner else None) as passfile:
             result = subprocess.run(
                 [str(gocryptfs), "-init", "-q", "-passfile", str(passfile), *self._init_flags, str(self.cipher_dir)],
-                capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False, **as_owner)
+                capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False, preexec_fn=helper_preexec(),
+                **as_owner)
         if result.returncode != 0:  # stdout may hold the master key on a terminal: show stderr only
             raise EnvironmentProblem(f"gocryptfs -init failed (code {result.returncode}): "
                                      f"{redact(result.stderr.strip())[-400:]}",

@@ -17,7 +17,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import psutil
@@ -34,8 +34,9 @@ _DISPOSABLE = [False]  # the current run deletes its data at the end (no --keep)
 
 
 def watch(callback: Callable[[str, "ServerProcess"], None]) -> Callable[[], None]:
-    """Call ``callback("started" | "stopped", server)`` when a server starts or stops, and
-    ``callback("path", directory)`` for :func:`own_path`; returns the function that unsubscribes."""
+    """Call ``callback("started" | "stopped", server)`` when a server starts or stops,
+    ``callback("path", directory)`` for :func:`own_path` and ``callback("processes", pids)`` for
+    :func:`own_processes`; returns the function that unsubscribes."""
     _WATCHERS.append(callback)
     return lambda: _WATCHERS.remove(callback) if callback in _WATCHERS else None
 
@@ -54,6 +55,22 @@ def own_path(path: Path) -> Path:
     ``tdebench cleanup`` removes it if the run is killed; returns ``path``. A no-op outside a run."""
     _notify("path", path)
     return path
+
+
+def own_processes(pids: Iterable[int]) -> None:
+    """Tell the current run's ownership record about client or helper processes it started (virtual users, a
+    pool's workers, sysbench), so that ``tdebench cleanup`` ends those still there if the run is killed. A no-op
+    outside a run."""
+    found = [int(pid) for pid in pids if pid]
+    if found:
+        _notify("processes", found)  # type: ignore[arg-type]
+
+
+def own_children() -> None:
+    """:func:`own_processes` for every child this process forked with :mod:`multiprocessing` (VUs, pools)."""
+    import multiprocessing
+
+    own_processes(p.pid for p in multiprocessing.active_children() if p.pid is not None)
 
 
 def find_binary(names: Sequence[str], search_dirs: Sequence[Path], package: str) -> Path:

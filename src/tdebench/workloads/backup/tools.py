@@ -18,6 +18,7 @@ from pathlib import Path
 from tdebench.encryption import redact
 from tdebench.engines.toolkit import asuser
 from tdebench.errors import EnvironmentProblem
+from tdebench.lifeline import helper_preexec
 
 GZIP_LEVEL = 6
 
@@ -66,7 +67,8 @@ def run(argv: Sequence[str], *, stdin: Path | None = None, stdout: Path | None =
     src = open(stdin, "rb") if stdin is not None else subprocess.DEVNULL
     try:
         if gunzip_in and stdin is not None:
-            feeder = subprocess.Popen(["gzip", "-dc"], stdin=src, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            feeder = subprocess.Popen(["gzip", "-dc"], stdin=src, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      preexec_fn=helper_preexec())
             src_pipe = feeder.stdout
         else:
             src_pipe = src
@@ -91,15 +93,15 @@ def _pipeline(argv: Sequence[str], src: object, out: object, gzip_out: bool, pas
     who = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []} if user is not None else {}
     if not gzip_out:
         proc = subprocess.Popen(list(argv), stdin=src, stdout=out, stderr=subprocess.PIPE, pass_fds=tuple(pass_fds),
-                                env=env, cwd=cwd, **who)
+                                env=env, cwd=cwd, preexec_fn=helper_preexec(), **who)
         err = proc.stderr.read()  # until the tool exits (its stdout goes to a file or nowhere)
         _reap(proc)
         _check(proc, argv, err)
         return
     proc = subprocess.Popen(list(argv), stdin=src, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            pass_fds=tuple(pass_fds), env=env, cwd=cwd, **who)
+                            pass_fds=tuple(pass_fds), env=env, cwd=cwd, preexec_fn=helper_preexec(), **who)
     packer = subprocess.Popen(["gzip", "-c", f"-{GZIP_LEVEL}"], stdin=proc.stdout, stdout=out,
-                              stderr=subprocess.PIPE)
+                              stderr=subprocess.PIPE, preexec_fn=helper_preexec())
     proc.stdout.close()  # gzip holds the only reader now
     err = proc.stderr.read()
     _reap(proc)

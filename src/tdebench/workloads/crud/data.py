@@ -19,6 +19,9 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from tdebench.engines.toolkit.process import own_children
+from tdebench.lifeline import forked_child
+
 FORMAT_VERSION = 2  # 2: rows seeded per block of CHUNK_ROWS ids (parallel generation), one draw per card body
 CHUNK_ROWS = 100_000
 # always present in row 1, so the at-rest scan has plaintext to look for at any --rows
@@ -125,8 +128,10 @@ def write_persons(path: Path, first_id: int, count: int, seed: int, workers: int
                 for part in parts:
                     handle.write(_chunk_text(part))
             else:
-                with ProcessPoolExecutor(max_workers=workers) as pool:
-                    for text in pool.map(_chunk_text, parts):
+                with ProcessPoolExecutor(max_workers=workers, initializer=forked_child) as pool:
+                    texts = pool.map(_chunk_text, parts)  # submits every part: the workers are started
+                    own_children()
+                    for text in texts:
                         handle.write(text)
         os.replace(tmp, path)
     finally:

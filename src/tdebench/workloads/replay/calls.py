@@ -1,9 +1,11 @@
 """The calls a log holds, as the replay runs them: per session in their order, with the think time before each
 (the gap since the session's previous statement ended, where the log's time stamps are finer than a second),
-grouped by normalized form into digests named ``dNN_<table>`` by total time in the log."""
+grouped by normalized form into digests named ``dNN_<table>`` by total time in the log. Statements that carry a
+password or a key are never replayed (counted with the other skipped ones)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,7 +63,8 @@ def read_calls(path: Path, family: str, tables: set[str], keys: dict[str, list[s
                database: str | None) -> LogPlan:
     """Every call of the log on ``tables``; ``keys``: table -> primary key columns (for the INSERTs' undo)."""
     kind = as_dialect(family).sqlglot  # sqlglot's dialect of the family the log is written in
-    fmt, stream = serverlog.stream_log(path)
+    credentials: Counter[str] = Counter()  # statements that carry a password or key: never replayed
+    fmt, stream = serverlog.stream_log(path, credentials)
     found: list[tuple[serverlog.Logged, str, str, exp.Expression]] = []
     skipped, seen = 0, 0
     for logged in stream:
@@ -74,8 +77,9 @@ def read_calls(path: Path, family: str, tables: set[str], keys: dict[str, list[s
             skipped += 1
             continue
         found.append((logged, normalize(tree, kind), what, tree))
-    if not seen:
+    if not seen and not credentials:
         raise serverlog.no_statements(path, fmt)
+    skipped += sum(credentials.values())
     totals: dict[str, float] = {}
     first_table: dict[str, str] = {}
     for logged, key, _, tree in found:

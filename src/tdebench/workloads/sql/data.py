@@ -11,6 +11,7 @@ from pathlib import Path
 
 from tdebench.errors import UsageError
 from tdebench.api.tables import escape_field
+from tdebench.lifeline import helper_preexec
 from tdebench.workloads.sql import csvdata
 from tdebench.workloads.sql.layout import DirProblem, WorkloadDir, check_data, display
 
@@ -48,7 +49,8 @@ def generate(wd: WorkloadDir, cache: Path) -> dict[str, csvdata.DataFile]:
         argv = [arg.replace("{out}", str(tmp)) for arg in command]
         try:
             done = subprocess.run(argv, cwd=wd.root, env={**os.environ, "TDEBENCH_DATA_OUT": str(tmp)},
-                                  capture_output=True, text=True, timeout=GENERATE_TIMEOUT)
+                                  capture_output=True, text=True, timeout=GENERATE_TIMEOUT,
+                                  preexec_fn=helper_preexec())
         except (OSError, subprocess.TimeoutExpired) as exc:
             shutil.rmtree(tmp, ignore_errors=True)
             raise UsageError(f"{toml}: the [data] generate command {command[0]!r} could not run: {exc}",

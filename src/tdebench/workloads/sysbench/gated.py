@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tdebench.encryption import redact
+from tdebench.engines.toolkit.process import own_processes
 from tdebench.errors import EnvironmentProblem
+from tdebench.lifeline import helper_preexec
 from tdebench.workloads.sysbench.accounts import Account
 from tdebench.workloads.sysbench.options import SysbenchOptions
 from tdebench.workloads.sysbench.output import Report, histogram_percentile
@@ -106,9 +108,11 @@ class GatedSysbench:
         try:
             self.proc = subprocess.Popen([*argv[:2], f"--config-file=/dev/fd/{fd}", *argv[2:], "run"],
                                          pass_fds=(fd,), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, text=True, bufsize=1, start_new_session=True)
+                                         stdin=subprocess.DEVNULL, text=True, bufsize=1, start_new_session=True,
+                                         preexec_fn=helper_preexec())
         finally:
             os.close(fd)
+        own_processes([self.proc.pid])
         threading.Thread(target=self._read_output, daemon=True).start()
         deadline = time.monotonic() + START_TIMEOUT
         while not self._ready.wait(0.05):

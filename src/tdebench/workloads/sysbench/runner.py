@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tdebench.encryption import redact
+from tdebench.engines.toolkit.process import own_processes
 from tdebench.errors import EnvironmentProblem
+from tdebench.lifeline import helper_preexec
 from tdebench.workloads.sysbench.accounts import Account
 from tdebench.workloads.sysbench.options import SysbenchOptions
 from tdebench.workloads.sysbench.output import Report, parse_interval, parse_report
@@ -62,9 +64,10 @@ def _run(argv: list[str], account: Account, timeout: float, on_line: Callable[[s
     try:
         proc = subprocess.Popen([*argv[:2], f"--config-file=/dev/fd/{fd}", *argv[2:]], pass_fds=(fd,),
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                text=True, bufsize=1, start_new_session=True)
+                                text=True, bufsize=1, start_new_session=True, preexec_fn=helper_preexec())
     finally:
         os.close(fd)
+    own_processes([proc.pid])
     killer = threading.Timer(timeout, proc.kill)
     killer.start()
     try:

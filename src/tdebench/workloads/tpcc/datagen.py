@@ -17,19 +17,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from tdebench.engines.toolkit.process import own_children
 from tdebench.errors import UsageError
+from tdebench.lifeline import forked_child
 from tdebench.workloads.tpcc import schema
 from tdebench.workloads.tpcc.rand import (CUSTOMERS, DISTRICTS, ITEMS, NEW_ORDERS_FROM, ORDERS, TpccRandom,
                                           last_name)
 from tdebench.workloads.tpch.datagen import default_cache_root, publish
 
-
-def detach_signals() -> None:
-    """Generator processes leave Ctrl-C to the parent and never run its signal handlers."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 FORMAT_VERSION = 1
 LOAD_TIME = "2024-01-01 00:00:00"  # C_SINCE, O_ENTRY_D, H_DATE of the initial population (fixed: identical data)
@@ -145,7 +140,8 @@ def _generate_all(staging: Path, warehouses: int, seed: int, workers: int) -> di
     if workers <= 1:
         results = [_generate_part_args(j) for j in jobs]
     else:
-        with multiprocessing.get_context("fork").Pool(workers, initializer=detach_signals) as pool:
+        with multiprocessing.get_context("fork").Pool(workers, initializer=forked_child) as pool:
+            own_children()
             results = pool.map(_generate_part_args, jobs, chunksize=1)
     counts: dict[str, int] = {}
     for part in results:

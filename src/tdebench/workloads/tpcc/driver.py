@@ -13,6 +13,7 @@ from typing import Any
 
 from tdebench.api.dialect import Dialect
 from tdebench.api.engine import Instance
+from tdebench.engines.toolkit.process import own_processes
 from tdebench.workloads.tpcc.histogram import Histogram
 from tdebench.workloads.tpcc.options import TpccOptions
 from tdebench.workloads.tpcc.procs import resolve_mode
@@ -153,6 +154,7 @@ def run_step(instance: Instance, dialect: Dialect, opts: TpccOptions, vus: int, 
             sender.close()
             procs.append(proc)
             pipes[receiver] = cfg.index
+        own_processes(p.pid for p in procs)  # each leaves by itself if tdebench is killed; cleanup ends the rest
         _run(result, procs, pipes, opts, go, start, abort, mark)
     finally:
         abort.set()

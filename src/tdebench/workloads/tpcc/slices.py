@@ -23,6 +23,7 @@ from tdebench.api.dialect import Dialect
 from tdebench.api.engine import Instance
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.api.workload import SteppedTrial
+from tdebench.engines.toolkit.process import own_processes
 from tdebench.workloads.tpcc.driver import CONNECT_TIMEOUT, StepResult, vu_configs
 from tdebench.workloads.tpcc.options import TpccOptions
 from tdebench.workloads.tpcc.procs import resolve_mode
@@ -51,6 +52,7 @@ class VuPool:
                 child.close()
                 self.procs.append(proc)
                 self.pipes[parent] = cfg.index
+            own_processes(p.pid for p in self.procs)  # they leave by themselves if tdebench is killed
             self._await("ready", CONNECT_TIMEOUT)
         except BaseException:
             self.close()

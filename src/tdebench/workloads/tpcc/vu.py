@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import random
-import signal
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from typing import Any
 from tdebench.api.dialect import Dialect
 from tdebench.api.engine import Instance
 from tdebench.encryption import redact
+from tdebench.lifeline import forked_child
 from tdebench.workloads.tpcc import procs
 from tdebench.workloads.tpcc.histogram import Histogram
 from tdebench.workloads.tpcc.rand import C_LAST_RUN, TpccRandom
@@ -91,15 +91,6 @@ class Deck:
             self.cards = [k for k, n in MIX.items() for _ in range(n)]
             self.rng.shuffle(self.cards)
         return self.cards.pop()
-
-
-def detach_signals() -> None:
-    """A forked child must not run the parent's handlers (the CLI stops every server on SIGINT/SIGTERM):
-    Ctrl-C is the parent's to handle (it stops the VUs), SIGTERM simply ends the child."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if hasattr(signal, "SIGHUP"):
-        signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def _safe_rollback(s: Session) -> bool:
@@ -208,7 +199,7 @@ def vu_main(instance: Instance, dialect: Dialect, cfg: VuConfig, channel: Any, g
     res = VuResult(cfg.index)
     session = None
     try:
-        detach_signals()
+        forked_child()
         session = Session(connect(instance, cfg), dialect, cfg.lock_wait, cfg.procedures)
         channel.send(("ready", os.getpid()))
         go.wait()
@@ -233,7 +224,7 @@ def vu_serve(instance: Instance, dialect: Dialect, cfg: VuConfig, channel: Any, 
     ``("fatal", text)`` when its connection is lost)."""
     session = None
     try:
-        detach_signals()
+        forked_child()
         session = Session(connect(instance, cfg), dialect, cfg.lock_wait, cfg.procedures)
         mix = Mix(cfg)
         channel.send(("ready", os.getpid()))

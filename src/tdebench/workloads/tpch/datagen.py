@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.errors import EnvironmentProblem, UsageError
+from tdebench.lifeline import helper_preexec
 from tdebench.workloads.scalefactor import SCALE_FACTOR_FIX, scale_factor_problem
 
 # bytes of .tbl files per unit of scale factor (measured: SF 1 is ~1050 MiB), the disk guard's estimate
@@ -127,7 +128,7 @@ def ensure_data(sf: float, data_dir: Path | None = None,
         if progress:
             progress(f"generating TPC-H data at SF {sf_text(sf)} with {tool.name}")
         result = subprocess.run([str(tool), "-s", sf_text(sf), "--output-dir", str(staging)],
-                                capture_output=True, text=True, check=False)
+                                capture_output=True, text=True, check=False, preexec_fn=helper_preexec())
         if result.returncode != 0:
             raise EnvironmentProblem(f"tpchgen-cli failed: {result.stderr.strip()[-300:]}",
                                      "check free disk space and the tpchgen-cli installation")
