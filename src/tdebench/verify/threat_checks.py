@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tdebench.api.footprint import allocated_bytes
 from tdebench.api.engine import Instance
 from tdebench.engines.toolkit.exposure import files_on_disk
 from tdebench.verify import hostfacts
@@ -102,6 +101,14 @@ def display(path: Path, roots: list[Path]) -> str:
     return str(real)
 
 
+def scanned_size(path: Path) -> int:
+    """The size a scanned file stands for: the blocks it holds on disk (a sparse image counts those), or, for a file
+    whose blocks are not allocated yet (delayed allocation of a fresh temp file), its apparent size. A /proc fd link
+    is followed to the file it names."""
+    info = os.stat(path)
+    return info.st_blocks * 512 or info.st_size
+
+
 def scan_paths(paths: list[Path], needles: Needles, roots: list[Path], label: str | None = None) -> Scan:
     """Count every needle in each file (files only; unreadable ones skipped)."""
     values = [v.encode() for v in needles.values()]
@@ -109,7 +116,7 @@ def scan_paths(paths: list[Path], needles: Needles, roots: list[Path], label: st
     for path in paths:
         try:
             counts = count_in_file(path, values) if values else {}
-            size = allocated_bytes(path)  # on disk: a sparse image counts the blocks it holds
+            size = scanned_size(path)
         except (OSError, ValueError):
             continue
         files.append(FileHit(label or display(path, roots), size, needles.name_counts(counts)))
