@@ -196,7 +196,7 @@ def verdict_sentence(name: str, o: Overhead | None, a: Analysis, cpu: Overhead |
     elif o.ci_low_pct is not None and o.ci_high_pct is not None:
         phrase += f" against {base}"
     p = f", {fmt_p(o.p_value)}" if o.p_value is not None else ""
-    hint = resolution_hint(o, a.summaries) if o.ci_spans_zero and o.ci_low_pct is not None else ""
+    hint = resolution_hint(o, a.measurements) if o.ci_spans_zero and o.ci_low_pct is not None else ""
     text = f"{name}: {phrase}{p}{hint}."
     if cpu is not None:
         cpu_phrase = phrase_for(cpu)

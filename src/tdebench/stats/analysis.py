@@ -89,7 +89,7 @@ def analyze(m: Measurements, *, baselines: Mapping[str, str] | None = None,
     return Analysis(
         measurements=m, settings=s, baselines=base, summaries=summaries, overheads=overheads,
         anovas=anova_by_step(m),
-        caveats=all_caveats(summaries, overheads, cv_limit=s.cv_limit_pct, min_n=s.min_trials),
+        caveats=all_caveats(summaries, overheads, cv_limit=s.cv_limit_pct, min_n=s.min_trials, measurements=m),
     )
 
 
