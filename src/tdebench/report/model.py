@@ -337,7 +337,7 @@ def precision_outcomes(manifest: dict[str, Any], a: Analysis, overheads: list[Ov
     stopped_by = entry.get("stopped_by") if isinstance(entry.get("stopped_by"), str) else None
     out = []
     for o in overheads:
-        if o is None or (o.test, o.step, o.metric) != series:
+        if o is None or (o.test, o.step, o.metric) not in a.settings.sequential_all:
             continue
         plain, values = paired_blocks(a.measurements, o.key, o.plain_config)
         if plain.size == 0 or (plain <= 0).any() or (values <= 0).any():
