@@ -110,10 +110,10 @@ def watched_series(plan: RunPlan, workload: Workload) -> list[Watched]:
             out.append(Watched(name, _keyword(plan, workload, name), KEYWORD_TITLES.get(name, f"{name} latency"),
                                rule))
         else:
-            known = ", ".join(headlines) or "none"
-            raise UsageError(f"--precision-metric {name}: workload '{plan.workload}' has no headline '{name}' "
-                             f"(its headlines: {known})", f"name one of {known}, or one of "
-                             + ", ".join(PRECISION_KEYWORDS) + " (docs/precision.md)")
+            known = ", ".join([*headlines, *(k for k in PRECISION_KEYWORDS if workload.precision_target(k))])
+            raise UsageError(f"--precision-metric {name}: workload '{plan.workload}' has no figure '{name}' to "
+                             f"watch (it has: {known})", f"name one of {known}, or leave --precision-metric out "
+                             "for every headline (docs/precision.md)")
     unique: dict[str, Watched] = {}
     for w in out:  # a name given with its own target wins over the same headline from "headline"
         if w.name not in unique or w.rule.target_pp != plan.precision:

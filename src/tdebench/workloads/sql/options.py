@@ -18,14 +18,14 @@ from typing import Any, ClassVar, Self
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from tdebench.errors import UsageError
-from tdebench.workloads.options import WorkloadOptions
+from tdebench.workloads.options import ValueWithFix, WorkloadOptions
 from tdebench.workloads.tpcc.options import parse_duration, parse_vus
 
 #: one connection: measured seconds per statement, config and block, and the length of one visit
 ONE_DURATION, ONE_SLICE = 0.5, 0.1
 #: with --vus: measured seconds per VU count, config and block, ramp-up, and slice (as TPC-C's --precision steps)
 MIX_DURATION, MIX_SLICE, MIX_RAMPUP = 10.0, 1.0, 2.0
-MIN_SLICE = 0.05
+MIN_SLICE = 0.005
 
 
 class SqlOptions(WorkloadOptions):
@@ -56,16 +56,18 @@ class SqlOptions(WorkloadOptions):
     @classmethod
     def _positive(cls, value: float | None, info: Any) -> float | None:
         if value is not None and value < MIN_SLICE:
-            raise ValueError(f"{info.field_name} must be at least {MIN_SLICE:g} s, e.g. 250ms")
+            raise ValueWithFix(f"{info.field_name} must be at least {MIN_SLICE * 1000:g} ms",
+                               f"give e.g. --{info.field_name} {'20ms' if info.field_name == 'slice' else '500ms'}")
         return value
 
     @model_validator(mode="after")
     def _fits(self) -> "SqlOptions":
         if self.slice is not None and self.slice > self.measured_seconds:
-            raise ValueError(f"slice ({self.slice:g} s) is longer than duration ({self.measured_seconds:g} s), the "
-                             "measured time per config and block; use a shorter --slice or a longer --duration")
+            raise ValueWithFix(f"slice ({self.slice:g} s) is longer than duration ({self.measured_seconds:g} s), the "
+                               "measured time per config and block", "use a shorter --slice or a longer --duration")
         if self.rampup is not None and self.vus is None:
-            raise ValueError("rampup applies with --vus only (one connection has no clients to ramp up)")
+            raise ValueWithFix("rampup applies with --vus only (one connection has no clients to ramp up)",
+                               "leave --rampup out, or give --vus N")
         return self
 
     @property
