@@ -14,10 +14,10 @@ import pytest
 
 from tdebench.errors import UsageError
 from tdebench.stats.logt import log_t
-from tdebench.stats.prefix import SIM_CAP
+from tdebench.stats.prefix import SIM_CAP, prefix_stats
 from tdebench.stats.sequential import (
     COMMAND, MEASURED, RULES, StoppingRule, all_met, cs_multiplier, half_width_log, lag1,
-    parse_precision, pp_half_width, predicted_sd, prefix_stats, variance_factor,
+    parse_precision, pp_half_width, predicted_sd, variance_factor,
 )
 
 

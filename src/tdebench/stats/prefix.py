@@ -12,7 +12,6 @@ the first blocks (benchmarks/needed_estimate.py).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple

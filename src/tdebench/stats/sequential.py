@@ -50,7 +50,7 @@ import numpy as np
 from scipy import special
 
 from tdebench.errors import UsageError
-from tdebench.stats.prefix import SIM_CAP, PrefixStats, first_passages, lag1, prefix_stats
+from tdebench.stats.prefix import SIM_CAP, PrefixStats, first_passages, lag1
 from tdebench.stats.tdist import t_ppf
 
 RuleName = Literal["fixed-width-t", "ar1-point", "ar1-upper", "t-mixture-cs"]

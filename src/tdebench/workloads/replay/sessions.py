@@ -10,17 +10,15 @@ at a segment's end every session waits for the others, so no statement overlaps 
 from __future__ import annotations
 
 import math
-import threading
 import time
-from typing import Any
 
 from tdebench.api.trial import ConfigState
 from tdebench.encryption import redact
 from tdebench.workloads.replay.calls import Call, LogPlan
 from tdebench.workloads.sql import answer_check as answers
+from tdebench.workloads.sql.gated import GatedPool, GatedThread
 from tdebench.workloads.sql.steps import begin, rollback
 
-CONNECT_TIMEOUT = 60.0
 
 
 def segments_of(log: LogPlan, seconds: float | None) -> list[list[Call]]:
@@ -37,51 +35,33 @@ def segments_of(log: LogPlan, seconds: float | None) -> list[list[Call]]:
     return [windows[k] for k in sorted(windows)]
 
 
-class _Session(threading.Thread):
+class _Session(GatedThread):
     """One logged session replayed on its own connection, segment after segment."""
 
     def __init__(self, pool: "SessionPool", calls: list[Call]) -> None:
-        super().__init__(daemon=True)
-        self.pool, self.calls = pool, calls
-        self.go = threading.Event()
+        super().__init__(pool, f"tdebench-replay-{calls[0].session if calls else ''}"[:60])
+        self.replay, self.calls = pool, calls
         self.segment: set[int] = set()
         self.latency: dict[int, float] = {}
         self.errors: dict[int, str] = {}
         self.rows: dict[int, str] = {}
         self.done_inserts: list[str] = []
-        self.problem: BaseException | None = None
-        self.conn: Any = None
 
-    def run(self) -> None:
-        try:
-            self.conn = self.pool.state.instance.connect()
-        except BaseException as exc:  # noqa: BLE001 - said by the pool
-            self.problem = exc
-        self.pool.done.release()
-        while self.conn is not None:
-            self.go.wait()
-            self.go.clear()
-            if self.pool.closing:
-                break
-            try:
-                for call in self.calls:
-                    if call.position in self.segment:
-                        self._call(call)
-            finally:
-                self.pool.done.release()
-        if self.conn is not None:
-            self.conn.close()
+    def work(self) -> None:
+        for call in self.calls:
+            if call.position in self.segment:
+                self._call(call)
 
     def _call(self, call: Call) -> None:
-        if self.pool.factor and call.think > 0:
-            time.sleep(call.think / self.pool.factor)
-        conn, dialect = self.conn, self.pool.state.dialect
+        if self.replay.factor and call.think > 0:
+            time.sleep(call.think / self.replay.factor)
+        conn, dialect = self.conn, self.replay.state.dialect
         started = time.perf_counter()
         try:
             if call.kind == "write":
                 begin(conn, dialect)
             cur = conn.cursor()
-            cur.execute(self.pool.texts[call.position])
+            cur.execute(self.replay.texts[call.position])
             rows = cur.fetchall() if call.kind == "query" else []
             if dialect.autocommit and call.kind == "write":
                 cur.execute("COMMIT")
@@ -99,28 +79,14 @@ class _Session(threading.Thread):
             self.done_inserts.append(call.undo)
 
 
-class SessionPool:
+class SessionPool(GatedPool):
     """Every session of the log connected to one config's server, ready to run segments."""
 
     def __init__(self, state: ConfigState, log: LogPlan, texts: dict[int, str], factor: float | None) -> None:
-        self.state, self.texts, self.factor = state, texts, factor
-        self.done = threading.Semaphore(0)
-        self.closing = False
+        super().__init__(state)
+        self.texts, self.factor = texts, factor
         self.sessions = [_Session(self, calls) for calls in log.sessions.values()]
-        for session in self.sessions:
-            session.start()
-        self._wait(CONNECT_TIMEOUT)
-        problem = next((s.problem for s in self.sessions if s.problem is not None), None)
-        if problem is not None:
-            self.close()
-            raise RuntimeError(f"replay: a session could not connect: {redact(str(problem))}")
-
-    def _wait(self, timeout: float | None) -> None:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        for _ in self.sessions:
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            if not self.done.acquire(timeout=left):
-                raise RuntimeError("replay: a session did not connect in time")
+        self.start(list(self.sessions), "replay: a session")
 
     def run_segment(self, calls: list[Call]) -> float:
         """Every session runs its calls among ``calls``; the wall seconds until the last has finished."""
@@ -128,8 +94,8 @@ class SessionPool:
         started = time.perf_counter()
         for session in self.sessions:
             session.segment = positions
-            session.go.set()
-        self._wait(None)
+        self.release()
+        self.wait(None, "")
         return time.perf_counter() - started
 
     def merged(self) -> tuple[dict[int, float], dict[int, str], dict[int, str], list[str]]:
@@ -137,10 +103,3 @@ class SessionPool:
         s = self.sessions
         return ({p: v for x in s for p, v in x.latency.items()}, {p: e for x in s for p, e in x.errors.items()},
                 {p: r for x in s for p, r in x.rows.items()}, [u for x in s for u in x.done_inserts])
-
-    def close(self) -> None:
-        self.closing = True
-        for session in self.sessions:
-            session.go.set()
-        for session in self.sessions:
-            session.join(timeout=30)

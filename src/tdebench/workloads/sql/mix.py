@@ -30,11 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from tdebench.api.engine import Connection
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
-from tdebench.api.workload import SteppedTrial
 from tdebench.encryption import redact
-from tdebench.workloads.slicing import SliceProbe, record_slice_costs, warmup_rounds_for
+from tdebench.workloads.slicing import PooledSlices, SliceProbe, record_slice_costs, warmup_rounds_for
+from tdebench.workloads.sql.gated import GatedPool, GatedThread
 from tdebench.workloads.sql.layout import Step
 from tdebench.workloads.sql.steps import record_totals, rollback, run_write
 from tdebench.workloads.tpch.execute import StepTimeout
@@ -56,93 +55,58 @@ class SliceResult:
         return sum(len(v) for v in self.latencies.values())
 
 
-class _Connection(threading.Thread):
+class _Connection(GatedThread):
     """One connection running the mix slice after slice."""
 
     def __init__(self, pool: "MixPool", index: int) -> None:
-        super().__init__(daemon=True, name=f"tdebench-sql-vu{index + 1}")
-        self.pool, self.index = pool, index
+        super().__init__(pool, f"tdebench-sql-vu{index + 1}")
+        self.mix = pool
         self.rng = random.Random(f"{pool.seed}:{index}")
-        self.go = threading.Event()
         self.deadline = 0.0
         self.result = SliceResult()
-        self.conn: Connection | None = None
-        self.problem: BaseException | None = None
 
-    def run(self) -> None:
-        try:
-            self.conn = self.pool.state.instance.connect()
-        except BaseException as exc:  # noqa: BLE001 - said by the pool
-            self.problem = exc
-        self.pool.ready.release()
-        while self.conn is not None:
-            self.go.wait()
-            self.go.clear()
-            if self.pool.closing:
-                break
-            try:
-                self._slice()
-            finally:
-                self.pool.ready.release()
-        if self.conn is not None:
-            self.conn.close()
-
-    def _slice(self) -> None:
-        names, weights = self.pool.names, self.pool.weights
+    def work(self) -> None:
+        names, weights = self.mix.names, self.mix.weights
         while time.perf_counter() < self.deadline:
-            step = self.pool.by_name[self.rng.choices(names, weights)[0]]
-            if step.name in self.result.errors:
-                continue
-            self.pool.execute(self, step)
+            step = self.mix.by_name[self.rng.choices(names, weights)[0]]
+            if step.name not in self.result.errors:
+                self.mix.execute(self, step)
 
 
-class MixPool:
+class MixPool(GatedPool):
     """One config's N connections for one VU count of one block."""
 
     def __init__(self, owner: Any, state: ConfigState, vus: int, seed: str) -> None:
-        self.owner, self.state, self.seed = owner, state, seed
+        super().__init__(state)
+        self.owner, self.seed = owner, seed
         self.steps = [s for s in owner.steps if s.weight > 0]
         self.names = [s.name for s in self.steps]
         self.weights = [s.weight for s in self.steps]
         self.by_name = {s.name: s for s in self.steps}
         self.write_lock = threading.Lock()  # a write and its undo: one connection at a time
-        self.ready = threading.Semaphore(0)
-        self.closing = False
-        self.workers = [_Connection(self, i) for i in range(vus)]
-        for w in self.workers:
-            w.start()
-        self._wait(60.0)
-        problem = next((w.problem for w in self.workers if w.problem is not None), None)
-        if problem is not None:
-            self.close()
-            raise RuntimeError(f"a connection of {state.label} could not connect: {redact(str(problem))}")
-
-    def _wait(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        for _ in self.workers:
-            if not self.ready.acquire(timeout=max(0.0, deadline - time.monotonic())):
-                raise RuntimeError(f"a connection of {self.state.label} did not finish its slice in time")
+        self.connections = [_Connection(self, i) for i in range(vus)]
+        self.start(list(self.connections), "a connection")
 
     def run(self, seconds: float) -> SliceResult:
         """Every connection runs the mix for ``seconds``; their combined result."""
         started = time.perf_counter()
-        for w in self.workers:
-            w.result, w.deadline = SliceResult(), started + seconds
-            w.go.set()
-        self._wait(seconds + 600.0 + float(self.owner.plan.query_timeout))
+        for c in self.connections:
+            c.result, c.deadline = SliceResult(), started + seconds
+        self.release()
+        self.wait(seconds + 600.0 + float(self.owner.plan.query_timeout),
+                  f"a connection of {self.state.label} did not finish its slice in time")
         out = SliceResult(seconds=time.perf_counter() - started)
-        for w in self.workers:
-            for name, values in w.result.latencies.items():
+        for c in self.connections:
+            for name, values in c.result.latencies.items():
                 out.latencies.setdefault(name, []).extend(values)
-            for name, text in w.result.errors.items():
+            for name, text in c.result.errors.items():
                 out.errors.setdefault(name, text)
-            out.timeouts |= w.result.timeouts
+            out.timeouts |= c.result.timeouts
         return out
 
     def execute(self, worker: _Connection, step: Step) -> None:
         """One statement on ``worker``'s connection (a write with its undo, under the lock)."""
         conn, dialect = worker.conn, self.state.dialect
-        assert conn is not None
         family = dialect.family
         statements = self.owner.wd.statements(step.sql, family)
         lock = self.write_lock if step.kind == "write" else None
@@ -166,15 +130,8 @@ class MixPool:
                 lock.release()
         worker.result.latencies.setdefault(step.name, []).append(run.seconds)
 
-    def close(self) -> None:
-        self.closing = True
-        for w in self.workers:
-            w.go.set()
-        for w in self.workers:
-            w.join(timeout=30)
 
-
-class SqlMix(SteppedTrial):
+class SqlMix(PooledSlices):
     """One config's mix of one block, slice by slice (steps ``vuN``)."""
 
     def __init__(self, owner: Any, state: ConfigState, block: int, rec: Recorder) -> None:
@@ -184,24 +141,14 @@ class SqlMix(SteppedTrial):
         self.slice = opts.slice_seconds
         self.rounds = rounds_of(opts)
         self.warmup_rounds = warmup_rounds_for(self.slice, opts.measured_seconds, self.slice)
-        self.pool: MixPool | None = None
-        self.pool_step = ""
         self.probe = SliceProbe(state.instance)
         self.latencies: dict[str, dict[str, list[float]]] = {}  # vu step -> statement -> latencies
         self.failed: dict[str, set[str]] = {}
         self.result = TrialResult()
 
     def run_step(self, step: str, repetition: int) -> None:
-        if self.pool_step != step:
-            self._open(step)
-        assert self.pool is not None
-        paused = self.probe.start()
-        self.state.mark(step)
-        try:
-            res = self.pool.run(self.slice)
-        finally:
-            self.state.mark(None)
-            cpu, counters = self.probe.stop()
+        pool = self.pool_for(step)
+        res, paused, cpu, counters = self.probe.around(self.state, step, lambda: pool.run(self.slice))
         mine = self.latencies.setdefault(step, {})
         for name, values in res.latencies.items():
             mine.setdefault(name, []).extend(values)
@@ -217,22 +164,15 @@ class SqlMix(SteppedTrial):
         if not self.state.instance.alive():
             raise RuntimeError(f"the server of {self.state.label} died during step {step}")
 
-    def _open(self, step: str) -> None:
-        self._close()
-        self.pool = MixPool(self.owner, self.state, int(step[2:]), f"{self.opts.seed}:{self.block}:{step}")
-        self.pool_step = step
+    def open_pool(self, step: str) -> MixPool:
+        pool = MixPool(self.owner, self.state, int(step[2:]), f"{self.opts.seed}:{self.block}:{step}")
         if self.opts.rampup_seconds > 0:
-            self.pool.run(self.opts.rampup_seconds)
-        self.probe.reset()
-
-    def _close(self) -> None:
-        if self.pool is not None:
-            self.pool.close()
-            self.pool, self.pool_step = None, ""
+            pool.run(self.opts.rampup_seconds)
+        return pool
 
     def finish(self) -> TrialResult:
         """Close the connections, check the data after the undos, record the block's figures per VU count."""
-        self._close()
+        self.close_pool()
         if self.owner.restore == "undo":
             conn = self.state.instance.connect()
             try:
@@ -254,8 +194,6 @@ class SqlMix(SteppedTrial):
             record_totals(self.rec, TEST, f"{step}.", [s for s in self.owner.steps if s.weight > 0], means, failed)
         return self.result
 
-    def abort(self) -> None:
-        self._close()
 
 
 def rounds_of(opts: Any) -> int:

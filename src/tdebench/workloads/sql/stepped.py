@@ -25,7 +25,7 @@ from tdebench.encryption import redact
 from tdebench.workloads.sql import answer_check
 from tdebench.workloads.sql.layout import Step, WorkloadDir
 from tdebench.workloads.sql.steps import StepRun, record_totals, rollback, run_write
-from tdebench.workloads.tpch.execute import StepTimeout
+from tdebench.workloads.tpch.execute import StepTimeout, close_quietly
 
 TEST = "sql"
 
@@ -150,11 +150,7 @@ class SqlSteps(SteppedTrial):
 
     def abort(self) -> None:
         conn, self.conn = self.conn, None
-        if conn is not None:
-            try:
-                conn.close()
-            except Exception:  # noqa: BLE001 - a dead server's connection may not close cleanly
-                pass
+        close_quietly(conn)
 
 
 @dataclass
