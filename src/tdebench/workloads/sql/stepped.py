@@ -6,7 +6,8 @@ every config, so that a visit lasts about ``slice`` seconds and a statement runs
 config and block (:class:`Visits`); a write runs its undo right after each execution, untimed and outside the
 step's marks, so that it can run again and no read sees its rows. A write whose data is restored by snapshot (``restore = "snapshot"``) runs once per
 block. Per block and config: one time per statement (the mean of its executions), and the headlines ``reads``,
-``writes`` and ``total`` (the weighted sums, :func:`tdebench.workloads.sql.steps.record_totals`). The first
+``writes`` and ``total`` (the weighted sums, :func:`tdebench.workloads.sql.steps.record_totals`); per visit its mean
+time (``visit_elapsed``, with its ``round``), which shows how much of the noise is within a block. The first
 execution's rows of every query are its answer, compared with the plain twin's block by block.
 """
 
@@ -90,6 +91,8 @@ class SqlSteps(SteppedTrial):
         finally:
             if s.kind == "query":
                 self.state.mark(None)
+        visit = self.times[step][-runs:]  # this visit's mean, paired by round: where the noise is (docs/precision.md)
+        self.rec.add(TEST, step, "visit_elapsed", fmean(visit), "s", round=repetition + 1)
 
     def _execute(self, s: Step, statements: list[str], undo: list[str] | None) -> bool:
         """One execution (a write: then its undo, untimed); False once the step failed for this block."""
