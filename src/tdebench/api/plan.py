@@ -97,6 +97,7 @@ class RunPlan:
     max_time: float | None = None        # seconds from the start of the run; no block starts that would end later
     max_trials: int | None = None        # with precision: at most this many measured blocks
     pin: bool = False                    # pin servers and client to fixed cores (runner/pinning.py)
+    pin_reason: str = ""                 # why: asked for, or the workload's default (Workload.pin_by_default)
     nice: int | None = None              # run servers and client at this nice value (runner/pinning.py)
     #: restart every twin's server, keeping its cache, before every measured block (runner/restarts.py);
     #: None: yes with --schedule query and a warm cache where every engine can, else no
@@ -315,6 +316,7 @@ class RunPlan:
             "max_time": self.max_time,
             "max_trials": self.max_trials,
             "pin": self.pin,
+            **({"pin_reason": self.pin_reason} if self.pin_reason else {}),
             "nice": self.nice,
             "restart_twins": self.restart_twins,
             **({"fault": self.fault} if self.fault else {}),
@@ -343,6 +345,7 @@ def plan_from_json(data: dict[str, Any]) -> RunPlan:
                    repeat=int(data.get("repeat") or 1), precision=data.get("precision"),
                    precision_metric=data.get("precision_metric") or "headline",
                    max_time=data.get("max_time"), max_trials=data.get("max_trials"), pin=bool(data.get("pin")),
+                   pin_reason=str(data.get("pin_reason") or ""),
                    nice=data.get("nice"), restart_twins=data.get("restart_twins"),
                    memory_ratios=tuple(float(r) for r in data.get("memory_ratios") or ()),
                    page_source=str(data.get("page_source") or ""),

@@ -151,6 +151,12 @@ class Workload(ABC):
             return ()
         return (Headline("headline", *series, title=f"{series[0]} {series[1]} {series[2]}"),)
 
+    @classmethod
+    def pin_by_default(cls, options: dict[str, Any]) -> str | None:
+        """Why a run of this workload with these (raw) options pins tdebench and the servers to CPUs of their own
+        when neither ``--pin`` nor ``--no-pin`` is given; None (the default): it does not."""
+        return None
+
     def planned_trial_seconds(self) -> float | None:
         """How long one trial is planned to run (``--fault kill-node@50%`` kills that share into it); None:
         unknown (the fault's time must then be given in seconds)."""

@@ -76,6 +76,14 @@ class SqlWorkload(Workload):
                              "come from --duration and --slice", "leave --repeat out; give e.g. --duration 2s "
                              "--slice 250ms for 8 rounds of visits per statement (docs/workloads/sql.md)")
 
+    @classmethod
+    def pin_by_default(cls, options: dict[str, Any]) -> str | None:
+        """One connection: each statement is a round trip between tdebench and the server, whose time depends on
+        whether the two share a CPU; pinned apart, the noise of a visit of a short statement halved (docs/precision.md)."""
+        if cls.name != "sql" or options.get("vus"):
+            return None
+        return "default for --workload sql on one connection (round trips between client and server)"
+
     @staticmethod
     def _options(raw: dict[str, Any]) -> Any:
         """The checked options (a workload built on this one reads its own)."""
