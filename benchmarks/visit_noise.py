@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import math
 from collections import defaultdict
 from pathlib import Path
@@ -40,13 +41,15 @@ def main() -> None:
     data = visits(args.run / "measurements.csv")
     if not data:
         parser.error(f"{args.run} has no visit_elapsed rows (a --workload sql run under --schedule query)")
-    configs = list(dict.fromkeys(c for by in data.values() for c in by))
-    plain = configs[0]
+    plan = json.loads((args.run / "manifest.json").read_text())["plan"]["configs"]
+    configs = [c["label"] for c in plan]
+    plain = next(c["label"] for c in plan if c["encryption"] == "none")
+    configs.remove(plain)
     print(f"{args.run}: against {plain}; log ratios in %")
     print(f"{'statement':<24}{'config':<32}{'visits/block':>13}{'round sd':>10}{'block sd':>10}{'from rounds':>12}"
           f"{'mean':>8}")
     for step, by in data.items():
-        for config in configs[1:]:
+        for config in configs:
             keys = sorted(set(by[plain]) & set(by.get(config, {})))
             if not keys:
                 continue
