@@ -187,28 +187,3 @@ def test_progress_names_each_headline_and_the_slowest():
                           "writes": rule.check_log_ratios(rng.normal(0, 0.05, 5))})
     assert line.startswith("n = 5: reads ±0.") and "(met)" in line and "writes ±" in line
     assert "1 of 2 not met, about" in line and line.endswith("blocks in all (writes)")
-
-
-def test_after_the_pilot_the_noisiest_statements_get_the_most_visits(capfd, tmp_path):
-    from tdebench.workloads.sql.allocation import MAX_FACTOR, allocate
-    from tdebench.workloads.sql.stepped import Visits
-
-    visits = Visits(0.1, 0.5, 5)
-    for step, seconds in (("quiet", 0.1), ("noisy", 0.1), ("slow", 0.4)):
-        visits.record(step, 3, seconds)
-    assert visits.visits == {"quiet": 5, "noisy": 5, "slow": 1}
-    new = allocate(visits, {"quiet": 0.01, "noisy": 0.10, "slow": 0.05})
-    assert new["noisy"] > 5 > new["quiet"] >= 1 and new["noisy"] <= MAX_FACTOR * 5
-    spent = sum(new[s] * visits.seconds[s] for s in new)
-    assert spent == pytest.approx(5 * 0.1 + 5 * 0.1 + 0.4, rel=0.25)  # the block's measured time kept
-
-    shop = make_workload_dir(tmp_path / "shop")
-    code, err, out = run(capfd, tmp_path, "--workload", "sql", "--workload-dir", str(shop), "--encryption",
-                         "none,none", "--precision", "1%", "--trials", "3", "--max-trials", "4", "--duration", "50ms",
-                         "--slice", "10ms")
-    assert code == 0, err
-    schedule = json.loads((out / "manifest.json").read_text())["schedule"]
-    assert schedule["allocation"]["from_block"] == 4
-    assert set(schedule["allocation"]["visit_sd"]) == {"by_city", "notes", "add_order"}
-    counts = values(out, "fake-none-2", "4", metric="runs")
-    assert counts == {s: schedule["runs_per_visit"][s] * schedule["visits_per_block"][s] for s in counts}

@@ -171,18 +171,11 @@ class Visits:
     cap: int = 1000
     runs: dict[str, int] = field(default_factory=dict)
     visits: dict[str, int] = field(default_factory=dict)
-    seconds: dict[str, float] = field(default_factory=dict)  # how long the first visit took
 
     def record(self, step: str, runs: int, seconds: float) -> None:
         """The first visit of ``step``: ``runs`` executions in ``seconds``."""
         self.runs[step] = runs
-        self.seconds[step] = seconds
         self.visits[step] = max(1, min(self.rounds, round(self.duration / max(seconds, 1e-9))))
-
-    @property
-    def most(self) -> int:
-        """Rounds a block needs: the most visits any statement has."""
-        return max([self.rounds, *self.visits.values()])
 
     def as_json(self) -> dict[str, dict[str, int]]:
         return {"runs_per_visit": dict(self.runs), "visits_per_block": dict(self.visits)}

@@ -39,7 +39,6 @@ from tdebench.workloads.sql.prove import prove as prove_statements
 from tdebench.workloads.sql.csvdata import Converted
 from tdebench.workloads.sql.layout import DirProblem, Step, check_family, check_restore, display
 from tdebench.workloads.sql.options import parse_options
-from tdebench.workloads.sql.allocation import allocate, plain_twins, visit_noise
 from tdebench.workloads.sql.stepped import SqlSteps, Visits
 from tdebench.workloads.sql.steps import StepRun, record_totals, rollback, run_query, run_write
 from tdebench.workloads.tpch.execute import StepTimeout, with_timeout
@@ -72,7 +71,6 @@ class SqlWorkload(Workload):
         self.loaded_counts: dict[str, dict[str, int]] = {}
         self.proven: set[str] = set()  # configs whose empty instance planned every statement (schema created)
         self._visits: Visits | None = None  # one connection under --schedule query: runs per visit (stepped.py)
-        self._allocation: dict[str, Any] | None = None  # --precision: visits per block after the pilot (allocation.py)
         if plan.repeat > 1 and plan.schedule == "query":
             raise UsageError(f"--repeat does not apply to --workload {self.name}: each statement's runs per block "
                              "come from --duration and --slice", "leave --repeat out; give e.g. --duration 2s "
@@ -284,19 +282,7 @@ class SqlWorkload(Workload):
         if self.options.vus:
             from tdebench.workloads.sql.mix import SqlMix
             return SqlMix(self, state, block, rec)
-        if self.plan.precision is not None and block > self.plan.trials and self._allocation is None:
-            self._allocate(block)
-        return SqlSteps(self, state, rec, self.visits(), self.visits().most)
-
-    def _allocate(self, block: int) -> None:
-        """After the pilot of a --precision run: each statement's visits per block by its noise (allocation.py)."""
-        noise = visit_noise(self.rundir.path / "measurements.csv", plain_twins(self.plan))
-        visits = self.visits()
-        before = dict(visits.visits)
-        visits.visits.update(allocate(visits, noise))
-        self._allocation = {"from_block": block, "visit_sd": {k: round(v, 4) for k, v in noise.items()},
-                            "visits_before": before, "rule": "visits per block in proportion to the variance of a "
-                            "visit (within blocks, against the plain twin), the block's measured time kept"}
+        return SqlSteps(self, state, rec, self.visits(), self._rounds())
 
     def _rounds(self) -> int:
         return max(1, math.ceil(self.options.measured_seconds / self.options.slice_seconds - 1e-9))
@@ -312,8 +298,7 @@ class SqlWorkload(Workload):
             from tdebench.workloads.sql.mix import mix_facts
             return mix_facts(self.options)
         return {"visit_s": self.options.slice_seconds, "duration_s": self.options.measured_seconds,
-                "rounds_per_step": self.visits().most, "warmup_rounds_per_step": 1, **self.visits().as_json(),
-                **({"allocation": self._allocation} if self._allocation else {}),
+                "rounds_per_step": self._rounds(), "warmup_rounds_per_step": 1, **self.visits().as_json(),
                 "pairing_unit": "the block: one time per statement (the mean of its runs) per config and block"}
 
     def _undo(self, state: ConfigState, conn: Connection) -> list[str]:
