@@ -38,9 +38,9 @@ from typing import NamedTuple
 import numpy as np
 
 from tdebench.stats.aa import false_positive_rate
+from tdebench.stats.prefix import prefix_stats
 from tdebench.stats.sequential import (
-    DEFAULT_MIN_N, RULES, RuleName, cs_mixing, half_width_log, pp_half_width, prefix_stats,
-    welch_half_width_log,
+    DEFAULT_MIN_N, RULES, RuleName, cs_mixing, half_width_log, pp_half_width, welch_half_width_log,
 )
 
 FAMILIES = ("normal", "t3", "skewed", "ar1", "skewed-x")

@@ -22,7 +22,7 @@ An experiment file uses the same vocabulary as the flags::
     precision = "1%"           # keep adding blocks until the headline CI half-width is at most this
     max_time = "20m"           # ... or until this much time has passed (s, m, h)
     max_trials = 100           # ... or this many blocks (with precision; trials is then the minimum)
-    pin = false                # pin tdebench and the servers to fixed cores
+    pin = false                # pin tdebench and the servers to fixed cores (default: on for sql, one connection)
     nice = -10                 # run tdebench and the servers at this nice value (negative: root only)
     restart_twins = true       # restart every server, cache kept, before every block (default: with query)
     baseline = "sqlite-none"   # a plain config every config of its engine family is also compared with (across
@@ -97,7 +97,7 @@ class RunSection(BaseModel):
     precision_metric: str = "headline"  # what --precision watches: the headline, or a latency p50/p95/p99
     max_time: str | float | None = None
     max_trials: int | None = None
-    pin: bool = False
+    pin: bool | None = None  # None: the workload's default (Workload.pin_by_default)
     nice: int | None = None
     restart_twins: bool | None = None
     # the plain config compared with every config of its SQL family across engines (the report's layers table)

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tdebench.cli.app import main
+from tests.sqlworkload import make_workload_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_RUN = ROOT / "tests" / "fixtures" / "rundir_sqlite"
@@ -99,6 +100,7 @@ def paths(tmp_path) -> dict[str, str]:
     log = tmp_path / "garbage.log"
     log.write_text("this is not the console log of a tdebench script\n")
     out["garbage_log"] = str(log)
+    out["shop"] = str(make_workload_dir(tmp_path / "shop"))
     out["psql_log"] = str(ROOT / "tests" / "fixtures" / "logs" / "psql_power_stream00.log")
     return out
 
@@ -186,7 +188,12 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     ("slice-other-workload", [*RUN, "--slice", "5s"], 2, "--slice does not apply to --workload tpch"),
     ("repeat-with-slices", [*RUN, "--workload", "tpcc", "--repeat", "3"], 2, "--repeat does not apply to --workload tpcc"),
     ("precision-metric-unknown", [*RUN, "--workload", "tpcc", "--precision", "5%", "--precision-metric", "p90"], 2,
-     "--precision-metric must be one of"),
+     "--precision-metric p90: workload 'tpcc' has no figure 'p90' to watch (it has: headline, cpu, p50, p95, p99)"),
+    ("precision-metric-syntax", [*RUN, "--precision", "5%", "--precision-metric", "headline=lots"], 2,
+     "'headline=lots' is not a headline name"),
+    ("precision-metric-sql-name", [*RUN, "--workload", "sql", "--workload-dir", "{shop}", "--precision", "5%",
+                                   "--precision-metric", "reads,nosuch"], 2,
+     "workload 'sql' has no figure 'nosuch' to watch (it has: reads, writes, "),
     ("precision-metric-alone", [*RUN, "--workload", "tpcc", "--precision-metric", "p95"], 2,
      "--precision-metric applies to --precision runs only"),
     ("precision-metric-no-latency", [*RUN, "--precision", "2%", "--precision-metric", "p95"], 2,

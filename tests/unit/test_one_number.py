@@ -249,7 +249,7 @@ def test_tpcc_rounds_run_shows_one_number_for_tpm_and_latency(tmp_path: Path) ->
         assert f"{est}<span class=\"sub\">{ci}" in html, row
         checked += 1
     assert checked == 1 + len(KINDS) * 3
-    assert "about" not in md or "trials would resolve" not in md  # round-paired series speak of rounds
+    assert "trials would resolve" not in md  # paired per block, the hint counts blocks
 
 
 # a synthetic encrypt run: MariaDB online (two thread counts, each after a restart that loads the key plugin,

@@ -30,7 +30,7 @@ def run(capfd, tmp_path, shop: Path, *args: str) -> tuple[int, str, Path]:
     with pytest.raises(SystemExit) as info:
         main(["run", "--engine", "fake", "--workload", "sql", "--workload-dir", str(shop), "--out", str(out),
               "--work-dir", str(tmp_path / "work"), "--data-dir", str(tmp_path / "data"), "--no-report",
-              "--seed", "5", *args])
+              "--seed", "5", "--duration", "50ms", "--slice", "50ms", *args])
     return int(info.value.code or 0), capfd.readouterr().err, out
 
 
@@ -45,9 +45,11 @@ def test_total_is_the_weighted_sum_and_answers_are_kept(capfd, tmp_path):
     assert code == 0, err
     for block in ("1", "2"):
         mine = {r["step"]: float(r["value"]) for r in rows(out)
-                if r["test"] == "sql" and r["config"] == ENC and r["block"] == block}
-        assert set(mine) == {"by_city", "notes", "add_order", "total"}
-        assert mine["total"] == pytest.approx(3 * mine["by_city"] + mine["notes"] + 0.5 * mine["add_order"])
+                if r["test"] == "sql" and r["config"] == ENC and r["block"] == block and r["metric"] == "elapsed"}
+        assert set(mine) == {"by_city", "notes", "add_order", "reads", "writes", "total"}
+        assert mine["reads"] == pytest.approx(3 * mine["by_city"] + mine["notes"])
+        assert mine["writes"] == pytest.approx(0.5 * mine["add_order"])
+        assert mine["total"] == pytest.approx(mine["reads"] + mine["writes"])
     answer = (out / "answers" / ENC / "by_city.csv").read_text().splitlines()
     assert answer[0] == "city,orders,total"  # then the rows (SQLite: NUMERIC affinity makes 5.00 an integer)
     assert sorted(answer[1:]) == ["Marylebone Gardens,2,110.49", "Walworth Village,1,5"]
@@ -96,7 +98,7 @@ def test_an_interrupted_run_resumes(capfd, tmp_path, monkeypatch):
         return original(self, state, block, rec)
 
     monkeypatch.setattr(SqlWorkload, "trial", ctrl_c_in_block_2)
-    code, err, out = run(capfd, tmp_path, shop, "--trials", "3", "--warmup", "0")
+    code, err, out = run(capfd, tmp_path, shop, "--trials", "3", "--warmup", "0", "--schedule", "block")
     assert code == 130 and f"--resume {out}" in err, err
     monkeypatch.setattr(SqlWorkload, "trial", original)
     capfd.readouterr()

@@ -279,7 +279,7 @@ def test_caveats_speak_plainly() -> None:
     kinds = {c.kind for c in a.caveats}
     assert {"noise", "small_n", "failures", "no_effect"} <= kinds
     msg = next(c.message for c in a.caveats if c.kind == "no_effect")
-    assert "no difference resolved" in msg and "n = 3 trials)" in msg and "trials would resolve" in msg
+    assert "no difference resolved" in msg and "n = 3 trials)" in msg and "blocks in all would narrow it to ±2 points" in msg
     assert "overhead" not in msg  # an estimate whose interval spans zero is not called an overhead
     assert any("CV" in c.message and "above 5%" in c.message for c in a.caveats)
     folded = condense(all_caveats(a.summaries, a.overheads), lambda k: k.step == "total",

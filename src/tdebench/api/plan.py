@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,10 +28,29 @@ from tdebench.encryption import parse_spec
 from tdebench.errors import UsageError
 
 SCHEDULES = ("block", "query", "duet")
-#: what ``--precision`` can watch: the workload's headline figure, its server CPU time (per transaction for OLTP),
-#: its headline latency percentile, or TPC-H's Power@Size (the geometric mean of the power test's timings, where no
-#: single query dominates: docs/lab/memory-bound-tpch.md)
-PRECISION_METRICS = ("headline", "cpu", "p50", "p95", "p99", "power")
+#: what ``--precision`` can watch besides a workload's headlines by name: all of them (``headline``, the default, or
+#: ``headlines``), its server CPU time (per transaction for OLTP), its headline latency percentile, or TPC-H's
+#: Power@Size (the geometric mean of the power test's timings, where no single query dominates:
+#: docs/lab/memory-bound-tpch.md)
+PRECISION_METRICS = ("headline", "headlines", "cpu", "p50", "p95", "p99", "power")
+_WATCHED = re.compile(r"\s*([A-Za-z0-9_.-]+)\s*(?:=\s*([0-9]*\.?[0-9]+)\s*%?\s*)?")
+
+
+def watched_items(text: str) -> list[tuple[str, float | None]]:
+    """``--precision-metric`` as (name, its own target in points or None): ``reads,writes=5%`` ->
+    [("reads", None), ("writes", 5.0)]; UsageError for anything else. Names are checked against the workload
+    later (:func:`tdebench.runner.precision.watched_series`)."""
+    out: list[tuple[str, float | None]] = []
+    for item in str(text).split(","):
+        match = _WATCHED.fullmatch(item)
+        target = float(match.group(2)) if match and match.group(2) else None
+        if not match or (target is not None and not 0 < target <= 100):
+            raise UsageError(f"--precision-metric {text!r}: '{item.strip()}' is not a headline name, a name=P% "
+                             "target or one of " + ", ".join(PRECISION_METRICS),
+                             "give e.g. --precision-metric reads,writes or --precision-metric reads,writes=5%")
+        if match.group(1) not in [name for name, _ in out]:
+            out.append((match.group(1), target))
+    return out
 #: --precision with --memory-ratio and without --max-trials: at most this many blocks per ratio
 MAX_BLOCKS_PER_RATIO = 199
 #: options that plans of manifest schema 1 kept at the top level, for the workloads that read TPC-H data
@@ -72,11 +92,13 @@ class RunPlan:
     schedule: str = "block"             # the command line's default is chosen in cli/run.py
     repeat: int = 1                      # query schedule: runs of each step per config per block
     precision: float | None = None       # target 95% CI half-width of the headline overhead, in points
-    #: what the stopping rule watches: the workload's headline, or its headline latency percentile (p50/p95/p99)
+    #: what the stopping rule watches (:func:`watched_items`): the workload's headlines (all of them, the default),
+    #: some of them by name, each with its own target if given (``reads,writes=5%``), or a keyword (cpu, p95, ...)
     precision_metric: str = "headline"
     max_time: float | None = None        # seconds from the start of the run; no block starts that would end later
     max_trials: int | None = None        # with precision: at most this many measured blocks
     pin: bool = False                    # pin servers and client to fixed cores (runner/pinning.py)
+    pin_reason: str = ""                 # why: asked for, or the workload's default (Workload.pin_by_default)
     nice: int | None = None              # run servers and client at this nice value (runner/pinning.py)
     #: restart every twin's server, keeping its cache, before every measured block (runner/restarts.py);
     #: None: yes with --schedule query and a warm cache where every engine can, else no
@@ -175,9 +197,7 @@ class RunPlan:
         if self.precision is not None and not (math.isfinite(self.precision) and 0 < self.precision <= 100):
             raise UsageError(f"--precision must be a half-width between 0 and 100%, not {self.precision!r}",
                              "give the 95% CI half-width you need, e.g. --precision 1%")
-        if self.precision_metric not in PRECISION_METRICS:
-            raise UsageError(f"--precision-metric must be one of {', '.join(PRECISION_METRICS)}, not "
-                             f"'{self.precision_metric}'", "use e.g. --precision-metric p95 (or leave it out: headline)")
+        watched_items(self.precision_metric)
         if self.precision_metric != "headline" and self.precision is None:
             raise UsageError("--precision-metric applies to --precision runs only",
                              "add --precision (e.g. 5%) or leave --precision-metric out")
@@ -299,6 +319,7 @@ class RunPlan:
             "max_time": self.max_time,
             "max_trials": self.max_trials,
             "pin": self.pin,
+            **({"pin_reason": self.pin_reason} if self.pin_reason else {}),
             "nice": self.nice,
             "restart_twins": self.restart_twins,
             **({"fault": self.fault} if self.fault else {}),
@@ -327,6 +348,7 @@ def plan_from_json(data: dict[str, Any]) -> RunPlan:
                    repeat=int(data.get("repeat") or 1), precision=data.get("precision"),
                    precision_metric=data.get("precision_metric") or "headline",
                    max_time=data.get("max_time"), max_trials=data.get("max_trials"), pin=bool(data.get("pin")),
+                   pin_reason=str(data.get("pin_reason") or ""),
                    nice=data.get("nice"), restart_twins=data.get("restart_twins"),
                    memory_ratios=tuple(float(r) for r in data.get("memory_ratios") or ()),
                    page_source=str(data.get("page_source") or ""),

@@ -167,6 +167,12 @@ class Workload(ABC):
         declared = {h.series: h for h in base.headlines}  # the declaration's titles where the series agree
         return base.with_headlines(tuple(declared.get(h.series, h) for h in self.headlines()) or base.headlines)
 
+    @classmethod
+    def pin_by_default(cls, options: dict[str, Any]) -> str | None:
+        """Why a run of this workload with these (raw) options pins tdebench and the servers to CPUs of their own
+        when neither ``--pin`` nor ``--no-pin`` is given; None (the default): it does not."""
+        return None
+
     def planned_trial_seconds(self) -> float | None:
         """How long one trial is planned to run (``--fault kill-node@50%`` kills that share into it); None:
         unknown (the fault's time must then be given in seconds)."""

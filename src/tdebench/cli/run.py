@@ -197,8 +197,20 @@ def stopping_options(r: Any) -> dict[str, Any]:
     trials = r.trials if r.trials is not None else (_pilot(r.workload, schedule) if precision is not None else 3)
     return {"trials": trials, "schedule": schedule, "repeat": r.repeat, "precision": precision,
             "precision_metric": r.precision_metric,
-            "max_time": max_time, "max_trials": r.max_trials, "pin": r.pin, "nice": r.nice,
+            "max_time": max_time, "max_trials": r.max_trials, **pin_options(r), "nice": r.nice,
             "restart_twins": r.restart_twins, "fault": r.fault}
+
+
+def pin_options(r: Any) -> dict[str, Any]:
+    """``pin`` and why: as asked (``--pin``/``--no-pin``), else the workload's default (one CPU or none: off)."""
+    from tdebench.workloads import workload_class
+
+    if r.pin is not None:
+        return {"pin": bool(r.pin), "pin_reason": "asked for (--pin)" if r.pin else "turned off (--no-pin)"}
+    reason = workload_class(r.workload).pin_by_default(dict(r.options or {}))
+    if reason is None or len(os.sched_getaffinity(0)) < 2:
+        return {"pin": False, "pin_reason": ""}
+    return {"pin": True, "pin_reason": reason}
 
 
 _DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h)?\s*", re.I)

@@ -67,12 +67,18 @@ class RunArgs:
     keep: Annotated[bool, typer.Option(help="Keep instance data directories after the run.")] = False
     report: Annotated[bool, typer.Option(help="Build the HTML/Markdown report at the end.")] = True
     warehouses: Annotated[Optional[int], typer.Option(help="tpcc: warehouses.", show_default=False)] = None
-    vus: Annotated[Optional[str], typer.Option(help="tpcc/sysbench: virtual users per step, e.g. 5,10,15.", show_default=False)] = None
-    duration: Annotated[Optional[str], typer.Option(help="tpcc/sysbench: measured time per step, e.g. 30s, 5m.", show_default=False)] = None
-    rampup: Annotated[Optional[str], typer.Option(help="tpcc/sysbench: ramp-up before measuring, e.g. 5s.", show_default=False)] = None
-    slice_: Annotated[Optional[str], typer.Option("--slice", help="tpcc, sysbench: with --schedule query, measured "
-        "slices of this length alternate between the configs, each round one paired observation, e.g. 2s "
-        "(default: 1s).", show_default=False)] = None
+    vus: Annotated[Optional[str], typer.Option(help="tpcc/sysbench: virtual users per step, e.g. 5,10,15; sql: "
+        "connections running the statement mix (default: one connection, statement by statement).",
+        show_default=False)] = None
+    duration: Annotated[Optional[str], typer.Option(help="tpcc/sysbench: measured time per step, e.g. 30s, 5m; "
+        "sql: per statement (with --vus: per VU count), config and block (sql default: 500ms; with --vus 10s).",
+        show_default=False)] = None
+    rampup: Annotated[Optional[str], typer.Option(help="tpcc/sysbench/sql --vus: ramp-up before measuring, e.g. 5s.",
+        show_default=False)] = None
+    slice_: Annotated[Optional[str], typer.Option("--slice", help="With --schedule query, measured slices of this "
+        "length alternate between the configs: tpcc, sysbench, sql --vus (each round one paired observation); sql: "
+        "one config's visit to a statement; replay: seconds of the log per segment (0: the whole log) "
+        "(default: tpcc, sysbench, sql --vus 1s; sql 100ms; replay 1s).", show_default=False)] = None
     rows: Annotated[Optional[int], typer.Option(help="crud: rows in the table.", show_default=False)] = None
     batches: Annotated[Optional[str], typer.Option(help="crud: batch sizes, e.g. 100000,200000.", show_default=False)] = None
     option: Annotated[list[str], typer.Option("--workload-option", help="KEY=VALUE option of the workload; repeatable.")] = field(default_factory=list)
@@ -91,18 +97,21 @@ class RunArgs:
     repeat: Annotated[Optional[int], typer.Option(help="--schedule query or duet: runs of each step per config and block "
         "(their mean is recorded) (default: 1).", show_default=False)] = None
     precision: Annotated[Optional[str], typer.Option(help="Add blocks until the 95% CI half-width of every "
-        "encrypted config's headline overhead is at most this, e.g. 1%; --trials is then the minimum (default 10; "
-        "3 for tpcc and sysbench, whose blocks hold several paired rounds).",
+        "encrypted config's overhead on every watched headline is at most this, e.g. 1%; --trials is then the "
+        "minimum (default 10; 3 for tpcc and sysbench, whose blocks hold several paired rounds).",
         show_default=False)] = None
-    precision_metric: Annotated[Optional[str], typer.Option(help="What --precision watches: headline (TPC-H power "
-        "time, TPC-C TPM, sysbench TPS, ...), cpu (the server's CPU time: per transaction for OLTP) or a latency "
-        "percentile p50, p95, p99 (TPC-C: New-Order's), or power (TPC-H's Power@Size, a geometric mean over the "
-        "queries) (default: headline).", show_default=False)] = None
+    precision_metric: Annotated[Optional[str], typer.Option(help="What --precision watches, comma-separated: "
+        "headline (every headline of the workload: TPC-H power time, TPC-C TPM, sql reads, writes and each "
+        "statement, replay wall time and each digest), headline names (sql: reads,writes; replay: wall), NAME=P% "
+        "for a target of its own, cpu (the server's CPU time), p50, p95, p99 (TPC-C: New-Order's), power "
+        "(TPC-H's Power@Size) (default: headline).", show_default=False)] = None
     max_time: Annotated[Optional[str], typer.Option(help="Start no block that would end after this time since the "
         "start, e.g. 20m (default with --precision alone: 30m).", show_default=False)] = None
     max_trials: Annotated[Optional[int], typer.Option(help="--precision: at most this many trials per config.",
         show_default=False)] = None
-    pin: Annotated[bool, typer.Option(help="Pin tdebench to one CPU and the servers to the others.")] = False
+    pin: Annotated[Optional[bool], typer.Option("--pin/--no-pin", help="Pin tdebench to one CPU and the servers to "
+        "the others (default: on for --workload sql on one connection, where it halved the noise of short "
+        "statements; else off).", show_default=False)] = None
     nice: Annotated[Optional[int], typer.Option(help="Run tdebench and the servers at this nice value, e.g. -10 "
         "(negative: root only), so other processes on a shared machine take less from the measurement.",
         show_default=False)] = None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -215,7 +215,7 @@ def verdict_sentence(name: str, o: Overhead | None, a: Analysis, cpu: Overhead |
     elif o.ci_low_pct is not None and o.ci_high_pct is not None:
         phrase += f" against {base}"
     p = f", {fmt_p(o.p_value)}" if o.p_value is not None else ""
-    hint = resolution_hint(o, a.summaries) if o.ci_spans_zero and o.ci_low_pct is not None else ""
+    hint = resolution_hint(o, a.measurements) if o.ci_spans_zero and o.ci_low_pct is not None else ""
     text = f"{name}: {phrase}{p}{hint}."
     if cpu is not None:
         cpu_phrase = phrase_for(cpu, a.summaries)
@@ -356,22 +356,32 @@ def headline_keys(shown: Presentation) -> Callable[[SeriesKey], bool]:
 
 
 def precision_outcomes(manifest: dict[str, Any], a: Analysis, overheads: list[Overhead | None]) -> list[str]:
-    """A --precision run's plain sentence per compared config: target met or not, the half-width reached and
-    what more it would take, from the same paired blocks as the headline row (what stopped the run: manifest)."""
+    """A --precision run's plain sentence per compared config and watched figure: target met or not, the half-width
+    reached and what more it would take, from the same paired blocks as the figure's row (what stopped the run:
+    manifest); each sentence names its figure when the rule watched several (each with its own target)."""
     rule, series = a.settings.sequential, a.settings.sequential_series
     if rule is None or series is None:
         return []
     entry = manifest.get("precision") if isinstance(manifest.get("precision"), dict) else {}
     stopped_by = entry.get("stopped_by") if isinstance(entry.get("stopped_by"), str) else None
+    watched = {(w.get("test"), w.get("step"), w.get("metric")): w for w in entry.get("watched") or []
+               if isinstance(w, dict)}
     out = []
-    for o in overheads:
-        if o is None or (o.test, o.step, o.metric) != series:
+    for head in overheads:
+        if head is None:
             continue
-        plain, values = paired_blocks(a.measurements, o.key, o.plain_config)
-        if plain.size == 0 or (plain <= 0).any() or (values <= 0).any():
-            continue
-        d = rule.check_paired(plain, values)  # per block, also where rounds pair
-        out.append(f"{o.config}: {d.outcome(stopped_by=None if d.met else stopped_by)}")
+        for test, step, metric in a.settings.sequential_all:
+            o = a.overhead(head.key._replace(test=test, step=step, metric=metric))
+            if o is None:
+                continue
+            plain, values = paired_blocks(a.measurements, o.key, o.plain_config)
+            if plain.size == 0 or (plain <= 0).any() or (values <= 0).any():
+                continue
+            w = watched.get((test, step, metric), {})
+            mine = replace(rule, target_pp=float(w.get("target_pp") or rule.target_pp))
+            d = mine.check_paired(plain, values)  # per block, also where rounds pair
+            name = f" {w.get('name')}" if len(a.settings.sequential_all) > 1 and w.get("name") else ""
+            out.append(f"{o.config}{name}: {d.outcome(stopped_by=None if d.met else stopped_by)}")
     return out
 
 

@@ -128,7 +128,8 @@ def machine_text(manifest: dict[str, Any]) -> list[str]:
                    f"60 s): waited {waits}.")
     pin = _dict(settle.get("pin"))
     if pin:
-        out.append(f"Pinned (--pin): tdebench on CPU {pin.get('client')}, the servers on CPU {pin.get('servers')}.")
+        out.append(f"Pinned ({pin.get('reason') or '--pin'}): tdebench on CPU {pin.get('client')}, the servers on "
+                   f"CPU {pin.get('servers')}.")
     nice = _dict(settle.get("nice"))
     if nice:
         out.append(f"Priority (--nice): tdebench and the servers ran at nice {nice.get('value')}.")

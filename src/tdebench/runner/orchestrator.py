@@ -41,7 +41,7 @@ from tdebench.measure.storage import config_storage
 from tdebench.results.rundir import RunDirectory, utc_now
 from tdebench.runner import cache, diskguard, owned, pinning, settle
 from tdebench.runner.instruments import Watch, record_resources, start_watch, stop_watch
-from tdebench.runner.precision import BlockSequence, precision_series
+from tdebench.runner.precision import BlockSequence, watched_series
 from tdebench.runner.schedule import QuerySchedule
 from tdebench.runner.duet import DuetSchedule
 from tdebench.runner.memory import MemoryRegimes
@@ -302,7 +302,7 @@ class Orchestrator:
         """Settle the twins, then run the blocks the sequence yields (the plan's, or until precise enough)."""
         self.manifest["settle"] = settle.settle(self.plan, self.states, self.ui, stack)
         self.rundir.write_manifest(self.manifest)
-        sequence = BlockSequence(self.plan, self.rundir, precision_series(self.plan, self.workload), self.manifest, self.ui,
+        sequence = BlockSequence(self.plan, self.rundir, watched_series(self.plan, self.workload), self.manifest, self.ui,
                                  self.started)
         done = {b for b, _ in self.completed if all((b, c) in self.completed for c in self.plan.labels)}
         if isinstance(self.schedule, DuetSchedule):  # its cgroups go at the end of the run

@@ -24,6 +24,15 @@ from tdebench.errors import EnvironmentProblem
 from tdebench.measure.proctime import descendants
 
 
+#: the split of a --pin run, taken before tdebench pins itself (after that its own affinity is the client's CPUs)
+_RUN_SPLIT: tuple[list[int], list[int]] | None = None
+
+
+def _forget_split() -> None:
+    global _RUN_SPLIT
+    _RUN_SPLIT = None
+
+
 def cpu_split() -> tuple[list[int], list[int]]:
     """(client CPUs, server CPUs) from the CPUs this process may use; EnvironmentProblem with fewer than 2."""
     cpus = sorted(os.sched_getaffinity(0))
@@ -99,7 +108,7 @@ def _server_pids(state: ConfigState) -> list[int]:
 def pin_servers(state: ConfigState) -> int:
     """(Re)pin one config's server processes to the server CPUs (0 for embedded or remote engines)."""
     pids = _server_pids(state)
-    return pin_tree(pids, cpu_split()[1]) if pids else 0
+    return pin_tree(pids, (_RUN_SPLIT or cpu_split())[1]) if pids else 0
 
 
 def renice_servers(state: ConfigState, value: int) -> int:
@@ -121,9 +130,11 @@ def place_servers(state: ConfigState, pin: bool, nice: int | None) -> None:
 
 def pin_run(states: list[ConfigState], stack: ExitStack) -> dict[str, Any]:
     """Pin tdebench and every server; tdebench's own affinity comes back when ``stack`` closes."""
-    client, servers = cpu_split()
+    global _RUN_SPLIT
+    client, servers = _RUN_SPLIT = cpu_split()  # once: tdebench's own CPUs are the client's from here on
     own = sorted(os.sched_getaffinity(0))
     stack.callback(pin_threads, os.getpid(), own)
+    stack.callback(_forget_split)
     threads = pin_threads(os.getpid(), client)
     return {"client": client, "servers": servers, "client_threads": threads,
             "server_threads": {s.label: pin_servers(s) for s in states}}

@@ -1,12 +1,14 @@
-"""Which blocks a run does: the plan's trials, or, with ``--precision P``, blocks until the interval is narrow.
+"""Which blocks a run does: the plan's trials, or, with ``--precision P``, blocks until the intervals are narrow.
 
-After every measured block the headline overhead of every compared config (an encrypted config, or a second
-plain twin in an A/A run) is checked with :class:`tdebench.stats.sequential.StoppingRule` on the values recorded
-in measurements.csv, paired by block, the very values and code the report uses. The run stops when every
-config's 95% CI half-width is at most P (after the rule's pilot, ``--trials`` blocks), when ``--max-trials``
-blocks are done, or before a block that would end after ``--max-time`` (judged by the mean block so far).
-Progress shows each config's half-width after each block; the manifest keeps the rule, the per-block history and
-the final decisions with their outcome sentence (``precision``).
+After every measured block the overhead of every compared config (an encrypted config, or a second plain twin in
+an A/A run) is checked with :class:`tdebench.stats.sequential.StoppingRule` on the values recorded in
+measurements.csv, paired by block, the very values and code the report uses, for every figure the rule watches
+(:func:`watched_series`: the workload's headlines, e.g. a user's reads, writes and each statement, or those
+``--precision-metric`` names, each with its own target if given). The run stops when every config's 95% CI
+half-width of every watched figure is at most its target (after the rule's pilot, ``--trials`` blocks), when
+``--max-trials`` blocks are done, or before a block that would end after ``--max-time`` (judged by the mean block
+so far). Progress shows each config's half-widths after each block; the manifest keeps the rule, what it watched,
+the per-block history and the final decisions with their outcome sentences (``precision``).
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from tdebench.api.events import RunListener
-from tdebench.api.plan import Block, RunPlan
+from tdebench.api.plan import Block, RunPlan, watched_items
 from tdebench.api.regime import ratio_of
 from tdebench.api.workload import Workload
 from tdebench.errors import UsageError
@@ -33,11 +36,15 @@ from tdebench.stats.sequential import Decision, StoppingRule, all_met
 DEFAULT_MAX_TIME = 30 * 60.0  # --precision without --max-time or --max-trials: at most 30 minutes
 
 
-def stopping_rule(plan: RunPlan) -> StoppingRule | None:
-    """The plan's stopping rule (UsageError for a pilot below 3 blocks), None without ``--precision``."""
+PRECISION_KEYWORDS = ("cpu", "p50", "p95", "p99", "power")
+
+
+def stopping_rule(plan: RunPlan, target: float | None = None) -> StoppingRule | None:
+    """The plan's stopping rule (UsageError for a pilot below 3 blocks), for ``target`` points or the plan's
+    ``--precision``; None without ``--precision``."""
     if plan.precision is None:
         return None
-    return StoppingRule(plan.precision, min_n=plan.trials, max_n=plan.max_trials)
+    return StoppingRule(target if target is not None else plan.precision, min_n=plan.trials, max_n=plan.max_trials)
 
 
 def compared_labels(plan: RunPlan) -> dict[str, str]:
@@ -55,28 +62,74 @@ def compared_labels(plan: RunPlan) -> dict[str, str]:
     return out
 
 
-def precision_series(plan: RunPlan, workload: Workload) -> tuple[str, str, str] | None:
-    """(test, step, metric) that ``--precision`` watches: the workload's headline, or what ``--precision-metric``
-    names (its server CPU time or a latency percentile); UsageError when the workload records no such series."""
-    series = workload.precision_target(plan.precision_metric)
-    if series is None and plan.precision_metric != "headline":
-        what = {"cpu": "server CPU time", "power": "Power@Size (TPC-H's power test)"}.get(plan.precision_metric,
-                                                                                          "latency percentile")
-        raise UsageError(f"--precision-metric {plan.precision_metric}: workload '{plan.workload}' records no {what} "
-                         "to target", "leave --precision-metric out (the headline), or use "
-                         + ("--workload tpch with its power test" if plan.precision_metric == "power"
-                            else "--workload tpcc or sysbench"))
+@dataclass(frozen=True)
+class Watched:
+    """One figure the stopping rule watches: its name (a headline's, or a keyword such as ``cpu``), its series in
+    measurements.csv, what a reader calls it, and the rule with its target."""
+
+    name: str
+    series: tuple[str, str, str]
+    title: str
+    rule: StoppingRule
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "title": self.title, **dict(zip(("test", "step", "metric"), self.series)),
+                "target_pp": self.rule.target_pp}
+
+
+KEYWORD_TITLES = {"cpu": "server CPU time", "power": "Power@Size (TPC-H's power test)"}
+
+
+def _keyword(plan: RunPlan, workload: Workload, name: str) -> tuple[str, str, str]:
+    """The series of ``--precision-metric cpu`` (``p95``, ``power``, ...); UsageError when the workload has none."""
+    series = workload.precision_target(name)
+    if series is None:
+        what = KEYWORD_TITLES.get(name, "latency percentile")
+        raise UsageError(f"--precision-metric {name}: workload '{plan.workload}' records no {what} to target",
+                         "leave --precision-metric out (the headlines), or use "
+                         + ("--workload tpch with its power test" if name == "power" else "--workload tpcc or sysbench"))
     return series
 
 
-def check_precision(plan: RunPlan, headline: tuple[str, str, str] | None, workload: str) -> None:
+def watched_series(plan: RunPlan, workload: Workload) -> list[Watched]:
+    """What ``--precision`` watches: every headline of the workload (``headline``, the default), or the headlines
+    and keywords ``--precision-metric`` names, each with its own target where given (``writes=5%``); UsageError
+    naming the workload's headlines for an unknown name. Empty without ``--precision``."""
+    if plan.precision is None:
+        return []
+    headlines = {h.name: h for h in workload.headlines()}
+    out: list[Watched] = []
+    for name, target in watched_items(plan.precision_metric):
+        rule = stopping_rule(plan, target)
+        assert rule is not None
+        if name in ("headline", "headlines"):
+            out += [Watched(h.name, h.series, h.title, rule) for h in headlines.values()]
+        elif name in headlines:
+            out.append(Watched(name, headlines[name].series, headlines[name].title, rule))
+        elif name in PRECISION_KEYWORDS:
+            out.append(Watched(name, _keyword(plan, workload, name), KEYWORD_TITLES.get(name, f"{name} latency"),
+                               rule))
+        else:
+            known = ", ".join([*headlines, *(k for k in PRECISION_KEYWORDS if workload.precision_target(k))])
+            raise UsageError(f"--precision-metric {name}: workload '{plan.workload}' has no figure '{name}' to "
+                             f"watch (it has: {known})", f"name one of {known}, or leave --precision-metric out "
+                             "for every headline (docs/precision.md)")
+    unique: dict[str, Watched] = {}
+    for w in out:  # a name given with its own target wins over the same headline from "headline"
+        if w.name not in unique or w.rule.target_pp != plan.precision:
+            unique[w.name] = w
+    return list(unique.values())
+
+
+def check_precision(plan: RunPlan, watched: list[Watched], workload: str) -> None:
     """UsageError before any work when ``--precision`` cannot be applied to this plan."""
     if plan.precision is None:
         return
     stopping_rule(plan)
-    if headline is None:
+    if not watched:
         raise UsageError(f"--precision needs a headline figure, and workload '{workload}' has none",
-                         "use --workload tpch, crud, tpcc or sysbench, or give a fixed --trials without --precision")
+                         "use --workload tpch, crud, tpcc, sysbench, sql or replay, or give a fixed --trials "
+                         "without --precision")
     if not compared_labels(plan):
         raise UsageError("--precision needs a config to compare with a plain twin (encryption none)",
                          "list none and at least one other spec (or none,none for an A/A test) in --encryption")
@@ -106,7 +159,7 @@ def check_run_options(plan: RunPlan) -> None:
         raise UsageError(f"--repeat does not apply to --workload {plan.workload}: its rounds per block come from "
                          "--duration / --slice", "leave --repeat out; give e.g. --duration 60s --slice 5s for 12 rounds")
     if plan.precision is not None:
-        check_precision(plan, precision_series(plan, workload), plan.workload)
+        check_precision(plan, watched_series(plan, workload), plan.workload)
     if plan.pin:
         cpu_split()
     check_nice(plan.nice)
@@ -130,11 +183,11 @@ def decisions_from(m: Measurements, rule: StoppingRule, headline: tuple[str, str
 class BlockSequence:
     """Yields the blocks to run and decides, after each, whether to go on."""
 
-    def __init__(self, plan: RunPlan, rundir: RunDirectory, headline: tuple[str, str, str] | None,
+    def __init__(self, plan: RunPlan, rundir: RunDirectory, watched: list[Watched],
                  manifest: dict[str, Any], ui: RunListener, started: float | None = None) -> None:
         self.plan = plan
         self.rundir = rundir
-        self.headline = headline
+        self.watched = watched
         self.manifest = manifest
         self.ui = ui
         self.started = time.monotonic() if started is None else started
@@ -142,15 +195,17 @@ class BlockSequence:
         self.max_time = plan.max_time
         if self.rule is not None and plan.max_time is None and plan.max_trials is None:
             self.max_time = DEFAULT_MAX_TIME
-        self.decisions: dict[str, Decision] = {}
+        #: watched name -> config -> its latest decision
+        self.decisions: dict[str, dict[str, Decision]] = {w.name: {} for w in watched}
         self.stopped_by: str | None = None
         self.stop_reasons: dict[str, str | None] = {}  # with a memory sweep: how each ratio's configs ended
         self.blocks_run = 0  # measured blocks yielded (warm-up left out)
         self._durations: list[float] = []
         if self.rule is not None:
+            first = watched[0].series if watched else ("", "", "")
             self.manifest["precision"] = {"rule": self.rule.manifest(), "headline": dict(zip(
-                ("test", "step", "metric"), headline or ("", "", ""))), "target": plan.precision_metric,
-                "max_time_s": self.max_time,
+                ("test", "step", "metric"), first)), "target": plan.precision_metric,
+                "watched": [w.to_json() for w in watched], "max_time_s": self.max_time,
                 "history": self.manifest.get("precision", {}).get("history", [])}
 
     def blocks(self, done: frozenset[int] | set[int] = frozenset()) -> Iterator[Block]:
@@ -194,8 +249,11 @@ class BlockSequence:
             if self.rule is not None and self.plan.memory_ratios:
                 self.stopped_by = "--max-trials"  # the ratio's block numbers are used up
         if self.rule is not None and ratio is not None:  # how this ratio's configs ended
-            self.stop_reasons.update({k: self.stopped_by for k in self.decisions if ratio_of(k) == ratio})
+            self.stop_reasons.update({k: self.stopped_by for k in self._configs() if ratio_of(k) == ratio})
             self._record()
+
+    def _configs(self) -> list[str]:
+        return list(dict.fromkeys(c for by in self.decisions.values() for c in by))
 
     def _out_of_time(self, deadline: float | None) -> bool:
         if deadline is None or not self._durations:
@@ -205,22 +263,26 @@ class BlockSequence:
 
     def _check(self, block: Block, ratio: float | None = None) -> bool:
         """Decisions after ``block``; True when the run (or ``ratio``'s part of it) should stop."""
-        assert self.rule is not None and self.headline is not None
+        assert self.rule is not None and self.watched
         try:
             m = load_measurements(self.rundir.measurements_path)
         except OSError:
             return False
-        found = decisions_from(m, self.rule, self.headline, self.plan.workload)
-        mine = {k: d for k, d in found.items() if ratio_of(k) == ratio}
-        self.decisions = {**self.decisions, **mine}
-        for label, d in mine.items():
-            self.ui.message(f"precision {label}: {d.progress()}")
+        mine: dict[str, dict[str, Decision]] = {}
+        for w in self.watched:
+            found = decisions_from(m, w.rule, w.series, self.plan.workload)
+            mine[w.name] = {k: d for k, d in found.items() if ratio_of(k) == ratio}
+            self.decisions[w.name] = {**self.decisions[w.name], **mine[w.name]}
+        for label in dict.fromkeys(c for by in mine.values() for c in by):
+            self.ui.message(f"precision {label}: " + progress_line({n: by[label] for n, by in mine.items()
+                                                                    if label in by}))
         entry = {"block": block.number, "elapsed_s": round(time.monotonic() - self.started, 3),
-                 "decisions": {k: {"n": d.n, "half_width_pp": _finite(d.half_width_pp),
-                                   "estimate_pct": d.estimate_pct} for k, d in self.decisions.items()}}
+                 "decisions": _history(self.decisions[self.watched[0].name])}
+        if len(self.watched) > 1:
+            entry["headlines"] = {name: _history(by) for name, by in self.decisions.items()}
         self.manifest["precision"]["history"].append(entry)
         self._record()
-        if all_met(mine):
+        if all(all_met(by) for by in mine.values()):
             self.stopped_by = "target met"
             return True
         if self.plan.max_trials is not None and block.number % self.plan.regime_span >= self.plan.max_trials:
@@ -230,10 +292,20 @@ class BlockSequence:
 
     def _record(self) -> None:
         entry = self.manifest["precision"]
-        entry["decisions"] = {k: d.as_dict() for k, d in self.decisions.items()}
+        outcomes: dict[str, dict[str, str]] = {}
+        for name, by in self.decisions.items():
+            outcomes[name] = {k: d.outcome(stopped_by=None if d.met else self.stop_reasons.get(k, self.stopped_by))
+                              for k, d in by.items()}
+        first = self.watched[0].name if self.watched else ""
+        entry["decisions"] = {k: d.as_dict() for k, d in self.decisions.get(first, {}).items()}
         entry["stopped_by"] = self.stopped_by
-        entry["outcome"] = {k: d.outcome(stopped_by=None if d.met else self.stop_reasons.get(k, self.stopped_by))
-                            for k, d in self.decisions.items()}
+        if len(self.watched) > 1:
+            entry["headlines"] = {name: {"decisions": {k: d.as_dict() for k, d in by.items()},
+                                         "outcome": outcomes[name]} for name, by in self.decisions.items()}
+            entry["outcome"] = {k: " ".join(f"{name}: {texts[k]}" for name, texts in outcomes.items() if k in texts)
+                                for k in self._configs()}
+        else:
+            entry["outcome"] = outcomes.get(first, {})
         if self.stop_reasons:
             entry["stopped_by_config"] = dict(self.stop_reasons)
         self.rundir.write_manifest(self.manifest)
@@ -248,6 +320,37 @@ class BlockSequence:
         self._record()
         for label, text in self.manifest["precision"]["outcome"].items():
             self.ui.message(f"{label}: {text}")
+
+
+def progress_line(decisions: dict[str, Decision]) -> str:
+    """One config's state after a block: the rule's line for one watched figure; for several, each one's
+    half-width and target, then what is left (e.g. ``n = 12: reads ±1.40% (met), writes ±3.10% (target ±2%);
+    1 of 2 not met, about 30 blocks in all (writes)``)."""
+    if len(decisions) == 1:
+        return next(iter(decisions.values())).progress()
+    n = max(d.n for d in decisions.values())
+    parts = [f"{name} " + ("—" if not math.isfinite(d.half_width_pp) else f"±{d.half_width_pp:.2f}%")
+             + (" (met)" if d.met else f" (target ±{d.target_pp:g}%)") for name, d in decisions.items()]
+    open_ = {name: d for name, d in decisions.items() if not d.met}
+    if not open_:
+        return f"n = {n}: " + ", ".join(parts) + "; all met"
+    if n < min(d.min_n for d in decisions.values()):
+        state = "pilot"
+    else:
+        state = f"{len(open_)} of {len(decisions)} not met"
+    known = {name: d.needed_n for name, d in open_.items() if d.needed_n is not None}
+    if len(known) < len(open_):
+        tail = ", the blocks needed cannot be estimated yet" if any(
+            not math.isfinite(d.half_width_pp) for d in open_.values()) else ", more than a million blocks needed"
+    else:
+        slowest = max(known, key=lambda k: known[k])
+        tail = f", about {known[slowest]} blocks in all ({slowest})"
+    return f"n = {n}: " + ", ".join(parts) + f"; {state}{tail}"
+
+
+def _history(by: dict[str, Decision]) -> dict[str, Any]:
+    return {k: {"n": d.n, "half_width_pp": _finite(d.half_width_pp), "estimate_pct": d.estimate_pct,
+                "needed_n": d.needed_n} for k, d in by.items()}
 
 
 def _finite(x: float) -> float | None:

@@ -86,7 +86,9 @@ def settle(plan: RunPlan, states: dict[str, ConfigState], ui: RunListener, stack
             out["configs"][label].update(facts)
     if plan.pin:
         out["pin"] = pinning.pin_run(live, stack)
-        ui.message(f"pinned: tdebench on CPU {out['pin']['client']}, servers on CPU {out['pin']['servers']}")
+        out["pin"]["reason"] = plan.pin_reason or "asked for (--pin)"
+        ui.message(f"pinned: tdebench on CPU {out['pin']['client']}, servers on CPU {out['pin']['servers']} "
+                   f"({out['pin']['reason']}; --no-pin to leave them free)")
     if plan.nice is not None:
         out["nice"] = pinning.renice_run(live, plan.nice, stack)
         ui.message(f"tdebench and the servers run at nice {plan.nice}")

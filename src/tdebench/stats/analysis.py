@@ -32,9 +32,15 @@ class StatsSettings:
     cv_limit_pct: float = CV_LIMIT_PCT
     min_trials: int = MIN_TRIALS
     #: a --precision run: its stopping rule, and the (test, step, metric) series it watched, whose overhead rows
-    #: carry the rule's interval (stats/seqinterval.py)
+    #: carry the rule's interval (stats/seqinterval.py): the first, and the others when it watched several
     sequential: StoppingRule | None = None
     sequential_series: tuple[str, str, str] | None = None
+    sequential_more: tuple[tuple[str, str, str], ...] = ()
+
+    @property
+    def sequential_all(self) -> tuple[tuple[str, str, str], ...]:
+        """Every series the stopping rule watched."""
+        return ((self.sequential_series,) if self.sequential_series else ()) + self.sequential_more
 
 
 def settings_for_run(manifest: Mapping[str, Any]) -> StatsSettings:
@@ -48,11 +54,13 @@ def settings_for_run(manifest: Mapping[str, Any]) -> StatsSettings:
         seq = StoppingRule(float(rule["target_half_width_pp"]), min_n=int(rule.get("min_n", 10)),
                            max_n=rule.get("max_n"), confidence=float(rule.get("confidence", 0.95)), rule=name)
         series = (str(head["test"]), str(head["step"]), str(head["metric"]))
+        watched = [(str(w["test"]), str(w["step"]), str(w["metric"])) for w in entry.get("watched") or []]
     except (KeyError, TypeError, ValueError, ArithmeticError):
         return StatsSettings()
     except Exception:  # noqa: BLE001 - a damaged entry (UsageError from the rule): the default statistics
         return StatsSettings()
-    return StatsSettings(sequential=seq, sequential_series=series)
+    return StatsSettings(sequential=seq, sequential_series=series,
+                         sequential_more=tuple(w for w in dict.fromkeys(watched) if w != series))
 
 
 @dataclass
@@ -85,11 +93,11 @@ def analyze(m: Measurements, *, baselines: Mapping[str, str] | None = None,
     overheads = compute_overheads(m, baselines=base, seed=s.seed, n_resamples=s.n_resamples,
                                   method=s.ci_method)
     if s.sequential is not None and s.sequential_series is not None:
-        overheads = apply_sequential(overheads, m, s.sequential, s.sequential_series)
+        overheads = apply_sequential(overheads, m, s.sequential, s.sequential_all)
     return Analysis(
         measurements=m, settings=s, baselines=base, summaries=summaries, overheads=overheads,
         anovas=anova_by_step(m),
-        caveats=all_caveats(summaries, overheads, cv_limit=s.cv_limit_pct, min_n=s.min_trials),
+        caveats=all_caveats(summaries, overheads, cv_limit=s.cv_limit_pct, min_n=s.min_trials, measurements=m),
     )
 
 

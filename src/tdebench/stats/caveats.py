@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 from tdebench.stats.coverage import COMMAND, NOMINAL, coverage_phrase, measured, method_name
-from tdebench.stats.describe import Summary, pooled_cv_pct
-from tdebench.stats.load import SeriesKey
+from tdebench.stats.describe import Summary
+from tdebench.stats.load import Measurements, SeriesKey
 from tdebench.stats.overhead import Overhead
-from tdebench.stats.power import mde_pct, trials_needed
-from tdebench.stats.wording import n_unit_of, phrase_for
+from tdebench.stats.power import mde_pct
+from tdebench.stats.seqinterval import paired_blocks
+from tdebench.stats.sequential import DEFAULT_MIN_N, MAX_NEEDED, StoppingRule
+from tdebench.stats.wording import phrase_for
 
 CV_LIMIT_PCT = 5.0
 MIN_TRIALS = 3
 GOOD_CI_TRIALS = 5
-MIN_RESOLVE_PCT = 1.0
+#: the half-width an unresolved comparison's hint speaks of: what --precision 2% would need at the run's noise
+HINT_TARGET_PP = 2.0
 
 
 @dataclass(frozen=True)
@@ -72,26 +78,36 @@ def failure_caveats(summaries: Iterable[Summary]) -> list[Caveat]:
     return out
 
 
-def resolution_hint(o: Overhead, summaries: Mapping[SeriesKey, Summary]) -> str:
-    """``; about N trials would resolve X%`` (or a fitting variant) for an unresolved overhead."""
-    pair = [summaries[k] for k in (o.key, o.key.with_config(o.plain_config)) if k in summaries]
-    cv = pooled_cv_pct(pair)
-    if cv == 0:
+def resolution_hint(o: Overhead, measurements: Measurements, target_pp: float = HINT_TARGET_PP) -> str:
+    """``; at this noise about N blocks would narrow it to ±2 points (80% range a–b)`` for an unresolved overhead.
+
+    The prediction is the stopping rule's (:class:`tdebench.stats.sequential.StoppingRule`, what ``--precision
+    2%`` would do) on the very values the interval pairs, per block: the noise of the paired log ratios, not of
+    each arm (drift shared by the twins of a block cancels in a pair), and a fixed half-width, not the point
+    estimate: an estimate that shrinks towards a true 0 as blocks are added made the old figure ("about N trials
+    would resolve X%", X the estimate) grow with n without end (benchmarks/needed_estimate.py)."""
+    shown = (max(o.ci_high_pct - o.overhead_pct, o.overhead_pct - o.ci_low_pct)
+             if o.ci_low_pct is not None and o.ci_high_pct is not None else math.inf)
+    plain, values = paired_blocks(measurements, o.key, o.plain_config)
+    if shown <= target_pp or plain.size < 2 or (plain <= 0).any() or (values <= 0).any():
+        return ""  # already within ±target (little left to resolve), or no paired values to predict from
+    if np.allclose(np.log(values) - np.log(plain), np.log(values[0] / plain[0])):
         return "; the values do not vary at all, so the metric may be too coarse to show one"
-    effect = max(abs(o.overhead_pct), MIN_RESOLVE_PCT)
-    need = trials_needed(effect, cv)
-    if need is None:
-        return ""
-    units = n_unit_of(o, summaries)
-    if need <= o.n:
-        return f"; a few more {units} would settle it"
-    return f"; about {need} {units} would resolve {effect:.1f}%"
+    d = StoppingRule(target_pp, min_n=DEFAULT_MIN_N).check_paired(plain, values)  # as --precision would run
+    if d.needed_n is None:
+        return f"; at this noise even a ±{target_pp:g}-point interval would take more than {MAX_NEEDED:,} blocks"
+    spread = (f"; 80% range {d.needed_low:,}–{d.needed_high:,}" if d.needed_low is not None
+              and d.needed_high is not None and d.needed_low != d.needed_high
+              else f"; at least {d.needed_low:,}" if d.needed_low is not None and d.needed_high is None else "")
+    return (f"; at this noise about {d.needed_n:,} blocks in all would narrow it to ±{target_pp:g} points "
+            f"(--precision {target_pp:g}%{spread})")
 
 
-def unresolved_text(o: Overhead, summaries: Mapping[SeriesKey, Summary], alpha: float = 0.05) -> str:
+def unresolved_text(o: Overhead, measurements: Measurements | None, alpha: float = 0.05,
+                    summaries: Mapping[SeriesKey, Summary] | None = None) -> str:
     """Plain words for an overhead whose CI spans zero (without the subject), worded as every view words it
     (:func:`tdebench.stats.wording.phrase_for`)."""
-    hint = resolution_hint(o, summaries)
+    hint = resolution_hint(o, measurements) if measurements is not None else ""
     phrase = phrase_for(o, summaries)
     if o.p_value is not None and o.p_value < alpha:
         return (f"{phrase}; the t-test's p={o.p_value:.3f} is below {alpha:g}, but the interval, which decides, "
@@ -100,14 +116,15 @@ def unresolved_text(o: Overhead, summaries: Mapping[SeriesKey, Summary], alpha: 
     return f"{phrase}{p}{hint}"
 
 
-def no_effect_caveats(overheads: Iterable[Overhead],
-                      summaries: Mapping[SeriesKey, Summary]) -> list[Caveat]:
-    """CI spanning zero: no difference resolved at this n, and the n that would resolve it."""
+def no_effect_caveats(overheads: Iterable[Overhead], measurements: Measurements | None = None,
+                      summaries: Mapping[SeriesKey, Summary] | None = None) -> list[Caveat]:
+    """CI spanning zero: no difference resolved at this n, and what it would take to narrow it."""
     out = []
     for o in overheads:
         if not o.ci_spans_zero or o.ci_low_pct is None or o.ci_high_pct is None:
             continue
-        msg = f"{o.config} vs {o.plain_config}, {o.test}/{o.step}: {unresolved_text(o, summaries)}."
+        msg = (f"{o.config} vs {o.plain_config}, {o.test}/{o.step}: "
+               f"{unresolved_text(o, measurements, summaries=summaries)}.")
         out.append(Caveat("no_effect", "info", o.key, msg, float(abs(o.overhead_pct))))
     return out
 
@@ -131,11 +148,12 @@ def small_n_ci_caveat(overheads: Iterable[Overhead]) -> list[Caveat]:
 
 
 def all_caveats(summaries: Mapping[SeriesKey, Summary], overheads: list[Overhead], *,
-                cv_limit: float = CV_LIMIT_PCT, min_n: int = MIN_TRIALS) -> list[Caveat]:
+                cv_limit: float = CV_LIMIT_PCT, min_n: int = MIN_TRIALS,
+                measurements: Measurements | None = None) -> list[Caveat]:
     """Every warning for a run: failures, small n, noise, no measurable effect, small-n CIs."""
     values = list(summaries.values())
     return (failure_caveats(values) + small_n_caveats(values, min_n)
-            + noise_caveats(values, cv_limit) + no_effect_caveats(overheads, summaries)
+            + noise_caveats(values, cv_limit) + no_effect_caveats(overheads, measurements, summaries)
             + small_n_ci_caveat(overheads))
 
 

@@ -1,6 +1,6 @@
 """The headline overhead of a ``--precision`` run: the interval the stopping rule checked, in overhead rows.
 
-:func:`apply_sequential` replaces the ``overhead.csv`` rows of the headline series (e.g. ``power/total/elapsed``)
+:func:`apply_sequential` replaces the ``overhead.csv`` rows of the series the rule watched (e.g. ``power/total/elapsed``)
 with the estimate and interval of :class:`tdebench.stats.sequential.StoppingRule` on the same paired blocks, so
 the report shows the very CI that met (or missed) the target. ``ci_method`` is ``seq-<rule>`` (e.g.
 ``seq-ar1-upper``); the p-value is the paired t-test on the log ratios with the same variance factor, so that
@@ -10,6 +10,7 @@ p < 0.05 exactly when that interval excludes 0 (``p_method`` ``seq-<rule>-t``). 
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import replace
 
 import numpy as np
@@ -61,6 +62,7 @@ def sequential_row(o: Overhead, m: Measurements, rule: StoppingRule) -> Overhead
 
 
 def apply_sequential(overheads: list[Overhead], m: Measurements, rule: StoppingRule,
-                     series: tuple[str, str, str]) -> list[Overhead]:
-    """Rows of the ``series`` (test, step, metric) recomputed with the stopping rule; the others as they are."""
-    return [sequential_row(o, m, rule) if (o.test, o.step, o.metric) == series else o for o in overheads]
+                     series: Collection[tuple[str, str, str]]) -> list[Overhead]:
+    """Rows of every ``series`` (test, step, metric) the rule watched recomputed with it; the others as they are."""
+    watched = set(series)
+    return [sequential_row(o, m, rule) if (o.test, o.step, o.metric) in watched else o for o in overheads]

@@ -44,11 +44,13 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import Literal
 
 import numpy as np
+from scipy import special
 
 from tdebench.errors import UsageError
+from tdebench.stats.prefix import SIM_CAP, PrefixStats, first_passages, lag1
 from tdebench.stats.tdist import t_ppf
 
 RuleName = Literal["fixed-width-t", "ar1-point", "ar1-upper", "t-mixture-cs"]
@@ -67,6 +69,7 @@ ROUND_RULE: RuleName = "ar1-point"
 CS_MIX_X = 7.5            # n·g at which the t-mixture boundary is tightest (α = 0.05)
 CS_PILOT_T = 3.03         # that boundary's multiplier of s/√n, to guess the stopping n
 MAX_NEEDED = 1_000_000    # beyond this many blocks "needed" is reported as unknown
+PREDICTION_RANGE = 0.8    # the range given with a prediction of the blocks needed (predicted_sd)
 COMMAND = "python benchmarks/sequential_coverage.py --reps 2000"
 HALF_WIDTH_TEXT = ("the larger distance from the estimate to an end of the interval, in "
                    "percentage points of the overhead")
@@ -78,64 +81,6 @@ RULE_NAMES = {
 }
 
 
-class PrefixStats(NamedTuple):
-    """Mean, sd (n − 1) and lag-1 autocorrelation of every prefix d[..., :n] (arrays)."""
-
-    n: np.ndarray
-    mean: np.ndarray
-    sd: np.ndarray
-    r1: np.ndarray
-
-
-@dataclass(frozen=True)
-class _Sums:
-    """Running sums carried from one chunk of a stream to the next (shifted by its first value)."""
-
-    shift: np.ndarray
-    n: int
-    s1: np.ndarray
-    s2: np.ndarray
-    s12: np.ndarray
-    last: np.ndarray
-
-
-def prefix_stats(d: np.ndarray, carry: _Sums | None = None) -> tuple[PrefixStats, _Sums]:
-    """Statistics of every prefix of d along its last axis, continuing from ``carry``.
-
-    For streams simulated chunk by chunk: pass the returned carry with the next chunk.
-    ``r1`` is 0 below n = 3 and where the values do not vary.
-    """
-    d = np.asarray(d, dtype=float)
-    if carry is None:
-        zero = np.zeros(d.shape[:-1])
-        carry = _Sums(d[..., 0].copy(), 0, zero, zero, zero, zero)
-    x = d - carry.shift[..., None]  # the stream's first value becomes 0: no cancellation
-    prev = np.concatenate([carry.last[..., None], x[..., :-1]], axis=-1)
-    c1 = carry.s1[..., None] + np.cumsum(x, axis=-1)
-    c2 = carry.s2[..., None] + np.cumsum(x * x, axis=-1)
-    c12 = carry.s12[..., None] + np.cumsum(x * prev, axis=-1)  # x_1 = 0, so no lag term for i = 1
-    n = np.arange(carry.n + 1, carry.n + d.shape[-1] + 1, dtype=float)
-    mx = c1 / n
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ss = np.maximum(c2 - n * mx * mx, 0.0)  # sum of squared deviations
-        sd = np.where(n >= 2, np.sqrt(ss / np.maximum(n - 1, 1)), np.nan)
-        lag = c12 - mx * (2 * c1 - x) + (n - 1) * mx * mx  # Σ_{i≥2} (x_i − m)(x_{i−1} − m)
-        r1 = np.where((n >= 3) & (ss > 0), lag / ss, 0.0)
-    out = PrefixStats(np.broadcast_to(n, mx.shape), mx + carry.shift[..., None], sd, r1)
-    return out, _Sums(carry.shift, carry.n + d.shape[-1], c1[..., -1], c2[..., -1], c12[..., -1],
-                      x[..., -1])
-
-
-def lag1(d: np.ndarray) -> float:
-    """Lag-1 autocorrelation Σ(d_i − m)(d_{i−1} − m) / Σ(d_i − m)²; 0 below 3 values or if flat."""
-    x = np.asarray(d, dtype=float)
-    if x.size < 3:
-        return 0.0
-    x = x - x.mean()
-    ss = float(np.dot(x, x))
-    return float(np.dot(x[1:], x[:-1]) / ss) if ss > 0 else 0.0
-
-
 def t_quantile(n: np.ndarray | float, confidence: float = DEFAULT_CONFIDENCE) -> np.ndarray:
     """Two-sided t critical value with n − 1 degrees of freedom (inf below n = 2)."""
     n = np.asarray(n, dtype=float)
@@ -144,12 +89,21 @@ def t_quantile(n: np.ndarray | float, confidence: float = DEFAULT_CONFIDENCE) ->
     return np.where(n >= 2, q, np.inf)
 
 
-def variance_factor(rule: RuleName, r1: np.ndarray | float, n: np.ndarray | float) -> np.ndarray:
-    """(1 + r) / (1 − r) for the AR(1) rules (r bias-corrected, bounded as the rule says), else 1."""
+def variance_factor(rule: RuleName, r1: np.ndarray | float, n: np.ndarray | float,
+                    observed_n: np.ndarray | float | None = None) -> np.ndarray:
+    """(1 + r) / (1 − r) for the AR(1) rules (r bias-corrected, bounded as the rule says), else 1.
+
+    ``observed_n``: predict the factor the rule will apply at ``n`` blocks from an ``r1`` measured at
+    ``observed_n`` blocks: the bias of r1 is that of ``observed_n`` values (−(1 + 4ρ)/observed_n), and the
+    upper bound's margin that of ``n``. Without it, ``r1`` is taken as measured at ``n``."""
     r1, n = np.asarray(r1, dtype=float), np.maximum(np.asarray(n, dtype=float), 1.0)
     if rule not in ("ar1-point", "ar1-upper"):
         return np.ones(np.broadcast(r1, n).shape)
-    r = r1 + (1 + 4 * np.clip(r1, -1, 1)) / n  # E r̂ ≈ ρ − (1 + 4ρ)/n
+    if observed_n is None:
+        r = r1 + (1 + 4 * np.clip(r1, -1, 1)) / n  # E r̂ ≈ ρ − (1 + 4ρ)/n
+    else:  # the same correction with a floor: at a few blocks 1 + 4r̂ is often negative, where E r̂ = −1/n for ρ = 0
+        seen = np.maximum(np.asarray(observed_n, dtype=float), 1.0)
+        r = np.clip(r1 + (1 + 4 * np.clip(r1, 0, 1)) / seen, 0.0, R_MAX)
     if rule == "ar1-upper":
         r = r + AR1_BOUND_Z * np.sqrt(np.maximum(1 - np.clip(r, -1, 1) ** 2, 0) / n)
     r = np.clip(r, 0.0, R_MAX)
@@ -185,15 +139,18 @@ def cs_mixing(pilot_mean: np.ndarray | float, pilot_sd: np.ndarray | float, targ
 
 def half_width_log(rule: RuleName, n: np.ndarray | float, sd: np.ndarray | float,
                    r1: np.ndarray | float, *, confidence: float = DEFAULT_CONFIDENCE,
-                   g: np.ndarray | float | None = None) -> np.ndarray:
-    """Half-width h of the log-scale interval m ± h of a paired rule (broadcasts over arrays)."""
+                   g: np.ndarray | float | None = None,
+                   observed_n: np.ndarray | float | None = None) -> np.ndarray:
+    """Half-width h of the log-scale interval m ± h of a paired rule (broadcasts over arrays);
+    ``observed_n``: predicted for ``n`` blocks from ``sd`` and ``r1`` measured at ``observed_n``
+    (:func:`variance_factor`)."""
     n, sd = np.asarray(n, dtype=float), np.asarray(sd, dtype=float)
     if rule == "t-mixture-cs":
         if g is None:
             raise ValueError("t-mixture-cs needs the mixing variance g (see cs_mixing)")
         mult = cs_multiplier(n, g, confidence)
     else:
-        mult = t_quantile(n, confidence) * np.sqrt(variance_factor(rule, r1, n))
+        mult = t_quantile(n, confidence) * np.sqrt(variance_factor(rule, r1, n, observed_n))
     with np.errstate(invalid="ignore"):
         return np.where(sd == 0, 0.0, mult * sd / np.sqrt(n))
 
@@ -201,19 +158,36 @@ def half_width_log(rule: RuleName, n: np.ndarray | float, sd: np.ndarray | float
 def welch_half_width_log(rule: RuleName, n1: np.ndarray | float, sd1: np.ndarray | float,
                          r1a: np.ndarray | float, n2: np.ndarray | float, sd2: np.ndarray | float,
                          r1b: np.ndarray | float,
-                         confidence: float = DEFAULT_CONFIDENCE) -> np.ndarray:
-    """Log-scale half-width for two unpaired samples (Welch), each variance corrected on its own."""
+                         confidence: float = DEFAULT_CONFIDENCE,
+                         observed: tuple[float, float] | None = None) -> np.ndarray:
+    """Log-scale half-width for two unpaired samples (Welch), each variance corrected on its own;
+    ``observed``: the sizes the r1 were measured at, for a prediction (:func:`variance_factor`)."""
     if rule == "t-mixture-cs":
         raise ValueError("t-mixture-cs needs paired blocks; use a t rule for unpaired samples")
     n1, n2 = np.asarray(n1, dtype=float), np.asarray(n2, dtype=float)
     sd1, sd2 = np.asarray(sd1, dtype=float), np.asarray(sd2, dtype=float)
+    seen1, seen2 = observed if observed is not None else (None, None)
     with np.errstate(invalid="ignore", divide="ignore"):
-        v1 = sd1 ** 2 * variance_factor(rule, r1a, n1) / n1
-        v2 = sd2 ** 2 * variance_factor(rule, r1b, n2) / n2
+        v1 = sd1 ** 2 * variance_factor(rule, r1a, n1, seen1) / n1
+        v2 = sd2 ** 2 * variance_factor(rule, r1b, n2, seen2) / n2
         df = (v1 + v2) ** 2 / (v1 ** 2 / np.maximum(n1 - 1, 1) + v2 ** 2 / np.maximum(n2 - 1, 1))
         h = t_ppf(0.5 + confidence / 2, np.nan_to_num(df, nan=1.0)) * np.sqrt(v1 + v2)
     h = np.where(v1 + v2 == 0, 0.0, h)
     return np.where(np.minimum(n1, n2) < 2, np.inf, h)
+
+
+def predicted_sd(sd: float, n: int, quantile: float = 0.5) -> float:
+    """The noise to predict further blocks with, from the sample sd of ``n`` values: σ such that ``sd``
+    is the ``quantile``-th quantile of a sample sd from σ (chi-square with n − 1 degrees of freedom).
+
+    At 0.5 the prediction of the blocks needed (∝ σ²) is median-unbiased: s² is unbiased for σ², but
+    its distribution is skewed, so at small n the sample sd is below σ more often than not (n = 3: in
+    63% of samples), and a prediction from s itself came out too low in most runs (the number of
+    blocks it asked for then grew with n). Quantiles 0.9 and 0.1 give the ends of an 80% range."""
+    if n < 2 or not math.isfinite(sd):
+        return sd
+    df = n - 1
+    return sd * math.sqrt(df / float(special.chdtri(df, 1 - quantile)))
 
 
 def pp_half_width(mean_log: np.ndarray | float, h: np.ndarray | float) -> np.ndarray:
@@ -238,7 +212,9 @@ class Decision:
 
     Percentages are of the overhead (``estimate_pct`` = exp(mean log ratio) − 1, × 100).
     ``needed_n`` is the total number of blocks at which the half-width would reach the target if
-    the next blocks vary like these (None when it cannot be estimated or exceeds a million).
+    the next blocks vary like these (None when it cannot be estimated or exceeds a million): a
+    prediction (:func:`predicted_sd`), median-unbiased at every n, with ``needed_low`` and
+    ``needed_high`` its 80% range from the uncertainty of the sd measured so far.
     """
 
     rule: RuleName
@@ -253,6 +229,8 @@ class Decision:
     ci_high_pct: float | None
     half_width_pp: float
     needed_n: int | None
+    needed_low: int | None = None
+    needed_high: int | None = None
 
     @property
     def met(self) -> bool:
@@ -276,6 +254,13 @@ class Decision:
             return 0
         return None if self.needed_n is None else max(self.needed_n - self.n, 1)
 
+    def _range(self) -> str:
+        """`` (80% range 31–160)``: how far the prediction may be off from the noise seen so far."""
+        if self.needed_low is None or self.needed_low == self.needed_high == self.needed_n:
+            return ""
+        high = f"{self.needed_high:,}" if self.needed_high is not None else f"over {MAX_NEEDED:,}"
+        return f"; 80% range {self.needed_low:,}–{high}"
+
     def _ci(self) -> str:
         if self.estimate_pct is None or self.ci_low_pct is None or self.ci_high_pct is None:
             return "no interval yet"
@@ -288,7 +273,7 @@ class Decision:
         state = ("met" if self.met else "pilot" if self.n < self.min_n
                  else "not met" if self.out_of_trials else "continuing")
         tail = ("" if self.met or not math.isfinite(self.half_width_pp) else
-                f", about {self.needed_n} blocks in all" if self.needed_n is not None else
+                f", about {self.needed_n} blocks in all{self._range()}" if self.needed_n is not None else
                 f", more than {MAX_NEEDED:,} blocks needed")
         return f"n = {self.n}: half-width {hw} (target ±{self.target_pp:g}%, {state}){tail}"
 
@@ -304,7 +289,7 @@ class Decision:
                     f"overhead {self._ci()}.")
         by = stopped_by or ("--max-trials" if self.out_of_trials else "the run ending")
         if self.needed_n is not None:
-            more = (f"about {self.more_needed} more blocks ({self.needed_n} in all) would meet it "
+            more = (f"about {self.more_needed} more blocks ({self.needed_n} in all{self._range()}) would meet it "
                     f"if the next blocks vary like these")
         elif math.isfinite(self.half_width_pp):
             more = f"more than {MAX_NEEDED:,} blocks would be needed at this noise"
@@ -318,7 +303,8 @@ class Decision:
         return {"met": self.met, "n": self.n, "half_width_pp": self.half_width_pp
                 if math.isfinite(self.half_width_pp) else None,
                 "estimate_pct": self.estimate_pct, "ci_low_pct": self.ci_low_pct,
-                "ci_high_pct": self.ci_high_pct, "needed_n": self.needed_n, "paired": self.paired,
+                "ci_high_pct": self.ci_high_pct, "needed_n": self.needed_n, "needed_low": self.needed_low,
+                "needed_high": self.needed_high, "paired": self.paired,
                 "unit": "blocks"}
 
 
@@ -354,14 +340,38 @@ class StoppingRule:
             raise ValueError("log ratios must be a 1-d array of finite values in block order")
         n = d.size
         if n < 2:
-            return self._decision(True, n, float(d.mean()) if n else None, math.inf, None)
+            return self._decision(True, n, float(d.mean()) if n else None, math.inf, (None, None, None))
         m, sd, r1 = float(d.mean()), float(d.std(ddof=1)), lag1(d)
         g = self._g(d)
+        h = float(half_width_log(self.rule, n, sd, r1, confidence=self.confidence, g=g))
 
-        def h_at(k: float) -> float:
-            return float(half_width_log(self.rule, k, sd, r1, confidence=self.confidence, g=g))
+        def h_at(k: float, q: float) -> float:  # predicted: sd and r1 measured at n, the rule applied at k
+            return float(half_width_log(self.rule, k, predicted_sd(sd, n, q), r1, confidence=self.confidence,
+                                        g=g, observed_n=n))
 
-        return self._decision(True, n, m, h_at(n), self._needed(m, h_at, n))
+        return self._decision(True, n, m, h, self._paired_predictions(d, h, g, h_at))
+
+    def _paired_predictions(self, d: np.ndarray, h: float, g: float | None,
+                            h_at: Callable[[float, float], float]) -> tuple[int | None, int | None, int | None]:
+        """(needed, low, high) for paired blocks: where the rule would first stop if the blocks went on
+        (:func:`tdebench.stats.prefix.first_passages`: median and 80% range), or beyond
+        :data:`~tdebench.stats.prefix.SIM_CAP` blocks where the half-width at these estimates crosses the target."""
+        n, m = d.size, float(d.mean())
+        if float(pp_half_width(m, h)) <= self.target_pp:
+            return (max(n, self.min_n),) * 3
+        far = self._predictions(m, h_at, n)
+        if far[0] is None or far[0] > SIM_CAP:
+            return far
+
+        def met(st: PrefixStats) -> np.ndarray:
+            hw = half_width_log(self.rule, st.n[:1], st.sd, st.r1, confidence=self.confidence, g=g)  # one t per n
+            return (pp_half_width(st.mean, hw) <= self.target_pp) & (st.n >= self.min_n)
+
+        stops = np.minimum(first_passages(d, met, r_max=R_MAX), SIM_CAP + 1)  # SIM_CAP + 1: not within it
+        low, mid, high = (int(x) for x in np.percentile(
+            stops, [50 - 50 * PREDICTION_RANGE, 50, 50 + 50 * PREDICTION_RANGE], method="nearest"))
+        return (mid if mid <= SIM_CAP else far[0], low if low <= SIM_CAP else far[1],
+                high if high <= SIM_CAP else None)
 
     def check_paired(self, plain: np.ndarray, config: np.ndarray) -> Decision:
         """Decision from the two arms' values of the same blocks, both in block order."""
@@ -377,15 +387,23 @@ class StoppingRule:
         n = min(n1, n2)
         if n < 2:
             mean = float(lc.mean() - lp.mean()) if n else None
-            return self._decision(False, n, mean, math.inf, None)
+            return self._decision(False, n, mean, math.inf, (None, None, None))
         m = float(lc.mean() - lp.mean())
         s1, s2, ra, rb = float(lp.std(ddof=1)), float(lc.std(ddof=1)), lag1(lp), lag1(lc)
+        h = float(welch_half_width_log(self.rule, n1, s1, ra, n2, s2, rb, self.confidence))
 
-        def h_at(k: float) -> float:  # both samples grown to k (same block count per arm)
-            return float(welch_half_width_log(self.rule, max(k, n1), s1, ra, max(k, n2), s2, rb,
-                                              self.confidence))
+        def h_at(k: float, q: float) -> float:  # both samples grown to k (same block count per arm)
+            return float(welch_half_width_log(self.rule, max(k, n1), predicted_sd(s1, n1, q), ra, max(k, n2),
+                                              predicted_sd(s2, n2, q), rb, self.confidence, (n1, n2)))
 
-        return self._decision(False, n, m, h_at(n), self._needed(m, h_at, n))
+        return self._decision(False, n, m, h, self._predictions(m, h_at, n))
+
+    def _predictions(self, m: float, h_at: Callable[[float, float], float],
+                     n: int) -> tuple[int | None, int | None, int | None]:
+        """(needed, low, high): the blocks needed at the median-unbiased sd and at the ends of its 80% range."""
+        return (self._needed(m, lambda k: h_at(k, 0.5), n),
+                self._needed(m, lambda k: h_at(k, 0.5 + PREDICTION_RANGE / 2), n),
+                self._needed(m, lambda k: h_at(k, 0.5 - PREDICTION_RANGE / 2), n))
 
     def _g(self, d: np.ndarray) -> float | None:
         """The CS mixing variance, fixed from the pilot (or from what there is before it ends)."""
@@ -413,7 +431,7 @@ class StoppingRule:
         return hi
 
     def _decision(self, paired: bool, n: int, m: float | None, h: float,
-                  needed: int | None) -> Decision:
+                  needed: tuple[int | None, int | None, int | None]) -> Decision:
         est = lo = hi = None
         hw = math.inf
         if m is not None:
@@ -422,7 +440,7 @@ class StoppingRule:
                 lo, hi = math.expm1(m - h) * 100, math.expm1(m + h) * 100
                 hw = float(pp_half_width(m, h))
         return Decision(self.rule, self.target_pp, self.confidence, self.min_n, self.max_n, paired,
-                        n, est, lo, hi, hw, needed)
+                        n, est, lo, hi, hw, *needed)
 
     def describe(self) -> str:
         """The stopping rule in one paragraph, for the report's methods section."""

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from tdebench.api.counters import LEVELS, unit_of
 from tdebench.api.engine import Instance
-from tdebench.api.trial import Recorder
+from tdebench.api.trial import ConfigState, Recorder
+from tdebench.api.workload import SteppedTrial
 from tdebench.measure.conditions import HostReading, conditions_between, read_host
 from tdebench.measure.proctime import TreeCpu, TreeReading
+
+T = TypeVar("T")
 
 #: the slice length when none is given (seconds), per workload: 1 s, measured (docs/lab/oltp-interleaved.md,
 #: "Slice length"): on a shared machine the noise lasts a few seconds, so shorter slices pair the arms more closely; a
@@ -117,6 +121,19 @@ class SliceProbe:
             self.foreign_cores = conditions_between(self._host, host)["foreign_cores"]
         return cpu, deltas
 
+    def around(self, state: ConfigState, step: str, work: Callable[[], T]) -> tuple[T, float | None, float,
+                                                                                dict[str, float]]:
+        """``work()`` as one measured slice of ``step``, the probe read and the step marked around it: (its result,
+        the server CPU while paused before it, the server CPU in it, the counter deltas over it)."""
+        paused = self.start()
+        state.mark(step)
+        try:
+            result = work()
+        finally:
+            state.mark(None)
+            cpu, counters = self.stop()
+        return result, paused, cpu, counters
+
     def _read_host(self) -> HostReading | None:
         try:  # tdebench's own tree (its clients are its children) and the servers' trees
             return read_host(lambda: [os.getpid(), *self.instance.server_pids()])
@@ -145,3 +162,38 @@ def record_slice_costs(rec: Recorder, test: str, step: str, round: int, committe
     for name in PER_TXN_COUNTERS:
         if name in counters:
             rec.add(test, f"{step}.per_txn", name, counters[name] / committed, unit_of(name), round=round)
+
+
+class PooledSlices(SteppedTrial):
+    """A sliced trial whose steps (``vuN``) each run on a pool of clients: opened (and ramped up) at the step's
+    first slice, closed at the next step's, at the end and on an abort. Subclasses set :attr:`probe` and implement
+    :meth:`open_pool`."""
+
+    probe: SliceProbe
+    pool: Any = None
+    pool_step: str = ""
+
+    def open_pool(self, step: str) -> Any:
+        """A new pool of clients for ``step``, connected and ramped up."""
+        raise NotImplementedError
+
+    def pool_for(self, step: str) -> Any:
+        """The pool of ``step``: the current one, or at the step's first slice a new one (the previous closed)."""
+        if self.pool_step != step:
+            self.close_pool()
+            self.pool = self.open_pool(step)
+            self.pool_step = step
+            self.probe.reset()
+        return self.pool
+
+    def ready(self, step: str) -> None:
+        """Open (connect and ramp up) the pool of ``step`` before its first slice (the duet's barrier)."""
+        self.pool_for(step)
+
+    def close_pool(self) -> None:
+        pool, self.pool, self.pool_step = self.pool, None, ""
+        if pool is not None:
+            pool.close()
+
+    def abort(self) -> None:
+        self.close_pool()

@@ -25,6 +25,7 @@ class Call:
     kind: str  # query or write
     think: float  # seconds before it (0: none, or not known)
     undo: str | None = None  # an INSERT of literal rows with their primary key: what deletes them again
+    at: float | None = None  # when the log says it started (seconds since the epoch), where it says
 
 
 @dataclass
@@ -100,7 +101,7 @@ def read_calls(path: Path, family: str, tables: set[str], keys: dict[str, list[s
         undo = _undo(tree, keys) if what == "write" else None
         if what == "write" and undo is None:
             plan.other_writes.append(names[key])
-        call = Call(position, logged.session, tree.sql(dialect=kind), names[key], what, think, undo)
+        call = Call(position, logged.session, tree.sql(dialect=kind), names[key], what, think, undo, logged.at)
         plan.calls.append(call)
         plan.sessions.setdefault(logged.session, []).append(call)
     return plan

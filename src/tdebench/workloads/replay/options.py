@@ -1,7 +1,9 @@
 """The replay workload's options: ``dir`` (the workload directory whose schema and data every twin loads, e.g. one
-``tdebench capture`` wrote), ``log`` (the server log to replay) and ``speed`` (``1``: think times as logged, ``2``:
-halved, ``max``: none). The log is read when the plan is built: an unknown format, an empty log, or a log of
-which no statement uses the directory's tables is refused before any work."""
+``tdebench capture`` wrote), ``log`` (the server log to replay), ``speed`` (``1``: think times as logged, ``2``:
+halved, ``max``: none) and ``slice`` (under ``--schedule query``, the log's time cut into segments of this many
+seconds, interleaved across the twins; ``0``: the whole log as one segment). The log is read when the plan is
+built: an unknown format, an empty log, or a log of which no statement uses the directory's tables is refused
+before any work."""
 
 from __future__ import annotations
 
@@ -13,6 +15,10 @@ from pydantic import PrivateAttr, field_validator
 
 from tdebench.errors import UsageError
 from tdebench.workloads.options import WorkloadOptions
+from tdebench.workloads.tpcc.options import parse_duration
+
+#: seconds of the log's time per segment of the interleaved schedule
+DEFAULT_SEGMENT = 1.0
 
 FIX = ("give --workload-dir DIR (the schema and data to load, e.g. from tdebench capture) and --log FILE "
        "(docs/workloads/replay.md)")
@@ -25,6 +31,7 @@ class ReplayOptions(WorkloadOptions):
     dir: str | None = None
     log: str | None = None
     speed: str = "1"
+    slice: float | None = DEFAULT_SEGMENT
     _layout: Any = PrivateAttr(default=None)
     _plan: Any = PrivateAttr(default=None)
 
@@ -39,6 +46,14 @@ class ReplayOptions(WorkloadOptions):
             except ValueError:
                 raise ValueError("speed is a factor above 0 (2 halves the think times) or max (none)") from None
         return text
+
+    @field_validator("slice", mode="before")
+    @classmethod
+    def _slice(cls, value: Any) -> float | None:
+        if value is None:
+            return None
+        seconds = parse_duration(value, "slice")
+        return seconds if seconds > 0 else None
 
     @property
     def factor(self) -> float | None:

@@ -3,27 +3,34 @@ builds on: the directory's queries are validated too), then each trial replays t
 logged session, its statements in their order with their think times (``speed``), all sessions at once. The same
 statements run on every twin.
 
+Under ``--schedule query`` (the default) the replay is interleaved across the twins: every config's sessions stay
+connected for the block, and the log is cut into segments of ``slice`` seconds of its time stamps (default 1 s;
+:func:`tdebench.workloads.replay.sessions.segments_of`); in each round one segment is replayed on every config in a
+fresh random order, so twins replay the same part of the log seconds apart. One block is one whole replay per
+config; its wall time is the sum of its segments'. Under ``--schedule block`` a trial replays the whole log at once.
+
 Recorded per trial, test ``replay``: per digest (statements of one normalized form, ``dNN_<table>``) the sum of
 its latencies (``elapsed``, paired with the plain twin like every step) and its ``latency_p50/p95/p99``, and the
 statements that failed (``failed``); ``total``: the wall time of the whole replay, and the sessions and statements
-replayed. Answers: with one session, or no writes, the rows of every read and the outcome (ok/failed) of every
-statement are compared with the plain twin's, so a statement that fails on one twin and not the other is a
-difference. After the trial the rows the log's INSERTs added are deleted again (untimed).
+replayed. Headlines: the wall time (``wall``), then every digest's latency (by its name). Answers: with one session,
+or no writes, the rows of every read and the outcome (ok/failed) of every statement are compared with the plain
+twin's, so a statement that fails on one twin and not the other is a difference. After the trial the rows the log's
+INSERTs added are deleted again (untimed).
 """
 
 from __future__ import annotations
 
-import threading
-import time
 from typing import Any
 
 from tdebench.api.plan import RunPlan
+from tdebench.api.presentation import Headline
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
-from tdebench.api.workload import RunFiles
+from tdebench.api.workload import RunFiles, SteppedTrial
 from tdebench.encryption import redact
-from tdebench.workloads.replay.calls import Call, LogPlan
+from tdebench.workloads.replay.calls import LogPlan
 from tdebench.workloads.replay.options import ReplayOptions
-from tdebench.workloads.sql import answer_check as answers, portable
+from tdebench.workloads.replay.sessions import SessionPool, segments_of
+from tdebench.workloads.sql import portable
 from tdebench.workloads.sql.steps import begin, rollback
 from tdebench.workloads.sql.workload import SqlWorkload
 from tdebench.workloads.replay.presentation import PRESENTATION
@@ -42,62 +49,6 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-class _Session(threading.Thread):
-    """One logged session replayed on its own connection."""
-
-    def __init__(self, state: ConfigState, calls: list[Call], texts: dict[int, str], factor: float | None,
-                 start: threading.Barrier) -> None:
-        super().__init__(daemon=True)
-        self.state, self.calls, self.texts, self.factor, self.start_gate = state, calls, texts, factor, start
-        self.latency: dict[int, float] = {}
-        self.errors: dict[int, str] = {}
-        self.rows: dict[int, str] = {}
-        self.done_inserts: list[str] = []
-        self.problem: BaseException | None = None
-
-    def run(self) -> None:
-        try:
-            conn = self.state.instance.connect()
-        except BaseException as exc:  # noqa: BLE001 - said by the trial
-            self.problem = exc
-            self.start_gate.abort()
-            return
-        try:
-            self.start_gate.wait()
-            for call in self.calls:
-                if self.factor and call.think > 0:
-                    time.sleep(call.think / self.factor)
-                self._one(conn, call)
-        except threading.BrokenBarrierError:
-            pass
-        finally:
-            conn.close()
-
-    def _one(self, conn: Any, call: Call) -> None:
-        dialect = self.state.dialect
-        started = time.perf_counter()
-        try:
-            if call.kind == "write":
-                begin(conn, dialect)
-            cur = conn.cursor()
-            cur.execute(self.texts[call.position])
-            rows = cur.fetchall() if call.kind == "query" else []
-            if dialect.autocommit and call.kind == "write":
-                cur.execute("COMMIT")
-            else:
-                conn.commit()
-        except Exception as exc:  # noqa: BLE001 - recorded per statement, the session goes on
-            rollback(conn, dialect)
-            self.latency[call.position] = time.perf_counter() - started
-            self.errors[call.position] = f"{type(exc).__name__}: {redact(str(exc)).splitlines()[0] if str(exc) else ''}"
-            return
-        self.latency[call.position] = time.perf_counter() - started
-        if call.kind == "query":
-            self.rows[call.position] = answers.digest(answers.normalize(rows))
-        elif call.undo:
-            self.done_inserts.append(call.undo)
-
-
 class ReplayWorkload(SqlWorkload):
     """The directory's schema and data, and the log replayed on them."""
 
@@ -110,6 +61,7 @@ class ReplayWorkload(SqlWorkload):
         self.factor = self.options.factor
         self.compare = len(self.log.sessions) == 1 or not any(c.kind == "write" for c in self.log.calls)
         self._texts: dict[str, dict[int, str]] = {}
+        self.segments = segments_of(self.log, self.options.slice)
 
     @staticmethod
     def _options(raw: dict[str, Any]) -> Any:
@@ -122,11 +74,30 @@ class ReplayWorkload(SqlWorkload):
     def plan_json(self) -> dict[str, Any]:
         return {**super().plan_json(), "log": str(self.options.log), "log_format": self.log.fmt,
                 "speed": self.options.speed, "sessions": len(self.log.sessions), "statements": len(self.log.calls),
+                "segment_s": self.options.slice, "segments": len(self.segments),
                 "skipped_statements": self.log.skipped, "think_times": self.log.timed,
                 "answers_compared": self.compare, "digests": self.log.digests}
 
+    def headlines(self) -> tuple[Headline, ...]:
+        """The replay's wall time, then every digest's latency (the sum over its statements)."""
+        counts: dict[str, int] = {}
+        for call in self.log.calls:
+            counts[call.digest] = counts.get(call.digest, 0) + 1
+        return (Headline("wall", TEST, "total", "elapsed", "wall time of the replay"),
+                *(Headline(name, TEST, name, "elapsed", f"{name}: latency of its {counts.get(name, 0)} statements")
+                  for name in self.log.digests))
+
     def headline(self) -> tuple[str, str, str] | None:
         return (TEST, "total", "elapsed")
+
+    def stepped_trial(self, state: ConfigState, block: int, rec: Recorder, repeat: int) -> SteppedTrial | None:
+        """The log segment by segment, interleaved across the twins (:class:`ReplaySteps`)."""
+        rec.workload = self.name
+        return ReplaySteps(self, state, rec, self.segments)
+
+    def schedule_facts(self) -> dict[str, Any]:
+        return {"segment_s": self.options.slice, "segments": len(self.segments),
+                "pairing_unit": "the block: one whole replay per config, its segments interleaved across the configs"}
 
     def _texts_for(self, family: str) -> dict[int, str]:
         """Every call's text in ``family``'s SQL (rewritten from the directory's dialect once per family)."""
@@ -140,30 +111,22 @@ class ReplayWorkload(SqlWorkload):
 
     def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
         rec.workload = self.name
-        texts = self._texts_for(state.dialect.family)
-        gate = threading.Barrier(len(self.log.sessions) + 1)
-        sessions = [_Session(state, calls, texts, self.factor, gate) for calls in self.log.sessions.values()]
-        for session in sessions:
-            session.start()
         result = TrialResult()
         try:
-            gate.wait(timeout=60)
-        except threading.BrokenBarrierError:
-            problem = next((s.problem for s in sessions if s.problem), None)
-            result.failures.append(f"replay: a session could not connect: {redact(str(problem))}")
+            pool = SessionPool(state, self.log, self._texts_for(state.dialect.family), self.factor)
+        except RuntimeError as exc:
+            result.failures.append(str(exc))
             return result
-        started = time.perf_counter()
-        for session in sessions:
-            session.join()
-        wall = time.perf_counter() - started
-        self._record(rec, result, sessions, wall)
-        self._undo_inserts(state, [u for s in sessions for u in s.done_inserts], result)
+        try:
+            wall = pool.run_segment(self.log.calls)
+        finally:
+            pool.close()
+        self.record(rec, result, pool, wall)
         return result
 
-    def _record(self, rec: Recorder, result: TrialResult, sessions: list[_Session], wall: float) -> None:
-        latency = {p: v for s in sessions for p, v in s.latency.items()}
-        errors = {p: e for s in sessions for p, e in s.errors.items()}
-        rows = {p: r for s in sessions for p, r in s.rows.items()}
+    def record(self, rec: Recorder, result: TrialResult, pool: SessionPool, wall: float) -> None:
+        """One replay's figures (its sessions' latencies and errors, and its wall time), then its INSERTs undone."""
+        latency, errors, rows, undo = pool.merged()
         for name in self.log.digests:
             mine = [c.position for c in self.log.calls if c.digest == name]
             values = [latency[p] for p in mine if p in latency and p not in errors]
@@ -173,7 +136,7 @@ class ReplayWorkload(SqlWorkload):
                 rec.add(TEST, name, f"latency_p{q}", percentile(values, q / 100), "s")
             rec.add(TEST, name, "failed", sum(p in errors for p in mine), "statements")
         rec.add(TEST, "total", "elapsed", wall, "s")
-        rec.add(TEST, "total", "sessions", len(sessions), "sessions")
+        rec.add(TEST, "total", "sessions", len(pool.sessions), "sessions")
         rec.add(TEST, "total", "statements", len(latency), "statements")
         rec.add(TEST, "total", "failed", len(errors), "statements")
         if self.compare:
@@ -181,6 +144,7 @@ class ReplayWorkload(SqlWorkload):
                 outcome = "failed" if call.position in errors else rows.get(call.position, "ok")
                 result.answer_digest[call.position] = outcome
         self.last_errors = errors
+        self._undo_inserts(pool.state, undo, result)
 
     def _undo_inserts(self, state: ConfigState, undo: list[str], result: TrialResult) -> None:
         """Delete the rows the log's INSERTs added in this trial (untimed)."""
@@ -203,3 +167,42 @@ class ReplayWorkload(SqlWorkload):
             result.failures.append(f"replay: deleting the rows the log's INSERTs added failed: {redact(str(exc))}")
         finally:
             conn.close()
+
+
+class ReplaySteps(SteppedTrial):
+    """One config's replay of one block, one segment per round (step ``replay``)."""
+
+    steps = ("replay",)
+
+    def __init__(self, owner: ReplayWorkload, state: ConfigState, rec: Recorder, segments: list) -> None:
+        self.owner, self.state, self.rec, self.segments = owner, state, rec, segments
+        self.rounds = len(segments)
+        self.pool: SessionPool | None = None
+        self.wall = 0.0
+        self.result = TrialResult()
+
+    def begin(self) -> None:
+        self.pool = SessionPool(self.state, self.owner.log, self.owner._texts_for(self.state.dialect.family),
+                                self.owner.factor)
+
+    def run_step(self, step: str, repetition: int) -> None:
+        assert self.pool is not None
+        self.state.mark(step)
+        try:
+            self.wall += self.pool.run_segment(self.segments[repetition])
+        finally:
+            self.state.mark(None)
+        if not self.state.instance.alive():
+            raise RuntimeError(f"the server of {self.state.label} died during the replay")
+
+    def finish(self) -> TrialResult:
+        assert self.pool is not None
+        pool = self.pool
+        self.abort()
+        self.owner.record(self.rec, self.result, pool, self.wall)
+        return self.result
+
+    def abort(self) -> None:
+        pool, self.pool = self.pool, None
+        if pool is not None:
+            pool.close()

@@ -26,6 +26,8 @@ from tdebench.workloads.sql.statements import SqlSyntaxError, is_query, parse_st
 
 _STEP = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,62}$")
 _IGNORED = re.compile(r"^(\.|README|readme)")
+#: step names the workload records its totals under (test sql): a statement may not take them
+RESERVED = ("reads", "writes", "total")
 
 
 class DirProblem(ValueError):
@@ -132,6 +134,9 @@ def _split_name(path: Path, folder: str) -> tuple[str, str | None]:
                              f"(MySQL and other servers reached by URL get the postgres text, translated)")
     if not _STEP.match(base.removesuffix(".undo")):
         raise DirProblem(path, "is not a usable step name", "use letters, digits, _ and - (at most 63)")
+    if base.removesuffix(".undo").lower() in RESERVED:
+        raise DirProblem(path, f"has a name tdebench records its own figures under ({', '.join(RESERVED)})",
+                         "rename the file, e.g. to q_" + base.removesuffix(".undo") + ".sql")
     return base, family
 
 

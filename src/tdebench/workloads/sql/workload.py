@@ -1,10 +1,17 @@
 """``--workload sql``: a DBA's own schema, data and hot queries (docs/workloads/sql.md).
 
-Per trial, on one connection: every step in order (queries, then writes, by name, or workload.toml's ``order``),
-each timed as test ``sql`` with its name as the step, and ``total`` = the weighted sum of the steps' times. Then,
-untimed, the writes are undone (``writes/<name>.undo.sql``, in reverse order) and the row counts of the tables
-they change are checked against those after the load; with ``restore = "snapshot"`` the orchestrator restores the
-loaded data directory before every trial (``--reset snapshot``) instead.
+Headlines (test ``sql``): ``reads``, the weighted total time of the queries; ``writes``, that of the writes; then
+every statement by its name; ``total`` (reads + writes) is recorded beside them. ``--precision`` watches all of
+them, or those ``--precision-metric`` names.
+
+Under ``--schedule query`` (the default) the statements are interleaved across the twins: on one connection
+statement by statement (:mod:`tdebench.workloads.sql.stepped`), with ``--vus N`` as N connections running the
+statement mix in slices alternating between the configs (:mod:`tdebench.workloads.sql.mix`). Under ``--schedule
+block``, per trial on one connection: every step once in order (queries, then writes, by name, or workload.toml's
+``order``), each timed as test ``sql`` with its name as the step. Then, untimed, the writes are undone
+(``writes/<name>.undo.sql``, in reverse order) and the row counts of the tables they change are checked against
+those after the load; with ``restore = "snapshot"`` the orchestrator restores the loaded data directory before every
+trial (``--reset snapshot``) instead.
 
 Validation (right after the load): every query once, its answer kept and compared with the plain twin's (rows as
 a multiset, floats within a tolerance); every write and its undo once, the row counts checked. During trials the
@@ -13,6 +20,7 @@ query answers of twins are compared block by block (digests keyed by the step's 
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -22,7 +30,8 @@ from tdebench.api.events import RunListener
 from tdebench.api.plan import RunPlan
 from tdebench.api.tables import TableSpec
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
-from tdebench.api.workload import RunFiles, Workload
+from tdebench.api.presentation import Headline
+from tdebench.api.workload import RunFiles, SteppedTrial, Workload
 from tdebench.encryption import redact
 from tdebench.errors import RunFailed, UsageError
 from tdebench.workloads.sql import answer_check, data
@@ -30,7 +39,8 @@ from tdebench.workloads.sql.prove import prove as prove_statements
 from tdebench.workloads.sql.csvdata import Converted
 from tdebench.workloads.sql.layout import DirProblem, Step, check_family, check_restore, display
 from tdebench.workloads.sql.options import parse_options
-from tdebench.workloads.sql.steps import StepRun, rollback, run_query, run_write
+from tdebench.workloads.sql.stepped import SqlSteps, Visits
+from tdebench.workloads.sql.steps import StepRun, record_totals, rollback, run_query, run_write
 from tdebench.workloads.tpch.execute import StepTimeout, with_timeout
 from tdebench.workloads.tpch.answers import write_answer_csv
 from tdebench.workloads.sql.presentation import PRESENTATION
@@ -62,6 +72,19 @@ class SqlWorkload(Workload):
         self.answer_sets: dict[str, answer_check.AnswerSet] = {}
         self.loaded_counts: dict[str, dict[str, int]] = {}
         self.proven: set[str] = set()  # configs whose empty instance planned every statement (schema created)
+        self._visits: Visits | None = None  # one connection under --schedule query: runs per visit (stepped.py)
+        if plan.repeat > 1 and plan.schedule == "query":
+            raise UsageError(f"--repeat does not apply to --workload {self.name}: each statement's runs per block "
+                             "come from --duration and --slice", "leave --repeat out; give e.g. --duration 2s "
+                             "--slice 250ms for 8 rounds of visits per statement (docs/workloads/sql.md)")
+
+    @classmethod
+    def pin_by_default(cls, options: dict[str, Any]) -> str | None:
+        """One connection: each statement is a round trip between tdebench and the server, whose time depends on
+        whether the two share a CPU; pinned apart, the noise of a visit of a short statement halved (docs/precision.md)."""
+        if cls.name != "sql" or options.get("vus"):
+            return None
+        return "default for --workload sql on one connection (round trips between client and server)"
 
     @staticmethod
     def _options(raw: dict[str, Any]) -> Any:
@@ -202,7 +225,8 @@ class SqlWorkload(Workload):
     def trial(self, state: ConfigState, block: int, rec: Recorder) -> TrialResult:
         rec.workload = self.name
         result = TrialResult()
-        total, ok = 0.0, True
+        values: dict[str, float] = {}
+        failed: set[str] = set()
         conn = state.instance.connect()
         try:
             for position, step in enumerate(self.steps, start=1):
@@ -215,25 +239,69 @@ class SqlWorkload(Workload):
                     rec.add(TEST, step.name, "elapsed", self.plan.query_timeout, "s", status="timeout")
                     result.failures.append(f"{step.name}: {exc}")
                     result.timeouts += 1
-                    ok = False
+                    failed.add(step.name)
                     continue
                 except Exception as exc:  # noqa: BLE001 - recorded; the next steps still run
                     rollback(conn, state.dialect)
                     rec.add(TEST, step.name, "elapsed", float("nan"), "s", status="failed")
                     result.failures.append(f"{step.name}: {type(exc).__name__}: {redact(str(exc))}")
-                    ok = False
+                    failed.add(step.name)
                     continue
                 finally:
                     state.mark(None)
                 rec.add(TEST, step.name, "elapsed", run.seconds, "s")
-                total += step.weight * run.seconds
+                values[step.name] = run.seconds
                 if step.kind == "query":
                     result.answer_digest[position] = answer_check.digest(answer_check.normalize(run.rows))
-            rec.add(TEST, "total", "elapsed", total, "s", status=None if ok else "failed")
+            record_totals(rec, TEST, "", self.steps, values, failed)
             result.failures += self._undo(state, conn)
         finally:
             conn.close()
         return result
+
+    def headlines(self) -> tuple[Headline, ...]:
+        """``reads`` and ``writes`` (the weighted totals), then every statement; with ``--vus``, at the largest
+        number of connections."""
+        prefix = f"vu{max(self.options.vus)}." if self.options.vus else ""
+        where = f" with {max(self.options.vus)} connections" if self.options.vus else ""
+        out = [Headline("reads", TEST, f"{prefix}reads", "elapsed",
+                        f"reads: weighted total time of the queries{where}")]
+        if any(s.kind == "write" for s in self.steps):
+            out.append(Headline("writes", TEST, f"{prefix}writes", "elapsed",
+                                f"writes: weighted total time of the writes{where}"))
+        out += [Headline(s.name, TEST, f"{prefix}{s.name}", "elapsed",
+                         f"{s.name} ({'query' if s.kind == 'query' else 'write'}): time per execution{where}")
+                for s in self.steps]
+        return tuple(out)
+
+    def headline(self) -> tuple[str, str, str] | None:
+        return self.headlines()[0].series
+
+    def stepped_trial(self, state: ConfigState, block: int, rec: Recorder, repeat: int) -> SteppedTrial | None:
+        """The statements interleaved across the twins: one connection visiting each statement in turn, or with
+        ``--vus`` connections running the mix in slices."""
+        rec.workload = self.name
+        if self.options.vus:
+            from tdebench.workloads.sql.mix import SqlMix
+            return SqlMix(self, state, block, rec)
+        return SqlSteps(self, state, rec, self.visits(), self._rounds())
+
+    def _rounds(self) -> int:
+        return max(1, math.ceil(self.options.measured_seconds / self.options.slice_seconds - 1e-9))
+
+    def visits(self) -> Visits:
+        """How often each statement runs per block, the same on every config (the run's, set by the first visits)."""
+        if self._visits is None:
+            self._visits = Visits(self.options.slice_seconds, self.options.measured_seconds, self._rounds())
+        return self._visits
+
+    def schedule_facts(self) -> dict[str, Any]:
+        if self.options.vus:
+            from tdebench.workloads.sql.mix import mix_facts
+            return mix_facts(self.options)
+        return {"visit_s": self.options.slice_seconds, "duration_s": self.options.measured_seconds,
+                "rounds_per_step": self._rounds(), "warmup_rounds_per_step": 1, **self.visits().as_json(),
+                "pairing_unit": "the block: one time per statement (the mean of its runs) per config and block"}
 
     def _undo(self, state: ConfigState, conn: Connection) -> list[str]:
         """Undo the writes (reverse order, untimed) and check the row counts; the problems found."""
@@ -246,8 +314,10 @@ class SqlWorkload(Workload):
             except Exception as exc:  # noqa: BLE001
                 rollback(conn, state.dialect)
                 problems.append(f"undo of {step.name}: {type(exc).__name__}: {redact(str(exc))}")
-        if problems:
-            return problems
+        return problems or self.check_counts(state, conn)
+
+    def check_counts(self, state: ConfigState, conn: Connection) -> list[str]:
+        """The row counts of the tables the writes change, against those after the load: the undo files' check."""
         counts, loaded = self._counts(conn), self.loaded_counts.get(state.label, {})
         return [f"after undoing the writes, {t} holds {counts[t]} rows, not the {loaded[t]} it was loaded with "
                 f"(fix the undo files in {display(self.wd.root / 'writes')})"

@@ -22,12 +22,11 @@ from typing import Any
 from tdebench.api.dialect import Dialect
 from tdebench.api.engine import Instance
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
-from tdebench.api.workload import SteppedTrial
 from tdebench.engines.toolkit.process import own_processes
 from tdebench.workloads.tpcc.driver import CONNECT_TIMEOUT, StepResult, vu_configs
 from tdebench.workloads.tpcc.options import TpccOptions
 from tdebench.workloads.tpcc.procs import resolve_mode
-from tdebench.workloads.slicing import (DEFAULT_SLICES, SliceProbe, record_slice_costs, rounds_for,
+from tdebench.workloads.slicing import (DEFAULT_SLICES, PooledSlices, SliceProbe, record_slice_costs, rounds_for,
                                         slice_seconds, warmup_rounds_for)
 from tdebench.workloads.tpcc.vu import vu_serve
 
@@ -107,7 +106,7 @@ class VuPool:
         self.procs, self.pipes = [], {}
 
 
-class SlicedTpccTrial(SteppedTrial):
+class SlicedTpccTrial(PooledSlices):
     """One config's TPC-C trial of one block, run slice by slice (steps ``vuN``, ``rounds`` runs each)."""
 
     def __init__(self, state: ConfigState, block: int, rec: Recorder, opts: TpccOptions, owner: Any) -> None:
@@ -116,53 +115,28 @@ class SlicedTpccTrial(SteppedTrial):
         self.rounds = rounds_for(opts.slice, opts.duration, DEFAULT_SLICES["tpcc"])
         self.warmup_rounds = warmup_rounds_for(opts.slice, opts.duration, DEFAULT_SLICES["tpcc"])
         self.slice = slice_seconds(opts.slice, opts.duration, DEFAULT_SLICES["tpcc"])
-        self.pool: VuPool | None = None
-        self.pool_step = ""
         self.result = TrialResult()
         self.probe = SliceProbe(state.instance)
 
-    def ready(self, step: str) -> None:
-        """Fork and connect the users of ``step`` and ramp them up (unless done)."""
-        if self.pool_step != step:
-            self._open(step)
-
     def run_step(self, step: str, repetition: int) -> None:
         """One slice of ``step`` (the first of a step forks and connects its users and ramps up)."""
-        self.ready(step)
-        assert self.pool is not None
-        paused = self.probe.start()
-        self.state.mark(step)
-        try:
-            result = self.pool.run(self.slice)
-        finally:
-            self.state.mark(None)
-            cpu, counters = self.probe.stop()
+        pool = self.pool_for(step)
+        result, paused, cpu, counters = self.probe.around(self.state, step, lambda: pool.run(self.slice))
         self.owner.record_slice(self, step, repetition + 1, result)
         record_slice_costs(self.rec, "tpcc", step, repetition + 1, result.committed, cpu, counters, paused,
                            self.probe.foreign_cores)
         if not self.state.instance.alive():
             raise RuntimeError(f"the server of {self.state.label} died during step {step}")
 
-    def _open(self, step: str) -> None:
-        self._close()
+    def open_pool(self, step: str) -> VuPool:
         vus = int(step[2:])
-        self.pool = VuPool(self.state.instance, self.state.dialect, self.opts, vus,
-                           self.opts.seed + 7919 * self.block + vus)
-        self.pool_step = step
+        pool = VuPool(self.state.instance, self.state.dialect, self.opts, vus, self.opts.seed + 7919 * self.block + vus)
         if self.opts.rampup > 0:
-            self.pool.run(self.opts.rampup, measured=False)
-        self.probe.reset()
-
-    def _close(self) -> None:
-        if self.pool is not None:
-            self.pool.close()
-            self.pool, self.pool_step = None, ""
+            pool.run(self.opts.rampup, measured=False)
+        return pool
 
     def finish(self) -> TrialResult:
         """Stop the users, then check the consistency conditions of the data the block left."""
-        self._close()
+        self.close_pool()
         self.owner.finish_sliced(self)
         return self.result
-
-    def abort(self) -> None:
-        self._close()

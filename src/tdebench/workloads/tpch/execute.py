@@ -36,6 +36,16 @@ def run_query(conn: Connection, number: int, sql: str) -> QueryRun:
     return QueryRun(number, columns, [tuple(r) for r in rows], seconds)
 
 
+def close_quietly(conn: Connection | None) -> None:
+    """Close a connection that may already be dead (its server stopped or killed): never raises."""
+    if conn is None:
+        return
+    try:
+        conn.close()
+    except Exception:  # noqa: BLE001 - a dead server's connection may not close cleanly
+        pass
+
+
 class StepTimeout(Exception):
     """The step ran past the query timeout and was cancelled."""
 

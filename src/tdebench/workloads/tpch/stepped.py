@@ -15,7 +15,7 @@ from statistics import fmean
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.api.workload import SteppedTrial
 from tdebench.workloads.tpch import params
-from tdebench.workloads.tpch.execute import QueryRun
+from tdebench.workloads.tpch.execute import QueryRun, close_quietly
 from tdebench.workloads.tpch.power import ServerGone, StreamResult, _rollback, _timed_query
 from tdebench.workloads.tpch.refresh import RefreshTiming
 from tdebench.workloads.tpch.streams import POWER_STREAM, stream_order
@@ -89,8 +89,4 @@ class PowerSteps(SteppedTrial):
 
     def abort(self) -> None:
         conn, self.conn = self.conn, None
-        if conn is not None:
-            try:
-                conn.close()
-            except Exception:  # noqa: BLE001 - a dead server's connection may not close cleanly
-                pass
+        close_quietly(conn)

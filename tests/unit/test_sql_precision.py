@@ -1,0 +1,189 @@
+"""Precision on a user's own workload, on the fake engine (tests/fakes): the sql statements interleaved visit by
+visit, the statement mix on N connections in slices, the replay segment by segment, and a --precision rule that
+watches several headlines and stops when every one meets its target."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tdebench.api.engine import Config
+from tdebench.api.plan import RunPlan
+from tdebench.api.trial import Recorder
+from tdebench.cli.app import main
+from tdebench.encryption import parse_spec
+from tdebench.errors import UsageError
+from tdebench.results.rundir import RunDirectory
+from tdebench.runner.precision import BlockSequence, progress_line, watched_series
+from tdebench.stats.sequential import StoppingRule
+from tdebench.workloads import make_workload
+from tests.fakes import engine as fake_engine
+from tests.sqlworkload import make_workload_dir
+
+ENC = "fake-tde-aes-256-ctr"
+LOG = "".join(  # three sessions over three seconds of log time: three segments of 1 s
+    f"2024-11-26 23:45:{1 + i // 4:02d}.{(i % 4) * 250:03d} UTC [{1234 + i % 3}] LOG:  duration: 0.100 ms  "
+    + ("statement: INSERT INTO orders (id, customer_id, placed, amount, paid) VALUES "
+       f"({500 + i}, 1, '2024-03-01', 2.5, true)\n" if i % 5 == 2 else
+       f"statement: SELECT COUNT(*) FROM orders WHERE customer_id = {i % 3 + 1}\n")
+    for i in range(12))
+
+
+@pytest.fixture(autouse=True)
+def _fake(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    with fake_engine.registered():
+        yield
+
+
+def run(capfd, tmp_path: Path, *args: str) -> tuple[int, str, Path]:
+    out = tmp_path / "run"
+    capfd.readouterr()
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--engine", "fake", "--out", str(out), "--work-dir", str(tmp_path / "work"), "--data-dir",
+              str(tmp_path / "data"), "--no-report", "--seed", "5", *args])
+    return int(info.value.code or 0), capfd.readouterr().err, out
+
+
+def rows(out: Path) -> list[dict[str, str]]:
+    with open(out / "measurements.csv", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def values(out: Path, config: str, block: str, test: str = "sql", metric: str = "elapsed") -> dict[str, float]:
+    return {r["step"]: float(r["value"]) for r in rows(out) if r["test"] == test and r["config"] == config
+            and r["block"] == block and r["metric"] == metric and not r["round"]}
+
+
+def test_statements_are_visited_in_turn_with_the_same_runs_on_every_config(capfd, tmp_path):
+    shop = make_workload_dir(tmp_path / "shop", toml="[weights]\nby_city = 3\nadd_order = 0.5\n")
+    code, err, out = run(capfd, tmp_path, "--workload", "sql", "--workload-dir", str(shop), "--trials", "2",
+                         "--duration", "60ms", "--slice", "20ms")
+    assert code == 0, err
+    schedule = json.loads((out / "manifest.json").read_text())["schedule"]
+    assert schedule["effective"] == "query" and schedule["rounds_per_step"] == 3
+    runs, visits = schedule["runs_per_visit"], schedule["visits_per_block"]
+    assert set(runs) == {"by_city", "notes", "add_order"} and all(n >= 1 for n in runs.values())
+    assert len(schedule["orders"]["1"]) == 3 * 3  # one entry per statement and round
+    for block in ("1", "2"):
+        counts = {c: values(out, c, block, metric="runs") for c in ("fake-none", ENC)}
+        assert counts["fake-none"] == counts[ENC] == {s: runs[s] * visits[s] for s in runs}  # equal work
+        mine = values(out, ENC, block)
+        assert mine["reads"] == pytest.approx(3 * mine["by_city"] + mine["notes"])
+        assert mine["writes"] == pytest.approx(0.5 * mine["add_order"])
+        assert mine["total"] == pytest.approx(mine["reads"] + mine["writes"])
+
+
+def test_the_mix_runs_on_n_connections_in_slices(capfd, tmp_path):
+    shop = make_workload_dir(tmp_path / "shop")
+    code, err, out = run(capfd, tmp_path, "--workload", "sql", "--workload-dir", str(shop), "--trials", "1",
+                         "--warmup", "0", "--vus", "1,2", "--duration", "1s", "--slice", "500ms", "--rampup", "100ms")
+    assert code == 0, err
+    mine = values(out, ENC, "1")
+    for vus in (1, 2):
+        assert {f"vu{vus}.{s}" for s in ("reads", "writes", "total", "by_city", "notes", "add_order")} <= set(mine)
+        assert mine[f"vu{vus}.reads"] == pytest.approx(mine[f"vu{vus}.by_city"] + mine[f"vu{vus}.notes"])
+        rates = [r for r in rows(out) if r["config"] == ENC and r["step"] == f"vu{vus}"
+                 and r["metric"] == "statements_per_s"]
+        assert [r["round"] for r in rates] == ["1", "2"] and all(float(r["value"]) > 0 for r in rates)
+    workload = make_workload(RunPlan([Config("fake", parse_spec("none"))], workload="sql",
+                                     workload_options={"dir": str(shop), "vus": "1,2"}), RunDirectory(out))
+    assert [h.step for h in workload.headlines()][:2] == ["vu2.reads", "vu2.writes"]
+
+
+def test_the_replay_runs_segment_by_segment(capfd, tmp_path):
+    shop = make_workload_dir(tmp_path / "shop")
+    log = tmp_path / "shop.log"
+    log.write_text(LOG)
+    code, err, out = run(capfd, tmp_path, "--workload", "replay", "--workload-dir", str(shop), "--log", str(log),
+                         "--workload-option", "speed=max", "--trials", "2", "--warmup", "0")
+    assert code == 0, err
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["schedule"]["segments"] == 3 and len(manifest["schedule"]["orders"]["1"]) == 3
+    for config in ("fake-none", ENC):
+        assert values(out, config, "1", "replay", "statements")["total"] == 12
+        assert values(out, config, "2", "replay", "failed")["total"] == 0  # the INSERTs were undone in between
+    names = [h.name for h in make_workload(RunPlan([Config("fake", parse_spec("none"))], workload="replay",
+                                                   workload_options={"dir": str(shop), "log": str(log)}),
+                                           RunDirectory(out)).headlines()]
+    assert names[0] == "wall" and all(n.startswith("d0") for n in names[1:]) and len(names) == 3
+
+
+def _plan(shop: Path, metric: str = "headline", precision: float = 2.0) -> RunPlan:
+    return RunPlan([Config("fake", parse_spec("none")), Config("fake", parse_spec("none"), name="fake-none-2")],
+                   workload="sql", workload_options={"dir": str(shop)}, precision=precision,
+                   precision_metric=metric, trials=3, schedule="query")
+
+
+def test_precision_watches_every_headline_or_those_named(tmp_path):
+    shop = make_workload_dir(tmp_path / "shop")
+    everything = watched_series(_plan(shop), make_workload(_plan(shop), RunDirectory(tmp_path)))
+    assert [w.name for w in everything] == ["reads", "writes", "by_city", "notes", "add_order"]
+    assert {w.rule.target_pp for w in everything} == {2.0}
+    plan = _plan(shop, "reads,writes=5%")
+    chosen = watched_series(plan, make_workload(plan, RunDirectory(tmp_path)))
+    assert [(w.name, w.series, w.rule.target_pp) for w in chosen] == [
+        ("reads", ("sql", "reads", "elapsed"), 2.0), ("writes", ("sql", "writes", "elapsed"), 5.0)]
+    plan = _plan(shop, "headline,notes=10%")
+    assert {w.name: w.rule.target_pp for w in watched_series(plan, make_workload(plan, RunDirectory(tmp_path)))}[
+        "notes"] == 10.0
+    plan = _plan(shop, "reads,q9")
+    with pytest.raises(UsageError, match="has no figure 'q9' to watch .it has: reads, writes, by_city"):
+        watched_series(plan, make_workload(plan, RunDirectory(tmp_path)))
+    with pytest.raises(UsageError, match="is not a headline name"):
+        _plan(shop, "reads=lots")
+
+
+def _measured(rundir: RunDirectory, block: int, noisy: float, rng: np.random.Generator) -> None:
+    """One block of an A/A sql run: reads nearly equal in both twins, writes off by ``noisy`` (log sd)."""
+    for config in ("fake-none", "fake-none-2"):
+        rec = Recorder("r", block, config, "fake", "none", workload="sql")
+        other = config != "fake-none"
+        rec.add("sql", "reads", "elapsed", 1.0 * math.exp(other * rng.normal(0, 0.001)), "s")
+        rec.add("sql", "writes", "elapsed", 2.0 * math.exp(other * rng.normal(0, noisy)), "s")
+        rec.add("trial", "trial", "completed", 1, "flag")
+        rundir.append(rec.rows)
+
+
+@pytest.mark.parametrize("noisy, stopped_by", [(0.001, "target met"), (0.2, "--max-trials")])
+def test_the_rule_stops_when_every_watched_headline_is_met(tmp_path, noisy, stopped_by):
+    shop = make_workload_dir(tmp_path / "shop")
+    plan = RunPlan([Config("fake", parse_spec("none")), Config("fake", parse_spec("none"), name="fake-none-2")],
+                   workload="sql", workload_options={"dir": str(shop)}, precision=2.0,
+                   precision_metric="reads,writes", trials=3, max_trials=6, schedule="query", seed=1)
+    rundir = RunDirectory.create(tmp_path / "run")
+    manifest: dict = {}
+    messages: list[str] = []
+
+    class Listener:
+        def message(self, text: str) -> None:
+            messages.append(text)
+
+    sequence = BlockSequence(plan, rundir, watched_series(plan, make_workload(plan, rundir)), manifest,
+                             Listener())  # type: ignore[arg-type]
+    rng = np.random.default_rng(3)
+    done = [b.number for b in sequence.blocks() if b.warmup or _measured(rundir, b.number, noisy, rng) is None]
+    entry = manifest["precision"]
+    assert entry["stopped_by"] == stopped_by and [w["name"] for w in entry["watched"]] == ["reads", "writes"]
+    reads = entry["headlines"]["reads"]["decisions"]["fake-none-2"]
+    writes = entry["headlines"]["writes"]["decisions"]["fake-none-2"]
+    assert reads["met"] and writes["met"] == (stopped_by == "target met")
+    assert done[-1] == (3 if stopped_by == "target met" else 6)
+    assert entry["history"][-1]["headlines"]["writes"]["fake-none-2"]["n"] == done[-1]
+    progress = [m for m in messages if m.startswith("precision fake-none-2: ")]
+    assert len(progress) == done[-1] and "reads —" in progress[0] and "writes ±" in progress[-1]
+    assert entry["outcome"]["fake-none-2"].startswith("reads: Precision target ±2% met")
+
+
+def test_progress_names_each_headline_and_the_slowest():
+    rule = StoppingRule(2.0, min_n=3)
+    rng = np.random.default_rng(4)
+    line = progress_line({"reads": rule.check_log_ratios(rng.normal(0, 0.001, 5)),
+                          "writes": rule.check_log_ratios(rng.normal(0, 0.05, 5))})
+    assert line.startswith("n = 5: reads ±0.") and "(met)" in line and "writes ±" in line
+    assert "1 of 2 not met, about" in line and line.endswith("blocks in all (writes)")
