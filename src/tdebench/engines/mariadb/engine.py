@@ -36,7 +36,9 @@ import pymysql
 from tdebench.api.dialect import MARIADB
 from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
 from tdebench.api.footprint import DEFAULT_REDO, MIB, Footprint, size_setting
+from tdebench.api.keys import KeyAccess, KeyPath
 from tdebench.encryption import PLAIN, EncryptionSpec, generate_password, parse_spec, redact, write_secret_file
+from tdebench.engines.mariadb import keyplugins
 from tdebench.engines.mariadb import settings as ms
 from tdebench.engines.mariadb.counters import MariadbCounters
 from tdebench.engines.mariadb.filesystems import MariadbFilesystems
@@ -112,6 +114,17 @@ class MariadbEngine(Engine):
         if fsencrypt.is_fs_spec(spec):
             fsencrypt.check_available()
 
+    def key_path(self, spec: EncryptionSpec) -> KeyPath | None:
+        """``tde:`` (AES-CBC): the hashicorp_key_management plugin; the filesystems' own paths."""
+        if spec.mechanism == "tde":
+            return keyplugins.key_path(spec)
+        return fscrypt.key_path(spec) or fsencrypt.key_path(spec)
+
+    def check_key_path(self, spec: EncryptionSpec) -> None:
+        """The key server plugin is installed (``tde:`` specs)."""
+        if spec.mechanism == "tde":
+            keyplugins.check_available(self._plugin_dir())
+
     def plan_settings(self, specs: Sequence[EncryptionSpec]) -> dict[str, str]:
         return fscrypt.plan_settings(list(specs))
 
@@ -121,12 +134,16 @@ class MariadbEngine(Engine):
     def check_available(self) -> None:
         self.binary("mariadbd")
         self.binary("mariadb-install-db")
+        plugin_dir = self._plugin_dir()
+        if plugin_dir and not any(plugin_dir.glob("file_key_management.*")):
+            raise EnvironmentProblem(f"MariaDB's file_key_management plugin is missing in {plugin_dir}",
+                                     f"install the Debian package {PACKAGE}")
+
+    def _plugin_dir(self) -> Path | None:
         out = subprocess.run([str(self.binary("mariadbd")), "--no-defaults", "--verbose", "--help"],
                              capture_output=True, text=True, check=False, timeout=60)
-        plugin_dir = re.search(r"^plugin-dir\s+(\S+)", out.stdout, re.M)
-        if plugin_dir and not any(Path(plugin_dir.group(1)).glob("file_key_management.*")):
-            raise EnvironmentProblem(f"MariaDB's file_key_management plugin is missing in {plugin_dir.group(1)}",
-                                     f"install the Debian package {PACKAGE}")
+        found = re.search(r"^plugin-dir\s+(\S+)", out.stdout, re.M)
+        return Path(found.group(1)) if found else None
 
     def version(self) -> str:
         out = subprocess.run([str(self.binary("mariadbd")), "--version"], capture_output=True, text=True,
@@ -166,7 +183,8 @@ class MariadbInstance(MariadbFilesystems, MariadbSwitch, MariadbTools, MariadbTh
                  database: str = DEFAULT_DATABASE) -> None:
         super().__init__(config, workdir, database)
         self.engine = engine
-        self.options = ms.merged({k: v for k, v in config.settings.items() if k != fscrypt.STORAGE_KEY})
+        self.options, self.key_settings = keyplugins.split_settings(
+            ms.merged({k: v for k, v in config.settings.items() if k != fscrypt.STORAGE_KEY}))
         self.on_image = fscrypt.on_loop_image(config.spec, config.settings)
         self.image: fscrypt.Ext4Image | None = None
         self.fs: fsencrypt.GocryptfsMount | None = None
@@ -184,10 +202,29 @@ class MariadbInstance(MariadbFilesystems, MariadbSwitch, MariadbTools, MariadbTh
         self._transient: Path | None = None
         self._created = False
 
+    def take_keys(self, access: KeyAccess) -> None:
+        """``tde:``: the key plugin reads the keys from the key server (no key file); filesystems: their key."""
+        super().take_keys(access)
+        if self.config.spec.mechanism == "tde":
+            self._keys = None
+
     # paths -------------------------------------------------------------------------------
     @property
     def encrypted(self) -> bool:
-        return self._keys is not None
+        return self.config.spec.mechanism == "tde"
+
+    @property
+    def key_plugin(self) -> str:
+        """The key management plugin a ``tde:`` twin loads."""
+        return keyplugins.VAULT_PLUGIN if self.key_access is not None else keyplugins.FILE_PLUGIN
+
+    def _key_plugin_options(self, placeholders: bool = False) -> dict[str, str]:
+        """The key plugin's my.cnf lines (``placeholders``: no paths or addresses, for the reported settings)."""
+        if self.key_access is not None:
+            return keyplugins.vault_options(None if placeholders else self.key_access, self.key_settings)
+        if placeholders:
+            return keyplugins.file_options(self.config.spec, Path("keys.enc"), Path("filekey"))
+        return keyplugins.file_options(self.config.spec, self._path("keys", "keys.enc"), self._filekey_placeholder())
 
     def _path(self, *parts: str) -> Path:
         if self.root is None:
@@ -338,11 +375,12 @@ class MariadbInstance(MariadbFilesystems, MariadbSwitch, MariadbTools, MariadbTh
         if self.on_image:  # the instance directory is the image's encrypted (or plain) data/ directory
             if self.user is not None:
                 os.chown(self.home, self.user.pw_uid, self.user.pw_gid)
-            self.image = fscrypt.Ext4Image(self.config.spec, self.home / "fs", owner=self.user)
+            self.image = fscrypt.Ext4Image(self.config.spec, self.home / "fs", owner=self.user, keys=self.key_access)
             self.image.mount()
             self.root = self.image.data_dir
         if fsencrypt.is_fs_spec(self.config.spec):
-            self.fs = fsencrypt.GocryptfsMount(self.config.spec, self.root / "gocryptfs", owner=self.user)
+            self.fs = fsencrypt.GocryptfsMount(self.config.spec, self.root / "gocryptfs", owner=self.user,
+                                               keys=self.key_access)
         for path in (self._path("keys"),) if self.fs is not None else (self.datadir, self.tmpdir, self._path("keys")):
             path.mkdir(mode=0o700)
         if len(str(self.socket)) > _SOCKET_MAX:
@@ -369,8 +407,7 @@ class MariadbInstance(MariadbFilesystems, MariadbSwitch, MariadbTools, MariadbTh
                  f"pid_file={self._path('mariadbd.pid')}", "skip_name_resolve", "local_infile=ON"]
         lines += ["bind_address=127.0.0.1", f"port={self._port}"] if self._port else ["skip_networking"]
         lines += ms.server_lines(self.options)
-        enc = ms.encryption_options(self.config.spec, self._path("keys", "keys.enc"), self._filekey_placeholder(),
-                                    ms.binlog_on(self.options))
+        enc = ms.encryption_options(self.config.spec, self._key_plugin_options(), ms.binlog_on(self.options))
         lines += [f"{k}={v}" for k, v in enc.items()]
         return ms.render_cnf(lines)
 
@@ -430,7 +467,7 @@ class MariadbInstance(MariadbFilesystems, MariadbSwitch, MariadbTools, MariadbTh
                 "--skip-test-db", "--auth-root-authentication-method=socket", f"--extra-file={extra}"]
         log = self._path("install.log")
         try:
-            run_group(argv, log, self.user, timeout=START_TIMEOUT)
+            run_group(argv, log, self.user, timeout=START_TIMEOUT, env=keyplugins.server_env(self._server_keys()))
         except subprocess.TimeoutExpired as exc:
             raise EnvironmentProblem(f"mariadb-install-db did not finish within {START_TIMEOUT:.0f} s; last lines:\n"
                                      f"{tail(log)}", "look at the log above") from exc
@@ -448,7 +485,8 @@ class MariadbInstance(MariadbFilesystems, MariadbSwitch, MariadbTools, MariadbTh
     def _launch(self) -> None:
         self._secrets()
         server = ServerProcess(f"mariadbd ({self.config.label})", self._server_argv(), self.log_path,
-                               self._path("tdebench.pid"), user=self.user)
+                               self._path("tdebench.pid"), user=self.user,
+                               env=keyplugins.server_env(self._server_keys()))
         since = log_size(self.log_path)
         try:
             server.start(self._ping, timeout=START_TIMEOUT)
@@ -464,6 +502,10 @@ class MariadbInstance(MariadbFilesystems, MariadbSwitch, MariadbTools, MariadbTh
                                           lambda: self._connect(timeout=5, use_database=False))
         self._watchdog.start()
         self.attach_memory_cap()
+
+    def _server_keys(self) -> KeyAccess | None:
+        """The key server the server process itself asks (``tde:`` twins with a key source other than file)."""
+        return self.key_access if self.encrypted else None
 
     def _server_argv(self) -> list[str]:
         return [str(self.engine.binary("mariadbd")), f"--defaults-file={self._path('my.cnf')}"]

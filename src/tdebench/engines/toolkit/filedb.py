@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.engine import Config
+from tdebench.api.keys import BY_TDEBENCH, KeyAccess, KeyNeed, KeyPath
 from tdebench.encryption import PLAIN, EncryptionSpec, SecretKey
 from tdebench.engines.toolkit import fscrypt
 from tdebench.engines.toolkit.exposure import files_holding, key_forms
@@ -30,6 +31,16 @@ from tdebench.errors import RunFailed
 
 class FileEngine:
     """Engine hooks of an engine whose instance is one file that may sit on an ext4 image."""
+
+    def key_path(self, spec: EncryptionSpec) -> KeyPath | None:
+        """fs:fscrypt's path (the engine adds its library's own specs)."""
+        return fscrypt.key_path(spec)
+
+    @staticmethod
+    def library_key_path(bits: int, what: str, given: str) -> KeyPath:
+        """A library's key fetched by tdebench from the key server at every open, then ``given`` to it."""
+        return KeyPath((KeyNeed(1, bits, what),), BY_TDEBENCH,
+                       f"tdebench fetches the key from the key server at every open of the database and gives it {given}")
 
     def check_spec_available(self, spec: EncryptionSpec) -> None:
         if fscrypt.is_fscrypt_spec(spec):
@@ -68,6 +79,7 @@ class FileDatabase:
     config: Config
     image: fscrypt.Ext4Image | None
     path: Path
+    key_access: KeyAccess | None
 
     def place_file(self, config: Config, workdir: Path, filename: str) -> None:
         """Where the database file lives: ``<workdir>/<label>/<filename>``, or inside an ext4 image there."""
@@ -76,6 +88,20 @@ class FileDatabase:
                       if fscrypt.on_loop_image(config.spec, config.settings) else None)
         self._dir = self.image.data_dir if self.image is not None else self._home
         self.path = self._dir / filename
+
+    # keys ------------------------------------------------------------------------------------
+    def take_keys(self, access: KeyAccess) -> None:
+        """The library's key, or the ext4 image's (fs:fscrypt), from the key server."""
+        self.key_access = access
+        if self.image is not None:
+            self.image.key_access = access
+
+    def open_key(self, local: SecretKey | None) -> SecretKey | None:
+        """The key to give the library at this open: ``local`` (the engine's own, in memory; None: no key), or the
+        key server's, fetched now (one request) when the config keeps its keys on one."""
+        if local is None or self.key_access is None:
+            return local
+        return self.key_access.fetch(1)
 
     # paths -----------------------------------------------------------------------------------
     @property

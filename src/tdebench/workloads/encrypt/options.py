@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, field_validator
 
+from tdebench.api.keys import FILE
 from tdebench.errors import UsageError
 from tdebench.workloads.options import ValueWithFix, WorkloadOptions
 from tdebench.workloads.scalefactor import SCALE_FACTOR_FIX, scale_factor_problem
@@ -170,6 +171,7 @@ class EncryptOptions(WorkloadOptions):
                 raise UsageError(f"engine '{config.engine}' has no offline method to encrypt existing data",
                                  "use method=auto")
             self._check_sf(config.engine, engine)
+            self._check_key_source(config, engine)
             if self.rekey == "yes" and not engine.rekey_method:
                 raise UsageError(f"engine '{config.engine}' cannot re-key existing data (rekey=yes)", "use rekey=auto")
             if not self.online(engine) and self.iops is not None:
@@ -183,6 +185,16 @@ class EncryptOptions(WorkloadOptions):
             raise UsageError(f"sf={self.sf:g}: some engines switch TPC-H beside the TPC-C background, others TPC-H "
                              "alone offline, so their trials would not compare",
                              "give each group of engines its own tdebench run")
+
+    @staticmethod
+    def _check_key_source(config: "Config", engine: "Engine") -> None:
+        """A switch that makes its own keys cannot keep them on a key server: only a key path that follows the
+        server's key versions switches with the keys the server holds."""
+        path = engine.key_path(config.spec) if config.keys != FILE else None
+        if path is not None and not path.versions:
+            raise UsageError(f"encrypt: '{config.label}' keeps its keys on a key server, but {config.engine}'s switch "
+                             "makes keys of its own in tdebench", "leave out --keys openbao for it (or use mariadb, "
+                             "whose key plugin switches and re-keys with the key server's keys)")
 
     def _check_sf(self, name: str, engine: "Engine") -> None:
         """``sf`` needs a switch that covers TPC-H beside the background, or one done offline on TPC-H alone."""

