@@ -148,6 +148,14 @@ def test_mariadb_takes_its_keys_from_the_runs_openbao(tpch_sf001, tmp_path):
     assert plugins == {"mariadb-tde-aes-128-cbc+file": ("file_key_management", "ACTIVE", True),
                        "mariadb-tde-aes-128-cbc+openbao": ("hashicorp_key_management", "ACTIVE", True)}
     assert verification["key_leaks"]["passed"] and verification["key_leaks"]["keys"] == 3
+    rows = {label: {r["id"]: r for r in c["threats"]["rows"]} for label, c in verification["configs"].items()}
+    file, server = rows["mariadb-tde-aes-128-cbc+file"], rows["mariadb-tde-aes-128-cbc+openbao"]
+    # a copy of the disk: file keys restart with their file key on it; the key server's token is bound to the host
+    assert file["disk"]["status"] == "exposed" and server["disk"]["status"] == "protected", server["disk"]
+    assert "usable from 127.0.0.1/32 only" in server["disk"]["summary"]
+    # the running host: the token in mariadbd's environment (looked for by name), the file key in memory
+    assert server["host_keys"]["status"] == file["host_keys"]["status"] == "exposed"
+    assert server["host_keys"]["evidence"]["keys"][0]["token_in_environment_of"]
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["key_server"]["start_s"]["unsealed"] > 0 and "tls" in manifest["key_server"]
     assert manifest["restarts"], "every server restarts before the block (--restart-twins)"

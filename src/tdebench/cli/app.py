@@ -210,14 +210,19 @@ def verify_command(
     out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default results/<time>-verify).")] = None,
     data_dir: Annotated[Optional[Path], typer.Option(help="Where TPC-H data is generated and cached.")] = None,
     server_setting: Annotated[list[str], typer.Option(help="KEY=VALUE engine setting; repeatable.")] = [],
+    keys: Annotated[Optional[str], typer.Option(help="Key sources, as for run (file, openbao).")] = None,
+    key_server: Annotated[Optional[str], typer.Option(help="Your own OpenBao/Vault KV v2 mount, as for run.")] = None,
 ) -> None:
     """Provision, load and verify encryption at rest (status query + canary scan + answers), without trials."""
     from tdebench.cli import run as runner
     from tdebench.results.rundir import RunDirectory
+    from tdebench.runner.keyserver.servers import check_plan as check_key_servers
 
-    options = {"sf": sf, "trials": 1, "warmup": 0, "data_dir": str(data_dir) if data_dir else None}
+    options = {"sf": sf, "trials": 1, "warmup": 0, "data_dir": str(data_dir) if data_dir else None, "keys": keys,
+               "key_server": key_server}
     plan = runner.plan_from_experiment(
         runner.experiment_from_options(engine, encryption, _parse_settings(server_setting), options))
+    check_key_servers(plan)
     rundir = RunDirectory.create(out_dir or default_out_dir("verify"))
     raise typer.Exit(runner.verify_plan(plan, rundir, console=out, err_console=err))
 

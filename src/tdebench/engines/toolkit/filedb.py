@@ -26,6 +26,7 @@ from tdebench.api.keys import BY_TDEBENCH, KeyAccess, KeyNeed, KeyPath
 from tdebench.encryption import PLAIN, EncryptionSpec, SecretKey
 from tdebench.engines.toolkit import fscrypt
 from tdebench.engines.toolkit.exposure import files_holding, key_forms
+from tdebench.engines.toolkit.keyrows import server_key_row, unattended
 from tdebench.errors import RunFailed
 
 
@@ -183,7 +184,7 @@ class FileDatabase:
     def key_storage(self) -> list[dict[str, Any]] | None:
         """The fscrypt key's row on an encrypted image, else the library's keys (:meth:`library_keys`)."""
         if self.image is not None and self.image.encrypted:
-            return [fscrypt.fscrypt_key_row()]
+            return [fscrypt.fscrypt_key_row(self.key_access)]
         return self.library_keys()
 
     def library_keys(self) -> list[dict[str, Any]] | None:
@@ -192,11 +193,20 @@ class FileDatabase:
         return None
 
     def key_row(self, key: SecretKey, what: str, given: str) -> dict[str, Any]:
-        """A key that lives in tdebench's memory only, ``given`` to the library on every open, with the files of
-        the database's directory that hold it in clear (its hex or raw bytes)."""
-        return {"key": what, "where": f"memory of the tdebench process only; given with {given}",
+        """A key that lives in tdebench's memory only (or on the key server), ``given`` to the library on every
+        open, with the files of the database's directory that hold it in clear (its hex or raw bytes)."""
+        running = "the memory of the process that opens the database (tdebench's here: the application's)"
+        if self.key_access is not None:
+            key = self.key_access.fetch(1)
+            found = [os.path.basename(p) for p in files_holding([self._dir], key_forms(key.hex()))]
+            return server_key_row(self.key_access, what, f"fetched by tdebench at every open, given with {given}",
+                                  running + ", with the token", found)
+        return {"key": what, "source": "file", "where": f"memory of the tdebench process only; given with {given}",
                 "on_disk": False, "beside_data": False, "mode": None, "protected_by": "not stored",
-                "found_in_clear": [os.path.basename(p) for p in files_holding([self._dir], key_forms(key.hex()))]}
+                "found_in_clear": [os.path.basename(p) for p in files_holding([self._dir], key_forms(key.hex()))],
+                "unattended": unattended("the key (in the application's configuration or a file it reads)",
+                                         "tdebench keeps it in its memory only"),
+                "running": {"where": running}}
 
     def statement_logs(self) -> dict[str, Any]:
         return {"applicable": False, "reason": f"{self._no_server()} and no server log"}

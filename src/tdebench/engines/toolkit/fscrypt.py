@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.keys import BY_TDEBENCH, KeyAccess, KeyNeed, KeyPath
+from tdebench.engines.toolkit.keyrows import server_key_row, unattended
 from tdebench.encryption import EncryptionSpec, parse_spec
 from tdebench.engines.toolkit import fscrypt_ioctl as fx
 from tdebench.engines.toolkit.fsencrypt import mount_entry
@@ -110,12 +111,20 @@ def key_path(spec: EncryptionSpec) -> KeyPath | None:
                    "to the filesystem's keyring (FS_IOC_ADD_ENCRYPTION_KEY)")
 
 
-def fscrypt_key_row() -> dict[str, Any]:
-    """The threat model's key-storage entry of an fscrypt config."""
-    return {"key": "fscrypt master key (64 bytes, policy v2)",
+def fscrypt_key_row(access: KeyAccess | None = None) -> dict[str, Any]:
+    """The threat model's key-storage entry of an fscrypt config (``access``: its key server)."""
+    what = "fscrypt master key (64 bytes, policy v2)"
+    running = "the kernel's keyring of the mounted filesystem (its files read in clear through the mount)"
+    if access is not None:
+        return server_key_row(access, what, "fetched by tdebench at every mount and added to the filesystem's "
+                              "keyring", running + "; the token in tdebench's memory", [])
+    return {"key": what, "source": "file",
             "where": "memory of the tdebench process, and the mounted filesystem's keyring in the kernel while "
                      "unlocked (removed before unmount)", "on_disk": False, "beside_data": False, "mode": None,
-            "protected_by": "not stored", "found_in_clear": []}
+            "protected_by": "not stored", "found_in_clear": [],
+            "unattended": unattended("the master key (a raw key file for fscrypt's protector, or a passphrase "
+                                     "in a file)", "tdebench keeps it in its memory only"),
+            "running": {"where": running}}
 
 
 def check_available(spec: EncryptionSpec | None = None) -> None:

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.keys import BY_HELPER, KeyAccess, KeyNeed, KeyPath
+from tdebench.engines.toolkit.keyrows import server_key_row, unattended
 from tdebench.encryption import EncryptionSpec, generate_password, parse_spec, redact, write_secret_file
 from tdebench.engines.toolkit.exposure import files_holding, mode_text, same_disk
 from tdebench.engines.toolkit.process import ServerProcess, find_binary, own_path, service_user, tail
@@ -348,16 +349,27 @@ class GocryptfsMount:
         conf = self.cipher_dir / "gocryptfs.conf"
         scrypt = self.conf_facts().get("scrypt") or {}
         where = os.path.relpath(conf, home) if conf.is_relative_to(home) else str(conf)
+        running = "the gocryptfs daemon's memory (the master key; files in clear through the mount)"
+        master = {"key": "gocryptfs master key", "where": f"{where}, beside the encrypted files",
+                  "on_disk": conf.is_file(), "beside_data": same_disk(conf, self.cipher_dir), "mode": mode_text(conf),
+                  "protected_by": f"AES-256-GCM under scrypt(password) (N={scrypt.get('N')})", "found_in_clear": [],
+                  "running": {"where": running}}
+        if self.key_access is not None:
+            key = self.key_access.fetch(1)
+            found = files_holding(roots, [key.hex().encode()])
+            return [master, server_key_row(self.key_access, "gocryptfs password", "fetched by gocryptfs' -extpass "
+                                           "helper at every mount", "the gocryptfs daemon's environment (VAULT_TOKEN)",
+                                           [os.path.relpath(p, home) if Path(p).is_relative_to(home) else p
+                                            for p in found])]
         found = files_holding(roots, [self._password.encode()])
-        return [
-            {"key": "gocryptfs master key", "where": f"{where}, beside the encrypted files",
-             "on_disk": conf.is_file(), "beside_data": same_disk(conf, self.cipher_dir), "mode": mode_text(conf),
-             "protected_by": f"AES-256-GCM under scrypt(password) (N={scrypt.get('N')})", "found_in_clear": []},
-            {"key": "gocryptfs password", "where": "memory only; a 0600 pass file in a private temporary "
-             "directory while gocryptfs starts, deleted right after", "on_disk": False, "beside_data": False,
-             "mode": None, "protected_by": "not stored",
-             "found_in_clear": [os.path.relpath(p, home) if Path(p).is_relative_to(home) else p for p in found]},
-        ]
+        return [master,
+                {"key": "gocryptfs password", "source": "file", "where": "memory only; a 0600 pass file in a private "
+                 "temporary directory while gocryptfs starts, deleted right after", "on_disk": False,
+                 "beside_data": False, "mode": None, "protected_by": "not stored",
+                 "found_in_clear": [os.path.relpath(p, home) if Path(p).is_relative_to(home) else p for p in found],
+                 "unattended": unattended("the password (a -passfile on the host)",
+                                          "tdebench writes it to tmpfs only while gocryptfs starts"),
+                 "running": {"where": running}}]
 
     def log_tail(self) -> str:
         return tail(self.root / "gocryptfs.log")

@@ -9,8 +9,8 @@ are registered for :func:`tdebench.encryption.redact` all the same).
 Each config gets a KV v2 mount of its own (``tdebench-<n>``: MariaDB's key plugin reads ``<mount>/data/<key id>``,
 so a mount is one config's key path), its keys written as random hex from :mod:`secrets`, an ACL policy that may
 read that mount's secrets (and its own mount's settings, which the plugin checks) and nothing else, and a periodic
-token with that policy: it expires :data:`TOKEN_PERIOD` after its last renewal, and the runner renews it while the
-run lives, so a killed run's tokens die on their own.
+token with that policy, accepted from 127.0.0.1 only: it expires :data:`TOKEN_PERIOD` after its last renewal, and the
+runner renews it while the run lives, so a killed run's tokens die on their own.
 
 The process is a tracked :class:`~tdebench.engines.toolkit.process.ServerProcess`: the run's ownership record
 names it, so ``tdebench cleanup`` stops it and deletes the directory after a SIGKILL.
@@ -39,6 +39,7 @@ TOKEN_PERIOD = "15m"
 RENEW_EVERY = 180.0  # seconds between renewals of every token (well inside the period)
 START_TIMEOUT = 60.0
 MOUNT_PREFIX = "tdebench-"
+BOUND_TO = "127.0.0.1/32"  # a token is accepted from the database host's address only (token_bound_cidrs)
 
 
 def bao_binary() -> Path:
@@ -202,12 +203,12 @@ class PrivateOpenBao:
         self.client.request("PUT", f"sys/policies/acl/{mount}", {"policy": policy_text(mount)}, root)
         answer = self.client.request("POST", "auth/token/create", {
             "policies": [mount], "no_default_policy": True, "period": TOKEN_PERIOD, "renewable": True,
-            "display_name": mount, "meta": {"config": label}}, root)
+            "bound_cidrs": [BOUND_TO], "display_name": mount, "meta": {"config": label}}, root)
         auth = answer["auth"]
         self._accessors.append(auth["accessor"])
-        grants = {"policy": mount, "may": f"read {mount}/data/* (every version) and sys/mounts/{mount}/tune",
+        grants = {"policy": mount, "may": f"may read {mount}/data/* (every version) and sys/mounts/{mount}/tune only",
                   "token_lifetime": f"{TOKEN_PERIOD} after its last renewal (renewed every "
-                                    f"{RENEW_EVERY / 60:g} min while the run lives)",
+                                    f"{RENEW_EVERY / 60:g} min while the run lives)", "bound_to": BOUND_TO,
                   "keys": [{"key_id": n.key_id, "bits": n.bits, "what": n.what} for n in needs]}
         return KvAccess(OPENBAO, self.server_url, mount, self.ca_file, auth["client_token"], grants)
 

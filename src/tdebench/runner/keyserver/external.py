@@ -83,9 +83,11 @@ class ExternalKeyServer:
     def access(self, label: str) -> KvAccess:
         """The read-only access every config shares."""
         ttl = self._lookup.get("ttl")
+        bound = ", ".join(self._lookup.get("bound_cidrs") or [])
         grants = {"policy": ", ".join(self._lookup.get("policies") or []) or "the user's (not known)",
-                  "may": "whatever the user's token may; tdebench only reads",
-                  "token_lifetime": f"{ttl} s left when the run started" if ttl else "not known (not renewed)"}
+                  "may": "may do what the user's policy allows (tdebench only reads)",
+                  "token_lifetime": f"{ttl} s left when the run started" if ttl else "not known (not renewed)",
+                  **({"bound_to": bound} if bound else {})}
         return KvAccess(OPENBAO, self.server_url, self.mount, self.ca_file, self._token, grants)
 
     def facts(self) -> dict[str, Any]:
