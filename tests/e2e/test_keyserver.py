@@ -140,7 +140,7 @@ def test_mariadb_takes_its_keys_from_the_runs_openbao(tpch_sf001, tmp_path):
         pytest.skip("mariadb-server is not installed")
     result = tdebench("run", "--engine", "mariadb", "--encryption", "none,tde:aes-128-cbc", "--keys", "file,openbao",
                       "--trials", "1", "--warmup", "0", "--data-dir", str(Path(tpch_sf001[0]).parent),
-                      "--out", str(tmp_path / "run"), "--no-report", env={"XDG_STATE_HOME": str(tmp_path / "state")})
+                      "--out", str(tmp_path / "run"), env={"XDG_STATE_HOME": str(tmp_path / "state")})
     assert result.returncode == 0, result.stderr
     verification = json.loads((tmp_path / "run" / "verification.json").read_text())
     plugins = {label: (c["status"]["key_plugin"], c["status"]["plugin"], c["passed"])
@@ -159,3 +159,8 @@ def test_mariadb_takes_its_keys_from_the_runs_openbao(tpch_sf001, tmp_path):
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["key_server"]["start_s"]["unsealed"] > 0 and "tls" in manifest["key_server"]
     assert manifest["restarts"], "every server restarts before the block (--restart-twins)"
+    usage = manifest["key_server"]["usage"]  # requests and CPU over the measured blocks
+    assert usage["requests"]["mariadb-tde-aes-128-cbc+openbao"] > 0 and usage["keyserver_cpu_s"] > 0
+    summary = (tmp_path / "run" / "report" / "summary.md").read_text()
+    assert "## Key server" in summary and "+openbao against mariadb-tde-aes-128-cbc+file: " in summary  # n = 1
+    assert "key server" in result.stdout

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from tdebench.api.engine import Config
-from tdebench.api.keys import FILE, OPENBAO, KeyNeed, KeyPath, keyed_label, parse_key_sources, split_keys
+from tdebench.api.keys import FILE, OPENBAO, KeyNeed, KeyPath, file_twin, keyed_label, parse_key_sources, split_keys
+from tdebench.runner.precision import compared_labels
 from tdebench.api.plan import plan_from_json
 from tdebench.cli.run import experiment_from_options, plan_from_experiment
 from tdebench.encryption import PLAIN, SecretKey, parse_spec
@@ -27,6 +28,18 @@ def test_sources_parse_and_labels_name_them():
     assert Config("mariadb", PLAIN, keys=OPENBAO).label == "mariadb-none"  # a plain config has no key
     assert split_keys("mariadb-tde-aes-256-cbc+openbao") == ("mariadb-tde-aes-256-cbc", OPENBAO)
     assert split_keys(keyed_label("x", FILE)) == ("x", FILE) and split_keys("x+y") == ("x+y", "")
+
+
+def test_a_key_servers_config_is_compared_with_its_file_twin():
+    labels = ["m-none", "m-tde+file", "m-tde+openbao", "m-x+openbao", "m-tde+file@mem0.5", "m-tde+openbao@mem0.5"]
+    assert file_twin("m-tde+openbao", labels) == "m-tde+file" and file_twin("m-x+openbao", labels) is None
+    assert file_twin("m-tde+openbao@mem0.5", labels) == "m-tde+file@mem0.5" and file_twin("m-tde+file", labels) is None
+    assert file_twin("m-tde+openbao", ["m-tde", "m-tde+openbao"]) == "m-tde"
+    plan = _plan("none,sqlcipher:aes-256-cbc", "file,openbao")
+    assert compared_labels(plan) == {"sqlite-sqlcipher-aes-256-cbc+file": "sqlite-none",
+                                     "sqlite-sqlcipher-aes-256-cbc+openbao": "sqlite-sqlcipher-aes-256-cbc+file"}
+    alone = _plan("sqlcipher:aes-256-cbc", "file,openbao")  # no plain twin: the key server's cost alone
+    assert compared_labels(alone) == {"sqlite-sqlcipher-aes-256-cbc+openbao": "sqlite-sqlcipher-aes-256-cbc+file"}
 
 
 def _plan(encryption: str, keys: str, engine: str = "sqlite"):

@@ -20,10 +20,12 @@ here holds a key: a :class:`KeyAccess` fetches one when asked, for the caller to
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from tdebench.api.regime import regime_label, split_label
 from tdebench.encryption import SecretKey
 from tdebench.errors import UsageError
 
@@ -64,6 +66,18 @@ def split_keys(label: str) -> tuple[str, str]:
 def keyed_label(base: str, source: str) -> str:
     """``base`` with the key source ``source`` marked (:data:`LABEL_MARK`)."""
     return f"{base}{LABEL_MARK}{source}"
+
+
+def file_twin(label: str, labels: Iterable[str]) -> str | None:
+    """The config of ``labels`` that a key server's config ``label`` is compared with: the same spec with file keys
+    (``...+file``, or the unmarked label), at the same memory ratio; None for any other config or without one."""
+    base_label, ratio = split_label(label)
+    base, source = split_keys(base_label)
+    if not source or source == FILE:
+        return None
+    pool = set(labels)
+    return next((regime_label(c, ratio) for c in (keyed_label(base, FILE), base) if regime_label(c, ratio) in pool),
+                None)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tdebench.cli.encrypt_summary import encrypt_table
+from tdebench.report import keys_view
 from tdebench.report.fmt import fmt_ci, fmt_pct
 from tdebench.report.model import RunSummary, summarize
 from tdebench.api.regime import ratio_of
@@ -292,6 +293,15 @@ def print_summary(run_dir: Path, console: Console, rs: RunSummary | None = None)
     console.print(build_summary(run_dir, rs))
     for line in fault_lines(rs.manifest if rs is not None else _manifest(run_dir)):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
+    if rs is not None and keys_view.keyed(rs):  # the key server's section, as the report has it
+        table = Table(title="key server", title_justify="left")
+        for i, header in enumerate(keys_view.HEADERS):
+            table.add_column(header, justify="right" if i in keys_view.NUMERIC else "left")
+        for row in keys_view.rows(rs):
+            table.add_row(*row)
+        console.print(table)
+        for line in keys_view.lines(rs):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def _manifest(run_dir: Path) -> dict[str, Any]:

@@ -189,12 +189,15 @@ def verdict_sentence(name: str, o: Overhead | None, a: Analysis, cpu: Overhead |
     worded by :func:`tdebench.stats.wording.phrase_for`: the same figures as every table and the terminal."""
     if o is None:
         return f"{name}: no overhead figure (no plain twin or no successful trials to compare)."
-    base = "plain" if not is_plain(o.encryption) else o.plain_config
+    against_plain = is_plain(a.measurements.encryption.get(o.plain_config, "none"))
+    base = "plain" if against_plain and not is_plain(o.encryption) else o.plain_config  # else: A/A, or file keys
     phrase = phrase_for(o)
     if direction(o.ci_low_pct, o.ci_high_pct) != "none":
         phrase = phrase.replace(" (", f" than {base} (", 1)
     elif o.ci_low_pct is not None and o.ci_high_pct is not None:
         phrase += f" against {base}"
+    elif base != "plain":  # no interval to word it by: say what it is against all the same
+        name += f" against {base}"
     p = f", {fmt_p(o.p_value)}" if o.p_value is not None else ""
     hint = resolution_hint(o, a.summaries) if o.ci_spans_zero and o.ci_low_pct is not None else ""
     text = f"{name}: {phrase}{p}{hint}."

@@ -365,8 +365,9 @@ class Orchestrator:
         sequence = BlockSequence(self.plan, self.rundir, precision_series(self.plan, self.workload), self.manifest, self.ui,
                                  self.started)
         done = {b for b, _ in self.completed if all((b, c) in self.completed for c in self.plan.labels)}
-        for block in sequence.blocks(done):
-            self._run_block(block)
+        with self.keys.usage([s.instance for s in self.states.values()], self.manifest):  # requests, CPU
+            for block in sequence.blocks(done):
+                self._run_block(block)
         self.manifest["blocks_run"] = sequence.blocks_run
 
     def _run_block(self, block: Block) -> None:

@@ -9,11 +9,14 @@ directory or of the run directory, then goes with the run (stopped, its director
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from tdebench.api.engine import Config, Engine, Instance
 from tdebench.api.keys import FILE, KeyNeed, KeyPath
@@ -138,3 +141,51 @@ class KeyServers:
             verification["key_leaks"] = scan
             if not scan["passed"]:
                 problems.append(f"a key of the key server is in clear in {', '.join(scan['files_with_a_key'][:3])}")
+
+    @contextlib.contextmanager
+    def usage(self, instances: Iterable[Instance], manifest: dict[str, Any]) -> Iterator[None]:
+        """Over the measured blocks: the key server's requests per config and its CPU time, beside the databases'
+        (``manifest["key_server"]["usage"]``). Requests are the private server's own count; a user's server
+        counts only tdebench's own fetches."""
+        if not self.active:
+            yield
+            return
+        instances = [i for i in instances if i.scannable]
+        before = self._snapshot(instances)
+        try:
+            yield
+        finally:
+            after = self._snapshot(instances)
+            manifest.setdefault("key_server", {})["usage"] = {
+                "measured_s": round(after["t"] - before["t"], 1),
+                "requests": {k: after["requests"].get(k, 0) - v for k, v in before["requests"].items()},
+                "tdebench_fetches": {k: after["fetched"][k] - v for k, v in before["fetched"].items()},
+                "keyserver_cpu_s": round(after["keyserver_cpu"] - before["keyserver_cpu"], 3),
+                "database_cpu_s": round(after["database_cpu"] - before["database_cpu"], 3),
+                "database_cpu_note": "every instance's server processes (an embedded engine's: tdebench's own)"}
+
+    def _snapshot(self, instances: list[Instance]) -> dict[str, Any]:
+        server = self.private.pids() if self.private is not None else []
+        databases = {pid for i in instances for pid in _pids(i)}
+        return {"t": time.monotonic(), "requests": self.requests(),
+                "fetched": {label: a.fetched for label, a in self.access.items()},
+                "keyserver_cpu": _cpu(server), "database_cpu": _cpu(databases)}
+
+
+def _pids(instance: Instance) -> list[int]:
+    try:
+        return instance.server_pids()
+    except Exception:  # noqa: BLE001 - a server being restarted: counted at the next snapshot
+        return []
+
+
+def _cpu(pids: Iterable[int]) -> float:
+    """User + system CPU seconds of ``pids`` (gone ones count 0)."""
+    total = 0.0
+    for pid in pids:
+        try:
+            times = psutil.Process(pid).cpu_times()
+            total += times.user + times.system
+        except psutil.Error:
+            continue
+    return total
