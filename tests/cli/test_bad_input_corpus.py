@@ -358,6 +358,11 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
      "apply to servers tdebench starts"),
     ("key-server-without-keys", [*RUN, "--key-server", "https://127.0.0.1:1/v1/kv"], 2, "--key-server names"),
     ("key-server-url", [*RUN, "--keys", "openbao", "--key-server", "ftp://x/kv"], 2, "bad --key-server"),
+    ("encrypt-rotate-file-keys", [*RUN, "--workload", "encrypt", "--engine", "mariadb", "--encryption",
+                                  "tde:aes-256-cbc", "--workload-option", "rotate=yes"], 2,
+     "cannot rotate by key version"),
+    ("encrypt-rotate-word", [*RUN, "--workload", "encrypt", "--engine", "mariadb", "--encryption", "tde:aes-256-cbc",
+                             "--workload-option", "rotate=sometimes"], 2, "give auto, yes, no or threads"),
     ("cleanup-extra-arg", ["cleanup", "now"], 2, "unexpected extra argument"),
     ("cleanup-option", ["cleanup", "--force"], 2, "No such option"),
 ]

@@ -6,6 +6,7 @@ the run directory or the output."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shutil
@@ -164,3 +165,29 @@ def test_mariadb_takes_its_keys_from_the_runs_openbao(tpch_sf001, tmp_path):
     summary = (tmp_path / "run" / "report" / "summary.md").read_text()
     assert "## Key server" in summary and "+openbao against mariadb-tde-aes-128-cbc+file: " in summary  # n = 1
     assert "key server" in result.stdout
+
+
+@pytest.mark.server
+def test_rotation_by_key_version_under_tpcc(tpcc_w1, tmp_path):
+    """New key versions written while TPC-C runs, every tablespace re-encrypted under them, the redo log and the
+    Aria tables renewed, the old versions destroyed, the server restarted and every table read."""
+    if shutil.which("mariadbd") is None and not Path("/usr/sbin/mariadbd").exists():
+        pytest.skip("mariadb-server is not installed")
+    run = tmp_path / "run"
+    result = tdebench("run", "--engine", "mariadb", "--encryption", "tde:aes-256-cbc", "--keys", "openbao",
+                      "--workload", "encrypt", "--warehouses", "1", "--workload-option", "steady=2s",
+                      "--workload-option", "rampup=1s", "--workload-option", "threads=1", "--workload-option",
+                      "rekey=no", "--workload-option", "way_back=no", "--server-setting",
+                      "hashicorp_key_management_cache_version_timeout=1000", "--trials", "1", "--warmup", "0",
+                      "--data-dir", str(tpcc_w1[0].parent), "--out", str(run),
+                      env={"XDG_STATE_HOME": str(tmp_path / "state")})
+    assert result.returncode == 0, result.stderr
+    with open(run / "measurements.csv", newline="") as handle:
+        found = {(r["step"], r["metric"]): float(r["value"]) for r in csv.DictReader(handle) if r["test"] == "encrypt"}
+    assert found[("t1.rotate", "time_to_done")] > 0 and found[("t1.rotate", "versions_written_count")] == 2
+    assert found[("t1.during_rotate", "tpm")] > 0 and ("t1.during_rotate", "p95_vs_before") in found
+    assert found[("t1.rotate.scan", "canary_hits_in_scope")] == 0
+    assert found[("t1.rotate", "redo_log_restart_seconds")] > 0 and found[("t1.rotate", "aria_rebuild_seconds")] > 0
+    assert found[("t1.rotate.proof", "left_behind")] == 0 and found[("t1.rotate.proof", "restarted")] == 1
+    assert found[("t1.rotate.proof", "old_versions_destroyed")] == 2 and found[("t1.rotate.proof", "tables_read")] >= 9
+    assert "rotated by key version" in (run / "report" / "summary.md").read_text()

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from tdebench.api.canary import CANARY_TABLE
 from tdebench.api.dialect import Dialect
 from tdebench.api.footprint import UNMEASURED, Footprint
-from tdebench.api.keys import FILE, KeyAccess, KeyPath, keyed_label
+from tdebench.api.keys import FILE, KeyAccess, KeyPath, KeyRotation, keyed_label
 from tdebench.api.server import ServerFiles, ToolAccess
 from tdebench.api.switch import SwitchProgress
 from tdebench.api.tables import TableSpec
@@ -274,6 +274,11 @@ class Instance(ThreatProbes, ABC):
         engine's own arrangement. Only called when the engine's :meth:`Engine.key_path` for the spec is not None;
         engines whose keys live elsewhere than this object (a mount, a key plugin) pass it on."""
         self.key_access = access
+
+    def key_rotation(self) -> KeyRotation | None:
+        """How the instance re-encrypts its data under newer key versions while it serves; None (default): it
+        cannot (no key server, or an engine without key versions)."""
+        return None
 
     @contextlib.contextmanager
     def key_material(self) -> Iterator[None]:

@@ -20,12 +20,14 @@ here holds a key: a :class:`KeyAccess` fetches one when asked, for the caller to
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from tdebench.api.regime import regime_label, split_label
+from tdebench.api.switch import SwitchProgress
 from tdebench.encryption import SecretKey
 from tdebench.errors import UsageError
 
@@ -129,6 +131,8 @@ class KeyAccess(Protocol):
     source: str
     mount_url: str
     ca_file: Path | None
+    #: tdebench may write and retire key versions there (the run's own key server; a user's is read only)
+    rotatable: bool
 
     def token(self) -> str:
         """The config's token (for a process that fetches its keys itself; never written to a file)."""
@@ -140,5 +144,53 @@ class KeyAccess(Protocol):
     def secret_url(self, key_id: int) -> str:
         """The URL that returns key ``key_id`` (JSON: ``data.data.data`` holds the hex) with the token."""
 
+    def latest_version(self, key_id: int) -> int:
+        """The newest version of key ``key_id`` (one request)."""
+
+    def new_version(self, key_id: int) -> int:
+        """Write a new random version of key ``key_id`` (its length kept); its number. Only when ``rotatable``."""
+
+    def retire_versions(self, key_id: int, versions: list[int], how: str) -> None:
+        """``how``: ``delete`` (unreadable, but recoverable), ``undelete`` or ``destroy`` (gone for good) the
+        ``versions`` of key ``key_id``. Only when ``rotatable``."""
+
     def facts(self) -> dict[str, Any]:
         """Where the keys are, for the manifest: server, mount, token policy and lifetime (never a secret)."""
+
+
+class KeyRotation(ABC):
+    """How an instance re-encrypts its data under newer versions of its keys while it serves: a capability object
+    (:meth:`tdebench.api.engine.Instance.key_rotation`; None where the instance has none). The ``encrypt``
+    workload writes the versions on the key server (:meth:`KeyAccess.new_version`) and times the rest."""
+
+    @abstractmethod
+    def versions_in_use(self) -> dict[int, int]:
+        """Key id -> the oldest version any unit (tablespace) of the data is encrypted with."""
+
+    @abstractmethod
+    def age(self) -> int:
+        """How many versions the newest must be ahead of a unit's before the engine re-encrypts it (0: it never
+        does: the newest version must then be this far ahead, plus one)."""
+
+    @abstractmethod
+    def start(self, threads: int) -> dict[str, Any]:
+        """Let ``threads`` background workers re-encrypt whatever lags behind; the settings applied."""
+
+    @abstractmethod
+    def progress(self, targets: dict[int, int]) -> SwitchProgress:
+        """How many units are on at least version ``targets[key id]``, as the engine reports it."""
+
+    @abstractmethod
+    def left_behind(self, targets: dict[int, int]) -> list[str]:
+        """Everything that still needs a version older than ``targets`` (would be lost if those were destroyed)."""
+
+    @abstractmethod
+    def finish(self, step: Callable[[str], None]) -> dict[str, Any]:
+        """Re-encrypt under the newest versions what the background workers leave under the old ones (e.g. a redo
+        log, tables of another storage engine), interrupting the service if it must; ``step(name)`` as each part
+        begins. Facts."""
+
+    @abstractmethod
+    def read_all(self) -> dict[str, Any]:
+        """Restart and read every table (counted rows): the proof that no older version is needed. Raises the
+        engine's error when it cannot."""

@@ -22,6 +22,7 @@ TEST = "encrypt"
 # action -> (shown name, its phase, the steady phase just before it, the steady phase after it)
 ACTIONS = {"on": ("switch on", "during_on", "before", "after_on"),
            "rekey": ("re-keying", "during_rekey", "before_rekey", "after_rekey"),
+           "rotate": ("rotation by key version", "during_rotate", "before_rotate", "after_rotate"),
            "off": ("way back", "during_off", "before_off", "after_off")}
 OFFLINE = "offline"
 # the scan's verdict beside the time to done: the widest tables scroll, and it must not be the column out of sight
@@ -70,6 +71,7 @@ class SwitchRow:
         return self.tpm_before is not None
 
     baseline_phase: str = ""  # the steady phase the ratios pair with
+    retired: str = ""  # rotation by key version: what became of the old versions (the proof)
 
 
 class _Values:
@@ -125,7 +127,8 @@ def switch_rows(m: Measurements, configs: list[str]) -> list[SwitchRow]:
     for config in configs:
         v = _Values(m, config)
         steps = v.steps()
-        cycles = sorted({s.split(".")[0] for s in steps if s.endswith((".on", ".off", ".rekey"))}, key=_cycle_order)
+        cycles = sorted({s.split(".")[0] for s in steps if s.endswith((".on", ".off", ".rekey", ".rotate"))},
+                        key=_cycle_order)
         for cycle in cycles:
             for action, (_, during, _, after) in ACTIONS.items():
                 name, before = f"{cycle}.{action}", _baseline(v, cycle, action)
@@ -146,8 +149,22 @@ def switch_rows(m: Measurements, configs: list[str]) -> list[SwitchRow]:
                     v.ratio(before, f"{cycle}.{after}", "tpm"),
                     None if offline else v.median(f"{cycle}.{during}", "latency_max"),
                     None if hits[0] is None else int(sum(h or 0 for h in hits)),
-                    None if outside is None else int(outside), before))
+                    None if outside is None else int(outside), before, retired_text(v, f"{name}.proof")))
     return out
+
+
+def retired_text(v: _Values, step: str) -> str:
+    """A rotation's proof over the trials (medians): old versions destroyed after a restart that read every table,
+    or what still needed them."""
+    left, restarted = v.median(step, "left_behind"), v.median(step, "restarted")
+    if left is None:
+        return ""
+    if left:
+        return f"{left:g} part(s) still needed an older version: nothing retired (samples/<config>/encrypt-block*.json)"
+    if not restarted:
+        return "the server did not start or read without the old versions: they were restored (the finding)"
+    return (f"{v.median(step, 'old_versions_destroyed') or 0:g} old version(s) destroyed, the server restarted and "
+            f"read all {v.median(step, 'tables_read') or 0:g} tables")
 
 
 def ratio_text(r: PairedRatio | None) -> str:
@@ -188,6 +205,10 @@ def verdict_lines(rows: list[SwitchRow]) -> list[str]:
     compare with; the plaintext phases before the switch are the baseline)."""
     out = []
     for row in rows:
+        if row.action == "rotate":
+            out.append(f"{row.config}, {method_text(row)}: rotated by key version in {fmt_value(row.seconds, 's')}"
+                       + (f", TPM meanwhile {ratio_text(row.tpm)} of just before, p95 {ratio_text(row.p95)}"
+                          if row.tpm is not None else "") + (f"; {row.retired}" if row.retired else ""))
         if row.action != "on":
             continue
         text = f"{row.config}, {method_text(row)}: switched on in {fmt_value(row.seconds, 's')}"

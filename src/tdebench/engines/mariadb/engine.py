@@ -36,7 +36,7 @@ import pymysql
 from tdebench.api.dialect import MARIADB
 from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
 from tdebench.api.footprint import DEFAULT_REDO, MIB, Footprint, size_setting
-from tdebench.api.keys import KeyAccess, KeyPath
+from tdebench.api.keys import KeyAccess, KeyPath, KeyRotation
 from tdebench.encryption import PLAIN, EncryptionSpec, generate_password, parse_spec, redact, write_secret_file
 from tdebench.engines.mariadb import keyplugins
 from tdebench.engines.mariadb import settings as ms
@@ -44,6 +44,7 @@ from tdebench.engines.mariadb.counters import MariadbCounters
 from tdebench.engines.mariadb.filesystems import MariadbFilesystems
 from tdebench.engines.mariadb.load import MariadbLoading
 from tdebench.engines.mariadb.memory import MariadbMemory
+from tdebench.engines.mariadb.rotation import MariadbRotation
 from tdebench.engines.mariadb.keys import KeyMaterial, remove_tree, transient_dir
 from tdebench.engines.mariadb.switch import MariadbSwitch
 from tdebench.engines.mariadb.support import (close_quietly, error_lines, native_password_hash, run_group,
@@ -201,6 +202,7 @@ class MariadbInstance(MariadbFilesystems, MariadbSwitch, MariadbTools, MariadbTh
         self._watchdog: DiskFullWatchdog | None = None
         self._transient: Path | None = None
         self._created = False
+        self._rotation: MariadbRotation | None = None
 
     def take_keys(self, access: KeyAccess) -> None:
         """``tde:``: the key plugin reads the keys from the key server (no key file); filesystems: their key."""
@@ -212,6 +214,14 @@ class MariadbInstance(MariadbFilesystems, MariadbSwitch, MariadbTools, MariadbTh
     @property
     def encrypted(self) -> bool:
         return self.config.spec.mechanism == "tde"
+
+    def key_rotation(self) -> KeyRotation | None:
+        """Rotation by key version (:mod:`tdebench.engines.mariadb.rotation`): ``tde:`` twins on a key server."""
+        if self.key_access is None or not self.encrypted:
+            return None
+        if self._rotation is None:
+            self._rotation = MariadbRotation(self)
+        return self._rotation
 
     @property
     def key_plugin(self) -> str:

@@ -195,6 +195,10 @@ class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
     def nodes(self) -> list[GaleraNode]:
         return [self, *self.peers]
 
+    def key_rotation(self) -> None:
+        """Not on a cluster: each node's threads would rotate its own copy (not tried)."""
+        return None
+
     def take_keys(self, access: KeyAccess) -> None:
         """Every node takes the cluster's keys from the same key path, with the twin's token."""
         super().take_keys(access)

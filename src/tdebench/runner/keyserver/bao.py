@@ -210,7 +210,7 @@ class PrivateOpenBao:
                   "token_lifetime": f"{TOKEN_PERIOD} after its last renewal (renewed every "
                                     f"{RENEW_EVERY / 60:g} min while the run lives)", "bound_to": BOUND_TO,
                   "keys": [{"key_id": n.key_id, "bits": n.bits, "what": n.what} for n in needs]}
-        return KvAccess(OPENBAO, self.server_url, mount, self.ca_file, auth["client_token"], grants)
+        return KvAccess(OPENBAO, self.server_url, mount, self.ca_file, auth["client_token"], grants, admin=self)
 
     def _wait_mounted(self, mount: str, timeout: float = 30.0) -> None:
         """A new KV v2 mount answers 400 ("Upgrading from non-versioned to versioned data") for a moment."""
@@ -233,8 +233,16 @@ class PrivateOpenBao:
         answer = self.client.request("POST", f"{mount}/data/{need.key_id}", {"data": {"data": value}}, self._root)
         return int((answer.get("data") or {}).get("version") or 0)
 
-    def mount_of(self, label: str) -> str:
-        return self._mounts[label]
+    def new_version(self, mount: str, key_id: int, bits: int) -> int:
+        """A new random version of key ``key_id`` in ``mount`` (``bits`` long); its number."""
+        return self.write_key(mount, KeyNeed(key_id, bits, "a new version"))
+
+    def retire(self, mount: str, key_id: int, versions: list[int], how: str) -> None:
+        """KV v2 ``delete`` (soft: readable again after ``undelete``) or ``destroy`` (for good) ``versions``."""
+        if how not in ("delete", "undelete", "destroy") or not versions:
+            raise ValueError(f"cannot {how} versions {versions}")
+        assert self.client is not None
+        self.client.request("POST", f"{mount}/{how}/{key_id}", {"versions": versions}, self._root)
 
     def _renew_tokens(self) -> None:
         while not self._stop.wait(RENEW_EVERY):

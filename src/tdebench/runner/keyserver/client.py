@@ -122,6 +122,8 @@ class KvAccess:
     grants: dict[str, Any] = field(default_factory=dict)
     #: keys this process fetched (a forked client's count is its own)
     fetched: int = 0
+    #: the key server's administrator (the run's own server), who writes and retires versions; None: read only
+    admin: Any = field(default=None, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -149,6 +151,22 @@ class KvAccess:
         """The newest version of key ``key_id`` (one request)."""
         answer = self._client.request("GET", f"{self.mount}/data/{key_id}", token=self._token)
         return kv_key(answer, f"{self.mount_url}/data/{key_id}")[1]
+
+    @property
+    def rotatable(self) -> bool:
+        return self.admin is not None
+
+    def new_version(self, key_id: int) -> int:
+        return int(self._admin().new_version(self.mount, key_id, self.fetch(key_id).bits))
+
+    def retire_versions(self, key_id: int, versions: list[int], how: str) -> None:
+        self._admin().retire(self.mount, key_id, versions, how)
+
+    def _admin(self) -> Any:
+        if self.admin is None:
+            raise KeyServerError(f"tdebench only reads the keys at {self.mount_url} (a key server of your own)",
+                                 "rotate the key there yourself, or use the run's own key server (no --key-server)")
+        return self.admin
 
     def facts(self) -> dict[str, Any]:
         return {"source": self.source, "server": self.server_url, "mount": self.mount,

@@ -19,8 +19,8 @@ from tdebench.workloads.tpcc.histogram import Histogram
 
 STEADY = ("before", "after_on", "after_off")
 SWITCHES = {"during_on": True, "during_off": False}  # phase -> switching towards encrypted?
-ORDER = ("before", "during_on", "after_on", "before_rekey", "during_rekey", "after_rekey", "before_off", "during_off",
-         "after_off")
+ORDER = ("before", "during_on", "after_on", "before_rekey", "during_rekey", "after_rekey", "before_rotate",
+         "during_rotate", "after_rotate", "before_off", "during_off", "after_off")
 
 
 @dataclass(frozen=True)

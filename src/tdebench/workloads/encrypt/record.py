@@ -32,6 +32,7 @@ class Series:
     phases: list[Phase] = field(default_factory=list)
     switches: list[Switch] = field(default_factory=list)
     scans: dict[str, dict[str, Any]] = field(default_factory=dict)
+    proofs: dict[str, dict[str, Any]] = field(default_factory=dict)  # rotation: the old key versions retired
     windows: list[tuple[int, int]] = field(default_factory=list)  # (first second, seconds) of each window
     errors: int = 0
     retries: int = 0
@@ -104,6 +105,10 @@ def trial(rec: Recorder, block: int, background: Series, rate: float, folder: Pa
                 rec.add(TEST, switch.name, f"{stage['name']}_seconds", stage["seconds"], "s")
             if "end_bytes" in stage:
                 rec.add(TEST, switch.name, f"{stage['name']}_end_bytes", stage["end_bytes"], "bytes")
+    for name, proof in background.proofs.items():  # rotation by key version: the old versions retired
+        for metric in ("left_behind", "restarted", "tables_read", "rows_read", "old_versions_destroyed"):
+            if isinstance(proof.get(metric), (int, float)):
+                rec.add(TEST, f"{name}.proof", metric, proof[metric], "count")
     for name, scan in background.scans.items():
         for metric in ("canary_hits_in_scope", "known_plaintext_hits_in_scope", "known_plaintext_found_in_scope",
                        "hits_outside_scope"):
@@ -184,7 +189,7 @@ def write_facts(path: Path, stats: dict[str, PhaseStats], series: Series) -> Non
              "windows": [{"first_second": a, "seconds": n} for a, n in series.windows],
              "switches": [{k: v for k, v in asdict(s).items() if k != "progress"} | {"polls": len(s.progress)}
                           for s in series.switches],
-             "scans": series.scans}
+             "scans": series.scans, "proofs": series.proofs}
     path.write_text(json.dumps(facts, indent=2, default=str) + "\n")
 
 
@@ -204,7 +209,7 @@ def summarize(history: list[dict[str, float]]) -> dict[str, Any]:
                 if ratio is not None:
                     entry[metric] = ratio.as_dict()
             out["phases"][name] = entry
-        elif kind in ("on", "off", "rekey"):
+        elif kind in ("on", "off", "rekey", "rotate"):
             times = [h[f"{name}/time_to_done"] for h in history if f"{name}/time_to_done" in h]
             out["switches"][name] = {"time_to_done_s": times, "mean_s": sum(times) / len(times) if times else None}
     return out

@@ -39,7 +39,7 @@ from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.api.workload import Need, RunFiles, Workload
 from tdebench.errors import UsageError
 from tdebench.verify.atrest import new_markers
-from tdebench.workloads.encrypt import record
+from tdebench.workloads.encrypt import record, retire
 from tdebench.encryption import redact
 from tdebench.workloads.encrypt.controller import SwitchController
 from tdebench.workloads.encrypt.offline import run_offline
@@ -125,7 +125,11 @@ class EncryptWorkload(Workload):
         return (TEST, f"{self.opts.cycles()[-1].prefix}.on", "time_to_done")
 
     def prepare(self, ui: RunListener) -> dict[str, Any]:
+        from tdebench.engines import get_engine
+
         self.opts.check_configs(self.plan.configs)  # the CLI checked already; a resumed or in-process plan here
+        for config in self.plan.configs:  # rotate=yes: keys on the run's own key server (not a user's)
+            self.opts.rotates(config, get_engine(config.engine), read_only=bool(self.plan.key_server))
         if self.opts.sf:
             check_tpch_data(self.opts.sf, self.plan.data_dir)
         out: dict[str, Any] = {"raw_bytes": 0, "options": self.plan_json()}
@@ -275,6 +279,8 @@ class EncryptWorkload(Workload):
             if not ok:
                 return False
             scan(f"{prefix}.rekey")
+        if online and self._rotates(state) and not self._rotate(state, block, cycle, series, result, scan):
+            return False
         if not self.opts.way_back:
             return True
         if online:
@@ -282,6 +288,27 @@ class EncryptWorkload(Workload):
                                                ("steady", f"{prefix}.after_off")], series, result)
         return (self._offline(state, "off", f"{prefix}.off", series, result)
                 and self._window(state, block, [("steady", f"{prefix}.after_off")], series, result))
+
+    def _rotates(self, state: ConfigState) -> bool:
+        return self.opts.rotates(state.config, state.engine, read_only=bool(self.plan.key_server))
+
+    def _rotate(self, state: ConfigState, block: int, cycle: Cycle, series: "record.Series", result: TrialResult,
+                scan: Any) -> bool:
+        """Rotation by key version while the background runs, then (background stopped) what it left, the scan and
+        the proof that the old versions are not needed (:mod:`tdebench.workloads.encrypt.retire`)."""
+        prefix = cycle.prefix
+        if not self._window(state, block, [("steady", f"{prefix}.before_rotate"), ("rotate", prefix, cycle.threads),
+                                           ("steady", f"{prefix}.after_rotate")], series, result):
+            return False
+        try:
+            if self.opts.rotate != "threads":
+                retire.complete(state.instance, series.switches[-1])
+            scan(f"{prefix}.rotate")
+            series.proofs[f"{prefix}.rotate"] = retire.prove(state.instance)
+        except Exception as exc:  # noqa: BLE001 - the trial fails with it
+            result.failures.append(f"{prefix}.rotate: {type(exc).__name__}: {redact(str(exc))[:400]}")
+            return False
+        return True
 
     def _offline(self, state: ConfigState, action: str, name: str, series: "record.Series",
                  result: TrialResult) -> bool:
