@@ -358,6 +358,8 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
      "apply to servers tdebench starts"),
     ("key-server-without-keys", [*RUN, "--key-server", "https://127.0.0.1:1/v1/kv"], 2, "--key-server names"),
     ("key-server-url", [*RUN, "--keys", "openbao", "--key-server", "ftp://x/kv"], 2, "bad --key-server"),
+    ("fault-keyserver-no-keys", [*RUN, "--fault", "keyserver-down@5s"], 2, "no config keeps its keys"),
+    ("fault-keyserver-mode", [*RUN, "--fault", "keyserver-down@5s,mode=pause"], 2, "mode=stop|seal"),
     ("encrypt-rotate-file-keys", [*RUN, "--workload", "encrypt", "--engine", "mariadb", "--encryption",
                                   "tde:aes-256-cbc", "--workload-option", "rotate=yes"], 2,
      "cannot rotate by key version"),

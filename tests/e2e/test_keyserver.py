@@ -191,3 +191,28 @@ def test_rotation_by_key_version_under_tpcc(tpcc_w1, tmp_path):
     assert found[("t1.rotate.proof", "left_behind")] == 0 and found[("t1.rotate.proof", "restarted")] == 1
     assert found[("t1.rotate.proof", "old_versions_destroyed")] == 2 and found[("t1.rotate.proof", "tables_read")] >= 9
     assert "rotated by key version" in (run / "report" / "summary.md").read_text()
+
+
+@pytest.mark.server
+def test_keyserver_down_during_tpcc(tpcc_w1, tmp_path):
+    """The key server stopped in the middle of a TPC-C trial: MariaDB serves on from its cached keys, a restart
+    meanwhile is refused with the plugin's own error, and once the key server is back every row is there."""
+    if shutil.which("mariadbd") is None and not Path("/usr/sbin/mariadbd").exists():
+        pytest.skip("mariadb-server is not installed")
+    run = tmp_path / "run"
+    result = tdebench("run", "--engine", "mariadb", "--encryption", "tde:aes-256-cbc", "--keys", "openbao",
+                      "--workload", "tpcc", "--warehouses", "1", "--vus", "2", "--duration", "8s", "--rampup", "1s",
+                      "--trials", "1", "--warmup", "0", "--fault", "keyserver-down@40%", "--data-dir",
+                      str(tpcc_w1[0].parent), "--out", str(run), "--no-report",
+                      env={"XDG_STATE_HOME": str(tmp_path / "state")})
+    assert result.returncode == 0, result.stderr
+    (fault,) = json.loads((run / "manifest.json").read_text())["faults"]
+    assert fault["injected"] and fault["flagged"] and fault["probes_ok"] > 0 and fault["probes_failed"] == 0
+    assert fault["restart_refused"] and "hashicorp" in fault["restart_message"]
+    assert fault["rows_equal"] is True and fault["tables_checked"] >= 9 and fault["key_server_back_s"] > 0
+    with open(run / "measurements.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert {r["status"] for r in rows if r["test"] == "tpcc"} == {"fault"}  # the trial is flagged
+    assert any(r["step"] == "keyserver-down" and r["metric"] == "restart_refused" and float(r["value"]) == 1
+               for r in rows)
+    assert "rows and checksums equal" in result.stderr + result.stdout

@@ -191,6 +191,11 @@ class KeyRotation(ABC):
         begins. Facts."""
 
     @abstractmethod
+    def table_sums(self) -> dict[str, str]:
+        """Every table of the server's user data: its row count and the engine's checksum of its rows, as one text
+        (what a restart must not change)."""
+
+    @abstractmethod
     def read_all(self) -> dict[str, Any]:
         """Restart and read every table (counted rows): the proof that no older version is needed. Raises the
         engine's error when it cannot."""

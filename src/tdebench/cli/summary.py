@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tdebench.cli.encrypt_summary import encrypt_table
+from tdebench.api.faults import KEYSERVER_DOWN, outage_text
 from tdebench.report import keys_view
 from tdebench.report.fmt import fmt_ci, fmt_pct
 from tdebench.report.model import RunSummary, summarize
@@ -315,8 +316,9 @@ def fault_lines(manifest: dict[str, Any]) -> list[str]:
     """One line per trial ``--fault`` hit: how the node came back, and that the trial is flagged."""
     out = []
     for f in manifest.get("faults") or []:
-        how = (f"rejoined by {f.get('transfer')} in {f.get('seconds_to_synced')} s" if f.get("injected")
-               else f.get("error") or f.get("note") or "not injected")
+        rejoined = (outage_text(f) if str(f.get("fault", "")).startswith(KEYSERVER_DOWN) else
+                    f"rejoined by {f.get('transfer')} in {f.get('seconds_to_synced')} s")
+        how = rejoined if f.get("injected") else f.get("error") or f.get("note") or "not injected"
         flag = "flagged, left out of n and of the intervals" if f.get("flagged") else "not flagged"
         out.append(f"fault: {f.get('config')} block {f.get('block')}: {f.get('fault')}: {f.get('node')} {how}; "
                    f"trial {flag}")

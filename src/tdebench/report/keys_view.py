@@ -70,7 +70,9 @@ def lines(rs: RunSummary) -> list[str]:
     out = [f"Key server: {server.get('kind')}" + (f", {server.get('version')}" if server.get("version") else "")
            + (f"; ready (initialized, unsealed, active) {start['unsealed']:.1f} s after its launch"
               if "unsealed" in start else "") + "."]
-    if usage:
+    if usage.get("note"):
+        out.append(f"During the measured blocks: {usage['note']}.")
+    elif usage:
         out.append(f"During the measured blocks ({usage.get('measured_s')} s) the key server used "
                    f"{usage.get('keyserver_cpu_s')} s of CPU, the databases {usage.get('database_cpu_s')} s "
                    f"({usage.get('database_cpu_note')}); it served {_count((usage.get('requests') or {}).get('all requests'))} "

@@ -107,8 +107,9 @@ class Orchestrator:
         self.schedule = QuerySchedule(self) if plan.schedule == "query" else None
         self.regimes = MemoryRegimes(plan)  # --memory-ratio (runner/memory.py)
         self.restarts = TwinRestarts(plan, self.engines, self.manifest)  # --restart-twins
-        self.faults = FaultRunner(plan, self.manifest, lambda text: self.ui.message(text))  # --fault
         self.keys = KeyServers(plan, self.engines)  # --keys openbao (docs/key-management.md)
+        self.faults = FaultRunner(plan, self.manifest, lambda text: self.ui.message(text), self.keys,  # --fault
+                                  lambda: self.workload.table_names()[0])
 
     # ------------------------------------------------------------------------------------------
     def execute(self) -> RunOutcome:
@@ -167,8 +168,7 @@ class Orchestrator:
         return self.outcome
 
     def _work(self, stack: ExitStack, workdir: Path) -> None:
-        """What needs the work directory: the key server, the instances, the blocks, the threat model's last pass
-        and the search for the key server's keys in the run's files."""
+        """The key server, the instances, the blocks, the threat model's last pass, the search for keys in files."""
         if self.keys.active:  # before any instance starts
             self.manifest["key_server"] = self.keys.start(stack, workdir, self.ui.message)
         self._provision_all(stack, workdir)

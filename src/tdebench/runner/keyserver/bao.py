@@ -171,6 +171,20 @@ class PrivateOpenBao:
         finally:
             shutil.rmtree(self.directory, ignore_errors=True)
 
+    def stop_process(self) -> None:
+        """Stop the server (SIGTERM) as an outage does; :meth:`restart` brings it back on its storage."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.stop(timeout=10.0)
+
+    def seal(self) -> None:
+        """Seal the running server: it answers every request with 503 until :meth:`unseal_again`."""
+        assert self.client is not None
+        self.client.request("PUT", "sys/seal", token=self._root)
+
+    def unseal_again(self) -> None:
+        self._unseal()
+
     def kill(self) -> None:
         """SIGKILL the server, as a crash would (the storage stays; a start unseals it again)."""
         if self._server is not None:

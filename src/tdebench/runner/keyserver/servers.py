@@ -156,6 +156,12 @@ class KeyServers:
             yield
         finally:
             after = self._snapshot(instances)
+            if after["keyserver_cpu"] < before["keyserver_cpu"] or any(
+                    after["requests"].get(k, 0) < v for k, v in before["requests"].items()):
+                manifest.setdefault("key_server", {})["usage"] = {  # its process and counters began again
+                    "note": "the key server restarted during the measured blocks (--fault keyserver-down): its "
+                            "requests and CPU time are not counted"}
+                return
             manifest.setdefault("key_server", {})["usage"] = {
                 "measured_s": round(after["t"] - before["t"], 1),
                 "requests": {k: after["requests"].get(k, 0) - v for k, v in before["requests"].items()},
