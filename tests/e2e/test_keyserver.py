@@ -33,6 +33,7 @@ except ImportError:
 @pytest.fixture(scope="module")
 def bao():
     directory = Path(tempfile.mkdtemp(prefix="tdebench-t39-")) / "keyserver"
+    directory.parent.chmod(0o711)  # the servers' OS user reaches the CA, as in a run's work directory
     server = PrivateOpenBao(directory)
     try:
         server.start()
@@ -216,3 +217,35 @@ def test_keyserver_down_during_tpcc(tpcc_w1, tmp_path):
     assert any(r["step"] == "keyserver-down" and r["metric"] == "restart_refused" and float(r["value"]) == 1
                for r in rows)
     assert "rows and checksums equal" in result.stderr + result.stdout
+
+
+@pytest.mark.server
+def test_a_servers_key_server_is_reported_as_it_says_it(bao, tmp_path):
+    """The external engine's key management probe on a MariaDB that takes its keys from the key server: the URL
+    and CA it reports, never the token, and what the evidence does not show."""
+    if shutil.which("mariadbd") is None and not Path("/usr/sbin/mariadbd").exists():
+        pytest.skip("mariadb-server is not installed")
+    from tdebench.api.engine import Config
+    from tdebench.encryption import parse_spec
+    from tdebench.engines import get_engine
+    from tdebench.engines.toolkit.dbapi.keymgmt import key_management
+
+    engine, spec = get_engine("mariadb"), parse_spec("tde:aes-128-cbc@tables")
+    work = Path(tempfile.mkdtemp(prefix="tdebench-t39-ext-"))
+    work.chmod(0o711)
+    instance = engine.create_instance(Config("mariadb", spec, engine.default_settings(), keys="openbao"), work)
+    access = bao.provision("external-probe", engine.key_path(spec).needs)
+    instance.take_keys(access)
+    try:
+        instance.start()
+        conn = instance.connect()
+        try:
+            (entry,) = key_management("mariadb", conn)
+        finally:
+            conn.close()
+    finally:
+        instance.destroy()
+        shutil.rmtree(work, ignore_errors=True)
+    assert entry["mechanism"].endswith("hashicorp_key_management") and entry["status"] == "ACTIVE"
+    assert entry["settings"]["hashicorp_key_management_vault_url"] == access.mount_url
+    assert "token" in entry["not_shown"] and access.token() not in json.dumps(entry)

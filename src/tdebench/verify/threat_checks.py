@@ -545,7 +545,11 @@ def all_rows(instance: Instance, at_rest: dict[str, Any], needles: Needles, back
 def unreachable(instance: Instance, needles: Needles) -> list[Row]:
     """An external server: its files and processes are out of reach; its own SQL probes may still answer."""
     why = instance.scan_note or "the server's files are out of reach"
-    rows = [Row(i, NOT_CHECKED, f"files out of reach: {why}")
+    keys = instance.key_storage()  # what the server says of its key management, claimed no further
+    told = ("; the server reports " + "; ".join(f"{k['key']}: {k['where']} (not shown: {k.get('not_shown')})"
+                                                 for k in keys)) if keys else ""
+    rows = [Row(i, NOT_CHECKED, f"files out of reach: {why}" + (told if i in ("disk", "host_keys") else ""),
+                {"keys": keys} if i in ("disk", "host_keys") and keys else {})
             for i in ("data_dir", "redo_log", "disk", "live_host", "host_keys", "statement_log", "temp_files")]
     rows.append(Row("swap_core", NOT_CHECKED, "the server's processes are out of reach"))
     rows.append(guarded("select_user", lambda: select_user_row(instance, needles), needles.scrub))

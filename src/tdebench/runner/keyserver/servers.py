@@ -10,6 +10,7 @@ directory or of the run directory, then goes with the run (stopped, its director
 from __future__ import annotations
 
 import contextlib
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack
@@ -23,12 +24,25 @@ from tdebench.api.keys import FILE, KeyNeed, KeyPath
 from tdebench.api.plan import RunPlan
 from tdebench.encryption import SecretKey
 from tdebench.engines import get_engine
+from tdebench.engines.toolkit.asuser import user_can_reach
 from tdebench.engines.toolkit.exposure import files_on_disk, key_forms, search_files
+from tdebench.engines.toolkit.process import own_path, service_user
 from tdebench.runner.keyserver.bao import PrivateOpenBao, bao_binary
 from tdebench.runner.keyserver.client import KvAccess
 from tdebench.runner.keyserver.external import ExternalKeyServer
 
 SERVER_DIR = "keyserver"
+
+
+def server_dir(workdir: Path) -> Path:
+    """``<work dir>/keyserver``, or a ``tdebench-keyserver-*`` directory in /var/tmp when the servers' OS user could
+    not reach the CA there (a work dir below a 0700 directory, as the instances then move too)."""
+    if user_can_reach(workdir, service_user()):
+        return workdir / SERVER_DIR
+    base = Path("/var/tmp") if Path("/var/tmp").is_dir() else Path(tempfile.gettempdir())
+    directory = own_path(Path(tempfile.mkdtemp(prefix="tdebench-keyserver-", dir=base)))  # for tdebench cleanup
+    directory.chmod(0o711)
+    return directory / SERVER_DIR
 
 
 def keyed(plan: RunPlan) -> list[Config]:
@@ -86,7 +100,7 @@ class KeyServers:
         if self.external is not None:
             self.external.check([(label, path.needs) for label, path in self.paths.items()])
             return self.external.facts()
-        self.private = PrivateOpenBao(workdir / SERVER_DIR)
+        self.private = PrivateOpenBao(server_dir(workdir))
         stack.callback(self.private.destroy)  # before the work dir goes, after the instances (registered later)
         self.private.start()
         return self.private.facts()
