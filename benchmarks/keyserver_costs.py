@@ -17,8 +17,8 @@ and ``--fetches`` key fetches by tdebench itself (one HTTPS request each, as SQL
 pgcrypto configs make at every open), against reading the key from memory.
 
 Prints per measure the medians of both twins and the key server twin against the file twin: the geometric mean of
-the per-round ratios with its 95% t interval (paired by round). Heavy: run it alone
-(``flock /tmp/tdebench-heavy.lock python benchmarks/keyserver_costs.py``).
+the per-round ratios with its 95% t interval (paired by round). Heavy: run it alone, on a machine that does
+nothing else meanwhile.
 """
 
 from __future__ import annotations

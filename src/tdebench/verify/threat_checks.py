@@ -545,7 +545,10 @@ def all_rows(instance: Instance, at_rest: dict[str, Any], needles: Needles, back
 def unreachable(instance: Instance, needles: Needles) -> list[Row]:
     """An external server: its files and processes are out of reach; its own SQL probes may still answer."""
     why = instance.scan_note or "the server's files are out of reach"
-    keys = instance.key_storage()  # what the server says of its key management, claimed no further
+    try:
+        keys = instance.key_storage()  # what the server says of its key management, claimed no further
+    except Exception:  # noqa: BLE001 - the rows stay "not checked" without it
+        keys = None
     told = ("; the server reports " + "; ".join(f"{k['key']}: {k['where']} (not shown: {k.get('not_shown')})"
                                                  for k in keys)) if keys else ""
     rows = [Row(i, NOT_CHECKED, f"files out of reach: {why}" + (told if i in ("disk", "host_keys") else ""),
