@@ -75,8 +75,8 @@ def lines(rs: RunSummary) -> list[str]:
     elif usage:
         out.append(f"During the measured blocks ({usage.get('measured_s')} s) the key server used "
                    f"{usage.get('keyserver_cpu_s')} s of CPU, the databases {usage.get('database_cpu_s')} s "
-                   f"({usage.get('database_cpu_note')}); it served {_count((usage.get('requests') or {}).get('all requests'))} "
-                   "requests in all.")
+                   f"({usage.get('database_cpu_note')}); it served "
+                   f"{_count((usage.get('requests') or {}).get('all requests'))} requests in all.")
     out.append("A config whose keys live on the key server (+openbao) is compared with its file-key twin (+file) in "
                "every overhead of this report: what the key server costs, not what the encryption does.")
     return out

@@ -40,8 +40,8 @@ class FileEngine:
     @staticmethod
     def library_key_path(bits: int, what: str, given: str) -> KeyPath:
         """A library's key fetched by tdebench from the key server at every open, then ``given`` to it."""
-        return KeyPath((KeyNeed(1, bits, what),), BY_TDEBENCH,
-                       f"tdebench fetches the key from the key server at every open of the database and gives it {given}")
+        return KeyPath((KeyNeed(1, bits, what),), BY_TDEBENCH, "tdebench fetches the key from the key server at "
+                       f"every open of the database and gives it {given}")
 
     def check_spec_available(self, spec: EncryptionSpec) -> None:
         if fscrypt.is_fscrypt_spec(spec):

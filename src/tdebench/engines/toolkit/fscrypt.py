@@ -11,14 +11,14 @@ The plain twin of an ``fs:fscrypt`` comparison lives on an identical image (same
 feature included) without the policy, so that the filesystem is not the difference: engines give every twin
 ``storage=ext4-loop`` when the plan holds an fscrypt spec (:func:`plan_settings`).
 
-The master key is 64 bytes from :mod:`secrets`, kept in this process's memory only and handed to the kernel
-with ``FS_IOC_ADD_ENCRYPTION_KEY`` (:mod:`tdebench.engines.toolkit.fscrypt_ioctl`); it is never written to a
-file. With a key server (:mod:`tdebench.api.keys`) the key is fetched from it at every mount instead, and added
-to the filesystem from what it returns. Unmounting removes the key first (``FS_IOC_REMOVE_ENCRYPTION_KEY``), then the filesystem (which takes
-its keyring with it); ``mount -o loop`` sets the loop device to clear itself on unmount, and any loop device
-still backed by the image is detached. The image is sparse and as large as the free space of the filesystem
-it lives on (at most :data:`MAX_IMAGE`): it fills up no sooner than a plain directory would, and takes on disk
-only what is written (the disk guard counts :data:`EXT4_OVERHEAD` on top of the engine's footprint).
+The master key is 64 bytes from :mod:`secrets`, kept in this process's memory only and handed to the kernel with
+``FS_IOC_ADD_ENCRYPTION_KEY`` (:mod:`tdebench.engines.toolkit.fscrypt_ioctl`); it is never written to a file. With a
+key server (:mod:`tdebench.api.keys`) the key is fetched from it at every mount instead, and added to the filesystem
+from what it returns. Unmounting removes the key first (``FS_IOC_REMOVE_ENCRYPTION_KEY``), then the filesystem
+(which takes its keyring with it); ``mount -o loop`` sets the loop device to clear itself on unmount, and any loop
+device still backed by the image is detached. The image is sparse and as large as the free space of the filesystem
+it lives on (at most :data:`MAX_IMAGE`): it fills up no sooner than a plain directory would, and takes on disk only
+what is written (the disk guard counts :data:`EXT4_OVERHEAD` on top of the engine's footprint).
 """
 
 from __future__ import annotations

@@ -7,13 +7,13 @@ Specs: ``fs:gocryptfs`` (AES-256-GCM), ``fs:gocryptfs-aessiv`` (AES-SIV-512), ``
   sizes use this directory.
 * ``plain/`` -- the FUSE mount point, the decrypted view. The engine puts its data directory inside.
 
-The password is random (:func:`tdebench.encryption.generate_password`), lives in memory only and reaches
-gocryptfs through a 0600 pass file in a private 0700 temporary directory that is deleted as soon as
-gocryptfs has read it. With a key server (:mod:`tdebench.api.keys`) gocryptfs fetches it itself at every ``-init``
-and mount: ``-extpass`` runs a short Python program (the system's ``python3``, which the servers' OS user can run)
-that reads the key from the key server over TLS with the config's token, both handed over in its environment. gocryptfs runs in the foreground (``-fg``) as a tracked :class:`ServerProcess`,
-so :func:`tdebench.engines.toolkit.process.stop_all` ends it on exit, error and Ctrl-C (gocryptfs unmounts
-itself on SIGTERM).
+The password is random (:func:`tdebench.encryption.generate_password`), lives in memory only and reaches gocryptfs
+through a 0600 pass file in a private 0700 temporary directory that is deleted as soon as gocryptfs has read it.
+With a key server (:mod:`tdebench.api.keys`) gocryptfs fetches it itself at every ``-init`` and mount: ``-extpass``
+runs a short Python program (the system's ``python3``, which the servers' OS user can run) that reads the key from
+the key server over TLS with the config's token, both handed over in its environment. gocryptfs runs in the
+foreground (``-fg``) as a tracked :class:`ServerProcess`, so :func:`tdebench.engines.toolkit.process.stop_all` ends
+it on exit, error and Ctrl-C (gocryptfs unmounts itself on SIGTERM).
 
 When the database server runs as another OS user (tdebench as root, servers as ``tdebench``), gocryptfs
 is initialised and run *as that user* too, without ``-allow_other``: only the server's user can enter the

@@ -121,8 +121,9 @@ class PrivateOpenBao:
 
     def _launch(self, binary: Path) -> None:
         env = {"PATH": "/usr/bin:/bin", "HOME": str(self.directory)}  # no VAULT_*/BAO_* of the caller's
-        self._server = ServerProcess("bao server (key server)", [str(binary), "server", f"-config={self.directory / 'bao.hcl'}"],
-                                     self.directory / "bao.log", self.directory / "bao.pid", env=env)
+        argv = [str(binary), "server", f"-config={self.directory / 'bao.hcl'}"]
+        self._server = ServerProcess("bao server (key server)", argv, self.directory / "bao.log",
+                                     self.directory / "bao.pid", env=env)
         self._server.start(self._answers, timeout=START_TIMEOUT)
 
     def _answers(self) -> bool:

@@ -96,7 +96,8 @@ class KeyServers:
         """Start the private OpenBao in the work directory (or check the user's again); facts for the manifest."""
         if not self.active:
             return {}
-        say("starting the run's key server" if self.external is None else f"checking the key server at {self.external.url}")
+        say("starting the run's key server" if self.external is None
+            else f"checking the key server at {self.external.url}")
         if self.external is not None:
             self.external.check([(label, path.needs) for label, path in self.paths.items()])
             return self.external.facts()

@@ -5,8 +5,8 @@ threads, iops, prefix)`` starts the engine's own switch and follows it until the
 the target state (phase ``<prefix>.during_on``/``during_off``; the prefix is ``t<threads>`` and the page rate the
 options' first when left out), ``("rekey", prefix)`` re-keys every table while the background runs (phase
 ``<prefix>.during_rekey``), ``("rotate", prefix, threads)`` writes new versions of every key in use on the key
-server and follows the engine's re-encryption under them (phase ``<prefix>.during_rotate``). Phase boundaries are seconds on the window's clock; when the steps end (or fail) the
-background is told to stop.
+server and follows the engine's re-encryption under them (phase ``<prefix>.during_rotate``). Phase boundaries are
+seconds on the window's clock; when the steps end (or fail) the background is told to stop.
 """
 
 from __future__ import annotations

@@ -18,32 +18,19 @@ from __future__ import annotations
 from typing import Any
 
 from tdebench.encryption import redact, register_secret
+from tdebench.engines.toolkit.dbapi.status import rows_or_none
 
 NOT_SEEN = "tdebench reads no file of the server: where that file lies (the data's disk or another) is not shown"
 
 
-def _rows(cur: Any, sql: str) -> list[tuple[Any, ...]] | None:
-    try:
-        cur.execute(sql)
-        return [tuple(r) for r in cur.fetchall()]
-    except Exception:  # noqa: BLE001 - not there, or not readable: the finding says so
-        rollback = getattr(getattr(cur, "connection", None), "rollback", None)
-        if callable(rollback):
-            try:
-                rollback()
-            except Exception:  # noqa: BLE001
-                pass
-        return None
-
-
 def _variables(cur: Any, names: tuple[str, ...]) -> dict[str, str]:
     wanted = ", ".join(f"'{n}'" for n in names)
-    return {str(k).lower(): str(v) for k, v in _rows(cur, f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({wanted})")
-            or []}
+    rows = rows_or_none(cur, f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({wanted})") or []
+    return {str(k).lower(): str(v) for k, v in rows}
 
 
 def _mariadb(cur: Any) -> list[dict[str, Any]]:
-    plugins = dict(_rows(cur, "SELECT PLUGIN_NAME, PLUGIN_STATUS FROM information_schema.PLUGINS "
+    plugins = dict(rows_or_none(cur, "SELECT PLUGIN_NAME, PLUGIN_STATUS FROM information_schema.PLUGINS "
                               "WHERE PLUGIN_TYPE = 'ENCRYPTION'") or [])
     out = []
     for name, status in plugins.items():
@@ -54,7 +41,8 @@ def _mariadb(cur: Any) -> list[dict[str, Any]]:
             filekey = v.pop("file_key_management_filekey", "")
             if filekey and not filekey.upper().startswith("FILE:"):
                 register_secret(filekey)
-            entry.update(settings=v, keys=f"keys in a key file on the server's host ({v.get('file_key_management_filename')})",
+            path = v.get("file_key_management_filename")
+            entry.update(settings=v, keys=f"keys in a key file on the server's host ({path})",
                          file_key=(f"read from {filekey[5:]}" if filekey.upper().startswith("FILE:") else
                                    "given in the configuration itself (its value is not kept)" if filekey else
                                    "none (the key file is not encrypted)"),
@@ -64,12 +52,14 @@ def _mariadb(cur: Any) -> list[dict[str, Any]]:
                                  "hashicorp_key_management_cache_timeout",
                                  "hashicorp_key_management_cache_version_timeout",
                                  "hashicorp_key_management_use_cache_on_timeout"))
-            entry.update(settings=v, keys=f"keys fetched from a key server ({v.get('hashicorp_key_management_vault_url')})",
+            url = v.get("hashicorp_key_management_vault_url")
+            entry.update(settings=v, keys=f"keys fetched from a key server ({url})",
                          not_shown="the token and what it may read (never read); the key server's own setup")
         elif name == "aws_key_management":
             v = _variables(cur, ("aws_key_management_master_key_id", "aws_key_management_region",
                                  "aws_key_management_rotate_key"))
-            entry.update(settings=v, keys="keys from AWS KMS (data keys wrapped by the master key, kept in files on the host)",
+            entry.update(settings=v, keys="keys from AWS KMS (data keys wrapped by its master key, in files on the "
+                                          "host)",
                          not_shown=NOT_SEEN)
         else:
             entry.update(keys="keys kept as that plugin keeps them (not known to tdebench)", not_shown="its settings")
@@ -84,39 +74,40 @@ _COMPONENT_KEYS = ("Component_name", "Component_status", "Implementation_name", 
 
 def _mysql(cur: Any) -> list[dict[str, Any]]:
     out = []
-    component = {str(k): str(v) for k, v in _rows(cur, "SELECT STATUS_KEY, STATUS_VALUE FROM "
+    component = {str(k): str(v) for k, v in rows_or_none(cur, "SELECT STATUS_KEY, STATUS_VALUE FROM "
                                                        "performance_schema.keyring_component_status") or []}
     if component:
         shown = {k: component[k] for k in _COMPONENT_KEYS if k in component}
         out.append({"mechanism": f"MySQL keyring component {shown.get('Component_name', '?')}",
                     "status": shown.get("Component_status", "?"), "settings": shown,
-                    "keys": (f"keys in a keyring file on the server's host ({shown['Data_file']})" if "Data_file" in shown
-                             else "keys kept as the component keeps them"), "not_shown": NOT_SEEN})
-    plugins = dict(_rows(cur, "SELECT PLUGIN_NAME, PLUGIN_STATUS FROM information_schema.PLUGINS "
+                    "keys": (f"keys in a keyring file on the server's host ({shown['Data_file']})"
+                             if "Data_file" in shown else "keys kept as the component keeps them"),
+                    "not_shown": NOT_SEEN})
+    plugins = dict(rows_or_none(cur, "SELECT PLUGIN_NAME, PLUGIN_STATUS FROM information_schema.PLUGINS "
                               "WHERE PLUGIN_TYPE = 'KEYRING'") or [])
     paths = _variables(cur, _MYSQL_PATHS) if plugins else {}
     for name, status in plugins.items():
         mine = {k: v for k, v in paths.items() if k.startswith(name.removesuffix("_plugin"))}
         out.append({"mechanism": f"MySQL keyring plugin {name}", "status": str(status), "settings": mine,
-                    "keys": "keys kept as the keyring plugin keeps them (" + (", ".join(f"{k}={v}" for k, v in mine.items())
-                                                                     or "no path reported") + ")",
+                    "keys": "keys kept as the keyring plugin keeps them ("
+                            + (", ".join(f"{k}={v}" for k, v in mine.items()) or "no path reported") + ")",
                     "not_shown": NOT_SEEN})
     return out
 
 
 def _postgres(cur: Any) -> list[dict[str, Any]]:
-    if not _rows(cur, "SELECT 1 FROM pg_extension WHERE extname = 'pg_tde'"):
+    if not rows_or_none(cur, "SELECT 1 FROM pg_extension WHERE extname = 'pg_tde'"):
         return []
     providers = None
     for function in ("pg_tde_list_all_database_key_providers", "pg_tde_list_all_key_providers"):
-        providers = _rows(cur, f"SELECT provider_name, provider_type FROM {function}()")
+        providers = rows_or_none(cur, f"SELECT provider_name, provider_type FROM {function}()")
         if providers is not None:
             break
-    key = _rows(cur, "SELECT key_name, key_provider_name FROM pg_tde_key_info()")
+    key = rows_or_none(cur, "SELECT key_name, key_provider_name FROM pg_tde_key_info()")
+    listed = [{"name": str(n), "type": str(t)} for n, t in providers or []]
+    principal = {"name": str(key[0][0]), "provider": str(key[0][1])} if key else None
     entry: dict[str, Any] = {"mechanism": "PostgreSQL pg_tde", "status": "installed",
-                             "settings": {"key_providers": [{"name": str(n), "type": str(t)} for n, t in providers or []],
-                                          "principal_key": {"name": str(key[0][0]), "provider": str(key[0][1])}
-                                          if key else None}}
+                             "settings": {"key_providers": listed, "principal_key": principal}}
     entry["keys"] = ("keys from pg_tde's key providers: " + ", ".join(f"{p['name']} ({p['type']})" for p in
                                                                       entry["settings"]["key_providers"])
                      if providers else "keys from key providers not readable through SQL here")
