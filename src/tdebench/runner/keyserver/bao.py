@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.keys import OPENBAO, KeyNeed
-from tdebench.encryption import register_secret
+from tdebench.encryption import SecretKey, register_secret
 from tdebench.engines.toolkit.process import ServerProcess, free_port
 from tdebench.engines.toolkit.tls import make_tls
 from tdebench.errors import EnvironmentProblem
@@ -83,6 +83,7 @@ class PrivateOpenBao:
         self._stop = threading.Event()
         self._renewer: threading.Thread | None = None
         self.started_s: dict[str, float] = {}
+        self.written: list[SecretKey] = []  # every key version written (memory only)
         self.client: KvClient | None = None
 
     # lifecycle --------------------------------------------------------------------------------
@@ -246,7 +247,7 @@ class PrivateOpenBao:
         """A new version of key ``need.key_id`` (random, ``need.bits`` long); returns its version number."""
         assert self.client is not None
         value = secrets.token_bytes(need.bits // 8).hex()
-        register_secret(value)
+        self.written.append(SecretKey(bytes.fromhex(value)))  # registered for redaction; the leak scan's needles
         answer = self.client.request("POST", f"{mount}/data/{need.key_id}", {"data": {"data": value}}, self._root)
         return int((answer.get("data") or {}).get("version") or 0)
 

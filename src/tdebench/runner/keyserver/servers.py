@@ -138,13 +138,15 @@ class KeyServers:
     def leak_scan(self, roots: list[Path], say: Callable[[str], None]) -> dict[str, Any]:
         """Every file under ``roots`` searched for every key value of the run (hex, upper-case hex, raw bytes):
         the proof that no key reached a file. Names of files only; never a key. {} without a key server."""
-        if not self._keys:
+        keys = self._keys + (self.private.written if self.private is not None else [])  # rotations' versions too
+        if not keys:
             return {}
         say("searching the work and run directories for the key server's keys")
-        needles = [form for key in self._keys for form in (*key_forms(key.hex()), key.hex().upper().encode())]
+        distinct = list({key.hex(): key for key in keys}.values())
+        needles = [form for key in distinct for form in (*key_forms(key.hex()), key.hex().upper().encode())]
         files = list(files_on_disk(roots))
         found = search_files(roots, {"key": needles})["key"]
-        return {"keys": len(self._keys), "files_scanned": len(files),
+        return {"keys": len(distinct), "files_scanned": len(files),
                 "bytes_scanned": sum(p.stat().st_size for p in files if p.exists()),
                 "roots": [str(r) for r in roots], "files_with_a_key": found, "passed": not found}
 
