@@ -78,9 +78,10 @@ def report(name: str, values: dict[str, list[float]], unit: str = "s") -> None:
     med = {k: statistics.median(v) for k, v in values.items()}
     ci = (f"{(ratio.low - 1) * 100:+.1f}% to {(ratio.high - 1) * 100:+.1f}%"
           if ratio and ratio.low is not None and ratio.high is not None else "no interval")
-    print(f"{name:<28} file {med[FILE]:.4f} {unit}  openbao {med[OPENBAO]:.4f} {unit}  "
-          f"openbao/file {(ratio.mean - 1) * 100 if ratio else float('nan'):+.1f}% (95% CI {ci}, "
-          f"n = {ratio.n if ratio else 0})", flush=True)
+    spread = "  ".join(f"{k} {min(v):.4f}-{max(v):.4f}" for k, v in values.items())
+    print(f"{name:<28} median: file {med[FILE]:.4f} {unit}, openbao {med[OPENBAO]:.4f} {unit}; "
+          f"openbao/file {(ratio.mean - 1) * 100 if ratio else float('nan'):+.1f}% (geometric mean of the rounds' "
+          f"ratios, 95% CI {ci}, n = {ratio.n if ratio else 0}); range {spread}", flush=True)
 
 
 def main() -> int:

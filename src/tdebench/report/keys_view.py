@@ -70,13 +70,14 @@ def lines(rs: RunSummary) -> list[str]:
     out = [f"Key server: {server.get('kind')}" + (f", {server.get('version')}" if server.get("version") else "")
            + (f"; ready (initialized, unsealed, active) {start['unsealed']:.1f} s after its launch"
               if "unsealed" in start else "") + "."]
-    if usage.get("note"):
-        out.append(f"During the measured blocks: {usage['note']}.")
-    elif usage:
+    if "keyserver_cpu_s" in usage:
+        served = (f"; it served {_count((usage.get('requests') or {}).get('all requests'))} requests in all"
+                  if usage.get("requests") else "")
         out.append(f"During the measured blocks ({usage.get('measured_s')} s) the key server used "
                    f"{usage.get('keyserver_cpu_s')} s of CPU, the databases {usage.get('database_cpu_s')} s "
-                   f"({usage.get('database_cpu_note')}); it served "
-                   f"{_count((usage.get('requests') or {}).get('all requests'))} requests in all.")
+                   f"({usage.get('database_cpu_note')}){served}.")
+    if usage.get("note"):
+        out.append(f"During the measured blocks: {usage['note']}.")
     out.append("A config whose keys live on the key server (+openbao) is compared with its file-key twin (+file) in "
                "every overhead of this report: what the key server costs, not what the encryption does.")
     return out

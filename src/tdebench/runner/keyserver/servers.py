@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack
@@ -163,36 +164,74 @@ class KeyServers:
     def usage(self, instances: Iterable[Instance], manifest: dict[str, Any]) -> Iterator[None]:
         """Over the measured blocks: the key server's requests per config and its CPU time, beside the databases'
         (``manifest["key_server"]["usage"]``). Requests are the private server's own count; a user's server
-        counts only tdebench's own fetches."""
+        counts only tdebench's own fetches. CPU is summed over every process that ran meanwhile (a server
+        restarted before every block is a new process each time), read once a second."""
         if not self.active:
             yield
             return
         instances = [i for i in instances if i.scannable]
-        before = self._snapshot(instances)
+        requests, fetched = self.requests(), {label: a.fetched for label, a in self.access.items()}
+        server = CpuTotal(lambda: self.private.pids() if self.private is not None else [])
+        databases = CpuTotal(lambda: [pid for i in instances for pid in _pids(i)])
+        began = time.monotonic()
+        try:
+            with server.sampling(), databases.sampling():
+                yield
+        finally:
+            after = self.requests()
+            entry = manifest.setdefault("key_server", {})
+            if any(after.get(k, 0) < v for k, v in requests.items()):
+                entry["usage"] = {"note": "the key server restarted during the measured blocks (--fault "
+                                          "keyserver-down): its request counts began again and are not given"}
+            else:
+                entry["usage"] = {"requests": {k: after.get(k, 0) - v for k, v in requests.items()}}
+            entry["usage"].update({
+                "measured_s": round(time.monotonic() - began, 1),
+                "tdebench_fetches": {k: self.access[k].fetched - v for k, v in fetched.items()},
+                "keyserver_cpu_s": round(server.seconds, 3), "database_cpu_s": round(databases.seconds, 3),
+                "database_cpu_note": "every instance's server processes (an embedded engine's: tdebench's own)"})
+
+
+class CpuTotal:
+    """User + system CPU seconds a changing set of processes used while :meth:`sampling` (each process counted
+    from when it was first seen, or started, to its last reading)."""
+
+    def __init__(self, pids: Callable[[], list[int]], every: float = 1.0) -> None:
+        self.pids, self.every = pids, every
+        self._first: dict[tuple[int, float], float] = {}
+        self._last: dict[tuple[int, float], float] = {}
+        self._started = 0.0
+
+    def _read(self) -> None:
+        for pid in set(self.pids()):
+            try:
+                proc = psutil.Process(pid)
+                key, times = (pid, proc.create_time()), proc.cpu_times()
+            except psutil.Error:
+                continue
+            cpu = times.user + times.system
+            # a process there at the start counts from then; one started later, from its start
+            self._first.setdefault(key, cpu if key[1] < self._started else 0.0)
+            self._last[key] = cpu
+
+    @contextlib.contextmanager
+    def sampling(self) -> Iterator[None]:
+        self._started = time.time()
+        self._read()
+        stop = threading.Event()
+        thread = threading.Thread(target=lambda: [self._read() for _ in iter(lambda: stop.wait(self.every), True)],
+                                  name="tdebench-cpu-total", daemon=True)
+        thread.start()
         try:
             yield
         finally:
-            after = self._snapshot(instances)
-            if after["keyserver_cpu"] < before["keyserver_cpu"] or any(
-                    after["requests"].get(k, 0) < v for k, v in before["requests"].items()):
-                manifest.setdefault("key_server", {})["usage"] = {  # its process and counters began again
-                    "note": "the key server restarted during the measured blocks (--fault keyserver-down): its "
-                            "requests and CPU time are not counted"}
-                return
-            manifest.setdefault("key_server", {})["usage"] = {
-                "measured_s": round(after["t"] - before["t"], 1),
-                "requests": {k: after["requests"].get(k, 0) - v for k, v in before["requests"].items()},
-                "tdebench_fetches": {k: after["fetched"][k] - v for k, v in before["fetched"].items()},
-                "keyserver_cpu_s": round(after["keyserver_cpu"] - before["keyserver_cpu"], 3),
-                "database_cpu_s": round(after["database_cpu"] - before["database_cpu"], 3),
-                "database_cpu_note": "every instance's server processes (an embedded engine's: tdebench's own)"}
+            stop.set()
+            thread.join(5)
+            self._read()
 
-    def _snapshot(self, instances: list[Instance]) -> dict[str, Any]:
-        server = self.private.pids() if self.private is not None else []
-        databases = {pid for i in instances for pid in _pids(i)}
-        return {"t": time.monotonic(), "requests": self.requests(),
-                "fetched": {label: a.fetched for label, a in self.access.items()},
-                "keyserver_cpu": _cpu(server), "database_cpu": _cpu(databases)}
+    @property
+    def seconds(self) -> float:
+        return sum(self._last[k] - self._first.get(k, 0.0) for k in self._last)
 
 
 def _pids(instance: Instance) -> list[int]:
@@ -200,15 +239,3 @@ def _pids(instance: Instance) -> list[int]:
         return instance.server_pids()
     except Exception:  # noqa: BLE001 - a server being restarted: counted at the next snapshot
         return []
-
-
-def _cpu(pids: Iterable[int]) -> float:
-    """User + system CPU seconds of ``pids`` (gone ones count 0)."""
-    total = 0.0
-    for pid in pids:
-        try:
-            times = psutil.Process(pid).cpu_times()
-            total += times.user + times.system
-        except psutil.Error:
-            continue
-    return total
