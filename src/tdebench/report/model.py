@@ -15,6 +15,7 @@ from tdebench.stats.analysis import Analysis, StatsSettings, analyze, settings_f
 from tdebench.stats.anova import ALL_CONFIGS, ENCRYPTED_ONLY, AnovaResult
 from tdebench.stats.caveats import Caveat, condense, resolution_hint
 from tdebench.stats.describe import Summary
+from tdebench.api.keys import split_keys
 from tdebench.stats.load import SeriesKey, is_plain
 from tdebench.stats.metrics import query_number, step_label, vu_count
 from tdebench.stats.noise import spike_warning, summarize_noise
@@ -175,7 +176,9 @@ def pick_headline(keys: list[SeriesKey], declared: dict[str, Any] | None = None)
 
 
 def _display_name(config: str, encryption: str, encryptions: list[str]) -> str:
-    return encryption if encryption and encryptions.count(encryption) == 1 else config
+    """The spec, unless two configs share it or the label names a key source (``+openbao``): then the label."""
+    unique = encryption and encryptions.count(encryption) == 1 and not split_keys(split_label(config)[0])[1]
+    return encryption if unique else config
 
 
 def config_label_status(files: LoadedRun, label: str, plain: bool) -> LabelStatus:
