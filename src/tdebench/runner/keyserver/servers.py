@@ -148,7 +148,8 @@ class KeyServers:
         files = list(files_on_disk(roots))
         found = search_files(roots, {"key": needles})["key"]
         return {"keys": len(distinct), "files_scanned": len(files),
-                "bytes_scanned": sum(p.stat().st_blocks * 512 for p in files if p.exists()),  # allocated: images are sparse
+                # allocated bytes: a disk image is sparse
+                "bytes_scanned": sum(p.stat().st_blocks * 512 for p in files if p.exists()),
                 "roots": [str(r) for r in roots], "files_with_a_key": found, "passed": not found}
 
     def verify_no_leak(self, roots: list[Path], verification: dict[str, Any], problems: list[str],
