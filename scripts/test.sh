@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(mariadb-server mariadb-backup galera-4 rsync socat postgresql postgresql-contrib gocryptfs fuse3 sysbench chromium)
+PACKAGES=(mariadb-server mariadb-backup mariadb-plugin-hashicorp-key-management galera-4 rsync socat postgresql postgresql-contrib gocryptfs fuse3 sysbench chromium)
 missing=()
 for pkg in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

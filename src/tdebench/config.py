@@ -25,6 +25,8 @@ An experiment file uses the same vocabulary as the flags::
     pin = false                # pin tdebench and the servers to fixed cores (default: on for sql, one connection)
     nice = -10                 # run tdebench and the servers at this nice value (negative: root only)
     restart_twins = true       # restart every server, cache kept, before every block (default: with query)
+    keys = ["file", "openbao"]  # key sources crossed with every encrypted spec (docs/key-management.md)
+    key_server = "https://vault:8200/v1/tdebench"  # keys of --keys openbao on your own OpenBao/Vault (read only)
     baseline = "sqlite-none"   # a plain config every config of its engine family is also compared with (across
                                # engines, e.g. sqlite3mc's ciphers against sqlite's plain twin; docs/experiments.md)
     [run.options]              # options of the chosen workload, e.g. for tpcc: warehouses = 2 (sf, tests and
@@ -46,6 +48,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from tdebench.api.keys import parse_key_sources
 from tdebench.api.regime import ratios_or_reason
 from tdebench.encryption import parse_spec
 from tdebench.errors import UsageError
@@ -108,6 +111,15 @@ class RunSection(BaseModel):
     page_source: Literal["disk", "memory"] | None = None
     # a fault injected into one measured block's trials, e.g. "kill-node@50%" (docs/faults.md)
     fault: str | None = None
+    # where the encrypted configs' keys live, each a config of its own: file, openbao (docs/key-management.md)
+    keys: list[str] | str | None = None
+    # the user's own OpenBao/Vault KV v2 mount for --keys openbao, e.g. "https://vault:8200/v1/tdebench"
+    key_server: str | None = None
+
+    @field_validator("keys", mode="before")
+    @classmethod
+    def _keys(cls, value: Any) -> list[str] | None:
+        return list(parse_key_sources(value)) if value not in (None, "", []) else None
 
     @field_validator("memory_ratio", mode="before")
     @classmethod

@@ -120,9 +120,13 @@ def test_mariadb_scopes_differ_in_redo_log_and_temp_files(mariadb):
     assert mariadb.status(full, "select_user") == "exposed"  # TDE decrypts for every user with SELECT
     temp = mariadb.rows(tables)["temp_files"]["evidence"]
     assert temp["hits"] and temp["files_scanned"] and temp["probe"]["spill_files"] > 0
-    keys = mariadb.rows(full)["disk"]["evidence"]["keys"]
+    disk = mariadb.rows(full)["disk"]
+    keys = disk["evidence"]["keys"]
     assert keys[0]["on_disk"] and keys[0]["mode"] == "0600" and not keys[0]["found_in_clear"]
-    assert keys[1]["on_disk"] is False  # the file key exists only while the server starts
+    assert keys[1]["on_disk"] is False  # the file key exists only while the server starts (the lab's arrangement)
+    # ... which no server that restarts unattended has: its file key is on the disk, beside keys.enc
+    assert disk["status"] == "exposed" and disk["evidence"]["hits"] == {} and "lab arrangement" in disk["summary"]
+    assert mariadb.status(full, "host_keys") == "exposed" and mariadb.status(plain, "host_keys") == "not applicable"
 
 
 @pytest.mark.server
@@ -165,8 +169,8 @@ def test_slow_query_log_is_scanned_and_plaintext_under_tde(slow_log):
     assert slow_log.status("mariadb-tde-aes-256-ctr", "data_dir") == "protected"  # the log has its own row
     assert slow_log.status("mariadb-tde-aes-256-ctr", "disk") == "exposed"  # ... and it is on the disk
     # the slow log lies in the instance directory: a process on the running host reads it in clear too
-    assert "does not stop a copy of the whole disk, a process on the running host that reads its files, the " \
-           "statement log" in \
+    assert "does not stop a copy of the whole disk, a process on the running host that reads its files, root on " \
+           "the running host, the statement log" in \
         json.loads((slow_log.run_dir / "verification.json").read_text())["configs"]["mariadb-tde-aes-256-ctr"][
             "threats"]["sentence"]
 

@@ -149,8 +149,12 @@ def test_status_recorded_load_and_answers(mariadb, tpch_sf001, monkeypatch, sche
         assert "innodb_encrypt_tables=ON" in status["evidence"]
         assert "AES-256 is as declared, not verified" in status["reasons"]  # MariaDB hides the key length
         assert status["label_status"] == "unverifiable" and status["label_note"].startswith("key length")
+        # where the keys live, as the server says it, and what that does not show
+        assert "file_key_management (ACTIVE): keys in a key file on the server's host" in status["key_management"]
+        assert "file key read from" in status["key_management"] and "not shown" in status["key_management"]
         status = plain.encryption_status()
         assert not status["enabled"] and status["verdict"] == "confirmed" and status["tables"] == "0 of 8 encrypted"
+        assert status["key_management"] == "the server reports no key management"
         facts = enc.settings()
         assert "MariaDB" in facts["server_version"] and facts["dialect"] == scheme
         assert facts["product"].startswith("MariaDB 10.") and facts["status_access"] == "readable"

@@ -16,16 +16,15 @@ import contextlib
 import os
 import shutil
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
-
-from collections.abc import Sequence
 
 from tdebench.api.canary import CANARY_TABLE
 from tdebench.api.dialect import Dialect
 from tdebench.api.footprint import UNMEASURED, Footprint, allocated_bytes
+from tdebench.api.config import Config
+from tdebench.api.keys import KeyAccess, KeyPath, KeyRotation
 from tdebench.api.server import ServerFiles, ToolAccess
 from tdebench.api.switch import SwitchMethod, SwitchProgress
 from tdebench.api.tables import TableSpec
@@ -57,23 +56,6 @@ class SqlTranslator(Protocol):
         """One statement in ``target``'s SQL, or None."""
 
 
-@dataclass(frozen=True)
-class Config:
-    """One arm of a comparison: engine + encryption spec + settings shared with its twins."""
-
-    engine: str
-    spec: EncryptionSpec
-    settings: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
-    tcp: bool = field(default=False, compare=False)  # servers: listen on 127.0.0.1 too (default: socket only)
-    keep: bool = field(default=False, compare=False)  # leave data directories behind after the run
-    name: str = ""  # a user-chosen label (external targets: --target LABEL=URL); default engine-spec
-
-    @property
-    def label(self) -> str:
-        """File-system-safe label, e.g. ``sqlite-sqlcipher-aes-256-cbc``, or the config's ``name``."""
-        return self.name or f"{self.engine}-{self.spec.label}"
-
-
 class CacheNotRestorable(Exception):
     """:meth:`Instance.save_cache`: the cache cannot be given back as it is after a restart (the reason)."""
 
@@ -87,6 +69,8 @@ class Instance(ThreatProbes, ABC):
     scan_note: ClassVar[str] = ""
     #: the SQL and driver capabilities of this instance (an external target sets its own per instance)
     dialect: Dialect
+    #: the config's key server (:meth:`take_keys`); None: the engine's own keys
+    key_access: KeyAccess | None = None
 
     def __init__(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> None:
         self.config = config
@@ -261,6 +245,17 @@ class Instance(ThreatProbes, ABC):
     def use_translator(self, translator: SqlTranslator | None) -> None:
         """Instances whose dialect is ``translated`` rewrite the workload's statements with ``translator`` first.
         Default: the instance runs the workload's SQL as it is."""
+
+    def take_keys(self, access: KeyAccess) -> None:
+        """From its first start on, take the keys from ``access`` (the config's key server) instead of the
+        engine's own arrangement. Only called when the engine's :meth:`Engine.key_path` for the spec is not None;
+        engines whose keys live elsewhere than this object (a mount, a key plugin) pass it on."""
+        self.key_access = access
+
+    def key_rotation(self) -> KeyRotation | None:
+        """How the instance re-encrypts its data under newer key versions while it serves; None (default): it
+        cannot (no key server, or an engine without key versions)."""
+        return None
 
     @contextlib.contextmanager
     def key_material(self) -> Iterator[None]:
@@ -519,6 +514,15 @@ class Engine(ABC):
     @abstractmethod
     def create_instance(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> Instance:
         """An unstarted instance for ``config`` living under ``workdir``, holding database ``database``."""
+
+    def key_path(self, spec: EncryptionSpec) -> KeyPath | None:
+        """How this engine's instances of ``spec`` take their keys from a key server (:mod:`tdebench.api.keys`);
+        None (default) when the spec has no key or the engine no way to take it from one."""
+        return None
+
+    def check_key_path(self, spec: EncryptionSpec) -> None:
+        """Raise :class:`tdebench.errors.EnvironmentProblem` if what :meth:`key_path` needs (a key plugin) is missing
+        here; called before any work for configs that keep their keys on a key server. Default: nothing."""
 
     def check_spec_available(self, spec: EncryptionSpec) -> None:
         """Raise :class:`tdebench.errors.EnvironmentProblem` if what ``spec`` needs (a tool, an extension) is

@@ -23,6 +23,7 @@ from typing import Any
 
 from tdebench.api.engine import Config
 from tdebench.api.faults import Fault, parse_fault
+from tdebench.api.keys import FILE
 from tdebench.api.regime import PAGE_SOURCES, SUFFIX, parse_ratios
 from tdebench.encryption import parse_spec
 from tdebench.errors import UsageError
@@ -113,6 +114,9 @@ class RunPlan:
     #: a plain config (its label) that every config of its SQL family, whatever its engine, is also compared with
     #: (the report's layers table); each config's own plain twin stays its per-engine baseline
     baseline: str | None = None
+    #: the user's own key server (``--key-server``: a KV v2 mount URL) for configs whose keys are not ``file``;
+    #: None: the run starts a private one (:mod:`tdebench.api.keys`)
+    key_server: str | None = None
 
     def __post_init__(self) -> None:
         if not self.configs:
@@ -307,8 +311,9 @@ class RunPlan:
             **({"memory_ratios": list(self.memory_ratios)} if self.memory_ratios else {}),
             **({"page_source": self.page_source} if self.page_source else {}),
             **({"baseline": self.baseline} if self.baseline else {}),
+            **({"key_server": self.key_server} if self.key_server else {}),
             "configs": [{"label": c.label, "engine": c.engine, "encryption": str(c.spec), "settings": c.settings,
-                         "tcp": c.tcp, "keep": c.keep, "name": c.name} for c in self.configs],
+                         "tcp": c.tcp, "keep": c.keep, "name": c.name, "keys": c.keys} for c in self.configs],
             "blocks": [{"block": b.number, "warmup": b.warmup, "order": list(b.order),
                         **({"memory_ratio": b.memory_ratio} if b.memory_ratio is not None else {})}
                        for b in self.blocks()],
@@ -332,7 +337,8 @@ def plan_from_json(data: dict[str, Any]) -> RunPlan:
     Plans written with manifest schema 1 kept TPC-H's ``sf``, ``tests`` and ``streams`` at the top level; they
     are moved into the workload options here."""
     configs = [Config(c["engine"], parse_spec(c["encryption"]), dict(c.get("settings") or {}),
-                      tcp=bool(c.get("tcp")), keep=bool(c.get("keep")), name=str(c.get("name") or ""))
+                      tcp=bool(c.get("tcp")), keep=bool(c.get("keep")), name=str(c.get("name") or ""),
+                      keys=str(c.get("keys") or FILE))
                for c in data["configs"]]
     options = dict(data.get("workload_options") or {})
     for key in _V1_DATA_KEYS.get(data["workload"], ()):
@@ -352,4 +358,4 @@ def plan_from_json(data: dict[str, Any]) -> RunPlan:
                    nice=data.get("nice"), restart_twins=data.get("restart_twins"),
                    memory_ratios=tuple(float(r) for r in data.get("memory_ratios") or ()),
                    page_source=str(data.get("page_source") or ""),
-                   baseline=data.get("baseline"), fault=data.get("fault"))
+                   baseline=data.get("baseline"), fault=data.get("fault"), key_server=data.get("key_server"))

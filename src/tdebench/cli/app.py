@@ -113,7 +113,8 @@ def _plan_from_file(ctx: typer.Context, a: RunArgs) -> tuple[Any, Path | None]:
         ("keep_answers", a.keep_answers), ("data_dir", str(a.data_dir) if a.data_dir else None), ("tcp", a.tcp),
         ("keep", a.keep), ("memory_ratio", a.memory_ratio), ("page_source", a.page_source), ("schedule", a.schedule), ("repeat", a.repeat),
         ("precision", a.precision), ("precision_metric", a.precision_metric), ("max_time", a.max_time), ("max_trials", a.max_trials), ("pin", a.pin),
-        ("nice", a.nice), ("restart_twins", a.restart_twins), ("baseline", a.baseline), ("fault", a.fault)) if _given(ctx, name)}
+        ("nice", a.nice), ("restart_twins", a.restart_twins), ("baseline", a.baseline), ("fault", a.fault),
+        ("keys", a.keys), ("key_server", a.key_server)) if _given(ctx, name)}
     ignored = [f"--{n.replace('_', '-')}" for n in ("workload", "engine", "encryption", "server_setting",
                                                      "encrypt_columns", "target", "nodes") if _given(ctx, n)]
     if ignored:
@@ -158,8 +159,12 @@ def _plan_from_flags(ctx: typer.Context, a: RunArgs) -> tuple[Any, Path | None]:
                "query_timeout": a.query_timeout, "max_failures": a.max_failures, "seed": a.seed,
                "keep_answers": a.keep_answers, "data_dir": str(a.data_dir) if a.data_dir else None, "tcp": a.tcp,
                "keep": a.keep, "memory_ratio": a.memory_ratio, "page_source": a.page_source, "workload": a.workload, "baseline": a.baseline,
+               "keys": a.keys, "key_server": a.key_server,
                "options": _flag_options(a, dir=_absolute(a.workload_dir), log=_absolute(a.log))}
     if a.targets:
+        if a.keys or a.key_server:
+            raise UsageError("--keys and --key-server apply to servers tdebench starts, not to --target servers "
+                             "(whose key management tdebench reports as it finds it)", "leave them out")
         if _given(ctx, "engine") or a.encryption or a.server_setting or a.encrypt_columns:
             raise UsageError("--target replaces --engine, --encryption, --server-setting and --encrypt-columns",
                              "declare each target's encryption in its URL, e.g. --target enc=mysql://u@h/db#tde:aes-256-cbc")
@@ -198,14 +203,19 @@ def verify_command(
     out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default results/<time>-verify).")] = None,
     data_dir: Annotated[Optional[Path], typer.Option(help="Where TPC-H data is generated and cached.")] = None,
     server_setting: Annotated[list[str], typer.Option(help="KEY=VALUE engine setting; repeatable.")] = [],
+    keys: Annotated[Optional[str], typer.Option(help="Key sources, as for run (file, openbao).")] = None,
+    key_server: Annotated[Optional[str], typer.Option(help="Your own OpenBao/Vault KV v2 mount, as for run.")] = None,
 ) -> None:
     """Provision, load and verify encryption at rest (status query + canary scan + answers), without trials."""
     from tdebench.cli import run as runner
     from tdebench.results.rundir import RunDirectory
+    from tdebench.runner.keyserver.servers import check_plan as check_key_servers
 
-    options = {"sf": sf, "trials": 1, "warmup": 0, "data_dir": str(data_dir) if data_dir else None}
+    options = {"sf": sf, "trials": 1, "warmup": 0, "data_dir": str(data_dir) if data_dir else None, "keys": keys,
+               "key_server": key_server}
     plan = runner.plan_from_experiment(
         runner.experiment_from_options(engine, encryption, _parse_settings(server_setting), options))
+    check_key_servers(plan)
     rundir = RunDirectory.create(out_dir or default_out_dir("verify"))
     raise typer.Exit(runner.verify_plan(plan, rundir, console=out, err_console=err))
 

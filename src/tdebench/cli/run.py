@@ -12,6 +12,7 @@ from typing import Any
 
 from rich.console import Console
 
+from tdebench.cli import key_sources
 from tdebench.config import Experiment, load_experiment, validate_experiment
 from tdebench.encryption import EncryptionSpec, check_repeats, parse_spec, parse_spec_list, redact
 from tdebench.engines import get_engine
@@ -134,6 +135,7 @@ def plan_from_experiment(experiment: Experiment) -> RunPlan:
     if r.sf is not None and not math.isfinite(r.sf):
         raise UsageError(f"bad value {r.sf} for the scale factor", "give a finite number > 0, e.g. --sf 0.01")
     stopping = stopping_options(r)
+    sources = key_sources.sources_of(r.keys)
     options = workload_options(experiment)
     every_spec = [parse_spec(t) for section in experiment.engines for t in section.encryption]
     for section in experiment.engines:
@@ -148,16 +150,18 @@ def plan_from_experiment(experiment: Experiment) -> RunPlan:
         merged = {**engine.default_settings(), **engine.plan_settings(specs + every_spec), **given}
         engine.validate_settings(merged)
         variant = engine.variant(merged)  # e.g. galera transport=tls: galera-none-tls
-        configs.extend(Config(engine.name, spec, dict(merged), tcp=r.tcp, keep=r.keep,
-                              name=name or (f"{engine.name}-{spec.label}-{variant}" if variant else ""))
-                       for spec, name in zip(specs, twin_names(engine.name, specs)))
+        for spec, name in zip(specs, twin_names(engine.name, specs)):
+            config = Config(engine.name, spec, dict(merged), tcp=r.tcp, keep=r.keep,
+                            name=name or (f"{engine.name}-{spec.label}-{variant}" if variant else ""))
+            configs.extend(key_sources.cross(engine, config, sources))  # --keys file,openbao
+    key_sources.check_sources(configs, sources, r.key_server)
     check_workload_plan(r.workload, options, configs, r.reset)
     extra = {"seed": r.seed} if r.seed is not None else {}
     return RunPlan(configs=configs, warmup_trials=r.warmup, keep_answers=r.keep_answers,
                    data_dir=Path(r.data_dir) if r.data_dir else None, cache=r.cache, reset=r.reset,
                    query_timeout=r.query_timeout, max_failures=r.max_failures, workload=r.workload,
                    workload_options=options, memory_ratios=tuple(r.memory_ratio or ()), baseline=r.baseline,
-                   page_source=r.page_source or "", **stopping, **extra)
+                   page_source=r.page_source or "", key_server=r.key_server, **stopping, **extra)
 
 
 def twin_names(engine: str, specs: list[EncryptionSpec]) -> list[str]:
@@ -295,7 +299,10 @@ def start_run(plan: RunPlan, target: Path, *, work_dir: Path | None, report: boo
     from tdebench.runner.memory import check_plan
     from tdebench.runner.precision import check_run_options
 
+    from tdebench.runner.keyserver.servers import check_plan as check_key_servers
+
     check_run_options(plan)
+    check_key_servers(plan)  # --keys openbao: bao installed, or the user's key server serving every key
     check_fault(plan)  # --fault: engines that declare it, a node that exists
     check_plan(plan)  # --memory-ratio: engines that can size their cache, and room for the largest ratio
     check_duet(plan)  # --schedule duet: two configs, two CPUs, steps, engines it can place, cgroups

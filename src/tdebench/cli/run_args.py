@@ -123,6 +123,13 @@ class RunArgs:
         "kill-node@50% (or @20s) kills a node of every config's cluster that far into its trial and rejoins it by "
         "IST; add ,block=N ,node=K ,rejoin=sst. The trial is flagged and left out of the intervals "
         "(docs/faults.md). Implies --schedule block.", show_default=False)] = None
+    keys: Annotated[Optional[str], typer.Option(help="Where the encrypted configs' keys live, each source a config "
+        "of its own: file (the engine's own arrangement), openbao (a key server: a private OpenBao the run starts, "
+        "or --key-server), e.g. file,openbao; labels end in +openbao (docs/key-management.md) (default: file).",
+        show_default=False)] = None
+    key_server: Annotated[Optional[str], typer.Option(help="--keys openbao from your own OpenBao or Vault, read only: "
+        "https://HOST:PORT/v1/MOUNT, a KV v2 mount whose secrets 1, 2, ... hold the keys in hex in field data; token "
+        "from VAULT_TOKEN, CA from VAULT_CACERT.", show_default=False)] = None
     baseline: Annotated[Optional[str], typer.Option(help="A plain config (label, e.g. sqlite-none) that every "
         "config of its engine family is also compared with, across engines (e.g. --engine sqlite,sqlite3mc); "
         "each config keeps its own plain twin too.", show_default=False)] = None

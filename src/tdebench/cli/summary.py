@@ -21,6 +21,8 @@ from rich.text import Text
 
 from tdebench.api.presentation import Presentation
 from tdebench.cli.encrypt_summary import encrypt_table
+from tdebench.api.faults import KEYSERVER_DOWN, outage_text
+from tdebench.report import keys_view
 from tdebench.report.fmt import fmt_ci, fmt_pct
 from tdebench.report.model import RunSummary, summarize
 from tdebench.report.warnings_view import one_line
@@ -335,14 +337,24 @@ def print_summary(run_dir: Path, console: Console, rs: RunSummary | None = None)
         console.print(line + ".", markup=False, highlight=False, soft_wrap=True)
     for line in fault_lines(rs.manifest):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
+    if rs is not None and keys_view.keyed(rs):  # the key server's section, as the report has it
+        table = Table(title="key server", title_justify="left")
+        for i, header in enumerate(keys_view.HEADERS):
+            table.add_column(header, justify="right" if i in keys_view.NUMERIC else "left")
+        for row in keys_view.rows(rs):
+            table.add_row(*row)
+        console.print(table)
+        for line in keys_view.lines(rs):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def fault_lines(manifest: dict[str, Any]) -> list[str]:
     """One line per trial ``--fault`` hit: how the node came back, and that the trial is flagged."""
     out = []
     for f in manifest.get("faults") or []:
-        how = (f"rejoined by {f.get('transfer')} in {f.get('seconds_to_synced')} s" if f.get("injected")
-               else f.get("error") or f.get("note") or "not injected")
+        rejoined = (outage_text(f) if str(f.get("fault", "")).startswith(KEYSERVER_DOWN) else
+                    f"rejoined by {f.get('transfer')} in {f.get('seconds_to_synced')} s")
+        how = rejoined if f.get("injected") else f.get("error") or f.get("note") or "not injected"
         flag = "flagged, left out of n and of the intervals" if f.get("flagged") else "not flagged"
         out.append(f"fault: {f.get('config')} block {f.get('block')}: {f.get('fault')}: {f.get('node')} {how}; "
                    f"trial {flag}")

@@ -93,6 +93,10 @@ def verdict_lines(rows: list[SwitchRow]) -> list[str]:
     compare with; the plaintext phases before the switch are the baseline), with the restart it needed."""
     out = []
     for row in rows:
+        if row.action == "rotate":
+            out.append(f"{row.config}, {method_text(row)}: rotated by key version in {fmt_value(row.seconds, 's')}"
+                       + (f", TPM meanwhile {ratio_text(row.tpm)} of just before, p95 {ratio_text(row.p95)}"
+                          if row.tpm is not None else "") + (f"; {row.retired}" if row.retired else ""))
         if row.action != "on":
             continue
         restart = next((r for r in rows if (r.config, r.cycle, r.action) == (row.config, row.cycle, "restart_on")),

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from tdebench.api.regime import ratio_of
 from tdebench.report.mdkit import md_table
-from tdebench.report import aes3des, backups_view, consistency_view, encrypt_view, faults_view, steps, storage_view
+from tdebench.report import (aes3des, backups_view, consistency_view, encrypt_view, faults_view, keys_view, steps,
+                             storage_view)
 from tdebench.report.counters_view import fmt_hit
 from tdebench.report.floor import ESTIMATED, CipherTable, EngineFloor, FloorRow, cipher_table, engine_floors
 from tdebench.report.fmt import DASH, fmt_bytes, fmt_ci, fmt_pct, fmt_value
@@ -143,6 +144,8 @@ def html_sections(rs: RunSummary) -> list[Safe]:
         out.append(steps.html_section(x.step_tables))
     if faults_view.entries(rs):
         out.append(faults_view.html_section(rs))
+    if keys_view.keyed(rs):
+        out.append(keys_view.html_section(rs))
     if x.consistency:
         out.append(consistency_view.html_section(x.consistency))
     if x.backups:
@@ -162,6 +165,7 @@ def md_lines(rs: RunSummary) -> list[str]:
     out: list[str] = encrypt_view.md_lines(x.switches) if x.switches else []
     out += steps.md_lines(x.step_tables)
     out += faults_view.md_lines(rs) if faults_view.entries(rs) else []
+    out += keys_view.md_lines(rs) if keys_view.keyed(rs) else []
     out += consistency_view.md_lines(x.consistency) if x.consistency else []
     out += backups_view.md_lines(x.backups) if x.backups else []
     out += storage_view.md_lines(x.storage)

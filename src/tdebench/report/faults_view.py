@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from tdebench.api.faults import KEYSERVER_DOWN, outage_text
 from tdebench.report.fmt import DASH, fmt_value
 from tdebench.report.htmlkit import Col, Safe, join, table, tag
 from tdebench.report.mdkit import md_table
@@ -61,6 +62,8 @@ def rows(rs: RunSummary) -> list[list[str]]:
         name = f"{head.get('step', '')} {head.get('metric', '')}".strip()
         value = _num(head.get("value"), unit)
         transfer = e.get("transfer") or (e.get("error") or e.get("note") or "not injected")
+        if str(e.get("fault", "")).startswith(KEYSERVER_DOWN) and e.get("injected"):
+            transfer = outage_text(e)
         out.append([str(e.get("config")), str(e.get("block")), str(e.get("fault")), str(e.get("node")),
                     str(transfer), _num(e.get("seconds_to_synced"), "s"), _num(e.get("commits_per_s_before")),
                     _num(e.get("commits_per_s_while_out")), f"{name}: {value}" if name else value,

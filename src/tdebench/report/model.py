@@ -19,6 +19,7 @@ from tdebench.stats.analysis import Analysis, StatsSettings, analyze, settings_f
 from tdebench.stats.anova import ALL_CONFIGS, ENCRYPTED_ONLY, AnovaResult
 from tdebench.stats.caveats import Caveat, condense, resolution_hint
 from tdebench.stats.describe import Summary
+from tdebench.api.keys import split_keys
 from tdebench.stats.load import SeriesKey, is_plain
 from tdebench.stats.metrics import query_number, step_label, vu_count
 from tdebench.stats.noise import spike_warning, summarize_noise
@@ -194,7 +195,9 @@ def pick_headline(keys: list[SeriesKey], declared: tuple[str, str, str] | None =
 
 
 def _display_name(config: str, encryption: str, encryptions: list[str]) -> str:
-    return encryption if encryption and encryptions.count(encryption) == 1 else config
+    """The spec, unless two configs share it or the label names a key source (``+openbao``): then the label."""
+    unique = encryption and encryptions.count(encryption) == 1 and not split_keys(split_label(config)[0])[1]
+    return encryption if unique else config
 
 
 def config_label_status(files: LoadedRun, label: str, plain: bool) -> LabelStatus:
@@ -208,12 +211,15 @@ def verdict_sentence(name: str, o: Overhead | None, a: Analysis, cpu: Overhead |
     worded by :func:`tdebench.stats.wording.phrase_for`: the same figures as every table and the terminal."""
     if o is None:
         return f"{name}: no overhead figure (no plain twin or no successful trials to compare)."
-    base = "plain" if not is_plain(o.encryption) else o.plain_config
+    against_plain = is_plain(a.measurements.encryption.get(o.plain_config, "none"))
+    base = "plain" if against_plain and not is_plain(o.encryption) else o.plain_config  # else: A/A, or file keys
     phrase = phrase_for(o, a.summaries)
     if direction(o.ci_low_pct, o.ci_high_pct) != "none":
         phrase = phrase.replace(" (", f" than {base} (", 1)
     elif o.ci_low_pct is not None and o.ci_high_pct is not None:
         phrase += f" against {base}"
+    elif base != "plain":  # no interval to word it by: say what it is against all the same
+        name += f" against {base}"
     p = f", {fmt_p(o.p_value)}" if o.p_value is not None else ""
     hint = resolution_hint(o, a.measurements) if o.ci_spans_zero and o.ci_low_pct is not None else ""
     text = f"{name}: {phrase}{p}{hint}."

@@ -16,14 +16,21 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from tdebench.api.faults import Fault
+from tdebench.api.faults import KEYSERVER_DOWN, Fault, outage_text
 from tdebench.api.plan import Block, RunPlan
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.encryption import redact
 from tdebench.errors import UsageError
+from tdebench.runner.keyserver.outage import Outage
 
 STATUS = "fault"  # the status of a flagged trial's rows (docs/result-format.md)
 TEST, STEP = "fault", "kill-node"
+# the rows of test fault, step <kind>, a flagged trial gets (docs/faults.md)
+METRICS = (("at", "s"), ("seconds_to_synced", "s"), ("commits_per_s_before", "txn/s"),
+           ("commits_per_s_while_out", "txn/s"), ("files_received", "files"), ("first_error_after_s", "s"),
+           ("down_within_trial_s", "s"), ("probes_ok", "count"), ("probes_failed", "count"),
+           ("restart_refused", "flag"), ("key_server_back_s", "s"), ("database_back_s", "s"),
+           ("rows_counted", "rows"), ("rows_equal", "flag"))
 JOIN_TIMEOUT = 900.0  # a rejoin waits at most 180 s for Synced after a recovery of at most 180 s
 
 
@@ -33,6 +40,9 @@ def check_plan(plan: RunPlan) -> None:
 
     fault = plan.fault_spec
     if fault is None:
+        return
+    if fault.kind == KEYSERVER_DOWN:
+        check_outage(plan)
         return
     for config in plan.configs:
         engine = get_engine(config.engine)
@@ -44,6 +54,16 @@ def check_plan(plan: RunPlan) -> None:
         engine.check_fault(fault.kind, fault.node, config)
 
 
+def check_outage(plan: RunPlan) -> None:
+    """``keyserver-down``: the run's own key server, and a config that keeps its keys on it."""
+    if plan.key_server:
+        raise UsageError("--fault keyserver-down stops the run's own key server, and --key-server names yours, "
+                         "which tdebench only reads", "leave out --key-server (the run starts its own) or --fault")
+    if not any(c.keys != "file" and not c.spec.is_plain for c in plan.configs):
+        raise UsageError("--fault keyserver-down: no config keeps its keys on a key server",
+                         "add --keys openbao (or file,openbao), e.g. --encryption tde:aes-256-cbc --keys openbao")
+
+
 def _engines_with(kind: str) -> list[str]:
     from tdebench.engines import engine_choices, get_engine
 
@@ -53,11 +73,14 @@ def _engines_with(kind: str) -> list[str]:
 class FaultRunner:
     """Wraps the trials of the fault's block (the orchestrator hands every trial through :meth:`trial`)."""
 
-    def __init__(self, plan: RunPlan, manifest: dict[str, Any], message: Callable[[str], None]) -> None:
+    def __init__(self, plan: RunPlan, manifest: dict[str, Any], message: Callable[[str], None], keys: Any = None,
+                 probe_table: Callable[[], str] = lambda: "") -> None:
         self.fault: Fault | None = plan.fault_spec
         self.manifest = manifest
         self.message = message
         self.planned: float | None = None
+        self.keys = keys  # the run's key servers (keyserver-down)
+        self.probe_table = probe_table  # a table of the workload the outage probe reads
 
     def check(self, planned_seconds: float | None) -> None:
         """Before any work: a share of the trial needs the workload's planned trial length."""
@@ -73,8 +96,9 @@ class FaultRunner:
         if fault is None or block.number != fault.block or block.warmup:
             return run()
         at = fault.at_seconds(self.planned) or 0.0
-        injector = Injector(state, fault, at)
-        self.message(f"{state.label} block {block.number}: {fault.kind} node {injector.node} at {at:.1f} s")
+        injector = self._injector(state, fault, at)
+        if injector is None:  # keyserver-down: a config whose keys are not on the key server runs as usual
+            return run()
         injector.start()
         error: Exception | None = None
         try:
@@ -88,6 +112,17 @@ class FaultRunner:
             raise error
         return result
 
+    def _injector(self, state: ConfigState, fault: Fault, at: float) -> "Injector | Outage | None":
+        """The fault's thread for ``state``'s trial (None: the fault does not touch this config)."""
+        if fault.kind == KEYSERVER_DOWN:
+            if self.keys is None or self.keys.private is None or state.label not in self.keys.access:
+                return None
+            self.message(f"{state.label}: the key server goes down ({fault.mode}) at {at:.1f} s")
+            return Outage(state, self.keys.private, fault.mode, at, f"SELECT COUNT(*) FROM {self.probe_table()}")
+        injector = Injector(state, fault, at)
+        self.message(f"{state.label}: {fault.kind} node {injector.node} at {at:.1f} s")
+        return injector
+
     def _record(self, state: ConfigState, block: Block, rec: Recorder, result: TrialResult, facts: dict[str, Any],
                 headline: tuple[str, str, str] | None) -> None:
         if facts.get("error"):
@@ -95,10 +130,10 @@ class FaultRunner:
         if facts.get("injected"):
             rec.status = STATUS
             rec.rows[:] = [replace(r, status=STATUS) if r.status == "ok" else r for r in rec.rows]
-            for metric, unit in (("at", "s"), ("seconds_to_synced", "s"), ("commits_per_s_before", "txn/s"),
-                                 ("commits_per_s_while_out", "txn/s"), ("files_received", "files")):
-                if isinstance(facts.get(metric), (int, float)):
-                    rec.add(TEST, STEP, metric, facts[metric], unit)
+            for metric, unit in METRICS:
+                value = facts.get(metric)
+                if isinstance(value, (int, float)):  # a bool counts as 1 or 0
+                    rec.add(TEST, self.fault.kind if self.fault else STEP, metric, float(value), unit)
         if headline is not None:
             values = [r.value for r in rec.rows if (r.test, r.step, r.metric) == headline]
             facts["headline"] = {"test": headline[0], "step": headline[1], "metric": headline[2],
@@ -106,10 +141,11 @@ class FaultRunner:
         entry = {"config": state.label, "block": block.number, "fault": str(self.fault), "flagged": rec.status == STATUS,
                  **facts}
         self.manifest.setdefault("faults", []).append(entry)
-        how = f"rejoined by {facts.get('transfer')} in {facts.get('seconds_to_synced')} s" if facts.get("injected") \
-            else facts.get("note", "not injected")
+        how = (outage_text(facts) if self.fault and self.fault.kind == KEYSERVER_DOWN else
+               f"rejoined by {facts.get('transfer')} in {facts.get('seconds_to_synced')} s") \
+            if facts.get("injected") else facts.get("note", "not injected")
         flag = "trial flagged" if rec.status == STATUS else "trial not flagged"
-        self.message(f"{state.label} block {block.number}: node {facts.get('node')} {how}; {flag}")
+        self.message(f"{state.label} block {block.number}: {facts.get('node')} {how}; {flag}")
 
 
 class Injector:

@@ -47,6 +47,9 @@ from tdebench.runner.duet import DuetSchedule
 from tdebench.runner.memory import MemoryRegimes
 from tdebench.runner.restarts import TwinRestarts
 from tdebench.runner.faults import FaultRunner
+from tdebench.runner.keyserver.servers import KeyServers
+from tdebench.runner.twins import Digests, answer_difference, plain_twin
+from tdebench.runner.keyserver.servers import check_plan as check_key_servers
 from tdebench.api.events import RunListener
 from tdebench.runner.ownership import Ownership
 from tdebench.runner.verifying import check_instance
@@ -91,7 +94,7 @@ class Orchestrator:
         self.engines: dict[str, Engine] = {c.engine: get_engine(c.engine) for c in plan.configs}
         self.states: dict[str, ConfigState] = {}
         self.workload = make_workload(plan, rundir)
-        self.digests: dict[tuple[int, str], dict[int, str]] = {}
+        self.digests: Digests = {}
         self.verification: dict[str, Any] = {"schema_version": 1, "configs": {}}
         self.threats = ThreatModel(tuple(self.workload.known_plaintext), plan.workload)  # docs/security.md
         self.manifest: dict[str, Any] = manifest or {}
@@ -104,7 +107,9 @@ class Orchestrator:
             QuerySchedule(self) if plan.schedule == "query" else DuetSchedule(self) if plan.schedule == "duet" else None)
         self.regimes = MemoryRegimes(plan)  # --memory-ratio (runner/memory.py)
         self.restarts = TwinRestarts(plan, self.engines, self.manifest)  # --restart-twins
-        self.faults = FaultRunner(plan, self.manifest, lambda text: self.ui.message(text))  # --fault
+        self.keys = KeyServers(plan, self.engines)  # --keys openbao (docs/key-management.md)
+        self.faults = FaultRunner(plan, self.manifest, lambda text: self.ui.message(text), self.keys,  # --fault
+                                  lambda: self.workload.table_names()[0])
 
     # ------------------------------------------------------------------------------------------
     def execute(self) -> RunOutcome:
@@ -127,12 +132,7 @@ class Orchestrator:
                 process.set_disposable(not any(c.keep for c in self.plan.configs))
                 stack.callback(process.set_disposable, False)
                 try:
-                    self._provision_all(stack, workdir)
-                    self.ownership.stop_polling()
-                    self._check_answers()
-                    if not self.verify_only:
-                        self._run_blocks(stack)
-                    self._finish_threats()
+                    self._work(stack, workdir)
                 except KeyboardInterrupt:
                     if not any(c.keep for c in self.plan.configs):  # the data is deleted anyway: no clean
                         process.kill_servers()                       # shutdown, be gone within seconds
@@ -164,11 +164,28 @@ class Orchestrator:
         self._finish_manifest("completed" if self.outcome.ok else "completed with failures")
         return self.outcome
 
+    def _work(self, stack: ExitStack, workdir: Path) -> None:
+        """The key server, the instances, the blocks, the threat model's last pass, the search for keys in files."""
+        if self.keys.active:  # before any instance starts
+            self.manifest["key_server"] = self.keys.start(stack, workdir, self.ui.message)
+        self._provision_all(stack, workdir)
+        self.ownership.stop_polling()
+        self._check_answers()
+        if not self.verify_only:
+            self._run_blocks(stack)
+        self._finish_threats()
+        if self.keys.active:  # no key of the key server in a file of the run
+            dirs = {s.instance.data_dir.resolve() for s in self.states.values() if s.instance.scannable}
+            self.keys.verify_no_leak([workdir, self.rundir.path, *dirs], self.verification, self.outcome.problems,
+                                     self.ui.message)
+            self._write_verification()
+
     def _check_environment(self) -> None:
-        """Binaries, what each spec needs (gocryptfs, pgcrypto), settings against the workload's tables, the work
-        dir and its space: before any work."""
+        """Binaries, what each spec needs (gocryptfs, pgcrypto), the key server, settings against the workload's
+        tables, the work dir and its space: before any work."""
         for engine in self.engines.values():
             engine.check_available()
+        check_key_servers(self.plan)
         tables = self.workload.tables()
         for config in self.plan.configs:
             engine = self.engines[config.engine]
@@ -232,6 +249,7 @@ class Orchestrator:
         instance.use_translator(self.workload.sql_translator())
         stack.callback(instance.destroy)
         self._own_paths(instance)
+        self.keys.take_keys(instance)  # a config whose keys live on the key server: provisioned there first
         instance.start()
         self._own_instance(instance)
         state = ConfigState(config, engine, instance)
@@ -293,6 +311,8 @@ class Orchestrator:
         verified = self.verification["configs"].get(state.config.label, {})
         entry.update({k: verified[k] for k in ("label_status", "label_note") if k in verified})
         entry["storage"] = config_storage(state.instance, self.workload.sized_tables() or None)
+        entry["keys"] = state.config.keys if not state.config.spec.is_plain else "none"
+        entry.update({"key_source": self.keys.facts(state.config.label)} if self.keys.active else {})
         configs = [c for c in self.manifest.get("configs", []) if c.get("label") != state.config.label]
         self.manifest["configs"] = [*configs, entry]
         self.rundir.write_manifest(self.manifest)
@@ -307,8 +327,9 @@ class Orchestrator:
         done = {b for b, _ in self.completed if all((b, c) in self.completed for c in self.plan.labels)}
         if isinstance(self.schedule, DuetSchedule):  # its cgroups go at the end of the run
             stack.callback(self.schedule.close)
-        for block in sequence.blocks(done):
-            self._run_block(block)
+        with self.keys.usage([s.instance for s in self.states.values()], self.manifest):  # requests, CPU
+            for block in sequence.blocks(done):
+                self._run_block(block)
         self.manifest["blocks_run"] = sequence.blocks_run
 
     def _run_block(self, block: Block) -> None:
@@ -426,7 +447,9 @@ class Orchestrator:
             self.manifest.setdefault("conditions", []).append({"block": block.number, "config": label,
                                                                **conditions, **probed})
         self.digests[(block.number, label)] = result.answer_digest
-        self._compare_digests(block.number, state)
+        difference = answer_difference(self.plan, self.digests, block.number, state.config)
+        if difference:
+            self.outcome.problems.append(difference)
         self._close_trial(block, state, rec, result)
 
     def _save_samples(self, block: Block, state: ConfigState) -> ResourceSeries | None:
@@ -486,23 +509,7 @@ class Orchestrator:
         except Exception as exc:  # noqa: BLE001 - counted as another failure next time
             self.ui.message(f"restart of {label} failed: {redact(str(exc))[:200]}")
 
-    def _compare_digests(self, block: int, state: ConfigState) -> None:
-        """Twins in one block ran on identical data: their power-stream answers must be identical."""
-        twin = self._plain_of(state.config)
-        mine = self.digests.get((block, state.config.label))
-        theirs = self.digests.get((block, twin)) if twin else None
-        if not mine or not theirs or twin == state.config.label:
-            return
-        differ = sorted(n for n in set(mine) & set(theirs) if mine[n] != theirs[n])
-        if differ:
-            self.outcome.problems.append(f"answers of {state.config.label} differ from {twin} in block {block}: "
-                                         + ", ".join(f"q{n:02d}" for n in differ))
-
     # ------------------------------------------------------------------------------------------
-    def _plain_of(self, config: Config) -> str | None:
-        twins = [c.label for c in self.plan.configs if c.engine == config.engine and c.spec.is_plain]
-        return twins[0] if twins else None
-
     def trial_recorder(self, state: ConfigState, block: Block) -> Recorder:
         """The recorder of ``state``'s trial in ``block``; with --memory-ratio its rows carry the ratio and the
         instance's cache is sized for it first."""
@@ -517,7 +524,7 @@ class Orchestrator:
                         status="warmup" if block == 0 and self.plan.warmup_trials else "ok")
 
     def _check_answers(self) -> None:
-        plain_of = {c.label: self._plain_of(c) for c in self.plan.configs}
+        plain_of = {c.label: plain_twin(self.plan, c) for c in self.plan.configs}
         verdicts = self.workload.answer_verdicts(plain_of)
         for label, verdict in verdicts.items():
             entry = self.verification["configs"].setdefault(label, {})

@@ -29,6 +29,7 @@ from tdebench.api.workload import Workload
 from tdebench.errors import UsageError
 from tdebench.results.rundir import RunDirectory
 from tdebench.stats.load import Measurements, SeriesKey, load_measurements
+from tdebench.api.keys import file_twin
 from tdebench.stats.overhead import default_baselines
 from tdebench.stats.seqinterval import paired_blocks
 from tdebench.stats.sequential import Decision, StoppingRule, all_met
@@ -56,7 +57,7 @@ def compared_labels(plan: RunPlan) -> dict[str, str]:
         if c.spec.is_plain and c.engine not in first:
             first[c.engine] = c.label
     for c in plan.configs:
-        base = first.get(c.engine)
+        base = file_twin(c.label, plan.labels) or first.get(c.engine)  # a key server's config: its file keys
         if base is not None and c.label != base:
             out[c.label] = base
     return out

@@ -13,7 +13,7 @@ run stays warm; then the servers must go quiet again (:func:`tdebench.runner.set
 
 Default: on with ``--schedule query`` or ``duet`` and a warm cache when every engine of the run can restart keeping
 its cache (:attr:`tdebench.api.engine.Engine.warm_restart`); the manifest's ``restarts`` says whether, why, and per block
-what each restart took.
+what each restart took (per config ``stop_wall_s``, ``start_wall_s``, ``load_wall_s``).
 """
 
 from __future__ import annotations
@@ -109,6 +109,7 @@ class TwinRestarts:
             for state in order:
                 if "error" in facts[state.label]:
                     continue
+                began = time.monotonic()
                 try:
                     if step == "load":
                         if not self.cold:
@@ -116,7 +117,8 @@ class TwinRestarts:
                     elif step == "stop":
                         state.instance.stop()
                     else:
-                        state.instance.start()
+                        state.instance.start()  # a key server's config fetches its keys here
+                    facts[state.label][f"{step}_wall_s"] = round(time.monotonic() - began, 3)
                 except Exception as exc:  # noqa: BLE001 - its trial fails next and is recovered like any other
                     facts[state.label]["error"] = f"{step}: {redact(str(exc))[:300]}"
                     ui.message(f"restart of {state.label} failed ({step}): {redact(str(exc))[:200]}")

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
+from tdebench.api.keys import file_twin
 from tdebench.api.regime import ratio_of, split_label
 from tdebench.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from tdebench.stats.interval import DEFAULT_METHOD, IntervalMethod, overhead_interval, rounds_interval
@@ -141,7 +142,9 @@ def config_engines(m: Measurements) -> dict[str, str]:
 def default_baselines(m: Measurements) -> dict[str, str]:
     """Map every other config of an engine to its first plain config (encryption ``none``) at the same memory
     ratio when the run swept one (labels ``...@mem0.25``, :mod:`tdebench.api.regime`): encrypted configs, and the
-    second plain twin of an A/A test (``--encryption none,none``), compared like an encrypted one."""
+    second plain twin of an A/A test (``--encryption none,none``), compared like an encrypted one. A config whose
+    keys live on a key server is compared with its file-key twin instead, when the run has one
+    (:func:`tdebench.api.keys.file_twin`): what the key server costs, not what the encryption does."""
     engines = config_engines(m)
     # the plan's order: a label at a memory ratio ranks where its base label does (the twins' loads come first,
     # in the plan's order), not where its first block's random order put it
@@ -151,8 +154,13 @@ def default_baselines(m: Measurements) -> dict[str, str]:
     for config in ordered:
         if is_plain(m.encryption.get(config, "")):
             plain.setdefault((engines[config], ratio_of(config)), config)
-    return {c: plain[(e, ratio_of(c))] for c, e in engines.items()
-            if (e, ratio_of(c)) in plain and c != plain[(e, ratio_of(c))]}
+    out = {c: plain[(e, ratio_of(c))] for c, e in engines.items()
+           if (e, ratio_of(c)) in plain and c != plain[(e, ratio_of(c))]}
+    for config, engine in engines.items():
+        twin = file_twin(config, engines)
+        if twin is not None and engines[twin] == engine:
+            out[config] = twin
+    return out
 
 
 def compute_overheads(m: Measurements, *, baselines: Mapping[str, str] | None = None,

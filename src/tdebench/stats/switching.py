@@ -30,6 +30,7 @@ ACTIONS: dict[str, tuple[str, str, str, str | None]] = {
     "restart_on": ("restart (load plugin)", "during_restart_on", "before", "after_restart"),
     "on": ("switch on", "during_on", "before", "after_on"),
     "rekey": ("re-keying", "during_rekey", "before_rekey", "after_rekey"),
+    "rotate": ("rotation by key version", "during_rotate", "before_rotate", "after_rotate"),
     "off": ("way back", "during_off", "before_off", "after_off"),
     "restart_off": ("restart (unload plugin)", "during_restart_off", "after_off", None),
 }
@@ -60,6 +61,7 @@ class SwitchRow:
     copy_rate: float | None = None  # median bytes a second of a switch that copies the data
     old_copy_left: int | None = None  # plaintext hits in the old copy before it was deleted; None: no old copy
     removed: float | None = None  # median bytes the deleted old copy took
+    retired: str = ""  # rotation by key version: what became of the old versions (the proof)
 
     @property
     def offline(self) -> bool:
@@ -164,7 +166,22 @@ def _row(v: _Values, config: str, cycle: str, action: str) -> SwitchRow | None:
         None if hits[0] is None else int(sum(h or 0 for h in hits)),
         None if outside is None else int(outside), before,
         downtime, v.median(name, "copy_bytes_per_s"),
-        None if old[0] is None else int(sum(h or 0 for h in old)), v.median(name, "removed_bytes"))
+        None if old[0] is None else int(sum(h or 0 for h in old)), v.median(name, "removed_bytes"),
+        retired_text(v, f"{name}.proof"))
+
+
+def retired_text(v: _Values, step: str) -> str:
+    """A rotation's proof over the trials (medians): old versions destroyed after a restart that read every table,
+    or what still needed them."""
+    left, restarted = v.median(step, "left_behind"), v.median(step, "restarted")
+    if left is None:
+        return ""
+    if left:
+        return f"{left:g} part(s) still needed an older version: nothing retired (samples/<config>/encrypt-block*.json)"
+    if not restarted:
+        return "the server did not start or read without the old versions: they were restored (the finding)"
+    return (f"{v.median(step, 'old_versions_destroyed') or 0:g} old version(s) destroyed, the server restarted and "
+            f"read all {v.median(step, 'tables_read') or 0:g} tables")
 
 
 @dataclass

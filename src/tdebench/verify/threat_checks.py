@@ -21,6 +21,7 @@ from tdebench.engines.toolkit.exposure import files_on_disk
 from tdebench.verify import hostfacts
 from tdebench.verify.atrest import count_in_file
 from tdebench.verify.live_scan import scan_tree_as
+from tdebench.verify.threat_keys import host_keys_row, key_text, unattended_text
 from tdebench.verify.threat_rows import (EXPOSED, NOT_APPLICABLE, NOT_CHECKED, PROTECTED, Needles, Row, backup_rows,
                                          fmt_bytes, guarded, join_words)
 
@@ -102,9 +103,8 @@ def display(path: Path, roots: list[Path]) -> str:
 
 
 def scanned_size(path: Path) -> int:
-    """The size a scanned file stands for: the blocks it holds on disk (a sparse image counts those), or, for a file
-    whose blocks are not allocated yet (delayed allocation of a fresh temp file), its apparent size. A /proc fd link
-    is followed to the file it names."""
+    """Bytes on disk (a sparse image counts its blocks), or a fresh file's apparent size until its blocks are
+    allocated; a /proc fd link is followed."""
     info = os.stat(path)
     return info.st_blocks * 512 or info.st_size
 
@@ -277,18 +277,10 @@ def replication_rows(instance: Instance, files: list[FileHit]) -> list[Row]:
     return rows
 
 
-def key_text(k: dict[str, Any]) -> str:
-    where = f"{k.get('key')}: {k.get('where')}"
-    facts = [f"mode {k['mode']}" if k.get("mode") else "",
-             "beside the data" if k.get("beside_data") else "",
-             f"protected by {k['protected_by']}" if k.get("on_disk") and k.get("protected_by") else "",
-             f"named in {k['named_in']}" if k.get("named_in") else "",
-             "not on disk" if not k.get("on_disk") else "",
-             f"IN CLEAR in {', '.join(k['found_in_clear'][:3])}" if k.get("found_in_clear") else ""]
-    return where + (f" ({'; '.join(f for f in facts if f)})" if any(facts) else "")
-
-
-def disk_row(instance: Instance, files: list[FileHit], needles: Needles, logs: dict[str, Any] | None) -> Row:
+def disk_row(instance: Instance, files: list[FileHit], needles: Needles, logs: dict[str, Any] | None,
+             keys: list[dict[str, Any]] | None) -> Row:
+    """The instance's files as a copy of the disk holds them, and its keys (``keys``: :meth:`key_storage`) where
+    a setup that restarts unattended keeps them."""
     roots = instance.disk_paths()
     log_paths = [Path(p) for p in (logs or {}).get("files", []) + (logs or {}).get("server_logs", [])]
     log_rel = set()
@@ -300,15 +292,17 @@ def disk_row(instance: Instance, files: list[FileHit], needles: Needles, logs: d
     fresh = scan_paths(rest + [p for p in log_paths if p.is_file() and _inside(p, [instance.data_dir])], needles,
                        roots)
     scan = Scan(base + fresh.files)
-    keys = instance.key_storage()
     clear = [k for k in keys or [] if k.get("found_in_clear")]
     bare = [k for k in keys or [] if k.get("on_disk") and k.get("protected_by") in (None, "", "none")]
     key_part = ("keys: not known" if keys is None else "no key" if not keys else
                 "keys: " + "; ".join(key_text(k) for k in keys))
-    status = EXPOSED if scan.total or clear or bare else PROTECTED
+    restart, unwraps = unattended_text(keys or [])
+    status = EXPOSED if scan.total or clear or bare or unwraps else PROTECTED
     evidence = {**scan.evidence(), "paths": [str(p) for p in roots], "keys": keys,
-                "key_beside_data": any(k.get("beside_data") for k in keys or []) if keys is not None else None}
-    return Row("disk", status, f"{scan.text('the instance on disk')}; {key_part}", evidence)
+                "key_beside_data": any(k.get("beside_data") for k in keys or []) if keys is not None else None,
+                "unattended_restart": restart or None}
+    return Row("disk", status, f"{scan.text('the instance on disk')}; {key_part}"
+               + (f"; {restart}" if restart else ""), evidence)
 
 
 def live_host_row(instance: Instance, needles: Needles) -> Row:
@@ -534,8 +528,15 @@ def all_rows(instance: Instance, at_rest: dict[str, Any], needles: Needles, back
     except Exception as exc:  # noqa: BLE001 - one failing probe must not hide the other rows
         rows.append(Row("gcache", NOT_CHECKED, f"the check failed: {scrub(f'{type(exc).__name__}: {exc}')[:300]}"))
     rows.append(guarded("statement_log", lambda: statement_log_row(instance, needles, facts), scrub))
-    rows.append(guarded("disk", lambda: disk_row(instance, files, needles, facts), scrub))
+    try:
+        keys = instance.key_storage()
+    except Exception as exc:  # noqa: BLE001 - the key rows say the keys could not be told
+        keys, failure = None, scrub(f"{type(exc).__name__}: {exc}")[:300]
+        rows.append(Row("host_keys", NOT_CHECKED, f"the check failed: {failure}"))
+    rows.append(guarded("disk", lambda: disk_row(instance, files, needles, facts, keys), scrub))
     rows.append(guarded("live_host", lambda: live_host_row(instance, needles), scrub))
+    if not any(r.id == "host_keys" for r in rows):
+        rows.append(guarded("host_keys", lambda: host_keys_row(instance, keys), scrub))
     rows += backup_rows({}, backup_note)
     rows.append(guarded("temp_files", lambda: temp_row(instance, needles), scrub))
     rows.append(guarded("swap_core", lambda: swap_core_row(instance), scrub))
@@ -551,8 +552,15 @@ def all_rows(instance: Instance, at_rest: dict[str, Any], needles: Needles, back
 def unreachable(instance: Instance, needles: Needles) -> list[Row]:
     """An external server: its files and processes are out of reach; its own SQL probes may still answer."""
     why = instance.scan_note or "the server's files are out of reach"
-    rows = [Row(i, NOT_CHECKED, f"files out of reach: {why}")
-            for i in ("data_dir", "redo_log", "disk", "live_host", "statement_log", "temp_files")]
+    try:
+        keys = instance.key_storage()  # what the server says of its key management, claimed no further
+    except Exception:  # noqa: BLE001 - the rows stay "not checked" without it
+        keys = None
+    told = ("; the server reports " + "; ".join(f"{k['key']}: {k['where']} (not shown: {k.get('not_shown')})"
+                                                 for k in keys)) if keys else ""
+    rows = [Row(i, NOT_CHECKED, f"files out of reach: {why}" + (told if i in ("disk", "host_keys") else ""),
+                {"keys": keys} if i in ("disk", "host_keys") and keys else {})
+            for i in ("data_dir", "redo_log", "disk", "live_host", "host_keys", "statement_log", "temp_files")]
     rows.append(Row("swap_core", NOT_CHECKED, "the server's processes are out of reach"))
     rows.append(guarded("select_user", lambda: select_user_row(instance, needles), needles.scrub))
     rows.append(guarded("network", lambda: network_row(instance), needles.scrub))

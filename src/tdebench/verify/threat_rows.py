@@ -24,6 +24,8 @@ ATTACKERS: dict[str, tuple[str, str]] = {
     "disk": ("copy of the whole disk (key files and configuration included)", "a copy of the whole disk"),
     "live_host": ("a process on the running host reading its files (root, or the server's OS user)",
                   "a process on the running host that reads its files"),
+    "host_keys": ("the running host: root (or the server's OS user) taking the keys",
+                  "root on the running host"),
     "backups": ("backups", "backups"),
     "statement_log": ("server logs with statement logging", "the statement log"),
     "temp_files": ("temporary and spill files during the run", "temporary and spill files"),
@@ -32,8 +34,8 @@ ATTACKERS: dict[str, tuple[str, str]] = {
     "network": ("an observer of the network", "a network observer"),
     "replication": ("an observer of the network between a cluster's nodes", "the traffic between the nodes"),
 }
-ORDER = ("data_dir", "redo_log", "gcache", "state_transfer", "disk", "live_host", "backups", "statement_log",
-         "temp_files", "swap_core", "select_user", "network", "replication")
+ORDER = ("data_dir", "redo_log", "gcache", "state_transfer", "disk", "live_host", "host_keys", "backups",
+         "statement_log", "temp_files", "swap_core", "select_user", "network", "replication")
 
 
 @dataclass(frozen=True)

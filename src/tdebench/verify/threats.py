@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.engine import Instance
+from tdebench.api.keys import FILE
 from tdebench.verify import atrest
 from tdebench.verify import threat_checks as tc
 from tdebench.verify.threat_rows import (ATTACKERS, EXPOSED, NOT_CHECKED, ORDER, PROTECTED, Needles, Row,
@@ -66,7 +67,7 @@ class ThreatModel:
     @staticmethod
     def _entry(instance: Instance, rows: list[Row], final: bool = False) -> dict[str, Any]:
         name = str(instance.config.spec)  # a named config (e.g. a variant: galera-none-tls) says which it is
-        name += f" ({instance.config.label})" if instance.config.name else ""
+        name += f" ({instance.config.label})" if instance.config.name or instance.config.keys != FILE else ""
         out = {"rows": [r.to_json() for r in sorted(rows, key=_row_order)],
                "final_pass": final, "sentence": verdict_sentence(name, rows) if not instance.config.spec.is_plain
                else ""}

@@ -22,6 +22,7 @@ import duckdb
 from tdebench.api.dialect import Dialect
 from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
 from tdebench.api.footprint import MIB, Footprint
+from tdebench.api.keys import KeyPath
 from tdebench.api.tables import TableSpec
 from tdebench.encryption import PLAIN, EncryptionSpec, SecretKey, parse_spec, redact
 from tdebench.engines.duckdb import extensions, load
@@ -61,6 +62,12 @@ class DuckdbEngine(FileEngine, Engine):
 
     def supported_specs(self) -> list[EncryptionSpec]:
         return [PLAIN, GCM, CTR, *self.file_specs()]
+
+    def key_path(self, spec: EncryptionSpec) -> KeyPath | None:
+        if spec in _CIPHERS:
+            return self.library_key_path(256, "DuckDB ENCRYPTION_KEY (256 bits as hex)", "with ATTACH ... "
+                                         "(ENCRYPTION_KEY ...)")
+        return super().key_path(spec)
 
     def default_encrypted_spec(self) -> EncryptionSpec:
         return GCM
@@ -151,8 +158,8 @@ class DuckdbInstance(DuckdbThreatProbes, FileDatabase, Instance):
 
     def _attach(self, root: duckdb.DuckDBPyConnection) -> None:
         path = str(self.path).replace("'", "''")
-        options = (f" (ENCRYPTION_KEY '{self._key.hex()}', ENCRYPTION_CIPHER '{self._cipher}')"
-                   if self._key is not None else "")
+        key = self.open_key(self._key)
+        options = (f" (ENCRYPTION_KEY '{key.hex()}', ENCRYPTION_CIPHER '{self._cipher}')" if key is not None else "")
         try:
             root.execute(f"ATTACH '{path}' AS {ALIAS}{options}")
         except duckdb.Error as exc:

@@ -36,6 +36,7 @@ from tdebench.engines.external.target import CHECK_OVERRIDDEN, ENGINE, NOT_SCANN
 from tdebench.engines.toolkit.dbapi import drivers
 from tdebench.engines.toolkit.dbapi.kinds import KINDS, kind_dialect
 from tdebench.engines.toolkit.dbapi.schema import TranslatedSchemaMixin
+from tdebench.engines.toolkit.dbapi.keymgmt import key_management, key_text
 from tdebench.engines.toolkit.dbapi.status import (CONFIRMED, CONTRADICTED, PROBES, Finding, Verdict, evaluate,
                                                    label_status)
 from tdebench.engines.toolkit.dbapi.translate import TranslatingConnection, Translator, raw_connection
@@ -111,6 +112,7 @@ class ExternalInstance(TranslatedSchemaMixin, Instance):
         self.checks: dict[str, dict[str, Any]] = {}   # phase -> what was found and decided
         self._loaded = False
         self._started = False
+        self.key_management: list[dict[str, Any]] = []
 
     # lifecycle: nothing to start or stop -------------------------------------------------------------------
     def start(self) -> None:
@@ -122,6 +124,7 @@ class ExternalInstance(TranslatedSchemaMixin, Instance):
             self.facts = drivers.session_facts(self.kind, raw)
             self.facts.update(preflight(self.target, raw, self.override))  # before the schema is created
             finding = PROBES[self.kind.scheme](raw, None)
+            self.key_management = key_management(self.kind.scheme, raw)  # where the keys live, as it says
         finally:
             raw.close()
         self._decide("start", finding)
@@ -226,6 +229,7 @@ class ExternalInstance(TranslatedSchemaMixin, Instance):
                 "sql_rewrites": dict(self.translator.sources),
                 "encryption_verdicts": "; ".join(f"{phase}: {c['verdict']} ({c['found']})"
                                                  for phase, c in self.checks.items()) or "not checked yet",
+                "key_management": key_text(self.key_management),
                 **self._label_settings()}
 
     def _label_settings(self) -> dict[str, str]:
@@ -269,12 +273,20 @@ class ExternalInstance(TranslatedSchemaMixin, Instance):
             "found": finding.state, "cipher": finding.cipher, "key_bits": finding.key_bits, "mode": finding.mode,
             "tables": tables_text(finding.tables), "verdict": verdict.state, "reasons": "; ".join(verdict.reasons),
             "evidence": evidence_text(finding.details),
-            "check": "overridden" if self.override else "required", "at_rest_scan": NOT_SCANNABLE}
+            "check": "overridden" if self.override else "required", "at_rest_scan": NOT_SCANNABLE,
+            "key_management": key_text(self.key_management)}
         if verdict.state != CONFIRMED and self.override:
             entry["override"] = (f"label kept although the server's status is {verdict.state}: "
                                  "--override-encryption-check was given")
         entry["label_status"], entry["label_note"] = label_status(verdict, self.override)
         return {k: v for k, v in entry.items() if v is not None and v != ""}
+
+    def key_storage(self) -> list[dict[str, Any]] | None:
+        """The key management the server reports (:mod:`tdebench.engines.toolkit.dbapi.keymgmt`); its files are out
+        of reach, so nothing about them is claimed."""
+        return [{"key": e["mechanism"], "where": e.get("keys"), "on_disk": None, "beside_data": None, "mode": None,
+                 "protected_by": None, "found_in_clear": [], "not_shown": e.get("not_shown")}
+                for e in self.key_management] if self._started else None
 
     def _decide(self, phase: str, finding: Finding) -> None:
         verdict = evaluate(self.config.spec, finding)

@@ -20,14 +20,13 @@ instance is created under ``/var/tmp`` and ``<workdir>/<label>`` becomes a symli
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,13 +36,16 @@ from tdebench.api.dialect import MARIADB
 from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
 from tdebench.api.switch import SwitchMethod
 from tdebench.api.footprint import DEFAULT_REDO, MIB, Footprint, size_setting
+from tdebench.api.keys import KeyPath
 from tdebench.encryption import PLAIN, EncryptionSpec, generate_password, parse_spec, redact, write_secret_file
+from tdebench.engines.mariadb import keyplugins
 from tdebench.engines.mariadb import settings as ms
 from tdebench.engines.mariadb.counters import MariadbCounters
 from tdebench.engines.mariadb.filesystems import MariadbFilesystems
 from tdebench.engines.mariadb.load import MariadbLoading
 from tdebench.engines.mariadb.memory import MariadbMemory
-from tdebench.engines.mariadb.keys import KeyMaterial, remove_tree, transient_dir
+from tdebench.engines.mariadb.keys import KeyMaterial, remove_tree
+from tdebench.engines.mariadb.keysource import MariadbKeySource
 from tdebench.engines.mariadb.layer import MariadbLayer
 from tdebench.engines.mariadb.switch import SWITCH_RESTART, MariadbSwitch
 from tdebench.engines.mariadb.support import (close_quietly, error_lines, native_password_hash, run_group,
@@ -127,6 +129,17 @@ class MariadbEngine(Engine):
         if fsencrypt.is_fs_spec(spec):
             fsencrypt.check_available()
 
+    def key_path(self, spec: EncryptionSpec) -> KeyPath | None:
+        """``tde:`` (AES-CBC): the hashicorp_key_management plugin; the filesystems' own paths."""
+        if spec.mechanism == "tde":
+            return keyplugins.key_path(spec)
+        return fscrypt.key_path(spec) or fsencrypt.key_path(spec)
+
+    def check_key_path(self, spec: EncryptionSpec) -> None:
+        """The key server plugin is installed (``tde:`` specs)."""
+        if spec.mechanism == "tde":
+            keyplugins.check_available(self._plugin_dir())
+
     def plan_settings(self, specs: Sequence[EncryptionSpec]) -> dict[str, str]:
         return fscrypt.plan_settings(list(specs))
 
@@ -136,12 +149,16 @@ class MariadbEngine(Engine):
     def check_available(self) -> None:
         self.binary("mariadbd")
         self.binary("mariadb-install-db")
+        plugin_dir = self._plugin_dir()
+        if plugin_dir and not any(plugin_dir.glob("file_key_management.*")):
+            raise EnvironmentProblem(f"MariaDB's file_key_management plugin is missing in {plugin_dir}",
+                                     f"install the Debian package {PACKAGE}")
+
+    def _plugin_dir(self) -> Path | None:
         out = subprocess.run([str(self.binary("mariadbd")), "--no-defaults", "--verbose", "--help"],
                              capture_output=True, text=True, check=False, timeout=60)
-        plugin_dir = re.search(r"^plugin-dir\s+(\S+)", out.stdout, re.M)
-        if plugin_dir and not any(Path(plugin_dir.group(1)).glob("file_key_management.*")):
-            raise EnvironmentProblem(f"MariaDB's file_key_management plugin is missing in {plugin_dir.group(1)}",
-                                     f"install the Debian package {PACKAGE}")
+        found = re.search(r"^plugin-dir\s+(\S+)", out.stdout, re.M)
+        return Path(found.group(1)) if found else None
 
     def version(self) -> str:
         out = subprocess.run([str(self.binary("mariadbd")), "--version"], capture_output=True, text=True,
@@ -171,8 +188,8 @@ class MariadbEngine(Engine):
         return Footprint(peak=5.0, final=2.0, fixed=144 * MIB + redo + image + fuse)
 
 
-class MariadbInstance(MariadbFilesystems, MariadbLayer, MariadbSwitch, MariadbTools, MariadbThreatProbes, MariadbMemory,
-                      MariadbCounters, MariadbLoading, MariadbStatus, Instance):
+class MariadbInstance(MariadbKeySource, MariadbFilesystems, MariadbLayer, MariadbSwitch, MariadbTools,
+                      MariadbThreatProbes, MariadbMemory, MariadbCounters, MariadbLoading, MariadbStatus, Instance):
     """One private mariadbd with its own directories, socket, password and (for TDE) keys."""
 
     dialect = MARIADB
@@ -181,7 +198,8 @@ class MariadbInstance(MariadbFilesystems, MariadbLayer, MariadbSwitch, MariadbTo
                  database: str = DEFAULT_DATABASE) -> None:
         super().__init__(config, workdir, database)
         self.engine = engine
-        self.options = ms.merged({k: v for k, v in config.settings.items() if k != fscrypt.STORAGE_KEY})
+        self.options, self.key_settings = keyplugins.split_settings(
+            ms.merged({k: v for k, v in config.settings.items() if k != fscrypt.STORAGE_KEY}))
         self.on_image = fscrypt.on_loop_image(config.spec, config.settings)
         self.image: fscrypt.Ext4Image | None = None
         self.fs: fsencrypt.GocryptfsMount | None = None
@@ -201,11 +219,11 @@ class MariadbInstance(MariadbFilesystems, MariadbLayer, MariadbSwitch, MariadbTo
         self.tde_loaded = self._keys is not None  # my.cnf loads the key plugin (start_plain may unload it)
         self.in_layer = True  # datadir and tmpdir inside the fs: spec's encrypted layer (start_plain moves them out)
         self._persisted: dict[str, str] = {}  # the switch's settings, kept in my.cnf (MariadbSwitch._persist)
+        self._rotation = None  # MariadbKeySource.key_rotation makes it
 
-    # paths -------------------------------------------------------------------------------
     @property
     def encrypted(self) -> bool:
-        return self._keys is not None
+        return self.config.spec.mechanism == "tde"
 
     def _path(self, *parts: str) -> Path:
         if self.root is None:
@@ -367,11 +385,12 @@ class MariadbInstance(MariadbFilesystems, MariadbLayer, MariadbSwitch, MariadbTo
         if self.on_image:  # the instance directory is the image's encrypted (or plain) data/ directory
             if self.user is not None:
                 os.chown(self.home, self.user.pw_uid, self.user.pw_gid)
-            self.image = fscrypt.Ext4Image(self.config.spec, self.home / "fs", owner=self.user)
+            self.image = fscrypt.Ext4Image(self.config.spec, self.home / "fs", owner=self.user, keys=self.key_access)
             self.image.mount()
             self.root = self.image.data_dir
         if fsencrypt.is_fs_spec(self.config.spec):
-            self.fs = fsencrypt.GocryptfsMount(self.config.spec, self.root / "gocryptfs", owner=self.user)
+            self.fs = fsencrypt.GocryptfsMount(self.config.spec, self.root / "gocryptfs", owner=self.user,
+                                               keys=self.key_access)
         for path in (self._path("keys"),) if self.fs is not None else (self.datadir, self.tmpdir, self._path("keys")):
             path.mkdir(mode=0o700)
         if len(str(self.socket)) > _SOCKET_MAX:
@@ -398,50 +417,10 @@ class MariadbInstance(MariadbFilesystems, MariadbLayer, MariadbSwitch, MariadbTo
                  f"pid_file={self._path('mariadbd.pid')}", "skip_name_resolve", "local_infile=ON"]
         lines += ["bind_address=127.0.0.1", f"port={self._port}"] if self._port else ["skip_networking"]
         lines += ms.server_lines(self.options)
-        enc = ms.encryption_options(self.config.spec, self._path("keys", "keys.enc"), self._filekey_placeholder(),
+        enc = ms.encryption_options(self.config.spec, self._key_plugin_options(),
                                     ms.binlog_on(self.options)) if self.tde_loaded else {}
         lines += [f"{k}={v}" for k, v in {**enc, **self._persisted}.items()]
         return ms.render_cnf(lines)
-
-    def _filekey_placeholder(self) -> Path:
-        # the file key's real location is a fresh tmpfs directory per start, linked here (see _secrets)
-        return self._path("keys", "filekey")
-
-    def _secrets(self) -> Path:
-        """Write the file key (and nothing else) for one start-up; linked from keys/filekey."""
-        remove_tree(self._transient)
-        self._transient = transient_dir(self._path("keys"))
-        chown_tree(self._transient, self.user)
-        if self._keys is not None:
-            target = self._keys.write_filekey(self._transient)
-            chown_tree(self._transient, self.user)
-            link = self._filekey_placeholder()
-            if link.is_symlink() or link.exists():
-                link.unlink()
-            link.symlink_to(target)
-            if self.user is not None:
-                os.lchown(link, self.user.pw_uid, self.user.pw_gid)
-        return self._transient
-
-    @contextlib.contextmanager
-    def key_material(self) -> Iterator[None]:
-        """The file key readable at ``keys/filekey`` (0600, tmpfs) while the block runs, for tools that load the
-        key plugin themselves (``mariadb-backup --backup/--prepare``); removed afterwards. No-op when plain."""
-        if self._keys is None:
-            yield
-            return
-        self._secrets()
-        try:
-            yield
-        finally:
-            self._forget_secrets()
-
-    def _forget_secrets(self) -> None:
-        link = self._filekey_placeholder() if self.root is not None else None
-        if link is not None and (link.is_symlink() or link.exists()):
-            link.unlink()
-        remove_tree(self._transient)
-        self._transient = None
 
     def _install(self) -> None:
         """mariadb-install-db with the benchmark user added (password hash only) and the tpch database."""
@@ -459,7 +438,7 @@ class MariadbInstance(MariadbFilesystems, MariadbLayer, MariadbSwitch, MariadbTo
                 "--skip-test-db", "--auth-root-authentication-method=socket", f"--extra-file={extra}"]
         log = self._path("install.log")
         try:
-            run_group(argv, log, self.user, timeout=START_TIMEOUT)
+            run_group(argv, log, self.user, timeout=START_TIMEOUT, env=keyplugins.server_env(self._server_keys()))
         except subprocess.TimeoutExpired as exc:
             raise EnvironmentProblem(f"mariadb-install-db did not finish within {START_TIMEOUT:.0f} s; last lines:\n"
                                      f"{tail(log)}", "look at the log above") from exc
@@ -477,7 +456,8 @@ class MariadbInstance(MariadbFilesystems, MariadbLayer, MariadbSwitch, MariadbTo
     def _launch(self) -> None:
         self._secrets()
         server = ServerProcess(f"mariadbd ({self.config.label})", self._server_argv(), self.log_path,
-                               self._path("tdebench.pid"), user=self.user)
+                               self._path("tdebench.pid"), user=self.user,
+                               env=keyplugins.server_env(self._server_keys()))
         since = log_size(self.log_path)
         try:
             server.start(self._ping, timeout=START_TIMEOUT)

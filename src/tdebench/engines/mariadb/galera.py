@@ -27,12 +27,15 @@ from typing import Any
 from tdebench.api.engine import DEFAULT_DATABASE, Config
 from tdebench.api.footprint import MIB, Footprint, size_setting
 from tdebench.encryption import EncryptionSpec
+from tdebench.api.keys import KeyAccess
 from tdebench.engines.mariadb import galera_settings as gs
+from tdebench.engines.mariadb import keyplugins
 from tdebench.engines.mariadb.counters import buffer_pool_bytes
 from tdebench.engines.mariadb.engine import MariadbEngine, MariadbInstance
 from tdebench.engines.mariadb.galera_rejoin import SYNC_TIMEOUT, GaleraRejoin
 from tdebench.engines.mariadb.galera_status import GaleraFacts
-from tdebench.engines.mariadb.galera_tls import TlsFiles, make_tls, remove_tls
+from tdebench.engines.mariadb.galera_tls import provider_options
+from tdebench.engines.toolkit.tls import TlsFiles, make_tls, remove_tls
 from tdebench.engines.mariadb.memory import use_buffered_reads
 from tdebench.engines.mariadb.support import traversable_by
 from tdebench.engines.toolkit import fsencrypt
@@ -112,7 +115,7 @@ class GaleraNode(MariadbInstance):
     def __init__(self, config: Config, workdir: Path, engine: GaleraEngine, database: str, index: int,
                  ports: list[gs.NodePorts]) -> None:
         super().__init__(config, workdir, engine, database)
-        self.options = gs.node_options(config.settings)
+        self.options, self.key_settings = keyplugins.split_settings(gs.node_options(config.settings))
         self.index = index
         self.ports = ports
         self._port = ports[index].mysql
@@ -135,6 +138,8 @@ class GaleraNode(MariadbInstance):
         """A joiner gets node 1's password and keys: the state transfer brings node 1's users and files."""
         self._password = first._password
         self._keys = first._keys
+        if first.key_access is not None:
+            MariadbInstance.take_keys(self, first.key_access)
 
     def _make_root(self) -> Path:
         self.link.mkdir(mode=0o700)
@@ -144,7 +149,7 @@ class GaleraNode(MariadbInstance):
         cluster = gs.cluster_name(self.config.label)
         return super()._render_cnf() + "\n".join(
             gs.wsrep_lines(self.provider, cluster, self.index, self.ports, self.gcache_size, self.sst,
-                           self.os_user, self.tls.provider_options() if self.tls else None)) + "\n" + self._sst_tls()
+                           self.os_user, provider_options(self.tls) if self.tls else None)) + "\n" + self._sst_tls()
 
     def _sst_tls(self) -> str:
         """transport=tls with mariabackup SST: the stream over TLS too (socat with OpenSSL, ``encrypt=3``: this
@@ -193,6 +198,16 @@ class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
     @property
     def nodes(self) -> list[GaleraNode]:
         return [self, *self.peers]
+
+    def key_rotation(self) -> None:
+        """Not on a cluster: each node's threads would rotate its own copy (not tried)."""
+        return None
+
+    def take_keys(self, access: KeyAccess) -> None:
+        """Every node takes the cluster's keys from the same key path, with the twin's token."""
+        super().take_keys(access)
+        for peer in self.peers:
+            peer.share(self)
 
     # paths -------------------------------------------------------------------------------------
     @property

@@ -1,7 +1,6 @@
 """TLS for a cluster's replication traffic (``transport=tls``): a private CA made for one cluster and one node
-certificate for 127.0.0.1 signed by it, in ``<cluster>/tls/`` (0700, files 0600, owned by the service user that
-reads them). The CA's private key exists only in memory while it signs and is never written. The directory goes
-with the cluster (``destroy()``), and also when the cluster is kept (``--keep``): keys never outlive the run.
+certificate for 127.0.0.1 signed by it, in ``<cluster>/tls/`` (:mod:`tdebench.engines.toolkit.tls`). The directory
+goes with the cluster (``destroy()``), and also when the cluster is kept (``--keep``).
 
 The galera-4 provider's own TLS (``socket.ssl``, ``socket.ssl_cert``, ``socket.ssl_key``, ``socket.ssl_ca``;
 names checked in MariaDB's Galera reference and in the provider library) encrypts group communication, write
@@ -10,76 +9,10 @@ sets and IST between the nodes.
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
-import os
-import pwd
-import shutil
-from dataclasses import dataclass
-from pathlib import Path
-
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
-
-from tdebench.encryption import write_secret_file
-
-TRANSPORTS = ("plain", "tls")
-_DAYS = 7  # a benchmark's certificate: valid for a week from an hour ago
+from tdebench.engines.toolkit.tls import TlsFiles
 
 
-@dataclass(frozen=True)
-class TlsFiles:
-    """Paths of the PEM files every node is given."""
-
-    directory: Path
-    ca: Path
-    cert: Path
-    key: Path
-
-    def provider_options(self) -> list[str]:
-        return ["socket.ssl=YES", f"socket.ssl_ca={self.ca}", f"socket.ssl_cert={self.cert}",
-                f"socket.ssl_key={self.key}"]
-
-
-def _name(text: str) -> x509.Name:
-    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, text)])
-
-
-def _certificate(subject: str, key: ec.EllipticCurvePrivateKey, issuer: str, signer: ec.EllipticCurvePrivateKey,
-                 ca: bool) -> x509.Certificate:
-    now = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(hours=1)
-    builder = (x509.CertificateBuilder().subject_name(_name(subject)).issuer_name(_name(issuer))
-               .public_key(key.public_key()).serial_number(x509.random_serial_number())
-               .not_valid_before(now).not_valid_after(now + datetime.timedelta(days=_DAYS))
-               .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
-    if not ca:
-        builder = builder.add_extension(x509.SubjectAlternativeName(
-            [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]), critical=False)
-    return builder.sign(signer, hashes.SHA256())
-
-
-def make_tls(directory: Path, label: str, owner: pwd.struct_passwd | None) -> TlsFiles:
-    """A fresh CA and node certificate for cluster ``label`` in ``directory`` (0700, files 0600, chowned to
-    ``owner`` when given)."""
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    node_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = f"tdebench {label} CA"
-    ca_cert = _certificate(ca_name, ca_key, ca_name, ca_key, ca=True)
-    node_cert = _certificate(f"tdebench {label} node", node_key, ca_name, ca_key, ca=False)
-    pem = serialization.Encoding.PEM
-    files = TlsFiles(directory, directory / "ca.pem", directory / "node-cert.pem", directory / "node-key.pem")
-    write_secret_file(files.ca, ca_cert.public_bytes(pem))
-    write_secret_file(files.cert, node_cert.public_bytes(pem))
-    write_secret_file(files.key, node_key.private_bytes(pem, serialization.PrivateFormat.PKCS8,
-                                                        serialization.NoEncryption()))
-    if owner is not None:
-        for path in (directory, files.ca, files.cert, files.key):
-            os.chown(path, owner.pw_uid, owner.pw_gid)
-    return files
-
-
-def remove_tls(files: TlsFiles | None) -> None:
-    if files is not None:
-        shutil.rmtree(files.directory, ignore_errors=True)
+def provider_options(files: TlsFiles) -> list[str]:
+    """The galera-4 provider's options that turn its TLS on with ``files``."""
+    return ["socket.ssl=YES", f"socket.ssl_ca={files.ca}", f"socket.ssl_cert={files.cert}",
+            f"socket.ssl_key={files.key}"]

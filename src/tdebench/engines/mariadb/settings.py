@@ -9,7 +9,6 @@ overridden: they would make twins differ in more than encryption or move files o
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from tdebench.encryption import EncryptionSpec
 from tdebench.errors import UsageError
@@ -52,6 +51,9 @@ _RESERVED: tuple[tuple[str, str], ...] = (
     ("log_error", "start-up diagnostics"), ("basedir", "the installed server"), ("plugin_dir", "the installed server"),
     ("plugin_load*", "the encryption spec"), ("plugin_maturity", "the encryption spec"),
     ("file_key_management*", "the encryption spec"), ("innodb_encrypt*", "the encryption spec"),
+    ("hashicorp_key_management_vault*", "the key source (--keys, --key-server)"),
+    ("hashicorp_key_management_token", "the key source (the token goes in the server's environment)"),
+    ("hashicorp_key_management_check_kv_version", "the key source (--keys, --key-server)"),
     ("innodb_default_encryption_key_id", "the encryption spec"), ("encrypt_*", "the encryption spec"),
     ("aria_encrypt*", "the encryption spec"),
     ("innodb_data_home_dir", "files must stay in the scanned directory"),
@@ -131,16 +133,14 @@ def server_lines(options: dict[str, str]) -> list[str]:
     return lines
 
 
-def encryption_options(spec: EncryptionSpec, key_file: Path, filekey: Path, binlog: bool,
+def encryption_options(spec: EncryptionSpec, key_plugin: dict[str, str], binlog: bool,
                        threads: int = 4) -> dict[str, str]:
-    """Server options for a ``tde:`` spec (empty for ``none`` and filesystem encryption)."""
+    """Server options for a ``tde:`` spec whose keys come through ``key_plugin`` (the key plugin's own lines:
+    :mod:`tdebench.engines.mariadb.keyplugins`); empty for ``none`` and filesystem encryption."""
     if spec.mechanism != "tde":
         return {}
     opts = {
-        "plugin_load_add": "file_key_management",
-        "file_key_management_filename": str(key_file),
-        "file_key_management_filekey": f"FILE:{filekey}",
-        "file_key_management_encryption_algorithm": f"AES_{(spec.mode or 'cbc').upper()}",
+        **key_plugin,
         "innodb_encrypt_tables": "ON",
         "innodb_encryption_threads": str(threads),
         "innodb_default_encryption_key_id": "1",

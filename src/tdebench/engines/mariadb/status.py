@@ -11,7 +11,6 @@ import contextlib
 import pwd
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from tdebench.api.engine import Config, Connection
@@ -39,6 +38,9 @@ class MariadbStatus:
     database: str
     options: dict[str, str]
     encrypted: bool
+    key_plugin: str
+    key_settings: dict[str, str]
+    _key_plugin_options: Callable[..., dict[str, str]]
     user: pwd.struct_passwd | None
     _keys: KeyMaterial | None
     _port: int | None
@@ -86,16 +88,18 @@ class MariadbStatus:
         out: dict[str, Any] = dict(self.options)
         out["listen"] = "127.0.0.1 (tcp)" if self._port else "unix socket only"
         out["service_user"] = self.user.pw_name if self.user else "(current user)"
-        enc = ms.encryption_options(self.config.spec, Path("keys.enc"), Path("filekey"), ms.binlog_on(self.options))
+        enc = ms.encryption_options(self.config.spec, self._key_plugin_options(placeholders=True),
+                                    ms.binlog_on(self.options))
         for key in ("file_key_management_filename", "file_key_management_filekey"):
             enc.pop(key, None)
         out.update(enc)
-        if self._keys is not None:
+        if self.encrypted:
             out["encryption_scope"] = ms.SCOPES[self.config.spec.scope]
-            out["key_bits"] = self._keys.bits
-            out["key_file"] = "keys 1 and 2, encrypted (AES-256-CBC) with a random file key kept in memory and tmpfs"
+            out["key_bits"] = self.config.spec.key_bits
         else:
             out["encryption_scope"] = "none"
+        if self._keys is not None:
+            out["key_file"] = "keys 1 and 2, encrypted (AES-256-CBC) with a random file key kept in memory and tmpfs"
         return out
 
     def _query(self, cur: Any, sql: str) -> list[tuple[Any, ...]]:
@@ -131,9 +135,10 @@ class MariadbStatus:
         try:
             cur = conn.cursor()
             plugin = self._query(cur, "SELECT plugin_status FROM information_schema.plugins "
-                                      "WHERE plugin_name = 'file_key_management'")
+                                      f"WHERE plugin_name = '{self.key_plugin}'")
             variables = dict(self._query(cur, "SHOW GLOBAL VARIABLES WHERE Variable_name LIKE '%encrypt%' "
-                                              "OR Variable_name = 'file_key_management_encryption_algorithm'"))
+                                              "OR Variable_name = 'file_key_management_encryption_algorithm' "
+                                              "OR Variable_name LIKE 'hashicorp_key_management_cache%'"))
             spaces = self._tablespaces(cur)
         finally:
             close_quietly(conn)
@@ -142,8 +147,9 @@ class MariadbStatus:
         status = {
             "enabled": active and str(variables.get("innodb_encrypt_tables", "OFF")).upper() in ("ON", "FORCE"),
             "plugin": plugin[0][0] if plugin else "not loaded",
+            "key_plugin": self.key_plugin if self.encrypted else None,
             "scope": str(self.config.spec.scope or "all") if self.encrypted else "none",
-            "key_bits": self._keys.bits if self._keys else None,
+            "key_bits": self.config.spec.key_bits if self.encrypted else None,
             "variables": {k: str(v) for k, v in sorted(variables.items())},
             "tablespaces": {
                 "schema": self.database,
@@ -161,8 +167,9 @@ class MariadbStatus:
         """(problems, worth waiting): variables/plugin mismatches are final, rotation in progress is not."""
         status, spaces = self._collect_status()
         if status["plugin"] != "ACTIVE":
-            return [f"the file_key_management plugin is {status['plugin']}"], False
-        expected = ms.encryption_options(self.config.spec, Path(), Path(), ms.binlog_on(self.options))
+            return [f"the {self.key_plugin} plugin is {status['plugin']}"], False
+        expected = ms.encryption_options(self.config.spec, self._key_plugin_options(placeholders=True),
+                                         ms.binlog_on(self.options))
         actual = status["variables"]
         problems = [f"{key} is {actual[key]}, expected {value}" for key, value in expected.items()
                     if key in actual and actual[key].upper() != value.upper()]

@@ -126,7 +126,7 @@ class MariadbSwitch:
             self._restart_with(True, {**_LOADED_IDLE, "innodb_encrypt_log": "OFF"}, step, "_for_plain_redo")
         self._restart_with(on, dict(_LOADED_IDLE) if on else {}, step)
         rows = self._switch_cursor_run(["SELECT @@innodb_encrypt_log, (SELECT COUNT(*) FROM information_schema.plugins "
-                                        "WHERE plugin_name = 'file_key_management' AND plugin_status = 'ACTIVE')"])
+                                        f"WHERE plugin_name = '{self.key_plugin}' AND plugin_status = 'ACTIVE')"])  # type: ignore[attr-defined]
         log, plugin = (int(v) for v in rows[0])
         if (log if self.config.spec.scope in ("", "innodb") else 0) != int(on) or plugin != int(on):  # type: ignore[attr-defined]
             raise RunFailed(f"{self.config.label}: after the restart the server reports the key plugin "  # type: ignore[attr-defined]

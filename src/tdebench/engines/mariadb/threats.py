@@ -30,7 +30,9 @@ from tdebench.encryption import generate_password, redact
 from tdebench.api.canary import CANARY_TABLE
 from tdebench.engines.toolkit.exposure import key_forms, mode_text, same_disk, search_files
 from tdebench.engines.toolkit.fscrypt import fscrypt_key_row
+from tdebench.engines.toolkit.keyrows import server_key_row, unattended
 from tdebench.engines.mariadb.support import close_quietly, native_password_hash
+from tdebench.errors import EnvironmentProblem
 
 READER = "tdebench_reader"
 SPILL_COPIES = 20_000
@@ -43,6 +45,8 @@ class MariadbThreatProbes:
 
     # provided by MariadbInstance
     _keys: Any
+    key_access: Any
+    encrypted: bool
     _port: int | None
     _socket_dir: Path | None
     image: Any  # the ext4 image (fs:fscrypt and its plain twin) or None
@@ -87,9 +91,18 @@ class MariadbThreatProbes:
     def key_storage(self) -> list[dict[str, Any]]:
         """The encrypted key file beside the data, and the file key that exists only during start-up."""
         if self.image is not None and self.image.encrypted:
-            return [fscrypt_key_row()]
+            return [fscrypt_key_row(self.key_access)]
         if self.fs is not None:
             return self.fs.key_rows(self.disk_paths(), self._path())
+        if self.key_access is not None and self.encrypted:
+            keys = [self.key_access.fetch(1)]
+            with contextlib.suppress(EnvironmentProblem):  # key 2 is optional on a user's key server
+                keys.append(self.key_access.fetch(2))
+            found = search_files(self.disk_paths(), {"data": [f for k in keys for f in key_forms(k.hex())]})
+            return [server_key_row(self.key_access, f"data keys 1 and 2 (AES-{keys[0].bits})", "fetched by the "
+                                   "server's hashicorp_key_management plugin at start-up and when its cache expires",
+                                   "mariadbd's environment (VAULT_TOKEN), and the keys in its memory",
+                                   self._relative(found["data"]))]
         if self._keys is None:
             return []
         roots = self.disk_paths()
@@ -98,15 +111,21 @@ class MariadbThreatProbes:
                                      "filekey": [self._keys.filekey.encode()]})
         placeholder = self._path("keys", "filekey")
         return [
-            {"key": f"data keys 1 and 2 (AES-{self._keys.bits})", "where": "keys/keys.enc in the instance directory",
+            {"key": f"data keys 1 and 2 (AES-{self._keys.bits})", "source": "file",
+             "where": "keys/keys.enc in the instance directory",
              "on_disk": key_file.is_file(), "beside_data": same_disk(key_file, self._path("data")),
              "mode": mode_text(key_file),
              "protected_by": "AES-256-CBC (OpenSSL 'Salted__' format) under a random file key",
              "named_in": "my.cnf (file_key_management_filename; file_key_management_filekey=FILE:keys/filekey, a "
                          "path that exists only during start-up)",
+             "unattended": unattended("the file key (file_key_management_filekey: a file, or its text in my.cnf)",
+                                      "tdebench writes it to tmpfs only while the server starts"),
+             "running": {"where": "the server's memory (the file key is deleted after start-up here; where the "
+                                  "server restarts unattended it is on the host, readable by root and the server's "
+                                  "OS user)"},
              "found_in_clear": self._relative(found["data"])},
-            {"key": "file key (decrypts keys.enc)", "where": "a 0700 directory on tmpfs (/dev/shm) during start-up "
-             "only, linked from keys/filekey and deleted once the server is ready",
+            {"key": "file key (decrypts keys.enc)", "source": "file", "where": "a 0700 directory on tmpfs (/dev/shm) "
+             "during start-up only, linked from keys/filekey and deleted once the server is ready",
              "on_disk": placeholder.is_symlink() or placeholder.exists(), "beside_data": False, "mode": None,
              "protected_by": "not stored", "found_in_clear": self._relative(found["filekey"])},
         ]

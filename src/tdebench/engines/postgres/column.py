@@ -420,8 +420,9 @@ class PgColumnInstance(PgcryptoSwitch, PostgresInstance):
     def connect(self) -> Connection:
         conn = super().connect()
         try:  # a bound parameter: the key is in no statement text, log line or pg_stat_statements entry
+            key = self.key_access.fetch(1) if self.key_access is not None else self._key  # fetched by the session
             conn.execute(f"SELECT set_config('{KEY_SETTING}', %s, false)",  # type: ignore[attr-defined]
-                         [self._key.hex()])
+                         [key.hex()])
             conn.commit()
         except BaseException:
             conn.close()

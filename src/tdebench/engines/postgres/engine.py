@@ -23,11 +23,13 @@ from tdebench.api.dialect import POSTGRES
 from tdebench.api.engine import DEFAULT_DATABASE, Config, Engine
 from tdebench.api.switch import SwitchMethod
 from tdebench.api.footprint import MIB, Footprint, size_setting
+from tdebench.api.keys import BY_TDEBENCH, KeyNeed, KeyPath
 from tdebench.api.tables import TableSpec
 from tdebench.encryption import PLAIN, EncryptionSpec, parse_spec
 from tdebench.engines.toolkit import fscrypt, fsencrypt
 from tdebench.engines.toolkit.fslayer import LAYER_SWITCH, is_layer_spec
-from tdebench.engines.postgres.column import PgColumnInstance, check_encrypt_columns, validate_column_options
+from tdebench.engines.postgres.column import (DEFAULT_PGP_OPTIONS, KEY_SETTING, PgCipher, PgColumnInstance,
+                                              check_encrypt_columns, validate_column_options)
 from tdebench.engines.postgres.counters import check_headroom
 from tdebench.engines.postgres.server import DEFAULTS, extension_available, find_bindir, server_version, validate_gucs
 from tdebench.engines.postgres.instance import TDEBENCH_KEYS, PostgresInstance
@@ -95,6 +97,15 @@ class PostgresEngine(Engine):
 
     def plan_settings(self, specs: Sequence[EncryptionSpec]) -> dict[str, str]:
         return fscrypt.plan_settings(list(specs))
+
+    def key_path(self, spec: EncryptionSpec) -> KeyPath | None:
+        """pgcrypto's key fetched by every session as it opens; the filesystems' own paths."""
+        if spec.mechanism == "column":
+            bits = PgCipher.from_spec(spec, DEFAULT_PGP_OPTIONS).key_bytes * 8
+            return KeyPath((KeyNeed(1, bits, f"pgcrypto key ({spec.cipher})"),), BY_TDEBENCH,
+                           "every session fetches the key from the key server as it opens and sets it as its "
+                           f"{KEY_SETTING} setting (a bound parameter: in no statement text)")
+        return fscrypt.key_path(spec) or fsencrypt.key_path(spec)
 
     def version(self) -> str:
         return server_version(self.bindir)

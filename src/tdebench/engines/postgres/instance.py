@@ -25,6 +25,7 @@ from typing import Any
 
 from tdebench.api.footprint import allocated_bytes
 from tdebench.api.dialect import POSTGRES
+from tdebench.api.keys import KeyAccess
 from tdebench.api.engine import CANARY_TABLE, DEFAULT_DATABASE, Config, Connection, Instance
 from tdebench.api.tables import TableSpec
 from tdebench.engines.toolkit import fscrypt, fsencrypt
@@ -80,6 +81,13 @@ class PostgresInstance(PostgresLayer, PostgresTools, PostgresThreatProbes, Postg
         gucs = with_preload({k: v for k, v in self.config.settings.items() if k not in TDEBENCH_KEYS},
                             libdir(self.bindir))
         self.cluster = PgCluster(self.bindir, home, pgdata, gucs, self.config.tcp, self.user, self.database)
+
+    def take_keys(self, access: KeyAccess) -> None:
+        """The filesystem's key (fs:fscrypt, fs:gocryptfs*) or pgcrypto's (column:*) from the key server."""
+        super().take_keys(access)
+        for layer in (self.image, self.fs):
+            if layer is not None:
+                layer.key_access = access
 
     # lifecycle ---------------------------------------------------------------------------------
     def start(self) -> None:

@@ -26,6 +26,7 @@ from tdebench.encryption import redact
 from tdebench.api.canary import CANARY_TABLE
 from tdebench.engines.toolkit.exposure import files_holding, key_forms
 from tdebench.engines.toolkit.fscrypt import fscrypt_key_row
+from tdebench.engines.toolkit.keyrows import server_key_row, unattended
 
 READER = "tdebench_reader"
 SPILL_COPIES = 20_000
@@ -75,13 +76,23 @@ class PostgresThreatProbes:
         """Column key: memory only. gocryptfs: master key wrapped in gocryptfs.conf, password in memory only."""
         roots = self.disk_paths()
         key = getattr(self, "_key", None)
+        running = "every session's memory (the setting tdebench.key) and the client's"
+        if key is not None and self.key_access is not None:
+            key = self.key_access.fetch(1)
+            return [server_key_row(self.key_access, f"column key ({key.bits} bits)", "fetched as every session "
+                                   "opens, sent as the setting tdebench.key in a bound parameter", running
+                                   + ", with the token in the client's", self._relative(files_holding(
+                                       roots, key_forms(key.hex()))))]
         if key is not None:
-            return [{"key": f"column key ({key.bits} bits)", "where": "memory of the tdebench client only; sent "
-                     "to each session as the setting tdebench.key in a bound parameter",
+            return [{"key": f"column key ({key.bits} bits)", "source": "file", "where": "memory of the tdebench "
+                     "client only; sent to each session as the setting tdebench.key in a bound parameter",
                      "on_disk": False, "beside_data": False, "mode": None, "protected_by": "not stored",
-                     "found_in_clear": self._relative(files_holding(roots, key_forms(key.hex())))}]
+                     "found_in_clear": self._relative(files_holding(roots, key_forms(key.hex()))),
+                     "unattended": unattended("the key (in the application's configuration or a file it reads)",
+                                              "tdebench keeps it in its memory only"),
+                     "running": {"where": running}}]
         if self.image is not None and self.image.encrypted:
-            return [fscrypt_key_row()]
+            return [fscrypt_key_row(self.key_access)]
         if self.fs is None:
             return []
         return self.fs.key_rows(roots, self.home)

@@ -21,6 +21,7 @@ import sqlcipher3
 from tdebench.api.dialect import SQLITE
 from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
 from tdebench.api.footprint import MIB, Footprint
+from tdebench.api.keys import KeyPath
 from tdebench.api.tables import TableSpec
 from tdebench.encryption import PLAIN, EncryptionSpec, SecretKey, parse_spec
 from tdebench.engines.sqlite import counters as sqlite_counters
@@ -52,6 +53,11 @@ class SqliteEngine(FileEngine, Engine):
 
     def supported_specs(self) -> list[EncryptionSpec]:
         return [PLAIN, SQLCIPHER, *self.file_specs()]
+
+    def key_path(self, spec: EncryptionSpec) -> KeyPath | None:
+        if spec == SQLCIPHER:
+            return self.library_key_path(256, "SQLCipher raw key (AES-256)", "with PRAGMA key")
+        return super().key_path(spec)
 
     def default_encrypted_spec(self) -> EncryptionSpec:
         return SQLCIPHER
@@ -117,9 +123,10 @@ class SqliteInstance(SqlcipherSwitch, sqlitefile.SqliteFile, FileDatabase, Insta
         counts = self._pages if Path(path) == self.path else None
         conn = sqlite_counters.connect(str(path), counts, check_same_thread=False, isolation_level=None)
         s = self._settings
-        if self._active is not None:
+        key = self.open_key(self._active)
+        if key is not None:
             # raw key: x'<64 hex>' skips PBKDF2; must be the first statement on the connection
-            conn.execute(f"PRAGMA key = \"x'{self._active.hex()}'\"")
+            conn.execute(f"PRAGMA key = \"x'{key.hex()}'\"")
             conn.execute(f"PRAGMA cipher_page_size = {int(s['page_size'])}")
             conn.execute(f"PRAGMA cipher_use_hmac = {s['cipher_use_hmac'].upper()}")
         else:

@@ -23,6 +23,7 @@ import apsw
 from tdebench.api.dialect import SQLITE
 from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
 from tdebench.api.footprint import MIB, Footprint
+from tdebench.api.keys import KeyPath
 from tdebench.api.tables import TableSpec
 from tdebench.encryption import PLAIN, EncryptionSpec, SecretKey, parse_spec
 from tdebench.engines.sqlite3mc import counters
@@ -59,6 +60,12 @@ class Sqlite3mcEngine(FileEngine, Engine):
 
     def supported_specs(self) -> list[EncryptionSpec]:
         return [PLAIN, *SPECS, *self.file_specs()]
+
+    def key_path(self, spec: EncryptionSpec) -> KeyPath | None:
+        cipher = CIPHERS.get(spec.cipher) if spec in SPECS else None
+        if cipher is not None:
+            return self.library_key_path(cipher[2] * 8, f"SQLite3MC raw key ({cipher[3]})", "with PRAGMA key")
+        return super().key_path(spec)
 
     def default_encrypted_spec(self) -> EncryptionSpec:
         return CHACHA20
@@ -127,7 +134,9 @@ class McInstance(sqlitefile.SqliteFile, FileDatabase, Instance):
             raw.execute(f"PRAGMA cipher = '{self._cipher[0]}'").fetchall()
             if self._cipher[1]:
                 raw.execute(f"PRAGMA algorithm = '{self._cipher[1]}'").fetchall()
-            raw.execute(f"PRAGMA key = \"x'{self._key.hex()}'\"").fetchall()
+            key = self.open_key(self._key)
+            assert key is not None
+            raw.execute(f"PRAGMA key = \"x'{key.hex()}'\"").fetchall()
         raw.execute(f"PRAGMA page_size = {int(s['page_size'])}").fetchall()
         for pragma in ("cache_size", "journal_mode", "synchronous", "temp_store"):
             raw.execute(f"PRAGMA {pragma} = {s[pragma].upper()}").fetchall()

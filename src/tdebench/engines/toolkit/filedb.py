@@ -23,14 +23,26 @@ from typing import Any
 
 from tdebench.api.footprint import allocated_bytes
 from tdebench.api.engine import Config
+from tdebench.api.keys import BY_TDEBENCH, KeyAccess, KeyNeed, KeyPath
 from tdebench.encryption import PLAIN, EncryptionSpec, SecretKey
 from tdebench.engines.toolkit import fscrypt
 from tdebench.engines.toolkit.exposure import files_holding, key_forms
+from tdebench.engines.toolkit.keyrows import server_key_row, unattended
 from tdebench.errors import RunFailed
 
 
 class FileEngine:
     """Engine hooks of an engine whose instance is one file that may sit on an ext4 image."""
+
+    def key_path(self, spec: EncryptionSpec) -> KeyPath | None:
+        """fs:fscrypt's path (the engine adds its library's own specs)."""
+        return fscrypt.key_path(spec)
+
+    @staticmethod
+    def library_key_path(bits: int, what: str, given: str) -> KeyPath:
+        """A library's key fetched by tdebench from the key server at every open, then ``given`` to it."""
+        return KeyPath((KeyNeed(1, bits, what),), BY_TDEBENCH, "tdebench fetches the key from the key server at "
+                       f"every open of the database and gives it {given}")
 
     def check_spec_available(self, spec: EncryptionSpec) -> None:
         if fscrypt.is_fscrypt_spec(spec):
@@ -69,6 +81,7 @@ class FileDatabase:
     config: Config
     image: fscrypt.Ext4Image | None
     path: Path
+    key_access: KeyAccess | None
 
     def place_file(self, config: Config, workdir: Path, filename: str) -> None:
         """Where the database file lives: ``<workdir>/<label>/<filename>``, or inside an ext4 image there."""
@@ -77,6 +90,20 @@ class FileDatabase:
                       if fscrypt.on_loop_image(config.spec, config.settings) else None)
         self._dir = self.image.data_dir if self.image is not None else self._home
         self.path = self._dir / filename
+
+    # keys ------------------------------------------------------------------------------------
+    def take_keys(self, access: KeyAccess) -> None:
+        """The library's key, or the ext4 image's (fs:fscrypt), from the key server."""
+        self.key_access = access
+        if self.image is not None:
+            self.image.key_access = access
+
+    def open_key(self, local: SecretKey | None) -> SecretKey | None:
+        """The key to give the library at this open: ``local`` (the engine's own, in memory; None: no key), or the
+        key server's, fetched now (one request) when the config keeps its keys on one."""
+        if local is None or self.key_access is None:
+            return local
+        return self.key_access.fetch(1)
 
     # paths -----------------------------------------------------------------------------------
     @property
@@ -158,7 +185,7 @@ class FileDatabase:
     def key_storage(self) -> list[dict[str, Any]] | None:
         """The fscrypt key's row on an encrypted image, else the library's keys (:meth:`library_keys`)."""
         if self.image is not None and self.image.encrypted:
-            return [fscrypt.fscrypt_key_row()]
+            return [fscrypt.fscrypt_key_row(self.key_access)]
         return self.library_keys()
 
     def library_keys(self) -> list[dict[str, Any]] | None:
@@ -167,11 +194,20 @@ class FileDatabase:
         return None
 
     def key_row(self, key: SecretKey, what: str, given: str) -> dict[str, Any]:
-        """A key that lives in tdebench's memory only, ``given`` to the library on every open, with the files of
-        the database's directory that hold it in clear (its hex or raw bytes)."""
-        return {"key": what, "where": f"memory of the tdebench process only; given with {given}",
+        """A key that lives in tdebench's memory only (or on the key server), ``given`` to the library on every
+        open, with the files of the database's directory that hold it in clear (its hex or raw bytes)."""
+        running = "the memory of the process that opens the database (tdebench's here: the application's)"
+        if self.key_access is not None:
+            key = self.key_access.fetch(1)
+            found = [os.path.basename(p) for p in files_holding([self._dir], key_forms(key.hex()))]
+            return server_key_row(self.key_access, what, f"fetched by tdebench at every open, given with {given}",
+                                  running + ", with the token", found)
+        return {"key": what, "source": "file", "where": f"memory of the tdebench process only; given with {given}",
                 "on_disk": False, "beside_data": False, "mode": None, "protected_by": "not stored",
-                "found_in_clear": [os.path.basename(p) for p in files_holding([self._dir], key_forms(key.hex()))]}
+                "found_in_clear": [os.path.basename(p) for p in files_holding([self._dir], key_forms(key.hex()))],
+                "unattended": unattended("the key (in the application's configuration or a file it reads)",
+                                         "tdebench keeps it in its memory only"),
+                "running": {"where": running}}
 
     def statement_logs(self) -> dict[str, Any]:
         return {"applicable": False, "reason": f"{self._no_server()} and no server log"}

@@ -11,13 +11,14 @@ The plain twin of an ``fs:fscrypt`` comparison lives on an identical image (same
 feature included) without the policy, so that the filesystem is not the difference: engines give every twin
 ``storage=ext4-loop`` when the plan holds an fscrypt spec (:func:`plan_settings`).
 
-The master key is 64 bytes from :mod:`secrets`, kept in this process's memory only and handed to the kernel
-with ``FS_IOC_ADD_ENCRYPTION_KEY`` (:mod:`tdebench.engines.toolkit.fscrypt_ioctl`); it is never written to a
-file. Unmounting removes the key first (``FS_IOC_REMOVE_ENCRYPTION_KEY``), then the filesystem (which takes
-its keyring with it); ``mount -o loop`` sets the loop device to clear itself on unmount, and any loop device
-still backed by the image is detached. The image is sparse and as large as the free space of the filesystem
-it lives on (at most :data:`MAX_IMAGE`): it fills up no sooner than a plain directory would, and takes on disk
-only what is written (the disk guard counts :data:`EXT4_OVERHEAD` on top of the engine's footprint).
+The master key is 64 bytes from :mod:`secrets`, kept in this process's memory only and handed to the kernel with
+``FS_IOC_ADD_ENCRYPTION_KEY`` (:mod:`tdebench.engines.toolkit.fscrypt_ioctl`); it is never written to a file. With a
+key server (:mod:`tdebench.api.keys`) the key is fetched from it at every mount instead, and added to the filesystem
+from what it returns. Unmounting removes the key first (``FS_IOC_REMOVE_ENCRYPTION_KEY``), then the filesystem
+(which takes its keyring with it); ``mount -o loop`` sets the loop device to clear itself on unmount, and any loop
+device still backed by the image is detached. The image is sparse and as large as the free space of the filesystem
+it lives on (at most :data:`MAX_IMAGE`): it fills up no sooner than a plain directory would, and takes on disk only
+what is written (the disk guard counts :data:`EXT4_OVERHEAD` on top of the engine's footprint).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from tdebench.api.keys import BY_TDEBENCH, KeyAccess, KeyNeed, KeyPath
+from tdebench.engines.toolkit.keyrows import server_key_row, unattended
 from tdebench.encryption import EncryptionSpec, parse_spec
 from tdebench.engines.toolkit import fscrypt_ioctl as fx
 from tdebench.engines.toolkit.fsencrypt import mount_entry
@@ -100,12 +103,29 @@ def with_image_status(status: dict[str, Any], image: "Ext4Image | None", spec: E
     return status
 
 
-def fscrypt_key_row() -> dict[str, Any]:
-    """The threat model's key-storage entry of an fscrypt config."""
-    return {"key": "fscrypt master key (64 bytes, policy v2)",
+def key_path(spec: EncryptionSpec) -> KeyPath | None:
+    """An fscrypt spec's path to a key server: its master key, fetched by tdebench at every mount."""
+    if not is_fscrypt_spec(spec):
+        return None
+    return KeyPath((KeyNeed(1, fx.MASTER_KEY_BYTES * 8, "fscrypt master key (policy v2)"),), BY_TDEBENCH,
+                   "tdebench fetches the master key at every mount of the image and adds what the key server returns "
+                   "to the filesystem's keyring (FS_IOC_ADD_ENCRYPTION_KEY)")
+
+
+def fscrypt_key_row(access: KeyAccess | None = None) -> dict[str, Any]:
+    """The threat model's key-storage entry of an fscrypt config (``access``: its key server)."""
+    what = "fscrypt master key (64 bytes, policy v2)"
+    running = "the kernel's keyring of the mounted filesystem (its files read in clear through the mount)"
+    if access is not None:
+        return server_key_row(access, what, "fetched by tdebench at every mount and added to the filesystem's "
+                              "keyring", running + "; the token in tdebench's memory", [])
+    return {"key": what, "source": "file",
             "where": "memory of the tdebench process, and the mounted filesystem's keyring in the kernel while "
                      "unlocked (removed before unmount)", "on_disk": False, "beside_data": False, "mode": None,
-            "protected_by": "not stored", "found_in_clear": []}
+            "protected_by": "not stored", "found_in_clear": [],
+            "unattended": unattended("the master key (a raw key file for fscrypt's protector, or a passphrase "
+                                     "in a file)", "tdebench keeps it in its memory only"),
+            "running": {"where": running}}
 
 
 def check_available(spec: EncryptionSpec | None = None) -> None:
@@ -218,7 +238,7 @@ class Ext4Image:
     """One sparse ext4 image, loop-mounted at ``root/mnt``, with ``mnt/data`` encrypted for fscrypt specs."""
 
     def __init__(self, spec: EncryptionSpec, root: Path, owner: pwd.struct_passwd | None = None,
-                 size: int | None = None) -> None:
+                 size: int | None = None, keys: KeyAccess | None = None) -> None:
         self.spec = spec
         self.variant = VARIANTS.get(spec.cipher) if is_fscrypt_spec(spec) else None
         self.root = root
@@ -229,6 +249,8 @@ class Ext4Image:
         self.owner = owner
         self._size = size
         self._key: bytes | None = secrets.token_bytes(fx.MASTER_KEY_BYTES) if self.variant else None
+        #: the config's key server: the master key is fetched from it at every mount (set before the first mount)
+        self.key_access = keys
         self._identifier: bytes | None = None
         # block I/O of loop devices this image was attached to before (a remount gets a fresh device)
         self._io_carry = (0, 0)
@@ -295,7 +317,8 @@ class Ext4Image:
     def _unlock(self) -> None:
         """Add the key to the filesystem (fscrypt) and, on first mount, make ``data/`` with its policy."""
         if self._key is not None:
-            self._identifier = fx.add_key(self.mount_point, self._key)
+            key = self.key_access.fetch(1).raw() if self.key_access is not None else self._key
+            self._identifier = fx.add_key(self.mount_point, key)
         if not self.data_dir.exists():
             self.data_dir.mkdir(mode=0o700)
             if self.variant is not None and self._identifier is not None:

@@ -7,11 +7,13 @@ Specs: ``fs:gocryptfs`` (AES-256-GCM), ``fs:gocryptfs-aessiv`` (AES-SIV-512), ``
   sizes use this directory.
 * ``plain/`` -- the FUSE mount point, the decrypted view. The engine puts its data directory inside.
 
-The password is random (:func:`tdebench.encryption.generate_password`), lives in memory only and reaches
-gocryptfs through a 0600 pass file in a private 0700 temporary directory that is deleted as soon as
-gocryptfs has read it. gocryptfs runs in the foreground (``-fg``) as a tracked :class:`ServerProcess`,
-so :func:`tdebench.engines.toolkit.process.stop_all` ends it on exit, error and Ctrl-C (gocryptfs unmounts
-itself on SIGTERM).
+The password is random (:func:`tdebench.encryption.generate_password`), lives in memory only and reaches gocryptfs
+through a 0600 pass file in a private 0700 temporary directory that is deleted as soon as gocryptfs has read it.
+With a key server (:mod:`tdebench.api.keys`) gocryptfs fetches it itself at every ``-init`` and mount: ``-extpass``
+runs a short Python program (the system's ``python3``, which the servers' OS user can run) that reads the key from
+the key server over TLS with the config's token, both handed over in its environment. gocryptfs runs in the
+foreground (``-fg``) as a tracked :class:`ServerProcess`, so :func:`tdebench.engines.toolkit.process.stop_all` ends
+it on exit, error and Ctrl-C (gocryptfs unmounts itself on SIGTERM).
 
 When the database server runs as another OS user (tdebench as root, servers as ``tdebench``), gocryptfs
 is initialised and run *as that user* too, without ``-allow_other``: only the server's user can enter the
@@ -40,6 +42,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from tdebench.api.keys import BY_HELPER, KeyAccess, KeyNeed, KeyPath
+from tdebench.engines.toolkit.keyrows import server_key_row, unattended
 from tdebench.encryption import EncryptionSpec, generate_password, parse_spec, redact, write_secret_file
 from tdebench.engines.toolkit.exposure import files_holding, mode_text, same_disk
 from tdebench.engines.toolkit.process import ServerProcess, find_binary, own_path, service_user, tail
@@ -54,11 +58,29 @@ VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 PACKAGES = "gocryptfs fuse3"
 _SEARCH = (Path("/usr/bin"), Path("/bin"), Path("/usr/local/bin"))
+# -extpass: a program that prints the key server's key (gocryptfs parses the option as comma-separated values and
+# splits a single one on spaces, so the command has neither commas, quotes nor spaces; the program comes in the
+# environment)
+_FETCH = ("import json,os,ssl,sys,urllib.request as u\n"
+          "c=ssl.create_default_context(cafile=os.environ.get('TDEBENCH_KEY_CA') or None)\n"
+          "r=u.Request(os.environ['TDEBENCH_KEY_URL'],headers={'X-Vault-Token':os.environ['VAULT_TOKEN']})\n"
+          "sys.stdout.write(json.load(u.urlopen(r,context=c,timeout=15))['data']['data']['data'])\n")
+_EXTPASS = "-c exec(__import__('os').environ['TDEBENCH_FETCH'])"
+_CALLER_VAULT = ("VAULT_TOKEN", "VAULT_ADDR", "VAULT_CACERT", "BAO_TOKEN", "BAO_ADDR", "BAO_CACERT")
 
 
 def fs_specs() -> list[EncryptionSpec]:
     """Every filesystem-encryption spec (for an engine's ``supported_specs``)."""
     return [parse_spec(f"fs:{name}") for name in VARIANTS]
+
+
+def key_path(spec: EncryptionSpec) -> KeyPath | None:
+    """A gocryptfs spec's path to a key server: its password, fetched by gocryptfs' ``-extpass`` helper."""
+    if not is_fs_spec(spec):
+        return None
+    return KeyPath((KeyNeed(1, 256, "gocryptfs password (unwraps the master key in gocryptfs.conf)"),), BY_HELPER,
+                   "gocryptfs runs a helper (-extpass) that fetches the password from the key server at every mount, "
+                   "with the token in its environment")
 
 
 def is_fs_spec(spec: EncryptionSpec) -> bool:
@@ -150,7 +172,8 @@ def temp_secret_file(password: str, owner: int | None = None) -> Iterator[Path]:
 class GocryptfsMount:
     """One gocryptfs filesystem: ``root/cipher`` (on disk) mounted at ``root/plain``."""
 
-    def __init__(self, spec: EncryptionSpec, root: Path, owner: pwd.struct_passwd | None = None) -> None:
+    def __init__(self, spec: EncryptionSpec, root: Path, owner: pwd.struct_passwd | None = None,
+                 keys: KeyAccess | None = None) -> None:
         """``owner``: the OS user the database server runs as, if not us; gocryptfs runs as that user and
         the mount is reachable by that user only."""
         if not is_fs_spec(spec) or spec.cipher not in VARIANTS:
@@ -162,6 +185,8 @@ class GocryptfsMount:
         self.owner = owner if owner is not None and owner.pw_uid != os.geteuid() else None
         self.algorithm, self._init_flags = VARIANTS[spec.cipher]
         self._password = generate_password(24)
+        #: the config's key server: gocryptfs fetches the password from it (-extpass) instead
+        self.key_access = keys
         self._server: ServerProcess | None = None
         #: a soft limit of the daemon's Go runtime (GOMEMLIMIT, bytes) from its next mount on; None: Go's default
         self.go_memory_limit: int | None = None
@@ -178,11 +203,11 @@ class GocryptfsMount:
             os.chown(self.cipher_dir, self.owner.pw_uid, self.owner.pw_gid)
         as_owner = ({"user": self.owner.pw_uid, "group": self.owner.pw_gid, "extra_groups": []}
                     if self.owner is not None else {})
-        with temp_secret_file(self._password, owner=self.owner.pw_uid if self.owner else None) as passfile:
+        with self._password_source() as (source, env):
             result = subprocess.run(
-                [str(gocryptfs), "-init", "-q", "-passfile", str(passfile), *self._init_flags, str(self.cipher_dir)],
-                capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False, preexec_fn=helper_preexec(),
-                **as_owner)
+                [str(gocryptfs), "-init", "-q", *source, *self._init_flags, str(self.cipher_dir)],
+                capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False, env=env,
+                preexec_fn=helper_preexec(), **as_owner)
         if result.returncode != 0:  # stdout may hold the master key on a terminal: show stderr only
             raise EnvironmentProblem(f"gocryptfs -init failed (code {result.returncode}): "
                                      f"{redact(result.stderr.strip())[-400:]}",
@@ -202,17 +227,35 @@ class GocryptfsMount:
                                      "remove its contents (nothing should be written there while unmounted)")
         if self.owner is not None:  # fusermount3 lets a user mount only on a directory it may write
             os.chown(self.plain_dir, self.owner.pw_uid, self.owner.pw_gid)
-        with temp_secret_file(self._password, owner=self.owner.pw_uid if self.owner else None) as passfile:
-            argv = [str(gocryptfs), "-fg", "-passfile", str(passfile), str(self.cipher_dir), str(self.plain_dir)]
+        with self._password_source() as (source, env):
+            argv = [str(gocryptfs), "-fg", *source, str(self.cipher_dir), str(self.plain_dir)]
             # in a memory cgroup the Go collector must keep the heap within the daemon's share of the limit: left
             # to its default (collect when the heap has doubled) it grew past it under load and the kernel
             # killed the server sharing the group
-            env = ({**os.environ, "GOMEMLIMIT": str(self.go_memory_limit)} if self.go_memory_limit else None)
+            if self.go_memory_limit:
+                env = {**(env or os.environ), "GOMEMLIMIT": str(self.go_memory_limit)}
             # huge pages off: Go 1.19's runtime asks for them, and in a memory cgroup its freed heap then stayed
             # charged 2 MiB at a time (48 MiB of huge pages in a 64 MiB group when the kernel ended mariadbd)
             self._server = ServerProcess("gocryptfs", argv, self.root / "gocryptfs.log", self.root / "gocryptfs.pid",
                                          user=self.owner, env=env, huge_pages=False)
             self._server.start(self.mounted, timeout=timeout)
+
+    @contextmanager
+    def _password_source(self) -> Iterator[tuple[list[str], dict[str, str] | None]]:
+        """(gocryptfs' password options, its environment; None: ours): a pass file that is gone afterwards, or the
+        key server's fetch through ``-extpass``."""
+        if self.key_access is None:
+            with temp_secret_file(self._password, owner=self.owner.pw_uid if self.owner else None) as passfile:
+                yield ["-passfile", str(passfile)], None
+            return
+        python = next((p for p in ("/usr/bin/python3", "/bin/python3") if os.access(p, os.X_OK)), None)
+        if python is None:
+            raise EnvironmentProblem("gocryptfs' password helper needs the system's python3 (/usr/bin/python3)",
+                                     "install the Debian package python3")
+        env = {k: v for k, v in os.environ.items() if k not in _CALLER_VAULT}
+        env.update(TDEBENCH_FETCH=_FETCH, TDEBENCH_KEY_URL=self.key_access.secret_url(1),
+                   TDEBENCH_KEY_CA=str(self.key_access.ca_file or ""), VAULT_TOKEN=self.key_access.token())
+        yield ["-extpass", f"{python} {_EXTPASS}"], env
 
     def unmount(self) -> None:
         """Unmount (``fusermount3 -u``, retried; lazy as the last resort) and end the daemon; idempotent."""
@@ -308,16 +351,27 @@ class GocryptfsMount:
         conf = self.cipher_dir / "gocryptfs.conf"
         scrypt = self.conf_facts().get("scrypt") or {}
         where = os.path.relpath(conf, home) if conf.is_relative_to(home) else str(conf)
+        running = "the gocryptfs daemon's memory (the master key; files in clear through the mount)"
+        master = {"key": "gocryptfs master key", "where": f"{where}, beside the encrypted files",
+                  "on_disk": conf.is_file(), "beside_data": same_disk(conf, self.cipher_dir), "mode": mode_text(conf),
+                  "protected_by": f"AES-256-GCM under scrypt(password) (N={scrypt.get('N')})", "found_in_clear": [],
+                  "running": {"where": running}}
+        if self.key_access is not None:
+            key = self.key_access.fetch(1)
+            found = files_holding(roots, [key.hex().encode()])
+            return [master, server_key_row(self.key_access, "gocryptfs password", "fetched by gocryptfs' -extpass "
+                                           "helper at every mount", "the gocryptfs daemon's environment (VAULT_TOKEN)",
+                                           [os.path.relpath(p, home) if Path(p).is_relative_to(home) else p
+                                            for p in found])]
         found = files_holding(roots, [self._password.encode()])
-        return [
-            {"key": "gocryptfs master key", "where": f"{where}, beside the encrypted files",
-             "on_disk": conf.is_file(), "beside_data": same_disk(conf, self.cipher_dir), "mode": mode_text(conf),
-             "protected_by": f"AES-256-GCM under scrypt(password) (N={scrypt.get('N')})", "found_in_clear": []},
-            {"key": "gocryptfs password", "where": "memory only; a 0600 pass file in a private temporary "
-             "directory while gocryptfs starts, deleted right after", "on_disk": False, "beside_data": False,
-             "mode": None, "protected_by": "not stored",
-             "found_in_clear": [os.path.relpath(p, home) if Path(p).is_relative_to(home) else p for p in found]},
-        ]
+        return [master,
+                {"key": "gocryptfs password", "source": "file", "where": "memory only; a 0600 pass file in a private "
+                 "temporary directory while gocryptfs starts, deleted right after", "on_disk": False,
+                 "beside_data": False, "mode": None, "protected_by": "not stored",
+                 "found_in_clear": [os.path.relpath(p, home) if Path(p).is_relative_to(home) else p for p in found],
+                 "unattended": unattended("the password (a -passfile on the host)",
+                                          "tdebench writes it to tmpfs only while gocryptfs starts"),
+                 "running": {"where": running}}]
 
     def log_tail(self) -> str:
         return tail(self.root / "gocryptfs.log")

@@ -4,8 +4,9 @@ A window is a list of steps: ``("steady", phase)`` runs the background for ``ste
 threads, iops, prefix)`` starts the engine's own switch and follows it until the engine reports every tablespace in
 the target state (phase ``<prefix>.during_on``/``during_off``; the prefix is ``t<threads>`` and the page rate the
 options' first when left out), ``("rekey", prefix)`` re-keys every table while the background runs (phase
-``<prefix>.during_rekey``). Phase boundaries are seconds on the window's clock; when the steps end (or fail) the
-background is told to stop.
+``<prefix>.during_rekey``), ``("rotate", prefix, threads)`` writes new versions of every key in use on the key
+server and follows the engine's re-encryption under them (phase ``<prefix>.during_rotate``). Phase boundaries are
+seconds on the window's clock; when the steps end (or fail) the background is told to stop.
 """
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ class SwitchController:
         self.cancelled = threading.Event()
         self.t0 = 0.0
         self._thread = threading.Thread(target=self._main, name="tdebench-encrypt-switch", daemon=True)
+        self.rotation_targets: dict[int, int] = {}  # key id -> the version a rotation moved it to
         self._open: tuple[str, float] | None = None
 
     def start(self, t0: float) -> None:
@@ -106,6 +108,8 @@ class SwitchController:
                     self._steady(step[1])
                 elif step[0] == "rekey":
                     self._rekey(step[1])
+                elif step[0] == "rotate":
+                    self._rotate(step[1], step[2])
                 else:  # ("switch", on, threads[, iops, prefix])
                     self._switch(*step[1:])
         except Exception as exc:  # noqa: BLE001 - the trial fails with it
@@ -162,6 +166,42 @@ class SwitchController:
                 self.instance.switch_encryption(on, threads, iops)  # the same settings: see STALL
                 record.repeats += 1
                 last = now
+            self._sleep(POLL)
+        record.seconds, record.done, record.tablespaces = time.monotonic() - started, True, progress.total
+        after_io = server_io(self.instance.server_pids())
+        if io is not None and after_io is not None:
+            record.read_bytes, record.write_bytes = after_io[0] - io[0], after_io[1] - io[1]
+        record.counters = {k: v - before[k] for k, v in progress.counters.items() if k in before}
+
+    def _rotate(self, prefix: str, threads: int) -> None:
+        """Rotation by key version: as many new versions of every key in use as the engine's key age asks for
+        (:meth:`~tdebench.api.keys.KeyRotation.age`), then until every unit is on the newest, timed from the first
+        version written."""
+        rotation, access = self.instance.key_rotation(), self.instance.key_access
+        assert rotation is not None and access is not None
+        record = Switch(f"{prefix}.rotate", True, threads, action="rotate", start=self.now())
+        self.switches.append(record)
+        io = server_io(self.instance.server_pids())
+        before = rotation.progress({}).counters
+        self._begin_phase(f"{prefix}.during_rotate")
+        started = time.monotonic()
+        lag, written = rotation.age() + 1, 0
+        for key_id, oldest in rotation.versions_in_use().items():
+            latest = access.latest_version(key_id)
+            while latest < oldest + lag:
+                latest, written = access.new_version(key_id), written + 1
+            self.rotation_targets[key_id] = latest
+        record.applied = {**rotation.start(threads), "versions_written_count": written,
+                          "targets": dict(self.rotation_targets)}
+        while True:
+            progress = rotation.progress(self.rotation_targets)
+            record.progress.append((round(self.now(), 3), progress.fraction))
+            if progress.done:
+                break
+            if time.monotonic() - started > self.opts.max_switch:
+                raise RuntimeError(f"{record.name}: not every tablespace on the new key version after "
+                                   f"{self.opts.max_switch:.0f} s ({progress.in_target} of {progress.total}; raise "
+                                   "max_switch)")
             self._sleep(POLL)
         record.seconds, record.done, record.tablespaces = time.monotonic() - started, True, progress.total
         after_io = server_io(self.instance.server_pids())

@@ -1,5 +1,6 @@
-"""One trial of the ``encrypt`` workload on one config: its cycles, each a switch on, scans, a re-keying and the way
-back, as the engine's :class:`~tdebench.api.switch.SwitchMethod` for the config's spec says.
+"""One trial of the ``encrypt`` workload on one config: its cycles, each a switch on, scans, a re-keying, with keys on
+the run's key server a rotation by key version, and the way back, as the engine's
+:class:`~tdebench.api.switch.SwitchMethod` for the config's spec says.
 
 Online (MariaDB TDE): a window ``before`` on the plaintext server; when the switch needs a restart
 (:attr:`SwitchMethod.restart`), the restart timed as an offline step ``<cycle>.restart_on`` (the service is down
@@ -18,7 +19,7 @@ from typing import Any
 
 from tdebench.api.trial import ConfigState, TrialResult
 from tdebench.encryption import redact
-from tdebench.workloads.encrypt import record
+from tdebench.workloads.encrypt import record, retire
 from tdebench.workloads.encrypt.controller import SwitchController
 from tdebench.workloads.encrypt.offline import run_offline
 from tdebench.workloads.encrypt.options import Cycle, EncryptOptions
@@ -34,12 +35,13 @@ class TrialRun:
     """The cycles of one trial (:meth:`run`), recorded into :attr:`series` with failures in :attr:`result`."""
 
     def __init__(self, opts: EncryptOptions, state: ConfigState, block: int, markers: list[str],
-                 known: tuple[str, ...], alone: bool) -> None:
+                 known: tuple[str, ...], alone: bool, rotates: bool = False) -> None:
         self.opts, self.state, self.block, self.markers, self.known, self.alone = (opts, state, block, markers,
                                                                                    known, alone)
         method = state.engine.switch_method(state.config.spec)
         assert method is not None  # EncryptOptions.check_configs refused the config otherwise
         self.method = method
+        self.rotates = rotates  # rotation by key version after the switch on (keys on the run's key server)
         self.online = opts.online(state.engine, state.config.spec)
         self.series = record.Series()
         self.result = TrialResult()
@@ -67,7 +69,26 @@ class TrialRun:
             if not ok:
                 return False
             self._scan(f"{prefix}.rekey")
+        if self.online and self.rotates and not self._rotate(cycle):
+            return False
         return self._way_back(cycle) if self.opts.way_back else True
+
+    def _rotate(self, cycle: Cycle) -> bool:
+        """Rotation by key version while the background runs, then (background stopped) what it left, the scan and
+        the proof that the old versions are not needed (:mod:`tdebench.workloads.encrypt.retire`)."""
+        prefix = cycle.prefix
+        if not self._window([("steady", f"{prefix}.before_rotate"), ("rotate", prefix, cycle.threads),
+                             ("steady", f"{prefix}.after_rotate")]):
+            return False
+        try:
+            if self.opts.rotate != "threads":
+                retire.complete(self.state.instance, self.series.switches[-1])
+            self._scan(f"{prefix}.rotate")
+            self.series.proofs[f"{prefix}.rotate"] = retire.prove(self.state.instance)
+        except Exception as exc:  # noqa: BLE001 - the trial fails with it
+            self.result.failures.append(f"{prefix}.rotate: {type(exc).__name__}: {redact(str(exc))[:400]}")
+            return False
+        return True
 
     def _switch_on(self, cycle: Cycle) -> bool:
         prefix, switch = cycle.prefix, ("switch", True, cycle.threads, cycle.iops, cycle.prefix)

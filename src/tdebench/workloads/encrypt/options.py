@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, field_validator
 
+from tdebench.api.keys import FILE
 from tdebench.errors import UsageError
 from tdebench.workloads.options import ValueWithFix, WorkloadOptions
 from tdebench.workloads.scalefactor import SCALE_FACTOR_FIX, scale_factor_problem
@@ -51,6 +52,10 @@ class EncryptOptions(WorkloadOptions):
     mode: str = "auto"  # TPC-C mode: auto, procedures or statements (as the tpcc workload)
     method: str = "auto"  # online (while serving), offline (background stopped) or auto (online when the engine can)
     rekey: str = "auto"  # re-key after the switch on: yes, no or auto (when the engine can)
+    # rotate by key version after the switch on (and re-keying): yes, no or auto (keys on the run's key server
+    # with an engine that follows key versions: docs/key-management.md); threads: by the engine's background
+    # threads only, leaving what they do not cover (listed by the proof; nothing retired)
+    rotate: str = "auto"
 
     @field_validator("method")
     @classmethod
@@ -59,13 +64,14 @@ class EncryptOptions(WorkloadOptions):
             raise ValueError("give auto, online or offline")
         return value
 
-    @field_validator("rekey", mode="before")
+    @field_validator("rekey", "rotate", mode="before")
     @classmethod
-    def _rekey(cls, value: Any) -> str:
+    def _rekey(cls, value: Any, info: Any) -> str:
         text = str(value).strip().lower()
         text = {"true": "yes", "1": "yes", "on": "yes", "false": "no", "0": "no", "off": "no"}.get(text, text)
-        if text not in ("auto", "yes", "no"):
-            raise ValueError("give auto, yes or no")
+        allowed = ("auto", "yes", "no", "threads") if info.field_name == "rotate" else ("auto", "yes", "no")
+        if text not in allowed:
+            raise ValueError(f"give {', '.join(allowed[:-1])} or {allowed[-1]}")
         return text
 
     @field_validator("threads", mode="before")
@@ -148,6 +154,18 @@ class EncryptOptions(WorkloadOptions):
     def rekeys(self, engine: "Engine", spec: "EncryptionSpec") -> bool:
         return self.rekey == "yes" or (self.rekey == "auto" and bool(_method(engine, spec).rekey))
 
+    def rotates(self, config: "Config", engine: "Engine", read_only: bool) -> bool:
+        """Rotation by key version: asked for (yes), or (auto) the config's keys live on the run's own key server
+        (``read_only``: a user's, which tdebench does not write) and the engine follows key versions."""
+        path = engine.key_path(config.spec) if config.keys != FILE else None
+        able = path is not None and path.versions and not read_only
+        if self.rotate in ("yes", "threads") and not able:
+            raise UsageError(f"encrypt: '{config.label}' cannot rotate by key version (rotate=yes): "
+                             + ("its key server is yours, and tdebench only reads it" if read_only and path else
+                                "it needs keys on the run's key server and an engine that follows key versions"),
+                             "use --keys openbao with mariadb and no --key-server, or leave out rotate")
+        return able and self.rotate != "no"
+
     def check_configs(self, configs: "Sequence[Config]") -> None:
         """Every config names an encrypted target spec of an engine that can switch it by the method asked for."""
         from tdebench.engines import get_engine
@@ -171,6 +189,8 @@ class EncryptOptions(WorkloadOptions):
                 raise UsageError(f"engine '{config.engine}' has no offline method to encrypt existing data with "
                                  f"'{config.spec}'", "use method=auto")
             self._check_sf(config.engine, engine, config.spec)
+            self._check_key_source(config, engine)
+            self.rotates(config, engine, read_only=False)  # rotate=yes without a key server (a user's: prepare)
             if self.rekey == "yes" and not method.rekey:
                 raise UsageError(f"engine '{config.engine}' cannot re-key existing data under '{config.spec}' "
                                  "(rekey=yes)", "use rekey=auto")
@@ -185,6 +205,16 @@ class EncryptOptions(WorkloadOptions):
             raise UsageError(f"sf={self.sf:g}: some engines switch TPC-H beside the TPC-C background, others TPC-H "
                              "alone offline, so their trials would not compare",
                              "give each group of engines its own tdebench run")
+
+    @staticmethod
+    def _check_key_source(config: "Config", engine: "Engine") -> None:
+        """A switch that makes its own keys cannot keep them on a key server: only a key path that follows the
+        server's key versions switches with the keys the server holds."""
+        path = engine.key_path(config.spec) if config.keys != FILE else None
+        if path is not None and not path.versions:
+            raise UsageError(f"encrypt: '{config.label}' keeps its keys on a key server, but {config.engine}'s switch "
+                             "makes keys of its own in tdebench", "leave out --keys openbao for it (or use mariadb, "
+                             "whose key plugin switches and re-keys with the key server's keys)")
 
     def _check_sf(self, name: str, engine: "Engine", spec: "EncryptionSpec") -> None:
         """``sf`` needs a switch that covers TPC-H beside the background, or one done offline on TPC-H alone."""

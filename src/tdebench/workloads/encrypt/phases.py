@@ -20,9 +20,10 @@ from tdebench.workloads.tpcc.histogram import Histogram
 STEADY = ("before", "after_on", "after_off")
 SWITCHES = {"during_on": True, "during_off": False}  # phase -> switching towards encrypted?
 ORDER = ("before", "during_restart_on", "after_restart", "during_on", "after_on", "before_rekey", "during_rekey",
-         "after_rekey", "before_off", "during_off", "after_off", "during_restart_off")
-#: the steps a switch records (time_to_done, ...): the switch on, the re-keying, the way back, the restarts
-SWITCH_STEPS = ("restart_on", "on", "rekey", "off", "restart_off")
+         "after_rekey", "before_rotate", "during_rotate", "after_rotate", "before_off", "during_off", "after_off",
+         "during_restart_off")
+#: the steps a switch records (time_to_done, ...): the switch on, the re-keying, the rotation, the way back, the restarts
+SWITCH_STEPS = ("restart_on", "on", "rekey", "rotate", "off", "restart_off")
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ class Series:
     phases: list[Phase] = field(default_factory=list)
     switches: list[Switch] = field(default_factory=list)
     scans: dict[str, dict[str, Any]] = field(default_factory=dict)
+    proofs: dict[str, dict[str, Any]] = field(default_factory=dict)  # rotation: the old key versions retired
     windows: list[tuple[int, int]] = field(default_factory=list)  # (first second, seconds) of each window
     errors: int = 0
     retries: int = 0
@@ -87,6 +88,33 @@ def trial(rec: Recorder, block: int, background: Series, rate: float, folder: Pa
     ratios = _ratios(stats)
     for (name, metric), value in ratios.items():
         rec.add(TEST, name, f"{'p95' if metric == 'latency_p95' else metric}_vs_before", value, "ratio")
+    _record_switches(rec, background)
+    ons = [s for s in background.switches if s.action in ("", "on") and s.on]
+    if ons:
+        rec.add(TEST, HEADLINE_STEP, "time_to_done", ons[-1].seconds, "s")
+    for name, scan in background.scans.items():
+        for metric in ("canary_hits_in_scope", "known_plaintext_hits_in_scope", "known_plaintext_found_in_scope",
+                       "hits_outside_scope"):
+            rec.add(TEST, f"{name}.scan", metric, scan[metric], "count")
+    rec.add(TEST, "background", "errors", background.errors, "count")
+    rec.add(TEST, "background", "retries", background.retries, "count")
+    rec.add(TEST, "background", "latency_max", background.latency.max_ns / 1e9, "s")
+    for name, s in stats.items():
+        if rate and name.endswith(".before") and s.tps < rate:
+            failures.append(f"{name}: the background reached {s.tps:.1f} transactions/s, below rate={rate:g} "
+                            "(not lowered)")
+    write_series(folder / f"encrypt-block{block:03d}.csv", background)
+    write_facts(folder / f"encrypt-block{block:03d}.json", stats, background)
+    if rec.status == "ok":
+        history.append(
+            {f"{name}/{metric}": value for name, s in stats.items() for metric, (value, _) in s.values().items()}
+            | {f"{s.name}/time_to_done": s.seconds for s in background.switches})
+    write_summary(folder / "encrypt-summary.json", history)
+    return failures
+
+
+def _record_switches(rec: Recorder, background: Series) -> None:
+    """Every switch's figures (times, the engine's counters and sizes, the disk, stages) and rotations' proofs."""
     for switch in background.switches:
         rec.add(TEST, switch.name, "time_to_done", switch.seconds, "s")
         if switch.method == "offline":  # no workload connected from the method's start to the server serving again
@@ -112,28 +140,10 @@ def trial(rec: Recorder, block: int, background: Series, rate: float, folder: Pa
         copy = next((st.get("seconds") for st in switch.stages if st["name"] == "copy"), None)
         if copy and switch.applied.get("copied_bytes"):  # a switch that copies the data: its throughput
             rec.add(TEST, switch.name, "copy_bytes_per_s", switch.applied["copied_bytes"] / copy, "bytes/s")
-    ons = [s for s in background.switches if s.action in ("", "on") and s.on]
-    if ons:
-        rec.add(TEST, HEADLINE_STEP, "time_to_done", ons[-1].seconds, "s")
-    for name, scan in background.scans.items():
-        for metric in ("canary_hits_in_scope", "known_plaintext_hits_in_scope", "known_plaintext_found_in_scope",
-                       "hits_outside_scope"):
-            rec.add(TEST, f"{name}.scan", metric, scan[metric], "count")
-    rec.add(TEST, "background", "errors", background.errors, "count")
-    rec.add(TEST, "background", "retries", background.retries, "count")
-    rec.add(TEST, "background", "latency_max", background.latency.max_ns / 1e9, "s")
-    for name, s in stats.items():
-        if rate and name.endswith(".before") and s.tps < rate:
-            failures.append(f"{name}: the background reached {s.tps:.1f} transactions/s, below rate={rate:g} "
-                            "(not lowered)")
-    write_series(folder / f"encrypt-block{block:03d}.csv", background)
-    write_facts(folder / f"encrypt-block{block:03d}.json", stats, background)
-    if rec.status == "ok":
-        history.append(
-            {f"{name}/{metric}": value for name, s in stats.items() for metric, (value, _) in s.values().items()}
-            | {f"{s.name}/time_to_done": s.seconds for s in background.switches})
-    write_summary(folder / "encrypt-summary.json", history)
-    return failures
+    for name, proof in background.proofs.items():  # rotation by key version: the old versions retired
+        for metric in ("left_behind", "restarted", "tables_read", "rows_read", "old_versions_destroyed"):
+            if isinstance(proof.get(metric), (int, float)):
+                rec.add(TEST, f"{name}.proof", metric, proof[metric], "count")
 
 
 def _ratios(stats: dict[str, PhaseStats]) -> dict[tuple[str, str], float]:
@@ -195,7 +205,7 @@ def write_facts(path: Path, stats: dict[str, PhaseStats], series: Series) -> Non
              "windows": [{"first_second": a, "seconds": n} for a, n in series.windows],
              "switches": [{k: v for k, v in asdict(s).items() if k != "progress"} | {"polls": len(s.progress)}
                           for s in series.switches],
-             "scans": series.scans}
+             "scans": series.scans, "proofs": series.proofs}
     path.write_text(json.dumps(facts, indent=2, default=str) + "\n")
 
 

@@ -126,7 +126,11 @@ class EncryptWorkload(Workload):
         return (TEST, record.HEADLINE_STEP, "time_to_done")
 
     def prepare(self, ui: RunListener) -> dict[str, Any]:
+        from tdebench.engines import get_engine
+
         self.opts.check_configs(self.plan.configs)  # the CLI checked already; a resumed or in-process plan here
+        for config in self.plan.configs:  # rotate=yes: keys on the run's own key server (not a user's)
+            self.opts.rotates(config, get_engine(config.engine), read_only=bool(self.plan.key_server))
         if self.opts.sf:
             check_tpch_data(self.opts.sf, self.plan.data_dir)
         out: dict[str, Any] = {"raw_bytes": 0, "options": self.plan_json()}
@@ -227,7 +231,8 @@ class EncryptWorkload(Workload):
             rec.add(TEST, "reset", "elapsed", reset, "s")
         markers = new_markers()
         state.instance.plant_canaries(markers)  # plaintext until the switch: what must not survive it
-        run = TrialRun(self.opts, state, block, markers, self.known_plaintext, self.alone)
+        run = TrialRun(self.opts, state, block, markers, self.known_plaintext, self.alone,
+                       rotates=self.opts.rotates(state.config, state.engine, read_only=bool(self.plan.key_server)))
         run.run()
         result = run.result
         folder = self.rundir.path / "samples" / state.label

@@ -86,6 +86,11 @@ def _rows(cur: Any, sql: str, finding: Finding) -> list[tuple[Any, ...]] | None:
         return None
 
 
+def rows_or_none(cur: Any, sql: str) -> list[tuple[Any, ...]] | None:
+    """Rows of ``sql``, or None when it cannot be read (the transaction rolled back where needed)."""
+    return _rows(cur, sql, Finding("?"))
+
+
 def _judge(tables: dict[str, bool | None]) -> str:
     values = set(tables.values())
     if not tables or None in values:
