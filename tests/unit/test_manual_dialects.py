@@ -10,7 +10,7 @@ import sqlglot
 
 from tdebench.errors import UsageError
 from tdebench.workloads.tpch import dialects
-from tdebench.sqltext import SQL_DIALECTS, SQLGLOT_OF
+from tdebench.sqltext.dialects import SQL_DIALECTS, SQLGLOT_OF
 from tdebench.workloads.tpch.dialects import q15_view_statements, query_statements, render_query
 from tdebench.workloads.tpch import params
 

@@ -22,13 +22,14 @@ from dataclasses import dataclass
 from datetime import date
 from importlib import resources
 
-from tdebench import sqltext
 from tdebench.errors import UsageError
+from tdebench.sqltext import transpile as sqltext
+from tdebench.sqltext.dialects import SQL_DIALECTS, sql_dialect
 from tdebench.workloads.tpch import params
 
 #: the manual-mode dialects: every SQL dialect with a URL scheme (servers tdebench reaches but does not run)
-DIALECTS = tuple(d.name for d in sqltext.SQL_DIALECTS if d.url_scheme)
-TRANSPILED = tuple(name for name in DIALECTS if not sqltext.sql_dialect(name).family)
+DIALECTS = tuple(d.name for d in SQL_DIALECTS if d.url_scheme)
+TRANSPILED = tuple(name for name in DIALECTS if not sql_dialect(name).family)
 Q15_MODES = ("with", "view")
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
@@ -71,7 +72,7 @@ def literal(value: params.Value, dialect: str) -> str:
     """``value`` as an SQL literal in a manual-mode dialect."""
     if isinstance(value, date):
         text = value.isoformat()
-        return sqltext.sql_dialect(dialect).date_literal.format(text)
+        return sql_dialect(dialect).date_literal.format(text)
     return params.literal(value, dialect)
 
 
@@ -107,7 +108,7 @@ def render_query(number: int, dialect: str, sf: float) -> str:
     """Query ``number`` (Q15 in its WITH form) for ``dialect`` at scale factor ``sf``."""
     dialect = check_dialect(dialect)
     params.check_query_number(number)
-    family = sqltext.sql_dialect(dialect).family
+    family = sql_dialect(dialect).family
     if family:
         return params.render_query(number, family, sf)
     template = override_text(number, dialect) or transpile(canonical_text(number), dialect)
@@ -116,7 +117,7 @@ def render_query(number: int, dialect: str, sf: float) -> str:
 
 def query_source(number: int, dialect: str) -> str:
     """Where the text of query ``number`` comes from for ``dialect``."""
-    if sqltext.sql_dialect(dialect).family:
+    if sql_dialect(dialect).family:
         return "engine"
     return "override" if override_text(number, dialect) is not None else "sqlglot"
 

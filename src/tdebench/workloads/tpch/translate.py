@@ -20,7 +20,7 @@ from datetime import date
 from decimal import Decimal
 from functools import lru_cache
 
-from tdebench import sqltext
+from tdebench.sqltext.dialects import sql_dialect
 from tdebench.workloads.tpch import dialects, params, schema
 
 CANONICAL = "postgres"
@@ -30,12 +30,12 @@ _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 
 def _native(target: str) -> str | None:
     """The family whose DDL a target runs as it is, if any."""
-    return sqltext.sql_dialect(target).schema_family or None
+    return sql_dialect(target).schema_family or None
 
 
 def _own_text(target: str) -> str | None:
     """The family of tdebench's engine texts a target runs as they are, when it is not the canonical one."""
-    family = sqltext.sql_dialect(target).family
+    family = sql_dialect(target).family
     return family if family and family != CANONICAL else None
 
 

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from tdebench import sqltext
+from tdebench.sqltext.transpile import transpile
 from tdebench.api.engine import SqlTranslator
 
 WORKLOAD_FAMILY = "postgres"  # the SQL family the workload hands to a translating instance
@@ -87,7 +87,7 @@ class Translator:
             self.sources["workload"] += 1
             return own
         self.sources["sqlglot"] += 1
-        return sqltext.transpile(sql, self.target)
+        return transpile(sql, self.target)
 
     def markers(self, sql: str) -> str:
         """``%s`` markers as the target driver wants them (oracledb: ``:1``, ``:2``, ...)."""
