@@ -34,10 +34,16 @@ def db():
     ("SELECT COUNT(*) FROM t WHERE issued BETWEEN DATE '2025-01-01' AND DATE '2025-01-01' + INTERVAL '30 days'",
      (1,)),
     ("SELECT COALESCE(NULL, CAST(amount AS DECIMAL(10,2))) FROM t", (12.5,)),
+    ("SELECT SUBSTRING(paid_at FROM 6 FOR 2), SUBSTRING(paid_at FROM 12), SUBSTRING(paid_at, 1, 4) FROM t",
+     ("02", "09:30:00", "2025")),
 ])
 def test_rewritten_dates_run_on_sqlite(db, postgres, expected):
     sql = transpile(postgres, "sqlite", pretty=False, date_columns=DATES)
     assert db.execute(sql).fetchone() == expected, sql
+
+
+def test_substring_is_substr_which_every_sqlite_reads():
+    assert transpile("SELECT SUBSTRING(c FROM 1 FOR 2) FROM t", "sqlite", pretty=False) == "SELECT SUBSTR(c, 1, 2) FROM t"
 
 
 def test_decimal_types_stay_numeric():

@@ -27,6 +27,10 @@ class SqlDialect:
     url_scheme: str = ""
     #: dates are ISO texts read by date functions (SQLite): standard date expressions are rewritten for them
     dates_as_text: bool = False
+    #: its family's engines read the standard forms of tdebench's canonical texts as written (``EXTRACT``,
+    #: ``SUBSTRING ... FROM ... FOR``); False (SQLite): a canonical text is rewritten for it where sqlglot writes
+    #: it differently
+    standard_forms: bool = True
 
 
 #: every dialect tdebench writes SQL for, in the order help texts list them
@@ -37,7 +41,8 @@ SQL_DIALECTS: tuple[SqlDialect, ...] = (
     SqlDialect("mariadb", "mysql", "mariadb", family="mariadb", schema_family="mariadb", url_scheme="mariadb"),
     SqlDialect("postgres", "postgres", "postgres", family="postgres", schema_family="postgres",
                url_scheme="postgresql"),
-    SqlDialect("sqlite", "sqlite", "sqlite", family="sqlite", schema_family="sqlite", dates_as_text=True),
+    SqlDialect("sqlite", "sqlite", "sqlite", family="sqlite", schema_family="sqlite", dates_as_text=True,
+               standard_forms=False),
 )
 _BY_NAME = {d.name: d for d in SQL_DIALECTS}
 #: tdebench's dialect names -> sqlglot's
@@ -51,10 +56,15 @@ def sql_dialect(name: str) -> SqlDialect:
     return _BY_NAME[name]
 
 
-def family_sqlglot(family: str) -> str:
-    """sqlglot's dialect for the SQL family ``family`` (:data:`tdebench.api.dialect.FAMILIES`); ValueError naming
-    the families otherwise."""
+def family_dialect(family: str) -> SqlDialect:
+    """The dialect whose engines run the texts of SQL family ``family`` (:data:`tdebench.api.dialect.FAMILIES`);
+    ValueError naming the families otherwise."""
     for dialect in SQL_DIALECTS:
         if dialect.family == family:
-            return dialect.sqlglot
+            return dialect
     raise ValueError(f"unknown SQL family {family!r}; known: {', '.join(d.family for d in SQL_DIALECTS if d.family)}")
+
+
+def family_sqlglot(family: str) -> str:
+    """sqlglot's dialect for the SQL family ``family``; ValueError naming the families otherwise."""
+    return family_dialect(family).sqlglot
