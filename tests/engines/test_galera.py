@@ -17,6 +17,7 @@ from tdebench.engines import Config, get_engine
 from tdebench.errors import EnvironmentProblem, UsageError
 from tdebench.verify.atrest import verify_at_rest
 from tdebench.workloads.tpch.workload import TpchWorkload
+from tests.availability import engine_missing
 from tests.cli.test_bad_input import tdebench
 from tests.engines.kit import kit_for, profile
 
@@ -24,15 +25,7 @@ GCACHE = ("node*/data/galera.cache", "node*/data/gcache.page.*")
 PROVIDER = Path("/usr/lib/galera/libgalera_smm.so")
 
 
-def _available() -> str:
-    try:
-        get_engine("galera").check_available()
-    except EnvironmentProblem as exc:
-        return exc.one_line()
-    return ""
-
-
-_MISSING = _available()
+_MISSING = engine_missing("galera")
 
 
 @pytest.mark.server

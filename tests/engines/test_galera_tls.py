@@ -18,19 +18,11 @@ import pytest
 from tdebench.encryption import PLAIN, parse_spec
 from tdebench.engines import Config, get_engine
 from tdebench.engines.mariadb.galera_rejoin import transfer_kind
-from tdebench.errors import EnvironmentProblem, UsageError
+from tdebench.errors import UsageError
 from tdebench.verify.threat_checks import replication_transport_rows
+from tests.availability import engine_missing
 
-
-def _missing() -> str:
-    try:
-        get_engine("galera").check_available()
-    except EnvironmentProblem as exc:
-        return exc.one_line()
-    return ""
-
-
-_MISSING = _missing()
+_MISSING = engine_missing("galera")
 needs_galera = pytest.mark.skipif(bool(_MISSING), reason=_MISSING or "available")
 
 

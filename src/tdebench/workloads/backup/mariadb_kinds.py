@@ -32,6 +32,16 @@ def _count(ctx: Context, schema: str | None) -> dict[str, int]:
         conn.close()
 
 
+def _execute(ctx: Context, statement: str) -> None:
+    """One statement on its own connection, committed."""
+    conn = ctx.state.instance.connect()
+    try:
+        conn.cursor().execute(statement)
+        conn.commit()
+    finally:
+        conn.close()
+
+
 class MariadbBackupKind(BackupKind):
     """``mariadb-backup --backup`` (hot physical copy of the data files) and an in-place restore."""
 
@@ -126,12 +136,7 @@ class MariadbDumpKind(BackupKind):
 
     def restore(self, ctx: Context, artifact: Path) -> float:
         self.cleanup(ctx)
-        conn = ctx.state.instance.connect()
-        try:
-            conn.cursor().execute(f"CREATE DATABASE {RESTORE_DB}")
-            conn.commit()
-        finally:
-            conn.close()
+        _execute(ctx, f"CREATE DATABASE {RESTORE_DB}")
         clock = Stopwatch()
         with ctx.state.instance.tool_access() as access, clock:
             tools.run(access.argv("mariadb", RESTORE_DB), stdin=artifact, gunzip_in=self.info.compressed,
@@ -142,12 +147,7 @@ class MariadbDumpKind(BackupKind):
         return _count(ctx, RESTORE_DB)
 
     def cleanup(self, ctx: Context) -> None:
-        conn = ctx.state.instance.connect()
-        try:
-            conn.cursor().execute(f"DROP DATABASE IF EXISTS {RESTORE_DB}")
-            conn.commit()
-        finally:
-            conn.close()
+        _execute(ctx, f"DROP DATABASE IF EXISTS {RESTORE_DB}")
 
 
 def kinds() -> list[BackupKind]:
