@@ -12,7 +12,8 @@ from typing import Any, Literal, Self
 from pydantic import Field, field_validator, model_validator
 
 from tdebench.workloads.options import WorkloadOptions
-from tdebench.workloads.slicing import PRECISION_STEPS, check_slice, check_slice_fits
+from tdebench.workloads.slicing import (DEFAULT_SLICES, PRECISION_STEPS, check_slice, check_slice_fits, rounds_for,
+                                        slice_seconds, warmup_rounds_for)
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|m|min|h)?\s*$", re.I)
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
@@ -96,6 +97,15 @@ class SlicedOptions(WorkloadOptions):
     def _slice_fits(self) -> Self:
         check_slice_fits(self.slice, self.duration)
         return self
+
+    def slice_facts(self) -> dict[str, Any]:
+        """The interleaved schedule's slices, for the manifest: their length, the rounds of a step (measured and
+        warm-up) and the ramp-up."""
+        default = DEFAULT_SLICES[self.workload_name]
+        return {"slice_s": slice_seconds(self.slice, self.duration, default),
+                "rounds_per_step": rounds_for(self.slice, self.duration, default),
+                "warmup_rounds_per_step": warmup_rounds_for(self.slice, self.duration, default),
+                "rampup_s": self.rampup}
 
 
 class TpccOptions(SlicedOptions):

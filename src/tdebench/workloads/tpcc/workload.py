@@ -49,7 +49,6 @@ from tdebench.workloads.tpcc.nodes import differences, node_digests
 from tdebench.workloads.tpcc.options import parse_options
 from tdebench.workloads.tpcc.procs import has_procedures, resolve_mode
 from tdebench.workloads.tpcc.session import RETRY_KINDS
-from tdebench.workloads.slicing import DEFAULT_SLICES, rounds_for, slice_seconds, warmup_rounds_for
 from tdebench.workloads.tpcc.slices import SlicedTpccTrial
 from tdebench.workloads.tpcc.smoke import data_digest, smoke_test
 from tdebench.workloads.tpcc.presentation import PRESENTATION
@@ -232,11 +231,7 @@ class TpccWorkload(Workload):
         return SlicedTpccTrial(state, block, rec, self.opts, self)
 
     def schedule_facts(self) -> dict[str, Any]:
-        default = DEFAULT_SLICES["tpcc"]
-        return {"slice_s": slice_seconds(self.opts.slice, self.opts.duration, default),
-                "rounds_per_step": rounds_for(self.opts.slice, self.opts.duration, default),
-                "warmup_rounds_per_step": warmup_rounds_for(self.opts.slice, self.opts.duration, default),
-                "rampup_s": self.opts.rampup, "pairing_unit": "the round: one slice of every config"}
+        return {**self.opts.slice_facts(), "pairing_unit": "the round: one slice of every config"}
 
     def record_slice(self, trial: SlicedTpccTrial, step: str, round: int, result: StepResult) -> None:
         """One slice's measurements (with its round), its per-second series and failures."""
