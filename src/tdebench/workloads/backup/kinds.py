@@ -12,12 +12,37 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from tdebench.api.trial import ConfigState
 
 RESTORE_DB = "tpch_restore"
+
+
+def count_rows(conn: Any, tables: Iterable[str], relation: Callable[[str], str]) -> dict[str, int]:
+    """The rows of each of ``tables`` (``relation``: its name in the statement), read on ``conn``, which is then
+    committed and closed."""
+    try:
+        cur = conn.cursor()
+        out = {}
+        for table in tables:
+            cur.execute(f"SELECT COUNT(*) FROM {relation(table)}")
+            out[table] = int(cur.fetchone()[0])
+        conn.commit()
+        return out
+    finally:
+        conn.close()
+
+
+def execute_alone(conn: Any, statement: str) -> None:
+    """``statement`` on ``conn`` (a connection of its own, e.g. for CREATE/DROP DATABASE), committed and closed."""
+    try:
+        conn.cursor().execute(statement)
+        conn.commit()
+    finally:
+        conn.close()
 
 
 @dataclass(frozen=True)

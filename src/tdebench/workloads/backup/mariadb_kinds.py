@@ -15,31 +15,17 @@ from pathlib import Path
 from tdebench.engines.toolkit import asuser
 from tdebench.errors import EnvironmentProblem
 from tdebench.workloads.backup import tools
-from tdebench.workloads.backup.kinds import RESTORE_DB, BackupKind, Context, KindInfo, Stopwatch
+from tdebench.workloads.backup.kinds import (RESTORE_DB, BackupKind, Context, KindInfo, Stopwatch, count_rows,
+                                            execute_alone)
 
 
 def _count(ctx: Context, schema: str | None) -> dict[str, int]:
-    conn = ctx.state.instance.connect()
-    try:
-        cur = conn.cursor()
-        out = {}
-        for table in ctx.tables:
-            cur.execute(f"SELECT COUNT(*) FROM {schema + '.' if schema else ''}`{table}`")
-            out[table] = int(cur.fetchone()[0])
-        conn.commit()
-        return out
-    finally:
-        conn.close()
+    prefix = schema + "." if schema else ""
+    return count_rows(ctx.state.instance.connect(), ctx.tables, lambda table: f"{prefix}`{table}`")
 
 
 def _execute(ctx: Context, statement: str) -> None:
-    """One statement on its own connection, committed."""
-    conn = ctx.state.instance.connect()
-    try:
-        conn.cursor().execute(statement)
-        conn.commit()
-    finally:
-        conn.close()
+    execute_alone(ctx.state.instance.connect(), statement)
 
 
 class MariadbBackupKind(BackupKind):

@@ -16,30 +16,18 @@ from pathlib import Path
 from tdebench.engines.toolkit import asuser
 from tdebench.errors import EnvironmentProblem
 from tdebench.workloads.backup import tools
-from tdebench.workloads.backup.kinds import RESTORE_DB, BackupKind, Context, KindInfo, Stopwatch
+from tdebench.workloads.backup.kinds import (RESTORE_DB, BackupKind, Context, KindInfo, Stopwatch, count_rows,
+                                            execute_alone)
 
 
 def _count(ctx: Context, database: str) -> dict[str, int]:
     inst = ctx.state.instance
-    conn = inst.connect_to(database)
-    try:
-        cur = conn.cursor()
-        out = {}
-        for table in ctx.tables:
-            cur.execute(f"SELECT COUNT(*) FROM {inst.relation_name(table)}")
-            out[table] = int(cur.fetchone()[0])
-        return out
-    finally:
-        conn.close()
+    return count_rows(inst.connect_to(database), ctx.tables, inst.relation_name)
 
 
 def _execute(ctx: Context, sql: str) -> None:
     """One statement on the server's maintenance database (CREATE/DROP DATABASE)."""
-    conn = ctx.state.instance.connect_to("postgres")
-    try:
-        conn.cursor().execute(sql)
-    finally:
-        conn.close()
+    execute_alone(ctx.state.instance.connect_to("postgres"), sql)
 
 
 class PgBasebackupKind(BackupKind):
