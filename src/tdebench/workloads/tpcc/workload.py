@@ -40,6 +40,7 @@ from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.api.workload import Need, RunFiles, SteppedTrial, Workload
 from tdebench.encryption import redact
 from tdebench.errors import UsageError
+from tdebench.workloads.loading import shown_load
 from tdebench.workloads.tpcc import schema
 from tdebench.workloads.tpcc.consistency import check_instance
 from tdebench.workloads.tpcc.datagen import ensure_data
@@ -170,19 +171,9 @@ class TpccWorkload(Workload):
 
     def load(self, state: ConfigState, rec: Recorder, ui: RunListener) -> dict[str, Any]:
         rec.workload = self.name
-        key = f"load-{state.label}"
-        ui.task_started(key, f"load {state.label}", len(schema.TABLES))
-
-        def on_table(table: str, rows: int, seconds: float) -> None:
-            ui.task_advanced(key, 1, f"load {state.label}: {table}")
-            rec.add("load", table, "elapsed", seconds, "s")
-            rec.add("load", table, "rows", rows, "rows")
-
-        try:
+        with shown_load(state, rec, ui, len(schema.TABLES)) as on_table:
             load = load_tpcc(state.instance, state.dialect, self.data_dir, self.opts.warehouses, on_table,
                              procedures=self._mode(state.dialect) == "procedures")
-        finally:
-            ui.task_finished(key)
         rec.add("load", "total", "elapsed", load.total_seconds, "s")
         rec.add("load", "indexes", "elapsed", load.index_seconds, "s")
         facts: dict[str, Any] = {"load_seconds": round(load.total_seconds, 6), "load_rows": load.rows,
