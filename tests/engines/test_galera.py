@@ -20,6 +20,7 @@ from tdebench.workloads.tpch.workload import TpchWorkload
 from tests.availability import engine_missing
 from tests.cli.test_bad_input import tdebench
 from tests.engines.kit import kit_for, profile
+from tests.instances import run_sql
 
 GCACHE = ("node*/data/galera.cache", "node*/data/gcache.page.*")
 PROVIDER = Path("/usr/lib/galera/libgalera_smm.so")
@@ -192,10 +193,7 @@ def test_a_killed_node_rejoins_by_ist_then_by_sst_under_load(tmp_path):
 
     try:
         inst.start()
-        conn = inst.connect()
-        conn.cursor().execute("CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(100)) ENGINE=InnoDB")
-        conn.commit()
-        conn.close()
+        run_sql(inst, "CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(100)) ENGINE=InnoDB")
         worker = threading.Thread(target=load)
         worker.start()
         try:
@@ -285,16 +283,11 @@ def test_snapshot_restore_and_cache_resize_act_on_every_node(tmp_path):
         return out
 
     def insert(values: str) -> None:
-        conn = inst.connect()
-        conn.cursor().execute(f"INSERT INTO t (v) VALUES {values}")
-        conn.commit()
-        conn.close()
+        run_sql(inst, f"INSERT INTO t (v) VALUES {values}")
 
     try:
         inst.start()
-        conn = inst.connect()
-        conn.cursor().execute("CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, v INT)")
-        conn.close()
+        run_sql(inst, "CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, v INT)")
         insert("(1), (2)")
         inst.snapshot(tmp_path / "snap")
         insert("(3)")
