@@ -24,9 +24,21 @@ from tests.instances import run_sql
 
 GCACHE = ("node*/data/galera.cache", "node*/data/gcache.page.*")
 PROVIDER = Path("/usr/lib/galera/libgalera_smm.so")
-
-
 _MISSING = engine_missing("galera")
+
+
+def rows_per_node(inst) -> list[int]:
+    """The rows of table t as each node has them (read on the node itself)."""
+    out = []
+    for node in inst.nodes:
+        conn = node._connect()
+        try:
+            cur = conn.cursor()
+            cur.execute("SELECT COUNT(*) FROM t")
+            out.append(cur.fetchone()[0])
+        finally:
+            conn.close()
+    return out
 
 
 @pytest.mark.server
@@ -208,13 +220,7 @@ def test_a_killed_node_rejoins_by_ist_then_by_sst_under_load(tmp_path):
         assert not errors, errors
         assert ist["transfer"] == "IST" and sst["transfer"] == "SST", (ist, sst)
         assert ist["seconds_to_synced"] > 0 and sst["files_received"] > 0
-        counts = []
-        for node in inst.nodes:
-            c = node._connect()
-            cur = c.cursor()
-            cur.execute("SELECT COUNT(*) FROM t")
-            counts.append(cur.fetchone()[0])
-            c.close()
+        counts = rows_per_node(inst)
         assert counts == [inserted[0]] * 3 and inserted[0] > 0, (counts, inserted)
         inst.flush_to_disk()
         received = scan_directory(inst.nodes[2].datadir, [marker])
@@ -272,16 +278,6 @@ def test_snapshot_restore_and_cache_resize_act_on_every_node(tmp_path):
     """--reset snapshot: the whole cluster goes back to the snapshot; --memory-ratio: every node's buffer pool."""
     inst = get_engine("galera").create_instance(Config("galera", PLAIN, dict(profile("galera").settings)), tmp_path)
 
-    def rows() -> list[int]:
-        out = []
-        for node in inst.nodes:
-            conn = node._connect()
-            cur = conn.cursor()
-            cur.execute("SELECT COUNT(*) FROM t")
-            out.append(cur.fetchone()[0])
-            conn.close()
-        return out
-
     def insert(values: str) -> None:
         run_sql(inst, f"INSERT INTO t (v) VALUES {values}")
 
@@ -291,9 +287,9 @@ def test_snapshot_restore_and_cache_resize_act_on_every_node(tmp_path):
         insert("(1), (2)")
         inst.snapshot(tmp_path / "snap")
         insert("(3)")
-        assert rows() == [3, 3]
+        assert rows_per_node(inst) == [3, 3]
         inst.restore(tmp_path / "snap")
-        assert rows() == [2, 2] and inst.alive()
+        assert rows_per_node(inst) == [2, 2] and inst.alive()
         assert inst.resize_cache(96 << 20)["innodb_buffer_pool_size"] == 96 << 20
         for node in inst.nodes:
             conn = node._connect()
