@@ -6,7 +6,9 @@ from __future__ import annotations
 import multiprocessing
 import shutil
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -28,6 +30,23 @@ def _instance(engine: str, spec: str, workdir: Path, settings: dict[str, str] | 
     workdir.mkdir(parents=True, exist_ok=True)
     workdir.chmod(0o711)
     return get_engine(engine).create_instance(Config(engine, parse_spec(spec), settings or {}), workdir)
+
+
+def _started(tmp_path_factory, engine: str, specs: tuple[str, ...], fill: Callable[[Any], None],
+             settings: dict[str, str] | None = None) -> Iterator[dict[str, Any]]:
+    """For a module fixture: a started instance of ``engine`` per spec, each filled by ``fill``; all destroyed
+    at the end."""
+    out: dict[str, Any] = {}
+    try:
+        for spec in specs:
+            inst = _instance(engine, spec, tmp_path_factory.mktemp(engine), settings)
+            out[spec] = inst
+            inst.start()
+            fill(inst)
+        yield out
+    finally:
+        for inst in out.values():
+            inst.destroy()
 
 
 def _scan(inst, sql: str = "SELECT sum(length(b)) FROM t") -> None:
@@ -59,22 +78,20 @@ def test_every_counter_an_engine_reports_is_in_the_vocabulary() -> None:
 
 
 # SQLite / SQLCipher ---------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def sqlite_pair(tmp_path_factory):
-    out = {}
-    for spec in ("none", "sqlcipher:aes-256-cbc"):
-        inst = _instance("sqlite", spec, tmp_path_factory.mktemp("sqlite"))
-        inst.start()
-        conn = inst.connect()
+def _fill_sqlite(inst) -> None:
+    conn = inst.connect()
+    try:
         conn.execute("CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT NOT NULL)")
         conn.execute("BEGIN")
         conn.executemany("INSERT INTO t VALUES (?, ?)", [(i, "x" * 250) for i in range(ROWS)])
         conn.execute("COMMIT")
+    finally:
         conn.close()
-        out[spec] = inst
-    yield out
-    for inst in out.values():
-        inst.destroy()
+
+
+@pytest.fixture(scope="module")
+def sqlite_pair(tmp_path_factory):
+    yield from _started(tmp_path_factory, "sqlite", ("none", "sqlcipher:aes-256-cbc"), _fill_sqlite)
 
 
 def _in_child(inst) -> None:
@@ -139,25 +156,21 @@ mariadb = pytest.mark.skipif(not (Path("/usr/sbin/mariadbd").exists() or shutil.
 SMALL = {"innodb_buffer_pool_size": "64M", "innodb_log_file_size": "32M", "innodb_log_buffer_size": "4M"}
 
 
+def _fill_mariadb(inst) -> None:
+    conn = inst.connect()
+    try:
+        cur = conn.cursor()
+        cur.execute("CREATE TABLE t (a INTEGER PRIMARY KEY, b VARCHAR(300) NOT NULL)")
+        for k in range(6):
+            cur.executemany("INSERT INTO t VALUES (%s, %s)", [(k * 10_000 + i, "x" * 250) for i in range(10_000)])
+        conn.commit()
+    finally:
+        conn.close()
+
+
 @pytest.fixture(scope="module")
 def mariadb_pair(tmp_path_factory):
-    out = {}
-    try:
-        for spec in ("none", "tde:aes-256-ctr"):
-            inst = _instance("mariadb", spec, tmp_path_factory.mktemp("maria"), SMALL)
-            out[spec] = inst
-            inst.start()
-            conn = inst.connect()
-            cur = conn.cursor()
-            cur.execute("CREATE TABLE t (a INTEGER PRIMARY KEY, b VARCHAR(300) NOT NULL)")
-            for k in range(6):
-                cur.executemany("INSERT INTO t VALUES (%s, %s)", [(k * 10_000 + i, "x" * 250) for i in range(10_000)])
-            conn.commit()
-            conn.close()
-        yield out
-    finally:
-        for inst in out.values():
-            inst.destroy()
+    yield from _started(tmp_path_factory, "mariadb", ("none", "tde:aes-256-ctr"), _fill_mariadb, SMALL)
 
 
 @pytest.mark.server
@@ -233,17 +246,9 @@ postgres = pytest.mark.skipif(not Path("/usr/lib/postgresql").is_dir(), reason="
 
 @pytest.fixture(scope="module")
 def pg_instances(tmp_path_factory):
-    out = {}
-    try:
-        for spec in ("none", "column:aes-128", "fs:gocryptfs"):
-            inst = _instance("postgres", spec, tmp_path_factory.mktemp("pg"), {"shared_buffers": "32MB"})
-            out[spec] = inst
-            inst.start()
-            _fill(inst, f"INSERT INTO t SELECT g, repeat('x', 250) FROM generate_series(1, {ROWS}) g")
-        yield out
-    finally:
-        for inst in out.values():
-            inst.destroy()
+    insert = f"INSERT INTO t SELECT g, repeat('x', 250) FROM generate_series(1, {ROWS}) g"
+    yield from _started(tmp_path_factory, "postgres", ("none", "column:aes-128", "fs:gocryptfs"),
+                        lambda inst: _fill(inst, insert), {"shared_buffers": "32MB"})
 
 
 @pytest.mark.server
