@@ -60,6 +60,15 @@ def _scan(inst, sql: str = "SELECT sum(length(b)) FROM t") -> None:
         conn.close()
 
 
+def _warm_scan(inst, cache_bytes: int) -> dict[str, float]:
+    """The counters of a scan of t once the cache holds ``cache_bytes`` and a first scan has filled it."""
+    inst.resize_cache(cache_bytes)
+    _scan(inst)
+    before = inst.counters()
+    _scan(inst)
+    return _delta(inst.counters(), before)
+
+
 def _fill(inst, insert: str) -> None:
     conn = inst.connect()
     try:
@@ -192,11 +201,7 @@ def test_mariadb_counts_pages_read_into_the_buffer_pool_and_decrypted(mariadb_pa
             assert d["bytes_decrypted"] == 0
         else:  # every page read from a data file is decrypted
             assert d["bytes_decrypted"] >= 0.95 * d["pages_read"] * 16384, d
-        inst.resize_cache(256 * MIB)
-        _scan(inst)
-        before = inst.counters()
-        _scan(inst)
-        d = _delta(inst.counters(), before)
+        d = _warm_scan(inst, 256 * MIB)
         assert d["cache_misses"] == 0 and d["bytes_decrypted"] == 0 and d["cache_requests"] > 500, (spec, d)
 
 
@@ -269,11 +274,7 @@ def test_postgres_counts_shared_buffer_hits_and_misses_per_statement(pg_instance
         time.sleep(0.1)
         d = _delta(inst.counters(), before)
     assert d["bytes_read"] >= 0.9 * d["cache_misses"] * 8192, d
-    inst.resize_cache(128 * MIB)
-    _scan(inst)
-    before = inst.counters()
-    _scan(inst)
-    d = _delta(inst.counters(), before)
+    d = _warm_scan(inst, 128 * MIB)
     assert d["cache_misses"] == 0 and d["cache_requests"] > 1000, d
 
 
