@@ -26,7 +26,6 @@ import math
 import random
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -38,8 +37,7 @@ from tdebench.encryption import PLAIN  # noqa: E402
 from tdebench.engines import get_engine  # noqa: E402
 from tdebench.measure.proctime import TreeCpu  # noqa: E402
 from tdebench.workloads.tpch import params  # noqa: E402
-from tdebench.workloads.tpch.datagen import ensure_data  # noqa: E402
-from tdebench.workloads.tpch.loader import load_tpch  # noqa: E402
+from loaded_twins import loaded_twins  # noqa: E402 - beside this script
 
 QUERIES = list(range(1, 23))
 
@@ -99,18 +97,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=14)
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    engine = get_engine("mariadb")
-    data, _ = ensure_data(args.sf)
-    work = Path(tempfile.mkdtemp(prefix="twin-instances-", dir="/var/tmp"))
-    twins: list[Instance] = []
-    started = time.monotonic()
-    try:
-        for name in ("twin-a", "twin-b"):  # same length: same paths but for one letter
-            twin = engine.create_instance(Config("mariadb", PLAIN, engine.default_settings(), name=name), work, "tpch")
-            twins.append(twin)
-            twin.start()
-            load_tpch(twin, twin.dialect, data)
-        print(f"MariaDB {engine.version()}, SF {args.sf}, twins A and B loaded in {time.monotonic() - started:.0f} s")
+    defaults = get_engine("mariadb").default_settings()
+    # same length: same paths but for one letter
+    configs = [Config("mariadb", PLAIN, dict(defaults), name=name) for name in ("twin-a", "twin-b")]
+    with loaded_twins(configs, args.sf, "twin-instances-", "twins A and B") as twins:
         block(twins, args.sf, rng)  # warm-up
         for strategy in args.strategies.split(","):
             totals, per_query = [], {q: [] for q in QUERIES}
@@ -127,13 +117,6 @@ def main() -> None:
             if strategy == "same":
                 print("      per query: " + ", ".join(
                     f"q{q:02d} {100 * statistics.mean(r):+.1f}" for q, r in per_query.items() if len(r) > 1))
-    finally:
-        for twin in twins:
-            twin.destroy()
-        try:
-            work.rmdir()
-        except OSError:
-            pass
 
 
 if __name__ == "__main__":

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +25,7 @@ from tdebench.api.engine import Config, Instance  # noqa: E402
 from tdebench.encryption import PLAIN, parse_spec  # noqa: E402
 from tdebench.engines import get_engine  # noqa: E402
 from tdebench.workloads.tpch import params, schema  # noqa: E402
-from tdebench.workloads.tpch.datagen import ensure_data  # noqa: E402
-from tdebench.workloads.tpch.loader import load_tpch  # noqa: E402
+from loaded_twins import loaded_twins  # noqa: E402 - beside this script
 
 ROWS = 8  # the row estimate in MariaDB's EXPLAIN output (id, select_type, table, type, possible_keys, key,
 #           key_len, ref, rows, Extra): left out of the plan shape
@@ -63,20 +60,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--setting", action="append", default=[], help="KEY=VALUE server setting of both twins")
     args = parser.parse_args()
-    engine = get_engine("mariadb")
-    settings = {**engine.default_settings(), **dict(s.split("=", 1) for s in args.setting)}
-    data, _ = ensure_data(args.sf)
-    work = Path(tempfile.mkdtemp(prefix="twin-plans-", dir="/var/tmp"))
-    twins: list[Instance] = []
-    started = time.monotonic()
-    try:
-        for spec in (PLAIN, parse_spec("tde:aes-256-ctr")):
-            twin = engine.create_instance(Config("mariadb", spec, dict(settings)), work, "tpch")
-            twins.append(twin)
-            twin.start()
-            load_tpch(twin, twin.dialect, data)
-        print(f"MariaDB {engine.version()}, SF {args.sf}, plain and TDE twins loaded in "
-              f"{time.monotonic() - started:.0f} s")
+    settings = {**get_engine("mariadb").default_settings(), **dict(s.split("=", 1) for s in args.setting)}
+    configs = [Config("mariadb", spec, dict(settings)) for spec in (PLAIN, parse_spec("tde:aes-256-ctr"))]
+    with loaded_twins(configs, args.sf, "twin-plans-", "plain and TDE twins") as twins:
         for n in range(1, args.rounds + 1):
             plain, tde = (explain_all(twin, args.sf) for twin in twins)
             shape = [q for q in plain if [r[:ROWS] + r[ROWS + 1:] for r in plain[q]] !=
@@ -84,13 +70,6 @@ def main() -> None:
             output = [q for q in plain if plain[q] != tde[q]]
             print(f"round {n}: {len(shape)} of 22 queries with different plans {shape or ''}; "
                   f"{len(output)} with different EXPLAIN output {output or ''}", flush=True)
-    finally:
-        for twin in twins:
-            twin.destroy()
-        try:
-            work.rmdir()
-        except OSError:
-            pass
 
 
 if __name__ == "__main__":

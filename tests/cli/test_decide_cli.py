@@ -3,35 +3,20 @@ directory, no work directory, no server)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-from tdebench.cli.app import main
+from tests.cli.refusal import refused_before_work
+
+pytestmark = pytest.mark.usefixtures("no_work_possible")
 
 ORDERS = Path(__file__).resolve().parents[2] / "docs" / "examples" / "orders-sql"
 
 
-@pytest.fixture(autouse=True)
-def _no_work_possible(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
-    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python-here"))
-    monkeypatch.chdir(tmp_path)
-
-
 def refused(capfd, tmp_path, *args: str) -> str:
-    """``tdebench decide ARGS --out out --work-dir work`` in-process: exit 2, one stderr line, nothing made."""
-    capfd.readouterr()
-    with pytest.raises(SystemExit) as info:
-        main(["decide", *args, "--out", str(tmp_path / "out"), "--work-dir", str(tmp_path / "work")])
-    err = capfd.readouterr().err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert info.value.code == 2, err
-    assert len(lines) == 1 and "Traceback" not in err and "fix:" in lines[0], err
-    assert not (tmp_path / "out").exists() and not (tmp_path / "work").exists()
-    return lines[0]
+    """``tdebench decide ARGS`` refused before any work (:func:`tests.cli.refusal.refused_before_work`)."""
+    return refused_before_work(capfd, tmp_path, "decide", *args)
 
 
 def test_an_engine_with_one_mechanism(capfd, tmp_path):

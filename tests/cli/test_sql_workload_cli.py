@@ -3,34 +3,19 @@ file and the fix, before anything is created or provisioned (no run directory, n
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-from tdebench.cli.app import main
+from tests.cli.refusal import refused_before_work
 from tests.sqlworkload import make_workload_dir
 
-
-@pytest.fixture(autouse=True)
-def _no_work_possible(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
-    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python-here"))
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("no_work_possible")
 
 
 def refused(capfd, tmp_path, *args: str) -> str:
-    """Run ``tdebench run ARGS --out out --work-dir work`` in-process: exit 2, one stderr line, nothing made."""
-    capfd.readouterr()
-    with pytest.raises(SystemExit) as info:
-        main(["run", *args, "--out", str(tmp_path / "out"), "--work-dir", str(tmp_path / "work")])
-    err = capfd.readouterr().err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert info.value.code == 2, err
-    assert len(lines) == 1 and "Traceback" not in err and "fix:" in lines[0], err
-    assert not (tmp_path / "out").exists() and not (tmp_path / "work").exists()
-    return lines[0]
+    """``tdebench run ARGS`` refused before any work (:func:`tests.cli.refusal.refused_before_work`)."""
+    return refused_before_work(capfd, tmp_path, "run", *args)
 
 
 @pytest.mark.parametrize("change, fragments", [

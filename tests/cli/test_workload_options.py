@@ -19,19 +19,12 @@ from tdebench.workloads import workload_names
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 PYTHON = sys.executable  # before the fixture hides it
+pytestmark = pytest.mark.usefixtures("no_work_possible")
 # a key each workload takes (shown in the 'allowed keys' of the error)
 A_KEY = {"tpch": "sf", "tpcc": "warehouses", "crud": "batches", "load": "variants", "backup": "compression",
          "sysbench": "table_size", "sql": "dir", "replay": "speed", "encrypt": "threads"}
 ILL_TYPED = [("tpcc", "warehouses", "two"), ("crud", "rows", "many"), ("load", "batch_rows", "lots"),
              ("backup", "compression", "zip"), ("sysbench", "tables", "x"), ("tpcc", "vus", "1,x")]
-
-
-@pytest.fixture(autouse=True)
-def _no_work_possible(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
-    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python-here"))
-    monkeypatch.chdir(tmp_path)
 
 
 def cli(capfd, *args: str) -> tuple[int, str]:

@@ -36,16 +36,23 @@ def rows(run: Path) -> dict[tuple[str, str, str], list[float]]:
     return {("encrypt", *k): v for k, v in out.items()}
 
 
+def encrypt_run(tmp_path: Path, tpcc_w1, *options: str, trials: int = 1, extra: tuple[str, ...] = ()) -> int:
+    """The exit code of ``tdebench run --workload encrypt`` on MariaDB (tde:aes-256-ctr, one warehouse, a 48 MB redo
+    log, no warm-up) with each of ``options`` as a ``--workload-option``; results in ``tmp_path/run``."""
+    argv = ["run", "--engine", "mariadb", "--encryption", "tde:aes-256-ctr", "--workload", "encrypt", *extra,
+            "--warehouses", "1", *(a for option in options for a in ("--workload-option", option)),
+            "--server-setting", "innodb_log_file_size=48M", "--trials", str(trials), "--warmup", "0",
+            "--out", str(tmp_path / "run"), "--data-dir", str(tpcc_w1[0].parent), "--work-dir", str(tmp_path / "work")]
+    with pytest.raises(SystemExit) as code:
+        main(argv)
+    return code.value.code
+
+
 @pytest.mark.skipif(not HAVE_MARIADB, reason="mariadb-server is not installed")
 def test_switch_on_and_back_under_tpcc(tmp_path, tpcc_w1):
     run = tmp_path / "run"
-    with pytest.raises(SystemExit) as code:
-        main(["run", "--engine", "mariadb", "--encryption", "tde:aes-256-ctr", "--workload", "encrypt",
-              "--warehouses", "1", "--workload-option", "steady=2s", "--workload-option", "rampup=1s",
-              "--workload-option", "threads=2", "--workload-option", "iops=1000",
-              "--server-setting", "innodb_log_file_size=48M", "--trials", "2", "--warmup", "0",
-              "--out", str(run), "--data-dir", str(tpcc_w1[0].parent), "--work-dir", str(tmp_path / "work")])
-    assert code.value.code == 0, (run / "manifest.json").read_text()
+    code = encrypt_run(tmp_path, tpcc_w1, "steady=2s", "rampup=1s", "threads=2", "iops=1000", trials=2)
+    assert code == 0, (run / "manifest.json").read_text()
     found = rows(run)
     for threads in (2,):  # one cycle: test_iops_swept_as_an_axis runs two of them
         for direction in ("on", "off"):
@@ -171,13 +178,7 @@ def test_interrupted_while_switching_ends_cleanly_and_resumes(tmp_path, tpcc_w1)
 
 @pytest.mark.skipif(not HAVE_MARIADB, reason="mariadb-server is not installed")
 def test_a_rate_the_baseline_cannot_reach_is_refused_not_lowered(tmp_path, tpcc_w1, capsys):
-    with pytest.raises(SystemExit) as code:
-        main(["run", "--engine", "mariadb", "--encryption", "tde:aes-256-ctr", "--workload", "encrypt",
-              "--warehouses", "1", "--workload-option", "rate=1000000", "--workload-option", "steady=2s",
-              "--workload-option", "rampup=0", "--server-setting", "innodb_log_file_size=48M",
-              "--trials", "1", "--warmup", "0", "--out", str(tmp_path / "run"),
-              "--data-dir", str(tpcc_w1[0].parent), "--work-dir", str(tmp_path / "work")])
-    assert code.value.code == 2
+    assert encrypt_run(tmp_path, tpcc_w1, "rate=1000000", "steady=2s", "rampup=0") == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert "below rate=1e+06 (not lowered)" in err[-1], err
 
@@ -190,13 +191,9 @@ def test_tpch_beside_the_background_is_switched_rekeyed_and_scanned(tmp_path, tp
     switching table (report/switching.csv) has the switch on and the re-keying."""
     run = tmp_path / "run"
     assert tpch_sf001[0].parent == tpcc_w1[0].parent  # both under the session's data root: --data-dir
-    with pytest.raises(SystemExit) as code:
-        main(["run", "--engine", "mariadb", "--encryption", "tde:aes-256-ctr", "--workload", "encrypt", "--sf", "0.01",
-              "--warehouses", "1", "--workload-option", "steady=2s", "--workload-option", "rampup=1s",
-              "--workload-option", "threads=1", "--workload-option", "iops=1000", "--workload-option", "way_back=false",
-              "--server-setting", "innodb_log_file_size=48M", "--trials", "1", "--warmup", "0", "--out", str(run),
-              "--data-dir", str(tpcc_w1[0].parent), "--work-dir", str(tmp_path / "work")])
-    assert code.value.code == 0, (run / "manifest.json").read_text()
+    code = encrypt_run(tmp_path, tpcc_w1, "steady=2s", "rampup=1s", "threads=1", "iops=1000", "way_back=false",
+                       extra=("--sf", "0.01"))
+    assert code == 0, (run / "manifest.json").read_text()
     found = rows(run)
     assert found[("encrypt", "t1.on", "tablespaces")][0] >= 9 + 8  # TPC-C's and TPC-H's, and the system's
     rekeyed = found[("encrypt", "t1.rekey", "tables_count")]
@@ -220,13 +217,8 @@ def test_tpch_beside_the_background_is_switched_rekeyed_and_scanned(tmp_path, tp
 def test_iops_swept_as_an_axis(tmp_path, tpcc_w1):
     """iops=200,5000: one cycle per page rate, each switch timed with the rate the server says it applied."""
     run = tmp_path / "run"
-    with pytest.raises(SystemExit) as code:
-        main(["run", "--engine", "mariadb", "--encryption", "tde:aes-256-ctr", "--workload", "encrypt",
-              "--warehouses", "1", "--workload-option", "steady=2s", "--workload-option", "rampup=1s",
-              "--workload-option", "threads=1", "--workload-option", "iops=200,5000", "--workload-option", "rekey=no",
-              "--server-setting", "innodb_log_file_size=48M", "--trials", "1", "--warmup", "0", "--out", str(run),
-              "--data-dir", str(tpcc_w1[0].parent), "--work-dir", str(tmp_path / "work")])
-    assert code.value.code == 0, (run / "manifest.json").read_text()
+    code = encrypt_run(tmp_path, tpcc_w1, "steady=2s", "rampup=1s", "threads=1", "iops=200,5000", "rekey=no")
+    assert code == 0, (run / "manifest.json").read_text()
     found = rows(run)
     for iops in (200, 5000):
         for direction in ("on", "off"):

@@ -15,21 +15,11 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tdebench.engines import get_engine
-from tdebench.errors import EnvironmentProblem
+from tests.availability import engine_missing
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _missing() -> str:
-    try:
-        get_engine("galera").check_available()
-    except EnvironmentProblem as exc:
-        return exc.one_line()
-    return ""
-
-
-pytestmark = [pytest.mark.server, pytest.mark.skipif(bool(_missing()), reason=_missing() or "available")]
+_MISSING = engine_missing("galera")
+pytestmark = [pytest.mark.server, pytest.mark.skipif(bool(_MISSING), reason=_MISSING or "available")]
 
 
 def _servers_of(parent: psutil.Process) -> dict[int, str]:

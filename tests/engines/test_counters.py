@@ -6,7 +6,9 @@ from __future__ import annotations
 import multiprocessing
 import shutil
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -30,6 +32,23 @@ def _instance(engine: str, spec: str, workdir: Path, settings: dict[str, str] | 
     return get_engine(engine).create_instance(Config(engine, parse_spec(spec), settings or {}), workdir)
 
 
+def _started(tmp_path_factory, engine: str, specs: tuple[str, ...], fill: Callable[[Any], None],
+             settings: dict[str, str] | None = None) -> Iterator[dict[str, Any]]:
+    """For a module fixture: a started instance of ``engine`` per spec, each filled by ``fill``; all destroyed
+    at the end."""
+    out: dict[str, Any] = {}
+    try:
+        for spec in specs:
+            inst = _instance(engine, spec, tmp_path_factory.mktemp(engine), settings)
+            out[spec] = inst
+            inst.start()
+            fill(inst)
+        yield out
+    finally:
+        for inst in out.values():
+            inst.destroy()
+
+
 def _scan(inst, sql: str = "SELECT sum(length(b)) FROM t") -> None:
     conn = inst.connect()
     try:
@@ -39,6 +58,15 @@ def _scan(inst, sql: str = "SELECT sum(length(b)) FROM t") -> None:
         conn.commit()
     finally:
         conn.close()
+
+
+def _warm_scan(inst, cache_bytes: int) -> dict[str, float]:
+    """The counters of a scan of t once the cache holds ``cache_bytes`` and a first scan has filled it."""
+    inst.resize_cache(cache_bytes)
+    _scan(inst)
+    before = inst.counters()
+    _scan(inst)
+    return _delta(inst.counters(), before)
 
 
 def _fill(inst, insert: str) -> None:
@@ -59,22 +87,20 @@ def test_every_counter_an_engine_reports_is_in_the_vocabulary() -> None:
 
 
 # SQLite / SQLCipher ---------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def sqlite_pair(tmp_path_factory):
-    out = {}
-    for spec in ("none", "sqlcipher:aes-256-cbc"):
-        inst = _instance("sqlite", spec, tmp_path_factory.mktemp("sqlite"))
-        inst.start()
-        conn = inst.connect()
+def _fill_sqlite(inst) -> None:
+    conn = inst.connect()
+    try:
         conn.execute("CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT NOT NULL)")
         conn.execute("BEGIN")
         conn.executemany("INSERT INTO t VALUES (?, ?)", [(i, "x" * 250) for i in range(ROWS)])
         conn.execute("COMMIT")
+    finally:
         conn.close()
-        out[spec] = inst
-    yield out
-    for inst in out.values():
-        inst.destroy()
+
+
+@pytest.fixture(scope="module")
+def sqlite_pair(tmp_path_factory):
+    yield from _started(tmp_path_factory, "sqlite", ("none", "sqlcipher:aes-256-cbc"), _fill_sqlite)
 
 
 def _in_child(inst) -> None:
@@ -139,25 +165,21 @@ mariadb = pytest.mark.skipif(not (Path("/usr/sbin/mariadbd").exists() or shutil.
 SMALL = {"innodb_buffer_pool_size": "64M", "innodb_log_file_size": "32M", "innodb_log_buffer_size": "4M"}
 
 
+def _fill_mariadb(inst) -> None:
+    conn = inst.connect()
+    try:
+        cur = conn.cursor()
+        cur.execute("CREATE TABLE t (a INTEGER PRIMARY KEY, b VARCHAR(300) NOT NULL)")
+        for k in range(6):
+            cur.executemany("INSERT INTO t VALUES (%s, %s)", [(k * 10_000 + i, "x" * 250) for i in range(10_000)])
+        conn.commit()
+    finally:
+        conn.close()
+
+
 @pytest.fixture(scope="module")
 def mariadb_pair(tmp_path_factory):
-    out = {}
-    try:
-        for spec in ("none", "tde:aes-256-ctr"):
-            inst = _instance("mariadb", spec, tmp_path_factory.mktemp("maria"), SMALL)
-            out[spec] = inst
-            inst.start()
-            conn = inst.connect()
-            cur = conn.cursor()
-            cur.execute("CREATE TABLE t (a INTEGER PRIMARY KEY, b VARCHAR(300) NOT NULL)")
-            for k in range(6):
-                cur.executemany("INSERT INTO t VALUES (%s, %s)", [(k * 10_000 + i, "x" * 250) for i in range(10_000)])
-            conn.commit()
-            conn.close()
-        yield out
-    finally:
-        for inst in out.values():
-            inst.destroy()
+    yield from _started(tmp_path_factory, "mariadb", ("none", "tde:aes-256-ctr"), _fill_mariadb, SMALL)
 
 
 @pytest.mark.server
@@ -179,11 +201,7 @@ def test_mariadb_counts_pages_read_into_the_buffer_pool_and_decrypted(mariadb_pa
             assert d["bytes_decrypted"] == 0
         else:  # every page read from a data file is decrypted
             assert d["bytes_decrypted"] >= 0.95 * d["pages_read"] * 16384, d
-        inst.resize_cache(256 * MIB)
-        _scan(inst)
-        before = inst.counters()
-        _scan(inst)
-        d = _delta(inst.counters(), before)
+        d = _warm_scan(inst, 256 * MIB)
         assert d["cache_misses"] == 0 and d["bytes_decrypted"] == 0 and d["cache_requests"] > 500, (spec, d)
 
 
@@ -233,17 +251,9 @@ postgres = pytest.mark.skipif(not Path("/usr/lib/postgresql").is_dir(), reason="
 
 @pytest.fixture(scope="module")
 def pg_instances(tmp_path_factory):
-    out = {}
-    try:
-        for spec in ("none", "column:aes-128", "fs:gocryptfs"):
-            inst = _instance("postgres", spec, tmp_path_factory.mktemp("pg"), {"shared_buffers": "32MB"})
-            out[spec] = inst
-            inst.start()
-            _fill(inst, f"INSERT INTO t SELECT g, repeat('x', 250) FROM generate_series(1, {ROWS}) g")
-        yield out
-    finally:
-        for inst in out.values():
-            inst.destroy()
+    insert = f"INSERT INTO t SELECT g, repeat('x', 250) FROM generate_series(1, {ROWS}) g"
+    yield from _started(tmp_path_factory, "postgres", ("none", "column:aes-128", "fs:gocryptfs"),
+                        lambda inst: _fill(inst, insert), {"shared_buffers": "32MB"})
 
 
 @pytest.mark.server
@@ -264,11 +274,7 @@ def test_postgres_counts_shared_buffer_hits_and_misses_per_statement(pg_instance
         time.sleep(0.1)
         d = _delta(inst.counters(), before)
     assert d["bytes_read"] >= 0.9 * d["cache_misses"] * 8192, d
-    inst.resize_cache(128 * MIB)
-    _scan(inst)
-    before = inst.counters()
-    _scan(inst)
-    d = _delta(inst.counters(), before)
+    d = _warm_scan(inst, 128 * MIB)
     assert d["cache_misses"] == 0 and d["cache_requests"] > 1000, d
 
 

@@ -17,22 +17,28 @@ from tdebench.engines import Config, get_engine
 from tdebench.errors import EnvironmentProblem, UsageError
 from tdebench.verify.atrest import verify_at_rest
 from tdebench.workloads.tpch.workload import TpchWorkload
+from tests.availability import engine_missing
 from tests.cli.test_bad_input import tdebench
 from tests.engines.kit import kit_for, profile
+from tests.instances import run_sql
 
 GCACHE = ("node*/data/galera.cache", "node*/data/gcache.page.*")
 PROVIDER = Path("/usr/lib/galera/libgalera_smm.so")
+_MISSING = engine_missing("galera")
 
 
-def _available() -> str:
-    try:
-        get_engine("galera").check_available()
-    except EnvironmentProblem as exc:
-        return exc.one_line()
-    return ""
-
-
-_MISSING = _available()
+def rows_per_node(inst) -> list[int]:
+    """The rows of table t as each node has them (read on the node itself)."""
+    out = []
+    for node in inst.nodes:
+        conn = node._connect()
+        try:
+            cur = conn.cursor()
+            cur.execute("SELECT COUNT(*) FROM t")
+            out.append(cur.fetchone()[0])
+        finally:
+            conn.close()
+    return out
 
 
 @pytest.mark.server
@@ -199,10 +205,7 @@ def test_a_killed_node_rejoins_by_ist_then_by_sst_under_load(tmp_path):
 
     try:
         inst.start()
-        conn = inst.connect()
-        conn.cursor().execute("CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(100)) ENGINE=InnoDB")
-        conn.commit()
-        conn.close()
+        run_sql(inst, "CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(100)) ENGINE=InnoDB")
         worker = threading.Thread(target=load)
         worker.start()
         try:
@@ -217,13 +220,7 @@ def test_a_killed_node_rejoins_by_ist_then_by_sst_under_load(tmp_path):
         assert not errors, errors
         assert ist["transfer"] == "IST" and sst["transfer"] == "SST", (ist, sst)
         assert ist["seconds_to_synced"] > 0 and sst["files_received"] > 0
-        counts = []
-        for node in inst.nodes:
-            c = node._connect()
-            cur = c.cursor()
-            cur.execute("SELECT COUNT(*) FROM t")
-            counts.append(cur.fetchone()[0])
-            c.close()
+        counts = rows_per_node(inst)
         assert counts == [inserted[0]] * 3 and inserted[0] > 0, (counts, inserted)
         inst.flush_to_disk()
         received = scan_directory(inst.nodes[2].datadir, [marker])
@@ -281,33 +278,18 @@ def test_snapshot_restore_and_cache_resize_act_on_every_node(tmp_path):
     """--reset snapshot: the whole cluster goes back to the snapshot; --memory-ratio: every node's buffer pool."""
     inst = get_engine("galera").create_instance(Config("galera", PLAIN, dict(profile("galera").settings)), tmp_path)
 
-    def rows() -> list[int]:
-        out = []
-        for node in inst.nodes:
-            conn = node._connect()
-            cur = conn.cursor()
-            cur.execute("SELECT COUNT(*) FROM t")
-            out.append(cur.fetchone()[0])
-            conn.close()
-        return out
-
     def insert(values: str) -> None:
-        conn = inst.connect()
-        conn.cursor().execute(f"INSERT INTO t (v) VALUES {values}")
-        conn.commit()
-        conn.close()
+        run_sql(inst, f"INSERT INTO t (v) VALUES {values}")
 
     try:
         inst.start()
-        conn = inst.connect()
-        conn.cursor().execute("CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, v INT)")
-        conn.close()
+        run_sql(inst, "CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, v INT)")
         insert("(1), (2)")
         inst.snapshot(tmp_path / "snap")
         insert("(3)")
-        assert rows() == [3, 3]
+        assert rows_per_node(inst) == [3, 3]
         inst.restore(tmp_path / "snap")
-        assert rows() == [2, 2] and inst.alive()
+        assert rows_per_node(inst) == [2, 2] and inst.alive()
         assert inst.resize_cache(96 << 20)["innodb_buffer_pool_size"] == 96 << 20
         for node in inst.nodes:
             conn = node._connect()

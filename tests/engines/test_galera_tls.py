@@ -18,19 +18,12 @@ import pytest
 from tdebench.encryption import PLAIN, parse_spec
 from tdebench.engines import Config, get_engine
 from tdebench.engines.mariadb.galera_rejoin import transfer_kind
-from tdebench.errors import EnvironmentProblem, UsageError
+from tdebench.errors import UsageError
 from tdebench.verify.threat_checks import replication_transport_rows
+from tests.availability import engine_missing
+from tests.instances import run_sql
 
-
-def _missing() -> str:
-    try:
-        get_engine("galera").check_available()
-    except EnvironmentProblem as exc:
-        return exc.one_line()
-    return ""
-
-
-_MISSING = _missing()
+_MISSING = engine_missing("galera")
 needs_galera = pytest.mark.skipif(bool(_MISSING), reason=_MISSING or "available")
 
 
@@ -86,12 +79,8 @@ def _wire_bytes(inst, canary: str) -> bytes:
     ports = {p for n in inst.nodes for p in (n.ports[n.index].galera, n.ports[n.index].ist)}
     sniffer = Sniffer(ports)
     try:
-        conn = inst.connect()
-        cur = conn.cursor()
-        cur.execute("CREATE TABLE wire (id INT PRIMARY KEY, note VARCHAR(100))")
-        cur.execute("INSERT INTO wire VALUES (1, %s)", [canary])
-        conn.commit()
-        conn.close()
+        run_sql(inst, "CREATE TABLE wire (id INT PRIMARY KEY, note VARCHAR(100))",
+                ("INSERT INTO wire VALUES (1, %s)", [canary]))
         other = inst.connect_node(1, causal=True)
         cur = other.cursor()
         cur.execute("SELECT note FROM wire")

@@ -24,6 +24,7 @@ from tdebench.verify.threat_checks import live_host_row
 from tdebench.verify.threat_rows import Needles
 from tests.engines.kit import MARIADB_SMALL, kit_for
 from tests.engines.test_fsencrypt import FS_MISSING
+from tests.instances import run_sql
 
 if not (Path("/usr/sbin/mariadbd").exists() or shutil.which("mariadbd")):
     pytest.skip("mariadbd is not installed (Debian package mariadb-server)", allow_module_level=True)
@@ -142,12 +143,8 @@ class TestMariadbConformance(kit_for("mariadb")):
         assert [k["key"] for k in keys] == ["gocryptfs master key", "gocryptfs password"]
         assert not any(k["found_in_clear"] for k in keys)
         before = inst.counters()["bytes_encrypted_estimate"]
-        conn = inst.connect()
-        try:  # pages and redo written through the mount count as encrypted by it
-            conn.cursor().execute("CREATE TABLE gocryptfs_probe ENGINE=InnoDB AS SELECT seq FROM seq_1_to_20000")
-            conn.commit()
-        finally:
-            conn.close()
+        # pages and redo written through the mount count as encrypted by it
+        run_sql(inst, "CREATE TABLE gocryptfs_probe ENGINE=InnoDB AS SELECT seq FROM seq_1_to_20000")
         inst.flush_to_disk()
         counters = inst.counters()
         assert counters["bytes_encrypted_estimate"] > before and "bytes_encrypted" not in counters
@@ -222,23 +219,11 @@ def test_gocryptfs_variants_restart_and_destroy_leave_nothing(engine, spec, flag
     try:
         inst.start()
         assert flag in inst.encryption_status()["filesystem"]["gocryptfs_conf"]["feature_flags"]
-        conn = inst.connect()
-        try:
-            conn.cursor().execute("CREATE TABLE t ENGINE=InnoDB AS "
-                                  "SELECT CONCAT('TDEBENCH-FS-PROBE-', seq) AS v FROM seq_1_to_500")
-            conn.commit()
-        finally:
-            conn.close()
+        run_sql(inst, "CREATE TABLE t ENGINE=InnoDB AS SELECT CONCAT('TDEBENCH-FS-PROBE-', seq) AS v FROM seq_1_to_500")
         mount = inst.fs.plain_dir
         inst.restart()
         assert inst.alive() and inst.encryption_status()["enabled"]
-        conn = inst.connect()
-        try:
-            cur = conn.cursor()
-            cur.execute("SELECT COUNT(*) FROM t")
-            assert cur.fetchone()[0] == 500
-        finally:
-            conn.close()
+        assert run_sql(inst, "SELECT COUNT(*) FROM t") == [(500,)]
         inst.flush_to_disk()
         assert scan_directory(inst.data_dir, ["TDEBENCH-FS-PROBE-"]).files_with_hits == []
         pids, home = inst.server_pids(), inst.home
@@ -282,12 +267,7 @@ def test_killed_server_is_detected_and_restart_recovers(engine, tmp_path):
     inst = engine.create_instance(Config("mariadb", parse_spec("tde:aes-256-cbc"), dict(SMALL)), tmp_path)
     try:
         inst.start()
-        conn = inst.connect()
-        cur = conn.cursor()
-        cur.execute("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))")
-        cur.execute("INSERT INTO t VALUES (1, 'kept')")
-        conn.commit()
-        conn.close()
+        run_sql(inst, "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))", "INSERT INTO t VALUES (1, 'kept')")
         pid = inst.server_pids()[0]
         os.kill(pid, signal.SIGKILL)
         for _ in range(100):  # let the engine notice (and reap) the dead server itself
@@ -297,11 +277,7 @@ def test_killed_server_is_detected_and_restart_recovers(engine, tmp_path):
         with pytest.raises(EnvironmentProblem, match="no longer running .*signal 9"):
             inst.connect()
         inst.restart()  # crash recovery with the same keys
-        conn = inst.connect()
-        cur = conn.cursor()
-        cur.execute("SELECT v FROM t")
-        assert cur.fetchall() == (("kept",),)
-        conn.close()
+        assert run_sql(inst, "SELECT v FROM t") == [("kept",)]
     finally:
         inst.destroy()
     assert not _own_servers()
@@ -331,12 +307,7 @@ def test_unencrypted_tablespace_is_refused_with_reason(engine, tmp_path):
     inst = engine.create_instance(Config("mariadb", parse_spec("tde:aes-192-cbc"), dict(SMALL)), tmp_path)
     try:
         inst.start()
-        conn = inst.connect()
-        cur = conn.cursor()
-        cur.execute("CREATE TABLE sneaky (id INT PRIMARY KEY) ENCRYPTED=NO")
-        cur.execute("CREATE TABLE fine (id INT PRIMARY KEY)")
-        conn.commit()
-        conn.close()
+        run_sql(inst, "CREATE TABLE sneaky (id INT PRIMARY KEY) ENCRYPTED=NO", "CREATE TABLE fine (id INT PRIMARY KEY)")
         with pytest.raises(RunFailed, match="tdebench/sneaky: not encrypted") as err:
             inst.check_encrypted(["fine", "sneaky"], grace=1.0)
         assert "tpch/fine" not in str(err.value)
@@ -350,11 +321,7 @@ def test_tcp_listens_on_loopback_only(engine, tmp_path):
     inst = engine.create_instance(Config("mariadb", PLAIN, dict(SMALL), tcp=True), tmp_path)
     try:
         inst.start()
-        conn = inst.connect()
-        cur = conn.cursor()
-        cur.execute("SELECT @@bind_address, @@port, @@skip_networking")
-        bind, port, skip = cur.fetchone()
-        conn.close()
+        [(bind, port, skip)] = run_sql(inst, "SELECT @@bind_address, @@port, @@skip_networking")
         assert bind == "127.0.0.1" and port > 0 and not skip
         assert inst.settings()["listen"].startswith("127.0.0.1")
         conns = [c for c in psutil.Process(inst.server_pids()[0]).net_connections("inet")

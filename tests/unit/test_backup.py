@@ -22,7 +22,8 @@ from tdebench.workloads.backup.kinds import Context
 from tdebench.workloads.backup.options import parse_options
 from tdebench.workloads.backup.scan import canary_markers, scan_backup
 from tdebench.workloads.backup.workload import engine_kinds
-from tdebench.workloads.crud import data, schema
+from tdebench.workloads.crud import data
+from tests.persons import fill_persons
 
 
 def test_options_select_kinds_and_compression() -> None:
@@ -67,12 +68,7 @@ def _context(spec: str, tmp_path: Path, **settings: str):
     config = Config("sqlite", parse_spec(spec), {**engine.default_settings(), **settings})
     inst = engine.create_instance(config, tmp_path / "work")
     inst.start()
-    conn = inst.connect()
-    conn.execute(schema.create_table_sql("sqlite", "persons"))
-    conn.execute("BEGIN")
-    conn.executemany("INSERT INTO persons VALUES (?,?,?,?,?,?,?,?)", list(data.persons(1, 800, 5)))
-    conn.execute("COMMIT")
-    conn.close()
+    fill_persons(inst, 800, 5)
     inst.plant_canaries(["TDEBENCH-CANARY-unit-test-1", "TDEBENCH-CANARY-unit-test-2"])
     scratch = tmp_path / "scratch"
     scratch.mkdir()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tdebench.serverlog import detect, read_log
+from tdebench.sqltext.serverlog import detect, read_log
 from tdebench.capture.statements import group_logged
 from tdebench.errors import UsageError
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tdebench.serverlog import read_log
-from tdebench.sqlsecrets import credential_kind
+from tdebench.sqltext.credentials import credential_kind
+from tdebench.sqltext.serverlog import read_log
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRETS = ["pw-CreateUser-1", "pw-AlterUser-2", "pw-SetPassword-3", "pw-Grant-4", "pw-AesKey-5", "pw-Role-6",

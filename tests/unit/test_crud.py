@@ -17,6 +17,7 @@ from tdebench.workloads import make_workload, workload_names
 from tdebench.workloads.crud import data, schema
 from tdebench.workloads.crud.ops import MIB
 from tdebench.workloads.crud.options import parse_options
+from tests.persons import fill_persons
 
 
 # options ------------------------------------------------------------------------------------------------
@@ -222,12 +223,7 @@ def test_storage_breakdown_of_plain_sqlite_has_tables(tmp_path: Path) -> None:
     inst = engine.create_instance(Config("sqlite", parse_spec("none"), engine.default_settings()), tmp_path)
     inst.start()
     try:
-        conn = inst.connect()
-        conn.execute(schema.create_table_sql("sqlite", "persons"))
-        conn.execute("BEGIN")
-        conn.executemany("INSERT INTO persons VALUES (?,?,?,?,?,?,?,?)", list(data.persons(1, 500, 3)))
-        conn.execute("COMMIT")
-        conn.close()
+        fill_persons(inst, 500, 3)
         b = storage_breakdown(inst)
         assert b["tables"]["persons"]["rows"] == 500 and b["tables"]["persons"]["table_bytes"] > 0
         assert b["database_bytes"] > 0

@@ -16,9 +16,8 @@ PACKAGE = SRC / "tdebench"
 
 # the layers imports flow down through; an import of a higher layer "runs back up"
 LAYERS: dict[str, int] = {
-    "errors": 0, "encryption": 0, "sqltext": 0, "tdebench": 0, "sqlite_sql": 0, "serverlog": 0, "sqlnormal": 0,
-    "sqlsecrets": 0, "lifeline": 0,
-    "api": 1,
+    "errors": 0, "encryption": 0, "tdebench": 0, "lifeline": 0,
+    "api": 1, "sqltext": 1,
     "engines": 2, "measure": 2, "results": 2, "stats": 2, "config": 2,
     "verify": 3, "workloads": 3,
     "runner": 4, "report": 4, "manual": 4, "capture": 4, "decide": 4,
@@ -28,13 +27,17 @@ LAYERS: dict[str, int] = {
 FORBIDDEN: dict[str, set[str]] = {
     "engines": {"workloads", "runner", "measure", "verify", "report", "results", "cli", "stats", "manual", "config"},
     "api": set(LAYERS) - {"api", "errors", "encryption", "tdebench"},
+    # SQL text is the same whatever engine or workload hands it over
+    "sqltext": set(LAYERS) - {"sqltext", "errors", "tdebench"},
 }
+# the one package that imports sqlglot: every dialect rule (parsing, splitting, rewriting, dialect names) is there
+SQLGLOT_OWNER = "tdebench.sqltext"
 
 
 # an engine package (engines/<name>/) imports only these and itself: the contracts, and what server engines share
 ENGINE_MAY_IMPORT = ("tdebench.api", "tdebench.errors", "tdebench.encryption", "tdebench.engines.toolkit",
                      "tdebench.lifeline")
-# the toolkit imports no engine: only the contracts (and the SQL rewriter tdebench.sqltext, shared with workloads)
+# the toolkit imports no engine: only the contracts (and SQL text, tdebench.sqltext, shared with workloads)
 TOOLKIT_MAY_IMPORT = ("tdebench.api", "tdebench.errors", "tdebench.encryption", "tdebench.sqltext",
                       "tdebench.engines.toolkit", "tdebench.lifeline")
 # circles of modules inside one package (a.py -> b.py -> a.py), at most
@@ -259,3 +262,32 @@ def test_the_check_sees_a_cycle_and_an_upward_import():
     fake = [Import("tdebench.engines.x", "tdebench.workloads.y", 1), Import("tdebench.workloads.y", "tdebench.engines.x", 2)]
     assert cycles("tdebench", fake) == [["engines", "workloads"]]
     assert [i for i in fake if LAYERS[top(i.target)] > LAYERS[top(i.source)]] == [fake[0]]
+
+
+def library_imports(library: str) -> list[Import]:
+    """Every import of ``library`` (or a module in it) in src/tdebench."""
+    out = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            out += [Import(module_name(path), n, node.lineno) for n in names
+                    if n == library or n.startswith(library + ".")]
+    return out
+
+
+def sqlglot_outside_its_owner(found: list[Import]) -> list[str]:
+    return [str(i) for i in found if not within(i.source, (SQLGLOT_OWNER,))]
+
+
+def test_only_the_sql_text_package_imports_sqlglot():
+    found = library_imports("sqlglot")
+    assert len({i.source for i in found}) >= 3, "the check found too few imports of sqlglot to be right"
+    bad = sqlglot_outside_its_owner(found)
+    assert not bad, (f"only {SQLGLOT_OWNER} may import sqlglot (parse, split, rewrite and name dialects there; "
+                     "import tdebench.sqltext.tree for the node types): " + "; ".join(bad))
+
+
+def test_the_check_sees_sqlglot_imported_elsewhere():
+    fake = [Import("tdebench.capture.redact", "sqlglot.exp", 1), Import("tdebench.sqltext.normal", "sqlglot", 2)]
+    assert sqlglot_outside_its_owner(fake) == ["tdebench/capture/redact.py:1 imports sqlglot.exp"]

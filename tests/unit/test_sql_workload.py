@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from tdebench.api.tables import split_line
+from tdebench.sqltext.statements import parse_statements, split_statements
 from tdebench.workloads.sql import answer_check, csvdata
 from tdebench.workloads.sql.layout import DirProblem, check_family, load_workload_dir
-from tdebench.workloads.sql.statements import parse_statements, split_statements
 from tests.sqlworkload import make_workload_dir
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "orders-sql"

@@ -1,4 +1,4 @@
-"""Standard SQL date expressions rewritten for SQLite (tdebench.sqlite_sql through sqltext.transpile), run on a real
+"""Standard SQL date expressions rewritten for SQLite (tdebench.sqltext.sqlite through its transpile), run on a real
 in-memory SQLite: the answers are those PostgreSQL gives for the same statements."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from tdebench import sqltext
+from tdebench.sqltext.transpile import transpile
 
 DATES = {"due", "issued"}
 
@@ -34,17 +34,23 @@ def db():
     ("SELECT COUNT(*) FROM t WHERE issued BETWEEN DATE '2025-01-01' AND DATE '2025-01-01' + INTERVAL '30 days'",
      (1,)),
     ("SELECT COALESCE(NULL, CAST(amount AS DECIMAL(10,2))) FROM t", (12.5,)),
+    ("SELECT SUBSTRING(paid_at FROM 6 FOR 2), SUBSTRING(paid_at FROM 12), SUBSTRING(paid_at, 1, 4) FROM t",
+     ("02", "09:30:00", "2025")),
 ])
 def test_rewritten_dates_run_on_sqlite(db, postgres, expected):
-    sql = sqltext.transpile(postgres, "sqlite", pretty=False, date_columns=DATES)
+    sql = transpile(postgres, "sqlite", pretty=False, date_columns=DATES)
     assert db.execute(sql).fetchone() == expected, sql
 
 
+def test_substring_is_substr_which_every_sqlite_reads():
+    assert transpile("SELECT SUBSTRING(c FROM 1 FOR 2) FROM t", "sqlite", pretty=False) == "SELECT SUBSTR(c, 1, 2) FROM t"
+
+
 def test_decimal_types_stay_numeric():
-    sql = sqltext.transpile("CREATE TABLE p (price DECIMAL(10,2), rate NUMERIC)", "sqlite", pretty=False)
+    sql = transpile("CREATE TABLE p (price DECIMAL(10,2), rate NUMERIC)", "sqlite", pretty=False)
     assert sql == "CREATE TABLE p (price NUMERIC(10, 2), rate NUMERIC)"
 
 
 def test_a_computed_interval_is_refused():
     with pytest.raises(ValueError, match="no SQLite equivalent"):
-        sqltext.transpile("SELECT issued + n * INTERVAL '1 day' FROM t", "sqlite", date_columns=DATES)
+        transpile("SELECT issued + n * INTERVAL '1 day' FROM t", "sqlite", date_columns=DATES)

@@ -95,8 +95,6 @@ class Dialect:
     backup_tools: tuple[str, ...] = ()
     #: several connections write at once; False: one writer at a time, the others wait (SQLite)
     concurrent_writes: bool = True
-    #: sqlglot's name for the family's SQL (parsing and splitting workload files)
-    sqlglot: str = "postgres"
     # DDL: the defaults are canonical SQL's (what translated dialects read) ---------------------------------
     #: column types of the family's SQL
     types: ColumnTypes = CANONICAL_TYPES
@@ -144,13 +142,13 @@ SQLITE = Dialect("sqlite", "SQLite", "embedded", "qmark", typed_values=False, au
                  begin_sql="BEGIN IMMEDIATE",  # take the write lock now, not at the first write
                  lock_timeout_sql="PRAGMA busy_timeout = {milliseconds}",
                  storage_catalog="dbstat", bulk_load="executemany in one transaction",
-                 backup_tools=("sqlite-backup-api", "sqlite-dump"), concurrent_writes=False, sqlglot="sqlite",
+                 backup_tools=("sqlite-backup-api", "sqlite-dump"), concurrent_writes=False,
                  types=SQLITE_TYPES, clustered_table_option="WITHOUT ROWID", alter_adds_keys=False,
                  inline_unique_keys=False, date_literal="'{}'", octet_length="LENGTH(CAST({} AS BLOB))")
 MARIADB = Dialect("mariadb", "MariaDB", "mysql", "format", procedure_language="sql/psm",
                   lock_timeout_sql="SET SESSION innodb_lock_wait_timeout = {seconds}",
                   storage_catalog="information_schema", bulk_load="LOAD DATA LOCAL INFILE",
-                  backup_tools=("mariadb-backup", "mariadb-dump"), sqlglot="mysql", types=MARIADB_TYPES,
+                  backup_tools=("mariadb-backup", "mariadb-dump"), types=MARIADB_TYPES,
                   table_options="ENGINE=InnoDB", utf8_table_option="DEFAULT CHARSET=utf8mb4", alter_rebuilds=True,
                   inline_unique_keys=False)
 POSTGRES = Dialect("postgres", "PostgreSQL", "postgres", "format", procedure_language="plpgsql",

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from tdebench import sqltext
 from tdebench.capture.catalog import Table
+from tdebench.sqltext.transpile import transpile
 
 _PLAIN = re.compile(r"^[a-z_][a-z0-9_]*$")
 _RESERVED = {"order", "group", "user", "table", "select", "from", "where", "limit", "key", "index", "check"}
@@ -70,6 +70,6 @@ def statements(tables: list[Table], keep_foreign_keys: bool) -> tuple[list[str],
 def schema_text(tables: list[Table], keep_foreign_keys: bool, family: str, header: str) -> str:
     """schema.sql (or a variant) in ``family``'s SQL: the tables, then the indexes (created after the load)."""
     create, after = statements(tables, keep_foreign_keys)
-    create = [sqltext.transpile(s, family) for s in create]  # from PostgreSQL's SQL, in which they are written
-    after = [sqltext.transpile(s, family) for s in after]
+    create = [transpile(s, family) for s in create]  # from PostgreSQL's SQL, in which they are written
+    after = [transpile(s, family) for s in after]
     return header + ";\n\n".join(create) + ";\n\n" + "".join(s + ";\n" for s in after)

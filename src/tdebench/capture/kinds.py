@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tdebench.sqltext.dialects import family_sqlglot
+
 
 @dataclass(frozen=True)
 class SourceKind:
     product: str
     #: the sql workload family its SQL is (workload.toml ``dialect`` of a capture)
     family: str
-    #: sqlglot's dialect for its statements, logs and digests
-    sqlglot: str
     #: identifier quote
     quote: str
     #: opens a read-only transaction; "" when the connection itself is read-only (PostgreSQL's psycopg, SQLite)
@@ -29,14 +29,19 @@ class SourceKind:
     #: it keeps a history of statements with their values (MariaDB/MySQL: events_statements_history_long)
     history: bool = False
 
+    @property
+    def sqlglot(self) -> str:
+        """sqlglot's dialect for its statements, logs and digests (its family's)."""
+        return family_sqlglot(self.family)
+
     def ident(self, name: str) -> str:
         return f"{self.quote}{name.replace(self.quote, self.quote * 2)}{self.quote}"
 
 
-MYSQL = SourceKind("MariaDB/MySQL", "mariadb", "mysql", "`", "START TRANSACTION READ ONLY", True,
+MYSQL = SourceKind("MariaDB/MySQL", "mariadb", "`", "START TRANSACTION READ ONLY", True,
                    ("mysql", "mariadb"), digest_ellipsis=True, cursor="unbuffered", history=True)
-POSTGRES = SourceKind("PostgreSQL", "postgres", "postgres", '"', "", True, ("postgresql",), cursor="named")
-SQLITE = SourceKind("SQLite", "sqlite", "sqlite", '"', "", False)
+POSTGRES = SourceKind("PostgreSQL", "postgres", '"', "", True, ("postgresql",), cursor="named")
+SQLITE = SourceKind("SQLite", "sqlite", '"', "", False)
 KINDS = (MYSQL, POSTGRES, SQLITE)
 
 

@@ -24,12 +24,11 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlglot import exp
-
 from tdebench.capture.catalog import Table
 from tdebench.capture.data import NULL
 from tdebench.capture.steps import Plan, Step, insert_undo, renumber
-from tdebench.sqlnormal import parse
+from tdebench.sqltext.normal import parse
+from tdebench.sqltext.tree import exp
 
 SAMPLE_ROWS = 500
 _NUMERIC = ("INTEGER", "BIGINT", "DECIMAL", "DOUBLE")

@@ -13,17 +13,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from tdebench import serverlog as logs
 from tdebench.capture import catalog, ddl, stats
 from tdebench.capture.data import NULL, dump, select_sql
 from tdebench.capture.kinds import KINDS, SourceKind
 from tdebench.capture.redact import redact_plan
 from tdebench.capture.source import Source, open_source
 from tdebench.capture.statements import Group, digest_group, group_logged
-from tdebench.sqlnormal import normalize, parse
-from tdebench.sqlsecrets import without_credentials
 from tdebench.capture.steps import InsertedRows, Plan, plan_steps
 from tdebench.errors import UsageError
+from tdebench.sqltext import serverlog as logs
+from tdebench.sqltext.credentials import without_credentials
+from tdebench.sqltext.normal import normalize, parse
 
 MANIFEST = "capture.json"
 

@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from sqlglot import exp
-
 from tdebench.capture.kinds import SourceKind
-from tdebench.serverlog import Logged
-from tdebench.sqlnormal import normalize, parse, statement_kind, tables_of
+from tdebench.sqltext.normal import normalize, parse, statement_kind, tables_of
+from tdebench.sqltext.serverlog import Logged
+from tdebench.sqltext.tree import exp
 
 
 

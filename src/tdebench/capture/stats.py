@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tdebench.serverlog import Logged
 from tdebench.capture.kinds import MYSQL, POSTGRES
 from tdebench.capture.source import Source
 from tdebench.encryption import redact
 from tdebench.errors import EnvironmentProblem
+from tdebench.sqltext.serverlog import Logged
 
 _OR_LOG = "or capture from a log with --log FILE (docs/workloads/capture.md)"
 

@@ -8,13 +8,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from sqlglot import exp
-
 from tdebench.capture.catalog import Table
 from tdebench.capture.data import text as value_text
 from tdebench.capture.statements import Group
-from tdebench.serverlog import Logged
-from tdebench.sqlnormal import parse
+from tdebench.sqltext.normal import parse
+from tdebench.sqltext.serverlog import Logged
+from tdebench.sqltext.tree import exp
 
 
 @dataclass

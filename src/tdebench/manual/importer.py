@@ -17,7 +17,7 @@ from typing import Any
 from tdebench import __version__
 from tdebench.encryption import parse_spec
 from tdebench.errors import UsageError
-from tdebench.sqltext import SQLGLOT_OF, sql_dialect
+from tdebench.sqltext.dialects import SQLGLOT_OF, sql_dialect
 from tdebench.workloads.tpch.dialects import check_dialect
 from tdebench.manual.logparse import ParsedLog, StreamRun, parse_log
 from tdebench.results.rundir import Measurement, RunDirectory, utc_now

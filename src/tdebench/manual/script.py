@@ -11,14 +11,13 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
-import sqlglot
-
 from tdebench import __version__
 from tdebench.errors import UsageError
 from tdebench.manual.clients import client_for
 from tdebench.workloads.tpch.dialects import query_statements
 from tdebench.manual.plan import SCRIPT_VERSION, ScriptPlan
 from tdebench.manual.readme import readme_text
+from tdebench.sqltext.tree import SQLGLOT_VERSION
 from tdebench.workloads.tpch.streams import stream_order
 
 
@@ -40,7 +39,7 @@ def stream_script(plan: ScriptPlan, stream: int) -> str:
     lines = [
         f"-- tdebench {__version__}: TPC-H {plan.test} test, stream {stream}, scale factor {_sf_text(plan.sf)}, "
         f"dialect {plan.dialect}, client {client.name}",
-        f"-- generated {datetime.now(timezone.utc).isoformat(timespec='seconds')} with sqlglot {sqlglot.__version__}; "
+        f"-- generated {datetime.now(timezone.utc).isoformat(timespec='seconds')} with sqlglot {SQLGLOT_VERSION}; "
         f"Q15 as {'a view' if plan.q15 == 'view' else 'a WITH clause'}",
         f"-- query order (row {stream % 41} of TPC-H Appendix A): {' '.join(str(q) for q in order)}",
         f"-- run:    {client.run_hint.format(script=plan.script_name(stream), log=log)}",

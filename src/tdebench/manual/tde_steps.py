@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tdebench.manual.tdesetup import Setup, validate
-from tdebench.sqltext import sql_dialect
+from tdebench.sqltext.dialects import sql_dialect
 
 TPCH_TABLES = ("region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem")
 _RULE = "=" * 92

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from tdebench.report.fmt import fmt_bytes
-from tdebench.report.model import RunSummary, VerificationRow
+from tdebench.report.model import RunSummary, VerificationRow, headline_name
 from tdebench.stats.analysis import StatsSettings
 from tdebench.stats.coverage import (
     COMMAND, COVERAGE, P_METHOD_NAMES, coverage_phrase, estimate_name, measured, method_name,
@@ -14,7 +14,6 @@ from tdebench.stats.coverage import (
 )
 from tdebench.stats.interval import BOOTSTRAP_MIN_N
 from tdebench.stats.load import SeriesKey
-from tdebench.stats.metrics import step_label
 from tdebench.stats.overhead import Overhead
 
 RATIO_METHOD = (f"below {BOOTSTRAP_MIN_N} trials the geometric-mean ratio with a t-interval on the log "
@@ -24,11 +23,7 @@ RATIO_METHOD = (f"below {BOOTSTRAP_MIN_N} trials the geometric-mean ratio with a
 
 def headline_label(key: SeriesKey | None) -> str:
     """``power total`` for the headline series (``—`` when there is none)."""
-    if key is None:
-        return "—"
-    if key.metric in ("tpm", "tps"):
-        return f"{'TPM' if key.metric == 'tpm' else 'TPS'} at {key.step}"
-    return f"{key.test} {step_label(key.step)}"
+    return "—" if key is None else headline_name(key)
 
 
 def _bootstrap_text(s: StatsSettings) -> str:

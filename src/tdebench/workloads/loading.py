@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tdebench.api.engine import Connection, Instance
+from tdebench.api.events import RunListener
 from tdebench.api.tables import TableSpec
+from tdebench.api.trial import ConfigState, Recorder
 
 OnTable = Callable[[str, int, float], None]
 
@@ -22,6 +25,27 @@ class TableLoads:
     @property
     def rows(self) -> int:
         return sum(rows for rows, _ in self.tables.values())
+
+
+@contextmanager
+def shown_load(state: ConfigState, rec: Recorder, ui: RunListener, tables: int,
+               input_bytes: Callable[[str], int] | None = None) -> Iterator[OnTable]:
+    """The load of ``tables`` tables shown as a task, the ``on_table`` it yields recording each table's seconds
+    and rows (and its input's bytes, given ``input_bytes``)."""
+    key = f"load-{state.label}"
+    ui.task_started(key, f"load {state.label}", tables)
+
+    def on_table(table: str, rows: int, seconds: float) -> None:
+        ui.task_advanced(key, 1, f"load {state.label}: {table}")
+        rec.add("load", table, "elapsed", seconds, "s")
+        rec.add("load", table, "rows", rows, "rows")
+        if input_bytes is not None:
+            rec.add("load", table, "input_bytes", input_bytes(table), "bytes")
+
+    try:
+        yield on_table
+    finally:
+        ui.task_finished(key)
 
 
 def bulk_load_tables(instance: Instance, conn: Connection, files: Iterable[tuple[TableSpec, Sequence[Path]]],

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tdebench.encryption import redact
-from tdebench.engines.toolkit.dbapi.status import PROBES
+from tdebench.engines.toolkit.dbapi.status import PROBES, rollback_quietly
 from tdebench.engines.external.target import Target
 from tdebench.errors import EnvironmentProblem, UsageError
 
@@ -53,12 +53,7 @@ def _one(raw: Any, sql: str) -> tuple[Any, ...] | None:
         row = cur.fetchone()
         return tuple(row) if row else None
     except Exception:  # noqa: BLE001 - a fact we could not read is left out
-        rollback = getattr(raw, "rollback", None)
-        if callable(rollback):
-            try:
-                rollback()
-            except Exception:  # noqa: BLE001
-                pass
+        rollback_quietly(raw)
         return None
 
 

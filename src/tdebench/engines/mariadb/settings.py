@@ -8,10 +8,8 @@ overridden: they would make twins differ in more than encryption or move files o
 
 from __future__ import annotations
 
-import re
-
 from tdebench.encryption import EncryptionSpec
-from tdebench.errors import UsageError
+from tdebench.engines.toolkit.mycnf import check_settings, normalize_key
 
 # Benchmark defaults (KEY -> VALUE, written to the [mariadbd] group of the instance's my.cnf).
 DEFAULTS: dict[str, str] = {
@@ -43,7 +41,7 @@ DEFAULTS: dict[str, str] = {
 }
 
 # Managed by tdebench: exact names, and prefixes (ending in "*"), with the reason
-_RESERVED: tuple[tuple[str, str], ...] = (
+_RESERVED: dict[str, str] = dict((
     ("datadir", "the instance's private directory"), ("tmpdir", "the instance's private directory"),
     ("socket", "the instance's private socket"), ("pid_file", "the instance's private directory"),
     ("port", "networking (use the tcp option)"), ("bind_address", "networking (use the tcp option)"),
@@ -62,8 +60,7 @@ _RESERVED: tuple[tuple[str, str], ...] = (
     ("innodb_temp_data_file_path", "files must stay in the scanned directory"),
     ("log_bin_index", "files must stay in the scanned directory"), ("local_infile", "the bulk loader needs it"),
     ("init_file", "start-up of the instance"),
-)
-_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+))
 _TRUE = ("on", "1", "true", "yes")
 _FALSE = ("off", "0", "false", "no")
 
@@ -88,26 +85,9 @@ _OUTSIDE: dict[str, tuple[str, ...]] = {
 }
 
 
-def normalize_key(key: str) -> str:
-    """MariaDB treats ``-`` and ``_`` alike in option names; we store ``_``."""
-    return key.strip().lower().replace("-", "_")
-
-
 def validate_settings(settings: dict[str, str]) -> None:
     """UsageError for a malformed or reserved ``--server-setting``; unknown names fail at start-up."""
-    for raw_key, value in settings.items():
-        key = normalize_key(raw_key)
-        if not _NAME.match(key):
-            raise UsageError(f"bad mariadb setting name '{raw_key}'",
-                             "use a server variable name such as innodb_buffer_pool_size=2G")
-        for reserved, why in _RESERVED:
-            if key == reserved or (reserved.endswith("*") and key.startswith(reserved[:-1])):
-                raise UsageError(f"mariadb setting '{raw_key}' is managed by tdebench ({why})",
-                                 "leave it out; encryption comes from --encryption, e.g. tde:aes-256-ctr@tables")
-        text = str(value)
-        if any(c in text for c in "\n\r\0") or text != text.strip():
-            raise UsageError(f"bad value for mariadb setting '{raw_key}'", "give a single-line value without "
-                             "surrounding blanks")
+    check_settings(settings, "mariadb", _RESERVED, DEFAULTS, "tde:aes-256-ctr@tables")
 
 
 def merged(settings: dict[str, str]) -> dict[str, str]:

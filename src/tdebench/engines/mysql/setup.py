@@ -17,7 +17,8 @@ import re
 from pathlib import Path
 
 from tdebench.encryption import EncryptionSpec
-from tdebench.errors import EnvironmentProblem, UsageError
+from tdebench.engines.toolkit.mycnf import check_settings, normalize_key
+from tdebench.errors import EnvironmentProblem
 
 GLOBAL_MANIFEST = {"read_local_manifest": True}
 GLOBAL_CONFIG = {"read_local_config": True}
@@ -44,27 +45,11 @@ _RESERVED = ("datadir", "tmpdir", "socket", "pid_file", "port", "bind_address", 
              "keyring*", "default_table_encryption", "table_encryption_privilege_check", "innodb_redo_log_encrypt",
              "innodb_undo_log_encrypt", "innodb_temp_tablespace_encrypt", "binlog_encryption",
              "innodb_data_home_dir", "innodb_log_group_home_dir", "innodb_undo_directory", "mysqlx*")
-_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-
-
-def normalize_key(key: str) -> str:
-    return key.strip().lower().replace("-", "_")
 
 
 def validate_settings(settings: dict[str, str]) -> None:
     """UsageError for a malformed or tdebench-managed ``--server-setting``."""
-    for raw_key, value in settings.items():
-        key = normalize_key(raw_key)
-        if not _NAME.match(key):
-            raise UsageError(f"bad mysql setting name '{raw_key}'", "use a server variable, e.g. innodb_buffer_pool_size=2G")
-        managed = any(key == r or (r.endswith("*") and key.startswith(r[:-1])) for r in _RESERVED)
-        if managed and DEFAULTS.get(key) == str(value):  # tdebench's own default, merged in before the check
-            continue
-        if managed:
-            raise UsageError(f"mysql setting '{raw_key}' is managed by tdebench",
-                             "leave it out; encryption comes from --encryption tde:aes-256-cbc")
-        if any(c in str(value) for c in "\n\r\0"):
-            raise UsageError(f"bad value for mysql setting '{raw_key}'", "give a single-line value")
+    check_settings(settings, "mysql", dict.fromkeys(_RESERVED, ""), DEFAULTS, "tde:aes-256-cbc")
 
 
 def merged(settings: dict[str, str]) -> dict[str, str]:

@@ -12,12 +12,38 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from tdebench.api.trial import ConfigState
+from tdebench.workloads.backup import tools
 
 RESTORE_DB = "tpch_restore"
+
+
+def count_rows(conn: Any, tables: Iterable[str], relation: Callable[[str], str]) -> dict[str, int]:
+    """The rows of each of ``tables`` (``relation``: its name in the statement), read on ``conn``, which is then
+    committed and closed."""
+    try:
+        cur = conn.cursor()
+        out = {}
+        for table in tables:
+            cur.execute(f"SELECT COUNT(*) FROM {relation(table)}")
+            out[table] = int(cur.fetchone()[0])
+        conn.commit()
+        return out
+    finally:
+        conn.close()
+
+
+def execute_alone(conn: Any, statement: str) -> None:
+    """``statement`` on ``conn`` (a connection of its own, e.g. for CREATE/DROP DATABASE), committed and closed."""
+    try:
+        conn.cursor().execute(statement)
+        conn.commit()
+    finally:
+        conn.close()
 
 
 @dataclass(frozen=True)
@@ -95,3 +121,37 @@ class BackupKind(ABC):
 
     def cleanup(self, ctx: Context) -> None:
         """Drop what the restore created beside the live data (logical kinds: the fresh database)."""
+
+
+class DumpKind(BackupKind):
+    """A logical dump (SQL text, gzip-compressed or not) restored by the server's client into a fresh database,
+    :data:`RESTORE_DB`, which the cleanup drops again."""
+
+    @abstractmethod
+    def execute(self, ctx: Context, statement: str) -> None:
+        """One statement on a connection of its own (CREATE/DROP DATABASE)."""
+
+    @abstractmethod
+    def count(self, ctx: Context, database: str) -> dict[str, int]:
+        """Row counts of the tables in ``database``."""
+
+    @abstractmethod
+    def run_client(self, access: Any, artifact: Path) -> None:
+        """The client that reads the dump into :data:`RESTORE_DB` (``access``: the instance's tool access)."""
+
+    def scan_paths(self, ctx: Context, artifact: Path) -> list[Path]:
+        return [tools.gunzip_to(artifact, ctx.scratch / "scan.sql")] if self.info.compressed else [artifact]
+
+    def restore(self, ctx: Context, artifact: Path) -> float:
+        self.cleanup(ctx)
+        self.execute(ctx, f"CREATE DATABASE {RESTORE_DB}")
+        clock = Stopwatch()
+        with ctx.state.instance.tool_access() as access, clock:
+            self.run_client(access, artifact)
+        return clock.seconds
+
+    def restored_counts(self, ctx: Context) -> dict[str, int]:
+        return self.count(ctx, RESTORE_DB)
+
+    def cleanup(self, ctx: Context) -> None:
+        self.execute(ctx, f"DROP DATABASE IF EXISTS {RESTORE_DB}")

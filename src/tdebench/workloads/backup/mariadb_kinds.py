@@ -11,25 +11,22 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 from tdebench.engines.toolkit import asuser
 from tdebench.errors import EnvironmentProblem
 from tdebench.workloads.backup import tools
-from tdebench.workloads.backup.kinds import RESTORE_DB, BackupKind, Context, KindInfo, Stopwatch
+from tdebench.workloads.backup.kinds import (RESTORE_DB, BackupKind, Context, DumpKind, KindInfo, Stopwatch,
+                                            count_rows, execute_alone)
 
 
 def _count(ctx: Context, schema: str | None) -> dict[str, int]:
-    conn = ctx.state.instance.connect()
-    try:
-        cur = conn.cursor()
-        out = {}
-        for table in ctx.tables:
-            cur.execute(f"SELECT COUNT(*) FROM {schema + '.' if schema else ''}`{table}`")
-            out[table] = int(cur.fetchone()[0])
-        conn.commit()
-        return out
-    finally:
-        conn.close()
+    prefix = schema + "." if schema else ""
+    return count_rows(ctx.state.instance.connect(), ctx.tables, lambda table: f"{prefix}`{table}`")
+
+
+def _execute(ctx: Context, statement: str) -> None:
+    execute_alone(ctx.state.instance.connect(), statement)
 
 
 class MariadbBackupKind(BackupKind):
@@ -106,7 +103,7 @@ class MariadbBackupKind(BackupKind):
         return _count(ctx, None)
 
 
-class MariadbDumpKind(BackupKind):
+class MariadbDumpKind(DumpKind):
     """``mariadb-dump --single-transaction`` (SQL text) restored with the ``mariadb`` client into a new database."""
 
     def __init__(self, compressed: bool) -> None:
@@ -121,33 +118,15 @@ class MariadbDumpKind(BackupKind):
                       stdout=target, gzip_out=self.info.compressed, pass_fds=access.pass_fds)
         return target
 
-    def scan_paths(self, ctx: Context, artifact: Path) -> list[Path]:
-        return [tools.gunzip_to(artifact, ctx.scratch / "scan.sql")] if self.info.compressed else [artifact]
+    def execute(self, ctx: Context, statement: str) -> None:
+        _execute(ctx, statement)
 
-    def restore(self, ctx: Context, artifact: Path) -> float:
-        self.cleanup(ctx)
-        conn = ctx.state.instance.connect()
-        try:
-            conn.cursor().execute(f"CREATE DATABASE {RESTORE_DB}")
-            conn.commit()
-        finally:
-            conn.close()
-        clock = Stopwatch()
-        with ctx.state.instance.tool_access() as access, clock:
-            tools.run(access.argv("mariadb", RESTORE_DB), stdin=artifact, gunzip_in=self.info.compressed,
-                      pass_fds=access.pass_fds)
-        return clock.seconds
+    def count(self, ctx: Context, database: str) -> dict[str, int]:
+        return _count(ctx, database)
 
-    def restored_counts(self, ctx: Context) -> dict[str, int]:
-        return _count(ctx, RESTORE_DB)
-
-    def cleanup(self, ctx: Context) -> None:
-        conn = ctx.state.instance.connect()
-        try:
-            conn.cursor().execute(f"DROP DATABASE IF EXISTS {RESTORE_DB}")
-            conn.commit()
-        finally:
-            conn.close()
+    def run_client(self, access: Any, artifact: Path) -> None:
+        tools.run(access.argv("mariadb", RESTORE_DB), stdin=artifact, gunzip_in=self.info.compressed,
+                  pass_fds=access.pass_fds)
 
 
 def kinds() -> list[BackupKind]:

@@ -12,34 +12,23 @@ from __future__ import annotations
 
 import pwd
 from pathlib import Path
+from typing import Any
 
 from tdebench.engines.toolkit import asuser
 from tdebench.errors import EnvironmentProblem
 from tdebench.workloads.backup import tools
-from tdebench.workloads.backup.kinds import RESTORE_DB, BackupKind, Context, KindInfo, Stopwatch
+from tdebench.workloads.backup.kinds import (RESTORE_DB, BackupKind, Context, DumpKind, KindInfo, Stopwatch,
+                                            count_rows, execute_alone)
 
 
 def _count(ctx: Context, database: str) -> dict[str, int]:
     inst = ctx.state.instance
-    conn = inst.connect_to(database)
-    try:
-        cur = conn.cursor()
-        out = {}
-        for table in ctx.tables:
-            cur.execute(f"SELECT COUNT(*) FROM {inst.relation_name(table)}")
-            out[table] = int(cur.fetchone()[0])
-        return out
-    finally:
-        conn.close()
+    return count_rows(inst.connect_to(database), ctx.tables, inst.relation_name)
 
 
 def _execute(ctx: Context, sql: str) -> None:
     """One statement on the server's maintenance database (CREATE/DROP DATABASE)."""
-    conn = ctx.state.instance.connect_to("postgres")
-    try:
-        conn.cursor().execute(sql)
-    finally:
-        conn.close()
+    execute_alone(ctx.state.instance.connect_to("postgres"), sql)
 
 
 class PgBasebackupKind(BackupKind):
@@ -105,7 +94,7 @@ class PgBasebackupKind(BackupKind):
         return _count(ctx, "tpch")
 
 
-class PgDumpKind(BackupKind):
+class PgDumpKind(DumpKind):
     """``pg_dump`` as plain SQL (``-Z 6``: gzip-compressed) restored with psql into a new database."""
 
     def __init__(self, compressed: bool) -> None:
@@ -120,24 +109,15 @@ class PgDumpKind(BackupKind):
             tools.run(access.argv("pg_dump", "-d", "tpch", "-Fp", *level, "-f", str(target)), env=dict(access.env))
         return target
 
-    def scan_paths(self, ctx: Context, artifact: Path) -> list[Path]:
-        return [tools.gunzip_to(artifact, ctx.scratch / "scan.sql")] if self.info.compressed else [artifact]
+    def execute(self, ctx: Context, statement: str) -> None:
+        _execute(ctx, statement)
 
-    def restore(self, ctx: Context, artifact: Path) -> float:
-        inst = ctx.state.instance
-        self.cleanup(ctx)
-        _execute(ctx, f"CREATE DATABASE {RESTORE_DB}")
-        clock = Stopwatch()
-        with inst.tool_access() as access, clock:
-            tools.run(access.argv("psql", "-d", RESTORE_DB, "-q", "-X", "-v", "ON_ERROR_STOP=1"),
-                      stdin=artifact, gunzip_in=self.info.compressed, env=dict(access.env))
-        return clock.seconds
+    def count(self, ctx: Context, database: str) -> dict[str, int]:
+        return _count(ctx, database)
 
-    def restored_counts(self, ctx: Context) -> dict[str, int]:
-        return _count(ctx, RESTORE_DB)
-
-    def cleanup(self, ctx: Context) -> None:
-        _execute(ctx, f"DROP DATABASE IF EXISTS {RESTORE_DB}")
+    def run_client(self, access: Any, artifact: Path) -> None:
+        tools.run(access.argv("psql", "-d", RESTORE_DB, "-q", "-X", "-v", "ON_ERROR_STOP=1"),
+                  stdin=artifact, gunzip_in=self.info.compressed, env=dict(access.env))
 
 
 def kinds() -> list[BackupKind]:

@@ -9,11 +9,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlglot import exp
-
-from tdebench import serverlog
-from tdebench.api.dialect import as_dialect
-from tdebench.sqlnormal import normalize, parse, statement_kind, tables_of
+from tdebench.sqltext import serverlog
+from tdebench.sqltext.dialects import family_sqlglot
+from tdebench.sqltext.normal import normalize, parse, statement_kind, tables_of
+from tdebench.sqltext.tree import exp
 
 
 @dataclass
@@ -63,7 +62,7 @@ def _undo(tree: exp.Expression, keys: dict[str, list[str]]) -> str | None:
 def read_calls(path: Path, family: str, tables: set[str], keys: dict[str, list[str]],
                database: str | None) -> LogPlan:
     """Every call of the log on ``tables``; ``keys``: table -> primary key columns (for the INSERTs' undo)."""
-    kind = as_dialect(family).sqlglot  # sqlglot's dialect of the family the log is written in
+    kind = family_sqlglot(family)  # sqlglot's dialect of the family the log is written in
     credentials: Counter[str] = Counter()  # statements that carry a password or key: never replayed
     fmt, stream = serverlog.stream_log(path, credentials)
     found: list[tuple[serverlog.Logged, str, str, exp.Expression]] = []

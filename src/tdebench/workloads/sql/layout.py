@@ -19,10 +19,10 @@ from pathlib import Path
 
 from tdebench.api.dialect import FAMILIES
 from tdebench.api.tables import TableSpec
+from tdebench.sqltext.statements import SqlSyntaxError, is_query, parse_statements, tables_used, tables_written
 from tdebench.workloads.sql import csvdata, portable
 from tdebench.workloads.sql.schema import SchemaInfo, SchemaProblem, read_schema
 from tdebench.workloads.sql.settings import NAME, WorkloadSettings, read_settings
-from tdebench.workloads.sql.statements import SqlSyntaxError, is_query, parse_statements, tables_used, tables_written
 
 _STEP = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,62}$")
 _IGNORED = re.compile(r"^(\.|README|readme)")

@@ -1,18 +1,16 @@
 """The canonical SQL of a workload directory as every engine family runs it: the family's variant file where
 there is one, else the canonical statements rewritten with sqlglot from the dialect they are written in
 (``workload.toml`` ``dialect``) into the family's, SQLite's date expressions included
-(:mod:`tdebench.sqlite_sql`)."""
+(:mod:`tdebench.sqltext.sqlite`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
 
-from sqlglot.errors import SqlglotError
-
-from tdebench import sqltext
 from tdebench.api.tables import TableSpec
-from tdebench.workloads.sql.statements import SqlSyntaxError, parse_statements
+from tdebench.sqltext.statements import SqlSyntaxError, parse_statements
+from tdebench.sqltext.transpile import SqlglotError, transpile
 
 
 class Untranslatable(ValueError):
@@ -34,8 +32,8 @@ def translate(statements: list[str], source: str, family: str, dates: frozenset[
     out = []
     for statement in statements:
         try:
-            out.append(sqltext.transpile(statement, family, read=source, pretty=False, date_columns=dates))
-        except (SqlglotError, ValueError) as exc:  # sqlglot's UnsupportedError, or sqlite_sql
+            out.append(transpile(statement, family, read=source, pretty=False, date_columns=dates))
+        except (SqlglotError, ValueError) as exc:  # sqlglot's UnsupportedError, or sqltext.sqlite's
             raise Untranslatable(str(exc).splitlines()[0] or type(exc).__name__) from None
     return out
 

@@ -9,14 +9,13 @@ planned and are left to validation too.
 
 from __future__ import annotations
 
-from sqlglot import exp
-
-from tdebench import sqltext
 from tdebench.api.trial import ConfigState
 from tdebench.encryption import redact
 from tdebench.errors import UsageError
+from tdebench.sqltext.statements import parse_statements, tables_used
+from tdebench.sqltext.transpile import transpile
+from tdebench.sqltext.tree import exp
 from tdebench.workloads.sql.layout import SqlFile, WorkloadDir, display, variant_name
-from tdebench.workloads.sql.statements import parse_statements, tables_used
 from tdebench.workloads.sql.steps import rollback
 
 _PLANNED = (exp.Query, exp.Insert, exp.Update, exp.Delete)
@@ -65,7 +64,7 @@ def prove(wd: WorkloadDir, state: ConfigState) -> None:
                 if not _plannable(wd, text, family):
                     continue
                 try:
-                    server_text = sqltext.transpile(text, dialect.target, pretty=False) if dialect.translated else text
+                    server_text = transpile(text, dialect.target, pretty=False) if dialect.translated else text
                     cur.execute(dialect.explain_prefix + server_text)
                     cur.fetchall()
                 except Exception as exc:  # noqa: BLE001

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlglot import exp
-
 from tdebench.api.tables import ColumnSpec, TableSpec
-from tdebench.workloads.sql.statements import Statement
+from tdebench.sqltext.statements import Statement
+from tdebench.sqltext.tree import exp
 
 _T = exp.DataType.Type
 _KINDS: dict[exp.DataType.Type, str] = {

@@ -33,7 +33,6 @@ from tdebench.errors import EnvironmentProblem, UsageError
 from tdebench.workloads.sysbench import runner
 from tdebench.workloads.sysbench.accounts import sysbench_account
 from tdebench.workloads.sysbench.options import parse_options
-from tdebench.workloads.slicing import DEFAULT_SLICES, rounds_for, slice_seconds, warmup_rounds_for
 from tdebench.workloads.sysbench.output import Report
 from tdebench.workloads.sysbench.slices import SlicedSysbenchTrial
 from tdebench.workloads.tpcc.workload import server_cpu
@@ -174,11 +173,7 @@ class SysbenchWorkload(Workload):
         return SlicedSysbenchTrial(state, block, rec, self.opts, self)
 
     def schedule_facts(self) -> dict[str, Any]:
-        default = DEFAULT_SLICES["sysbench"]
-        return {"slice_s": slice_seconds(self.opts.slice, self.opts.duration, default),
-                "rounds_per_step": rounds_for(self.opts.slice, self.opts.duration, default),
-                "warmup_rounds_per_step": warmup_rounds_for(self.opts.slice, self.opts.duration, default),
-                "rampup_s": self.opts.rampup,
+        return {**self.opts.slice_facts(),
                 "pairing_unit": "the round: one slice of every config's connected sysbench process"}
 
     def record_slice(self, trial: SlicedSysbenchTrial, test: str, threads: int, round: int, report: Report,

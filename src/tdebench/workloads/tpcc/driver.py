@@ -161,7 +161,7 @@ def run_step(instance: Instance, dialect: Dialect, opts: TpccOptions, vus: int, 
         go.set()
         if mark:
             mark(None)
-        _reap(procs)
+        reap(procs)
         for conn in pipes:
             conn.close()
     return result
@@ -206,7 +206,7 @@ def _run(result: StepResult, procs: list[Any], pipes: dict[Any, int], opts: Tpcc
                                "the end of the step (stopped)")
 
 
-def _reap(procs: list[Any]) -> None:
+def reap(procs: list[Any]) -> None:
     """Wait for every virtual user; terminate, then kill, the ones that do not stop."""
     for proc in procs:
         proc.join(timeout=10)

@@ -54,7 +54,15 @@ BEGIN
   COMMIT;
 END"""
 
-PAYMENT = """
+# the customer chosen by last name (the middle one of those sorted by first name); {w}, {d}: the parameters
+_BY_NAME = """  IF p_c_last IS NOT NULL THEN
+    SELECT COUNT(*) INTO v_n FROM customer WHERE c_w_id = {w} AND c_d_id = {d} AND c_last = p_c_last;
+    SET v_n = (v_n + 1) DIV 2 - 1;
+    SELECT c_id INTO v_c_id FROM customer WHERE c_w_id = {w} AND c_d_id = {d} AND c_last = p_c_last
+      ORDER BY c_first LIMIT v_n, 1;
+  END IF;"""
+
+PAYMENT = f"""
 CREATE PROCEDURE tpcc_payment(IN p_w_id INT, IN p_d_id INT, IN p_c_w_id INT, IN p_c_d_id INT, IN p_c_id INT,
                               IN p_c_last VARCHAR(16), IN p_amount DECIMAL(6,2), IN p_date DATETIME)
 BEGIN
@@ -70,12 +78,7 @@ BEGIN
   SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip INTO v_d_name, v_street1, v_street2, v_city,
     v_state, v_zip FROM district WHERE d_w_id = p_w_id AND d_id = p_d_id FOR UPDATE;
   UPDATE district SET d_ytd = d_ytd + p_amount WHERE d_w_id = p_w_id AND d_id = p_d_id;
-  IF p_c_last IS NOT NULL THEN
-    SELECT COUNT(*) INTO v_n FROM customer WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_last = p_c_last;
-    SET v_n = (v_n + 1) DIV 2 - 1;
-    SELECT c_id INTO v_c_id FROM customer WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_last = p_c_last
-      ORDER BY c_first LIMIT v_n, 1;
-  END IF;
+{_BY_NAME.format(w="p_c_w_id", d="p_c_d_id")}
   SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit,
          c_credit_lim, c_discount, c_balance
     INTO v_first, v_middle, v_last, v_street1, v_street2, v_city, v_state, v_zip, v_phone, v_since, v_credit,
@@ -97,7 +100,7 @@ BEGIN
   COMMIT;
 END"""
 
-ORDER_STATUS = """
+ORDER_STATUS = f"""
 CREATE PROCEDURE tpcc_order_status(IN p_w_id INT, IN p_d_id INT, IN p_c_id INT, IN p_c_last VARCHAR(16))
 BEGIN
   DECLARE v_c_id INT DEFAULT p_c_id; DECLARE v_n INT; DECLARE v_balance DECIMAL(12,2);
@@ -105,12 +108,7 @@ BEGIN
   DECLARE v_o_id INT DEFAULT NULL; DECLARE v_carrier INT; DECLARE v_entry DATETIME;
   DECLARE v_lines INT; DECLARE v_amount DECIMAL(12,2); DECLARE v_missing INT DEFAULT 0;
   DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_missing = 1;
-  IF p_c_last IS NOT NULL THEN
-    SELECT COUNT(*) INTO v_n FROM customer WHERE c_w_id = p_w_id AND c_d_id = p_d_id AND c_last = p_c_last;
-    SET v_n = (v_n + 1) DIV 2 - 1;
-    SELECT c_id INTO v_c_id FROM customer WHERE c_w_id = p_w_id AND c_d_id = p_d_id AND c_last = p_c_last
-      ORDER BY c_first LIMIT v_n, 1;
-  END IF;
+{_BY_NAME.format(w="p_w_id", d="p_d_id")}
   SELECT c_balance, c_first, c_middle, c_last INTO v_balance, v_first, v_middle, v_last
     FROM customer WHERE c_w_id = p_w_id AND c_d_id = p_d_id AND c_id = v_c_id;
   SELECT o_id, o_carrier_id, o_entry_d INTO v_o_id, v_carrier, v_entry FROM orders

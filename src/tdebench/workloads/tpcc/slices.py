@@ -23,7 +23,7 @@ from tdebench.api.dialect import Dialect
 from tdebench.api.engine import Instance
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.engines.toolkit.process import own_processes
-from tdebench.workloads.tpcc.driver import CONNECT_TIMEOUT, StepResult, vu_configs
+from tdebench.workloads.tpcc.driver import CONNECT_TIMEOUT, StepResult, reap, vu_configs
 from tdebench.workloads.tpcc.options import TpccOptions
 from tdebench.workloads.tpcc.procs import resolve_mode
 from tdebench.workloads.slicing import (DEFAULT_SLICES, PooledSlices, SliceProbe, record_slice_costs, rounds_for,
@@ -93,14 +93,7 @@ class VuPool:
             except OSError:
                 pass
         self.abort.set()
-        for proc in self.procs:
-            proc.join(timeout=10)
-            if proc.is_alive():
-                proc.terminate()
-                proc.join(timeout=5)
-            if proc.is_alive():
-                proc.kill()
-                proc.join(timeout=5)
+        reap(self.procs)
         for conn in self.pipes:
             conn.close()
         self.procs, self.pipes = [], {}

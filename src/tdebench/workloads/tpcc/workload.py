@@ -40,6 +40,7 @@ from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.api.workload import Need, RunFiles, SteppedTrial, Workload
 from tdebench.encryption import redact
 from tdebench.errors import UsageError
+from tdebench.workloads.loading import shown_load
 from tdebench.workloads.tpcc import schema
 from tdebench.workloads.tpcc.consistency import check_instance
 from tdebench.workloads.tpcc.datagen import ensure_data
@@ -49,7 +50,6 @@ from tdebench.workloads.tpcc.nodes import differences, node_digests
 from tdebench.workloads.tpcc.options import parse_options
 from tdebench.workloads.tpcc.procs import has_procedures, resolve_mode
 from tdebench.workloads.tpcc.session import RETRY_KINDS
-from tdebench.workloads.slicing import DEFAULT_SLICES, rounds_for, slice_seconds, warmup_rounds_for
 from tdebench.workloads.tpcc.slices import SlicedTpccTrial
 from tdebench.workloads.tpcc.smoke import data_digest, smoke_test
 from tdebench.workloads.tpcc.presentation import PRESENTATION
@@ -171,19 +171,9 @@ class TpccWorkload(Workload):
 
     def load(self, state: ConfigState, rec: Recorder, ui: RunListener) -> dict[str, Any]:
         rec.workload = self.name
-        key = f"load-{state.label}"
-        ui.task_started(key, f"load {state.label}", len(schema.TABLES))
-
-        def on_table(table: str, rows: int, seconds: float) -> None:
-            ui.task_advanced(key, 1, f"load {state.label}: {table}")
-            rec.add("load", table, "elapsed", seconds, "s")
-            rec.add("load", table, "rows", rows, "rows")
-
-        try:
+        with shown_load(state, rec, ui, len(schema.TABLES)) as on_table:
             load = load_tpcc(state.instance, state.dialect, self.data_dir, self.opts.warehouses, on_table,
                              procedures=self._mode(state.dialect) == "procedures")
-        finally:
-            ui.task_finished(key)
         rec.add("load", "total", "elapsed", load.total_seconds, "s")
         rec.add("load", "indexes", "elapsed", load.index_seconds, "s")
         facts: dict[str, Any] = {"load_seconds": round(load.total_seconds, 6), "load_rows": load.rows,
@@ -232,11 +222,7 @@ class TpccWorkload(Workload):
         return SlicedTpccTrial(state, block, rec, self.opts, self)
 
     def schedule_facts(self) -> dict[str, Any]:
-        default = DEFAULT_SLICES["tpcc"]
-        return {"slice_s": slice_seconds(self.opts.slice, self.opts.duration, default),
-                "rounds_per_step": rounds_for(self.opts.slice, self.opts.duration, default),
-                "warmup_rounds_per_step": warmup_rounds_for(self.opts.slice, self.opts.duration, default),
-                "rampup_s": self.opts.rampup, "pairing_unit": "the round: one slice of every config"}
+        return {**self.opts.slice_facts(), "pairing_unit": "the round: one slice of every config"}
 
     def record_slice(self, trial: SlicedTpccTrial, step: str, round: int, result: StepResult) -> None:
         """One slice's measurements (with its round), its per-second series and failures."""

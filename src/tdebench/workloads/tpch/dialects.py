@@ -17,22 +17,19 @@ no TPC-H sort key is ever NULL, and the extra keys would change the plans being 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import date
-from importlib import resources
 
-from tdebench import sqltext
 from tdebench.errors import UsageError
+from tdebench.sqltext.dialects import SQL_DIALECTS, sql_dialect
 from tdebench.workloads.tpch import params
+from tdebench.workloads.tpch.templates import canonical_text, override_text, transpile
 
 #: the manual-mode dialects: every SQL dialect with a URL scheme (servers tdebench reaches but does not run)
-DIALECTS = tuple(d.name for d in sqltext.SQL_DIALECTS if d.url_scheme)
-TRANSPILED = tuple(name for name in DIALECTS if not sqltext.sql_dialect(name).family)
+DIALECTS = tuple(d.name for d in SQL_DIALECTS if d.url_scheme)
+TRANSPILED = tuple(name for name in DIALECTS if not sql_dialect(name).family)
 Q15_MODES = ("with", "view")
 
-_PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
-_SENTINEL = "tdebenchparam_"
 
 # The spec's Q15 with a view (named revenue<stream>), in canonical (PostgreSQL-readable) syntax.
 _Q15_VIEW = (
@@ -71,31 +68,8 @@ def literal(value: params.Value, dialect: str) -> str:
     """``value`` as an SQL literal in a manual-mode dialect."""
     if isinstance(value, date):
         text = value.isoformat()
-        return sqltext.sql_dialect(dialect).date_literal.format(text)
+        return sql_dialect(dialect).date_literal.format(text)
     return params.literal(value, dialect)
-
-
-def _queries_root():  # noqa: ANN202 - importlib Traversable
-    return resources.files("tdebench.workloads.tpch").joinpath("queries")
-
-
-def override_text(number: int, dialect: str) -> str | None:
-    """The per-dialect override template of query ``number``, if one exists."""
-    path = _queries_root().joinpath(dialect, f"q{number:02d}.sql")
-    return path.read_text(encoding="utf-8").strip() if path.is_file() else None
-
-
-def canonical_text(number: int) -> str:
-    """The canonical template ``queries/qNN.sql`` (never a dialect override)."""
-    params.check_query_number(number)
-    return _queries_root().joinpath(f"q{number:02d}.sql").read_text(encoding="utf-8").strip()
-
-
-def transpile(template: str, dialect: str) -> str:
-    """A canonical template (with ``{{name}}`` placeholders) rewritten for ``dialect``, placeholders kept."""
-    marked = _PLACEHOLDER.sub(lambda m: f"'{_SENTINEL}{m.group(1)}'", template)
-    sql = sqltext.transpile(marked, dialect)
-    return re.sub(rf"'{_SENTINEL}(\w+)'", lambda m: "{{" + m.group(1) + "}}", sql)
 
 
 def fill(template: str, values: dict[str, params.Value], dialect: str, number: int) -> str:
@@ -107,7 +81,7 @@ def render_query(number: int, dialect: str, sf: float) -> str:
     """Query ``number`` (Q15 in its WITH form) for ``dialect`` at scale factor ``sf``."""
     dialect = check_dialect(dialect)
     params.check_query_number(number)
-    family = sqltext.sql_dialect(dialect).family
+    family = sql_dialect(dialect).family
     if family:
         return params.render_query(number, family, sf)
     template = override_text(number, dialect) or transpile(canonical_text(number), dialect)
@@ -116,7 +90,7 @@ def render_query(number: int, dialect: str, sf: float) -> str:
 
 def query_source(number: int, dialect: str) -> str:
     """Where the text of query ``number`` comes from for ``dialect``."""
-    if sqltext.sql_dialect(dialect).family:
+    if sql_dialect(dialect).family:
         return "engine"
     return "override" if override_text(number, dialect) is not None else "sqlglot"
 

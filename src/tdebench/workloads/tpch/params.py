@@ -15,15 +15,13 @@ import re
 from collections.abc import Callable
 from datetime import date, timedelta
 from decimal import Decimal
-from importlib import resources
 
 from tdebench.api.dialect import BY_FAMILY, POSTGRES, as_dialect
+from tdebench.workloads.tpch.templates import PLACEHOLDER, family_text
 
 QUERY_NUMBERS = range(1, 23)
 
 Value = str | int | Decimal | date
-
-_PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 
 
 def add_months(day: date, months: int) -> date:
@@ -102,12 +100,9 @@ def check_query_number(number: int) -> int:
 
 
 def query_text(number: int, dialect: str) -> str:
-    """The query template: the dialect's override if there is one, else the canonical text."""
+    """The query template the engines of ``dialect``'s family run (:func:`templates.family_text`)."""
     check_query_number(number)
-    root = resources.files("tdebench.workloads.tpch").joinpath("queries")
-    override = root.joinpath(as_dialect(dialect).family, f"q{number:02d}.sql")
-    source = override if override.is_file() else root.joinpath(f"q{number:02d}.sql")
-    return source.read_text(encoding="utf-8").strip()
+    return family_text(number, as_dialect(dialect).family)
 
 
 def literal(value: Value, dialect: str) -> str:
@@ -135,7 +130,7 @@ def fill(template: str, values: dict[str, Value], number: int, literal_of: Calla
             raise KeyError(f"q{number:02d} uses {{{{{name}}}}}, which has no value")
         return literal_of(values[name])
 
-    return _PLACEHOLDER.sub(substitute, template)
+    return PLACEHOLDER.sub(substitute, template)
 
 
 def render_query(number: int, dialect: str, sf: float) -> str:

@@ -20,22 +20,21 @@ from datetime import date
 from decimal import Decimal
 from functools import lru_cache
 
-from tdebench import sqltext
+from tdebench.sqltext.dialects import sql_dialect
 from tdebench.workloads.tpch import dialects, params, schema
+from tdebench.workloads.tpch.templates import CANONICAL, PLACEHOLDER, canonical_text, override_text, transpile
 
-CANONICAL = "postgres"
 _LITERAL = r"date '\d{4}-\d{2}-\d{2}'|'(?:[^']|'')*'|-?\d+(?:\.\d+)?"
-_PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 
 
 def _native(target: str) -> str | None:
     """The family whose DDL a target runs as it is, if any."""
-    return sqltext.sql_dialect(target).schema_family or None
+    return sql_dialect(target).schema_family or None
 
 
 def _own_text(target: str) -> str | None:
     """The family of tdebench's engine texts a target runs as they are, when it is not the canonical one."""
-    family = sqltext.sql_dialect(target).family
+    family = sql_dialect(target).family
     return family if family and family != CANONICAL else None
 
 
@@ -44,7 +43,7 @@ def _ddl(target: str, statements: Callable[[str], list[str]]) -> tuple[str, ...]
     native = _native(target)
     if native:
         return tuple(statements(native))
-    return tuple(dialects.transpile(s, target) for s in statements(CANONICAL))
+    return tuple(transpile(s, target) for s in statements(CANONICAL))
 
 
 @lru_cache(maxsize=None)
@@ -62,7 +61,7 @@ def constraint_sql(target: str) -> tuple[str, ...]:
 def _template_regex(template: str) -> re.Pattern[str]:
     """A regex matching ``template`` rendered with any literals; one named group per placeholder."""
     out, seen = [], set()
-    for i, part in enumerate(_PLACEHOLDER.split(template)):
+    for i, part in enumerate(PLACEHOLDER.split(template)):
         if i % 2 == 0:
             out.append(re.escape(part))
         elif part in seen:
@@ -102,7 +101,7 @@ def _target_template(number: int, target: str) -> str:
     family = _own_text(target)
     if family:
         return params.query_text(number, family)
-    return dialects.override_text(number, target) or dialects.transpile(dialects.canonical_text(number), target)
+    return override_text(number, target) or transpile(canonical_text(number), target)
 
 
 def render_for(number: int, values: dict[str, params.Value], target: str) -> str:
@@ -110,7 +109,7 @@ def render_for(number: int, values: dict[str, params.Value], target: str) -> str
     template = _target_template(number, target)
     family = _own_text(target)
     if family:
-        return _PLACEHOLDER.sub(lambda m: params.literal(values[m.group(1)], family), template)
+        return PLACEHOLDER.sub(lambda m: params.literal(values[m.group(1)], family), template)
     return dialects.fill(template, values, target, number)
 
 

@@ -13,6 +13,7 @@ from tdebench.api.tables import TableSpec
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.api.workload import RunFiles, SteppedTrial, Workload
 from tdebench.encryption import redact
+from tdebench.workloads.loading import shown_load
 from tdebench.workloads.tpch.verdicts import AnswerSet, answer_verdicts, load_reference
 from tdebench.workloads.tpch import answers, schema
 from tdebench.workloads.tpch.datagen import TPCH_RAW_PER_SF, check_data_root, ensure_data
@@ -71,20 +72,12 @@ class TpchWorkload(Workload):
             ui.task_finished("data")
         return {**facts, "dir": str(self.data_dir)}
 
+    def _input_bytes(self, table: str) -> int:
+        return (self.data_dir / f"{table}.tbl").stat().st_size
+
     def load(self, state: ConfigState, rec: Recorder, ui: RunListener) -> dict[str, Any]:
-        key = f"load-{state.label}"
-        ui.task_started(key, f"load {state.label}", len(schema.TABLES))
-
-        def on_table(table: str, rows: int, seconds: float) -> None:
-            ui.task_advanced(key, 1, f"load {state.label}: {table}")
-            rec.add("load", table, "elapsed", seconds, "s")
-            rec.add("load", table, "rows", rows, "rows")
-            rec.add("load", table, "input_bytes", (self.data_dir / f"{table}.tbl").stat().st_size, "bytes")
-
-        try:
+        with shown_load(state, rec, ui, len(schema.TABLES), self._input_bytes) as on_table:
             load = load_tpch(state.instance, state.dialect, self.data_dir, on_table)
-        finally:
-            ui.task_finished(key)
         rec.add("load", "total", "elapsed", load.total_seconds, "s")
         rec.add("load", "constraints", "elapsed", load.constraints_seconds, "s")
         return {"load_seconds": round(load.total_seconds, 6), "load_rows": load.rows}

@@ -19,6 +19,7 @@ Without ``tables`` a probe judges what tables created now would get (server/data
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,18 +78,22 @@ def _rows(cur: Any, sql: str, finding: Finding) -> list[tuple[Any, ...]] | None:
         message = redact(str(exc)).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         finding.errors.append(f"{source} could not be read: {message}")
         finding.denied.append(source)
-        rollback = getattr(getattr(cur, "connection", None), "rollback", None)
-        if callable(rollback):
-            try:
-                rollback()
-            except Exception:  # noqa: BLE001
-                pass
+        rollback_quietly(getattr(cur, "connection", None))
         return None
 
 
 def rows_or_none(cur: Any, sql: str) -> list[tuple[Any, ...]] | None:
     """Rows of ``sql``, or None when it cannot be read (the transaction rolled back where needed)."""
     return _rows(cur, sql, Finding("?"))
+
+
+def rollback_quietly(conn: Any) -> None:
+    """Roll back after a failed read, where the driver has a rollback (an aborted transaction would refuse the
+    next statement); an error of the rollback itself is ignored."""
+    rollback = getattr(conn, "rollback", None)
+    if callable(rollback):
+        with contextlib.suppress(Exception):
+            rollback()
 
 
 def _judge(tables: dict[str, bool | None]) -> str:

@@ -19,11 +19,13 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from tdebench import sqltext
 from tdebench.api.engine import SqlTranslator
+from tdebench.sqltext.dialects import SQL_DIALECTS
+from tdebench.sqltext.transpile import transpile
 
 WORKLOAD_FAMILY = "postgres"  # the SQL family the workload hands to a translating instance
-TARGET_DIALECTS = ("mysql", "mariadb", "postgres", "tsql", "oracle")
+#: the dialects of servers reached by URL (tsql, oracle, mysql, mariadb, postgres)
+TARGET_DIALECTS = tuple(d.name for d in SQL_DIALECTS if d.url_scheme)
 _PARAM = re.compile(r"%s")
 
 
@@ -87,7 +89,7 @@ class Translator:
             self.sources["workload"] += 1
             return own
         self.sources["sqlglot"] += 1
-        return sqltext.transpile(sql, self.target)
+        return transpile(sql, self.target)
 
     def markers(self, sql: str) -> str:
         """``%s`` markers as the target driver wants them (oracledb: ``:1``, ``:2``, ...)."""

@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from tdebench.errors import UsageError
-from tdebench.sqlsecrets import without_credentials
+from tdebench.sqltext.credentials import without_credentials
 
 FORMATS = ("mysql-slow", "mysql-general", "postgres-stderr", "postgres-csv")
 
@@ -219,7 +219,7 @@ def _postgres_csv(handle: Iterable[str]) -> Iterator[Logged]:
 
 def stream_log(path: Path, skipped: Counter[str] | None = None) -> tuple[str, Iterator[Logged]]:
     """(format, statements) of a log file, the statements read line by line as they are consumed. Statements that
-    carry credentials (:mod:`tdebench.sqlsecrets`) are left out, counted by kind in ``skipped``."""
+    carry credentials (:mod:`tdebench.sqltext.credentials`) are left out, counted by kind in ``skipped``."""
     kind = detect(path)
     reader = {"mysql-slow": _mysql_slow, "mysql-general": _mysql_general, "postgres-stderr": _postgres_stderr,
               "postgres-csv": _postgres_csv}[kind]

@@ -1,16 +1,9 @@
-"""SQL text rewritten between dialects with sqlglot (shared by engines that translate and by workloads that
-write per-dialect scripts)."""
+"""The SQL dialects tdebench reads and writes, and sqlglot's name for each: the one place where a family of
+tdebench's own SQL texts (``sqlite``, ``mariadb``, ``postgres``) or a server's dialect meets sqlglot's."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from dataclasses import dataclass
-
-import sqlglot
-from sqlglot import exp
-from sqlglot.dialects.dialect import Dialect
-
-from tdebench import sqlite_sql
 
 
 @dataclass(frozen=True)
@@ -34,6 +27,10 @@ class SqlDialect:
     url_scheme: str = ""
     #: dates are ISO texts read by date functions (SQLite): standard date expressions are rewritten for them
     dates_as_text: bool = False
+    #: its family's engines read the standard forms of tdebench's canonical texts as written (``EXTRACT``,
+    #: ``SUBSTRING ... FROM ... FOR``); False (SQLite): a canonical text is rewritten for it where sqlglot writes
+    #: it differently
+    standard_forms: bool = True
 
 
 #: every dialect tdebench writes SQL for, in the order help texts list them
@@ -44,7 +41,8 @@ SQL_DIALECTS: tuple[SqlDialect, ...] = (
     SqlDialect("mariadb", "mysql", "mariadb", family="mariadb", schema_family="mariadb", url_scheme="mariadb"),
     SqlDialect("postgres", "postgres", "postgres", family="postgres", schema_family="postgres",
                url_scheme="postgresql"),
-    SqlDialect("sqlite", "sqlite", "sqlite", family="sqlite", schema_family="sqlite", dates_as_text=True),
+    SqlDialect("sqlite", "sqlite", "sqlite", family="sqlite", schema_family="sqlite", dates_as_text=True,
+               standard_forms=False),
 )
 _BY_NAME = {d.name: d for d in SQL_DIALECTS}
 #: tdebench's dialect names -> sqlglot's
@@ -58,25 +56,15 @@ def sql_dialect(name: str) -> SqlDialect:
     return _BY_NAME[name]
 
 
-def keep_null_ordering(tree: exp.Expression, target: str) -> exp.Expression:
-    """Mark every ORDER BY key with the target's own NULL ordering, so sqlglot adds no ``CASE WHEN x IS NULL``
-    sort keys that would change the plans being measured (callers make sure no sort key is NULL)."""
-    order = Dialect.get_or_raise(target).NULL_ORDERING
-    for node in tree.find_all(exp.Ordered):
-        desc = bool(node.args.get("desc"))
-        first = (not desc) if order == "nulls_are_small" else (desc if order == "nulls_are_large" else False)
-        node.set("nulls_first", first)
-    return tree
+def family_dialect(family: str) -> SqlDialect:
+    """The dialect whose engines run the texts of SQL family ``family`` (:data:`tdebench.api.dialect.FAMILIES`);
+    ValueError naming the families otherwise."""
+    for dialect in SQL_DIALECTS:
+        if dialect.family == family:
+            return dialect
+    raise ValueError(f"unknown SQL family {family!r}; known: {', '.join(d.family for d in SQL_DIALECTS if d.family)}")
 
 
-def transpile(sql: str, dialect: str, *, read: str = "postgres", pretty: bool = True,
-              date_columns: Collection[str] = ()) -> str:
-    """One statement in ``read`` SQL rewritten for ``dialect`` (a key of :data:`SQLGLOT_OF`). For SQLite,
-    date expressions are rewritten into its date functions (``date_columns``: the DATE columns, lower case);
-    ValueError (sqlglot's UnsupportedError among them) for what the target has no equivalent of."""
-    target = SQLGLOT_OF[dialect]
-    tree = sqlglot.parse_one(sql, read=SQLGLOT_OF.get(read, read))
-    if _BY_NAME[dialect].dates_as_text:
-        tree = sqlite_sql.rewrite(tree, date_columns)
-    return keep_null_ordering(tree, target).sql(dialect=target, pretty=pretty,
-                                                  unsupported_level=sqlglot.ErrorLevel.RAISE)
+def family_sqlglot(family: str) -> str:
+    """sqlglot's dialect for the SQL family ``family``; ValueError naming the families otherwise."""
+    return family_dialect(family).sqlglot

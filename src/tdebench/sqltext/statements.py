@@ -1,6 +1,6 @@
-"""SQL text of a user's workload directory: split into statements, parsed (syntax check) in a dialect family,
-and the tables a statement reads or writes. Statements are handed to the engines exactly as written (comments
-and the ``;`` dropped); sqlglot only checks them."""
+"""SQL text split into statements and parsed (a syntax check naming line and column) in a family's dialect, and
+the tables a statement reads or writes. The sql workload hands the statements of a user's files to the engines
+exactly as written (comments and the ``;`` dropped); sqlglot only checks them."""
 
 from __future__ import annotations
 
@@ -12,10 +12,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
-from tdebench.api.dialect import FAMILIES, as_dialect
-
-#: sqlglot's dialect for each SQL family a workload hands an instance (api.dialect.Family)
-SQLGLOT_DIALECT = {family: as_dialect(family).sqlglot for family in FAMILIES}
+from tdebench.sqltext.dialects import family_sqlglot
 
 
 class SqlSyntaxError(ValueError):
@@ -46,7 +43,7 @@ def _reason(error: ParseError | TokenError) -> tuple[str, int | None, int | None
 def _pieces(text: str, family: str) -> list[tuple[str, int]]:
     """(statement without comments or its ``;``, offset of its first character) for every statement."""
     try:
-        tokens = sqlglot.tokenize(text, read=SQLGLOT_DIALECT[family])
+        tokens = sqlglot.tokenize(text, read=family_sqlglot(family))
     except TokenError as exc:
         raise SqlSyntaxError(_reason(exc)[0]) from None
     out: list[tuple[str, int]] = []
@@ -79,7 +76,7 @@ def split_statements(text: str, family: str) -> list[str]:
 def parse_statements(text: str, family: str) -> list[Statement]:
     """Every statement of ``text``, parsed in ``family``'s dialect; SqlSyntaxError naming line and column
     (counted in the file)."""
-    dialect = SQLGLOT_DIALECT[family]
+    dialect = family_sqlglot(family)
     out = []
     for piece, start in _pieces(text, family):
         try:

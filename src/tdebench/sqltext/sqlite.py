@@ -1,5 +1,6 @@
 """What sqlglot leaves out when it writes SQL for SQLite: standard date expressions (SQLite's dates are ISO
-texts read by its date functions) and decimal types (kept NUMERIC, the affinity SQLite gives DECIMAL).
+texts read by its date functions), decimal types (kept NUMERIC, the affinity SQLite gives DECIMAL) and
+``SUBSTRING`` (``SUBSTR``, which SQLite reads in every version; ``SUBSTRING`` only from 3.34).
 
 sqlglot writes ``EXTRACT(YEAR FROM d)`` and ``d + INTERVAL '30' DAY`` for SQLite as they are, which SQLite does
 not parse. Here they become ``CAST(STRFTIME('%Y', d) AS INTEGER)`` and ``DATE(d, '+30 day')`` (``DATETIME`` when
@@ -76,6 +77,9 @@ def _interval(node: exp.Interval) -> tuple[exp.Expression, str]:
 
 
 def _rewrite(node: exp.Expression, date_columns: Collection[str]) -> exp.Expression:
+    if isinstance(node, exp.Substring):  # SUBSTRING only from SQLite 3.34; SUBSTR in every version
+        parts = [node.this, node.args.get("start") or exp.Literal.number(1), node.args.get("length")]
+        return exp.Anonymous(this="SUBSTR", expressions=[p.copy() for p in parts if p is not None])
     if isinstance(node, exp.DataType) and node.this == exp.DataType.Type.DECIMAL:
         size = f"({', '.join(e.sql() for e in node.expressions)})" if node.expressions else ""
         return exp.DataType(this=exp.DataType.Type.USERDEFINED, kind="NUMERIC" + size)
@@ -97,7 +101,7 @@ def _rewrite(node: exp.Expression, date_columns: Collection[str]) -> exp.Express
 
 def rewrite(tree: exp.Expression, date_columns: Collection[str] = ()) -> exp.Expression:
     """``tree`` with EXTRACT, YEAR()/MONTH()/DAY() and interval arithmetic in SQLite's date functions, decimal
-    types NUMERIC;
+    types NUMERIC, SUBSTRING as SUBSTR;
     ``date_columns``: lower-case names of the DATE columns (the others hold timestamps or no dates).
     ValueError for an expression SQLite has no equivalent of."""
     tree = tree.copy()
