@@ -148,6 +148,24 @@ class DeclarationKit:
             assert "no_such_setting_at_all" in exc.one_line()
 
 
+    def test_capability_objects_are_of_the_declared_classes(self, declared, tmp_path):
+        """An unstarted instance returns what its engine's declarations promise: a cluster of
+        :attr:`Engine.cluster_type` (from which ``--fault`` follows), None where the engine names none."""
+        if declared.remote:
+            pytest.skip(f"{self.engine_name}: servers tdebench does not manage (tests/engines/test_external.py)")
+        try:
+            declared.check_available()
+        except EnvironmentProblem as exc:
+            pytest.skip(f"{self.engine_name}: {exc.one_line()}")
+        spec = declared.default_encrypted_spec()
+        instance = declared.create_instance(Config(self.engine_name, spec, declared.default_settings()), tmp_path)
+        cluster = instance.cluster()
+        if declared.cluster_type is None:
+            assert cluster is None and declared.faults == ()
+        else:
+            assert isinstance(cluster, declared.cluster_type) and declared.faults
+
+
 class EngineKit(DeclarationKit):
     """Checks on real instances of every config of the engine's profile (TPC-H SF 0.01 loaded)."""
 

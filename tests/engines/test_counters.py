@@ -306,14 +306,14 @@ def test_postgres_in_a_memory_cgroup_cannot_keep_its_data_in_the_os_cache(pg_ins
     inst = pg_instances["none"]
     applied = inst.resize_cache(8 * MIB)
     assert applied["memory_limit_bytes"] == 8 * MIB + applied["memory_headroom_bytes"]
-    outside = set(inst.cluster.pids()) - set(inst._cap.members())
+    outside = set(inst.pgcluster.pids()) - set(inst._cap.members())
     # a backend of an earlier connection may still be exiting when listed: only live processes count
     assert not {pid for pid in outside if _alive(pid)}, outside
     _scan(inst)
     conn = inst.connect()  # a backend started after the move is in the group too
     try:  # asked while the backend lives: it exits when its connection closes
         pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
-        assert pid in inst._cap.members() or not inst.cluster.running()
+        assert pid in inst._cap.members() or not inst.pgcluster.running()
     finally:
         conn.close()
     cached = inst._cap.page_cache_bytes()

@@ -210,10 +210,10 @@ def test_a_killed_node_rejoins_by_ist_then_by_sst_under_load(tmp_path):
         worker.start()
         try:
             time.sleep(2)  # node 3 has applied write sets of the load: it has a position to recover
-            inst.kill_node(3)
-            ist = inst.rejoin_node(3)
-            inst.kill_node(3)
-            sst = inst.rejoin_node(3, full_transfer=True)
+            inst.cluster().kill_node(3)
+            ist = inst.cluster().rejoin_node(3)
+            inst.cluster().kill_node(3)
+            sst = inst.cluster().rejoin_node(3, full_transfer=True)
         finally:
             stop.set()
             worker.join()

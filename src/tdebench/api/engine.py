@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from tdebench.api.canary import CANARY_TABLE
+from tdebench.api.cluster import Cluster
 from tdebench.api.dialect import Dialect
 from tdebench.api.footprint import UNMEASURED, Footprint, allocated_bytes
 from tdebench.api.config import Config
@@ -172,19 +173,10 @@ class Instance(ThreatProbes, ABC):
         ``causal``: its reads wait for every transaction committed on any node before them. Default: connect()."""
         return self.connect()
 
-    def kill_node(self, number: int) -> None:
-        """SIGKILL node ``number`` of a cluster, as a crash would (engines declaring ``kill-node`` in
-        :attr:`Engine.faults`); :meth:`alive` stays True while the other nodes run."""
-        raise NotImplementedError(f"{type(self).__name__} has no nodes to kill")
-
-    def rejoin_node(self, number: int, full_transfer: bool = False) -> dict[str, Any]:
-        """Start a killed node again and return once it serves; ``full_transfer``: from an empty data directory.
-        Facts: at least ``transfer`` (how it caught up) and ``seconds_to_synced``."""
-        raise NotImplementedError(f"{type(self).__name__} has no nodes to rejoin")
-
-    def committed_count(self) -> int:
-        """Transactions committed so far as the server counts them (a fault's throughput meanwhile)."""
-        raise NotImplementedError(f"{type(self).__name__} does not count its commits")
+    def cluster(self) -> Cluster | None:
+        """The instance's nodes as a cluster (killed and rejoined by ``--fault``): an object of its engine's
+        :attr:`Engine.cluster_type`; None (default): a single server or an embedded database."""
+        return None
 
     def destroy(self) -> None:
         """Stop and delete everything this instance created on disk (unless kept)."""
@@ -470,10 +462,9 @@ class Engine(ABC):
     warm_restart: ClassVar[bool] = False
     #: nodes per instance of a cluster engine by default (``--nodes``, setting ``nodes``); 0: not a cluster
     cluster_nodes: ClassVar[int] = 0
-    #: the faults the runner may inject into its instances during a trial (``--fault``, :mod:`tdebench.api.faults`):
-    #: ``kill-node`` for instances that implement :meth:`Instance.kill_node`, :meth:`Instance.rejoin_node` and
-    #: :meth:`Instance.committed_count`; empty: ``--fault`` is refused for the engine
-    faults: ClassVar[tuple[str, ...]] = ()
+    #: the class of the :class:`~tdebench.api.cluster.Cluster` its instances return from :meth:`Instance.cluster`;
+    #: None: its instances are not clusters (:attr:`faults` follows from it)
+    cluster_type: ClassVar[type[Cluster] | None] = None
     #: how the engine encrypts existing data in place while it serves (its instances implement
     #: :meth:`Instance.start_plain`, :meth:`Instance.switch_encryption`, :meth:`Instance.encryption_progress`);
     #: "" when it cannot (the ``encrypt`` workload is then refused before any work)
@@ -494,6 +485,12 @@ class Engine(ABC):
     #: bytes an instance takes beyond the cache :meth:`Instance.resize_cache` gives it (the memory sweep checks
     #: that the caches plus this fit the machine)
     memory_headroom: ClassVar[int] = 0
+
+    @property
+    def faults(self) -> tuple[str, ...]:
+        """The faults the runner may inject into its instances during a trial (``--fault``,
+        :mod:`tdebench.api.faults`): those of its :attr:`cluster_type`; empty: ``--fault`` is refused for it."""
+        return self.cluster_type.faults if self.cluster_type is not None else ()
 
     @abstractmethod
     def supported_specs(self) -> list[EncryptionSpec]:

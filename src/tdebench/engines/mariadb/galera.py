@@ -32,7 +32,7 @@ from tdebench.engines.mariadb import galera_settings as gs
 from tdebench.engines.mariadb import keyplugins
 from tdebench.engines.mariadb.counters import buffer_pool_bytes
 from tdebench.engines.mariadb.engine import MariadbEngine, MariadbInstance
-from tdebench.engines.mariadb.galera_rejoin import SYNC_TIMEOUT, GaleraRejoin
+from tdebench.engines.mariadb.galera_rejoin import SYNC_TIMEOUT, GaleraRejoin, wait_synced
 from tdebench.engines.mariadb.galera_status import GaleraFacts
 from tdebench.engines.mariadb.galera_tls import provider_options
 from tdebench.engines.toolkit.tls import TlsFiles, make_tls, remove_tls
@@ -55,7 +55,7 @@ class GaleraEngine(MariadbEngine):
     offline_switch = ""  # copying a node's datadir into an fs: layer: not tried on a cluster yet
     switch_restart = ""  # the nodes start with the key plugin loaded (a rolling restart is not measured)
     cluster_nodes = gs.DEFAULT_NODES
-    faults = ("kill-node",)  # GaleraRejoin: kill_node, rejoin_node, committed_count
+    cluster_type = GaleraRejoin  # what GaleraCluster.cluster() returns: --fault kill-node
 
     def supported_specs(self) -> list[EncryptionSpec]:
         """MariaDB's, without gocryptfs (a node's datadir in a FUSE mount is not tried with SST yet)."""
@@ -180,7 +180,7 @@ class GaleraNode(MariadbInstance):
                                                  if self.start_position else [])
 
 
-class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
+class GaleraCluster(GaleraFacts, GaleraNode):
     """The cluster as one instance: node 1 (where the workload connects) owning nodes 2..N."""
 
     def __init__(self, config: Config, workdir: Path, engine: GaleraEngine,
@@ -198,6 +198,10 @@ class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
     @property
     def nodes(self) -> list[GaleraNode]:
         return [self, *self.peers]
+
+    def cluster(self) -> GaleraRejoin:
+        """Nodes 2..N killed and rejoined by ``--fault kill-node``."""
+        return GaleraRejoin(self)
 
     def key_rotation(self) -> None:
         """Not on a cluster: each node's threads would rotate its own copy (not tried)."""
@@ -266,7 +270,7 @@ class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
         try:
             with self.donor_keys(peer):
                 peer.start()
-                self._wait_synced(peer, time.monotonic() + SYNC_TIMEOUT)
+                wait_synced(peer, time.monotonic() + SYNC_TIMEOUT)
             return
         except EnvironmentProblem:
             with contextlib.suppress(Exception):
@@ -277,7 +281,7 @@ class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
             os.chown(peer.datadir, peer.user.pw_uid, peer.user.pw_gid)
         with self.donor_keys(peer):
             peer.start()
-            self._wait_synced(peer, time.monotonic() + SYNC_TIMEOUT)
+            wait_synced(peer, time.monotonic() + SYNC_TIMEOUT)
 
     @contextlib.contextmanager
     def donor_keys(self, joiner: GaleraNode) -> Iterator[None]:
