@@ -25,6 +25,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tdebench.api.cache import WarmCache
 from tdebench.api.dialect import FAMILIES
 from tdebench.encryption import PLAIN, issued_secrets, parse_spec
 from tdebench.engines import Config, get_engine
@@ -150,7 +151,9 @@ class DeclarationKit:
 
     def test_capability_objects_are_of_the_declared_classes(self, declared, tmp_path):
         """An unstarted instance returns what its engine's declarations promise: a cluster of
-        :attr:`Engine.cluster_type` (from which ``--fault`` follows), None where the engine names none."""
+        :attr:`Engine.cluster_type` (from which ``--fault`` follows) and a cache of :attr:`Engine.cache_type`
+        (from which ``--memory-ratio``, ``--page-source`` and ``--restart-twins`` follow), None where the engine
+        names none."""
         if declared.remote:
             pytest.skip(f"{self.engine_name}: servers tdebench does not manage (tests/engines/test_external.py)")
         try:
@@ -159,11 +162,16 @@ class DeclarationKit:
             pytest.skip(f"{self.engine_name}: {exc.one_line()}")
         spec = declared.default_encrypted_spec()
         instance = declared.create_instance(Config(self.engine_name, spec, declared.default_settings()), tmp_path)
-        cluster = instance.cluster()
+        cluster, cache = instance.cluster(), instance.cache()
         if declared.cluster_type is None:
             assert cluster is None and declared.faults == ()
         else:
-            assert isinstance(cluster, declared.cluster_type) and declared.faults
+            assert type(cluster) is declared.cluster_type and declared.faults
+        if declared.cache_type is None:
+            assert cache is None and not declared.cache_setting and not declared.warm_restart
+        else:
+            assert type(cache) is declared.cache_type and declared.cache_setting and declared.page_sources
+            assert declared.warm_restart is isinstance(cache, WarmCache)
 
 
 class EngineKit(DeclarationKit):
@@ -251,15 +259,15 @@ class EngineKit(DeclarationKit):
                     assert not found, f"{text}: a secret appears in {path}"
 
     def test_restart_keeping_cache_keeps_the_cached_pages(self, engine, loaded):
-        """Engines that declare ``warm_restart``: new server processes whose cache serves a warm query (at most 5%
+        """Engines whose cache is a ``WarmCache`` (``warm_restart``): new server processes whose cache serves a
+        warm query (at most 5%
         of the cached pages are read again: MariaDB's load leaves a few system-tablespace pages out; without the
-        load, this query reads a third of them), with the same answers and encryption; the others refuse in one
-        line."""
+        load, this query reads a third of them), with the same answers and encryption."""
         query = params.render_query(1, engine.dialect.family, SF)  # scans lineitem, the largest table
         for text, inst in loaded.items():
-            if not engine.warm_restart:
-                with pytest.raises(NotImplementedError, match="cannot restart keeping its cache"):
-                    inst.restart_keeping_cache()
+            cache = inst.cache()
+            if not isinstance(cache, WarmCache):
+                assert not engine.warm_restart
                 continue
             conn = inst.connect()
             try:
@@ -268,7 +276,7 @@ class EngineKit(DeclarationKit):
             finally:
                 conn.close()
             old = set(inst.server_pids())
-            facts = inst.restart_keeping_cache()
+            facts = cache.restart_keeping(inst.restart)
             assert old and not old & set(inst.server_pids()), (text, "the server processes must be new ones")
             assert facts["pages_cached"] > 0 and facts["pages_loaded"] > 0, (text, facts)
             misses = inst.counters().get("cache_misses")

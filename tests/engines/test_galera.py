@@ -290,7 +290,7 @@ def test_snapshot_restore_and_cache_resize_act_on_every_node(tmp_path):
         assert rows_per_node(inst) == [3, 3]
         inst.restore(tmp_path / "snap")
         assert rows_per_node(inst) == [2, 2] and inst.alive()
-        assert inst.resize_cache(96 << 20)["innodb_buffer_pool_size"] == 96 << 20
+        assert inst.cache().resize(96 << 20)["innodb_buffer_pool_size"] == 96 << 20
         for node in inst.nodes:
             conn = node._connect()
             cur = conn.cursor()

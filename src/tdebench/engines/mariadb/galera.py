@@ -36,7 +36,7 @@ from tdebench.engines.mariadb.galera_rejoin import SYNC_TIMEOUT, GaleraRejoin, w
 from tdebench.engines.mariadb.galera_status import GaleraFacts
 from tdebench.engines.mariadb.galera_tls import provider_options
 from tdebench.engines.toolkit.tls import TlsFiles, make_tls, remove_tls
-from tdebench.engines.mariadb.memory import use_buffered_reads
+from tdebench.engines.mariadb.memory import BufferPoolSize, use_buffered_reads
 from tdebench.engines.mariadb.support import traversable_by
 from tdebench.engines.toolkit import fsencrypt
 from tdebench.engines.toolkit.process import own_path
@@ -49,7 +49,7 @@ class GaleraEngine(MariadbEngine):
     name = "galera"
     description = ("Galera cluster of N private MariaDB nodes on loopback (galera-4 provider), plain or with "
                    "MariaDB data-at-rest encryption on every node")
-    warm_restart = False  # a cluster restart rebuilds the joiners' state: no cache survives as it was
+    cache_type = BufferPoolSize  # a cluster restart rebuilds the joiners' state: no cache survives as it was
     switch_whole_server = False  # a second database on a cluster: not tried
     rekey_method = ""  # ALTER TABLE ... ENCRYPTION_KEY_ID under total-order isolation: not tried on a cluster yet
     offline_switch = ""  # copying a node's datadir into an fs: layer: not tried on a cluster yet
@@ -303,13 +303,6 @@ class GaleraCluster(GaleraFacts, GaleraNode):
             if peer.root is not None:
                 peer._path("my.cnf").write_text(peer._render_cnf())
         return super().resize_cache(cache_bytes, page_source)
-
-    def save_cache(self) -> dict[str, Any]:
-        raise NotImplementedError(f"{type(self).__name__} cannot restart keeping its cache (a cluster restart "
-                                  "rebuilds the joiners' state)")
-
-    def load_cache(self, saved: dict[str, Any]) -> dict[str, Any]:
-        raise NotImplementedError(f"{type(self).__name__} cannot restart keeping its cache")
 
     def client_nodes(self) -> int:
         return len(self.nodes)

@@ -27,6 +27,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from tdebench.api.cache import WarmCache
 from tdebench.engines.toolkit import fscrypt, memcap
 
 PRELOAD = "pg_stat_statements"
@@ -62,6 +63,24 @@ def tree_io(pids: list[int]) -> tuple[int, int]:
         total_r += int(fields.get("rchar", 0))
         total_w += int(fields.get("wchar", 0))
     return total_r, total_w
+
+
+class SharedBuffers(WarmCache):
+    """shared_buffers, sized (:meth:`PostgresCounters.resize_cache`) and kept across a restart: the cached blocks
+    noted (pg_buffercache) and read back (pg_prewarm) by the instance's ``save_cache`` and ``load_cache``."""
+
+    setting = "shared_buffers"
+    page_sources = ("disk", "memory")
+    headroom = 512 * 1024 * 1024  # the memory cgroup's room beyond the cache (:func:`_headroom`)
+
+    def resize(self, cache_bytes: int, page_source: str = "") -> dict[str, Any]:
+        return self.instance.resize_cache(cache_bytes, page_source)
+
+    def save(self) -> dict[str, Any]:
+        return self.instance.save_cache()
+
+    def load(self, saved: dict[str, Any]) -> dict[str, Any]:
+        return self.instance.load_cache(saved)
 
 
 class PostgresCounters:

@@ -30,7 +30,7 @@ from tdebench.api.engine import CANARY_TABLE, DEFAULT_DATABASE, Config, Connecti
 from tdebench.api.tables import TableSpec
 from tdebench.engines.toolkit import fscrypt, fsencrypt
 from tdebench.engines.toolkit.bulkload import copy_file
-from tdebench.engines.postgres.counters import PostgresCounters, libdir, with_preload
+from tdebench.engines.postgres.counters import PostgresCounters, SharedBuffers, libdir, with_preload
 from tdebench.engines.postgres.layer import PostgresLayer
 from tdebench.engines.postgres.server import PgCluster, server_version
 from tdebench.engines.toolkit.asuser import user_can_reach
@@ -140,6 +140,9 @@ class PostgresInstance(PostgresLayer, PostgresTools, PostgresThreatProbes, Postg
             log.info("%s", self.relocated)
         if self.user is not None:
             os.chown(self.home, self.user.pw_uid, self.user.pw_gid)
+
+    def cache(self) -> SharedBuffers:
+        return SharedBuffers(self)
 
     def save_cache(self) -> dict[str, Any]:
         """The cached blocks of the benchmark database (pg_buffercache): :mod:`.warm`."""
