@@ -149,31 +149,6 @@ class DeclarationKit:
             assert "no_such_setting_at_all" in exc.one_line()
 
 
-    def test_capability_objects_are_of_the_declared_classes(self, declared, tmp_path):
-        """An unstarted instance returns what its engine's declarations promise: a cluster of
-        :attr:`Engine.cluster_type` (from which ``--fault`` follows) and a cache of :attr:`Engine.cache_type`
-        (from which ``--memory-ratio``, ``--page-source`` and ``--restart-twins`` follow), None where the engine
-        names none."""
-        if declared.remote:
-            pytest.skip(f"{self.engine_name}: servers tdebench does not manage (tests/engines/test_external.py)")
-        try:
-            declared.check_available()
-        except EnvironmentProblem as exc:
-            pytest.skip(f"{self.engine_name}: {exc.one_line()}")
-        spec = declared.default_encrypted_spec()
-        instance = declared.create_instance(Config(self.engine_name, spec, declared.default_settings()), tmp_path)
-        cluster, cache = instance.cluster(), instance.cache()
-        if declared.cluster_type is None:
-            assert cluster is None and declared.faults == ()
-        else:
-            assert type(cluster) is declared.cluster_type and declared.faults
-        if declared.cache_type is None:
-            assert cache is None and not declared.cache_setting and not declared.warm_restart
-        else:
-            assert type(cache) is declared.cache_type and declared.cache_setting and declared.page_sources
-            assert declared.warm_restart is isinstance(cache, WarmCache)
-
-
 class EngineKit(DeclarationKit):
     """Checks on real instances of every config of the engine's profile (TPC-H SF 0.01 loaded)."""
 
@@ -188,6 +163,24 @@ class EngineKit(DeclarationKit):
         except EnvironmentProblem as exc:
             pytest.skip(f"{cls.engine_name} is not available here: {exc.one_line()}")
         return engine
+
+    def test_capability_objects_are_of_the_declared_classes(self, engine, tmp_path):
+        """An unstarted instance returns what its engine's declarations promise: a cluster of
+        :attr:`Engine.cluster_type` (from which ``--fault`` follows) and a cache of :attr:`Engine.cache_type`
+        (from which ``--memory-ratio``, ``--page-source`` and ``--restart-twins`` follow), None where the engine
+        names none."""
+        spec = engine.default_encrypted_spec()
+        instance = engine.create_instance(Config(self.engine_name, spec, engine.default_settings()), tmp_path)
+        cluster, cache = instance.cluster(), instance.cache()
+        if engine.cluster_type is None:
+            assert cluster is None and engine.faults == ()
+        else:
+            assert type(cluster) is engine.cluster_type and engine.faults
+        if engine.cache_type is None:
+            assert cache is None and not engine.cache_setting and not engine.warm_restart
+        else:
+            assert type(cache) is engine.cache_type and engine.cache_setting and engine.page_sources
+            assert engine.warm_restart is isinstance(cache, WarmCache)
 
     @pytest.fixture(scope="class")
     @classmethod
