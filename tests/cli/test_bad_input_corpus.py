@@ -450,7 +450,7 @@ def test_wrong_password_is_exit_3(tmp_path, capfd, monkeypatch):
                                       workdir)
     try:
         instance.start()
-        port = instance.cluster.port
+        port = instance.pgcluster.port
         monkeypatch.setenv("TDEBENCH_PASSWORD_PLAIN", "not-the-password-4711")
         code, _, err = cli(capfd, "run", "--target", f"plain=postgresql://tdebench@127.0.0.1:{port}/tpch",
                            "--out", str(tmp_path / "out"), "--trials", "1")

@@ -197,7 +197,7 @@ def test_postgres_statement_log_has_literals_but_never_the_column_key(base):
         instance.plant_canaries(markers)
         row = statement_log_row(instance, Needles(tuple(markers)), instance.statement_logs())
         assert row.status == "exposed" and row.evidence["hits"].get("canary-1") == 1, row
-        log = instance.cluster.log_path.read_bytes()
+        log = instance.pgcluster.log_path.read_bytes()
         assert b"set_config('tdebench.key', $1" in log  # the statement is logged, its parameter is not
         assert instance._key.hex().encode() not in log and instance._key.raw() not in log
     finally:

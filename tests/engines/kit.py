@@ -25,6 +25,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tdebench.api.cache import WarmCache
 from tdebench.api.dialect import FAMILIES
 from tdebench.encryption import PLAIN, issued_secrets, parse_spec
 from tdebench.engines import Config, get_engine
@@ -163,6 +164,24 @@ class EngineKit(DeclarationKit):
             pytest.skip(f"{cls.engine_name} is not available here: {exc.one_line()}")
         return engine
 
+    def test_capability_objects_are_of_the_declared_classes(self, engine, tmp_path):
+        """An unstarted instance returns what its engine's declarations promise: a cluster of
+        :attr:`Engine.cluster_type` (from which ``--fault`` follows) and a cache of :attr:`Engine.cache_type`
+        (from which ``--memory-ratio``, ``--page-source`` and ``--restart-twins`` follow), None where the engine
+        names none."""
+        spec = engine.default_encrypted_spec()
+        instance = engine.create_instance(Config(self.engine_name, spec, engine.default_settings()), tmp_path)
+        cluster, cache = instance.cluster(), instance.cache()
+        if engine.cluster_type is None:
+            assert cluster is None and engine.faults == ()
+        else:
+            assert type(cluster) is engine.cluster_type and engine.faults
+        if engine.cache_type is None:
+            assert cache is None and not engine.cache_setting and not engine.warm_restart
+        else:
+            assert type(cache) is engine.cache_type and engine.cache_setting and engine.page_sources
+            assert engine.warm_restart is isinstance(cache, WarmCache)
+
     @pytest.fixture(scope="class")
     @classmethod
     def loaded(cls, engine, tpch_sf001, tmp_path_factory):
@@ -233,15 +252,15 @@ class EngineKit(DeclarationKit):
                     assert not found, f"{text}: a secret appears in {path}"
 
     def test_restart_keeping_cache_keeps_the_cached_pages(self, engine, loaded):
-        """Engines that declare ``warm_restart``: new server processes whose cache serves a warm query (at most 5%
+        """Engines whose cache is a ``WarmCache`` (``warm_restart``): new server processes whose cache serves a
+        warm query (at most 5%
         of the cached pages are read again: MariaDB's load leaves a few system-tablespace pages out; without the
-        load, this query reads a third of them), with the same answers and encryption; the others refuse in one
-        line."""
+        load, this query reads a third of them), with the same answers and encryption."""
         query = params.render_query(1, engine.dialect.family, SF)  # scans lineitem, the largest table
         for text, inst in loaded.items():
-            if not engine.warm_restart:
-                with pytest.raises(NotImplementedError, match="cannot restart keeping its cache"):
-                    inst.restart_keeping_cache()
+            cache = inst.cache()
+            if not isinstance(cache, WarmCache):
+                assert not engine.warm_restart
                 continue
             conn = inst.connect()
             try:
@@ -250,7 +269,7 @@ class EngineKit(DeclarationKit):
             finally:
                 conn.close()
             old = set(inst.server_pids())
-            facts = inst.restart_keeping_cache()
+            facts = cache.restart_keeping(inst.restart)
             assert old and not old & set(inst.server_pids()), (text, "the server processes must be new ones")
             assert facts["pages_cached"] > 0 and facts["pages_loaded"] > 0, (text, facts)
             misses = inst.counters().get("cache_misses")

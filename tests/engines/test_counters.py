@@ -1,5 +1,5 @@
 """Engine counters and cache sizing on real instances (SQLite/SQLCipher, MariaDB, PostgreSQL): what each engine says
-crossed the encryption boundary, its cache's hit ratio, and that ``resize_cache`` really sizes the cache."""
+crossed the encryption boundary, its cache's hit ratio, and that its ``cache().resize`` really sizes the cache."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def _scan(inst, sql: str = "SELECT sum(length(b)) FROM t") -> None:
 
 def _warm_scan(inst, cache_bytes: int) -> dict[str, float]:
     """The counters of a scan of t once the cache holds ``cache_bytes`` and a first scan has filled it."""
-    inst.resize_cache(cache_bytes)
+    inst.cache().resize(cache_bytes)
     _scan(inst)
     before = inst.counters()
     _scan(inst)
@@ -122,7 +122,7 @@ def _long_lived_cursor(inst, done, go_on) -> None:
 
 def test_sqlite_counts_pages_its_cache_missed_and_sqlcipher_decrypted_them(sqlite_pair) -> None:
     for spec, inst in sqlite_pair.items():
-        applied = inst.resize_cache(256 * 1024)
+        applied = inst.cache().resize(256 * 1024)
         assert applied["cache_size"] == "-256"
         conn = inst.connect()
         assert conn.execute("PRAGMA cache_size").fetchone()[0] == -256
@@ -137,7 +137,7 @@ def test_sqlite_counts_pages_its_cache_missed_and_sqlcipher_decrypted_them(sqlit
         else:
             assert d["bytes_decrypted"] == d["cache_misses"] * 4096
         assert d["bytes_read"] >= 0.9 * d["cache_misses"] * 4096  # the process really read those pages
-        inst.resize_cache(64 * MIB)
+        inst.cache().resize(64 * MIB)
         conn = inst.connect()
         for _ in range(2):
             before = inst.counters()
@@ -149,7 +149,7 @@ def test_sqlite_counts_pages_its_cache_missed_and_sqlcipher_decrypted_them(sqlit
 
 def test_sqlite_counts_connections_in_forked_processes_and_threads(sqlite_pair) -> None:
     inst = sqlite_pair["sqlcipher:aes-256-cbc"]
-    inst.resize_cache(256 * 1024)
+    inst.cache().resize(256 * 1024)
     before = inst.counters()
     child = multiprocessing.get_context("fork").Process(target=_in_child, args=(inst,))
     child.start()
@@ -186,7 +186,7 @@ def mariadb_pair(tmp_path_factory):
 @mariadb
 def test_mariadb_counts_pages_read_into_the_buffer_pool_and_decrypted(mariadb_pair) -> None:
     for spec, inst in mariadb_pair.items():
-        applied = inst.resize_cache(8 * MIB)
+        applied = inst.cache().resize(8 * MIB)
         assert applied["innodb_buffer_pool_size"] == 8 * MIB and "O_DIRECT" in applied["os_page_cache"]
         before = inst.counters()
         assert before["page_size"] == 16384
@@ -214,7 +214,7 @@ def _storage_read_bytes(pids: list[int]) -> int:
 @mariadb
 def test_mariadb_with_page_source_memory_reads_its_pool_misses_from_the_os_page_cache(mariadb_pair) -> None:
     for spec, inst in mariadb_pair.items():
-        applied = inst.resize_cache(8 * MIB, "memory")
+        applied = inst.cache().resize(8 * MIB, "memory")
         assert applied["innodb_flush_method"] == "fsync" and "holds the data" in applied["os_page_cache"]
         before, disk_before = inst.counters(), _storage_read_bytes(inst.server_pids())
         _scan(inst)
@@ -225,7 +225,7 @@ def test_mariadb_with_page_source_memory_reads_its_pool_misses_from_the_os_page_
         if spec != "none":
             assert d["bytes_decrypted"] >= 0.95 * d["pages_read"] * 16384, d
         inst.options["innodb_flush_method"] = "O_DIRECT"  # back to the disk for the module's other tests
-        assert "O_DIRECT" in inst.resize_cache(256 * MIB, "disk")["os_page_cache"]
+        assert "O_DIRECT" in inst.cache().resize(256 * MIB, "disk")["os_page_cache"]
 
 
 @pytest.mark.server
@@ -261,7 +261,7 @@ def pg_instances(tmp_path_factory):
 def test_postgres_counts_shared_buffer_hits_and_misses_per_statement(pg_instances) -> None:
     inst = pg_instances["none"]
     assert inst.settings()["shared_preload_libraries"] == "pg_stat_statements"
-    applied = inst.resize_cache(8 * MIB)
+    applied = inst.cache().resize(8 * MIB)
     assert applied["shared_buffers"] == "8192kB"
     before = inst.counters()
     _scan(inst)
@@ -282,13 +282,13 @@ def test_postgres_counts_shared_buffer_hits_and_misses_per_statement(pg_instance
 @postgres
 def test_postgres_with_page_source_memory_reads_what_shared_buffers_miss_from_the_os_page_cache(pg_instances) -> None:
     inst = pg_instances["none"]
-    applied = inst.resize_cache(8 * MIB, "memory")
+    applied = inst.cache().resize(8 * MIB, "memory")
     assert "holds the data" in applied["os_page_cache"] and "memory_limit_bytes" not in applied
     before = inst.counters()
     _scan(inst)
     d = _delta(inst.counters(), before)
     assert d["cache_misses"] > 1000, d
-    inst.resize_cache(8 * MIB, "disk")  # bounded again for the module's other tests
+    inst.cache().resize(8 * MIB, "disk")  # bounded again for the module's other tests
 
 
 def _alive(pid: int) -> bool:
@@ -304,16 +304,16 @@ def _alive(pid: int) -> bool:
 @pytest.mark.skipif(bool(memcap.unavailable()), reason="no memory cgroup here")
 def test_postgres_in_a_memory_cgroup_cannot_keep_its_data_in_the_os_cache(pg_instances) -> None:
     inst = pg_instances["none"]
-    applied = inst.resize_cache(8 * MIB)
+    applied = inst.cache().resize(8 * MIB)
     assert applied["memory_limit_bytes"] == 8 * MIB + applied["memory_headroom_bytes"]
-    outside = set(inst.cluster.pids()) - set(inst._cap.members())
+    outside = set(inst.pgcluster.pids()) - set(inst._cap.members())
     # a backend of an earlier connection may still be exiting when listed: only live processes count
     assert not {pid for pid in outside if _alive(pid)}, outside
     _scan(inst)
     conn = inst.connect()  # a backend started after the move is in the group too
     try:  # asked while the backend lives: it exits when its connection closes
         pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
-        assert pid in inst._cap.members() or not inst.cluster.running()
+        assert pid in inst._cap.members() or not inst.pgcluster.running()
     finally:
         conn.close()
     cached = inst._cap.page_cache_bytes()
@@ -324,7 +324,7 @@ def test_postgres_in_a_memory_cgroup_cannot_keep_its_data_in_the_os_cache(pg_ins
 @postgres
 def test_postgres_estimates_what_gocryptfs_and_pgcrypto_decrypted(pg_instances) -> None:
     fs = pg_instances["fs:gocryptfs"]
-    fs.resize_cache(8 * MIB)
+    fs.cache().resize(8 * MIB)
     before = fs.counters()
     _scan(fs)
     d = _delta(fs.counters(), before)
@@ -339,7 +339,7 @@ def test_postgres_estimates_what_gocryptfs_and_pgcrypto_decrypted(pg_instances) 
 
 def test_sqlite_counts_a_long_lived_cursor_of_another_process_while_it_is_open(sqlite_pair) -> None:
     inst = sqlite_pair["sqlcipher:aes-256-cbc"]
-    inst.resize_cache(256 * 1024)
+    inst.cache().resize(256 * 1024)
     ctx = multiprocessing.get_context("fork")
     done, go_on = ctx.Event(), ctx.Event()
     before = inst.counters()

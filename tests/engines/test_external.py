@@ -89,7 +89,7 @@ def postgres(tmp_path_factory):
     server = engine.create_instance(Config("postgres", PLAIN, {}, tcp=True), tmp_path_factory.mktemp("ext-pg"), "tpch")
     try:
         server.start()
-        yield server.cluster.port, server.cluster.password
+        yield server.pgcluster.port, server.pgcluster.password
     finally:
         server.destroy()
 

@@ -210,10 +210,10 @@ def test_a_killed_node_rejoins_by_ist_then_by_sst_under_load(tmp_path):
         worker.start()
         try:
             time.sleep(2)  # node 3 has applied write sets of the load: it has a position to recover
-            inst.kill_node(3)
-            ist = inst.rejoin_node(3)
-            inst.kill_node(3)
-            sst = inst.rejoin_node(3, full_transfer=True)
+            inst.cluster().kill_node(3)
+            ist = inst.cluster().rejoin_node(3)
+            inst.cluster().kill_node(3)
+            sst = inst.cluster().rejoin_node(3, full_transfer=True)
         finally:
             stop.set()
             worker.join()
@@ -290,7 +290,7 @@ def test_snapshot_restore_and_cache_resize_act_on_every_node(tmp_path):
         assert rows_per_node(inst) == [3, 3]
         inst.restore(tmp_path / "snap")
         assert rows_per_node(inst) == [2, 2] and inst.alive()
-        assert inst.resize_cache(96 << 20)["innodb_buffer_pool_size"] == 96 << 20
+        assert inst.cache().resize(96 << 20)["innodb_buffer_pool_size"] == 96 << 20
         for node in inst.nodes:
             conn = node._connect()
             cur = conn.cursor()

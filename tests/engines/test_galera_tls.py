@@ -169,12 +169,12 @@ def test_a_node_of_a_tls_cluster_rejoins_by_ist_over_tls(tmp_path):
         third = inst.connect_node(2, causal=True)
         third.cursor().execute("SELECT COUNT(*) FROM r")
         third.close()
-        inst.kill_node(3)
+        inst.cluster().kill_node(3)
         assert inst.alive()  # the others serve on
         cur.executemany("INSERT INTO r VALUES (%s)", [(i,) for i in range(100)])
         conn.commit()
         conn.close()
-        facts = inst.rejoin_node(3)
+        facts = inst.cluster().rejoin_node(3)
         assert facts["transfer"] == "IST" and facts["seconds_to_synced"] > 0, facts
         assert "ssl://" in inst.nodes[2].log_path.read_text(errors="replace")
         other = inst.connect_node(2, causal=True)

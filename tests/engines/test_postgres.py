@@ -71,9 +71,9 @@ class TestPostgresConformance(kit_for("postgres")):
         finally:
             conn.close()
         for inst in loaded.values():
-            log = inst.cluster.log_path.read_text(errors="replace")
-            assert not any(s in log for s in secrets_), f"a secret is in {inst.cluster.log_path}"
-        assert "division by zero" in loaded["column:aes-256"].cluster.log_path.read_text()
+            log = inst.pgcluster.log_path.read_text(errors="replace")
+            assert not any(s in log for s in secrets_), f"a secret is in {inst.pgcluster.log_path}"
+        assert "division by zero" in loaded["column:aes-256"].pgcluster.log_path.read_text()
         for proc in psutil.process_iter(["cmdline"]):
             line = " ".join(proc.info["cmdline"] or [])
             assert not any(s in line for s in secrets_), f"a secret is on the command line of {proc.pid}"
@@ -83,7 +83,7 @@ class TestPostgresConformance(kit_for("postgres")):
 
     def test_key_is_per_session_not_stored(self, loaded):
         inst = loaded["column:aes-256"]
-        with inst.cluster.connect() as conn:  # a session without the key cannot read the data
+        with inst.pgcluster.connect() as conn:  # a session without the key cannot read the data
             with pytest.raises(Exception, match="tdebench.key"):
                 conn.execute("SELECT l_comment FROM lineitem LIMIT 1").fetchall()
 
@@ -255,7 +255,7 @@ def test_destroy_leaves_no_process_socket_or_directory(tmp_path):
     inst.start()
     assert inst.alive()
     pids = inst.server_pids()
-    socket_dir = inst.cluster.socket_dir
+    socket_dir = inst.pgcluster.socket_dir
     assert oct(socket_dir.stat().st_mode & 0o777) == "0o700"
     inst.destroy()
     inst.destroy()
@@ -270,7 +270,7 @@ def test_keep_leaves_the_data_directory(tmp_path):
     try:
         inst.start()
         inst.destroy()
-        assert (inst.cluster.pgdata / "PG_VERSION").is_file() and not inst.alive()
+        assert (inst.pgcluster.pgdata / "PG_VERSION").is_file() and not inst.alive()
         assert (tmp_path / inst.config.label / "pgdata").is_dir()  # reachable through the work dir
     finally:
         shutil.rmtree(inst.home, ignore_errors=True)

@@ -161,7 +161,7 @@ def f(instance: Any, engine, es, d):
     Family = Literal["sqlite", "mariadb"]
     getattr(engine, "spec_notes", None)
     hasattr(state.instance, "proc")
-    state.instance.cluster.stop()
+    state.instance.pgcluster.stop()
     match d:
         case "external": pass
 '''
@@ -169,7 +169,7 @@ def f(instance: Any, engine, es, d):
     assert len(found) == 9, "\n".join(map(str, found))
     kinds = " ".join(f.what for f in found)
     for expected in ("'sqlite'", "'mariadb'", "'postgres' as a dict key", "'mysql' as a subscript",
-                     "getattr()", "hasattr()", "match case", "typed Any", "state.instance.cluster: an instance"):
+                     "getattr()", "hasattr()", "match case", "typed Any", "state.instance.pgcluster: an instance"):
         assert expected in kinds, expected
 
 

@@ -38,6 +38,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from tdebench.api.cluster import Cluster
 from tdebench.api.engine import Config
 from tdebench.api.plan import Block, RunPlan
 from tdebench.api.trial import Recorder, TrialResult
@@ -45,12 +46,15 @@ from tdebench.encryption import PLAIN
 from tdebench.runner.faults import FaultRunner
 
 
-class StandIn:
+class StandIn(Cluster):
     """Counts commits by the clock; kill and rejoin only note what was asked."""
 
     def __init__(self, fail: bool = False) -> None:
         self.calls: list[str] = []
         self.fail = fail
+
+    def size(self) -> int:
+        return 3
 
     def committed_count(self) -> int:
         return int(time.monotonic() * 1000)
@@ -73,8 +77,7 @@ def _run(fault: str, trial_seconds: float, fail: bool = False):
     runner = FaultRunner(plan, manifest, lambda text: None)
     runner.check(10.0)
     instance = StandIn(fail)
-    state = SimpleNamespace(instance=instance, config=config, engine=SimpleNamespace(cluster_nodes=3),
-                            label="galera-none")
+    state = SimpleNamespace(instance=SimpleNamespace(cluster=lambda: instance), config=config, label="galera-none")
     rec = Recorder("r", 1, "galera-none", "galera", "none", workload="tpcc")
 
     def trial() -> TrialResult:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tdebench.api.cache import Cache
 from tdebench.api.engine import Config, Engine, Instance
 from tdebench.api.plan import RunPlan, plan_from_json
 from tdebench.api.regime import parse_ratios, ratio_of, regime_label, split_label
@@ -118,16 +119,27 @@ class _Instance(Instance):
     def data_dir(self) -> Path:
         return Path("/nonexistent")
 
-    def resize_cache(self, cache_bytes: int, page_source: str = "") -> dict[str, Any]:
-        self.resized.append(cache_bytes)
-        self.sources.append(page_source)
+    def cache(self) -> "_Cache":
+        return _Cache(self)
+
+
+class _Cache(Cache):
+    setting = "cache_size"
+    page_sources = ("disk", "memory")
+
+    def resize(self, cache_bytes: int, page_source: str = "") -> dict[str, Any]:
+        self.instance.resized.append(cache_bytes)
+        self.instance.sources.append(page_source)
         return {"cache_size": str(cache_bytes), "cache_bytes": cache_bytes}
+
+
+class _MemoryOnlyCache(_Cache):
+    page_sources = ("memory",)
 
 
 class _Engine(Engine):
     name = "fake"
-    cache_setting = "cache_size"
-    page_sources = ("disk", "memory")
+    cache_type = _Cache
 
     def supported_specs(self) -> list[Any]: return []
     def default_encrypted_spec(self) -> Any: return parse_spec("none")
@@ -137,7 +149,7 @@ class _Engine(Engine):
 
 
 class _NoCache(_Engine):
-    cache_setting = ""
+    cache_type = None
 
 
 def _fake_configs() -> list[Config]:
@@ -174,7 +186,7 @@ def test_twins_at_a_ratio_get_the_same_bytes_from_the_plain_twins_data_once_per_
 
 
 class _MemoryOnly(_Engine):
-    page_sources = ("memory",)
+    cache_type = _MemoryOnlyCache
 
 
 def test_the_page_source_asked_for_reaches_every_instance_and_an_engine_without_it_is_refused() -> None:

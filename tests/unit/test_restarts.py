@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from tdebench.api.cache import WarmCache
 from tdebench.api.plan import RunPlan
 from tdebench.encryption import parse_spec
 from tdebench.engines import Config, get_engine
@@ -16,6 +17,25 @@ from tests.unit.test_runner_fake import _fake, run, trials  # noqa: F401 - the f
 
 MARIADB = [Config("mariadb", parse_spec("none")), Config("mariadb", parse_spec("none"), name="mariadb-none-2")]
 SQLITE = [Config("sqlite", parse_spec("none")), Config("sqlite", parse_spec("sqlcipher:aes-256-cbc"))]
+
+
+def _warm(monkeypatch, save, load) -> None:
+    """The fake engine's instances get a cache a restart keeps: ``save(instance)`` and ``load(instance, saved)``."""
+
+    class FakeWarmCache(WarmCache):
+        setting = "cache_size"
+
+        def resize(self, cache_bytes, page_source=""):
+            return {}
+
+        def save(self):
+            return save(self.instance)
+
+        def load(self, saved):
+            return load(self.instance, saved)
+
+    monkeypatch.setattr(fake_engine.FakeEngine, "cache_type", FakeWarmCache)
+    monkeypatch.setattr(fake_engine.FakeInstance, "cache", lambda self: FakeWarmCache(self))
 
 
 def _decide(configs, **plan):
@@ -52,9 +72,7 @@ def test_the_runner_restarts_every_twin_before_every_measured_block(capfd, tmp_p
         restarted.append(self.config.label)
         return {"pages_loaded": 10}
 
-    monkeypatch.setattr(fake_engine.FakeEngine, "warm_restart", True)
-    monkeypatch.setattr(fake_engine.FakeInstance, "save_cache", save_cache)
-    monkeypatch.setattr(fake_engine.FakeInstance, "load_cache", load_cache)
+    _warm(monkeypatch, save_cache, load_cache)
     code, err, out = run(capfd, tmp_path, "--trials", "3", "--restart-twins")
     assert code == 0, err
     entry = json.loads((out / "manifest.json").read_text())["restarts"]
@@ -79,7 +97,7 @@ def test_a_cache_that_cannot_be_given_back_restarts_cold_and_says_why(capfd, tmp
     """A memory regime smaller than the data (an index cached in part): the servers still restart before every
     block, so the process placement is drawn afresh (docs/precision.md), but with an empty cache, every twin
     alike, and nothing is loaded back."""
-    from tdebench.api.engine import CacheNotRestorable
+    from tdebench.api.cache import CacheNotRestorable
 
     def save_cache(self):
         raise CacheNotRestorable("the buffer pool holds 3 of the 10 leaf pages of index PRIMARY of `t`")
@@ -91,11 +109,9 @@ def test_a_cache_that_cannot_be_given_back_restarts_cold_and_says_why(capfd, tmp
         starts.append(self.config.label)
         real_start(self)
 
-    monkeypatch.setattr(fake_engine.FakeEngine, "warm_restart", True)
-    monkeypatch.setattr(fake_engine.FakeInstance, "save_cache", save_cache)
     monkeypatch.setattr(fake_engine.FakeInstance, "start", start)
     loads = []
-    monkeypatch.setattr(fake_engine.FakeInstance, "load_cache", lambda self, saved: loads.append(saved) or {})
+    _warm(monkeypatch, save_cache, lambda self, saved: loads.append(saved) or {})
     code, err, out = run(capfd, tmp_path, "--trials", "2", "--restart-twins")
     assert code == 0, err
     entry = json.loads((out / "manifest.json").read_text())["restarts"]
@@ -122,9 +138,7 @@ def test_a_server_that_does_not_come_back_fails_its_trial_and_is_recovered(capfd
             raise RuntimeError("the server did not start")
         real_start(self)
 
-    monkeypatch.setattr(fake_engine.FakeEngine, "warm_restart", True)
-    monkeypatch.setattr(fake_engine.FakeInstance, "save_cache", lambda self: {"pages_cached": 1})
-    monkeypatch.setattr(fake_engine.FakeInstance, "load_cache", lambda self, saved: {"pages_loaded": 1})
+    _warm(monkeypatch, lambda self: {"pages_cached": 1}, lambda self, saved: {"pages_loaded": 1})
     monkeypatch.setattr(fake_engine.FakeInstance, "start", start)
     code, err, out = run(capfd, tmp_path, "--trials", "2", "--restart-twins")
     assert code == 1, err  # one failed trial
@@ -170,9 +184,7 @@ def test_a_server_that_died_before_the_restart_is_left_to_the_trials_recovery(ca
         return {"pages_cached": 1}
 
     saved: list[int] = []
-    monkeypatch.setattr(fake_engine.FakeEngine, "warm_restart", True)
-    monkeypatch.setattr(fake_engine.FakeInstance, "save_cache", save_cache)
-    monkeypatch.setattr(fake_engine.FakeInstance, "load_cache", lambda self, saved: {"pages_loaded": 1})
+    _warm(monkeypatch, save_cache, lambda self, saved: {"pages_loaded": 1})
     code, err, out = run(capfd, tmp_path, "--trials", "2", "--restart-twins")
     assert code == 1, err
     blocks = json.loads((out / "manifest.json").read_text())["restarts"]["blocks"]

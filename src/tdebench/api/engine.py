@@ -20,7 +20,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+from tdebench.api.cache import Cache, WarmCache
 from tdebench.api.canary import CANARY_TABLE
+from tdebench.api.cluster import Cluster
 from tdebench.api.dialect import Dialect
 from tdebench.api.footprint import UNMEASURED, Footprint, allocated_bytes
 from tdebench.api.config import Config
@@ -54,10 +56,6 @@ class SqlTranslator(Protocol):
 
     def statement(self, sql: str, target: str) -> str | None:
         """One statement in ``target``'s SQL, or None."""
-
-
-class CacheNotRestorable(Exception):
-    """:meth:`Instance.save_cache`: the cache cannot be given back as it is after a restart (the reason)."""
 
 
 class Instance(ThreatProbes, ABC):
@@ -145,23 +143,11 @@ class Instance(ThreatProbes, ABC):
         self.stop()
         self.start()
 
-    def save_cache(self) -> dict[str, Any]:
-        """Note which pages the server has cached, for :meth:`load_cache` after a stop and start: at least
-        ``pages_cached``; keys starting with "_" are for :meth:`load_cache` only (the rest goes to the manifest).
-        :class:`CacheNotRestorable` (before anything changes) when it could not be given back as it is. Only where
-        the engine declares :attr:`Engine.warm_restart`."""
-        raise NotImplementedError(f"{type(self).__name__} cannot restart keeping its cache")
-
-    def load_cache(self, saved: dict[str, Any]) -> dict[str, Any]:
-        """Read the pages :meth:`save_cache` noted back into the (restarted) server's cache and return once they
-        are cached; facts for the manifest, at least ``pages_loaded``."""
-        raise NotImplementedError(f"{type(self).__name__} cannot restart keeping its cache")
-
-    def restart_keeping_cache(self) -> dict[str, Any]:
-        """Restart the server process(es) with the pages the old ones had cached: save, stop, start, load."""
-        saved = self.save_cache()
-        self.restart()
-        return {**public(saved), **self.load_cache(saved)}
+    def cache(self) -> Cache | None:
+        """The engine's own cache, sized by ``--memory-ratio`` (a :class:`~tdebench.api.cache.WarmCache` when a
+        restart can keep its pages): an object of its engine's :attr:`Engine.cache_type`; None (default): none
+        tdebench can size."""
+        return None
 
     def client_nodes(self) -> int:
         """How many nodes serve the workload's connections (a cluster: each of its nodes); 1: a single server."""
@@ -172,19 +158,10 @@ class Instance(ThreatProbes, ABC):
         ``causal``: its reads wait for every transaction committed on any node before them. Default: connect()."""
         return self.connect()
 
-    def kill_node(self, number: int) -> None:
-        """SIGKILL node ``number`` of a cluster, as a crash would (engines declaring ``kill-node`` in
-        :attr:`Engine.faults`); :meth:`alive` stays True while the other nodes run."""
-        raise NotImplementedError(f"{type(self).__name__} has no nodes to kill")
-
-    def rejoin_node(self, number: int, full_transfer: bool = False) -> dict[str, Any]:
-        """Start a killed node again and return once it serves; ``full_transfer``: from an empty data directory.
-        Facts: at least ``transfer`` (how it caught up) and ``seconds_to_synced``."""
-        raise NotImplementedError(f"{type(self).__name__} has no nodes to rejoin")
-
-    def committed_count(self) -> int:
-        """Transactions committed so far as the server counts them (a fault's throughput meanwhile)."""
-        raise NotImplementedError(f"{type(self).__name__} does not count its commits")
+    def cluster(self) -> Cluster | None:
+        """The instance's nodes as a cluster (killed and rejoined by ``--fault``): an object of its engine's
+        :attr:`Engine.cluster_type`; None (default): a single server or an embedded database."""
+        return None
 
     def destroy(self) -> None:
         """Stop and delete everything this instance created on disk (unless kept)."""
@@ -374,14 +351,6 @@ class Instance(ThreatProbes, ABC):
         raise UsageError(f"{self.config.engine} cannot re-key while serving",
                          "use an engine that can (docs/workloads/encrypt.md)")
 
-    def resize_cache(self, cache_bytes: int, page_source: str = "") -> dict[str, Any]:
-        """Give the engine's own cache (buffer pool, shared_buffers, page cache) ``cache_bytes`` from now on,
-        restarting the server if the engine needs it, and keep that size across later restarts; a page it misses
-        comes from ``page_source`` (one of :attr:`Engine.page_sources`; "": the first). Returns what was set
-        (settings as the engine reports them, and how the OS page cache is bounded), for the manifest.
-        Only called on instances whose engine names a :attr:`Engine.cache_setting`."""
-        raise UsageError(f"{self.config.engine} has no cache size tdebench can set", "leave out --memory-ratio")
-
     def catalog_sizes(self, tables: Sequence[str]) -> dict[str, dict[str, int]] | None:
         """Per-table sizes (``rows``, ``table_bytes``, ``index_bytes``, ``total_bytes``) that the engine reads from
         its server's own catalog itself (a server whose connection rewrites the workload's SQL); None: read from
@@ -439,11 +408,6 @@ class Instance(ThreatProbes, ABC):
         return ""
 
 
-def public(facts: dict[str, Any]) -> dict[str, Any]:
-    """``facts`` without the keys starting with "_" (an engine's own data, e.g. the block list of a saved cache)."""
-    return {k: v for k, v in facts.items() if not k.startswith("_")}
-
-
 def _special_files(directory: str, names: list[str]) -> list[str]:
     """Sockets, FIFOs and the like are not copied (they belong to a running server)."""
     return [n for n in names if not (os.path.isdir(os.path.join(directory, n))
@@ -459,21 +423,15 @@ class Engine(ABC):
     description: ClassVar[str] = ""
     #: servers tdebench does not manage (external targets): their disks are not ours to check
     remote: ClassVar[bool] = False
-    #: the setting :meth:`Instance.resize_cache` changes (e.g. ``innodb_buffer_pool_size``); "" when the engine
-    #: has no cache tdebench can size (``--memory-ratio`` is then refused before any work)
-    cache_setting: ClassVar[str] = ""
-    #: where a page its cache misses can come from under a memory ratio (:data:`tdebench.api.regime.PAGE_SOURCES`),
-    #: its default first: ``disk`` (the OS page cache bypassed or bounded) and/or ``memory`` (the OS page cache
-    #: holds the data); ``--page-source`` is refused for an engine that cannot provide the one asked for
-    page_sources: ClassVar[tuple[str, ...]] = ()
-    #: its instances implement :meth:`Instance.restart_keeping_cache` (``--restart-twins``)
-    warm_restart: ClassVar[bool] = False
+    #: the class of the :class:`~tdebench.api.cache.Cache` its instances return from :meth:`Instance.cache`; None:
+    #: no cache tdebench can size (``--memory-ratio`` is then refused before any work); :attr:`cache_setting`,
+    #: :attr:`page_sources`, :attr:`memory_headroom` and :attr:`warm_restart` follow from it
+    cache_type: ClassVar[type[Cache] | None] = None
     #: nodes per instance of a cluster engine by default (``--nodes``, setting ``nodes``); 0: not a cluster
     cluster_nodes: ClassVar[int] = 0
-    #: the faults the runner may inject into its instances during a trial (``--fault``, :mod:`tdebench.api.faults`):
-    #: ``kill-node`` for instances that implement :meth:`Instance.kill_node`, :meth:`Instance.rejoin_node` and
-    #: :meth:`Instance.committed_count`; empty: ``--fault`` is refused for the engine
-    faults: ClassVar[tuple[str, ...]] = ()
+    #: the class of the :class:`~tdebench.api.cluster.Cluster` its instances return from :meth:`Instance.cluster`;
+    #: None: its instances are not clusters (:attr:`faults` follows from it)
+    cluster_type: ClassVar[type[Cluster] | None] = None
     #: how the engine encrypts existing data in place while it serves (its instances implement
     #: :meth:`Instance.start_plain`, :meth:`Instance.switch_encryption`, :meth:`Instance.encryption_progress`);
     #: "" when it cannot (the ``encrypt`` workload is then refused before any work)
@@ -491,9 +449,33 @@ class Engine(ABC):
     #: True when :attr:`rekey_method` runs while the database serves (:meth:`Instance.rekey`); False: offline,
     #: by :meth:`Instance.switch_offline` ("rekey")
     rekey_online: ClassVar[bool] = False
-    #: bytes an instance takes beyond the cache :meth:`Instance.resize_cache` gives it (the memory sweep checks
-    #: that the caches plus this fit the machine)
-    memory_headroom: ClassVar[int] = 0
+
+    @property
+    def cache_setting(self) -> str:
+        """The setting its cache's :meth:`~tdebench.api.cache.Cache.resize` changes; "": no cache to size."""
+        return self.cache_type.setting if self.cache_type is not None else ""
+
+    @property
+    def page_sources(self) -> tuple[str, ...]:
+        """Where a page its cache misses can come from (:attr:`tdebench.api.cache.Cache.page_sources`)."""
+        return self.cache_type.page_sources if self.cache_type is not None else ()
+
+    @property
+    def memory_headroom(self) -> int:
+        """Bytes an instance takes beyond its cache (:attr:`tdebench.api.cache.Cache.headroom`)."""
+        return self.cache_type.headroom if self.cache_type is not None else 0
+
+    @property
+    def warm_restart(self) -> bool:
+        """Its instances restart keeping their cache (``--restart-twins``): its cache is a
+        :class:`~tdebench.api.cache.WarmCache`."""
+        return self.cache_type is not None and issubclass(self.cache_type, WarmCache)
+
+    @property
+    def faults(self) -> tuple[str, ...]:
+        """The faults the runner may inject into its instances during a trial (``--fault``,
+        :mod:`tdebench.api.faults`): those of its :attr:`cluster_type`; empty: ``--fault`` is refused for it."""
+        return self.cluster_type.faults if self.cluster_type is not None else ()
 
     @abstractmethod
     def supported_specs(self) -> list[EncryptionSpec]:

@@ -1,7 +1,8 @@
 """``--fault``: a node of every config's cluster killed during its trial of one measured block, then rejoined.
 
-The trial runs as usual while a thread waits until the fault's time, kills the node (``Instance.kill_node``),
-starts it again and waits until it serves (``Instance.rejoin_node``); the trial ends only once the node is back,
+The trial runs as usual while a thread waits until the fault's time, kills the node (``Cluster.kill_node`` of the
+instance's :meth:`~tdebench.api.engine.Instance.cluster`), starts it again and waits until it serves
+(``Cluster.rejoin_node``); the trial ends only once the node is back,
 so the next trial starts with the whole cluster. What the run records (docs/faults.md): rows of test ``fault``
 (step ``kill-node``: when, seconds to rejoin, commits per second before the kill and while the node was out),
 an entry in the manifest's ``faults`` (the transfer: IST or SST, the node, the trial's headline value), and the
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from tdebench.api.cluster import Cluster
 from tdebench.api.faults import KEYSERVER_DOWN, Fault, outage_text
 from tdebench.api.plan import Block, RunPlan
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
@@ -35,7 +37,8 @@ JOIN_TIMEOUT = 900.0  # a rejoin waits at most 180 s for Synced after a recovery
 
 
 def check_plan(plan: RunPlan) -> None:
-    """Before any work: every config's engine declares the fault (``Engine.faults``), and its node exists."""
+    """Before any work: every config's engine can suffer the fault (``Engine.faults``, from its cluster class), and
+    its node exists."""
     from tdebench.engines import get_engine
 
     fault = plan.fault_spec
@@ -152,11 +155,13 @@ class Injector:
     """The thread that kills and rejoins one node during one trial."""
 
     def __init__(self, state: ConfigState, fault: Fault, at: float) -> None:
-        self.instance = state.instance
+        cluster = state.instance.cluster()
+        if cluster is None:  # check_plan refuses such a config before any work
+            raise UsageError(f"--fault {fault.kind}: '{state.label}' is not a cluster", "leave --fault out")
+        self.cluster: Cluster = cluster
         self.fault = fault
         self.at = at
-        nodes = int(state.config.settings.get("nodes", state.engine.cluster_nodes) or 2)
-        self.node = fault.node or nodes
+        self.node = fault.node or cluster.size()
         self.done = threading.Event()
         self.facts: dict[str, Any] = {"node": f"node{self.node}", "at": round(at, 3), "injected": False}
         self.thread = threading.Thread(target=self._work, name="tdebench-fault", daemon=True)
@@ -168,7 +173,7 @@ class Injector:
 
     def _committed(self) -> int:
         try:
-            return self.instance.committed_count()
+            return self.cluster.committed_count()
         except Exception:  # noqa: BLE001 - a rate is left out rather than the trial failed
             return -1
 
@@ -178,9 +183,9 @@ class Injector:
             return
         try:
             self.marks.append((time.monotonic(), self._committed()))
-            self.instance.kill_node(self.node)
+            self.cluster.kill_node(self.node)
             self.facts["injected"] = True
-            self.facts.update(self.instance.rejoin_node(self.node, full_transfer=self.fault.rejoin == "sst"))
+            self.facts.update(self.cluster.rejoin_node(self.node, full_transfer=self.fault.rejoin == "sst"))
             self.marks.append((time.monotonic(), self._committed()))
         except Exception as exc:  # noqa: BLE001 - the trial fails with the reason, the run goes on
             self.facts["error"] = f"{type(exc).__name__}: {redact(str(exc))}"

@@ -2,7 +2,7 @@
 
 The plan's blocks run ratio after ratio (:meth:`tdebench.api.plan.RunPlan.blocks`), each ratio with its own warm-up
 block. Before a config's first trial at a ratio, its instance's cache is set to ``ratio × data`` bytes
-(:meth:`tdebench.api.engine.Instance.resize_cache`, a restart for servers), where ``data`` is the loaded data of
+(:meth:`tdebench.api.cache.Cache.resize` of :meth:`tdebench.api.engine.Instance.cache`, a restart for servers), where ``data`` is the loaded data of
 the engine's plain twin (tables and indexes as its catalog reports them, else its files), measured once per engine:
 every twin at a ratio gets the same number of bytes. Rows measured at a ratio carry the regime label
 (``mariadb-none@mem0.25``, :mod:`tdebench.api.regime`); the manifest gets one ``configs`` entry per regime label
@@ -138,7 +138,10 @@ class MemoryRegimes:
             self._check_fits(sizes, "from the loaded data")
         cache = int(ratio * data)
         source = self.plan.page_source or next(iter(state.engine.page_sources), "")
-        applied = state.instance.resize_cache(cache, source)
+        own = state.instance.cache()
+        if own is None:  # check_before_work refuses such an engine before any work
+            raise UsageError(f"--memory-ratio: '{state.label}' has no cache tdebench can set", "leave out --memory-ratio")
+        applied = own.resize(cache, source)
         effective = int(applied.get("cache_bytes", cache))
         shown = ", ".join(f"{k}={v}" for k, v in applied.items() if k in (state.engine.cache_setting,))
         where = {"memory": ", misses read from the OS page cache", "disk": ", misses read from the disk"}.get(source, "")

@@ -7,8 +7,8 @@ data or the configuration, so a comparison inside one pair of processes cannot a
 it runs; and a twin restarted on its own keeps much of it (the first-created twin stayed about 1% slower). Restarting
 every twin before every block, all stopped before any starts, draws it afresh, so it becomes part of the
 block-to-block variance the interval already covers. Every server notes the pages it has cached
-(:meth:`tdebench.api.engine.Instance.save_cache`), all stop, all start again, each in a fresh random order, and
-each gets its pages back (:meth:`~tdebench.api.engine.Instance.load_cache`) before the block starts, so a warm-cache
+(:meth:`tdebench.api.cache.WarmCache.save` of :meth:`tdebench.api.engine.Instance.cache`), all stop, all start again, each in a fresh random order, and
+each gets its pages back (:meth:`~tdebench.api.cache.WarmCache.load`) before the block starts, so a warm-cache
 run stays warm; then the servers must go quiet again (:func:`tdebench.runner.settle.wait_quiet`).
 
 Default: on with ``--schedule query`` or ``duet`` and a warm cache when every engine of the run can restart keeping
@@ -22,7 +22,8 @@ import random
 import time
 from typing import Any
 
-from tdebench.api.engine import CacheNotRestorable, Engine, public
+from tdebench.api.cache import CacheNotRestorable, WarmCache, public
+from tdebench.api.engine import Engine
 from tdebench.api.events import RunListener
 from tdebench.api.plan import Block, RunPlan
 from tdebench.api.trial import ConfigState
@@ -57,6 +58,14 @@ def decide(plan: RunPlan, engines: dict[str, Engine]) -> tuple[bool, str]:
     if cannot:
         return False, f"{', '.join(cannot)} cannot restart keeping its cache"
     return True, f"default with --schedule {plan.schedule} and a warm cache"
+
+
+def warm_cache(state: ConfigState) -> WarmCache:
+    """The cache of ``state``'s instance that a restart keeps (:func:`decide` turns restarts on only for those)."""
+    cache = state.instance.cache()
+    if not isinstance(cache, WarmCache):
+        raise UsageError(f"{state.label} cannot restart keeping its cache", "leave --restart-twins out")
+    return cache
 
 
 class TwinRestarts:
@@ -96,7 +105,7 @@ class TwinRestarts:
                 facts[state.label] = {"cold": True}
                 continue
             try:
-                saved[state.label] = state.instance.save_cache()
+                saved[state.label] = warm_cache(state).save()
                 facts[state.label] = public(saved[state.label])
             except CacheNotRestorable as exc:  # nothing was stopped yet: from now on every twin restarts cold
                 self._go_cold(block, str(exc), ui)
@@ -113,7 +122,7 @@ class TwinRestarts:
                 try:
                     if step == "load":
                         if not self.cold:
-                            facts[state.label].update(state.instance.load_cache(saved[state.label]))
+                            facts[state.label].update(warm_cache(state).load(saved[state.label]))
                     elif step == "stop":
                         state.instance.stop()
                     else:

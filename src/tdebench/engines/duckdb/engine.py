@@ -19,6 +19,7 @@ from typing import Any
 
 import duckdb
 
+from tdebench.api.cache import Cache
 from tdebench.api.dialect import Dialect
 from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
 from tdebench.api.footprint import MIB, Footprint
@@ -51,14 +52,32 @@ DUCKDB = Dialect("postgres", "DuckDB", "embedded", "qmark", autocommit=True, beg
                  multi_process=False, rowcount=False, octet_length="strlen({})")
 
 
+class DuckdbCache(Cache):
+    """DuckDB's buffer manager, sized by its memory limit."""
+
+    setting = "memory_limit"
+    page_sources = ("memory",)  # it reads through the OS page cache, and decrypts every miss of its own cache
+
+    def resize(self, cache_bytes: int, page_source: str = "") -> dict[str, Any]:
+        """``SET memory_limit`` (DuckDB's buffer manager: cached blocks, hash tables and sorts beyond it spill to
+        the temporary directory), at least :data:`MIN_MEMORY`, kept across restarts. The OS page cache is left
+        alone: DuckDB decrypts every block its buffer manager loads, whether the OS cached the file or not."""
+        limit = max(MIN_MEMORY, cache_bytes)
+        self.instance._settings["memory_limit"] = f"{limit}B"
+        with self.instance._lock:
+            if self.instance._root is not None:
+                self.instance._root.execute(f"SET memory_limit = '{limit}B'")
+        return {"memory_limit": f"{limit}B", "cache_bytes": limit,
+                "os_page_cache": "not bounded (DuckDB decrypts every block its buffer manager reads)"}
+
+
 class DuckdbEngine(FileEngine, Engine):
     """Embedded DuckDB, plain or encrypted."""
 
     name = "duckdb"
     dialect = DUCKDB
     description = "DuckDB file, plain or encrypted by DuckDB (AES-256-GCM or -CTR: blocks, WAL, temporary files)"
-    cache_setting = "memory_limit"
-    page_sources = ("memory",)  # it reads through the OS page cache, and decrypts every miss of its own cache
+    cache_type = DuckdbCache
 
     def supported_specs(self) -> list[EncryptionSpec]:
         return [PLAIN, GCM, CTR, *self.file_specs()]
@@ -245,17 +264,8 @@ class DuckdbInstance(DuckdbThreatProbes, FileDatabase, Instance):
             raw.close()
         self.sync_image()
 
-    def resize_cache(self, cache_bytes: int, page_source: str = "") -> dict[str, Any]:
-        """``SET memory_limit`` (DuckDB's buffer manager: cached blocks, hash tables and sorts beyond it spill to
-        the temporary directory), at least :data:`MIN_MEMORY`, kept across restarts. The OS page cache is left
-        alone: DuckDB decrypts every block its buffer manager loads, whether the OS cached the file or not."""
-        limit = max(MIN_MEMORY, cache_bytes)
-        self._settings["memory_limit"] = f"{limit}B"
-        with self._lock:
-            if self._root is not None:
-                self._root.execute(f"SET memory_limit = '{limit}B'")
-        return {"memory_limit": f"{limit}B", "cache_bytes": limit,
-                "os_page_cache": "not bounded (DuckDB decrypts every block its buffer manager reads)"}
+    def cache(self) -> "DuckdbCache":
+        return DuckdbCache(self)
 
     # facts -----------------------------------------------------------------------------------
     def settings(self) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from typing import Any
 
 import pymysql
 
+from tdebench.api.cache import Cache
 from tdebench.api.dialect import MARIADB
 from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
 from tdebench.api.switch import SwitchMethod
@@ -43,7 +44,7 @@ from tdebench.engines.mariadb import settings as ms
 from tdebench.engines.mariadb.counters import MariadbCounters
 from tdebench.engines.mariadb.filesystems import MariadbFilesystems
 from tdebench.engines.mariadb.load import MariadbLoading
-from tdebench.engines.mariadb.memory import MariadbMemory
+from tdebench.engines.mariadb.memory import BufferPool, MariadbMemory
 from tdebench.engines.mariadb.keys import KeyMaterial, remove_tree
 from tdebench.engines.mariadb.keysource import MariadbKeySource
 from tdebench.engines.mariadb.layer import MariadbLayer
@@ -78,9 +79,7 @@ class MariadbEngine(Engine):
     dialect = MARIADB
     description = ("MariaDB server, plain, data-at-rest encryption (file_key_management, AES-128/192/256 CBC/CTR) "
                    "or its files on filesystem encryption (ext4 fscrypt, gocryptfs)")
-    cache_setting = "innodb_buffer_pool_size"
-    page_sources = ("disk", "memory")
-    warm_restart = True
+    cache_type = BufferPool  # BufferPoolSize for a Galera cluster (MariadbInstance.cache)
     switch_restart = SWITCH_RESTART
     online_switch = ("SET GLOBAL innodb_encrypt_tables = ON/OFF: innodb_encryption_threads re-write every tablespace "
                      "in place while the server serves (progress: INNODB_TABLESPACES_ENCRYPTION)")
@@ -293,6 +292,11 @@ class MariadbInstance(MariadbKeySource, MariadbFilesystems, MariadbLayer, Mariad
 
     def running(self) -> bool:
         return self._server is not None and self._server.running()
+
+    def cache(self) -> Cache:
+        """The buffer pool, as the engine's :attr:`~tdebench.api.engine.Engine.cache_type` says (a Galera
+        cluster's is not kept across a restart)."""
+        return self.engine.cache_type(self)
 
     def save_cache(self) -> dict[str, Any]:
         """Dump the buffer pool's page list (``mariadb_warm``)."""

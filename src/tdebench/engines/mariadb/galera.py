@@ -32,11 +32,11 @@ from tdebench.engines.mariadb import galera_settings as gs
 from tdebench.engines.mariadb import keyplugins
 from tdebench.engines.mariadb.counters import buffer_pool_bytes
 from tdebench.engines.mariadb.engine import MariadbEngine, MariadbInstance
-from tdebench.engines.mariadb.galera_rejoin import SYNC_TIMEOUT, GaleraRejoin
+from tdebench.engines.mariadb.galera_rejoin import SYNC_TIMEOUT, GaleraRejoin, wait_synced
 from tdebench.engines.mariadb.galera_status import GaleraFacts
 from tdebench.engines.mariadb.galera_tls import provider_options
 from tdebench.engines.toolkit.tls import TlsFiles, make_tls, remove_tls
-from tdebench.engines.mariadb.memory import use_buffered_reads
+from tdebench.engines.mariadb.memory import BufferPoolSize, use_buffered_reads
 from tdebench.engines.mariadb.support import traversable_by
 from tdebench.engines.toolkit import fsencrypt
 from tdebench.engines.toolkit.process import own_path
@@ -49,13 +49,13 @@ class GaleraEngine(MariadbEngine):
     name = "galera"
     description = ("Galera cluster of N private MariaDB nodes on loopback (galera-4 provider), plain or with "
                    "MariaDB data-at-rest encryption on every node")
-    warm_restart = False  # a cluster restart rebuilds the joiners' state: no cache survives as it was
+    cache_type = BufferPoolSize  # a cluster restart rebuilds the joiners' state: no cache survives as it was
     switch_whole_server = False  # a second database on a cluster: not tried
     rekey_method = ""  # ALTER TABLE ... ENCRYPTION_KEY_ID under total-order isolation: not tried on a cluster yet
     offline_switch = ""  # copying a node's datadir into an fs: layer: not tried on a cluster yet
     switch_restart = ""  # the nodes start with the key plugin loaded (a rolling restart is not measured)
     cluster_nodes = gs.DEFAULT_NODES
-    faults = ("kill-node",)  # GaleraRejoin: kill_node, rejoin_node, committed_count
+    cluster_type = GaleraRejoin  # what GaleraCluster.cluster() returns: --fault kill-node
 
     def supported_specs(self) -> list[EncryptionSpec]:
         """MariaDB's, without gocryptfs (a node's datadir in a FUSE mount is not tried with SST yet)."""
@@ -180,7 +180,7 @@ class GaleraNode(MariadbInstance):
                                                  if self.start_position else [])
 
 
-class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
+class GaleraCluster(GaleraFacts, GaleraNode):
     """The cluster as one instance: node 1 (where the workload connects) owning nodes 2..N."""
 
     def __init__(self, config: Config, workdir: Path, engine: GaleraEngine,
@@ -198,6 +198,10 @@ class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
     @property
     def nodes(self) -> list[GaleraNode]:
         return [self, *self.peers]
+
+    def cluster(self) -> GaleraRejoin:
+        """Nodes 2..N killed and rejoined by ``--fault kill-node``."""
+        return GaleraRejoin(self)
 
     def key_rotation(self) -> None:
         """Not on a cluster: each node's threads would rotate its own copy (not tried)."""
@@ -266,7 +270,7 @@ class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
         try:
             with self.donor_keys(peer):
                 peer.start()
-                self._wait_synced(peer, time.monotonic() + SYNC_TIMEOUT)
+                wait_synced(peer, time.monotonic() + SYNC_TIMEOUT)
             return
         except EnvironmentProblem:
             with contextlib.suppress(Exception):
@@ -277,7 +281,7 @@ class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
             os.chown(peer.datadir, peer.user.pw_uid, peer.user.pw_gid)
         with self.donor_keys(peer):
             peer.start()
-            self._wait_synced(peer, time.monotonic() + SYNC_TIMEOUT)
+            wait_synced(peer, time.monotonic() + SYNC_TIMEOUT)
 
     @contextlib.contextmanager
     def donor_keys(self, joiner: GaleraNode) -> Iterator[None]:
@@ -299,13 +303,6 @@ class GaleraCluster(GaleraRejoin, GaleraFacts, GaleraNode):
             if peer.root is not None:
                 peer._path("my.cnf").write_text(peer._render_cnf())
         return super().resize_cache(cache_bytes, page_source)
-
-    def save_cache(self) -> dict[str, Any]:
-        raise NotImplementedError(f"{type(self).__name__} cannot restart keeping its cache (a cluster restart "
-                                  "rebuilds the joiners' state)")
-
-    def load_cache(self, saved: dict[str, Any]) -> dict[str, Any]:
-        raise NotImplementedError(f"{type(self).__name__} cannot restart keeping its cache")
 
     def client_nodes(self) -> int:
         return len(self.nodes)

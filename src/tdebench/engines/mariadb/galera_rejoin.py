@@ -1,4 +1,5 @@
-"""A node of a running cluster killed and rejoined (a mixin of :class:`tdebench.engines.mariadb.galera.GaleraCluster`):
+"""A node of a running cluster killed and rejoined (the :class:`~tdebench.api.cluster.Cluster` a
+:class:`tdebench.engines.mariadb.galera.GaleraCluster` returns):
 SIGKILL, then a start that receives the missed write sets by IST from a donor's gcache, or a whole state
 transfer (SST) when the node's data is gone. The rejoin is timed until the node reports ``Synced``; the kind of
 transfer is read from the node's log, never assumed.
@@ -13,6 +14,7 @@ import subprocess
 import time
 from typing import Any
 
+from tdebench.api.cluster import Cluster
 from tdebench.engines.mariadb.support import close_quietly, global_status, run_group
 from tdebench.engines.mariadb.watchdog import log_size
 from tdebench.errors import EnvironmentProblem, UsageError
@@ -50,13 +52,23 @@ def recovered_position(node: Any) -> str:
     return found[-1] if found else ""
 
 
-class GaleraRejoin:
-    """Kill and rejoin a node (the cluster provides ``nodes``, ``config``)."""
+class GaleraRejoin(Cluster):
+    """Kill and rejoin a node of ``cluster`` (a GaleraCluster: its ``nodes``, the set ``down`` of the nodes killed
+    and not yet rejoined, and ``donor_keys``)."""
 
-    nodes: list[Any]
-    config: Any
-    #: numbers of the nodes killed and not yet rejoined (the cluster stays alive without them)
-    down: set[int]
+    def __init__(self, cluster: Any) -> None:
+        self.cluster = cluster
+
+    @property
+    def nodes(self) -> list[Any]:
+        return list(self.cluster.nodes)
+
+    @property
+    def down(self) -> set[int]:
+        return self.cluster.down
+
+    def size(self) -> int:
+        return len(self.nodes)
 
     def _joiner(self, number: int) -> Any:
         if not 2 <= number <= len(self.nodes):
@@ -91,11 +103,11 @@ class GaleraRejoin:
         position = "" if full_transfer else recovered_position(node)  # as systemd's galera_recovery does
         node.start_position = position
         try:
-            with self.donor_keys(node):  # type: ignore[attr-defined]
+            with self.cluster.donor_keys(node):
                 node._launch()
         finally:
             node.start_position = ""
-        self._wait_synced(node, started + SYNC_TIMEOUT)
+        wait_synced(node, started + SYNC_TIMEOUT)
         seconds = time.monotonic() - started
         self.down.discard(number)
         with open(node.log_path, "rb") as handle:
@@ -134,23 +146,24 @@ class GaleraRejoin:
             close_quietly(conn)
         return int(row[1]) if row else 0
 
-    @staticmethod
-    def _wait_synced(node: Any, deadline: float) -> None:
-        state = "unknown"
-        while time.monotonic() < deadline:
+
+def wait_synced(node: Any, deadline: float) -> None:
+    """Wait until ``node`` reports ``Synced``; EnvironmentProblem at ``deadline``."""
+    state = "unknown"
+    while time.monotonic() < deadline:
+        try:
+            conn = node._connect(timeout=5, use_database=False)
             try:
-                conn = node._connect(timeout=5, use_database=False)
-                try:
-                    cur = conn.cursor()
-                    cur.execute("SHOW GLOBAL STATUS LIKE 'wsrep_local_state_comment'")
-                    row = cur.fetchone()
-                    state = str(row[1]) if row else "unknown"
-                finally:
-                    close_quietly(conn)
-                if state == "Synced":
-                    return
-            except Exception:  # noqa: BLE001 - not accepting connections yet
-                pass
-            time.sleep(0.2)
-        raise EnvironmentProblem(f"{node.node_name} did not reach Synced within {SYNC_TIMEOUT:.0f} s (state {state})",
-                                 f"look at {node.log_path}")
+                cur = conn.cursor()
+                cur.execute("SHOW GLOBAL STATUS LIKE 'wsrep_local_state_comment'")
+                row = cur.fetchone()
+                state = str(row[1]) if row else "unknown"
+            finally:
+                close_quietly(conn)
+            if state == "Synced":
+                return
+        except Exception:  # noqa: BLE001 - not accepting connections yet
+            pass
+        time.sleep(0.2)
+    raise EnvironmentProblem(f"{node.node_name} did not reach Synced within {SYNC_TIMEOUT:.0f} s (state {state})",
+                             f"look at {node.log_path}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tdebench.api.cache import Cache, WarmCache
 from tdebench.engines.mariadb.counters import buffer_pool_bytes
 from tdebench.engines.toolkit import memcap
 
@@ -33,6 +34,28 @@ def use_buffered_reads(options: dict[str, str]) -> None:
     through the OS page cache; a non-direct method the user set stays)."""
     if "O_DIRECT" in str(options.get("innodb_flush_method", "O_DIRECT")).upper():
         options["innodb_flush_method"] = "fsync"
+
+
+class BufferPoolSize(Cache):
+    """InnoDB's buffer pool, sized (:meth:`MariadbMemory.resize_cache`); as a Galera cluster's, not kept across a
+    restart (a cluster restart rebuilds the joiners' state: no cache survives as it was)."""
+
+    setting = "innodb_buffer_pool_size"
+    page_sources = ("disk", "memory")
+
+    def resize(self, cache_bytes: int, page_source: str = "") -> dict[str, Any]:
+        return self.instance.resize_cache(cache_bytes, page_source)
+
+
+class BufferPool(BufferPoolSize, WarmCache):
+    """A single server's buffer pool, also kept across a restart: its page list dumped and loaded
+    (:mod:`tdebench.engines.mariadb.warm`)."""
+
+    def save(self) -> dict[str, Any]:
+        return self.instance.save_cache()
+
+    def load(self, saved: dict[str, Any]) -> dict[str, Any]:
+        return self.instance.load_cache(saved)
 
 
 class MariadbMemory:

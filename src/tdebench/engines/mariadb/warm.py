@@ -7,7 +7,7 @@
   10.11 ``buf_load``). So in every twin alike, every index of the user's tables that had pages cached is then read
   in full (``SELECT COUNT(*) ... FORCE INDEX``), which caches all its leaf pages and the inner pages on the way
   down. Every such index must have been cached (almost) whole: a cache holding part of one cannot be given back
-  as it was, and :class:`~tdebench.api.engine.CacheNotRestorable` says so before anything is stopped.
+  as it was, and :class:`~tdebench.api.cache.CacheNotRestorable` says so before anything is stopped.
 
 Twins keep ``innodb_buffer_pool_dump_at_shutdown`` and ``..._load_at_startup`` OFF, so a plain restart (cold-cache
 trials) still starts cold: this module dumps and loads explicitly.
@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tdebench.api.engine import CacheNotRestorable
+from tdebench.api.cache import CacheNotRestorable
 from tdebench.errors import RunFailed
 
 TIMEOUT = 300.0

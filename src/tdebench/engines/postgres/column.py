@@ -523,13 +523,13 @@ class PgColumnInstance(PgcryptoSwitch, PostgresInstance):
 
     def _column_types(self) -> dict[tuple[str, str], str]:
         bases = [self.schema.relation(t) for t in self.schema.encrypted if self.schema.managed(t)]
-        with self.cluster.connect(autocommit=True) as conn:
+        with self.pgcluster.connect(autocommit=True) as conn:
             rows = conn.execute("SELECT table_name, column_name, data_type FROM information_schema.columns "
                                 "WHERE table_schema = 'public' AND table_name = ANY(%s)", [bases]).fetchall()
         return {(t, c): d for t, c, d in rows}
 
     def encryption_status(self) -> dict[str, Any]:
-        with self.cluster.connect(autocommit=True) as conn:
+        with self.pgcluster.connect(autocommit=True) as conn:
             row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'pgcrypto'").fetchone()
         types = self._column_types()
         wrong = [f"{t}.{c}" for t, cols in self.schema.encrypted.items() for c in cols

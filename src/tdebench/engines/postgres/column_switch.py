@@ -72,7 +72,7 @@ class PgcryptoSwitch:
             conn.close()
 
     def _indexes_on(self, table: str, columns: list[str]) -> list[str]:
-        with self.cluster.connect(autocommit=True) as conn:  # type: ignore[attr-defined]
+        with self.pgcluster.connect(autocommit=True) as conn:  # type: ignore[attr-defined]
             rows = conn.execute("SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename = %s",
                                 [table]).fetchall()
         return [r[0] for r in rows if any(f"{c}," in r[0] + "," or f"{c})" in r[0] for c in columns)]
@@ -99,7 +99,7 @@ class PgcryptoSwitch:
 
     def _table_bytes(self) -> int:
         """The switched tables' size with their TOAST and indexes (the bloat, without the WAL)."""
-        with self.cluster.connect(autocommit=True) as conn:  # type: ignore[attr-defined]
+        with self.pgcluster.connect(autocommit=True) as conn:  # type: ignore[attr-defined]
             row = conn.execute("SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
                                "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' "
                                "AND c.relname = ANY(%s)", [self._tables()]).fetchone()
@@ -171,7 +171,7 @@ class PgcryptoSwitch:
         schema = self.schema  # type: ignore[attr-defined]
         wanted = {(schema.relation(t) if on else t, c): "bytea" if on else None
                   for t in self._managed() for c in schema.encrypted[t]}
-        with self.cluster.connect(autocommit=True) as conn:  # type: ignore[attr-defined]
+        with self.pgcluster.connect(autocommit=True) as conn:  # type: ignore[attr-defined]
             rows = conn.execute("SELECT table_name, column_name, data_type FROM information_schema.columns "
                                 "WHERE table_schema = 'public'").fetchall()
         found = {(t, c): d for t, c, d in rows}

@@ -27,6 +27,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from tdebench.api.cache import WarmCache
 from tdebench.engines.toolkit import fscrypt, memcap
 
 PRELOAD = "pg_stat_statements"
@@ -64,6 +65,24 @@ def tree_io(pids: list[int]) -> tuple[int, int]:
     return total_r, total_w
 
 
+class SharedBuffers(WarmCache):
+    """shared_buffers, sized (:meth:`PostgresCounters.resize_cache`) and kept across a restart: the cached blocks
+    noted (pg_buffercache) and read back (pg_prewarm) by the instance's ``save_cache`` and ``load_cache``."""
+
+    setting = "shared_buffers"
+    page_sources = ("disk", "memory")
+    headroom = 512 * 1024 * 1024  # the memory cgroup's room beyond the cache (:func:`_headroom`)
+
+    def resize(self, cache_bytes: int, page_source: str = "") -> dict[str, Any]:
+        return self.instance.resize_cache(cache_bytes, page_source)
+
+    def save(self) -> dict[str, Any]:
+        return self.instance.save_cache()
+
+    def load(self, saved: dict[str, Any]) -> dict[str, Any]:
+        return self.instance.load_cache(saved)
+
+
 class PostgresCounters:
     """Counters and cache-size hooks of :class:`tdebench.engines.postgres.engine.PostgresInstance` (a mixin: it uses the
     instance's ``cluster``, ``fs``, ``config`` and ``restart``)."""
@@ -76,7 +95,7 @@ class PostgresCounters:
     # counters ------------------------------------------------------------------------------------------------
     def counters(self) -> dict[str, float]:
         """The module docstring's counters; statement counters are left out when pg_stat_statements is not loaded."""
-        cluster = self.cluster  # type: ignore[attr-defined]
+        cluster = self.pgcluster  # type: ignore[attr-defined]
         out: dict[str, float] = {}
         row = self._statement_row()
         if row is not None:
@@ -101,7 +120,7 @@ class PostgresCounters:
         return out
 
     def _statement_row(self) -> tuple[int, ...] | None:
-        cluster = self.cluster  # type: ignore[attr-defined]
+        cluster = self.pgcluster  # type: ignore[attr-defined]
         if cluster.gucs.get("shared_preload_libraries") != PRELOAD:
             return None
         for attempt in (1, 2):
@@ -124,7 +143,7 @@ class PostgresCounters:
             return None
         columns = {schema.relation(t): len(cols) for t, cols in schema.encrypted.items() if cols}
         if self._table_conn is None or self._table_conn.closed:
-            self._table_conn = self.cluster.connect(connect_timeout=5, autocommit=True)  # type: ignore[attr-defined]
+            self._table_conn = self.pgcluster.connect(connect_timeout=5, autocommit=True)  # type: ignore[attr-defined]
         rows = self._table_conn.execute(
             "SELECT relname, coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) FROM pg_stat_user_tables "
             "WHERE relname = ANY(%s)", [list(columns)]).fetchall()
@@ -150,7 +169,7 @@ class PostgresCounters:
         little cache the headroom leaves. The data files' pages cached before (by the load, charged to no
         cgroup of the server) are dropped while the server is stopped. Without a usable cgroup (not root, no
         controller) the OS cache is not bounded, and the result says so."""
-        cluster = self.cluster  # type: ignore[attr-defined]
+        cluster = self.pgcluster  # type: ignore[attr-defined]
         image = getattr(self, "image", None)
         kib = max(2048, cache_bytes // 1024)
         cluster.gucs["shared_buffers"] = f"{kib}kB"
@@ -187,7 +206,7 @@ class PostgresCounters:
     def attach_memory_cap(self) -> None:
         """After every start: the postmaster and its children join the cgroup (later children follow)."""
         if self._cap is not None:
-            self._cap.adopt(self.cluster.pids)  # type: ignore[attr-defined]
+            self._cap.adopt(self.pgcluster.pids)  # type: ignore[attr-defined]
 
     def remove_memory_cap(self) -> None:
         cap, self._cap = self._cap, None

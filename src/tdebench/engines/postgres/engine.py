@@ -30,7 +30,7 @@ from tdebench.engines.toolkit import fscrypt, fsencrypt
 from tdebench.engines.toolkit.fslayer import LAYER_SWITCH, is_layer_spec
 from tdebench.engines.postgres.column import (DEFAULT_PGP_OPTIONS, KEY_SETTING, PgCipher, PgColumnInstance,
                                               check_encrypt_columns, validate_column_options)
-from tdebench.engines.postgres.counters import check_headroom
+from tdebench.engines.postgres.counters import SharedBuffers, check_headroom
 from tdebench.engines.postgres.server import DEFAULTS, extension_available, find_bindir, server_version, validate_gucs
 from tdebench.engines.postgres.instance import TDEBENCH_KEYS, PostgresInstance
 from tdebench.errors import EnvironmentProblem
@@ -47,10 +47,7 @@ class PostgresEngine(Engine):
     dialect = POSTGRES
     description = ("PostgreSQL (Debian postgresql), plain, pgcrypto column encryption (AES-128/192/256, 3DES, "
                    "OpenPGP) or the data directory on gocryptfs (AES-256-GCM, AES-SIV, XChaCha20-Poly1305)")
-    cache_setting = "shared_buffers"
-    page_sources = ("disk", "memory")
-    warm_restart = True
-    memory_headroom = 512 * 1024 * 1024  # the memory cgroup's room beyond the cache (postgres/counters._headroom)
+    cache_type = SharedBuffers
     offline_switch = ("pgcrypto (column:*): an UPDATE of every encrypted column into bytea, the decrypting views "
                       "created, then VACUUM and VACUUM FULL (no connection meanwhile: the tables change shape)")
     rekey_method = "pgcrypto (column:*): an UPDATE decrypting with the old key and encrypting with a new one"

@@ -30,7 +30,7 @@ from tdebench.api.engine import CANARY_TABLE, DEFAULT_DATABASE, Config, Connecti
 from tdebench.api.tables import TableSpec
 from tdebench.engines.toolkit import fscrypt, fsencrypt
 from tdebench.engines.toolkit.bulkload import copy_file
-from tdebench.engines.postgres.counters import PostgresCounters, libdir, with_preload
+from tdebench.engines.postgres.counters import PostgresCounters, SharedBuffers, libdir, with_preload
 from tdebench.engines.postgres.layer import PostgresLayer
 from tdebench.engines.postgres.server import PgCluster, server_version
 from tdebench.engines.toolkit.asuser import user_can_reach
@@ -80,7 +80,7 @@ class PostgresInstance(PostgresLayer, PostgresTools, PostgresThreatProbes, Postg
                   self.image.data_dir / "pgdata" if self.image else home / "pgdata")
         gucs = with_preload({k: v for k, v in self.config.settings.items() if k not in TDEBENCH_KEYS},
                             libdir(self.bindir))
-        self.cluster = PgCluster(self.bindir, home, pgdata, gucs, self.config.tcp, self.user, self.database)
+        self.pgcluster = PgCluster(self.bindir, home, pgdata, gucs, self.config.tcp, self.user, self.database)
 
     def take_keys(self, access: KeyAccess) -> None:
         """The filesystem's key (fs:fscrypt, fs:gocryptfs*) or pgcrypto's (column:*) from the key server."""
@@ -91,7 +91,7 @@ class PostgresInstance(PostgresLayer, PostgresTools, PostgresThreatProbes, Postg
 
     # lifecycle ---------------------------------------------------------------------------------
     def start(self) -> None:
-        if self.cluster.running():
+        if self.pgcluster.running():
             return
         try:
             self._prepare_home()
@@ -99,11 +99,11 @@ class PostgresInstance(PostgresLayer, PostgresTools, PostgresThreatProbes, Postg
                 self.image.mount()
             if self.fs is not None:
                 self.fs.mount()
-            if not self.cluster.initialized():
-                self.cluster.initdb()
-            self.cluster.start()
+            if not self.pgcluster.initialized():
+                self.pgcluster.initdb()
+            self.pgcluster.start()
             self.attach_memory_cap()
-            self.cluster.create_database(self.extensions)
+            self.pgcluster.create_database(self.extensions)
             self.after_start()
         except BaseException:
             self.stop()
@@ -111,7 +111,7 @@ class PostgresInstance(PostgresLayer, PostgresTools, PostgresThreatProbes, Postg
 
     def alive(self) -> bool:
         """False once the server (or the gocryptfs mount under it) has died."""
-        return (self.cluster.running() and (self.fs is None or self.fs.mounted())
+        return (self.pgcluster.running() and (self.fs is None or self.fs.mounted())
                 and (self.image is None or self.image.mounted()))
 
     def after_start(self) -> None:
@@ -141,27 +141,30 @@ class PostgresInstance(PostgresLayer, PostgresTools, PostgresThreatProbes, Postg
         if self.user is not None:
             os.chown(self.home, self.user.pw_uid, self.user.pw_gid)
 
+    def cache(self) -> SharedBuffers:
+        return SharedBuffers(self)
+
     def save_cache(self) -> dict[str, Any]:
         """The cached blocks of the benchmark database (pg_buffercache): :mod:`.warm`."""
-        with self.cluster.connect("postgres", autocommit=True) as conn:
+        with self.pgcluster.connect("postgres", autocommit=True) as conn:
             cached = cached_blocks(conn, self.database)
         return {"pages_cached": sum(len(b) for b in cached.values()), "_blocks": cached}
 
     def load_cache(self, saved: dict[str, Any]) -> dict[str, Any]:
         """Read the saved blocks back into shared_buffers (pg_prewarm): :mod:`.warm`."""
-        with self.cluster.connect(autocommit=True) as conn:
+        with self.pgcluster.connect(autocommit=True) as conn:
             return {"pages_loaded": prewarm(conn, saved["_blocks"])}
 
     def stop(self) -> None:
         self.close_counters()
-        self.cluster.stop()
+        self.pgcluster.stop()
         if self.fs is not None:
             self.fs.unmount()
 
     def destroy(self) -> None:
         self.stop()
         self.remove_memory_cap()
-        self.cluster.cleanup()
+        self.pgcluster.cleanup()
         if self.config.keep:
             return
         if self.fs is not None:
@@ -174,7 +177,7 @@ class PostgresInstance(PostgresLayer, PostgresTools, PostgresThreatProbes, Postg
 
     # use ---------------------------------------------------------------------------------------
     def connect(self) -> Connection:
-        return self.cluster.connect()
+        return self.pgcluster.connect()
 
     def bulk_load(self, conn: Connection, table: TableSpec, path: Path) -> int:
         rows = copy_file(conn, table.name, table.column_names, path)
@@ -220,16 +223,16 @@ class PostgresInstance(PostgresLayer, PostgresTools, PostgresThreatProbes, Postg
             return self.switch_root
         if self.image is not None:
             return self.image.image_dir
-        return self.fs.cipher_dir if self.fs is not None else self.cluster.pgdata
+        return self.fs.cipher_dir if self.fs is not None else self.pgcluster.pgdata
 
     def server_pids(self) -> list[int]:
         """The postmaster and its children, plus the gocryptfs daemon (it does the encrypting)."""
-        return self.cluster.pids() + (self.fs.pids() if self.fs is not None else [])
+        return self.pgcluster.pids() + (self.fs.pids() if self.fs is not None else [])
 
     def settings(self) -> dict[str, Any]:
-        out: dict[str, Any] = dict(self.cluster.gucs)
-        if self.cluster.running():
-            out.update(self.cluster.effective_settings(sorted(out)))
+        out: dict[str, Any] = dict(self.pgcluster.gucs)
+        if self.pgcluster.running():
+            out.update(self.pgcluster.effective_settings(sorted(out)))
         if not self._version:
             self._version = server_version(self.bindir)
         out.update({
@@ -252,8 +255,8 @@ class PostgresInstance(PostgresLayer, PostgresTools, PostgresThreatProbes, Postg
         if self.fs is None:
             return {"enabled": False, "mechanism": "none"}
         data_directory = None
-        if self.cluster.running():
-            with self.cluster.connect("postgres", autocommit=True) as conn:
+        if self.pgcluster.running():
+            with self.pgcluster.connect("postgres", autocommit=True) as conn:
                 data_directory = conn.execute("SHOW data_directory").fetchone()[0]
         return self.fs.status_of(data_directory)
 
@@ -261,8 +264,8 @@ class PostgresInstance(PostgresLayer, PostgresTools, PostgresThreatProbes, Postg
         assert self.image is not None
         fs = self.image.status()
         data_directory = None
-        if self.cluster.running():
-            with self.cluster.connect("postgres", autocommit=True) as conn:
+        if self.pgcluster.running():
+            with self.pgcluster.connect("postgres", autocommit=True) as conn:
                 data_directory = conn.execute("SHOW data_directory").fetchone()[0]
         inside = data_directory is not None and Path(data_directory).is_relative_to(self.image.data_dir)
         enabled = bool(fscrypt.is_fscrypt_spec(self.config.spec) and fs["enabled"] and inside)
@@ -287,7 +290,7 @@ class PostgresInstance(PostgresLayer, PostgresTools, PostgresThreatProbes, Postg
                             "check the gocryptfs log in the instance directory")
 
     def flush_to_disk(self) -> None:
-        with self.cluster.connect(autocommit=True) as conn:
+        with self.pgcluster.connect(autocommit=True) as conn:
             conn.execute("CHECKPOINT")
         if self.image is not None:  # what the filesystem holds, into the image's blocks
             self.image.sync()
@@ -298,12 +301,12 @@ class PostgresInstance(PostgresLayer, PostgresTools, PostgresThreatProbes, Postg
         image stays mounted while the server is stopped)."""
         if self.fs is not None:
             return self.fs.cipher_dir
-        return self.cluster.pgdata if self.image is not None else self.data_dir
+        return self.pgcluster.pgdata if self.image is not None else self.data_dir
 
     def storage_bytes(self) -> int:
         """Bytes of the data directory's files; on an ext4 image, as its mount shows them (like the plain twin's),
         not the sparse image's apparent size."""
-        root = (self.cluster.pgdata if not self.in_layer or (self.image is not None and self.fs is None) else
+        root = (self.pgcluster.pgdata if not self.in_layer or (self.image is not None and self.fs is None) else
                 self.fs.cipher_dir if self.fs is not None else self.data_dir)
         return allocated_bytes(root)
 
@@ -322,7 +325,7 @@ class PostgresInstance(PostgresLayer, PostgresTools, PostgresThreatProbes, Postg
             WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') ORDER BY c.relname"""
         names = {self.relation_name(t): t for t in self.logical_tables()}
         tables: dict[str, dict[str, Any]] = {}
-        with self.cluster.connect(autocommit=True) as conn:
+        with self.pgcluster.connect(autocommit=True) as conn:
             for relname, rows, heap, toast, index, total in conn.execute(sql).fetchall():
                 if relname.startswith(CANARY_TABLE):
                     continue

@@ -22,7 +22,7 @@ class PostgresLayer(LayerSwitching):
     in_layer = True  # pgdata inside the fs: spec's layer (start_plain moves it out)
     # provided by PostgresInstance
     home: Path
-    cluster: Any
+    pgcluster: Any
     fs: Any
     image: Any
     attach_memory_cap: Callable[[], None]
@@ -45,11 +45,11 @@ class PostgresLayer(LayerSwitching):
 
         def point() -> None:
             self.in_layer = into
-            self.cluster.pgdata = target
+            self.pgcluster.pgdata = target
 
         def start() -> None:
-            self.cluster.start()
+            self.pgcluster.start()
             self.attach_memory_cap()
 
-        facts = self.mover.move([self.cluster.pgdata], [target], [True], step, self.cluster.stop, point, start)
+        facts = self.mover.move([self.pgcluster.pgdata], [target], [True], step, self.pgcluster.stop, point, start)
         return {**facts, "datadir": str(target)}

@@ -39,7 +39,7 @@ class PostgresThreatProbes:
     """Threat-model hooks for one private cluster (see the module docstring)."""
 
     # provided by PostgresInstance
-    cluster: Any
+    pgcluster: Any
     fs: Any
     image: Any  # the ext4 image (fs:fscrypt and its plain twin) or None
     home: Path
@@ -48,12 +48,12 @@ class PostgresThreatProbes:
     # files ---------------------------------------------------------------------------------------
     def disk_paths(self) -> list[Path]:
         """The instance directory (data or cipher directory, server log, socket) and an outside socket dir."""
-        return [self.home] + ([self.cluster.socket_dir] if self.cluster.private_socket_dir else [])
+        return [self.home] + ([self.pgcluster.socket_dir] if self.pgcluster.private_socket_dir else [])
 
     def live_paths(self) -> list[Path]:
         """The data directory as the server reads it (for fs:fscrypt: inside the unlocked mount; for gocryptfs: the
         mount, read as the server's user, the only one it admits)."""
-        return [self.fs.plain_dir] if self.fs is not None else [self.cluster.pgdata]
+        return [self.fs.plain_dir] if self.fs is not None else [self.pgcluster.pgdata]
 
     def live_reader(self) -> pwd.struct_passwd | None:
         return self.fs.owner if self.fs is not None else None
@@ -70,7 +70,7 @@ class PostgresThreatProbes:
             return [self.image.image_dir]
         if self.fs is not None:
             return [self.fs.cipher_dir]
-        return [self.cluster.pgdata / "base" / "pgsql_tmp", self.cluster.pgdata / "pg_tblspc"]
+        return [self.pgcluster.pgdata / "base" / "pgsql_tmp", self.pgcluster.pgdata / "pg_tblspc"]
 
     def key_storage(self) -> list[dict[str, Any]]:
         """Column key: memory only. gocryptfs: master key wrapped in gocryptfs.conf, password in memory only."""
@@ -103,7 +103,7 @@ class PostgresThreatProbes:
 
     # server settings ----------------------------------------------------------------------------------
     def _settings(self, names: tuple[str, ...]) -> dict[str, str]:
-        with self.cluster.connect("postgres", autocommit=True) as conn:
+        with self.pgcluster.connect("postgres", autocommit=True) as conn:
             rows = conn.execute("SELECT name, setting FROM pg_settings WHERE name = ANY(%s)", [list(names)]).fetchall()
         return {str(k): str(v) for k, v in rows}
 
@@ -113,8 +113,8 @@ class PostgresThreatProbes:
         every = s.get("log_statement", "none") == "all" or s.get("log_min_duration_statement") == "0"
         threshold = int(s.get("log_min_duration_statement", "-1"))
         enabled = s.get("log_statement", "none") != "none" or threshold >= 0
-        return {"enabled": enabled, "settings": s, "files": [self.cluster.log_path],
-                "server_logs": [self.cluster.log_path],
+        return {"enabled": enabled, "settings": s, "files": [self.pgcluster.log_path],
+                "server_logs": [self.pgcluster.log_path],
                 "min_duration_s": None if every or threshold < 0 else threshold / 1000.0}
 
     def literal_lookup_sql(self, markers: list[str], seconds: float) -> str:
@@ -124,7 +124,7 @@ class PostgresThreatProbes:
 
     def transport_security(self) -> dict[str, Any]:
         s = self._settings(("ssl", "ssl_min_protocol_version", "listen_addresses", "port"))
-        with self.cluster.connect("postgres", autocommit=True) as conn:
+        with self.pgcluster.connect("postgres", autocommit=True) as conn:
             kinds = [str(r[0]) for r in conn.execute("SELECT type FROM pg_hba_file_rules "
                                                      "WHERE error IS NULL").fetchall()]
         network = [k for k in kinds if k.startswith("host")]
@@ -156,7 +156,7 @@ class PostgresThreatProbes:
 
     def read_as_select_user(self) -> dict[str, Any]:
         """A role with SELECT only reads every canary relation from a session without the column key."""
-        with self.cluster.connect(autocommit=True) as conn:
+        with self.pgcluster.connect(autocommit=True) as conn:
             conn.execute(f"DROP ROLE IF EXISTS {READER}")
             conn.execute(f"CREATE ROLE {READER} NOLOGIN")
             try:

@@ -18,12 +18,12 @@ from tdebench.engines.postgres.server import ROLE, PgCluster
 class PostgresTools:
     """Mixed into the PostgreSQL instance (``cluster``, ``bindir``)."""
 
-    cluster: PgCluster
+    pgcluster: PgCluster
     bindir: Path
 
     @contextlib.contextmanager
     def tool_access(self) -> Iterator[ToolAccess]:
-        cluster = self.cluster
+        cluster = self.pgcluster
         host = "127.0.0.1" if cluster.tcp else str(cluster.socket_dir)
         with temp_secret_file(f"*:*:*:{ROLE}:{cluster.password}\n") as passfile:
             yield ToolAccess(lambda name: str(Path(self.bindir) / name),
@@ -32,14 +32,14 @@ class PostgresTools:
 
     def server_files(self) -> ServerFiles:
         """The data directory the server runs on (inside the gocryptfs mount for ``fs:*``)."""
-        return ServerFiles(self.cluster.pgdata, self.cluster.user)
+        return ServerFiles(self.pgcluster.pgdata, self.pgcluster.user)
 
     def stop_server(self) -> None:
         """The server only: a gocryptfs mount stays mounted, so a restore writes inside it."""
-        self.cluster.stop()
+        self.pgcluster.stop()
 
     def start_server(self) -> None:
-        self.cluster.start()
+        self.pgcluster.start()
 
     def connect_to(self, database: str) -> Connection:
-        return self.cluster.connect(database, autocommit=True)
+        return self.pgcluster.connect(database, autocommit=True)

@@ -42,8 +42,7 @@ class SqliteEngine(FileEngine, Engine):
     name = "sqlite"
     dialect = SQLITE
     description = "SQLite 3 file, plain or SQLCipher 4 (AES-256-CBC + HMAC-SHA512 per page)"
-    cache_setting = "cache_size"
-    page_sources = ("memory",)  # it reads through the OS page cache, and decrypts every miss of its own cache
+    cache_type = sqlitefile.SqliteCache
     offline_switch = ("ATTACH ... KEY + SELECT sqlcipher_export(): a copy encrypted page by page replaces the file "
                       "(no connection meanwhile)")
     rekey_method = "PRAGMA rekey: every page re-encrypted in place in one transaction (no connection meanwhile)"
@@ -162,14 +161,8 @@ class SqliteInstance(SqlcipherSwitch, sqlitefile.SqliteFile, FileDatabase, Insta
                    bytes_encrypted=t.writes * page if self.encrypted else 0)
         return fscrypt.image_counters(self.image, out)
 
-    def resize_cache(self, cache_bytes: int, page_source: str = "") -> dict[str, Any]:
-        """``PRAGMA cache_size = -KiB`` on every connection opened from now on (SQLite's cache is per connection;
-        the workloads open theirs per trial). The OS page cache is left alone: SQLCipher decrypts every page
-        SQLite's own cache misses, whether the OS cached the file or not."""
-        kib = max(64, cache_bytes // 1024)
-        self._settings["cache_size"] = f"-{kib}"
-        return {"cache_size": f"-{kib}", "cache_bytes": kib * 1024,
-                "os_page_cache": "not bounded (SQLCipher decrypts on every miss of SQLite's own cache)"}
+    def cache(self) -> sqlitefile.SqliteCache:
+        return sqlitefile.SqliteCache(self)
 
     def settings(self) -> dict[str, Any]:
         out: dict[str, Any] = dict(self._settings)

@@ -48,6 +48,12 @@ CHACHA20 = parse_spec("sqlite3mc:chacha20")
 DIALECT = dataclasses.replace(SQLITE, product="SQLite3 Multiple Ciphers", backup_tools=())
 
 
+class McCache(sqlitefile.SqliteCache):
+    """SQLite's page cache, sized as the sqlite engine's; this library's cipher decrypts each miss."""
+
+    cipher = "the cipher"
+
+
 class Sqlite3mcEngine(FileEngine, Engine):
     """Embedded SQLite3 Multiple Ciphers."""
 
@@ -55,8 +61,7 @@ class Sqlite3mcEngine(FileEngine, Engine):
     dialect = DIALECT
     description = ("SQLite 3.54 file via SQLite3 Multiple Ciphers: plain, ChaCha20-Poly1305, AES-128/256-CBC, "
                    "SQLCipher 4, Ascon-128 or AEGIS per page")
-    cache_setting = "cache_size"
-    page_sources = ("memory",)  # it reads through the OS page cache, and decrypts every miss of its own cache
+    cache_type = McCache
 
     def supported_specs(self) -> list[EncryptionSpec]:
         return [PLAIN, *SPECS, *self.file_specs()]
@@ -166,12 +171,8 @@ class McInstance(sqlitefile.SqliteFile, FileDatabase, Instance):
             "pages_written": t.writes, "bytes_decrypted": t.misses * page if self.encrypted else 0,
             "bytes_encrypted": t.writes * page if self.encrypted else 0})
 
-    def resize_cache(self, cache_bytes: int, page_source: str = "") -> dict[str, Any]:
-        """``PRAGMA cache_size = -KiB`` on every connection opened from now on (as the sqlite engine)."""
-        kib = max(64, cache_bytes // 1024)
-        self._settings["cache_size"] = f"-{kib}"
-        return {"cache_size": f"-{kib}", "cache_bytes": kib * 1024,
-                "os_page_cache": "not bounded (the cipher decrypts on every miss of SQLite's own cache)"}
+    def cache(self) -> McCache:
+        return McCache(self)
 
     def catalog_sizes(self, tables: list[str]) -> dict[str, dict[str, int]]:  # type: ignore[override]
         """Per-table pages from this library's own dbstat (it has the key, so encrypted files are sized too)."""

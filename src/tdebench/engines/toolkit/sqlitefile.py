@@ -13,8 +13,9 @@ import contextlib
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from tdebench.api.cache import Cache
 from tdebench.api.canary import CANARY_TABLE
 from tdebench.api.engine import Config, Connection
 from tdebench.api.tables import ColumnSpec, TableSpec, split_line
@@ -96,6 +97,23 @@ def temp_in_memory(compile_options: list[str], pragma: int) -> bool:
     """True when temporary data stays in memory: SQLITE_TEMP_STORE (0-3) combined with PRAGMA temp_store (0-2)."""
     build = next((int(o.split("=")[1]) for o in compile_options if o.startswith("TEMP_STORE=")), 1)
     return build == 3 or (build == 2 and pragma != 1) or (build == 1 and pragma == 2)
+
+
+class SqliteCache(Cache):
+    """SQLite's own page cache (per connection), sized by ``PRAGMA cache_size = -KiB`` on every connection the
+    instance opens from now on (the workloads open theirs per trial). The OS page cache is left alone: the cipher
+    decrypts every page SQLite's own cache misses, whether the OS cached the file or not."""
+
+    setting = "cache_size"
+    page_sources = ("memory",)  # it reads through the OS page cache, and decrypts every miss of its own cache
+    #: who decrypts each miss (the manifest's ``os_page_cache`` says so)
+    cipher: ClassVar[str] = "SQLCipher"
+
+    def resize(self, cache_bytes: int, page_source: str = "") -> dict[str, Any]:
+        kib = max(64, cache_bytes // 1024)
+        self.instance._settings["cache_size"] = f"-{kib}"
+        return {"cache_size": f"-{kib}", "cache_bytes": kib * 1024,
+                "os_page_cache": f"not bounded ({self.cipher} decrypts on every miss of SQLite's own cache)"}
 
 
 class SqliteFile:
