@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from tdebench.stats.load import Measurements, SeriesKey
+from tdebench.stats.tukey import tukey_hsd
 
 
 def _stats() -> Any:
@@ -102,8 +103,8 @@ def skewness_check(groups: Sequence[np.ndarray]) -> tuple[bool, str]:
 
 
 def _tukey(configs: Sequence[str], groups: Sequence[np.ndarray]) -> tuple[TukeyPair, ...]:
-    res = _stats().tukey_hsd(*groups)
-    ci = res.confidence_interval(0.95)
+    res = tukey_hsd(groups)
+    ci = res
     pairs = []
     for i in range(len(groups)):
         for j in range(i + 1, len(groups)):
