@@ -90,6 +90,7 @@ def test_mariadb_tpch_power_runs_side_by_side(tmp_path, data):
         assert ("total", "read_bytes") in mine and ("q01", "cpu_wait") in mine
 
 
+@pytest.mark.heavy  # the duet on MariaDB in the default suite: test_mariadb_tpch_power_runs_side_by_side; slices: fake engine
 @pytest.mark.server
 @pytest.mark.skipif(not HAVE_MARIADB, reason="mariadbd not installed")
 def test_mariadb_tpcc_slices_run_side_by_side(tmp_path, tpcc_w1):

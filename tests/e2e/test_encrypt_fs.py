@@ -94,6 +94,7 @@ def test_a_decision_reads_every_mechanism_back(switched: Path):
     assert "(not resolved)" in summary and "median of 1 trial" in summary
 
 
+@pytest.mark.heavy  # a switch by a copy into both layers in the default suite: test_fs_layers_switch_offline_by_a_copy
 @pytest.mark.slow(seconds=60)
 @pytest.mark.skipif(not any(Path("/usr/lib/postgresql").glob("*/bin/postgres")), reason="postgresql is not installed")
 def test_postgres_pgdata_switches_into_gocryptfs_by_a_copy(tmp_path, tpcc_w1):

@@ -134,6 +134,7 @@ def test_users_key_server_run_leaves_no_key_in_files_or_output(bao, tpch_sf001, 
         shutil.rmtree(work, ignore_errors=True)
 
 
+@pytest.mark.heavy  # MariaDB on the run's OpenBao in the default suite: the rotation and key-server-down tests
 @pytest.mark.server
 def test_mariadb_takes_its_keys_from_the_runs_openbao(tpch_sf001, tmp_path):
     """file and key-server keys side by side: the key plugin each loads, encrypted tablespaces, the key server's

@@ -29,7 +29,9 @@ def harness(tpch_sf001):
     shutil.rmtree(base, ignore_errors=True)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name)
+@pytest.mark.parametrize("sig", [pytest.param(signal.SIGINT, marks=pytest.mark.heavy),  # SIGKILL + cleanup by default
+                                 pytest.param(signal.SIGTERM, marks=pytest.mark.heavy), signal.SIGKILL],
+                         ids=lambda s: s.name)
 def test_interrupted_during_key_server_start_leaves_no_secret(harness, sig):
     delay = round(random.Random(f"{SEED}-{sig.name}").uniform(0.0, H.BAO_WINDOW), 2)
     print(f"seed {SEED}: {sig.name} {delay}s after the key server's process appeared")

@@ -56,6 +56,7 @@ def nothing_left(base: Path, keys: set[str]) -> None:
     assert not our_processes(base), our_processes(base)
 
 
+@pytest.mark.heavy  # MariaDB in gocryptfs in the default suite: test_encrypt_fs (switched into it), test_keyserver_*
 def test_run_none_vs_gocryptfs(sandbox, tpch_sf001):  # noqa: F811
     """Plain against gocryptfs, and against fscrypt too where loop devices exist (fs:fscrypt needs root and them):
     the gocryptfs twin's checks are the same either way."""

@@ -101,6 +101,7 @@ def test_query_schedule_repeats_record_one_value_per_query_and_block(tmp_path: P
     assert {o for o in orders} <= {"0-1", "1-0"} and len(set(orders)) == 2  # both orders occur
 
 
+@pytest.mark.heavy  # runs killed and resumed in the default suite: tests/e2e/test_interrupt.py
 def test_open_ended_run_resumes(tmp_path: Path, data: str) -> None:
     """Killed after its third block, a --precision run resumes and goes on adding blocks until --max-trials."""
     out = tmp_path / "resume"

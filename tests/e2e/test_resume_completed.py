@@ -48,7 +48,7 @@ def env(tmp_path):
     return {**os.environ, "PYTHONPATH": str(ROOT / "src"), "XDG_STATE_HOME": str(tmp_path / "state")}
 
 
-@pytest.mark.parametrize("point", ["html", "summary"])
+@pytest.mark.parametrize("point", ["html", pytest.param("summary", marks=pytest.mark.heavy)])  # one point by default
 def test_resume_of_a_run_killed_while_writing_its_report_builds_it(tmp_path, env, tpch_sf001, point):
     out = tmp_path / "run"
     killed = tdebench("run", "--engine", "sqlite", "--encryption", "none,sqlcipher:aes-256-cbc", "--trials", "1",

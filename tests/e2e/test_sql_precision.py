@@ -60,6 +60,7 @@ def test_sql_precision_on_sqlite(tmp_path):
     assert manifest["restarts"]["every_block"] is False  # an embedded engine has no server to restart
 
 
+@pytest.mark.heavy  # the same rule on SQLite in the default suite; restarts of servers: tests/e2e/test_restarts.py
 @pytest.mark.server
 @pytest.mark.slow(seconds=60)
 @pytest.mark.skipif(not (shutil.which("mariadbd") or Path("/usr/sbin/mariadbd").exists()),

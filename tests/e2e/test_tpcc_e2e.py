@@ -141,6 +141,7 @@ def test_mariadb(mariadb_run):
     assert {c["tpcc_mode"] for c in manifest["configs"]} == {"procedures"}
 
 
+@pytest.mark.heavy  # TPC-C on PostgreSQL in the default suite: tests/engines/test_matrix.py; pgcrypto: test_encrypt_offline
 @pytest.mark.server
 @pytest.mark.skipif(not HAVE_POSTGRES, reason="PostgreSQL is not installed (Debian package postgresql)")
 def test_postgres_with_column_encryption(tmp_path, data):
