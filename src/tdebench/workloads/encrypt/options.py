@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, field_validator
 
 from tdebench.api.keys import FILE
+from tdebench.api.values import counts
 from tdebench.errors import UsageError
 from tdebench.workloads.options import ValueWithFix, WorkloadOptions
 from tdebench.workloads.scalefactor import SCALE_FACTOR_FIX, scale_factor_problem
@@ -93,16 +94,7 @@ class EncryptOptions(WorkloadOptions):
     def _iops(cls, value: Any) -> list[int] | None:
         if value is None:
             return None
-        items = value if isinstance(value, (list, tuple)) else [p.strip() for p in str(value).split(",") if p.strip()]
-        out = []
-        for item in items:
-            try:
-                number = int(item)
-            except (TypeError, ValueError):
-                raise ValueError(f"'{item}' is not a whole number; give e.g. 1000 or 100,1000,10000") from None
-            if not 1 <= number <= MAX_IOPS:
-                raise ValueError(f"iops must be between 1 and {MAX_IOPS}, not {number}")
-            out.append(number)
+        out = counts(value, "iops", MAX_IOPS, "1000 or 100,1000,10000")
         if not out or len(set(out)) < len(out):
             raise ValueError("give distinct page rates, e.g. 100,1000,10000")
         return out
