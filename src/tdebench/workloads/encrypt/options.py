@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -50,20 +50,14 @@ class EncryptOptions(WorkloadOptions):
     rate: float = Field(0.0, ge=0)  # committed transactions a second the baseline must reach (0: no floor)
     sf: float = Field(0.0, ge=0)  # TPC-H at this scale factor, switched (0: none); see tpch_alone
     seed: int = 20240607
-    mode: str = "auto"  # TPC-C mode: auto, procedures or statements (as the tpcc workload)
-    method: str = "auto"  # online (while serving), offline (background stopped) or auto (online when the engine can)
+    mode: Literal["auto", "procedures", "statements"] = "auto"  # TPC-C mode, as the tpcc workload's
+    # online (while serving), offline (background stopped) or auto (online when the engine can)
+    method: Literal["auto", "online", "offline"] = "auto"
     rekey: str = "auto"  # re-key after the switch on: yes, no or auto (when the engine can)
     # rotate by key version after the switch on (and re-keying): yes, no or auto (keys on the run's key server
     # with an engine that follows key versions: docs/key-management.md); threads: by the engine's background
     # threads only, leaving what they do not cover (listed by the proof; nothing retired)
     rotate: str = "auto"
-
-    @field_validator("method")
-    @classmethod
-    def _method(cls, value: str) -> str:
-        if value not in ("auto", "online", "offline"):
-            raise ValueError("give auto, online or offline")
-        return value
 
     @field_validator("rekey", "rotate", mode="before")
     @classmethod
@@ -114,17 +108,10 @@ class EncryptOptions(WorkloadOptions):
             raise ValueWithFix(problem, SCALE_FACTOR_FIX)
         return value
 
-    @field_validator("mode")
-    @classmethod
-    def _mode(cls, value: str) -> str:
-        if value not in ("auto", "procedures", "statements"):
-            raise ValueError("give auto, procedures or statements")
-        return value
-
     def tpcc(self) -> TpccOptions:
         """The TPC-C options of the background (its driver and loader take them)."""
         return TpccOptions(warehouses=self.warehouses, vus=[self.vus], rampup=self.rampup, duration=self.steady,
-                           seed=self.seed, mode=self.mode)  # type: ignore[arg-type]
+                           seed=self.seed, mode=self.mode)
 
 
     def cycles(self) -> list[Cycle]:
