@@ -38,16 +38,11 @@ class Comparison:
 
 
 class SeriesInterval:
-    """What a row of one series with a CI in percent answers: the series it names (its engine, config, workload,
-    test, step and metric fields) and whether its CI includes 0."""
+    """What a row of one series with a CI in percent answers: the series it names and whether its CI includes 0.
+    A subclass (a dataclass) has the fields engine, config, workload, test, step and metric (str), and ci_low_pct
+    and ci_high_pct (float or None)."""
 
     __slots__ = ()
-    engine: str
-    config: str
-    workload: str
-    test: str
-    step: str
-    metric: str
     ci_low_pct: float | None
     ci_high_pct: float | None
 
