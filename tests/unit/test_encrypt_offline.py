@@ -74,7 +74,7 @@ def test_timeline_of_an_offline_trial():
     assert timeline_svg([], facts, "none") is None
 
 
-@pytest.mark.parametrize("raw, words", [({"method": "sideways"}, "online or offline"),
+@pytest.mark.parametrize("raw, words", [({"method": "sideways"}, "'auto', 'online' or 'offline'"),
                                         ({"rekey": "maybe"}, "auto, yes or no")])
 def test_bad_method_and_rekey_values(raw, words):
     from tdebench.errors import UsageError

@@ -31,7 +31,7 @@ def test_ratios_parse_in_the_given_order(text: Any, expected: tuple[float, ...])
 
 @pytest.mark.parametrize("text, says", [("0", "at least"), ("x", "not a number"), ("0.1,0.1", "twice"),
                                         ("-1", "at least"), ("nan", "at least"), ("inf", "at least"),
-                                        ("", "not a number"), (True, "not a cache/data ratio")])
+                                        ("", "no ratio given"), (True, "not a cache/data ratio")])
 def test_bad_ratios_are_refused_with_the_reason(text: Any, says: str) -> None:
     with pytest.raises(UsageError) as err:
         parse_ratios(text)

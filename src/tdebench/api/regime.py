@@ -13,6 +13,7 @@ import math
 import re
 from typing import Any
 
+from tdebench.api.values import numbers
 from tdebench.errors import UsageError
 
 #: where a page the swept cache misses comes from (``--page-source``): ``disk``, the storage (the OS page cache
@@ -34,24 +35,12 @@ def ratios_or_reason(value: Any) -> tuple[float, ...]:
     none."""
     if value is None:
         return ()
-    items: list[Any]
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a cache/data ratio")
-    if isinstance(value, (int, float)):
-        items = [value]
-    elif isinstance(value, (list, tuple)):
-        items = list(value)
-    else:
-        items = [p.strip() for p in str(value).split(",")]
-    ratios: list[float] = []
-    for item in items:
-        try:
-            ratio = float(item)
-        except (TypeError, ValueError):
-            raise ValueError(f"'{item}' is not a number") from None
-        if not math.isfinite(ratio) or ratio < MIN_RATIO:
-            raise ValueError(f"'{item}' is not a cache/data ratio (it must be a number of at least {MIN_RATIO:g})")
-        ratios.append(ratio)
+    ratios = numbers(value, float, "a number", (int, float))
+    wrong = next((r for r in ratios if not math.isfinite(r) or r < MIN_RATIO), None)
+    if wrong is not None:
+        raise ValueError(f"'{wrong:g}' is not a cache/data ratio (it must be a number of at least {MIN_RATIO:g})")
     if not ratios:
         raise ValueError("no ratio given")
     if len({ratio_text(r) for r in ratios}) != len(ratios):  # labels carry ratio_text: it must tell them apart

@@ -13,7 +13,7 @@ from typing import Any
 from tdebench.decide.attackers import Attacker
 from tdebench.decide.sources import SubRunFiles
 from tdebench.verify.threat_checks import key_text
-from tdebench.verify.threat_rows import NOT_APPLICABLE, PROTECTED
+from tdebench.verify.threat_rows import NOT_APPLICABLE, PROTECTED, attackers_of
 
 STOPS, LEAKS, UNKNOWN = "stops", "does not stop", "not known"
 
@@ -71,8 +71,4 @@ def protection(encryption: str, cost: SubRunFiles, backups: SubRunFiles | None) 
 
 def attacker_rows(items: list[Protection]) -> list[tuple[str, str]]:
     """(row id, attacker) over every spec, in the threat model's order."""
-    seen: dict[str, str] = {}
-    for p in items:
-        for r in p.rows:
-            seen.setdefault(str(r.get("id")), str(r.get("attacker")))
-    return list(seen.items())
+    return attackers_of(p.rows for p in items)

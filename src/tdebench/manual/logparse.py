@@ -190,20 +190,21 @@ class _Builder:
             self.open.compile = (self.open.compile or 0.0) + (ev.seconds or 0.0)
 
     def _on_error(self, ev: Event) -> None:
-        text = f"line {ev.line}: {ev.text}"
-        if self.open is not None:
-            self.open.errors.append(text)
-        elif self.run is not None:
-            self.run.notes.append(f"error outside any query: {text}")
-        else:
-            self.notes.append(f"error before the first query: {text}")
+        self._message(ev, "error", keep_before_first=True)
 
     def _on_warning(self, ev: Event) -> None:
+        self._message(ev, "warning", keep_before_first=False)
+
+    def _message(self, ev: Event, kind: str, keep_before_first: bool) -> None:
+        """An error or warning: on the open query (its ``errors``/``warnings``), else a note of the stream run,
+        else (errors only) a note of the log."""
         text = f"line {ev.line}: {ev.text}"
         if self.open is not None:
-            self.open.warnings.append(text)
+            getattr(self.open, kind + "s").append(text)
         elif self.run is not None:
-            self.run.notes.append(f"warning outside any query: {text}")
+            self.run.notes.append(f"{kind} outside any query: {text}")
+        elif keep_before_first:
+            self.notes.append(f"{kind} before the first query: {text}")
 
     def finish(self) -> list[StreamRun]:
         self._close_query()

@@ -368,6 +368,20 @@ def _sqlite3mc_floor(cipher: str) -> CipherMapping:
 PAGE_CIPHER_FLOORS = (("sqlite3mc", _sqlite3mc_floor),)
 
 
+#: the ciphers a spec names whole (no key size or mode to read in the name)
+_FIXED_CIPHERS = {
+    "3des": CipherMapping("3DES-CBC"),
+    "gocryptfs": CipherMapping("AES-256-GCM", True, "gocryptfs seals 4 KiB blocks, each with its own nonce and tag; "
+                               "FUSE costs are not included"),
+    "gocryptfs-xchacha": CipherMapping("ChaCha20-Poly1305", False, "XChaCha20-Poly1305 approximated by "
+                                       "ChaCha20-Poly1305 (one extra HChaCha20 per block)"),
+    "gocryptfs-aessiv": CipherMapping("AES-SIV-512", False, "OpenSSL's AES-SIV-512; gocryptfs uses its own Go "
+                                      "implementation, which may be slower"),
+    "fscrypt": CipherMapping("AES-256-XTS", False, "OpenSSL's AES-256-XTS; fscrypt encrypts file contents with the "
+                             "kernel's, one 4 KiB data unit at a time (`tdebench ciphers` shows both)"),
+}
+
+
 def cipher_for_spec(spec: EncryptionSpec | str) -> CipherMapping | None:
     """The table entry that bounds what ``spec`` costs; None for ``none``."""
     spec = parse_spec(spec) if isinstance(spec, str) else spec
@@ -377,8 +391,6 @@ def cipher_for_spec(spec: EncryptionSpec | str) -> CipherMapping | None:
     own = next((floor for mechanism, floor in PAGE_CIPHER_FLOORS if mechanism == spec.mechanism), None)
     if own is not None:
         return own(cipher)
-    if cipher == "3des":
-        return CipherMapping("3DES-CBC")
     if cipher.startswith("aes-"):
         bits, mode = spec.key_bits, spec.mode or _DEFAULT_MODE
         if mode == "xts" and bits == 192:
@@ -394,20 +406,7 @@ def cipher_for_spec(spec: EncryptionSpec | str) -> CipherMapping | None:
         return CipherMapping(name, False, "OpenPGP uses CFB mode, approximated by CBC (same serial encrypt, "
                                           "parallel decrypt); its per-value S2K key derivation and SHA-1 MDC "
                                           "are not included")
-    if cipher == "gocryptfs":
-        return CipherMapping("AES-256-GCM", True, "gocryptfs seals 4 KiB blocks, each with its own nonce and tag; "
-                                                  "FUSE costs are not included")
-    if cipher == "gocryptfs-xchacha":
-        return CipherMapping("ChaCha20-Poly1305", False, "XChaCha20-Poly1305 approximated by ChaCha20-Poly1305 "
-                                                         "(one extra HChaCha20 per block)")
-    if cipher == "gocryptfs-aessiv":
-        return CipherMapping("AES-SIV-512", False, "OpenSSL's AES-SIV-512; gocryptfs uses its own Go "
-                                                   "implementation, which may be slower")
-    if cipher == "fscrypt":
-        return CipherMapping("AES-256-XTS", False, "OpenSSL's AES-256-XTS; fscrypt encrypts file contents with the "
-                                                   "kernel's, one 4 KiB data unit at a time (`tdebench ciphers` "
-                                                   "shows both)")
-    return None
+    return _FIXED_CIPHERS.get(cipher)
 
 
 def speed_for_spec(spec: EncryptionSpec | str, table: Iterable[CipherSpeed],

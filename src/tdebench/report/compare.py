@@ -11,12 +11,12 @@ from tdebench.stats.analysis import StatsSettings
 from tdebench.stats.caveats import Caveat, condense
 from tdebench.stats.load import SeriesKey
 from tdebench.stats.metrics import higher_is_better
-from tdebench.stats.overhead import compare_samples
+from tdebench.stats.overhead import SeriesInterval, compare_samples
 from tdebench.stats.wording import metric_kind, metric_label, outcome_word
 
 
 @dataclass(frozen=True)
-class Change:
+class Change(SeriesInterval):
     """One series of one config: run B against run A in percent (estimate and CI as in ``ci_method``)."""
 
     engine: str
@@ -35,17 +35,6 @@ class Change:
     ci_high_pct: float | None
     p_value: float | None
     ci_method: str = ""
-
-    @property
-    def key(self) -> SeriesKey:
-        """The series compared."""
-        return SeriesKey(self.engine, self.config, self.workload, self.test, self.step, self.metric)
-
-    @property
-    def ci_spans_zero(self) -> bool:
-        """True when the CI includes 0 (or there is none)."""
-        return self.ci_low_pct is None or self.ci_high_pct is None or (
-            self.ci_low_pct <= 0 <= self.ci_high_pct)
 
     @property
     def verdict(self) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 from tdebench.report.mdkit import md_table
 from tdebench.report.htmlkit import Col, Safe, esc, join, pill, table, tag
 from tdebench.report.model import EngineSummary, RunSummary
+from tdebench.verify.threat_rows import attackers_of
 
 STATUS_WORDS = ("protected", "exposed", "not applicable", "not checked")
 LEGEND = ("protected: the check ran and found no plaintext (or nothing the attacker can use); exposed: it found "
@@ -57,11 +58,7 @@ def sentences(rs: RunSummary, es: EngineSummary) -> list[str]:
 
 def attackers(configs: list[ConfigThreats]) -> list[tuple[str, str]]:
     """(row id, attacker) over all configs, in row order."""
-    seen: dict[str, str] = {}
-    for c in configs:
-        for row in c.rows:
-            seen.setdefault(str(row.get("id")), str(row.get("attacker")))
-    return list(seen.items())
+    return attackers_of(c.rows for c in configs)
 
 
 def _cell(c: ConfigThreats, row_id: str) -> dict[str, Any] | None:

@@ -37,8 +37,30 @@ class Comparison:
     pairing_unit: str = ""
 
 
+class SeriesInterval:
+    """What a row of one series with a CI in percent answers: the series it names and whether its CI includes 0.
+    A subclass (a dataclass) has the fields engine, config, workload, test, step and metric (str), and ci_low_pct
+    and ci_high_pct (float or None)."""
+
+    __slots__ = ()
+    ci_low_pct: float | None
+    ci_high_pct: float | None
+
+    @property
+    def key(self) -> SeriesKey:
+        """The series (of the encrypted config, for an overhead)."""
+        return SeriesKey(self.engine, self.config, self.workload, self.test, self.step, self.metric)
+
+    @property
+    def ci_spans_zero(self) -> bool:
+        """True when the CI includes 0 (or there is no CI)."""
+        if self.ci_low_pct is None or self.ci_high_pct is None:
+            return True
+        return self.ci_low_pct <= 0.0 <= self.ci_high_pct
+
+
 @dataclass(frozen=True)
-class Overhead:
+class Overhead(SeriesInterval):
     """One row of ``overhead.csv``; the first eleven fields are the stable public columns.
 
     ``overhead_pct`` is the estimate of ``ci_method``: the ratio of geometric means − 1 for the
@@ -68,18 +90,6 @@ class Overhead:
     p_method: str = ""
     #: what one paired observation is: "block", or "round" (the interleaved OLTP schedule); "" when unpaired
     pairing_unit: str = ""
-
-    @property
-    def key(self) -> SeriesKey:
-        """The series of the (encrypted) config."""
-        return SeriesKey(self.engine, self.config, self.workload, self.test, self.step, self.metric)
-
-    @property
-    def ci_spans_zero(self) -> bool:
-        """True when the CI includes 0 (or there is no CI)."""
-        if self.ci_low_pct is None or self.ci_high_pct is None:
-            return True
-        return self.ci_low_pct <= 0.0 <= self.ci_high_pct
 
     def as_row(self) -> dict[str, object]:
         """Flat dict with the columns of ``overhead.csv``."""

@@ -5,7 +5,7 @@ orders and words them (:mod:`tdebench.verify.threats`)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,6 +141,16 @@ def backup_rows(verdicts: dict[str, Any], note: str) -> list[Row]:
                         attacker=f"backup: {kind} ({'logical' if info.get('logical') else 'physical'}"
                                  f"{', compressed' if info.get('compressed') else ''})"))
     return rows
+
+
+def attackers_of(row_lists: Iterable[Iterable[dict[str, Any]]]) -> list[tuple[str, str]]:
+    """(row id, attacker) of every row in ``row_lists`` (e.g. one list per config), each id once, in the order
+    the rows come."""
+    seen: dict[str, str] = {}
+    for rows in row_lists:
+        for row in rows:
+            seen.setdefault(str(row.get("id")), str(row.get("attacker")))
+    return list(seen.items())
 
 
 def join_words(items: list[str], last: str = "and") -> str:

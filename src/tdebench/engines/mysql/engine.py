@@ -25,6 +25,7 @@ import re
 import shutil
 import subprocess
 import time
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -86,14 +87,9 @@ class MysqlEngine(Engine):
     dialect = kind_dialect(KINDS["mysql"])  # canonical SQL, translated to MySQL (as for MySQL external targets)
     description = "MySQL 8.0.24+ server (when installed), plain or InnoDB encryption with component_keyring_file"
 
-    def __init__(self) -> None:
-        self._mysqld: Path | None = None
-
-    @property
+    @cached_property
     def mysqld(self) -> Path:
-        if self._mysqld is None:
-            self._mysqld = find_mysqld()
-        return self._mysqld
+        return find_mysqld()
 
     def supported_specs(self) -> list[EncryptionSpec]:
         return [PLAIN, SPEC]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Sequence
+from functools import cached_property
 from pathlib import Path
 
 from tdebench.api.dialect import POSTGRES
@@ -61,14 +62,9 @@ class PostgresEngine(Engine):
             return SwitchMethod(False, LAYER_SWITCH, whole_server=True, copies=True)
         return super().switch_method(spec)
 
-    def __init__(self) -> None:
-        self._bindir: Path | None = None
-
-    @property
+    @cached_property
     def bindir(self) -> Path:
-        if self._bindir is None:
-            self._bindir = find_bindir()
-        return self._bindir
+        return find_bindir()
 
     def supported_specs(self) -> list[EncryptionSpec]:
         return [PLAIN, *COLUMN_SPECS, *fsencrypt.fs_specs(), *fscrypt.fs_specs()]

@@ -10,6 +10,7 @@ dropped afterwards. Each returns the seconds of the work itself (never the stop 
 from __future__ import annotations
 
 import time
+from contextlib import closing
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from collections.abc import Callable, Iterable
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.trial import ConfigState
+from tdebench.workloads import rows
 from tdebench.workloads.backup import tools
 
 RESTORE_DB = "tpch_restore"
@@ -25,16 +27,8 @@ RESTORE_DB = "tpch_restore"
 def count_rows(conn: Any, tables: Iterable[str], relation: Callable[[str], str]) -> dict[str, int]:
     """The rows of each of ``tables`` (``relation``: its name in the statement), read on ``conn``, which is then
     committed and closed."""
-    try:
-        cur = conn.cursor()
-        out = {}
-        for table in tables:
-            cur.execute(f"SELECT COUNT(*) FROM {relation(table)}")
-            out[table] = int(cur.fetchone()[0])
-        conn.commit()
-        return out
-    finally:
-        conn.close()
+    with closing(conn):
+        return rows.count_rows(conn, tables, relation)
 
 
 def execute_alone(conn: Any, statement: str) -> None:

@@ -23,7 +23,7 @@ from tdebench.errors import UsageError
 from tdebench.measure.storage import storage_breakdown
 from tdebench.results.rundir import utc_now, write_json
 from tdebench.workloads.backup import tools
-from tdebench.workloads.backup.kinds import BackupKind, Context
+from tdebench.workloads.backup.kinds import BackupKind, Context, count_rows
 from tdebench.workloads.backup.options import parse_options
 from tdebench.workloads.backup.scan import canary_markers, scan_backup
 from tdebench.workloads.crud.meter import measured
@@ -170,14 +170,5 @@ class BackupWorkload(OnTpchData):
     def validate(self, state: ConfigState, rec: Recorder, ui: RunListener) -> list[str]:
         rec.workload = self.name
         expected = self.counts.get(state.label, {})
-        conn = state.instance.connect()
-        try:
-            cur = conn.cursor()
-            found = {}
-            for table in expected:
-                cur.execute(f"SELECT COUNT(*) FROM {table}")
-                found[table] = int(cur.fetchone()[0])
-            conn.commit()
-        finally:
-            conn.close()
+        found = count_rows(state.instance.connect(), expected, str)
         return [f"{state.label}: {t} holds {found[t]} rows, expected {n}" for t, n in expected.items() if found[t] != n]

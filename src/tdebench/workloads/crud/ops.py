@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from tdebench.api.engine import Connection
 from tdebench.measure.storage import sqlite_total, table_sizes
 from tdebench.api.trial import ConfigState, Recorder
 from tdebench.workloads.crud import schema
 from tdebench.workloads.crud.meter import measured
+from tdebench.workloads.rows import query_one
 
 MIB = 1024 * 1024
 TEST = "crud"
@@ -32,14 +32,6 @@ class OpResult:
     def mb_per_s(self) -> float:
         """Throughput as the study defines it: bytes processed / elapsed / 1024²."""
         return self.bytes / self.seconds / MIB if self.seconds > 0 else 0.0
-
-
-def query_one(conn: Connection, sql: str) -> tuple[Any, ...]:
-    cur = conn.cursor()
-    cur.execute(sql)
-    row = cur.fetchone()
-    conn.commit()
-    return tuple(row)
 
 
 def persons_bytes(state: ConfigState, conn: Connection) -> int | None:

@@ -23,7 +23,8 @@ from tdebench.api.workload import RunFiles, Workload
 from tdebench.errors import RunFailed
 from tdebench.measure.storage import storage_breakdown
 from tdebench.workloads.crud import data, schema
-from tdebench.workloads.crud.ops import TEST, query_one, record, run_op
+from tdebench.workloads.crud.ops import TEST, record, run_op
+from tdebench.workloads.rows import query_one
 from tdebench.workloads.crud.options import parse_options
 from tdebench.workloads.crud.presentation import PRESENTATION
 

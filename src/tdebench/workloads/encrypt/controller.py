@@ -168,10 +168,15 @@ class SwitchController:
                 last = now
             self._sleep(POLL)
         record.seconds, record.done, record.tablespaces = time.monotonic() - started, True, progress.total
+        self._add_io(record, io)
+        record.counters = {k: v - before[k] for k, v in progress.counters.items() if k in before}
+
+    def _add_io(self, record: Switch, io: tuple[int, int] | None) -> None:
+        """The server's bytes read and written since ``io`` (its reading when the switch began), where both
+        readings exist."""
         after_io = server_io(self.instance.server_pids())
         if io is not None and after_io is not None:
             record.read_bytes, record.write_bytes = after_io[0] - io[0], after_io[1] - io[1]
-        record.counters = {k: v - before[k] for k, v in progress.counters.items() if k in before}
 
     def _rotate(self, prefix: str, threads: int) -> None:
         """Rotation by key version: as many new versions of every key in use as the engine's key age asks for
@@ -204,9 +209,7 @@ class SwitchController:
                                    "max_switch)")
             self._sleep(POLL)
         record.seconds, record.done, record.tablespaces = time.monotonic() - started, True, progress.total
-        after_io = server_io(self.instance.server_pids())
-        if io is not None and after_io is not None:
-            record.read_bytes, record.write_bytes = after_io[0] - io[0], after_io[1] - io[1]
+        self._add_io(record, io)
         record.counters = {k: v - before[k] for k, v in progress.counters.items() if k in before}
 
     def _rekey(self, prefix: str) -> None:
@@ -232,9 +235,7 @@ class SwitchController:
         progress = self.instance.encryption_progress(True)
         record.done, record.tablespaces = progress.done, progress.total
         record.progress = [(round(record.start, 3), 0.0), (round(self.now(), 3), 1.0)]
-        after_io = server_io(self.instance.server_pids())
-        if io is not None and after_io is not None:
-            record.read_bytes, record.write_bytes = after_io[0] - io[0], after_io[1] - io[1]
+        self._add_io(record, io)
         if not progress.done:
             raise RuntimeError(f"{record.name}: re-keyed, but the engine reports {progress.total - progress.in_target}"
                                " tablespace(s) not encrypted")

@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
 from tdebench.api.keys import FILE
+from tdebench.api.values import counts
 from tdebench.errors import UsageError
 from tdebench.workloads.options import ValueWithFix, WorkloadOptions
 from tdebench.workloads.scalefactor import SCALE_FACTOR_FIX, scale_factor_problem
@@ -49,20 +50,14 @@ class EncryptOptions(WorkloadOptions):
     rate: float = Field(0.0, ge=0)  # committed transactions a second the baseline must reach (0: no floor)
     sf: float = Field(0.0, ge=0)  # TPC-H at this scale factor, switched (0: none); see tpch_alone
     seed: int = 20240607
-    mode: str = "auto"  # TPC-C mode: auto, procedures or statements (as the tpcc workload)
-    method: str = "auto"  # online (while serving), offline (background stopped) or auto (online when the engine can)
+    mode: Literal["auto", "procedures", "statements"] = "auto"  # TPC-C mode, as the tpcc workload's
+    # online (while serving), offline (background stopped) or auto (online when the engine can)
+    method: Literal["auto", "online", "offline"] = "auto"
     rekey: str = "auto"  # re-key after the switch on: yes, no or auto (when the engine can)
     # rotate by key version after the switch on (and re-keying): yes, no or auto (keys on the run's key server
     # with an engine that follows key versions: docs/key-management.md); threads: by the engine's background
     # threads only, leaving what they do not cover (listed by the proof; nothing retired)
     rotate: str = "auto"
-
-    @field_validator("method")
-    @classmethod
-    def _method(cls, value: str) -> str:
-        if value not in ("auto", "online", "offline"):
-            raise ValueError("give auto, online or offline")
-        return value
 
     @field_validator("rekey", "rotate", mode="before")
     @classmethod
@@ -93,16 +88,7 @@ class EncryptOptions(WorkloadOptions):
     def _iops(cls, value: Any) -> list[int] | None:
         if value is None:
             return None
-        items = value if isinstance(value, (list, tuple)) else [p.strip() for p in str(value).split(",") if p.strip()]
-        out = []
-        for item in items:
-            try:
-                number = int(item)
-            except (TypeError, ValueError):
-                raise ValueError(f"'{item}' is not a whole number; give e.g. 1000 or 100,1000,10000") from None
-            if not 1 <= number <= MAX_IOPS:
-                raise ValueError(f"iops must be between 1 and {MAX_IOPS}, not {number}")
-            out.append(number)
+        out = counts(value, "iops", MAX_IOPS, "1000 or 100,1000,10000")
         if not out or len(set(out)) < len(out):
             raise ValueError("give distinct page rates, e.g. 100,1000,10000")
         return out
@@ -122,17 +108,10 @@ class EncryptOptions(WorkloadOptions):
             raise ValueWithFix(problem, SCALE_FACTOR_FIX)
         return value
 
-    @field_validator("mode")
-    @classmethod
-    def _mode(cls, value: str) -> str:
-        if value not in ("auto", "procedures", "statements"):
-            raise ValueError("give auto, procedures or statements")
-        return value
-
     def tpcc(self) -> TpccOptions:
         """The TPC-C options of the background (its driver and loader take them)."""
         return TpccOptions(warehouses=self.warehouses, vus=[self.vus], rampup=self.rampup, duration=self.steady,
-                           seed=self.seed, mode=self.mode)  # type: ignore[arg-type]
+                           seed=self.seed, mode=self.mode)
 
 
     def cycles(self) -> list[Cycle]:

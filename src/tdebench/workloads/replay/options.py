@@ -15,6 +15,7 @@ from pydantic import PrivateAttr, field_validator
 
 from tdebench.errors import UsageError
 from tdebench.workloads.options import WorkloadOptions
+from tdebench.workloads.sql.options import check_dir, load_dir
 from tdebench.workloads.tpcc.options import parse_duration
 
 #: seconds of the log's time per segment of the interleaved schedule
@@ -63,15 +64,11 @@ class ReplayOptions(WorkloadOptions):
     @classmethod
     def parse(cls, raw: Mapping[str, Any] | None) -> Self:
         from tdebench.workloads.replay.calls import read_calls
-        from tdebench.workloads.sql.layout import DirProblem, load_workload_dir
 
         options = super().parse(raw)
         if not options.dir or not options.log:
             raise UsageError("--workload replay needs the directory to load and the log to replay", FIX)
-        try:
-            options._layout = load_workload_dir(Path(options.dir))
-        except DirProblem as exc:
-            raise UsageError(str(exc), exc.fix) from None
+        options._layout = load_dir(options.dir)
         wd = options._layout
         keys = {t.name.lower(): [c.lower() for c in t.primary_key] for t in wd.tables}
         options._plan = read_calls(Path(options.log), wd.settings.dialect, set(keys), keys, None)
@@ -90,14 +87,7 @@ class ReplayOptions(WorkloadOptions):
         return self._plan
 
     def check_plan(self, families: set[str], reset: str) -> None:
-        from tdebench.workloads.sql.layout import DirProblem, check_family, check_restore
-
-        try:
-            for family in sorted(families):
-                check_family(self._layout, family)
-            check_restore(self._layout, reset)
-        except DirProblem as exc:
-            raise UsageError(str(exc), exc.fix) from None
+        check_dir(self._layout, families, reset)
         if self._plan.other_writes and reset != "snapshot":
             which = ", ".join(sorted(set(self._plan.other_writes))[:3])
             raise UsageError(f"the log has writes whose effect cannot be undone after a trial ({which}: UPDATE, "

@@ -88,15 +88,10 @@ class SqlOptions(WorkloadOptions):
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any] | None) -> Self:
-        from tdebench.workloads.sql.layout import DirProblem, load_workload_dir
-
         options = super().parse(raw)
         if not options.dir:
             raise UsageError(f"--workload {cls.workload_name} needs the directory of your workload", cls.fix_hint)
-        try:
-            options._layout = load_workload_dir(Path(options.dir))
-        except DirProblem as exc:
-            raise UsageError(str(exc), exc.fix) from None
+        options._layout = load_dir(options.dir)
         return options
 
     @property
@@ -105,14 +100,7 @@ class SqlOptions(WorkloadOptions):
         return self._layout
 
     def check_plan(self, families: set[str], reset: str) -> None:
-        from tdebench.workloads.sql.layout import DirProblem, check_family, check_restore
-
-        try:
-            for family in sorted(families):
-                check_family(self._layout, family)
-            check_restore(self._layout, reset)
-        except DirProblem as exc:
-            raise UsageError(str(exc), exc.fix) from None
+        check_dir(self._layout, families, reset)
         if self.vus and max(self.vus) > 1 and self._layout.settings.writes.restore != "undo" and any(
                 s.kind == "write" for s in self._layout.steps):
             raise UsageError("--vus with writes restored by snapshot: a write can then run only once per block, "
@@ -123,3 +111,25 @@ class SqlOptions(WorkloadOptions):
 def parse_options(raw: dict[str, Any]) -> SqlOptions:
     """UsageError naming the file of the directory that is wrong, and the fix."""
     return SqlOptions.parse(raw)
+
+
+def load_dir(path: str) -> Any:
+    """The checked workload directory at ``path``; UsageError naming what is wrong in it, and the fix."""
+    from tdebench.workloads.sql.layout import DirProblem, load_workload_dir
+
+    try:
+        return load_workload_dir(Path(path))
+    except DirProblem as exc:
+        raise UsageError(str(exc), exc.fix) from None
+
+
+def check_dir(layout: Any, families: set[str], reset: str) -> None:
+    """UsageError unless ``layout`` has what every family of the plan needs and can be restored by ``reset``."""
+    from tdebench.workloads.sql.layout import DirProblem, check_family, check_restore
+
+    try:
+        for family in sorted(families):
+            check_family(layout, family)
+        check_restore(layout, reset)
+    except DirProblem as exc:
+        raise UsageError(str(exc), exc.fix) from None

@@ -38,6 +38,7 @@ from tdebench.workloads.sql import answer_check, data
 from tdebench.workloads.sql.prove import prove as prove_statements
 from tdebench.workloads.sql.csvdata import Converted
 from tdebench.workloads.sql.layout import DirProblem, Step, check_family, check_restore, display
+from tdebench.workloads.rows import count_rows
 from tdebench.workloads.sql.options import parse_options
 from tdebench.workloads.sql.stepped import SqlSteps, Visits
 from tdebench.workloads.sql.steps import StepRun, record_totals, rollback, run_query, run_write
@@ -170,13 +171,7 @@ class SqlWorkload(Workload):
 
     def _counts(self, conn: Connection) -> dict[str, int]:
         """Rows of every table the writes change."""
-        cur = conn.cursor()
-        out = {}
-        for table in self.written:
-            cur.execute(f"SELECT COUNT(*) FROM {table}")
-            out[table] = int(cur.fetchone()[0])
-        conn.commit()
-        return out
+        return count_rows(conn, self.written)
 
     # validation ----------------------------------------------------------------------------------------
     def validate(self, state: ConfigState, rec: Recorder, ui: RunListener) -> list[str]:

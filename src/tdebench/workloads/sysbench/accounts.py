@@ -21,6 +21,7 @@ from typing import Any
 
 from tdebench.api.engine import Instance
 from tdebench.encryption import generate_password
+from tdebench.workloads.rows import query_one
 
 USER = "tdebench_sysbench"
 
@@ -53,18 +54,10 @@ def scram_verifier(password: str, iterations: int = 4096) -> str:
     return f"SCRAM-SHA-256${iterations}:{b64(salt)}${b64(stored_key)}:{b64(server_key)}"
 
 
-def _query(conn: Any, sql: str) -> tuple[Any, ...]:
-    cur = conn.cursor()
-    cur.execute(sql)
-    row = cur.fetchone()
-    conn.commit()
-    return tuple(row)
-
-
 def _mariadb_create(conn: Any, password: str) -> dict[str, str]:
     from tdebench.engines.mariadb.support import native_password_hash
 
-    socket, database = _query(conn, "SELECT @@socket, DATABASE()")
+    socket, database = query_one(conn, "SELECT @@socket, DATABASE()")
     cur = conn.cursor()
     cur.execute(f"DROP USER IF EXISTS '{USER}'@'localhost'")
     cur.execute(f"CREATE USER '{USER}'@'localhost' IDENTIFIED BY PASSWORD '{native_password_hash(password)}'")
@@ -80,7 +73,7 @@ def _node_sockets(instance: Instance) -> list[str]:
     for index in range(instance.client_nodes()):
         conn = instance.connect_node(index)
         try:
-            out.append(str(_query(conn, "SELECT @@socket")[0]))
+            out.append(str(query_one(conn, "SELECT @@socket")[0]))
         finally:
             conn.close()
     return out
@@ -93,7 +86,7 @@ def _mariadb_drop(conn: Any) -> None:
 
 
 def _postgres_create(conn: Any, password: str) -> dict[str, str]:
-    sockets, port, database = _query(conn, "SELECT current_setting('unix_socket_directories'), "
+    sockets, port, database = query_one(conn, "SELECT current_setting('unix_socket_directories'), "
                                            "current_setting('port'), current_database()")
     cur = conn.cursor()
     _postgres_drop(conn)

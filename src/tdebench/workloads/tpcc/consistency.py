@@ -263,14 +263,3 @@ def check_instance(instance: Instance) -> dict[str, Violations]:
         return check(conn)
     finally:
         conn.close()
-
-
-def table_counts(conn: Connection, tables: tuple[str, ...]) -> dict[str, int]:
-    """Rows per table (for the load facts and twin comparison)."""
-    cur = conn.cursor()
-    out = {}
-    for table in tables:
-        cur.execute(f"SELECT COUNT(*) FROM {table}")
-        out[table] = int(cur.fetchone()[0])
-    conn.commit()
-    return out

@@ -11,6 +11,7 @@ from typing import Any, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
+from tdebench.api.values import counts
 from tdebench.workloads.options import WorkloadOptions
 from tdebench.workloads.slicing import (DEFAULT_SLICES, PRECISION_STEPS, check_slice, check_slice_fits, rounds_for,
                                         slice_seconds, warmup_rounds_for)
@@ -40,22 +41,7 @@ def parse_vus(value: Any, option: str = "vus") -> list[int]:
     """``"5,10,15"``, ``5`` or ``[5, 10]`` -> list of positive ints in the given order; ValueError if not."""
     if isinstance(value, bool):
         raise ValueError("give virtual users as e.g. 5,10,15")
-    items: list[Any]
-    if isinstance(value, int):
-        items = [value]
-    elif isinstance(value, (list, tuple)):
-        items = list(value)
-    else:
-        items = [p.strip() for p in str(value).split(",") if p.strip()]
-    out: list[int] = []
-    for item in items:
-        try:
-            number = int(item)
-        except (TypeError, ValueError):
-            raise ValueError(f"'{item}' is not a whole number; give e.g. 5,10,15") from None
-        if not 1 <= number <= MAX_VUS:
-            raise ValueError(f"{option} must be between 1 and {MAX_VUS}, not {number}")
-        out.append(number)
+    out = counts(value, option, MAX_VUS, "5,10,15")
     if not out:
         raise ValueError(f"{option} is empty; give at least one number, e.g. 5")
     if len(set(out)) != len(out):

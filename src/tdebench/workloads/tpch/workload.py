@@ -14,6 +14,7 @@ from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.api.workload import RunFiles, SteppedTrial, Workload
 from tdebench.encryption import redact
 from tdebench.workloads.loading import shown_load
+from tdebench.workloads.rows import count_rows
 from tdebench.workloads.tpch.verdicts import AnswerSet, answer_verdicts, load_reference
 from tdebench.workloads.tpch import answers, schema
 from tdebench.workloads.tpch.datagen import TPCH_RAW_PER_SF, check_data_root, ensure_data
@@ -143,12 +144,7 @@ class TpchWorkload(Workload):
         expected = expected_counts_from_data(self.data_dir, state.applied)
         conn = state.instance.connect()
         try:
-            cur = conn.cursor()
-            actual = {}
-            for table in ("orders", "lineitem"):
-                cur.execute(f"SELECT COUNT(*) FROM {table}")
-                actual[table] = int(cur.fetchone()[0])
-            conn.commit()
+            actual = count_rows(conn, ("orders", "lineitem"))
         finally:
             conn.close()
         rec.add("refresh", "orders_rows", "rows", actual["orders"], "rows")
