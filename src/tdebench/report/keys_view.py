@@ -78,8 +78,13 @@ def lines(rs: RunSummary) -> list[str]:
                    f"({usage.get('database_cpu_note')}){served}.")
     if usage.get("note"):
         out.append(f"During the measured blocks: {usage['note']}.")
-    out.append("A config whose keys live on the key server (+openbao) is compared with its file-key twin (+file) in "
-               "every overhead of this report: what the key server costs, not what the encryption does.")
+    labels = [str(c.get("label", "")) for c in rs.manifest.get("configs") or [] if isinstance(c, dict)]
+    if any(label.endswith("+file") for label in labels):
+        out.append("A config whose keys live on the key server (+openbao) is compared with its file-key twin (+file) "
+                   "in every overhead of this report: what the key server costs, not what the encryption does.")
+    else:
+        out.append("No config has a file-key twin in this run: a config whose keys live on the key server is compared "
+                   "with its plain twin, so its overheads are what the encryption and its key server cost together.")
     return out
 
 
