@@ -209,7 +209,11 @@ def test_ownership_record_names_the_processes_and_gives_programs_its_mark(tmp_pa
     try:
         mark = json.loads(owner.path.read_text())["mark"]
         assert os.environ[MARK] == mark  # every program started now inherits it
-        assert psutil.Process(child.pid).environ().get(MARK) == mark
+        seen, deadline = {}, time.monotonic() + 5
+        while not seen and time.monotonic() < deadline:  # /proc/PID/environ reads empty until the exec has settled
+            seen = psutil.Process(child.pid).environ()
+            time.sleep(0 if seen else 0.05)
+        assert seen.get(MARK) == mark
         own_processes([child.pid])
         assert [p["pid"] for p in json.loads(owner.path.read_text())["processes"]] == [child.pid]
     finally:
