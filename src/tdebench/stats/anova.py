@@ -104,13 +104,12 @@ def skewness_check(groups: Sequence[np.ndarray]) -> tuple[bool, str]:
 
 def _tukey(configs: Sequence[str], groups: Sequence[np.ndarray]) -> tuple[TukeyPair, ...]:
     res = tukey_hsd(groups)
-    ci = res
     pairs = []
     for i in range(len(groups)):
         for j in range(i + 1, len(groups)):
             # res.statistic[i, j] = mean(i) − mean(j); report b − a with a = i, b = j
             pairs.append(TukeyPair(configs[i], configs[j], -float(res.statistic[i, j]),
-                                   -float(ci.high[i, j]), -float(ci.low[i, j]),
+                                   -float(res.high[i, j]), -float(res.low[i, j]),
                                    float(res.pvalue[i, j])))
     return tuple(pairs)
 
