@@ -195,7 +195,8 @@ def test_postgres_statement_log_has_literals_but_never_the_column_key(base):
         instance.start()
         markers = atrest.new_markers()
         instance.plant_canaries(markers)
-        row = statement_log_row(instance, Needles(tuple(markers)), instance.statement_logs())
+        probes = instance.threats()
+        row = statement_log_row(probes, Needles(tuple(markers)), probes.statement_logs())
         assert row.status == "exposed" and row.evidence["hits"].get("canary-1") == 1, row
         log = instance.pgcluster.log_path.read_bytes()
         assert b"set_config('tdebench.key', $1" in log  # the statement is logged, its parameter is not

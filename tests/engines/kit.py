@@ -26,6 +26,8 @@ import psutil
 import pytest
 
 from tdebench.api.cache import WarmCache
+from tdebench.api.server import DatabaseFile, ServerAccess
+from tdebench.api.threat_probes import ThreatProbes
 from tdebench.api.dialect import FAMILIES
 from tdebench.encryption import PLAIN, issued_secrets, parse_spec
 from tdebench.engines import Config, get_engine
@@ -166,21 +168,30 @@ class EngineKit(DeclarationKit):
 
     def test_capability_objects_are_of_the_declared_classes(self, engine, tmp_path):
         """An unstarted instance returns what its engine's declarations promise: a cluster of
-        :attr:`Engine.cluster_type` (from which ``--fault`` follows) and a cache of :attr:`Engine.cache_type`
-        (from which ``--memory-ratio``, ``--page-source`` and ``--restart-twins`` follow), None where the engine
-        names none."""
+        :attr:`Engine.cluster_type` (from which ``--fault`` and ``--nodes`` follow) and a cache of
+        :attr:`Engine.cache_type` (from which ``--memory-ratio``, ``--page-source`` and ``--restart-twins`` follow),
+        None where the engine names none; threat probes of its own; and for each backup tool its dialect names the
+        object that tool's kinds use (a server's tools: a ServerAccess; SQLite's: the database file)."""
         spec = engine.default_encrypted_spec()
         instance = engine.create_instance(Config(self.engine_name, spec, engine.default_settings()), tmp_path)
         cluster, cache = instance.cluster(), instance.cache()
         if engine.cluster_type is None:
-            assert cluster is None and engine.faults == ()
+            assert cluster is None and engine.faults == () and engine.cluster_nodes == 0
         else:
-            assert type(cluster) is engine.cluster_type and engine.faults
+            assert type(cluster) is engine.cluster_type and engine.faults and engine.cluster_nodes >= 2
         if engine.cache_type is None:
             assert cache is None and not engine.cache_setting and not engine.warm_restart
         else:
             assert type(cache) is engine.cache_type and engine.cache_setting and engine.page_sources
             assert engine.warm_restart is isinstance(cache, WarmCache)
+        probes = instance.threats()
+        assert probes is None or (isinstance(probes, ThreatProbes) and probes.instance is instance)
+        tools = engine.dialect.backup_tools
+        server, file = instance.server_access(), instance.database_file()
+        if any(not t.startswith("sqlite-") for t in tools):
+            assert isinstance(server, ServerAccess) and server.instance is instance, tools
+        if any(t.startswith("sqlite-") for t in tools):
+            assert isinstance(file, DatabaseFile) and file.path.name, tools
 
     @pytest.fixture(scope="class")
     @classmethod

@@ -111,7 +111,7 @@ def test_spill_files_hold_canaries_only_when_plain(spec, tmp_path):
     inst = _instance(spec, tmp_path)
     try:
         inst.plant_canaries(MARKERS)
-        with inst.spill_probe(MARKERS) as probe:
+        with inst.threats().spill_probe(MARKERS) as probe:
             files = [p for p in inst.temp_dir.rglob("*") if p.is_file()]
             assert probe["spill_files"] > 0 and files
             assert _holds(files, MARKERS[1]) is spec.is_plain
@@ -130,7 +130,7 @@ def test_the_spill_probe_puts_back_the_global_settings_it_changes(tmp_path):
         settings = ("SELECT current_setting('memory_limit'), current_setting('preserve_insertion_order'), "
                     "(SELECT memory_limit FROM pragma_database_size() LIMIT 1)")
         before = other.execute(settings).fetchone()
-        with inst.spill_probe(MARKERS):
+        with inst.threats().spill_probe(MARKERS):
             pass
         after = other.execute(settings).fetchone()
         # DuckDB's default limit is put back as current_setting() shows it, to 0.1 GiB

@@ -114,7 +114,7 @@ def test_the_rows_cross_between_the_nodes_in_clear_only_without_tls(spec, transp
         status = inst.cluster_status()
         assert {s["status"]["wsrep_local_state_comment"] for s in status.values()} == {"Synced"}
         assert {s["replication_tls"] for s in status.values()} == {"YES" if transport == "tls" else "NO"}
-        [row] = replication_transport_rows(inst)
+        [row] = replication_transport_rows(inst.threats())
         assert row.status == ("protected" if transport == "tls" else "exposed"), row
         wire = _wire_bytes(inst, canary)
         assert len(wire) > 0  # the nodes did talk
@@ -145,8 +145,8 @@ def test_a_mariabackup_state_transfer_goes_over_tls_too(tmp_path):
         inst.start()
         joiner = inst.nodes[1].log_path.read_text(errors="replace")
         assert "Using openssl based encryption with socat" in joiner and transfer_kind(joiner) == "SST"
-        assert "encrypted (TLS" in inst.replication_cache()["transfer"]
-        assert "mariabackup SST stream too" in inst.transport_security()["replication"]["what"]
+        assert "encrypted (TLS" in inst.threats().replication_cache()["transfer"]
+        assert "mariabackup SST stream too" in inst.threats().transport_security()["replication"]["what"]
     finally:
         inst.destroy()
 

@@ -136,10 +136,10 @@ class TestMariadbConformance(kit_for("mariadb")):
         markers = new_markers()
         inst.plant_canaries(markers)
         inst.flush_to_disk()
-        row = live_host_row(inst, Needles(tuple(markers)))  # the mount, read as the only user it admits
+        row = live_host_row(inst.threats(), Needles(tuple(markers)))  # the mount, read as the only user it admits
         assert row.status == "exposed" and set(row.evidence["hits"]) == {f"canary-{i}" for i in range(1, 5)}, row
         assert ("read as the server's OS user" in row.summary) is (inst.fs.owner is not None)
-        keys = inst.key_storage()
+        keys = inst.threats().key_storage()
         assert [k["key"] for k in keys] == ["gocryptfs master key", "gocryptfs password"]
         assert not any(k["found_in_clear"] for k in keys)
         before = inst.counters()["bytes_encrypted_estimate"]

@@ -93,7 +93,7 @@ def test_spill_files_hold_canaries_only_when_plain(text, tmp_path):
     inst = _instance(text, tmp_path, {"temp_store": "file"})
     try:
         inst.plant_canaries(MARKERS)
-        with inst.spill_probe(MARKERS) as probe:
+        with inst.threats().spill_probe(MARKERS) as probe:
             assert "in_memory" not in probe
             data = _open_spill_bytes()
             assert data, "the sort should have spilled to a temporary file"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tdebench.verify.atrest import scan_directory_for
-from tdebench.verify.threat_checks import scan_paths
+from tdebench.verify.threat_scan import scan_paths
 from tdebench.verify.threat_rows import Needles
 
 GIB = 1024 ** 3

@@ -14,7 +14,7 @@ import tdebench.workloads
 from tdebench.api.dialect import MARIADB, POSTGRES, SQLITE
 from tdebench.encryption import parse_spec
 from tdebench.engines import Config, get_engine
-from tdebench.errors import UsageError
+from tdebench.errors import RunFailed, UsageError
 from tdebench.report.backups_view import BackupRow, sentences
 from tdebench.api.trial import ConfigState
 from tdebench.workloads.backup import sqlite_kinds
@@ -90,7 +90,7 @@ def test_sqlite_kinds_back_up_scan_and_restore(spec: str, name: str, tmp_path: P
 
 
 def test_backup_api_copy_keeps_non_default_cipher_settings(tmp_path: Path) -> None:
-    """The backup API's target file is opened by the engine's public connect_path with the instance's key,
+    """The backup API's target file is opened by the instance's DatabaseFile with the instance's key,
     page size and HMAC setting; a copy with other settings could not be opened again after the restore."""
     ctx = _context("sqlcipher:aes-256-cbc", tmp_path, page_size="8192", cipher_use_hmac="off", journal_mode="wal")
     try:
@@ -99,14 +99,15 @@ def test_backup_api_copy_keeps_non_default_cipher_settings(tmp_path: Path) -> No
         ctx.state.instance.destroy()
 
 
-def test_key_material_is_part_of_every_instance(tmp_path: Path) -> None:
-    """Instance.key_material() is public API: a no-op where the engine's tools need no key file."""
+def test_kinds_of_server_tools_refuse_an_instance_without_server_access(tmp_path: Path) -> None:
+    """An embedded database has a file to copy but no server for tools to reach (Instance.server_access() is None):
+    a kind that needs one says so in one line, naming the hook, instead of failing on a missing attribute."""
     ctx = _context("sqlcipher:aes-256-cbc", tmp_path)
     try:
-        with ctx.state.instance.key_material():
-            conn = ctx.state.instance.connect()
-            assert conn.execute("SELECT COUNT(*) FROM persons").fetchone()[0] == 800
-            conn.close()
+        assert ctx.state.instance.server_access() is None
+        assert ctx.database_file.path == ctx.state.instance.path
+        with pytest.raises(RunFailed, match=r"names backup tools but.*server_access\(\)"):
+            ctx.server.tools()
     finally:
         ctx.state.instance.destroy()
 

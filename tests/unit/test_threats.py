@@ -13,7 +13,8 @@ from tdebench.engines.toolkit.exposure import files_holding, files_on_disk, key_
 from tdebench.engines.toolkit.sqlitefile import temp_in_memory
 from tdebench.report import build_report
 from tdebench.verify import hostfacts
-from tdebench.verify.threat_checks import Scan, at_rest_files, rows_bytes
+from tdebench.verify.threat_checks import rows_bytes
+from tdebench.verify.threat_scan import Scan, at_rest_files
 from tdebench.verify.threat_rows import EXPOSED, NOT_APPLICABLE, NOT_CHECKED, PROTECTED, Needles, Row, backup_rows
 from tdebench.verify.threats import merge_backups, verdict_sentence
 

@@ -1,5 +1,5 @@
 """A minimal engine: SQLite files, plain or encrypted by SQLCipher, in the few methods an engine must have (the
-file's lifecycle, paths and threat-model answers come from :mod:`tdebench.engines.toolkit.filedb`).
+file's lifecycle, paths and threat-model probes come from :mod:`tdebench.engines.toolkit.filedb`).
 
 docs/adding-an-engine.md walks through it; the test suite runs the conformance kit on it (tests/engines), so
 it keeps working. Register it with ``tdebench.engines.register("minimal", MinimalEngine)``.
@@ -14,9 +14,10 @@ import sqlcipher3
 
 from tdebench.api.dialect import SQLITE
 from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
+from tdebench.api.server import DatabaseFile
 from tdebench.api.tables import TableSpec, split_line
 from tdebench.encryption import PLAIN, EncryptionSpec, SecretKey, parse_spec
-from tdebench.engines.toolkit.filedb import FileDatabase
+from tdebench.engines.toolkit.filedb import FileDatabase, FileThreats
 from tdebench.errors import EnvironmentProblem
 
 SQLCIPHER = parse_spec("sqlcipher:aes-256-cbc")
@@ -52,23 +53,27 @@ class MinimalInstance(FileDatabase, Instance):
     """One database file in its own directory; the encrypted twin's key lives in memory only."""
 
     dialect = SQLITE
-    library = "SQLite"  # FileDatabase: the threat model's answers for a library without a server
 
     def __init__(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> None:
         super().__init__(config, workdir, database)
         self.place_file(config, workdir, f"{database}.db")  # start, stop, destroy, data_dir, ... come with it
-        self._key = SecretKey.generate(256) if config.spec == SQLCIPHER else None
+        self.key = SecretKey.generate(256) if config.spec == SQLCIPHER else None
 
-    def library_keys(self) -> list[dict[str, Any]]:
-        if self._key is None:
-            return []
-        return [self.key_row(self._key, "SQLCipher raw key (AES-256)", "PRAGMA key on every open")]
+    def threats(self) -> "MinimalThreats":
+        return MinimalThreats(self)
 
     def connect(self) -> Connection:
-        conn = sqlcipher3.connect(str(self.path), check_same_thread=False, isolation_level=None)
-        if self._key is not None:  # must come first; a raw key (x'...') skips key derivation
-            conn.execute(f"PRAGMA key = \"x'{self._key.hex()}'\"")
+        return self.connect_path(self.path)
+
+    def connect_path(self, path: Path) -> Connection:
+        """A connection to ``path`` with the instance's key (the backup API's copy is opened the same way)."""
+        conn = sqlcipher3.connect(str(path), check_same_thread=False, isolation_level=None)
+        if self.key is not None:  # must come first; a raw key (x'...') skips key derivation
+            conn.execute(f"PRAGMA key = \"x'{self.key.hex()}'\"")
         return conn
+
+    def database_file(self) -> DatabaseFile:
+        return DatabaseFile(self.path, self.connect_path)
 
     def bulk_load(self, conn: Connection, table: TableSpec, path: Path) -> int:
         numbers = {"int": int, "bigint": int, "bool": int, "decimal": float, "float": float}
@@ -86,3 +91,13 @@ class MinimalInstance(FileDatabase, Instance):
         with open(self.path, "rb") as handle:
             plain = handle.read(16) == b"SQLite format 3\x00"
         return {"enabled": not plain, "file_header_plaintext": plain}
+
+
+class MinimalThreats(FileThreats):
+    """The threat model's probes: FileThreats answers for any library without a server; this adds the key's row."""
+
+    library = "SQLite"
+
+    def library_keys(self) -> list[dict[str, Any]]:
+        key = self.instance.key
+        return [] if key is None else [self.key_row(key, "SQLCipher raw key (AES-256)", "PRAGMA key on every open")]

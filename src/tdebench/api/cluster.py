@@ -3,8 +3,10 @@
 An instance whose database is a cluster returns a :class:`Cluster` from
 :meth:`tdebench.api.engine.Instance.cluster` (None: a single server or an embedded database, the default), and its
 engine names the class once in :attr:`tdebench.api.engine.Engine.cluster_type`; the faults the engine can suffer
-(:attr:`tdebench.api.engine.Engine.faults`) follow from that class, so that ``--fault`` is refused before any work
-for an engine without one. :mod:`tdebench.runner.faults` kills a node, rejoins it and counts the commits meanwhile.
+(:attr:`tdebench.api.engine.Engine.faults`) and its default node count
+(:attr:`tdebench.api.engine.Engine.cluster_nodes`) follow from that class, so that ``--fault`` and ``--nodes`` are
+refused before any work for an engine without one. :mod:`tdebench.runner.faults` kills a node, rejoins it and
+counts the commits meanwhile.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ class Cluster(ABC):
 
     #: the faults of :mod:`tdebench.api.faults` a cluster of this class can suffer during a trial
     faults: ClassVar[tuple[str, ...]] = (KILL_NODE,)
+    #: how many nodes an instance has unless ``--nodes`` (setting ``nodes``) says otherwise
+    default_nodes: ClassVar[int] = 3
 
     @abstractmethod
     def size(self) -> int:

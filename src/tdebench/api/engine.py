@@ -7,27 +7,31 @@ workload: the workload hands it SQL text in the instance's :class:`~tdebench.api
 family and :class:`~tdebench.api.tables.TableSpec` descriptions of its tables. Engines are
 registered explicitly in :mod:`tdebench.engines`.
 
-Optional behaviour is a documented method with a default here (never looked up with ``getattr``).
+Optional behaviour is a documented method with a default here (never looked up with ``getattr``); a group of
+hooks only some engines have is a capability object an instance returns, or None where it has none
+(:meth:`Instance.cluster`, :meth:`Instance.cache`, :meth:`Instance.threats`, :meth:`Instance.server_access`,
+:meth:`Instance.database_file`), and the :class:`Engine` flags the runner reads before any work follow from the
+classes the engine names.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from tdebench.api.cache import Cache, WarmCache
 from tdebench.api.canary import CANARY_TABLE
 from tdebench.api.cluster import Cluster
+from tdebench.api.connection import Connection
 from tdebench.api.dialect import Dialect
 from tdebench.api.footprint import UNMEASURED, Footprint, allocated_bytes
 from tdebench.api.config import Config
 from tdebench.api.keys import KeyAccess, KeyPath, KeyRotation
-from tdebench.api.server import ServerFiles, ToolAccess
+from tdebench.api.server import DatabaseFile, ServerAccess
 from tdebench.api.switch import SwitchMethod, SwitchProgress
 from tdebench.api.tables import TableSpec
 from tdebench.api.threat_probes import ThreatProbes
@@ -35,15 +39,6 @@ from tdebench.encryption import EncryptionSpec
 from tdebench.errors import UsageError
 
 DEFAULT_DATABASE = "tdebench"
-
-
-class Connection(Protocol):
-    """The part of a DB-API 2 connection tdebench uses."""
-
-    def cursor(self) -> Any: ...
-    def commit(self) -> None: ...
-    def rollback(self) -> None: ...
-    def close(self) -> None: ...
 
 
 class SqlTranslator(Protocol):
@@ -58,7 +53,7 @@ class SqlTranslator(Protocol):
         """One statement in ``target``'s SQL, or None."""
 
 
-class Instance(ThreatProbes, ABC):
+class Instance(ABC):
     """One provisioned database for one config. Use as a context manager: leaving it stops it."""
 
     #: False for servers tdebench does not manage (external targets): no data directory to scan or to
@@ -234,12 +229,6 @@ class Instance(ThreatProbes, ABC):
         cannot (no key server, or an engine without key versions)."""
         return None
 
-    @contextlib.contextmanager
-    def key_material(self) -> Iterator[None]:
-        """While the block runs, the key is where the engine's own tools outside the server expect it (e.g.
-        ``mariadb-backup`` loading the key plugin itself); removed afterwards. No-op when none is needed."""
-        yield
-
     @staticmethod
     def execute_all(conn: Connection, statements: Sequence[str]) -> None:
         """Run statements in order on one cursor and commit."""
@@ -361,46 +350,29 @@ class Instance(ThreatProbes, ABC):
         """The relation that stores ``table``'s rows (column encryption keeps them in another table)."""
         return table
 
-    def database_file(self) -> Path | None:
-        """The one file an embedded database lives in (SQLite), else None."""
+    def database_file(self) -> DatabaseFile | None:
+        """The one file an embedded database lives in, with how to open a second one the same way (the backup API
+        and SQLite's ``dbstat`` read it): a :class:`~tdebench.api.server.DatabaseFile`; None (default): no such
+        file (a server, or a library whose copies tdebench does not open)."""
         return None
-
-    def connect_path(self, path: Path) -> Connection:
-        """A connection to another database file with this instance's key and settings (an embedded engine's
-        backup into a second file). Only for engines whose :meth:`database_file` is a file."""
-        raise NotImplementedError(f"{type(self).__name__} has no database file to copy")
 
     def owned_paths(self) -> list[Path]:
         """Directories the instance makes outside its work dir (recorded for ``tdebench cleanup``)."""
         return []
 
-    # the server's own tools (backup kinds) -------------------------------------------------
-    @contextlib.contextmanager
-    def tool_access(self) -> Iterator[ToolAccess]:
-        """While the block runs, how the engine's own command-line tools reach this server (credentials are
-        handed over through a pipe or a 0600 file that is gone afterwards). Only for engines whose
-        :attr:`Dialect.backup_tools` name such tools."""
-        raise NotImplementedError(f"{type(self).__name__} has no command-line tools")
-        yield  # pragma: no cover
+    # capabilities of only some engines ------------------------------------------------------
+    def server_access(self) -> ServerAccess | None:
+        """How the engine's own command-line tools and a second database reach the running server (backup kinds,
+        the ``encrypt`` workload's second database): a :class:`~tdebench.api.server.ServerAccess`; None (default):
+        an embedded database, or a server whose tools tdebench does not drive. An engine whose
+        :attr:`Dialect.backup_tools` name a server's tools returns one."""
+        return None
 
-    def server_files(self) -> ServerFiles:
-        """Where the running server reads its data and as which OS user (physical restores). Only for engines
-        whose :attr:`Dialect.backup_tools` name a physical backup tool."""
-        raise NotImplementedError(f"{type(self).__name__} has no server files to restore")
-
-    def stop_server(self) -> None:
-        """Stop the server process only, leaving :meth:`server_files` in place (an encrypted mount stays
-        mounted) for a physical restore. Default: :meth:`stop`."""
-        self.stop()
-
-    def start_server(self) -> None:
-        """Start the server stopped by :meth:`stop_server`. Default: :meth:`start`."""
-        self.start()
-
-    def connect_to(self, database: str) -> Connection:
-        """An autocommit connection to another database of the same server (``CREATE DATABASE`` and restores
-        into it). Default: none (servers with one namespace of databases reach them as schemas instead)."""
-        raise NotImplementedError(f"{type(self).__name__} cannot connect to another database")
+    def threats(self) -> ThreatProbes | None:
+        """What the instance can tell about each attacker of the threat model (docs/security.md): a
+        :class:`~tdebench.api.threat_probes.ThreatProbes`; None (default): the engine offers no probes, and every
+        row that needs one says "not checked"."""
+        return None
 
     @property
     def server_version(self) -> str:
@@ -412,6 +384,12 @@ def _special_files(directory: str, names: list[str]) -> list[str]:
     """Sockets, FIFOs and the like are not copied (they belong to a running server)."""
     return [n for n in names if not (os.path.isdir(os.path.join(directory, n))
                                      or os.path.isfile(os.path.join(directory, n)))]
+
+
+def threat_probes(instance: Instance) -> ThreatProbes:
+    """What the threat model asks of ``instance``: its :meth:`Instance.threats`, or, for an engine that offers
+    none, the defaults ("not known"; the data directory as everything it keeps on disk)."""
+    return instance.threats() or ThreatProbes(instance)
 
 
 class Engine(ABC):
@@ -427,10 +405,8 @@ class Engine(ABC):
     #: no cache tdebench can size (``--memory-ratio`` is then refused before any work); :attr:`cache_setting`,
     #: :attr:`page_sources`, :attr:`memory_headroom` and :attr:`warm_restart` follow from it
     cache_type: ClassVar[type[Cache] | None] = None
-    #: nodes per instance of a cluster engine by default (``--nodes``, setting ``nodes``); 0: not a cluster
-    cluster_nodes: ClassVar[int] = 0
     #: the class of the :class:`~tdebench.api.cluster.Cluster` its instances return from :meth:`Instance.cluster`;
-    #: None: its instances are not clusters (:attr:`faults` follows from it)
+    #: None: its instances are not clusters (:attr:`faults` and :attr:`cluster_nodes` follow from it)
     cluster_type: ClassVar[type[Cluster] | None] = None
     #: how the engine encrypts existing data in place while it serves (its instances implement
     #: :meth:`Instance.start_plain`, :meth:`Instance.switch_encryption`, :meth:`Instance.encryption_progress`);
@@ -441,8 +417,8 @@ class Engine(ABC):
     #: :meth:`Instance.switch_offline` and :meth:`Instance.encryption_progress`); "" when it has no such method
     offline_switch: ClassVar[str] = ""
     #: True when :attr:`online_switch` encrypts every database of the server (not only the workload's) and
-    #: :meth:`Instance.connect_to` reaches another database of it, created on first use: the ``encrypt`` workload
-    #: can then load TPC-H beside its TPC-C background (``sf``) and switch both
+    #: :meth:`~tdebench.api.server.ServerAccess.connect_to` reaches another database of it, created on first use:
+    #: the ``encrypt`` workload can then load TPC-H beside its TPC-C background (``sf``) and switch both
     switch_whole_server: ClassVar[bool] = False
     #: how the engine re-encrypts existing encrypted data under a new key, "" when it cannot
     rekey_method: ClassVar[str] = ""
@@ -470,6 +446,12 @@ class Engine(ABC):
         """Its instances restart keeping their cache (``--restart-twins``): its cache is a
         :class:`~tdebench.api.cache.WarmCache`."""
         return self.cache_type is not None and issubclass(self.cache_type, WarmCache)
+
+    @property
+    def cluster_nodes(self) -> int:
+        """Nodes per instance by default (``--nodes``, setting ``nodes``): its :attr:`cluster_type`'s
+        ``default_nodes``; 0: not a cluster (``--nodes`` is refused for it)."""
+        return self.cluster_type.default_nodes if self.cluster_type is not None else 0
 
     @property
     def faults(self) -> tuple[str, ...]:

@@ -30,7 +30,7 @@ class SwitchMethod:
     rekey: str = ""
     #: True: the re-keying runs while serving (:meth:`~tdebench.api.engine.Instance.rekey`); False: offline
     rekey_online: bool = False
-    #: the switch covers every database of the server (:meth:`~tdebench.api.engine.Instance.connect_to` reaches
+    #: the switch covers every database of the server (:meth:`~tdebench.api.server.ServerAccess.connect_to` reaches
     #: another one, created on first use)
     whole_server: bool = False
     #: the offline switch copies the data into another place: the old copy stays, in the clear, until

@@ -1,9 +1,12 @@
 """What an instance can tell about each attacker of the threat model (:mod:`tdebench.verify.threats`,
-docs/security.md).
+docs/security.md), as a capability object.
 
-Each method answers one question about an attacker. The defaults say "not known" (None), which makes the row
-"not checked" with the reason; an engine overrides what it can answer. No hook returns a key, password or canary
-value: they return facts, paths, or rows read back for the caller to count.
+An instance whose engine can answer returns a subclass of :class:`ThreatProbes` from
+:meth:`tdebench.api.engine.Instance.threats` (None: it offers none, the default; the threat model then asks
+:func:`tdebench.api.engine.threat_probes`, whose answers are the defaults below). Each method answers one question about an attacker.
+The defaults say "not known" (None), which makes the row "not checked" with the reason; an engine overrides what it
+can answer. No probe returns a key, password or canary value: they return facts, paths, or rows read back for the
+caller to count.
 """
 
 from __future__ import annotations
@@ -12,20 +15,26 @@ import contextlib
 import pwd
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from tdebench.api.canary import CANARY_TABLE
 
+#: the engine's own instance class the probes belong to
+InstanceT = TypeVar("InstanceT")
 
-class ThreatProbes:
-    """Default answers (all "not known"); :class:`tdebench.api.engine.Instance` inherits them."""
 
-    data_dir: Path  # provided by the instance
+class ThreatProbes(Generic[InstanceT]):
+    """The threat-model probes of one instance of the engine's own instance class ``InstanceT``; the defaults
+    answer "not known"."""
+
+    def __init__(self, instance: InstanceT) -> None:
+        #: the instance probed (the engine's own class)
+        self.instance = instance
 
     def disk_paths(self) -> list[Path]:
         """Every file or directory this instance keeps on disk (data, logs, temp, configuration, key files),
         as a copy of the disk shows it; a FUSE mount's decrypted view is not on disk. Default: the data dir."""
-        return [self.data_dir]
+        return [self.instance.data_dir]  # type: ignore[attr-defined]
 
     def live_paths(self) -> list[Path] | None:
         """The instance's files as a process on the running host opens them while the instance runs: the
@@ -38,10 +47,10 @@ class ThreatProbes:
         return None
 
     def data_dir_parts(self) -> dict[str, list[str]] | None:
-        """Globs relative to :attr:`data_dir` naming its parts: ``datadir`` (the database's own data directory,
-        when :attr:`data_dir` also holds logs, key files or configuration; default: every file), ``redo`` (redo
-        log / WAL), ``temp`` (temporary tablespaces and files). ``{}``: no part named; None: the parts cannot be
-        told apart (e.g. encrypted file names)."""
+        """Globs relative to the instance's ``data_dir`` naming its parts: ``datadir`` (the database's own data
+        directory, when ``data_dir`` also holds logs, key files or configuration; default: every file), ``redo``
+        (redo log / WAL), ``temp`` (temporary tablespaces and files). ``{}``: no part named; None: the parts cannot
+        be told apart (e.g. encrypted file names)."""
         return {}
 
     def key_storage(self) -> list[dict[str, Any]] | None:
@@ -67,8 +76,8 @@ class ThreatProbes:
 
     def temp_locations(self) -> list[Path] | None:
         """Directories or files where the server writes temporary and spill files on disk (for ``fs:*``
-        configs the cipher directory: file names are encrypted). Open files of :meth:`server_pids` below
-        these paths are read too, including deleted ones. None when not known."""
+        configs the cipher directory: file names are encrypted). Open files of the instance's ``server_pids``
+        below these paths are read too, including deleted ones. None when not known."""
         return None
 
     @contextlib.contextmanager
@@ -86,10 +95,10 @@ class ThreatProbes:
         return None
 
     def replication_cache(self) -> dict[str, Any] | None:
-        """A cluster's replication files on disk: ``globs`` (relative to :attr:`data_dir`) of the write-set cache
-        of every node (Galera's gcache), ``encryption`` (``offered``, ``enabled``, ``reason``: what the provider
-        says), ``what``; ``transfer_globs``: the files a joining node received by state transfer, ``transfer``
-        (how). None for engines without replication."""
+        """A cluster's replication files on disk: ``globs`` (relative to the instance's ``data_dir``) of the
+        write-set cache of every node (Galera's gcache), ``encryption`` (``offered``, ``enabled``, ``reason``: what
+        the provider says), ``what``; ``transfer_globs``: the files a joining node received by state transfer,
+        ``transfer`` (how). None for engines without replication."""
         return None
 
     def transport_security(self) -> dict[str, Any] | None:

@@ -129,7 +129,7 @@ def _plan_from_file(ctx: typer.Context, a: RunArgs) -> tuple[Any, Path | None]:
 
 
 def _cluster_nodes(engines: str, nodes: int) -> int:
-    """``--nodes``: only for cluster engines (those declaring :attr:`Engine.cluster_nodes`)."""
+    """``--nodes``: only for cluster engines (a :attr:`Engine.cluster_type`, so :attr:`Engine.cluster_nodes`)."""
     from tdebench.engines import engine_choices, get_engine
 
     clusters = [n for n in engine_choices() if get_engine(n).cluster_nodes]

@@ -119,8 +119,8 @@ def table_sizes(instance: Instance, tables: list[str], conn: Connection | None =
             return mariadb_sizes(conn, tables)
         if catalog == "pg_class":
             return postgres_sizes(conn, instance, tables)
-        path = instance.database_file() if catalog == "dbstat" else None
-        found = sqlite_dbstat(path, tables) if path else None
+        file = instance.database_file() if catalog == "dbstat" else None
+        found = sqlite_dbstat(file.path, tables) if file is not None else None
         if found is None:
             return {}
         for table in tables:

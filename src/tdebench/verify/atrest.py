@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.footprint import allocated_bytes
-from tdebench.api.engine import Instance
+from tdebench.api.engine import Instance, threat_probes
 from tdebench.engines.toolkit.exposure import data_windows
 
 
@@ -109,7 +109,7 @@ def statement_log_globs(instance: Instance) -> list[str]:
     """Statement-log files inside :attr:`Instance.data_dir` (relative): plaintext by design under every scope,
     judged in the threat model's own row, not by the at-rest verdict."""
     try:
-        facts = instance.statement_logs() or {}
+        facts = threat_probes(instance).statement_logs() or {}
     except Exception:  # noqa: BLE001 - an engine that cannot say keeps the plain verdict
         return []
     root = instance.data_dir.resolve()

@@ -1,22 +1,21 @@
 """The checks behind the threat-model rows (:mod:`tdebench.verify.threats`), one function per attacker.
 
-Each check asks the instance (its threat-model hooks, see :class:`tdebench.api.engine.Instance`), runs what
-it must on the live server (a lookup with literal values for the statement log, a spilling sort for the temp
-files, a SELECT-only user), scans the files involved and turns the result into a :class:`Row`. Files are named
-relative to the instance directory where possible; hits are counted per needle *name*.
+Each check asks the instance's threat-model probes (:class:`tdebench.api.threat_probes.ThreatProbes`, from
+:meth:`tdebench.api.engine.Instance.threats`; the instance itself is their ``instance``), runs what it must on the
+live server (a lookup with literal values for the statement log, a spilling sort for the temp files, a SELECT-only
+user), scans the files involved (:mod:`tdebench.verify.threat_scan`) and turns the result into a :class:`Row`.
+Files are named relative to the instance directory where possible; hits are counted per needle *name*.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import secrets
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tdebench.api.engine import Instance
+from tdebench.api.threat_probes import ThreatProbes
 from tdebench.engines.toolkit.exposure import files_on_disk
 from tdebench.verify import hostfacts
 from tdebench.verify.atrest import count_in_file
@@ -24,191 +23,27 @@ from tdebench.verify.live_scan import scan_tree_as
 from tdebench.verify.threat_keys import host_keys_row, key_text, unattended_text
 from tdebench.verify.threat_rows import (EXPOSED, NOT_APPLICABLE, NOT_CHECKED, PROTECTED, Needles, Row, backup_rows,
                                          fmt_bytes, guarded, join_words)
+from tdebench.verify.threat_scan import (FileHit, Scan, at_rest_files, display, hits_text, inside, matches,
+                                         scan_paths, temp_scan)
 
 MAX_PROBE_SLEEP = 3.0  # a slow-query threshold above this is not waited for: the final scan decides
 LOG_HINT = ("turn it on as users do with --server-setting, e.g. general_log=ON or slow_query_log=ON (MariaDB), "
             "log_statement=all or log_min_duration_statement=0 (PostgreSQL)")
-TOP_FILES = 10
-
-
-@dataclass
-class FileHit:
-    """Hits per needle name in one scanned file."""
-
-    path: str
-    bytes: int
-    hits: dict[str, int]
-
-    @property
-    def total(self) -> int:
-        return sum(self.hits.values())
-
-
-@dataclass
-class Scan:
-    """A set of scanned files."""
-
-    files: list[FileHit]
-
-    @property
-    def hits(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for f in self.files:
-            for name, n in f.hits.items():
-                out[name] = out.get(name, 0) + n
-        return dict(sorted(out.items()))
-
-    @property
-    def total(self) -> int:
-        return sum(f.total for f in self.files)
-
-    @property
-    def bytes(self) -> int:
-        return sum(f.bytes for f in self.files)
-
-    def evidence(self) -> dict[str, Any]:
-        with_hits = [f.path for f in self.files if f.total]
-        return {"files_scanned": len(self.files), "bytes_scanned": self.bytes, "hits": self.hits,
-                "files_with_hits": with_hits[:TOP_FILES], "more_files_with_hits": max(0, len(with_hits) - TOP_FILES)}
-
-    def text(self, what: str) -> str:
-        """``3 files of X (12.0 MiB) scanned: canary-1 ×2 in a, b`` or ``...: no plaintext``."""
-        head = f"{len(self.files)} file(s) of {what} ({fmt_bytes(self.bytes)}) scanned: "
-        if not self.total:
-            return head + "no canary or known plaintext"
-        where = [f.path for f in self.files if f.total]
-        more = f" and {len(where) - 3} more file(s)" if len(where) > 3 else ""
-        return head + f"{hits_text(self.hits)} in {', '.join(where[:3]) if more else join_words(where)}{more}"
-
-
-def hits_text(hits: dict[str, int]) -> str:
-    return ", ".join(f"{name} ×{n}" for name, n in hits.items()) or "no hits"
-
-
-def matches(path: str, globs: list[str]) -> bool:
-    return any(fnmatch.fnmatch(path, g) for g in globs)
-
-
-# scanning ---------------------------------------------------------------------------------------------
-def display(path: Path, roots: list[Path]) -> str:
-    """``path`` relative to the first root holding it, else absolute."""
-    real = Path(os.path.realpath(path))
-    for root in roots:
-        base = Path(os.path.realpath(root))
-        if real == base:
-            return real.name
-        if real.is_relative_to(base):
-            return str(real.relative_to(base))
-    return str(real)
-
-
-def scanned_size(path: Path) -> int:
-    """Bytes on disk (a sparse image counts its blocks), or a fresh file's apparent size until its blocks are
-    allocated; a /proc fd link is followed."""
-    info = os.stat(path)
-    return info.st_blocks * 512 or info.st_size
-
-
-def scan_paths(paths: list[Path], needles: Needles, roots: list[Path], label: str | None = None) -> Scan:
-    """Count every needle in each file (files only; unreadable ones skipped)."""
-    values = [v.encode() for v in needles.values()]
-    files = []
-    for path in paths:
-        try:
-            counts = count_in_file(path, values) if values else {}
-            size = scanned_size(path)
-        except (OSError, ValueError):
-            continue
-        files.append(FileHit(label or display(path, roots), size, needles.name_counts(counts)))
-    return Scan(files)
-
-
-def at_rest_files(at_rest: dict[str, Any]) -> list[FileHit]:
-    """The at-rest scan's files (canary hits by name, known plaintext merged in by path)."""
-    files = {f["path"]: FileHit(f["path"], int(f.get("bytes", 0)), dict(f.get("hits") or {}))
-             for f in at_rest.get("files") or [] if isinstance(f, dict) and "path" in f}
-    for f in at_rest.get("known_plaintext") or []:
-        if not isinstance(f, dict) or f.get("path") not in files:
-            continue
-        for text, n in (f.get("hits") or {}).items():
-            if n:
-                files[f["path"]].hits[f"known:{text}"] = int(n)
-    return list(files.values())
-
-
-def open_temp_files(pids: list[int], locations: list[Path]) -> tuple[list[tuple[Path, str]], int]:
-    """(readable /proc/<pid>/fd paths with their target, count of unreadable ones) of the files the processes
-    hold open below ``locations`` (deleted ones included: their bytes are still on the disk)."""
-    roots = [os.path.realpath(p) for p in locations]
-    found: dict[str, Path] = {}
-    unreadable = 0
-    for pid in pids:
-        try:
-            fds = os.listdir(f"/proc/{pid}/fd")
-        except OSError:
-            continue
-        for fd in fds:
-            link = f"/proc/{pid}/fd/{fd}"
-            try:
-                target = os.readlink(link)
-            except OSError:
-                continue
-            clean = target[:-len(" (deleted)")] if target.endswith(" (deleted)") else target
-            if not any(clean == r or clean.startswith(r + "/") for r in roots) or target in found:
-                continue
-            if os.access(link, os.R_OK) and os.path.isfile(link):
-                found[target] = Path(link)
-            else:
-                unreadable += 1
-    return [(p, t) for t, p in found.items()], unreadable
-
-
-def _inside(path: Path, roots: list[Path]) -> bool:
-    real = os.path.realpath(path)
-    return any(real == os.path.realpath(r) or real.startswith(os.path.realpath(r) + "/") for r in roots)
-
-
-def temp_scan(instance: Instance, needles: Needles, since: float | None) -> tuple[Scan, int]:
-    """Open temp files of the server plus files in its own temp locations (changed since ``since``, or all)."""
-    roots = instance.disk_paths()
-    locations = instance.temp_locations() or []
-    opened, unreadable = open_temp_files(instance.server_pids(), locations)
-    scan = Scan([])
-    for link, target in opened:
-        deleted = target.endswith(" (deleted)")
-        name = display(Path(target.replace(" (deleted)", "")), roots) + (" (deleted, still open)" if deleted
-                                                                         else " (open)")
-        scan.files += scan_paths([link], needles, roots, label=name).files
-    seen = {t.replace(" (deleted)", "") for _, t in opened}
-    # only the instance's own locations are listed (never a shared /tmp); the data_dir itself (a gocryptfs
-    # cipher directory) only for files changed during the probe: its full scan is the data-directory row's
-    own = [p for p in locations if _inside(p, roots)
-           and (since is not None or os.path.realpath(p) != os.path.realpath(instance.data_dir))]
-    for path in files_on_disk(own):
-        if str(path) in seen:
-            continue
-        try:
-            if since is not None and path.stat().st_mtime < since:
-                continue
-        except OSError:
-            continue
-        scan.files += scan_paths([path], needles, roots).files
-    return scan, unreadable
 
 
 # the rows -------------------------------------------------------------------------------------------
-def statement_facts(instance: Instance) -> dict[str, Any] | None:
+def statement_facts(probes: ThreatProbes) -> dict[str, Any] | None:
     try:
-        return instance.statement_logs()
+        return probes.statement_logs()
     except Exception:  # noqa: BLE001 - the statement-log row says it was not checked
         return None
 
 
-def log_rel_paths(instance: Instance, facts: dict[str, Any] | None) -> set[str]:
+def log_rel_paths(probes: ThreatProbes, facts: dict[str, Any] | None) -> set[str]:
     """Statement-log files inside the data_dir, relative to it (they have a row of their own)."""
     if not facts or not facts.get("enabled"):
         return set()
-    root = os.path.realpath(instance.data_dir)
+    root = os.path.realpath(probes.instance.data_dir)
     out = set()
     for path in facts.get("files", []):
         real = os.path.realpath(path)
@@ -217,8 +52,8 @@ def log_rel_paths(instance: Instance, facts: dict[str, Any] | None) -> set[str]:
     return out
 
 
-def data_dir_row(instance: Instance, files: list[FileHit], logs: set[str]) -> Row:
-    parts = instance.data_dir_parts()
+def data_dir_row(probes: ThreatProbes, files: list[FileHit], logs: set[str]) -> Row:
+    parts = probes.data_dir_parts()
     globs = (parts or {}).get("datadir") or ["*"]
     mine = Scan([f for f in files if matches(f.path, globs) and f.path not in logs])
     if not mine.files:
@@ -235,8 +70,8 @@ def data_dir_row(instance: Instance, files: list[FileHit], logs: set[str]) -> Ro
                evidence)
 
 
-def redo_row(instance: Instance, files: list[FileHit], data: Row) -> Row:
-    parts = instance.data_dir_parts()
+def redo_row(probes: ThreatProbes, files: list[FileHit], data: Row) -> Row:
+    parts = probes.data_dir_parts()
     if parts is None:
         if data.status == PROTECTED:
             return Row("redo_log", PROTECTED, "the redo log / WAL cannot be told apart on disk (encrypted file "
@@ -253,9 +88,9 @@ def redo_row(instance: Instance, files: list[FileHit], data: Row) -> Row:
                {**redo.evidence(), "globs": parts["redo"]})
 
 
-def replication_rows(instance: Instance, files: list[FileHit]) -> list[Row]:
+def replication_rows(probes: ThreatProbes, files: list[FileHit]) -> list[Row]:
     """A cluster's gcache and state-transfer files, from the at-rest scan; no row for engines without them."""
-    facts = instance.replication_cache()
+    facts = probes.replication_cache()
     if facts is None:
         return []
     globs = list(facts.get("globs") or [])
@@ -277,19 +112,19 @@ def replication_rows(instance: Instance, files: list[FileHit]) -> list[Row]:
     return rows
 
 
-def disk_row(instance: Instance, files: list[FileHit], needles: Needles, logs: dict[str, Any] | None,
+def disk_row(probes: ThreatProbes, files: list[FileHit], needles: Needles, logs: dict[str, Any] | None,
              keys: list[dict[str, Any]] | None) -> Row:
     """The instance's files as a copy of the disk holds them, and its keys (``keys``: :meth:`key_storage`) where
     a setup that restarts unattended keeps them."""
-    roots = instance.disk_paths()
+    roots = probes.disk_paths()
     log_paths = [Path(p) for p in (logs or {}).get("files", []) + (logs or {}).get("server_logs", [])]
     log_rel = set()
     for p in log_paths:
-        if _inside(p, [instance.data_dir]):
-            log_rel.add(str(Path(os.path.realpath(p)).relative_to(os.path.realpath(instance.data_dir))))
+        if inside(p, [probes.instance.data_dir]):
+            log_rel.add(str(Path(os.path.realpath(p)).relative_to(os.path.realpath(probes.instance.data_dir))))
     base = [f for f in files if f.path not in log_rel]  # statement logs are rescanned below (after the probe)
-    rest = [p for p in files_on_disk(roots, exclude=[instance.data_dir])]
-    fresh = scan_paths(rest + [p for p in log_paths if p.is_file() and _inside(p, [instance.data_dir])], needles,
+    rest = [p for p in files_on_disk(roots, exclude=[probes.instance.data_dir])]
+    fresh = scan_paths(rest + [p for p in log_paths if p.is_file() and inside(p, [probes.instance.data_dir])], needles,
                        roots)
     scan = Scan(base + fresh.files)
     clear = [k for k in keys or [] if k.get("found_in_clear")]
@@ -305,13 +140,13 @@ def disk_row(instance: Instance, files: list[FileHit], needles: Needles, logs: d
                + (f"; {restart}" if restart else ""), evidence)
 
 
-def live_host_row(instance: Instance, needles: Needles) -> Row:
+def live_host_row(probes: ThreatProbes, needles: Needles) -> Row:
     """The files as the running host shows them: a filesystem encryption's unlocked mount hands them out in clear
     to root and to the files' owner; an engine's own encryption does not (its keys are in the server's memory)."""
-    roots = instance.live_paths()
+    roots = probes.live_paths()
     if roots is None:
         return Row("live_host", NOT_CHECKED, "the engine does not say where its files are read while it runs")
-    reader = instance.live_reader()
+    reader = probes.live_reader()
     if reader is None:
         scan = scan_paths(list(files_on_disk(roots)), needles, roots)
     else:  # a mount only the server's user may enter: read as that user, whom root can become
@@ -325,12 +160,12 @@ def live_host_row(instance: Instance, needles: Needles) -> Row:
                {**scan.evidence(), "paths": [str(p) for p in roots]})
 
 
-def statement_log_row(instance: Instance, needles: Needles, facts: dict[str, Any] | None) -> Row:
+def statement_log_row(probes: ThreatProbes, needles: Needles, facts: dict[str, Any] | None) -> Row:
     if facts is None:
         return Row("statement_log", NOT_CHECKED, "the engine does not report its statement logging")
     if facts.get("applicable") is False:
         return Row("statement_log", NOT_APPLICABLE, str(facts.get("reason", "")))
-    roots = instance.disk_paths()
+    roots = probes.disk_paths()
     settings = ", ".join(f"{k}={v}" for k, v in (facts.get("settings") or {}).items() if v not in ("", None))
     statement_files = [Path(p) for p in facts.get("files", [])]
     if not facts.get("enabled"):
@@ -341,7 +176,7 @@ def statement_log_row(instance: Instance, needles: Needles, facts: dict[str, Any
                        evidence)
         return Row("statement_log", NOT_APPLICABLE, f"statement logging is off ({settings}); "
                    f"{server.text('the server log')}. To check it, {LOG_HINT}", evidence)
-    probe = run_log_probe(instance, needles, facts.get("min_duration_s"))
+    probe = run_log_probe(probes, needles, facts.get("min_duration_s"))
     scan = scan_paths([p for p in statement_files if p.is_file()], needles, roots)
     tag_seen = bool(probe.get("tag")) and any(_holds(p, probe["tag"]) for p in statement_files if p.is_file())
     evidence = {**scan.evidence(), "settings": facts.get("settings"), "statement_logging": True,
@@ -363,17 +198,17 @@ def _holds(path: Path, text: str) -> bool:
         return False
 
 
-def run_log_probe(instance: Instance, needles: Needles, min_duration: float | None) -> dict[str, Any]:
+def run_log_probe(probes: ThreatProbes, needles: Needles, min_duration: float | None) -> dict[str, Any]:
     """A lookup with the canary values as literals, as slow as the log's threshold needs."""
     if min_duration is not None and min_duration > MAX_PROBE_SLEEP:
         return {"skipped": f"only statements over {min_duration:g} s are logged; the probe does not wait that long "
                            "(the workload's slow statements are caught by the final scan)"}
     seconds = 0.0 if min_duration is None else min_duration + 0.25
     tag = f"tdebench-log-probe-{secrets.token_hex(6)}"
-    conn = instance.connect()
+    conn = probes.instance.connect()
     try:
         cur = conn.cursor()
-        cur.execute(f"/* {tag} */ " + instance.literal_lookup_sql(list(needles.canaries), seconds))
+        cur.execute(f"/* {tag} */ " + probes.literal_lookup_sql(list(needles.canaries), seconds))
         cur.fetchall()
         conn.commit()
     finally:
@@ -382,18 +217,18 @@ def run_log_probe(instance: Instance, needles: Needles, min_duration: float | No
             "text, as applications write lookups" + (f", lasting at least {seconds:g} s" if seconds else "")}
 
 
-def temp_row(instance: Instance, needles: Needles) -> Row:
-    locations = instance.temp_locations()
+def temp_row(probes: ThreatProbes, needles: Needles) -> Row:
+    locations = probes.temp_locations()
     if locations is None:
         return Row("temp_files", NOT_CHECKED, "the engine does not say where its temporary files go")
-    where = join_words([display(p, instance.disk_paths()) for p in locations])
+    where = join_words([display(p, probes.disk_paths()) for p in locations])
     started = time.time() - 1.0
-    with instance.spill_probe(list(needles.canaries)) as facts:
+    with probes.spill_probe(list(needles.canaries)) as facts:
         if facts is None:
             return Row("temp_files", NOT_CHECKED, "the engine has no spill probe")
         if "in_memory" in facts:
             return Row("temp_files", NOT_APPLICABLE, str(facts["in_memory"]), {"probe": facts})
-        scan, unreadable = temp_scan(instance, needles, since=started)
+        scan, unreadable = temp_scan(probes, needles, since=started)
     spilled = bool(facts.get("spill_files")) or any(f.bytes for f in scan.files)
     evidence = {**scan.evidence(), "locations": [str(p) for p in locations], "probe": facts,
                 "unreadable_open_files": unreadable}
@@ -409,9 +244,9 @@ def temp_row(instance: Instance, needles: Needles) -> Row:
                f"read ({len(scan.files)} scanned, {unreadable} unreadable)", evidence)
 
 
-def swap_core_row(instance: Instance) -> Row:
-    facts = hostfacts.memory_facts(instance.server_pids())
-    engine = instance.core_dump_facts() or {}
+def swap_core_row(probes: ThreatProbes) -> Row:
+    facts = hostfacts.memory_facts(probes.instance.server_pids())
+    engine = probes.core_dump_facts() or {}
     applies = set(engine.get("applies_to") or [])
     dumping, unknown = [], []
     for p in facts.processes:
@@ -421,7 +256,7 @@ def swap_core_row(instance: Instance) -> Row:
         (dumping if dumps else unknown if dumps is None else []).append(p)
     swap = facts.clear_swap
     locked = bool(engine.get("memory_locked"))
-    holds = "keys and decrypted rows" if not instance.config.spec.is_plain else "rows"
+    holds = "keys and decrypted rows" if not probes.instance.config.spec.is_plain else "rows"
     limits = join_words(sorted({f"{p.name} {p.core_soft}" for p in facts.processes})) or "no process"
     core = (f"core_pattern {facts.core_pattern!r}, RLIMIT_CORE (soft) {limits}"
             + (f", {', '.join(f'{k}={v}' for k, v in (engine.get('settings') or {}).items())}" if engine else ""))
@@ -435,13 +270,13 @@ def swap_core_row(instance: Instance) -> Row:
             what.append(f"a crash of {join_words(sorted({p.name for p in dumping}))} writes a core with its {holds}")
         if swap and not locked:
             what.append(f"its {holds} can be paged to unencrypted swap")
-        who = "keys could" if not instance.config.spec.is_plain else "decrypted rows could"
+        who = "keys could" if not probes.instance.config.spec.is_plain else "decrypted rows could"
         return Row("swap_core", EXPOSED, f"{'; '.join(what)}: {who} land on disk ({core}; {swap_text})",
                    evidence)
     if unknown:
         return Row("swap_core", NOT_CHECKED, f"the core limit of {len(unknown)} process(es) could not be read "
                    f"({core}; {swap_text})", evidence)
-    who = "keys cannot" if not instance.config.spec.is_plain else "nothing in memory can"
+    who = "keys cannot" if not probes.instance.config.spec.is_plain else "nothing in memory can"
     return Row("swap_core", PROTECTED, f"no core dump and no swap for the {holds} in memory: {who} land "
                f"on disk this way ({core}; {swap_text})", evidence)
 
@@ -454,8 +289,8 @@ def rows_bytes(rows: list[list[Any]]) -> bytes:
     return b"\n".join(out)
 
 
-def select_user_row(instance: Instance, needles: Needles) -> Row:
-    result = instance.read_as_select_user()
+def select_user_row(probes: ThreatProbes, needles: Needles) -> Row:
+    result = probes.read_as_select_user()
     if result is None:
         return Row("select_user", NOT_CHECKED, "the engine has no SELECT-user probe")
     if result.get("applicable") is False:
@@ -484,8 +319,8 @@ def select_user_row(instance: Instance, needles: Needles) -> Row:
     return Row("select_user", NOT_CHECKED, head, evidence)
 
 
-def network_row(instance: Instance) -> Row:
-    t = instance.transport_security()
+def network_row(probes: ThreatProbes) -> Row:
+    t = probes.transport_security()
     if t is None:
         return Row("network", NOT_CHECKED, "the engine does not report its TLS settings")
     if t.get("applicable") is False:
@@ -501,9 +336,9 @@ def network_row(instance: Instance) -> Row:
                f"receive every row in clear, decrypted by the server; {own}", t)
 
 
-def replication_transport_rows(instance: Instance) -> list[Row]:
+def replication_transport_rows(probes: ThreatProbes) -> list[Row]:
     """A cluster's traffic between its nodes (``transport_security()['replication']``); no row for single servers."""
-    t = instance.transport_security() or {}
+    t = probes.transport_security() or {}
     rep = t.get("replication")
     if not isinstance(rep, dict):
         return []
@@ -515,45 +350,45 @@ def replication_transport_rows(instance: Instance) -> list[Row]:
 
 
 # all rows -------------------------------------------------------------------------------------------
-def all_rows(instance: Instance, at_rest: dict[str, Any], needles: Needles, backup_note: str) -> list[Row]:
+def all_rows(probes: ThreatProbes, at_rest: dict[str, Any], needles: Needles, backup_note: str) -> list[Row]:
     """Every row of a local instance, in the order that lets each check see the others' traces."""
     scrub = needles.scrub
     files = at_rest_files(at_rest)
-    facts = statement_facts(instance)
-    logs = log_rel_paths(instance, facts)
-    data = guarded("data_dir", lambda: data_dir_row(instance, files, logs), scrub)
-    rows = [data, guarded("redo_log", lambda: redo_row(instance, files, data), scrub)]
+    facts = statement_facts(probes)
+    logs = log_rel_paths(probes, facts)
+    data = guarded("data_dir", lambda: data_dir_row(probes, files, logs), scrub)
+    rows = [data, guarded("redo_log", lambda: redo_row(probes, files, data), scrub)]
     try:
-        rows += replication_rows(instance, files)
+        rows += replication_rows(probes, files)
     except Exception as exc:  # noqa: BLE001 - one failing probe must not hide the other rows
         rows.append(Row("gcache", NOT_CHECKED, f"the check failed: {scrub(f'{type(exc).__name__}: {exc}')[:300]}"))
-    rows.append(guarded("statement_log", lambda: statement_log_row(instance, needles, facts), scrub))
+    rows.append(guarded("statement_log", lambda: statement_log_row(probes, needles, facts), scrub))
     try:
-        keys = instance.key_storage()
+        keys = probes.key_storage()
     except Exception as exc:  # noqa: BLE001 - the key rows say the keys could not be told
         keys, failure = None, scrub(f"{type(exc).__name__}: {exc}")[:300]
         rows.append(Row("host_keys", NOT_CHECKED, f"the check failed: {failure}"))
-    rows.append(guarded("disk", lambda: disk_row(instance, files, needles, facts, keys), scrub))
-    rows.append(guarded("live_host", lambda: live_host_row(instance, needles), scrub))
+    rows.append(guarded("disk", lambda: disk_row(probes, files, needles, facts, keys), scrub))
+    rows.append(guarded("live_host", lambda: live_host_row(probes, needles), scrub))
     if not any(r.id == "host_keys" for r in rows):
-        rows.append(guarded("host_keys", lambda: host_keys_row(instance, keys), scrub))
+        rows.append(guarded("host_keys", lambda: host_keys_row(probes.instance, keys), scrub))
     rows += backup_rows({}, backup_note)
-    rows.append(guarded("temp_files", lambda: temp_row(instance, needles), scrub))
-    rows.append(guarded("swap_core", lambda: swap_core_row(instance), scrub))
-    rows.append(guarded("select_user", lambda: select_user_row(instance, needles), scrub))
-    rows.append(guarded("network", lambda: network_row(instance), scrub))
+    rows.append(guarded("temp_files", lambda: temp_row(probes, needles), scrub))
+    rows.append(guarded("swap_core", lambda: swap_core_row(probes), scrub))
+    rows.append(guarded("select_user", lambda: select_user_row(probes, needles), scrub))
+    rows.append(guarded("network", lambda: network_row(probes), scrub))
     try:
-        rows += replication_transport_rows(instance)
+        rows += replication_transport_rows(probes)
     except Exception as exc:  # noqa: BLE001 - one failing probe must not hide the other rows
         rows.append(Row("replication", NOT_CHECKED, f"the check failed: {scrub(f'{type(exc).__name__}: {exc}')[:300]}"))
     return rows
 
 
-def unreachable(instance: Instance, needles: Needles) -> list[Row]:
+def unreachable(probes: ThreatProbes, needles: Needles) -> list[Row]:
     """An external server: its files and processes are out of reach; its own SQL probes may still answer."""
-    why = instance.scan_note or "the server's files are out of reach"
+    why = probes.instance.scan_note or "the server's files are out of reach"
     try:
-        keys = instance.key_storage()  # what the server says of its key management, claimed no further
+        keys = probes.key_storage()  # what the server says of its key management, claimed no further
     except Exception:  # noqa: BLE001 - the rows stay "not checked" without it
         keys = None
     told = ("; the server reports " + "; ".join(f"{k['key']}: {k['where']} (not shown: {k.get('not_shown')})"
@@ -562,37 +397,37 @@ def unreachable(instance: Instance, needles: Needles) -> list[Row]:
                 {"keys": keys} if i in ("disk", "host_keys") and keys else {})
             for i in ("data_dir", "redo_log", "disk", "live_host", "host_keys", "statement_log", "temp_files")]
     rows.append(Row("swap_core", NOT_CHECKED, "the server's processes are out of reach"))
-    rows.append(guarded("select_user", lambda: select_user_row(instance, needles), needles.scrub))
-    rows.append(guarded("network", lambda: network_row(instance), needles.scrub))
+    rows.append(guarded("select_user", lambda: select_user_row(probes, needles), needles.scrub))
+    rows.append(guarded("network", lambda: network_row(probes), needles.scrub))
     return rows
 
 
-def final_rows(instance: Instance, rows: list[Row], needles: Needles) -> list[Row]:
+def final_rows(probes: ThreatProbes, rows: list[Row], needles: Needles) -> list[Row]:
     """After the workload: the statement logs and the temporary locations are scanned again."""
     out = []
     for row in rows:
         if row.id == "statement_log":
-            row = guarded(row.id, lambda r=row: _final_log(instance, r, needles), needles.scrub, "final_seconds")
+            row = guarded(row.id, lambda r=row: _final_log(probes, r, needles), needles.scrub, "final_seconds")
         elif row.id == "temp_files" and row.status != NOT_APPLICABLE:
-            row = guarded(row.id, lambda r=row: _final_temp(instance, r, needles), needles.scrub, "final_seconds")
+            row = guarded(row.id, lambda r=row: _final_temp(probes, r, needles), needles.scrub, "final_seconds")
         out.append(row)
     return out
 
 
-def _final_log(instance: Instance, row: Row, needles: Needles) -> Row:
-    facts = statement_facts(instance)
+def _final_log(probes: ThreatProbes, row: Row, needles: Needles) -> Row:
+    facts = statement_facts(probes)
     if not facts or facts.get("applicable") is False or not facts.get("enabled"):
         return row
     scan = scan_paths([Path(p) for p in facts.get("files", []) if Path(p).is_file()], needles,
-                      instance.disk_paths())
+                      probes.disk_paths())
     row.evidence["final_scan"] = scan.evidence()
     if scan.total and row.status != EXPOSED:
         return Row(row.id, EXPOSED, "after the workload, " + scan.text("the statement log"), row.evidence)
     return row
 
 
-def _final_temp(instance: Instance, row: Row, needles: Needles) -> Row:
-    scan, unreadable = temp_scan(instance, needles, since=None)
+def _final_temp(probes: ThreatProbes, row: Row, needles: Needles) -> Row:
+    scan, unreadable = temp_scan(probes, needles, since=None)
     row.evidence["final_scan"] = {**scan.evidence(), "unreadable_open_files": unreadable}
     if scan.total and row.status != EXPOSED:
         return Row(row.id, EXPOSED, "left after the workload: " + scan.text("the temporary locations"),

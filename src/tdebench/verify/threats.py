@@ -1,9 +1,9 @@
 """The threat model per config: which attacker each encryption setup stops, with the scans that show it.
 
 One row per attacker, each the result of a check run on the live instance (:mod:`tdebench.verify.threat_checks`
-with the engine's hooks on :class:`tdebench.api.engine.Instance`); what each row means and how it is checked
-is in docs/security.md. A row's status is one of :data:`STATUSES`; its evidence names files, sizes and hits per
-marker *name* (``canary-1``, ``known:<TPC-H text>``), never a canary value, key or password.
+with the probes the instance returns, :meth:`tdebench.api.engine.Instance.threats`); what each row means and how
+it is checked is in docs/security.md. A row's status is one of :data:`STATUSES`; its evidence names files, sizes
+and hits per marker *name* (``canary-1``, ``known:<TPC-H text>``), never a canary value, key or password.
 
 The runner calls :meth:`ThreatModel.assess` right after the at-rest scan (before any trial) and
 :meth:`ThreatModel.finish` after the last trial, before the instances are destroyed: the statement logs and
@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tdebench.api.engine import Instance
+from tdebench.api.engine import Instance, threat_probes
 from tdebench.api.keys import FILE
 from tdebench.verify import atrest
 from tdebench.verify import threat_checks as tc
@@ -41,10 +41,11 @@ class ThreatModel:
     def assess(self, label: str, instance: Instance, at_rest: dict[str, Any]) -> dict[str, Any]:
         """Every row for one config, after the at-rest scan (``at_rest``: its verification.json entry)."""
         needles = self._needles.get(label) or Needles((), self.known)
+        probes = threat_probes(instance)
         if not instance.scannable:
-            rows = tc.unreachable(instance, needles)
+            rows = tc.unreachable(probes, needles)
         else:
-            rows = tc.all_rows(instance, at_rest, needles, self._backup_note())
+            rows = tc.all_rows(probes, at_rest, needles, self._backup_note())
         return self._entry(instance, rows)
 
     def finish(self, label: str, instance: Instance, entry: dict[str, Any], run_dir: Path) -> None:
@@ -55,7 +56,7 @@ class ThreatModel:
             return
         rows = [Row(**r) for r in threats.get("rows", [])]
         if instance.scannable:
-            rows = tc.final_rows(instance, rows, needles)
+            rows = tc.final_rows(threat_probes(instance), rows, needles)
         rows = merge_backups(rows, load_backup_verdicts(run_dir, label), self._backup_note())
         entry["threats"] = self._entry(instance, rows, final=True)
 

@@ -29,7 +29,7 @@ from tdebench.encryption import PLAIN, EncryptionSpec, SecretKey, parse_spec, re
 from tdebench.engines.duckdb import extensions, load
 from tdebench.engines.duckdb.connection import DuckdbConnection
 from tdebench.engines.duckdb.schema import without_foreign_keys
-from tdebench.engines.duckdb.threats import DuckdbThreatProbes
+from tdebench.engines.duckdb.threats import DuckdbThreats
 from tdebench.engines.toolkit import fscrypt
 from tdebench.engines.toolkit.filedb import FileDatabase, FileEngine
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
@@ -131,7 +131,7 @@ class DuckdbEngine(FileEngine, Engine):
         return Footprint(peak=1.2, final=0.6, fixed=16 * MIB + self.image_overhead(spec, settings))
 
 
-class DuckdbInstance(DuckdbThreatProbes, FileDatabase, Instance):
+class DuckdbInstance(FileDatabase, Instance):
     """One DuckDB database file (with its WAL and spill directory) in its own 0700 directory."""
 
     dialect = DUCKDB
@@ -266,6 +266,9 @@ class DuckdbInstance(DuckdbThreatProbes, FileDatabase, Instance):
 
     def cache(self) -> "DuckdbCache":
         return DuckdbCache(self)
+
+    def threats(self) -> DuckdbThreats:
+        return DuckdbThreats(self)
 
     # facts -----------------------------------------------------------------------------------
     def settings(self) -> dict[str, Any]:

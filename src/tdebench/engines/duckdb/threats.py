@@ -1,8 +1,8 @@
-"""DuckDB's own answers to the threat-model hooks of :class:`tdebench.api.engine.Instance` (docs/security.md).
+"""DuckDB's own answers to the threat-model probes (:class:`tdebench.api.threat_probes.ThreatProbes`,
+docs/security.md): what :meth:`tdebench.engines.duckdb.engine.DuckdbInstance.threats` returns.
 
-A mixin of :class:`tdebench.engines.duckdb.engine.DuckdbInstance`, before
-:class:`~tdebench.engines.toolkit.filedb.FileDatabase` (which answers what every library without a server answers:
-no server log, users or network; the paths; the key's row). DuckDB's spill files go to ``temp_directory``, set to
+:class:`~tdebench.engines.toolkit.filedb.FileThreats` answers what every library without a server answers (no
+server log, users or network; the paths; the key's row); DuckDB's spill files go to ``temp_directory``, set to
 ``tmp/`` inside the instance's directory, so the at-rest scan reads them; the spill probe holds a sort open under a
 small memory limit so that they exist while the scan runs.
 """
@@ -10,11 +10,12 @@ small memory limit so that they exist while the scan runs.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from tdebench.api.canary import CANARY_TABLE
+from tdebench.engines.toolkit.filedb import FileThreats
 
 SPILL_COPIES = 400_000
 SPILL_MEMORY = "48MB"
@@ -25,34 +26,30 @@ def spill_files(directory: Path) -> list[Path]:
     return [p for p in directory.rglob("*") if p.is_file()] if directory.is_dir() else []
 
 
-class DuckdbThreatProbes:
-    """Threat-model hooks for one DuckDB database (see the module docstring)."""
+class DuckdbThreats(FileThreats):
+    """Threat-model probes for one DuckDB database (see the module docstring) of a
+    :class:`~tdebench.engines.duckdb.engine.DuckdbInstance` (its ``temp_dir``, ``encrypted``, ``image``, key,
+    DuckDB settings and ``connect_raw``)."""
 
     library = "DuckDB"
     file_parts = {"redo": ["*.wal"], "temp": ["tmp/*"]}
-    temp_dir: Path  # provided by DuckdbInstance
-    encrypted: bool
-    image: Any  # the ext4 image (fs:fscrypt and its plain twin) or None
-    _key: Any
-    _settings: dict[str, str]  # the instance's DuckDB settings ("default": DuckDB's own)
-    key_row: Callable[..., dict[str, Any]]  # provided by FileDatabase
 
     def temp_locations(self) -> list[Path]:
-        if self.image is not None:
-            return [self.image.image_dir]
-        return [self.temp_dir]
+        image = self.instance.image
+        return [image.image_dir] if image is not None else [self.instance.temp_dir]
 
     def library_keys(self) -> list[dict[str, Any]]:
-        if self._key is None:
+        key = self.instance._key
+        if key is None:
             return []
-        return [self.key_row(self._key, "DuckDB ENCRYPTION_KEY (256 random bits as hex, from which DuckDB derives "
+        return [self.key_row(key, "DuckDB ENCRYPTION_KEY (256 random bits as hex, from which DuckDB derives "
                              "its AES key)", "ATTACH on every start")]
 
     @contextlib.contextmanager
     def spill_probe(self, markers: list[str]) -> Iterator[dict[str, Any]]:
         """A sort of the canary rows × 400,000 (by a random column) under a 48 MB memory limit, held open after its
         first row."""
-        conn = self.connect_raw()
+        conn = self.instance.connect_raw()
         before = self._probe_settings(conn)
         # the markers ride along as payload: DuckDB's sort keys are normalized, so a sorted marker is not
         # stored as its text
@@ -63,10 +60,10 @@ class DuckdbThreatProbes:
             conn.execute("SET preserve_insertion_order = false")
             conn.execute(query)
             conn.fetchone()
-            found = spill_files(self.temp_dir)
+            found = spill_files(self.instance.temp_dir)
             yield {"query": query.replace(CANARY_TABLE, "<canary table>"),
                    "settings": {"memory_limit": SPILL_MEMORY, "temp_directory": "tmp/ in the instance directory",
-                                "temp_file_encryption": self.encrypted},
+                                "temp_file_encryption": self.instance.encrypted},
                    "spill_files": len(found), "spill_bytes": sum(p.stat().st_size for p in found),
                    "held_open": "result after its first row"}
         finally:
@@ -85,9 +82,6 @@ class DuckdbThreatProbes:
         default as current_setting() shows it (rounded to 0.1 GiB)."""
         current = conn.execute("SELECT current_setting('memory_limit'), current_setting('preserve_insertion_order')"
                                ).fetchone()
-        own = self._settings.get("memory_limit", "default")
+        own = self.instance._settings.get("memory_limit", "default")
         return {"memory_limit": own if own.lower() != "default" else str(current[0]),
                 "preserve_insertion_order": "true" if current[1] else "false"}
-
-    def connect_raw(self) -> Any:  # provided by DuckdbInstance
-        raise NotImplementedError

@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 from tdebench.api.dialect import Dialect
 from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
 from tdebench.api.tables import TableSpec
+from tdebench.api.threat_probes import ThreatProbes
 from tdebench.encryption import EncryptionSpec, parse_spec, redact
 from tdebench.engines.external.access import account, grants, preflight
 from tdebench.engines.external.configs import target_of
@@ -92,6 +93,18 @@ class ExternalEngine(Engine):
         """The database is the one in the target's URL (reserved for tdebench), whatever ``database`` says."""
         self.validate_settings(dict(config.settings))
         return ExternalInstance(config, workdir)
+
+
+class ExternalThreats(ThreatProbes["ExternalInstance"]):
+    """What a server tdebench does not manage tells the threat model: its key management, as it reports it."""
+
+    def key_storage(self) -> list[dict[str, Any]] | None:
+        """The key management the server reports (:mod:`tdebench.engines.toolkit.dbapi.keymgmt`); its files are out
+        of reach, so nothing about them is claimed."""
+        target = self.instance
+        return [{"key": e["mechanism"], "where": e.get("keys"), "on_disk": None, "beside_data": None, "mode": None,
+                 "protected_by": None, "found_in_clear": [], "not_shown": e.get("not_shown")}
+                for e in target.key_management] if target._started else None
 
 
 class ExternalInstance(TranslatedSchemaMixin, Instance):
@@ -281,12 +294,8 @@ class ExternalInstance(TranslatedSchemaMixin, Instance):
         entry["label_status"], entry["label_note"] = label_status(verdict, self.override)
         return {k: v for k, v in entry.items() if v is not None and v != ""}
 
-    def key_storage(self) -> list[dict[str, Any]] | None:
-        """The key management the server reports (:mod:`tdebench.engines.toolkit.dbapi.keymgmt`); its files are out
-        of reach, so nothing about them is claimed."""
-        return [{"key": e["mechanism"], "where": e.get("keys"), "on_disk": None, "beside_data": None, "mode": None,
-                 "protected_by": None, "found_in_clear": [], "not_shown": e.get("not_shown")}
-                for e in self.key_management] if self._started else None
+    def threats(self) -> "ExternalThreats":
+        return ExternalThreats(self)
 
     def _decide(self, phase: str, finding: Finding) -> None:
         verdict = evaluate(self.config.spec, finding)

@@ -52,8 +52,8 @@ from tdebench.engines.mariadb.switch import SWITCH_RESTART, MariadbSwitch
 from tdebench.engines.mariadb.support import (close_quietly, error_lines, native_password_hash, run_group,
                                               traversable_by)
 from tdebench.engines.mariadb.status import MariadbStatus
-from tdebench.engines.mariadb.threats import MariadbThreatProbes
-from tdebench.engines.mariadb.tools import MariadbTools
+from tdebench.engines.mariadb.threats import MariadbThreats
+from tdebench.engines.mariadb.tools import MariadbServerAccess
 from tdebench.engines.mariadb.warm import dump_buffer_pool, load_buffer_pool
 from tdebench.engines.mariadb.watchdog import FULL_SPACE, DiskFullWatchdog, full_disk_reason, log_size
 from tdebench.engines.toolkit import asuser, fscrypt, fsencrypt
@@ -187,8 +187,8 @@ class MariadbEngine(Engine):
         return Footprint(peak=5.0, final=2.0, fixed=144 * MIB + redo + image + fuse)
 
 
-class MariadbInstance(MariadbKeySource, MariadbFilesystems, MariadbLayer, MariadbSwitch, MariadbTools,
-                      MariadbThreatProbes, MariadbMemory, MariadbCounters, MariadbLoading, MariadbStatus, Instance):
+class MariadbInstance(MariadbKeySource, MariadbFilesystems, MariadbLayer, MariadbSwitch, MariadbMemory,
+                      MariadbCounters, MariadbLoading, MariadbStatus, Instance):
     """One private mariadbd with its own directories, socket, password and (for TDE) keys."""
 
     dialect = MARIADB
@@ -297,6 +297,12 @@ class MariadbInstance(MariadbKeySource, MariadbFilesystems, MariadbLayer, Mariad
         """The buffer pool, as the engine's :attr:`~tdebench.api.engine.Engine.cache_type` says (a Galera
         cluster's is not kept across a restart)."""
         return self.engine.cache_type(self)
+
+    def threats(self) -> MariadbThreats:
+        return MariadbThreats(self)
+
+    def server_access(self) -> MariadbServerAccess:
+        return MariadbServerAccess(self)
 
     def save_cache(self) -> dict[str, Any]:
         """Dump the buffer pool's page list (``mariadb_warm``)."""

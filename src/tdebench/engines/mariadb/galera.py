@@ -33,7 +33,7 @@ from tdebench.engines.mariadb import keyplugins
 from tdebench.engines.mariadb.counters import buffer_pool_bytes
 from tdebench.engines.mariadb.engine import MariadbEngine, MariadbInstance
 from tdebench.engines.mariadb.galera_rejoin import SYNC_TIMEOUT, GaleraRejoin, wait_synced
-from tdebench.engines.mariadb.galera_status import GaleraFacts
+from tdebench.engines.mariadb.galera_status import GaleraFacts, GaleraThreats
 from tdebench.engines.mariadb.galera_tls import provider_options
 from tdebench.engines.toolkit.tls import TlsFiles, make_tls, remove_tls
 from tdebench.engines.mariadb.memory import BufferPoolSize, use_buffered_reads
@@ -54,8 +54,7 @@ class GaleraEngine(MariadbEngine):
     rekey_method = ""  # ALTER TABLE ... ENCRYPTION_KEY_ID under total-order isolation: not tried on a cluster yet
     offline_switch = ""  # copying a node's datadir into an fs: layer: not tried on a cluster yet
     switch_restart = ""  # the nodes start with the key plugin loaded (a rolling restart is not measured)
-    cluster_nodes = gs.DEFAULT_NODES
-    cluster_type = GaleraRejoin  # what GaleraCluster.cluster() returns: --fault kill-node
+    cluster_type = GaleraRejoin  # what GaleraCluster.cluster() returns: --fault kill-node, --nodes
 
     def supported_specs(self) -> list[EncryptionSpec]:
         """MariaDB's, without gocryptfs (a node's datadir in a FUSE mount is not tried with SST yet)."""
@@ -202,6 +201,10 @@ class GaleraCluster(GaleraFacts, GaleraNode):
     def cluster(self) -> GaleraRejoin:
         """Nodes 2..N killed and rejoined by ``--fault kill-node``."""
         return GaleraRejoin(self)
+
+    def threats(self) -> GaleraThreats:
+        """The threat-model probes of every node."""
+        return GaleraThreats(self)
 
     def key_rotation(self) -> None:
         """Not on a cluster: each node's threads would rotate its own copy (not tried)."""

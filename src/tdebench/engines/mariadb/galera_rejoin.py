@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from tdebench.api.cluster import Cluster
+from tdebench.engines.mariadb.galera_settings import DEFAULT_NODES
 from tdebench.engines.mariadb.support import close_quietly, global_status, run_group
 from tdebench.engines.mariadb.watchdog import log_size
 from tdebench.errors import EnvironmentProblem, UsageError
@@ -55,6 +56,8 @@ def recovered_position(node: Any) -> str:
 class GaleraRejoin(Cluster):
     """Kill and rejoin a node of ``cluster`` (a GaleraCluster: its ``nodes``, the set ``down`` of the nodes killed
     and not yet rejoined, and ``donor_keys``)."""
+
+    default_nodes = DEFAULT_NODES
 
     def __init__(self, cluster: Any) -> None:
         self.cluster = cluster

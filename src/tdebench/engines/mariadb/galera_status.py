@@ -1,12 +1,13 @@
 """What a Galera cluster says about itself, per node: wsrep status, provider options (is there gcache
-encryption?), encryption status of every node, the replication counters, and the threat-model hooks that
-span the nodes (a mixin of :class:`tdebench.engines.mariadb.galera.GaleraCluster`).
+encryption?), encryption status of every node, the replication counters (a mixin of
+:class:`tdebench.engines.mariadb.galera.GaleraCluster`), and the threat-model probes that span the nodes
+(:class:`GaleraThreats`).
 
 galera-4 26.4 of Debian offers no ``gcache.*`` encryption option (its ``wsrep_provider_options`` list none;
 gcache encryption is in MariaDB Enterprise's Galera and Percona XtraDB Cluster 8.0): write sets in
 ``galera.cache`` are then the rows in clear, whatever the tables' encryption. The at-rest verdict counts the
 gcache outside the TDE scope (it is no file MariaDB encrypts) and says how many canary hits it holds; the
-threat model's ``gcache`` facts come from :meth:`GaleraFacts.replication_cache`.
+threat model's ``gcache`` facts come from :meth:`GaleraThreats.replication_cache`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from tdebench.encryption import EncryptionSpec
 from tdebench.engines.mariadb import settings as ms
 from tdebench.engines.mariadb.support import close_quietly, global_status
+from tdebench.engines.mariadb.threats import MariadbThreats
 
 GCACHE = "data/galera.cache"
 #: the ring buffer and its overflow pages (write sets that do not fit the ring go to gcache.page.NNNNNN)
@@ -48,7 +50,7 @@ def gcache_encryption(options: dict[str, str]) -> dict[str, Any]:
 
 
 class GaleraFacts:
-    """Cluster-wide facts and threat-model hooks (mixin; the cluster provides ``nodes``, ``data_dir``)."""
+    """Cluster-wide facts (mixin; the cluster provides ``nodes``, ``data_dir``)."""
 
     nodes: list[Any]
     config: Any
@@ -123,32 +125,37 @@ class GaleraFacts:
         out["flow_control_paused_ns"] = paused
         return out
 
-    # threat-model hooks spanning the nodes -------------------------------------------------------------------
+    def files_outside_scope(self) -> list[str]:
+        """Each node's files outside the spec's scope, and the gcache when the provider does not encrypt it."""
+        own = [f"node*/{g}" for g in outside_of_node(self.config.spec)]
+        return own + ([] if self.config.spec.is_plain else list(GCACHE_FILES))
+
+
+class GaleraThreats(MariadbThreats):
+    """The threat-model probes of a whole cluster (a GaleraCluster: node 1 and its ``nodes``): every node's files,
+    node 1's client TLS beside the traffic between the nodes, and the replication cache."""
+
     def disk_paths(self) -> list[Path]:
         """The cluster directory (every node's) and socket directories kept elsewhere."""
-        sockets = [n._socket_dir for n in self.nodes if n._socket_dir is not None]
-        return [self.data_dir, *sockets]  # type: ignore[attr-defined]
+        sockets = [n._socket_dir for n in self.instance.nodes if n._socket_dir is not None]
+        return [self.instance.data_dir, *sockets]
 
     def data_dir_parts(self) -> dict[str, list[str]]:
         return {"datadir": ["node*/data/*"], "redo": ["node*/data/ib_logfile*"],
                 "temp": ["node*/data/ibtmp1", "node*/tmp/*"], "gcache": list(GCACHE_FILES)}
 
     def temp_locations(self) -> list[Path]:
-        return [n._path(*p) for n in self.nodes for p in (("tmp",), ("data", "ibtmp1"))]
-
-    def files_outside_scope(self) -> list[str]:
-        """Each node's files outside the spec's scope, and the gcache when the provider does not encrypt it."""
-        own = [f"node*/{g}" for g in outside_of_node(self.config.spec)]
-        return own + ([] if self.config.spec.is_plain else list(GCACHE_FILES))
+        return [n._path(*p) for n in self.instance.nodes for p in (("tmp",), ("data", "ibtmp1"))]
 
     def transport_security(self) -> dict[str, Any]:
         """Client TLS of node 1 (as mariadb; the ``network`` threat row) and, apart, the traffic between the nodes
         (``replication``: the provider's ``socket.ssl`` on every node; the ``replication`` row)."""
-        out = super().transport_security()  # type: ignore[misc]
-        replication = {n.node_name: self.node_status(n)["replication_tls"] for n in self.nodes}
+        out = super().transport_security()
+        cluster = self.instance
+        replication = {n.node_name: cluster.node_status(n)["replication_tls"] for n in cluster.nodes}
         on = all(str(v).upper() in ("YES", "1", "TRUE", "ON") for v in replication.values())
         out["listen"] = f"{out.get('listen')} (node 1)"
-        sst = (("the mariabackup SST stream too (socat with OpenSSL)" if self.sst == "mariabackup"  # type: ignore[attr-defined]
+        sst = (("the mariabackup SST stream too (socat with OpenSSL)" if cluster.sst == "mariabackup"
                 else "the rsync SST stream is not encrypted (that needs stunnel)") if on else "so does the SST stream")
         out["replication"] = {"tls": on, "settings": "socket.ssl=" + ",".join(sorted(set(replication.values()))),
                               "per_node": replication,
@@ -157,8 +164,9 @@ class GaleraFacts:
 
     def replication_cache(self) -> dict[str, Any]:
         """The gcache of every node: file globs (relative to data_dir) and whether the provider encrypts it."""
-        facts = self.node_status(self.nodes[0])
-        joiners = [f"{n.node_name}/data/*" for n in self.nodes[1:]]
+        cluster = self.instance
+        facts = cluster.node_status(cluster.nodes[0])
+        joiners = [f"{n.node_name}/data/*" for n in cluster.nodes[1:]]
         return {"globs": list(GCACHE_FILES), "encryption": facts["gcache"]["encryption"],
                 "what": "Galera's cache of recent write sets (galera.cache and its overflow pages gcache.page.*), "
                         "one per node",
@@ -166,7 +174,7 @@ class GaleraFacts:
                 f"then write sets; {self._sst_stream()}"}
 
     def _sst_stream(self) -> str:
-        if self.tls is not None and self.sst == "mariabackup":  # type: ignore[attr-defined]
+        if self.instance.tls is not None and self.instance.sst == "mariabackup":
             return "the SST stream is encrypted (TLS, socat with OpenSSL)"
         return "the SST stream itself is not encrypted (no TLS)"
 

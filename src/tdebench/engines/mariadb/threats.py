@@ -1,7 +1,7 @@
-"""MariaDB's answers to the threat-model hooks of :class:`tdebench.api.engine.Instance` (docs/security.md).
-
-A mixin of :class:`tdebench.engines.mariadb.engine.MariadbInstance`: it uses the instance's paths (``_path``), its
-connections (``_connect``), its key material (``_keys``) and its listen settings (``_port``, ``socket``).
+"""MariaDB's answers to the threat-model probes (:class:`tdebench.api.threat_probes.ThreatProbes`, docs/security.md):
+what :meth:`tdebench.engines.mariadb.engine.MariadbInstance.threats` returns. They use the instance's paths
+(``_path``), its connections (``_connect``), its key material (``_keys``) and its listen settings (``_port``,
+``socket``).
 
 * Instance layout: ``data/`` (datadir: tablespaces, redo log ``ib_logfile*``, InnoDB temporary tablespace
   ``ibtmp1``, statement logs by default), ``tmp/`` (tmpdir: filesort files, on-disk temporary tables),
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import pwd
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ import pymysql.cursors
 
 from tdebench.encryption import generate_password, redact
 from tdebench.api.canary import CANARY_TABLE
+from tdebench.api.threat_probes import ThreatProbes
 from tdebench.engines.toolkit.exposure import key_forms, mode_text, same_disk, search_files
 from tdebench.engines.toolkit.fscrypt import fscrypt_key_row
 from tdebench.engines.toolkit.keyrows import server_key_row, unattended
@@ -40,80 +41,72 @@ _LOG_VARIABLES = ("general_log", "general_log_file", "slow_query_log", "slow_que
                   "log_output", "log_slow_rate_limit", "log_slow_min_examined_row_limit", "log_slow_verbosity")
 
 
-class MariadbThreatProbes:
-    """Threat-model hooks for one private mariadbd (see the module docstring)."""
-
-    # provided by MariadbInstance
-    _keys: Any
-    key_access: Any
-    encrypted: bool
-    _port: int | None
-    _socket_dir: Path | None
-    image: Any  # the ext4 image (fs:fscrypt and its plain twin) or None
-    fs: Any  # the gocryptfs mount (fs:gocryptfs*) or None
-    datadir: Path
-    tmpdir: Path
-    home: Path | None
-    socket: Path
-    _path: Callable[..., Path]
-    _connect: Callable[..., Any]
+class MariadbThreats(ThreatProbes[Any]):
+    """Threat-model probes for one private mariadbd, a MariadbInstance (see the module docstring)."""
 
     # files ---------------------------------------------------------------------------------------
     def disk_paths(self) -> list[Path]:
         """The instance directory (data, tmp, keys, logs, my.cnf) and a socket directory kept elsewhere; on an
         ext4 image, its home (the image; the mounted view is not on disk)."""
-        top = self.home if self.image is not None and self.home is not None else self._path()
-        return [top] + ([self._socket_dir] if self._socket_dir is not None else [])
+        db = self.instance
+        top = db.home if db.image is not None and db.home is not None else db._path()
+        return [top] + ([db._socket_dir] if db._socket_dir is not None else [])
 
     def live_paths(self) -> list[Path]:
         """The instance directory as the server sees it (for fs:fscrypt: inside the unlocked mount); under gocryptfs
         the mount (datadir and tmpdir in clear)."""
-        return [self.fs.plain_dir] if self.fs is not None else [self._path()]
+        return [self.instance.fs.plain_dir] if self.instance.fs is not None else [self.instance._path()]
 
     def live_reader(self) -> pwd.struct_passwd | None:
         """gocryptfs' mount admits only the server's user (not root): it is read as that user."""
-        return self.fs.owner if self.fs is not None else None
+        return self.instance.fs.owner if self.instance.fs is not None else None
 
     def data_dir_parts(self) -> dict[str, list[str]] | None:
-        if self.image is not None:
+        if self.instance.image is not None:
             return None  # one image file: the redo log and temporary files are blocks of it
-        if self.fs is not None:
+        if self.instance.fs is not None:
             return None  # gocryptfs encrypts file names: the parts cannot be told apart on disk
         return {"datadir": ["data/*"], "redo": ["data/ib_logfile*"], "temp": ["data/ibtmp1", "tmp/*"]}
 
     def temp_locations(self) -> list[Path]:
-        if self.fs is not None:  # on an image too: the cipher directory is what the server's spills become
-            return [self.fs.cipher_dir]
-        if self.image is not None:
-            return [self.image.image_dir]  # spills land in the image's blocks (encrypted under fscrypt)
-        return [self.tmpdir, self.datadir / "ibtmp1"]
+        db = self.instance
+        if db.fs is not None:  # on an image too: the cipher directory is what the server's spills become
+            return [db.fs.cipher_dir]
+        if db.image is not None:
+            return [db.image.image_dir]  # spills land in the image's blocks (encrypted under fscrypt)
+        return [db.tmpdir, db.datadir / "ibtmp1"]
 
     def key_storage(self) -> list[dict[str, Any]]:
         """The encrypted key file beside the data, and the file key that exists only during start-up."""
-        if self.image is not None and self.image.encrypted:
-            return [fscrypt_key_row(self.key_access)]
-        if self.fs is not None:
-            return self.fs.key_rows(self.disk_paths(), self._path())
-        if self.key_access is not None and self.encrypted:
-            keys = [self.key_access.fetch(1)]
+        db = self.instance
+        if db.image is not None and db.image.encrypted:
+            return [fscrypt_key_row(db.key_access)]
+        if db.fs is not None:
+            return db.fs.key_rows(self.disk_paths(), db._path())
+        if db.key_access is not None and db.encrypted:
+            keys = [db.key_access.fetch(1)]
             with contextlib.suppress(EnvironmentProblem):  # key 2 is optional on a user's key server
-                keys.append(self.key_access.fetch(2))
+                keys.append(db.key_access.fetch(2))
             found = search_files(self.disk_paths(), {"data": [f for k in keys for f in key_forms(k.hex())]})
-            return [server_key_row(self.key_access, f"data keys 1 and 2 (AES-{keys[0].bits})", "fetched by the "
+            return [server_key_row(db.key_access, f"data keys 1 and 2 (AES-{keys[0].bits})", "fetched by the "
                                    "server's hashicorp_key_management plugin at start-up and when its cache expires",
                                    "mariadbd's environment (VAULT_TOKEN), and the keys in its memory",
                                    self._relative(found["data"]))]
-        if self._keys is None:
+        if db._keys is None:
             return []
-        roots = self.disk_paths()
-        key_file = self._path("keys", "keys.enc")
-        found = search_files(roots, {"data": [f for k in self._keys.keys.values() for f in key_forms(k.hex())],
-                                     "filekey": [self._keys.filekey.encode()]})
-        placeholder = self._path("keys", "filekey")
+        return self._file_key_rows()
+
+    def _file_key_rows(self) -> list[dict[str, Any]]:
+        """The file key management plugin's keys: keys.enc beside the data, its file key on tmpfs at start-up."""
+        db = self.instance
+        key_file = db._path("keys", "keys.enc")
+        data = [f for k in db._keys.keys.values() for f in key_forms(k.hex())]
+        found = search_files(self.disk_paths(), {"data": data, "filekey": [db._keys.filekey.encode()]})
+        placeholder = db._path("keys", "filekey")
         return [
-            {"key": f"data keys 1 and 2 (AES-{self._keys.bits})", "source": "file",
+            {"key": f"data keys 1 and 2 (AES-{db._keys.bits})", "source": "file",
              "where": "keys/keys.enc in the instance directory",
-             "on_disk": key_file.is_file(), "beside_data": same_disk(key_file, self._path("data")),
+             "on_disk": key_file.is_file(), "beside_data": same_disk(key_file, db._path("data")),
              "mode": mode_text(key_file),
              "protected_by": "AES-256-CBC (OpenSSL 'Salted__' format) under a random file key",
              "named_in": "my.cnf (file_key_management_filename; file_key_management_filekey=FILE:keys/filekey, a "
@@ -131,12 +124,12 @@ class MariadbThreatProbes:
         ]
 
     def _relative(self, paths: list[str]) -> list[str]:
-        root = str(self._path())
+        root = str(self.instance._path())
         return [p[len(root) + 1:] if p.startswith(root + "/") else p for p in paths]
 
     # server variables -------------------------------------------------------------------------------
     def _variables(self, names: tuple[str, ...]) -> dict[str, str]:
-        conn = self._connect(timeout=10)
+        conn = self.instance._connect(timeout=10)
         try:
             cur = conn.cursor()
             cur.execute("SHOW GLOBAL VARIABLES WHERE Variable_name IN (" + ", ".join(["%s"] * len(names)) + ")",
@@ -151,7 +144,7 @@ class MariadbThreatProbes:
         general = v.get("general_log", "OFF").upper() in ("ON", "1")
         slow = v.get("slow_query_log", "OFF").upper() in ("ON", "1")
         outputs = {o.strip().upper() for o in v.get("log_output", "FILE").split(",")}
-        datadir = self.datadir
+        datadir = self.instance.datadir
         files: list[Path] = []
         if "FILE" in outputs:
             files += [datadir / v[name] for on, name in ((general, "general_log_file"), (slow, "slow_query_log_file"))
@@ -160,7 +153,7 @@ class MariadbThreatProbes:
             files += [datadir / "mysql" / f"{t}.CSV" for on, t in ((general, "general_log"), (slow, "slow_log")) if on]
         enabled = (general or slow) and "NONE" not in outputs
         return {"enabled": enabled, "settings": {k: v[k] for k in _LOG_VARIABLES if k in v},
-                "files": files, "server_logs": [self._path("server.log")],
+                "files": files, "server_logs": [self.instance._path("server.log")],
                 "min_duration_s": None if general else float(v.get("long_query_time", "10"))}
 
     def literal_lookup_sql(self, markers: list[str], seconds: float) -> str:
@@ -169,10 +162,10 @@ class MariadbThreatProbes:
 
     def transport_security(self) -> dict[str, Any]:
         v = self._variables(("have_ssl", "require_secure_transport", "tls_version", "skip_networking", "port"))
+        port = self.instance._port
         return {"tls": v.get("have_ssl", "").upper() == "YES",
                 "required": v.get("require_secure_transport", "OFF").upper() in ("ON", "1"),
-                "listen": f"127.0.0.1:{self._port} and a Unix socket" if self._port else "a Unix socket only",
-                "settings": v}
+                "listen": f"127.0.0.1:{port} and a Unix socket" if port else "a Unix socket only", "settings": v}
 
     def core_dump_facts(self) -> dict[str, Any]:
         """mariadbd writes a core on a crash only with ``core_file``; ``memlock`` keeps it out of swap."""
@@ -190,8 +183,8 @@ class MariadbThreatProbes:
         query = (f"SELECT CONCAT(c.marker, '-', s.seq) AS v, REPEAT('x', 40) AS pad FROM {CANARY_TABLE} c "
                  f"CROSS JOIN seq_1_to_{SPILL_COPIES} s ORDER BY v DESC")
         settings = {"sort_buffer_size": "32768", "tmp_table_size": "16384", "max_heap_table_size": "16384"}
-        watcher = self._connect(timeout=10)
-        conn = self._connect(timeout=10)
+        watcher = self.instance._connect(timeout=10)
+        conn = self.instance._connect(timeout=10)
         stream = conn.cursor(pymysql.cursors.SSCursor)
         try:
             before = _tmp_files(watcher)
@@ -212,10 +205,10 @@ class MariadbThreatProbes:
 
     def read_as_select_user(self) -> dict[str, Any]:
         """A user with SELECT on the benchmark schema reads the canary table, then is dropped."""
-        database = self.database
+        database = self.instance.database
         password = generate_password()
-        hosts = ["localhost"] + (["127.0.0.1"] if self._port else [])
-        admin = self._connect(timeout=10)
+        hosts = ["localhost"] + (["127.0.0.1"] if self.instance._port else [])
+        admin = self.instance._connect(timeout=10)
         try:
             cur = admin.cursor()
             for host in hosts:
@@ -233,8 +226,8 @@ class MariadbThreatProbes:
             close_quietly(admin)
 
     def _read_as(self, user: str, password: str, database: str) -> dict[str, Any]:
-        target: dict[str, Any] = ({"host": "127.0.0.1", "port": self._port} if self._port
-                                  else {"unix_socket": str(self.socket)})
+        target: dict[str, Any] = ({"host": "127.0.0.1", "port": self.instance._port} if self.instance._port
+                                  else {"unix_socket": str(self.instance.socket)})
         try:
             conn = pymysql.connect(user=user, password=password, database=database, connect_timeout=10,
                                    charset="utf8mb4", ssl_disabled=True, **target)  # no TLS on the private server

@@ -1,17 +1,16 @@
 """MariaDB's own command-line tools (mariadb-backup, mariadb-dump, mbstream, the client) for a running instance:
-the :class:`~tdebench.api.server.ToolAccess` and :class:`~tdebench.api.server.ServerFiles` hooks of
-:class:`~tdebench.api.engine.Instance`."""
+the :class:`~tdebench.api.server.ServerAccess` that :meth:`tdebench.engines.mariadb.engine.MariadbInstance.
+server_access` returns."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import pwd
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tdebench.api.server import ServerFiles, ToolAccess
+from tdebench.api.server import ServerAccess, ServerFiles, ToolAccess
 from tdebench.engines.toolkit.process import find_binary
 
 BIN_DIRS = (Path("/usr/bin"), Path("/usr/local/mysql/bin"))
@@ -27,21 +26,14 @@ def tool_path(name: str) -> str:
     return str(find_binary(_NAMES.get(name, (name,)), BIN_DIRS, package))
 
 
-class MariadbTools:
-    """Mixed into the MariaDB instance: its tools connect as the benchmark user, the password in an inherited in-memory file.
-    Under gocryptfs they run as the server's OS user, the only one the mount admits."""
-
-    datadir: Path
-    user: pwd.struct_passwd | None
-    fs: Any
-
-    def client_argv(self) -> tuple[list[str], int]:  # provided by the instance
-        raise NotImplementedError
+class MariadbServerAccess(ServerAccess[Any]):
+    """A MariaDB instance's server: its tools connect as the benchmark user, the password in an inherited in-memory
+    file. Under gocryptfs they run as the server's OS user, the only one the mount admits."""
 
     @contextlib.contextmanager
-    def tool_access(self) -> Iterator[ToolAccess]:
-        argv, fd = self.client_argv()
-        runs_as = self.fs.owner if self.fs is not None else None
+    def tools(self) -> Iterator[ToolAccess]:
+        argv, fd = self.instance.client_argv()
+        runs_as = self.instance.fs.owner if self.instance.fs is not None else None
         try:
             if runs_as is not None:  # the tool reopens /dev/fd/N: the in-memory file must be its user's (0600)
                 os.fchown(fd, runs_as.pw_uid, runs_as.pw_gid)
@@ -51,5 +43,18 @@ class MariadbTools:
         finally:
             os.close(fd)
 
-    def server_files(self) -> ServerFiles:
-        return ServerFiles(self.datadir, self.user)
+    def files(self) -> ServerFiles:
+        return ServerFiles(self.instance.datadir, self.instance.user)
+
+    def stop(self) -> None:
+        """The server only: a gocryptfs mount stays mounted, so a physical restore writes inside it."""
+        self.instance.stop_server()
+
+    def connect_to(self, database: str) -> Any:
+        """A connection to ``database``, created if missing."""
+        return self.instance.connect_to(database)
+
+    def key_material(self) -> contextlib.AbstractContextManager[None]:
+        """The file key at ``keys/filekey`` while the block runs (``mariadb-backup --backup/--prepare`` loads the key
+        plugin itself); nothing for a plain instance."""
+        return self.instance.key_material()

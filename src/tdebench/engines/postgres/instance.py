@@ -34,8 +34,8 @@ from tdebench.engines.postgres.counters import PostgresCounters, SharedBuffers, 
 from tdebench.engines.postgres.layer import PostgresLayer
 from tdebench.engines.postgres.server import PgCluster, server_version
 from tdebench.engines.toolkit.asuser import user_can_reach
-from tdebench.engines.postgres.threats import PostgresThreatProbes
-from tdebench.engines.postgres.tools import PostgresTools
+from tdebench.engines.postgres.threats import PostgresThreats
+from tdebench.engines.postgres.tools import PostgresServerAccess
 from tdebench.engines.postgres.warm import cached_blocks, prewarm
 from tdebench.engines.toolkit.process import service_user
 from tdebench.errors import RunFailed
@@ -47,7 +47,7 @@ TDEBENCH_KEYS = ("encrypt_columns", "pgp_options", "memory_headroom", fscrypt.ST
 RELOCATE_BASE = "/var/tmp"
 
 
-class PostgresInstance(PostgresLayer, PostgresTools, PostgresThreatProbes, PostgresCounters, Instance):
+class PostgresInstance(PostgresLayer, PostgresCounters, Instance):
     """One private cluster (plain, or on a gocryptfs mount for ``fs:*``)."""
 
     dialect = POSTGRES
@@ -143,6 +143,12 @@ class PostgresInstance(PostgresLayer, PostgresTools, PostgresThreatProbes, Postg
 
     def cache(self) -> SharedBuffers:
         return SharedBuffers(self)
+
+    def threats(self) -> PostgresThreats:
+        return PostgresThreats(self)
+
+    def server_access(self) -> PostgresServerAccess:
+        return PostgresServerAccess(self)
 
     def save_cache(self) -> dict[str, Any]:
         """The cached blocks of the benchmark database (pg_buffercache): :mod:`.warm`."""

@@ -1,8 +1,7 @@
-"""PostgreSQL's answers to the threat-model hooks of :class:`tdebench.api.engine.Instance` (docs/security.md).
-
-A mixin of :class:`tdebench.engines.postgres.engine.PostgresInstance` (and so of the pgcrypto column instance): it
-uses the instance's cluster (``cluster``: paths, superuser connections without the column key), its gocryptfs
-mount (``fs``) and, for ``column:*``, its key (``_key``).
+"""PostgreSQL's answers to the threat-model probes (:class:`tdebench.api.threat_probes.ThreatProbes`,
+docs/security.md): what :meth:`tdebench.engines.postgres.instance.PostgresInstance.threats` returns (and so the
+pgcrypto column instance's). They use the instance's cluster (``pgcluster``: paths, superuser connections without
+the column key), its gocryptfs mount (``fs``) and, for ``column:*``, its key (``_key``).
 
 * Instance layout: ``home/pgdata`` (or ``home/fs/cipher`` on disk with the mount at ``home/fs/plain``),
   ``home/postgres.log`` (the server's stderr, outside the data directory), ``home/run`` (socket).
@@ -18,12 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import pwd
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from tdebench.encryption import redact
 from tdebench.api.canary import CANARY_TABLE
+from tdebench.api.threat_probes import ThreatProbes
 from tdebench.engines.toolkit.exposure import files_holding, key_forms
 from tdebench.engines.toolkit.fscrypt import fscrypt_key_row
 from tdebench.engines.toolkit.keyrows import server_key_row, unattended
@@ -35,51 +35,47 @@ _LOG_SETTINGS = ("log_statement", "log_min_duration_statement", "log_min_duratio
                  "log_statement_sample_rate", "log_parameter_max_length", "logging_collector", "log_destination")
 
 
-class PostgresThreatProbes:
-    """Threat-model hooks for one private cluster (see the module docstring)."""
-
-    # provided by PostgresInstance
-    pgcluster: Any
-    fs: Any
-    image: Any  # the ext4 image (fs:fscrypt and its plain twin) or None
-    home: Path
-    connect: Callable[[], Any]
+class PostgresThreats(ThreatProbes[Any]):
+    """Threat-model probes for one private cluster, a PostgresInstance (see the module docstring)."""
 
     # files ---------------------------------------------------------------------------------------
     def disk_paths(self) -> list[Path]:
         """The instance directory (data or cipher directory, server log, socket) and an outside socket dir."""
-        return [self.home] + ([self.pgcluster.socket_dir] if self.pgcluster.private_socket_dir else [])
+        cluster = self.instance.pgcluster
+        return [self.instance.home] + ([cluster.socket_dir] if cluster.private_socket_dir else [])
 
     def live_paths(self) -> list[Path]:
         """The data directory as the server reads it (for fs:fscrypt: inside the unlocked mount; for gocryptfs: the
         mount, read as the server's user, the only one it admits)."""
-        return [self.fs.plain_dir] if self.fs is not None else [self.pgcluster.pgdata]
+        return [self.instance.fs.plain_dir] if self.instance.fs is not None else [self.instance.pgcluster.pgdata]
 
     def live_reader(self) -> pwd.struct_passwd | None:
-        return self.fs.owner if self.fs is not None else None
+        return self.instance.fs.owner if self.instance.fs is not None else None
 
     def data_dir_parts(self) -> dict[str, list[str]] | None:
-        if self.image is not None:
+        if self.instance.image is not None:
             return None  # one image file: WAL and temporary files are blocks of it
-        if self.fs is not None:
+        if self.instance.fs is not None:
             return None  # gocryptfs encrypts file names: the parts cannot be told apart on disk
         return {"redo": ["pg_wal/*"], "temp": ["base/pgsql_tmp/*", "pg_tblspc/*"]}
 
     def temp_locations(self) -> list[Path]:
-        if self.image is not None:
-            return [self.image.image_dir]
-        if self.fs is not None:
-            return [self.fs.cipher_dir]
-        return [self.pgcluster.pgdata / "base" / "pgsql_tmp", self.pgcluster.pgdata / "pg_tblspc"]
+        db = self.instance
+        if db.image is not None:
+            return [db.image.image_dir]
+        if db.fs is not None:
+            return [db.fs.cipher_dir]
+        return [db.pgcluster.pgdata / "base" / "pgsql_tmp", db.pgcluster.pgdata / "pg_tblspc"]
 
     def key_storage(self) -> list[dict[str, Any]]:
         """Column key: memory only. gocryptfs: master key wrapped in gocryptfs.conf, password in memory only."""
+        db = self.instance
         roots = self.disk_paths()
-        key = getattr(self, "_key", None)
+        key = getattr(db, "_key", None)
         running = "every session's memory (the setting tdebench.key) and the client's"
-        if key is not None and self.key_access is not None:
-            key = self.key_access.fetch(1)
-            return [server_key_row(self.key_access, f"column key ({key.bits} bits)", "fetched as every session "
+        if key is not None and db.key_access is not None:
+            key = db.key_access.fetch(1)
+            return [server_key_row(db.key_access, f"column key ({key.bits} bits)", "fetched as every session "
                                    "opens, sent as the setting tdebench.key in a bound parameter", running
                                    + ", with the token in the client's", self._relative(files_holding(
                                        roots, key_forms(key.hex()))))]
@@ -91,19 +87,19 @@ class PostgresThreatProbes:
                      "unattended": unattended("the key (in the application's configuration or a file it reads)",
                                               "tdebench keeps it in its memory only"),
                      "running": {"where": running}}]
-        if self.image is not None and self.image.encrypted:
-            return [fscrypt_key_row(self.key_access)]
-        if self.fs is None:
+        if db.image is not None and db.image.encrypted:
+            return [fscrypt_key_row(db.key_access)]
+        if db.fs is None:
             return []
-        return self.fs.key_rows(roots, self.home)
+        return db.fs.key_rows(roots, db.home)
 
     def _relative(self, paths: list[str]) -> list[str]:
-        root = str(self.home)
+        root = str(self.instance.home)
         return [p[len(root) + 1:] if p.startswith(root + "/") else p for p in paths]
 
     # server settings ----------------------------------------------------------------------------------
     def _settings(self, names: tuple[str, ...]) -> dict[str, str]:
-        with self.pgcluster.connect("postgres", autocommit=True) as conn:
+        with self.instance.pgcluster.connect("postgres", autocommit=True) as conn:
             rows = conn.execute("SELECT name, setting FROM pg_settings WHERE name = ANY(%s)", [list(names)]).fetchall()
         return {str(k): str(v) for k, v in rows}
 
@@ -113,8 +109,8 @@ class PostgresThreatProbes:
         every = s.get("log_statement", "none") == "all" or s.get("log_min_duration_statement") == "0"
         threshold = int(s.get("log_min_duration_statement", "-1"))
         enabled = s.get("log_statement", "none") != "none" or threshold >= 0
-        return {"enabled": enabled, "settings": s, "files": [self.pgcluster.log_path],
-                "server_logs": [self.pgcluster.log_path],
+        return {"enabled": enabled, "settings": s, "files": [self.instance.pgcluster.log_path],
+                "server_logs": [self.instance.pgcluster.log_path],
                 "min_duration_s": None if every or threshold < 0 else threshold / 1000.0}
 
     def literal_lookup_sql(self, markers: list[str], seconds: float) -> str:
@@ -124,7 +120,7 @@ class PostgresThreatProbes:
 
     def transport_security(self) -> dict[str, Any]:
         s = self._settings(("ssl", "ssl_min_protocol_version", "listen_addresses", "port"))
-        with self.pgcluster.connect("postgres", autocommit=True) as conn:
+        with self.instance.pgcluster.connect("postgres", autocommit=True) as conn:
             kinds = [str(r[0]) for r in conn.execute("SELECT type FROM pg_hba_file_rules "
                                                      "WHERE error IS NULL").fetchall()]
         network = [k for k in kinds if k.startswith("host")]
@@ -140,7 +136,7 @@ class PostgresThreatProbes:
         """An external sort of the canary rows × 20,000 held open by a cursor (see the module docstring)."""
         query = (f"SELECT c.marker || '-' || g AS v, repeat('x', 40) AS pad FROM {CANARY_TABLE} c "
                  f"CROSS JOIN generate_series(1, {SPILL_COPIES}) g ORDER BY v DESC")
-        conn = self.connect()  # the workload's way: with the column key
+        conn = self.instance.connect()  # the workload's way: with the column key
         try:
             conn.execute(f"SET work_mem = '{SPILL_WORK_MEM}'")
             conn.execute(f"DECLARE tdebench_spill NO SCROLL CURSOR FOR {query}")
@@ -156,7 +152,7 @@ class PostgresThreatProbes:
 
     def read_as_select_user(self) -> dict[str, Any]:
         """A role with SELECT only reads every canary relation from a session without the column key."""
-        with self.pgcluster.connect(autocommit=True) as conn:
+        with self.instance.pgcluster.connect(autocommit=True) as conn:
             conn.execute(f"DROP ROLE IF EXISTS {READER}")
             conn.execute(f"CREATE ROLE {READER} NOLOGIN")
             try:

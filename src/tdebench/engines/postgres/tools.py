@@ -1,45 +1,43 @@
 """PostgreSQL's own command-line tools (pg_basebackup, pg_dump, psql) for a running instance, and what a physical
-restore needs: the :class:`~tdebench.api.server.ToolAccess` and :class:`~tdebench.api.server.ServerFiles` hooks
-of :class:`~tdebench.api.engine.Instance`. The password reaches the tools through ``PGPASSFILE``: a 0600 file in
-a fresh 0700 directory, removed when the block ends."""
+restore needs: the :class:`~tdebench.api.server.ServerAccess` that
+:meth:`tdebench.engines.postgres.instance.PostgresInstance.server_access` returns. The password reaches the tools
+through ``PGPASSFILE``: a 0600 file in a fresh 0700 directory, removed when the block ends."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from tdebench.api.engine import Connection
-from tdebench.api.server import ServerFiles, ToolAccess
+from tdebench.api.server import ServerAccess, ServerFiles, ToolAccess
 from tdebench.engines.toolkit.fsencrypt import temp_secret_file
-from tdebench.engines.postgres.server import ROLE, PgCluster
+from tdebench.engines.postgres.server import ROLE
 
 
-class PostgresTools:
-    """Mixed into the PostgreSQL instance (``cluster``, ``bindir``)."""
-
-    pgcluster: PgCluster
-    bindir: Path
+class PostgresServerAccess(ServerAccess[Any]):
+    """A PostgreSQL instance's server (its ``pgcluster`` and ``bindir``)."""
 
     @contextlib.contextmanager
-    def tool_access(self) -> Iterator[ToolAccess]:
-        cluster = self.pgcluster
+    def tools(self) -> Iterator[ToolAccess]:
+        cluster, bindir = self.instance.pgcluster, self.instance.bindir
         host = "127.0.0.1" if cluster.tcp else str(cluster.socket_dir)
         with temp_secret_file(f"*:*:*:{ROLE}:{cluster.password}\n") as passfile:
-            yield ToolAccess(lambda name: str(Path(self.bindir) / name),
+            yield ToolAccess(lambda name: str(Path(bindir) / name),
                              env={"PGHOST": host, "PGPORT": str(cluster.port), "PGUSER": ROLE,
                                   "PGPASSFILE": str(passfile), "PGAPPNAME": "tdebench-backup"})
 
-    def server_files(self) -> ServerFiles:
+    def files(self) -> ServerFiles:
         """The data directory the server runs on (inside the gocryptfs mount for ``fs:*``)."""
-        return ServerFiles(self.pgcluster.pgdata, self.pgcluster.user)
+        return ServerFiles(self.instance.pgcluster.pgdata, self.instance.pgcluster.user)
 
-    def stop_server(self) -> None:
+    def stop(self) -> None:
         """The server only: a gocryptfs mount stays mounted, so a restore writes inside it."""
-        self.pgcluster.stop()
+        self.instance.pgcluster.stop()
 
-    def start_server(self) -> None:
-        self.pgcluster.start()
+    def start(self) -> None:
+        self.instance.pgcluster.start()
 
     def connect_to(self, database: str) -> Connection:
-        return self.pgcluster.connect(database, autocommit=True)
+        return self.instance.pgcluster.connect(database, autocommit=True)

@@ -89,6 +89,14 @@ class SqliteEngine(FileEngine, Engine):
         return Footprint(peak=1.7, final=1.7 if spec == SQLCIPHER else 1.6, fixed=fixed)
 
 
+class SqlcipherThreats(sqlitefile.SqliteThreats):
+    """SQLite's threat-model probes, and where SQLCipher's raw key lives."""
+
+    def library_keys(self) -> list[dict[str, Any]]:
+        key = self.instance._key
+        return [] if key is None else [self.key_row(key, "SQLCipher raw key (AES-256)", "PRAGMA key on every open")]
+
+
 class SqliteInstance(SqlcipherSwitch, sqlitefile.SqliteFile, FileDatabase, Instance):
     """One database file in its own 0700 directory (:mod:`tdebench.engines.toolkit.filedb`)."""
 
@@ -109,10 +117,8 @@ class SqliteInstance(SqlcipherSwitch, sqlitefile.SqliteFile, FileDatabase, Insta
         """SQLCipher encrypts the pages (fscrypt's encryption is the kernel's: the file is plain SQLite)."""
         return self._active is not None
 
-    def library_keys(self) -> list[dict[str, Any]]:
-        if self._key is None:
-            return []
-        return [self.key_row(self._key, "SQLCipher raw key (AES-256)", "PRAGMA key on every open")]
+    def threats(self) -> SqlcipherThreats:
+        return SqlcipherThreats(self)
 
     def connect(self) -> Connection:
         return self.connect_path(self.path)

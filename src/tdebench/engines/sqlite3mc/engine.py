@@ -103,6 +103,15 @@ class Sqlite3mcEngine(FileEngine, Engine):
         return Footprint(peak=1.7, final=1.7, fixed=16 * MIB + self.image_overhead(spec, settings))
 
 
+class McThreats(sqlitefile.SqliteThreats):
+    """SQLite's threat-model probes, and where SQLite3MC's raw key lives."""
+
+    def library_keys(self) -> list[dict[str, Any]]:
+        key = self.instance._key
+        return [] if key is None else [self.key_row(key, f"SQLite3MC raw key ({key.bits} bits)",
+                                                    "PRAGMA key on every open")]
+
+
 class McInstance(sqlitefile.SqliteFile, FileDatabase, Instance):
     """One database file in its own 0700 directory (:mod:`tdebench.engines.toolkit.filedb`)."""
 
@@ -122,10 +131,8 @@ class McInstance(sqlitefile.SqliteFile, FileDatabase, Instance):
     def encrypted(self) -> bool:
         return self._key is not None
 
-    def library_keys(self) -> list[dict[str, Any]]:
-        if self._key is None:
-            return []
-        return [self.key_row(self._key, f"SQLite3MC raw key ({self._key.bits} bits)", "PRAGMA key on every open")]
+    def threats(self) -> McThreats:
+        return McThreats(self)
 
     def connect(self) -> Connection:
         return self.connect_path(self.path)

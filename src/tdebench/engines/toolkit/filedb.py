@@ -5,8 +5,9 @@
 ``storage`` setting (``dir`` or ``ext4-loop``, which every twin of an fscrypt plan gets) and the image's disk
 overhead. :class:`FileDatabase` is mixed into its :class:`~tdebench.api.engine.Instance` (before ``Instance``):
 call :meth:`FileDatabase.place_file` in ``__init__``; it then answers the lifecycle (``start``, ``alive``,
-``stop``, ``destroy``), the paths (``data_dir``, ``snapshot_dir``, ``database_file``, ``storage_bytes``) and the
-threat-model hooks every such engine answers alike (no server, no users, no network; the image's key). Layout::
+``stop``, ``destroy``), the paths (``data_dir``, ``snapshot_dir``, ``storage_bytes``) and, with
+:class:`FileThreats` (what its ``threats()`` returns; subclass it for the library's keys), the threat-model probes
+every such engine answers alike (no server, no users, no network; the image's key). Layout::
 
     <workdir>/<label>/                 the instance's home (0700)
         <file>                         the database file, when it is a plain directory
@@ -24,6 +25,7 @@ from typing import Any
 from tdebench.api.footprint import allocated_bytes
 from tdebench.api.engine import Config
 from tdebench.api.keys import BY_TDEBENCH, KeyAccess, KeyNeed, KeyPath
+from tdebench.api.threat_probes import ThreatProbes
 from tdebench.encryption import PLAIN, EncryptionSpec, SecretKey
 from tdebench.engines.toolkit import fscrypt
 from tdebench.engines.toolkit.exposure import files_holding, key_forms
@@ -74,10 +76,6 @@ class FileEngine:
 class FileDatabase:
     """Instance hooks of one database file (see the module docstring); the engine's instance sets the rest."""
 
-    #: the library's name in the threat model's answers ("SQLite is a library ...")
-    library = "the library"
-    #: globs of the database's files by part (``redo``, ``temp``) when the file is in a plain directory
-    file_parts: dict[str, list[str]] = {}
     config: Config
     image: fscrypt.Ext4Image | None
     path: Path
@@ -115,9 +113,6 @@ class FileDatabase:
     def snapshot_dir(self) -> Path:
         """The database's directory (on an ext4 image: as mounted)."""
         return self._dir
-
-    def database_file(self) -> Path:
-        return self.path
 
     def storage_bytes(self) -> int:
         """Bytes of the database's files (on an ext4 image: as the mount shows them, like the plain twin's)."""
@@ -168,24 +163,40 @@ class FileDatabase:
             raise RunFailed(f"{self.config.label}: the database is not in an unlocked fscrypt directory",
                             "check that the ext4 image is mounted")
 
-    # threat model (docs/security.md) -----------------------------------------------------------
+    def threats(self) -> "FileThreats":
+        """The threat-model probes of a library without a server (an engine with a key returns its subclass)."""
+        return FileThreats(self)
+
+
+class FileThreats(ThreatProbes[FileDatabase]):
+    """The threat-model probes of one database file (docs/security.md): what every library without a server
+    answers alike, the paths and the ext4 image's key; an engine sets :attr:`library` and :attr:`file_parts` and
+    returns its library's keys from :meth:`library_keys`."""
+
+    #: the library's name in the threat model's answers ("SQLite is a library ...")
+    library = "the library"
+    #: globs of the database's files by part (``redo``, ``temp``) when the file is in a plain directory
+    file_parts: dict[str, list[str]] = {}
+
     def disk_paths(self) -> list[Path]:
         """The database's directory: the image file and its (unmounted-view) mount point for an ext4 image."""
-        return [self.image.root] if self.image is not None else [self._dir]
+        image = self.instance.image
+        return [image.root] if image is not None else [self.instance.snapshot_dir]
 
     def live_paths(self) -> list[Path]:
         """The database's directory (for fs:fscrypt: inside the unlocked mount)."""
-        return [self._dir]
+        return [self.instance.snapshot_dir]
 
     def data_dir_parts(self) -> dict[str, list[str]] | None:
-        if self.image is not None:
+        if self.instance.image is not None:
             return None  # journal, WAL and spill files are blocks of one image file
         return dict(self.file_parts)
 
     def key_storage(self) -> list[dict[str, Any]] | None:
         """The fscrypt key's row on an encrypted image, else the library's keys (:meth:`library_keys`)."""
-        if self.image is not None and self.image.encrypted:
-            return [fscrypt.fscrypt_key_row(self.key_access)]
+        image = self.instance.image
+        if image is not None and image.encrypted:
+            return [fscrypt.fscrypt_key_row(self.instance.key_access)]
         return self.library_keys()
 
     def library_keys(self) -> list[dict[str, Any]] | None:
@@ -197,14 +208,15 @@ class FileDatabase:
         """A key that lives in tdebench's memory only (or on the key server), ``given`` to the library on every
         open, with the files of the database's directory that hold it in clear (its hex or raw bytes)."""
         running = "the memory of the process that opens the database (tdebench's here: the application's)"
-        if self.key_access is not None:
-            key = self.key_access.fetch(1)
-            found = [os.path.basename(p) for p in files_holding([self._dir], key_forms(key.hex()))]
-            return server_key_row(self.key_access, what, f"fetched by tdebench at every open, given with {given}",
+        access, directory = self.instance.key_access, self.instance.snapshot_dir
+        if access is not None:
+            key = access.fetch(1)
+            found = [os.path.basename(p) for p in files_holding([directory], key_forms(key.hex()))]
+            return server_key_row(access, what, f"fetched by tdebench at every open, given with {given}",
                                   running + ", with the token", found)
         return {"key": what, "source": "file", "where": f"memory of the tdebench process only; given with {given}",
                 "on_disk": False, "beside_data": False, "mode": None, "protected_by": "not stored",
-                "found_in_clear": [os.path.basename(p) for p in files_holding([self._dir], key_forms(key.hex()))],
+                "found_in_clear": [os.path.basename(p) for p in files_holding([directory], key_forms(key.hex()))],
                 "unattended": unattended("the key (in the application's configuration or a file it reads)",
                                          "tdebench keeps it in its memory only"),
                 "running": {"where": running}}
@@ -223,4 +235,4 @@ class FileDatabase:
         return f"{self.library} is a library inside the client process: there is no server"
 
 
-__all__ = ["FileDatabase", "FileEngine"]
+__all__ = ["FileDatabase", "FileEngine", "FileThreats"]

@@ -13,6 +13,7 @@ gocryptfs mount).
 from __future__ import annotations
 
 import pwd
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -85,7 +86,7 @@ class LayerMover:
             asuser.make_dir(self.user, path)
 
 
-class LayerSwitching:
+class LayerSwitching(ABC):
     """Mixin of an engine's instance whose data directory can live in an ``fs:`` layer: the offline switch's
     :class:`~tdebench.api.engine.Instance` methods for ``fs:`` specs (other specs go on to the next class); the
     engine moves its own directories (:meth:`_move`, with :attr:`mover`)."""
@@ -107,9 +108,9 @@ class LayerSwitching:
     def _layer(self) -> bool:
         return is_layer_spec(self.config.spec)
 
+    @abstractmethod
     def _move(self, into: bool, step: Callable[[str], None]) -> dict[str, Any]:
         """Stop, copy into the layer (``into``) or out of it, point the server there, start: the engine's."""
-        raise NotImplementedError
 
     def _check_move(self, into: bool) -> None:
         if self.in_layer == into:

@@ -1,7 +1,7 @@
 """What the engines built on a SQLite library share (one file format, the same PRAGMAs and temporary files,
-whichever library and cipher): the settings users may change, the bulk load of a data file, and
-:class:`SqliteFile` (the file header, the WAL checkpoint, where temporary files go with the spill probe that holds
-one open: docs/security.md).
+whichever library and cipher): the settings users may change, the bulk load of a data file, :class:`SqliteFile`
+(the file header, the WAL checkpoint, the database file a backup copies) and :class:`SqliteThreats` (where
+temporary files go, with the spill probe that holds one open: docs/security.md).
 
 Connections here are DB-API-like (:class:`tdebench.api.engine.Connection` with ``execute`` on the connection),
 as ``sqlite3``/``sqlcipher3`` connections are and the engines' own wrappers give.
@@ -18,7 +18,9 @@ from typing import Any, ClassVar
 from tdebench.api.cache import Cache
 from tdebench.api.canary import CANARY_TABLE
 from tdebench.api.engine import Config, Connection
+from tdebench.api.server import DatabaseFile
 from tdebench.api.tables import ColumnSpec, TableSpec, split_line
+from tdebench.engines.toolkit.filedb import FileThreats
 from tdebench.errors import RunFailed, UsageError
 
 #: settings a user may change with --server-setting, and SQLite's values for them (identical for both twins)
@@ -119,14 +121,9 @@ class SqliteCache(Cache):
 class SqliteFile:
     """Mixed into the instance of an engine on a SQLite library, before
     :class:`~tdebench.engines.toolkit.filedb.FileDatabase` (the instance gives ``encrypted``, ``connect``,
-    ``encryption_status`` and ``_settings``): the file header as the first word on encryption, the WAL checkpoint
-    before a scan, and the temporary files. These go to :func:`sqlite_temp_dir`, are unlinked as soon as they are opened and exist only
-    while the statement needs them: the spill probe holds one open and the scan reads it through
-    ``/proc/self/fd``. Whether they are written at all depends on the build's ``SQLITE_TEMP_STORE`` and
-    ``PRAGMA temp_store`` (the ``temp_store`` setting)."""
+    ``connect_path``, ``encryption_status`` and ``_settings``): the file header as the first word on encryption,
+    the WAL checkpoint before a scan, and the database file a backup copies."""
 
-    library = "SQLite"  # FileDatabase's threat-model answers
-    file_parts = {"redo": ["*-journal", "*-wal"]}
     #: what to check when an encrypted twin's file starts with the plaintext header
     cipher_fix = "check the library's installation"
     path: Path
@@ -134,6 +131,8 @@ class SqliteFile:
     encrypted: bool
     _settings: dict[str, str]
     connect: Callable[[], Any]
+    #: a connection to another database file with the instance's key and settings
+    connect_path: Callable[[Path], Connection]
     encryption_status: Callable[[], dict[str, Any]]
     check_filesystem: Callable[[dict[str, Any]], None]  # FileDatabase's (toolkit/filedb)
     sync_image: Callable[[], None]
@@ -164,17 +163,32 @@ class SqliteFile:
                 conn.close()
         self.sync_image()
 
+    def database_file(self) -> DatabaseFile:
+        """The database file, and a second one opened the same way (the backup API's target)."""
+        return DatabaseFile(self.path, self.connect_path)
+
+
+class SqliteThreats(FileThreats):
+    """The threat-model probes of a database file of a SQLite library (an engine adds its key's row in
+    :meth:`~tdebench.engines.toolkit.filedb.FileThreats.library_keys`). Temporary files go to
+    :func:`sqlite_temp_dir`, are unlinked as soon as they are opened and exist only while the statement needs them:
+    the spill probe holds one open and the scan reads it through ``/proc/self/fd``. Whether they are written at all
+    depends on the build's ``SQLITE_TEMP_STORE`` and ``PRAGMA temp_store`` (the ``temp_store`` setting)."""
+
+    library = "SQLite"
+    file_parts = {"redo": ["*-journal", "*-wal"]}
+
     def temp_locations(self) -> list[Path]:
         return [sqlite_temp_dir()]
 
     @contextlib.contextmanager
     def spill_probe(self, markers: list[str]) -> Iterator[dict[str, Any]]:
         """A sort of the canary rows × 20,000 with a 16-page cache, held open after its first row."""
-        conn = self.connect()
+        conn = self.instance.connect()
         try:
             options = [str(r[0]) for r in conn.execute("PRAGMA compile_options").fetchall()]
             pragma = int(conn.execute("PRAGMA temp_store").fetchall()[0][0])
-            setting = {"temp_store": self._settings.get("temp_store", "default"),
+            setting = {"temp_store": self.instance._settings.get("temp_store", "default"),
                        "build": next((o for o in options if o.startswith("TEMP_STORE=")), "TEMP_STORE=1")}
             if temp_in_memory(options, pragma):
                 yield {"in_memory": f"temporary data stays in memory here ({setting['build']}, temp_store="
@@ -193,5 +207,5 @@ class SqliteFile:
             conn.close()
 
 
-__all__ = ["CHOICES", "DEFAULTS", "PLAIN_HEADER", "SqliteFile", "converter", "load_file", "sqlite_temp_dir", "temp_in_memory",
-           "validate"]
+__all__ = ["CHOICES", "DEFAULTS", "PLAIN_HEADER", "SqliteFile", "SqliteThreats", "converter", "load_file",
+           "sqlite_temp_dir", "temp_in_memory", "validate"]

@@ -17,7 +17,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from tdebench.api.server import DatabaseFile, ServerAccess
 from tdebench.api.trial import ConfigState
+from tdebench.errors import RunFailed
 from tdebench.workloads import rows
 from tdebench.workloads.backup import tools
 
@@ -73,6 +75,25 @@ class Context:
     counts: dict[str, int]
     scratch: Path
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def server(self) -> ServerAccess:
+        """How the engine's own tools reach the instance's server (the kinds of those tools run on engines that
+        name them in ``Dialect.backup_tools``, whose instances return one)."""
+        access = self.state.instance.server_access()
+        if access is None:
+            raise RunFailed(f"{self.state.config.label}: its engine names backup tools but gives them no access to "
+                            "its server", "return a ServerAccess from the instance's server_access()")
+        return access
+
+    @property
+    def database_file(self) -> DatabaseFile:
+        """The embedded database's file (the kinds of a SQLite library run on engines whose instances have one)."""
+        found = self.state.instance.database_file()
+        if found is None:
+            raise RunFailed(f"{self.state.config.label}: its engine names SQLite backups but has no database file",
+                            "return a DatabaseFile from the instance's database_file()")
+        return found
 
 
 class Stopwatch:
@@ -140,7 +161,7 @@ class DumpKind(BackupKind):
         self.cleanup(ctx)
         self.execute(ctx, f"CREATE DATABASE {RESTORE_DB}")
         clock = Stopwatch()
-        with ctx.state.instance.tool_access() as access, clock:
+        with ctx.server.tools() as access, clock:
             self.run_client(access, artifact)
         return clock.seconds
 

@@ -1,10 +1,10 @@
 """MariaDB: mariadb-backup (physical, hot) and mariadb-dump (logical), each plain and gzip-compressed.
 
-The tools reach the server through the instance's :meth:`~tdebench.api.engine.Instance.tool_access` (the password
-in an inherited in-memory file); physical restores replace :meth:`~tdebench.api.engine.Instance.server_files`. With TDE,
-``mariadb-backup --backup`` and ``--prepare`` load the ``file_key_management`` plugin themselves and need the file
-key that the engine writes only while the server starts: ``key_material()`` (see
-:class:`tdebench.api.engine.Instance`) makes it available for the duration of the tool and removes it after.
+The tools reach the server through the instance's :class:`~tdebench.api.server.ServerAccess` (``tools()``: the
+password in an inherited in-memory file); physical restores replace its ``files()``. With TDE, ``mariadb-backup
+--backup`` and ``--prepare`` load the ``file_key_management`` plugin themselves and need the file key that the
+engine writes only while the server starts: its ``key_material()`` makes it available for the duration of the tool
+and removes it after.
 """
 
 from __future__ import annotations
@@ -37,10 +37,10 @@ class MariadbBackupKind(BackupKind):
                                      ("directory", "--stream=mbstream | gzip"), False, compressed)
 
     def backup(self, ctx: Context) -> Path:
-        inst = ctx.state.instance
+        server = ctx.server
         work = ctx.scratch / "mb-work"
         target = ctx.scratch / ("mariadb_backup.xb.gz" if self.info.compressed else "mariadb_backup")
-        with inst.tool_access() as access, inst.key_material():
+        with server.tools() as access, server.key_material():
             if access.runs_as is not None:  # the tool writes its target as the server's user
                 tools.give_to(ctx.scratch, access.runs_as)
             if self.info.compressed:
@@ -58,12 +58,12 @@ class MariadbBackupKind(BackupKind):
         return [tools.gunzip_to(artifact, ctx.scratch / "scan.xb")]
 
     def restore(self, ctx: Context, artifact: Path) -> float:
-        inst = ctx.state.instance
-        files = inst.server_files()
+        server = ctx.server
+        files = server.files()
         clock = Stopwatch()
         prepared = ctx.scratch / "mb-restore"
         tools.discard(prepared)
-        with inst.tool_access() as access:
+        with server.tools() as access:
             tool, runs_as = access.tool, access.runs_as
         with clock:
             if self.info.compressed:
@@ -71,11 +71,11 @@ class MariadbBackupKind(BackupKind):
                 tools.run([tool("mbstream"), "-x", "-C", str(prepared)], stdin=artifact, gunzip_in=True)
             else:
                 shutil.copytree(artifact, prepared, symlinks=True)
-            with inst.key_material():
+            with server.key_material():
                 tools.run([tool("mariadb-backup"), "--prepare", f"--target-dir={prepared}"])
         if runs_as is not None:  # copied back by the only user the mount admits
             tools.give_to(prepared, runs_as)
-        inst.stop_server()
+        server.stop()
         aside = tools.set_aside(files.directory, runs_as)
         try:
             with clock:
@@ -83,14 +83,14 @@ class MariadbBackupKind(BackupKind):
                            f"--datadir={files.directory}"], user=runs_as)
                 if runs_as is None:
                     tools.give_to(files.directory, files.user)
-                inst.start_server()
+                server.start()
             if _count(ctx, None) != ctx.counts:
                 raise EnvironmentProblem("the restored MariaDB data directory does not hold the loaded rows",
                                          "look at the server log of the instance")
         except BaseException:
-            inst.stop_server()
+            server.stop()
             tools.put_back(aside, files.directory, runs_as)
-            inst.start_server()
+            server.start()
             raise
         if runs_as is None:
             tools.discard(aside)
@@ -112,7 +112,7 @@ class MariadbDumpKind(DumpKind):
 
     def backup(self, ctx: Context) -> Path:
         target = ctx.scratch / ("dump.sql.gz" if self.info.compressed else "dump.sql")
-        with ctx.state.instance.tool_access() as access:
+        with ctx.server.tools() as access:
             tools.run(access.argv("mariadb-dump", "--single-transaction", "--quick", "--skip-lock-tables",
                                   "--hex-blob", "tpch"),
                       stdout=target, gzip_out=self.info.compressed, pass_fds=access.pass_fds)

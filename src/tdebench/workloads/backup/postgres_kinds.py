@@ -1,10 +1,9 @@
 """PostgreSQL: pg_basebackup (physical) and pg_dump (logical), each plain and gzip-compressed.
 
-The tools reach the server through the instance's :meth:`~tdebench.api.engine.Instance.tool_access` (libpq
-environment, the password in a temporary ``PGPASSFILE``). Physical restores stop only the server
-(:meth:`~tdebench.api.engine.Instance.stop_server`: a gocryptfs mount stays mounted), so ``fs:*`` configs restore
-inside their encrypted file system; the files are written by the server's OS user
-(:meth:`~tdebench.api.engine.Instance.server_files`, :mod:`tdebench.engines.toolkit.asuser`), the only user such a mount
+The tools reach the server through the instance's :class:`~tdebench.api.server.ServerAccess` (``tools()``: libpq
+environment, the password in a temporary ``PGPASSFILE``). Physical restores stop only the server (``stop()``: a
+gocryptfs mount stays mounted), so ``fs:*`` configs restore inside their encrypted file system; the files are
+written by the server's OS user (``files()``, :mod:`tdebench.engines.toolkit.asuser`), the only user such a mount
 admits.
 """
 
@@ -22,13 +21,12 @@ from tdebench.workloads.backup.kinds import (RESTORE_DB, BackupKind, Context, Du
 
 
 def _count(ctx: Context, database: str) -> dict[str, int]:
-    inst = ctx.state.instance
-    return count_rows(inst.connect_to(database), ctx.tables, inst.relation_name)
+    return count_rows(ctx.server.connect_to(database), ctx.tables, ctx.state.instance.relation_name)
 
 
 def _execute(ctx: Context, sql: str) -> None:
     """One statement on the server's maintenance database (CREATE/DROP DATABASE)."""
-    execute_alone(ctx.state.instance.connect_to("postgres"), sql)
+    execute_alone(ctx.server.connect_to("postgres"), sql)
 
 
 class PgBasebackupKind(BackupKind):
@@ -39,10 +37,9 @@ class PgBasebackupKind(BackupKind):
                                      ("plain directory (-Fp)", "tar, gzip (-Ft -z)"), False, compressed)
 
     def backup(self, ctx: Context) -> Path:
-        inst = ctx.state.instance
         target = ctx.scratch / self.info.name
         fmt = ["-Ft", "-z"] if self.info.compressed else ["-Fp"]
-        with inst.tool_access() as access:
+        with ctx.server.tools() as access:
             tools.run(access.argv("pg_basebackup", "-D", str(target), *fmt, "-X", "stream", "--checkpoint=fast"),
                       env=dict(access.env))
         return target
@@ -66,26 +63,26 @@ class PgBasebackupKind(BackupKind):
             asuser.extract_tar(user, wal, pgdata / "pg_wal", gzip=True)
 
     def restore(self, ctx: Context, artifact: Path) -> float:
-        inst = ctx.state.instance
-        files = inst.server_files()
+        server = ctx.server
+        files = server.files()
         pgdata, user = files.directory, files.user
         clock = Stopwatch()
-        inst.stop_server()
+        server.stop()
         aside = pgdata.with_name(pgdata.name + ".before-restore")
         asuser.remove_tree(user, aside)
         asuser.rename(user, pgdata, aside)
         try:
             with clock:
                 self._unpack(artifact, pgdata, user)
-                inst.start_server()
+                server.start()
             if _count(ctx, "tpch") != ctx.counts:
                 raise EnvironmentProblem("the restored PostgreSQL data directory does not hold the loaded rows",
                                          "look at the server log of the instance")
         except BaseException:
-            inst.stop_server()
+            server.stop()
             asuser.remove_tree(user, pgdata)
             asuser.rename(user, aside, pgdata)
-            inst.start_server()
+            server.start()
             raise
         asuser.remove_tree(user, aside)
         return clock.seconds
@@ -102,10 +99,9 @@ class PgDumpKind(DumpKind):
                                      ("SQL text (-Fp)", "SQL text, gzip (-Fp -Z 6)"), True, compressed)
 
     def backup(self, ctx: Context) -> Path:
-        inst = ctx.state.instance
         target = ctx.scratch / ("dump.sql.gz" if self.info.compressed else "dump.sql")
         level = ["-Z", str(tools.GZIP_LEVEL)] if self.info.compressed else []
-        with inst.tool_access() as access:
+        with ctx.server.tools() as access:
             tools.run(access.argv("pg_dump", "-d", "tpch", "-Fp", *level, "-f", str(target)), env=dict(access.env))
         return target
 

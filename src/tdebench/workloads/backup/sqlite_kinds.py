@@ -1,8 +1,9 @@
 """SQLite / SQLCipher: the online backup API and ``VACUUM INTO``, each plain and gzip-compressed.
 
 The backup API copies pages into a second connection, which must use the source's key (SQLCipher refuses to copy
-between databases with different keys): :meth:`Instance.connect_path <tdebench.api.engine.Instance.connect_path>`
-opens the target file with the instance's key and settings. ``VACUUM INTO`` needs nothing: SQLCipher writes the copy
+between databases with different keys): the instance's :class:`~tdebench.api.server.DatabaseFile`
+(:meth:`Instance.database_file <tdebench.api.engine.Instance.database_file>`) opens the target file with the
+instance's key and settings. ``VACUUM INTO`` needs nothing: SQLCipher writes the copy
 with the same key. Restores are in place: the backup file replaces the database file and is opened again.
 """
 
@@ -41,7 +42,7 @@ class SqliteKind(BackupKind):
         src = inst.connect()
         try:
             if self.method == "api":
-                dest = inst.connect_path(target)
+                dest = ctx.database_file.connect(target)
                 try:
                     src.backup(dest)
                 finally:
@@ -57,8 +58,7 @@ class SqliteKind(BackupKind):
 
     def restore(self, ctx: Context, artifact: Path) -> float:
         inst = ctx.state.instance
-        path = inst.database_file()
-        assert path is not None, "a SQLite instance lives in one file"
+        path = ctx.database_file.path
         clock = Stopwatch()
         aside = tools.set_aside(path)
         try:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.dialect import Dialect
+from tdebench.api.engine import threat_probes
 from tdebench.api.events import RunListener
 from tdebench.api.plan import RunPlan
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
@@ -47,7 +48,7 @@ def engine_kinds(dialect: Dialect) -> list[BackupKind]:
 def backup_location(ctx: Context) -> str:
     """Where the backup was written, as the threat model states it: the run's work directory, beside (never inside)
     the instance's files, so no encryption of the instance's files or filesystem (fscrypt, gocryptfs) covers it."""
-    inside = any(ctx.scratch.is_relative_to(p) for p in ctx.state.instance.disk_paths())
+    inside = any(ctx.scratch.is_relative_to(p) for p in threat_probes(ctx.state.instance).disk_paths())
     return ("inside the instance's directory" if inside else
             "the run's work directory, outside the instance's files and any encrypted filesystem holding them")
 

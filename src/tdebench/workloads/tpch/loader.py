@@ -9,6 +9,8 @@ from pathlib import Path
 
 from tdebench.api.dialect import Dialect
 from tdebench.api.engine import Instance
+from tdebench.api.server import ServerAccess
+from tdebench.errors import RunFailed
 from tdebench.workloads.loading import TableLoads, bulk_load_tables, timed
 from tdebench.workloads.tpch import schema
 
@@ -22,13 +24,22 @@ class LoadResult(TableLoads):
     total_seconds: float = 0.0
 
 
+def _server(instance: Instance) -> ServerAccess:
+    access = instance.server_access()
+    if access is None:
+        raise RunFailed(f"{instance.config.label}: its server cannot be reached for another database",
+                        "load TPC-H into the instance's own database (its engine's switch covers one database)")
+    return access
+
+
 def load_tpch(instance: Instance, dialect: Dialect, data_dir: Path,
               on_table: Callable[[str, int, float], None] | None = None, database: str | None = None) -> LoadResult:
     """Create the schema, bulk-load every table, then add keys and indexes and analyze; ``database``: into that
-    database of the instance's server (:meth:`Instance.connect_to`) instead of the instance's own."""
+    database of the instance's server (:meth:`ServerAccess.connect_to <tdebench.api.server.ServerAccess.connect_to>`)
+    instead of the instance's own."""
     result = LoadResult()
     started = time.perf_counter()
-    conn = instance.connect() if database is None else instance.connect_to(database)
+    conn = instance.connect() if database is None else _server(instance).connect_to(database)
     own_tables = dict(instance.tables)
     try:
         instance.create_schema(conn, schema.create_table_sql(dialect), schema.TABLES)
