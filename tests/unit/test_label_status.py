@@ -166,6 +166,10 @@ class ServerWeCannotScan:
         if self.failure is not None:
             raise self.failure
 
+    def threats(self) -> None:
+        """No threat-model probes: the rows say "not checked"."""
+        return None
+
 
 def orchestrator() -> Orchestrator:
     orch = object.__new__(Orchestrator)  # only what _verify_instance uses

@@ -370,8 +370,9 @@ class Instance(ABC):
 
     def threats(self) -> ThreatProbes | None:
         """What the instance can tell about each attacker of the threat model (docs/security.md): a
-        :class:`~tdebench.api.threat_probes.ThreatProbes`; None (default): the engine offers no probes, and every
-        row that needs one says "not checked"."""
+        :class:`~tdebench.api.threat_probes.ThreatProbes`; None (default): the engine offers no probes, and the
+        threat model asks the defaults (:func:`threat_probes`), so every row that needs an answer says "not
+        checked"."""
         return None
 
     @property
