@@ -147,3 +147,16 @@ def test_a_precision_run_stops_once_nothing_is_left_to_compare(capfd, tmp_path):
     assert code == 1 and "no config left to measure" in err, err
     assert [s for b, c, s in trials(out) if c == ENC] == ["failed", "failed"]
     assert manifest(out)["blocks_run"] <= 3
+
+
+def test_the_first_line_says_how_a_precision_run_ends(capfd, tmp_path):
+    """Not "10 trials": a --precision run measures blocks until its target, within its limits."""
+    out = tmp_path / "run"
+    capfd.readouterr()
+    with pytest.raises(SystemExit):
+        main(["run", "--engine", "fake", "--workload", "probe", "--out", str(out), "--work-dir", str(tmp_path / "w"),
+              "--data-dir", str(tmp_path / "d"), "--no-report", "--precision", "50%", "--max-time", "90s",
+              "--max-trials", "10", "--warmup", "0"])
+    captured = capfd.readouterr()
+    said = " ".join(captured.out.split())  # the console wraps the line at its width
+    assert "· blocks until ±50% (at most 10 blocks or 1.5 min) (+0 warm-up)" in said and " trials " not in said, captured
