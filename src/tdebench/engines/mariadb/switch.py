@@ -11,11 +11,11 @@ A DBA starts from a plaintext server: no key plugin, a plaintext redo log. :meth
 therefore re-creates the (empty) instance without the encryption options, and :meth:`MariadbTdeSwitcher.restart` is
 the restart the switch needs: it loads ``file_key_management`` and the options only a restart can change (the redo
 log's encryption, temporary files and tables, Aria: per the spec's scope) with ``innodb_encrypt_tables`` still off;
-after the way back it restarts without them. MariaDB 10.11 rebuilds the redo log with the new setting on such a start after a clean
-shutdown; it cannot open an encrypted redo log without the plugin, so the way back restarts twice: once with the
-plugin and a plaintext redo log, once without the plugin. A Galera cluster (:class:`GaleraSwitcher`) keeps the old
-way: its nodes start with the plugin loaded, and its ``start_plain`` turns ``innodb_encrypt_tables`` off and waits
-until the threads have decrypted what ``mariadb-install-db`` wrote.
+after the way back it restarts without them. MariaDB 10.11 rebuilds the redo log with the new setting on such a
+start after a clean shutdown; it cannot open an encrypted redo log without the plugin, so the way back restarts
+twice: once with the plugin and a plaintext redo log, once without the plugin. A Galera cluster
+(:class:`GaleraSwitcher`) keeps the old way: its nodes start with the plugin loaded, and its ``start_plain`` turns
+``innodb_encrypt_tables`` off and waits until the threads have decrypted what ``mariadb-install-db`` wrote.
 
 The switchers are what :meth:`MariadbInstance.switcher` returns for a ``tde:`` spec
 (:attr:`MariadbEngine.switcher_types`); the instance keeps the switch's state that its own files show
@@ -134,8 +134,8 @@ class MariadbSwitcher(OnlineSwitcher[Any]):
             conn.close()
 
     def switch(self, on: bool, threads: int, iops: int | None = None) -> dict[str, Any]:
-        """``innodb_encryption_rotation_iops``, ``innodb_encrypt_tables`` ON/OFF, then ``innodb_encryption_threads`` (which
-        starts the work)."""
+        """``innodb_encryption_rotation_iops``, ``innodb_encrypt_tables`` ON/OFF, then ``innodb_encryption_threads``
+        (which starts the work)."""
         statements = [f"SET GLOBAL innodb_encryption_rotation_iops = {int(iops)}"] if iops else []
         statements += [f"SET GLOBAL innodb_encrypt_tables = {'ON' if on else 'OFF'}",
                        f"SET GLOBAL innodb_encryption_threads = {int(threads)}",
@@ -265,8 +265,8 @@ class GaleraSwitcher(MariadbSwitcher):
         while not (progress := self.progress(on=False)).done:
             if time.monotonic() > deadline:
                 raise EnvironmentProblem(f"{self.instance.config.label}: the encryption threads did not decrypt the "
-                                         f"system tablespaces within {PLAIN_WAIT:.0f} s ({', '.join(progress.pending)})",
-                                         "look at the server log")
+                                         f"system tablespaces within {PLAIN_WAIT:.0f} s "
+                                         f"({', '.join(progress.pending)})", "look at the server log")
             time.sleep(0.2)
         self._run(["SET GLOBAL innodb_encryption_threads = 0"])
         self.instance._persist({"innodb_encrypt_tables": "OFF", "innodb_encryption_threads": "0"})

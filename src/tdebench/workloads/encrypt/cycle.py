@@ -3,8 +3,8 @@ the run's key server a rotation by key version, and the way back, as the instanc
 :class:`~tdebench.api.switcher.Switcher` can (its :class:`~tdebench.api.switch.SwitchMethod`).
 
 Online (MariaDB TDE): a window ``before`` on the plaintext server; when the switch needs a restart
-(:class:`~tdebench.api.switcher.Restarting`), the restart timed as an offline step ``<cycle>.restart_on`` (the service is down
-meanwhile) and a window ``after_restart → during_on → after_on``, else one window ``before → during_on →
+(:class:`~tdebench.api.switcher.Restarting`), the restart timed as an offline step ``<cycle>.restart_on`` (the
+service is down meanwhile) and a window ``after_restart → during_on → after_on``, else one window ``before → during_on →
 after_on``. The way back is a window ``before_off → during_off → after_off``, then the restart ``restart_off``.
 Offline (SQLCipher, pgcrypto, ``fs:``): ``before``, the method with the background stopped, ``after_on``. A method
 that copies (:class:`~tdebench.api.switcher.Copying`: ``fs:``) leaves the old copy in the clear: it is scanned
@@ -178,8 +178,8 @@ def ensure_plain(opts: EncryptOptions, state: ConfigState) -> float:
     started = time.monotonic()
     switcher = state.instance.switcher()
     assert switcher is not None
-    done = isinstance(switcher, Copying) and bool(switcher.remove_old_copy().get("removed_bytes"))  # a copy a
-    # failed trial left behind
+    # a copy a failed trial left behind
+    done = isinstance(switcher, Copying) and bool(switcher.remove_old_copy().get("removed_bytes"))
     if not switcher.progress(on=False).done:
         done = True
         if isinstance(switcher, OfflineSwitcher):

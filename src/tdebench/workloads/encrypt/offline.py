@@ -118,7 +118,8 @@ def run_offline(instance: Instance, action: str, name: str, clock: float) -> Swi
 
 
 def _run(switcher: Switcher[Any], action: str, stage: Step) -> dict[str, Any]:
-    """What ``action`` asks of the switcher (the trial chose it from the switcher's class: :class:`~tdebench.workloads.encrypt.cycle.TrialRun`)."""
+    """What ``action`` asks of the switcher (the trial chose it from the switcher's class:
+    :class:`~tdebench.workloads.encrypt.cycle.TrialRun`)."""
     if action.startswith("restart_"):
         assert isinstance(switcher, Restarting)
         return switcher.restart(action == "restart_on", stage) or {}
