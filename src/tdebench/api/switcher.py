@@ -60,7 +60,7 @@ class Switcher(ABC, Generic[InstanceT]):
         rekeys = issubclass(cls, Rekeying)
         online = issubclass(cls, OnlineSwitcher)
         return SwitchMethod(online, cls.method, cls.restart_reason if issubclass(cls, Restarting) else "",
-                            cls.rekey_method if issubclass(cls, Rekeying) else "", rekeys and online,
+                            cls.rekey_method if rekeys else "", rekeys and online,
                             cls.whole_server, issubclass(cls, Copying))
 
     @abstractmethod
