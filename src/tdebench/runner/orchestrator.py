@@ -324,6 +324,8 @@ class Orchestrator:
         self.rundir.write_manifest(self.manifest)
         sequence = BlockSequence(self.plan, self.rundir, watched_series(self.plan, self.workload), self.manifest, self.ui,
                                  self.started)
+        if sequence.max_time is not None:
+            self.progress.deadline = self.started + sequence.max_time
         done = {b for b, _ in self.completed if all((b, c) in self.completed for c in self.plan.labels)}
         if isinstance(self.schedule, DuetSchedule):  # its cgroups go at the end of the run
             stack.callback(self.schedule.close)
