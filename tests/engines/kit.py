@@ -18,6 +18,7 @@ An engine's own test module may subclass :func:`kit_for` to add checks that need
 
 from __future__ import annotations
 
+import inspect
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from tdebench.api.cache import WarmCache
 from tdebench.api.server import DatabaseFile, ServerAccess
 from tdebench.api.threat_probes import ThreatProbes
 from tdebench.api.dialect import FAMILIES
+from tdebench.api.switcher import Switcher
 from tdebench.encryption import PLAIN, issued_secrets, parse_spec
 from tdebench.engines import Config, get_engine
 from tdebench.errors import EnvironmentProblem, UsageError
@@ -136,6 +138,15 @@ class DeclarationKit:
             assert d.lock_timeout(2.5) and "{" not in d.lock_timeout(2.5)
         assert d.bulk_load.strip()
 
+    def test_switchers_are_complete(self, declared):
+        """Every switcher class the engine names is a complete :class:`~tdebench.api.switcher.Switcher` (one left
+        abstract could not be made, while :meth:`Engine.switch_method` would describe it), and no plain spec is
+        switched."""
+        for cls in declared.switcher_types:
+            assert issubclass(cls, Switcher) and not inspect.isabstract(cls), cls
+            assert cls.method.strip(), cls
+        assert declared.switch_method(PLAIN) is None and declared.switcher_type(PLAIN) is None
+
     def test_available_or_says_why_in_one_line(self, declared):
         try:
             declared.check_available()
@@ -192,6 +203,34 @@ class EngineKit(DeclarationKit):
             assert isinstance(server, ServerAccess) and server.instance is instance, tools
         if any(t.startswith("sqlite-") for t in tools):
             assert isinstance(file, DatabaseFile) and file.path.name, tools
+
+    def test_switchers_are_of_the_declared_classes(self, engine, tmp_path):
+        """Per kind of spec (its mechanism and the switcher class named for it), an unstarted instance returns a
+        switcher of the class :meth:`Engine.switcher_type` names (from which :meth:`Engine.switch_method` and the
+        ``encrypt`` workload's checks follow), the same object at every call; None where it names none. A switch of
+        the whole server comes with a ServerAccess (the second database it covers is reached through it)."""
+        kinds: set[tuple[str, object]] = set()
+        for spec in engine.supported_specs():
+            expected = engine.switcher_type(spec)
+            if (spec.mechanism, expected) in kinds:
+                continue
+            kinds.add((spec.mechanism, expected))
+            settings = {**engine.default_settings(), **engine.plan_settings([spec])}
+            try:
+                engine.check_spec_available(spec)
+                instance = engine.create_instance(Config(self.engine_name, spec, settings), tmp_path / str(len(kinds)))
+            except EnvironmentProblem as exc:  # the spec's tools are not here
+                print(f"kit: {self.engine_name} {spec} left out: {exc.one_line()}")
+                continue
+            switcher = instance.switcher()
+            if expected is None:
+                assert switcher is None and engine.switch_method(spec) is None, spec
+            else:
+                assert type(switcher) is expected and instance.switcher() is switcher, spec
+                assert engine.switch_method(spec) == expected.describe() and not spec.is_plain, spec
+                if expected.whole_server:  # the encrypt workload's second database: ServerAccess.connect_to
+                    assert isinstance(instance.server_access(), ServerAccess), spec
+        assert any(expected is not None for _, expected in kinds) == bool(engine.switcher_types)
 
     @pytest.fixture(scope="class")
     @classmethod

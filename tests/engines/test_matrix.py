@@ -138,6 +138,7 @@ def check_completed(out: Path) -> None:
     """The run finished, every config's encryption check passed and its run directory is documented."""
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "completed", manifest["status"]
+    assert not manifest.get("failures"), manifest["failures"]
     verification = json.loads((out / "verification.json").read_text())["configs"]
     assert verification and all(v["passed"] for v in verification.values()), verification
     assert all(v.get("answers_equal") is not False for v in verification.values()), verification

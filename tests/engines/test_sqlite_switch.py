@@ -16,7 +16,7 @@ def instance(tmp_path):
     inst = engine.create_instance(Config("sqlite", parse_spec("sqlcipher:aes-256-cbc"), engine.default_settings()),
                                   tmp_path)
     inst.start()
-    inst.start_plain()
+    inst.switcher().start_plain()
     conn = inst.connect()
     conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
     conn.executemany("INSERT INTO t VALUES (?, ?)", [(i, f"ORIGINAL-{i}") for i in range(3000)])
@@ -47,25 +47,23 @@ def opens_with(path, key_hex: str | None) -> bool:
 
 
 def test_on_rekey_off(instance):
-    path, stages = instance.path, []
-    assert instance.encryption_progress(on=False).done and b"ORIGINAL-" in path.read_bytes()
-    instance.switch_offline("on", stages.append)
+    path, stages, switcher = instance.path, [], instance.switcher()
+    assert switcher.progress(on=False).done and b"ORIGINAL-" in path.read_bytes()
+    switcher.switch(True, stages.append)
     assert stages == ["export", "swap"] and not list(path.parent.glob("*.switch"))
-    assert instance.encryption_progress(on=True).done and not instance.encryption_progress(on=False).done
+    assert switcher.progress(on=True).done and not switcher.progress(on=False).done
     assert b"ORIGINAL-" not in path.read_bytes() and not opens_with(path, None) and rows(instance) == 3000
     old = instance._active.hex()
     assert opens_with(path, old)
-    instance.switch_offline("rekey", stages.append)
+    switcher.rekey(stages.append)
     assert not opens_with(path, old) and opens_with(path, instance._active.hex()) and rows(instance) == 3000
-    instance.switch_offline("off", stages.append)
-    assert instance.encryption_progress(on=False).done and opens_with(path, None) and rows(instance) == 3000
+    switcher.switch(False, stages.append)
+    assert switcher.progress(on=False).done and opens_with(path, None) and rows(instance) == 3000
 
 
 def test_only_sqlcipher_switches(tmp_path):
     engine = get_engine("sqlite")
-    assert engine.can_switch(parse_spec("sqlcipher:aes-256-cbc")) and not engine.can_switch(PLAIN)
-    inst = engine.create_instance(Config("sqlite", PLAIN, engine.default_settings()), tmp_path)
-    from tdebench.errors import UsageError
-
-    with pytest.raises(UsageError):
-        inst.start_plain()
+    method = engine.switch_method(parse_spec("sqlcipher:aes-256-cbc"))
+    assert method is not None and not method.online and method.rekey and not method.copies
+    assert engine.switch_method(PLAIN) is None and engine.switch_method(parse_spec("fs:fscrypt")) is None
+    assert engine.create_instance(Config("sqlite", PLAIN, engine.default_settings()), tmp_path).switcher() is None

@@ -60,6 +60,9 @@ class ProbeWorkload(_minimal.MinimalWorkload):
         self.replayed: list[tuple[str, int]] = []
         self.recovered: list[tuple[str, int]] = []
 
+    def headline(self) -> tuple[str, str, str] | None:
+        return ("minimal", "total", "elapsed")  # so that --precision runs on it
+
     def _wants(self, kind: str, state: ConfigState, block: int) -> bool:
         return block in _blocks(getattr(self.probe, kind)).get(state.label, set())
 

@@ -7,22 +7,37 @@ import threading
 import time
 
 from tdebench.api.switch import SwitchProgress
+from tdebench.api.switcher import OnlineSwitcher
 from tdebench.workloads.encrypt.controller import SwitchController
 from tdebench.workloads.encrypt.options import parse_options
 
 
-class Switchable:
-    """Reports done ``polls`` progress reads after each switch."""
+class Switchable(OnlineSwitcher):
+    """A stand-in for an instance and its online switcher at once: reports done ``polls`` progress reads after each
+    switch."""
+
+    method = "stand-in"
 
     def __init__(self, polls: int) -> None:
+        super().__init__(self)
         self.polls, self.left, self.calls, self.modified = polls, 0, [], 0.0
 
-    def switch_encryption(self, on: bool, threads: int, iops: int | None = None) -> dict:
+    @classmethod
+    def switches(cls, spec) -> bool:
+        return True
+
+    def switcher(self) -> "Switchable":
+        return self
+
+    def start_plain(self) -> dict:
+        return {}
+
+    def switch(self, on: bool, threads: int, iops: int | None = None) -> dict:
         self.calls.append((on, threads, iops))
         self.left = self.polls
         return {"on": on}
 
-    def encryption_progress(self, on: bool = True) -> SwitchProgress:
+    def progress(self, on: bool = True) -> SwitchProgress:
         self.modified += 10.0 if self.left else 0.0  # a cumulative counter, as the server's
         self.left = max(0, self.left - 1)
         return SwitchProgress(done=self.left == 0, in_target=4 - min(self.left, 4), total=4,
@@ -90,7 +105,7 @@ def test_iops_swept_names_each_cycle_and_sets_its_rate():
 class Forgetful(Switchable):
     """Like MariaDB leaving a tablespace out: 3 of 4 in place, nothing moves, until the switch is asked again."""
 
-    def encryption_progress(self, on: bool = True) -> SwitchProgress:
+    def progress(self, on: bool = True) -> SwitchProgress:
         done = len(self.calls) > 1
         return SwitchProgress(done=done, in_target=4 if done else 3, total=4,
                               counters={"innodb_encryption_rotation_pages_modified": 40.0},

@@ -10,30 +10,52 @@ from pathlib import Path
 import pytest
 
 from tdebench.api.switch import SwitchProgress
+from tdebench.api.switcher import OfflineSwitcher
 from tdebench.report.encrypt_timeline import timeline_svg
 from tdebench.workloads.encrypt import record
 from tdebench.workloads.encrypt.offline import allocated_bytes, run_offline
 from tdebench.workloads.encrypt.options import parse_options
 
 
-class Copying:
+class CopyingSwitcher(OfflineSwitcher):
     """Writes a second 'database' next to the first for a while (a copy), then swaps it in."""
 
-    def __init__(self, root: Path, done: bool = True) -> None:
-        self.data_dir = self.switch_root = root
-        self.done = done
-        (root / "db").write_bytes(b"\1" * 4_000_000)
+    method = "copy"
 
-    def switch_offline(self, action: str, step) -> dict:
+    def __init__(self, instance: "Copying", done: bool) -> None:
+        super().__init__(instance)
+        self.done = done
+
+    @classmethod
+    def switches(cls, spec) -> bool:
+        return True
+
+    def start_plain(self) -> dict:
+        return {}
+
+    def switch(self, on: bool, step) -> dict:
+        root = self.instance.data_dir
         step("export")
-        (self.data_dir / "db.switch").write_bytes(b"\2" * 4_000_000)
+        (root / "db.switch").write_bytes(b"\2" * 4_000_000)
         time.sleep(0.35)
         step("swap")
-        (self.data_dir / "db.switch").replace(self.data_dir / "db")
+        (root / "db.switch").replace(root / "db")
         return {"method": "copy", "tables_count": 2}
 
-    def encryption_progress(self, on: bool = True) -> SwitchProgress:
+    def progress(self, on: bool = True) -> SwitchProgress:
         return SwitchProgress(done=self.done, in_target=int(self.done), total=1)
+
+
+class Copying:
+    """A stand-in for an instance whose switcher copies its one file (the disk sampled is its data_dir)."""
+
+    def __init__(self, root: Path, done: bool = True) -> None:
+        self.data_dir = root
+        self._switcher = CopyingSwitcher(self, done)
+        (root / "db").write_bytes(b"\1" * 4_000_000)
+
+    def switcher(self) -> CopyingSwitcher:
+        return self._switcher
 
     def server_pids(self) -> list[int]:
         return []

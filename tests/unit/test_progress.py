@@ -83,3 +83,16 @@ def test_time_left_counts_what_runs_between_trials_and_leaves_the_warm_up_out() 
         p.start(); clock.now += 30; p.finish()
         assert p.left() == 50 * (4 - done)
     assert p.label() == "5 of 5 trials, ~0 s left"
+
+
+def test_a_run_with_a_time_limit_is_not_promised_its_trial_cap() -> None:
+    """A --precision or --max-time run: 4,004 trials is a cap, the time limit ends it ("~6 h left" was said of a
+    run with 40 minutes to go)."""
+    clock = Clock()
+    p = RunProgress(4004, warmup=4, clock=clock)
+    p.deadline = clock.now + 1800
+    p.start(); clock.now += 20; p.finish(trials=4, warmup=True)
+    p.start(); clock.now += 20; p.finish(trials=4)
+    assert p.left() == 1760 and p.label() == "9 of at most 4004 trials, ~29 min left"
+    clock.now += 5000
+    assert p.left() == 0

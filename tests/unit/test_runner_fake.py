@@ -137,3 +137,26 @@ def test_bad_input_to_the_fake_is_refused_before_any_work(capfd, tmp_path):
     assert code == 2 and "does not support encryption" in err and not out.exists(), err
     code, err, out = run(capfd, tmp_path, "--workload-option", "rows=0")
     assert code == 2 and "bad value" in err and not out.exists(), err
+
+
+def test_a_precision_run_stops_once_nothing_is_left_to_compare(capfd, tmp_path):
+    """Its encrypted twin abandoned, a --precision run has no pair left: it stops, not at --max-time."""
+    fails = ",".join(str(b) for b in range(1, 60))
+    code, err, out = run(capfd, tmp_path, "--precision", "1%", "--max-time", "10m", "--warmup", "0",
+                         "--max-failures", "2", "--workload-option", f"fail={ENC}@{fails}")
+    assert code == 1 and "no config left to measure" in err, err
+    assert [s for b, c, s in trials(out) if c == ENC] == ["failed", "failed"]
+    assert manifest(out)["blocks_run"] <= 3
+
+
+def test_the_first_line_says_how_a_precision_run_ends(capfd, tmp_path):
+    """Not "10 trials": a --precision run measures blocks until its target, within its limits."""
+    out = tmp_path / "run"
+    capfd.readouterr()
+    with pytest.raises(SystemExit):
+        main(["run", "--engine", "fake", "--workload", "probe", "--out", str(out), "--work-dir", str(tmp_path / "w"),
+              "--data-dir", str(tmp_path / "d"), "--no-report", "--precision", "50%", "--max-time", "90s",
+              "--max-trials", "10", "--warmup", "0"])
+    captured = capfd.readouterr()
+    said = " ".join(captured.out.split())  # the console wraps the line at its width
+    assert "· blocks until ±50% (at most 10 blocks or 1.5 min) (+0 warm-up)" in said and " trials " not in said, captured

@@ -52,7 +52,12 @@ REPLAY_LOG = (
     "2024-11-26 23:45:01.200 UTC [1234] LOG:  duration: 0.200 ms  statement: SELECT COUNT(*) FROM orders WHERE "
     "customer_id = 1\n"
     "2024-11-26 23:45:01.300 UTC [1235] LOG:  duration: 0.100 ms  statement: INSERT INTO orders (id, customer_id, "
-    "placed, amount, paid) VALUES (500, 1, '2024-03-01', 2.5, true)\n")
+    "placed, amount, paid) VALUES (500, 1, '2024-03-01', 2.5, true)\n"
+    # a new customer and an order that references it: undone child first, or a server's foreign key refuses
+    "2024-11-26 23:45:01.400 UTC [1236] LOG:  duration: 0.100 ms  statement: INSERT INTO customers (id, name, city) "
+    "VALUES (600, 'Ada Lovelace', 'Marylebone')\n"
+    "2024-11-26 23:45:01.500 UTC [1236] LOG:  duration: 0.100 ms  statement: INSERT INTO orders (id, customer_id, "
+    "placed, amount, paid) VALUES (601, 600, '2024-03-02', 3.5, false)\n")
 # per engine: the configs of the short run (SQLite: the encrypted one only, its plain twin is the e2e tests')
 CONFIGS = {"fake": [("fake", "none"), ("fake", "tde:aes-256-ctr")], "sqlite": [("sqlite", "sqlcipher:aes-256-cbc")]}
 IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")

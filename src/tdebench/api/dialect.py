@@ -77,6 +77,9 @@ class Dialect:
     #: statement that sets how long a statement waits for a lock (``{seconds}``, at least 1, or
     #: ``{milliseconds}`` is filled in); None: none
     lock_timeout_sql: str | None = None
+    #: statement that waits until the work an untimed undo left behind is done (MariaDB: the purge of the rows it
+    #: deleted), so that the next timed write does not meet it; None: none
+    settle_sql: str | None = None
     #: where table and index sizes are read: SQLite's dbstat, information_schema.TABLES, PostgreSQL's pg_class
     storage_catalog: StorageCatalog = "none"
     #: the engine's bulk-load path, for the manifest
@@ -147,6 +150,7 @@ SQLITE = Dialect("sqlite", "SQLite", "embedded", "qmark", typed_values=False, au
                  inline_unique_keys=False, date_literal="'{}'", octet_length="LENGTH(CAST({} AS BLOB))")
 MARIADB = Dialect("mariadb", "MariaDB", "mysql", "format", procedure_language="sql/psm",
                   lock_timeout_sql="SET SESSION innodb_lock_wait_timeout = {seconds}",
+                  settle_sql="SET GLOBAL innodb_max_purge_lag_wait = 0",
                   storage_catalog="information_schema", bulk_load="LOAD DATA LOCAL INFILE",
                   backup_tools=("mariadb-backup", "mariadb-dump"), types=MARIADB_TYPES,
                   table_options="ENGINE=InnoDB", utf8_table_option="DEFAULT CHARSET=utf8mb4", alter_rebuilds=True,

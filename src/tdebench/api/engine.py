@@ -9,9 +9,9 @@ registered explicitly in :mod:`tdebench.engines`.
 
 Optional behaviour is a documented method with a default here (never looked up with ``getattr``); a group of
 hooks only some engines have is a capability object an instance returns, or None where it has none
-(:meth:`Instance.cluster`, :meth:`Instance.cache`, :meth:`Instance.threats`, :meth:`Instance.server_access`,
-:meth:`Instance.database_file`), and the :class:`Engine` flags the runner reads before any work follow from the
-classes the engine names.
+(:meth:`Instance.cluster`, :meth:`Instance.cache`, :meth:`Instance.switcher`, :meth:`Instance.threats`,
+:meth:`Instance.server_access`, :meth:`Instance.database_file`), and the :class:`Engine` flags the runner reads
+before any work follow from the classes the engine names.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
@@ -32,7 +32,8 @@ from tdebench.api.footprint import UNMEASURED, Footprint, allocated_bytes
 from tdebench.api.config import Config
 from tdebench.api.keys import KeyAccess, KeyPath, KeyRotation
 from tdebench.api.server import DatabaseFile, ServerAccess
-from tdebench.api.switch import SwitchMethod, SwitchProgress
+from tdebench.api.switch import SwitchMethod
+from tdebench.api.switcher import Switcher, switcher_type
 from tdebench.api.tables import TableSpec
 from tdebench.api.threat_probes import ThreatProbes
 from tdebench.encryption import EncryptionSpec
@@ -156,6 +157,12 @@ class Instance(ABC):
     def cluster(self) -> Cluster | None:
         """The instance's nodes as a cluster (killed and rejoined by ``--fault``): an object of its engine's
         :attr:`Engine.cluster_type`; None (default): a single server or an embedded database."""
+        return None
+
+    def switcher(self) -> Switcher[Any] | None:
+        """How the instance switches its existing data between plaintext and its spec in place (the ``encrypt``
+        workload): an object of the class its engine's :meth:`Engine.switcher_type` names for the spec, the same one
+        at every call (it may keep what a switch left, e.g. an old copy to delete); None (default): it cannot."""
         return None
 
     def destroy(self) -> None:
@@ -287,59 +294,6 @@ class Instance(ABC):
         so the runner waits until it is empty (with a time limit) before the first trial. Default: none."""
         return []
 
-    def start_plain(self) -> dict[str, Any]:
-        """Make this (empty, started) instance the plaintext server a DBA switches from, although its spec is
-        encrypted: the data it will hold start unencrypted, the keys at hand (a switch that needs a restart loads
-        them then: :meth:`switch_restart`; an ``fs:`` spec's layer mounted, empty); facts for the manifest. Only on
-        instances whose engine can switch the spec (:meth:`Engine.switch_method`, the ``encrypt`` workload)."""
-        raise UsageError(f"{self.config.engine} cannot switch encryption on in place",
-                         "use an engine that can (docs/workloads/encrypt.md)")
-
-    def switch_encryption(self, on: bool, threads: int, iops: int | None = None) -> dict[str, Any]:
-        """Start the engine's own in-place switch of every existing table to encrypted (``on``) or back to
-        plaintext, with ``threads`` background workers and at most ``iops`` page operations a second (None: the
-        engine's default), and return at once (the settings applied); :meth:`encryption_progress` follows it."""
-        raise UsageError(f"{self.config.engine} cannot switch encryption on in place",
-                         "use an engine that can (docs/workloads/encrypt.md)")
-
-    def encryption_progress(self, on: bool = True) -> SwitchProgress:
-        """How far the switch towards encrypted (``on``) or plaintext stands, as the engine reports it."""
-        raise UsageError(f"{self.config.engine} cannot switch encryption on in place",
-                         "use an engine that can (docs/workloads/encrypt.md)")
-
-    def switch_offline(self, action: str, step: Callable[[str], None]) -> dict[str, Any]:
-        """Encrypt the existing data (``action`` "on"), decrypt it ("off") or re-encrypt it under a new key
-        ("rekey") by the engine's own offline method, with no workload connected, and return when the engine is
-        done (facts for the run directory, numbers and short strings). ``step(name)`` is called as each of the
-        method's own stages begins (e.g. "export", "swap"; "vacuum"), so that the caller can time them and measure
-        the files between them. Only on instances whose engine declares :attr:`Engine.offline_switch` (``on`` and
-        ``off``) or :attr:`Engine.rekey` (``rekey``)."""
-        raise UsageError(f"{self.config.engine} cannot encrypt existing data",
-                         "use an engine that can (docs/workloads/encrypt.md)")
-
-    def switch_restart(self, on: bool, step: Callable[[str], None]) -> dict[str, Any] | None:
-        """The restart an online switch needs (:attr:`SwitchMethod.restart`): ``on`` before switching on (what only
-        a restart loads, e.g. the key plugin and the redo log's encryption), not ``on`` after the way back (it
-        unloads them); returns when the server serves again, with facts, or None when it already is in that state
-        (nothing restarted). ``step`` as for :meth:`switch_offline` (e.g. "stop", "start"). Default: None."""
-        return None
-
-    @property
-    def switch_root(self) -> Path:
-        """The directory whose disk an offline switch changes (both places of one that copies); default data_dir."""
-        return self.data_dir
-
-    def remove_old_copy(self) -> dict[str, Any]:
-        """Delete the copy an offline switch that copies (:attr:`SwitchMethod.copies`) left in the old place (its
-        ``old_copy`` fact), as a DBA does once the server serves from the new one; facts (``removed_bytes``)."""
-        return {}
-
-    def rekey(self, step: Callable[[str], None]) -> dict[str, Any]:
-        """Re-encrypt every table under another key while the database serves (an engine whose
-        :attr:`Engine.rekey` is ``online``); returns when done, with facts. ``step`` as for :meth:`switch_offline`."""
-        raise UsageError(f"{self.config.engine} cannot re-key while serving",
-                         "use an engine that can (docs/workloads/encrypt.md)")
-
     def catalog_sizes(self, tables: Sequence[str]) -> dict[str, dict[str, int]] | None:
         """Per-table sizes (``rows``, ``table_bytes``, ``index_bytes``, ``total_bytes``) that the engine reads from
         its server's own catalog itself (a server whose connection rewrites the workload's SQL); None: read from
@@ -409,23 +363,11 @@ class Engine(ABC):
     #: the class of the :class:`~tdebench.api.cluster.Cluster` its instances return from :meth:`Instance.cluster`;
     #: None: its instances are not clusters (:attr:`faults` and :attr:`cluster_nodes` follow from it)
     cluster_type: ClassVar[type[Cluster] | None] = None
-    #: how the engine encrypts existing data in place while it serves (its instances implement
-    #: :meth:`Instance.start_plain`, :meth:`Instance.switch_encryption`, :meth:`Instance.encryption_progress`);
-    #: "" when it cannot (the ``encrypt`` workload is then refused before any work)
-    online_switch: ClassVar[str] = ""
-    #: how the engine encrypts (and decrypts) existing data when it cannot while serving: a copy or a rewrite
-    #: with no workload connected (its instances implement :meth:`Instance.start_plain`,
-    #: :meth:`Instance.switch_offline` and :meth:`Instance.encryption_progress`); "" when it has no such method
-    offline_switch: ClassVar[str] = ""
-    #: True when :attr:`online_switch` encrypts every database of the server (not only the workload's) and
-    #: :meth:`~tdebench.api.server.ServerAccess.connect_to` reaches another database of it, created on first use:
-    #: the ``encrypt`` workload can then load TPC-H beside its TPC-C background (``sf``) and switch both
-    switch_whole_server: ClassVar[bool] = False
-    #: how the engine re-encrypts existing encrypted data under a new key, "" when it cannot
-    rekey_method: ClassVar[str] = ""
-    #: True when :attr:`rekey_method` runs while the database serves (:meth:`Instance.rekey`); False: offline,
-    #: by :meth:`Instance.switch_offline` ("rekey")
-    rekey_online: ClassVar[bool] = False
+    #: the classes of the :class:`~tdebench.api.switcher.Switcher` its instances return from
+    #: :meth:`Instance.switcher`, one per kind of spec they switch (the first whose ``switches(spec)`` holds); empty:
+    #: no data of it can be switched (the ``encrypt`` workload is then refused before any work).
+    #: :meth:`switch_method` follows from them
+    switcher_types: ClassVar[tuple[type[Switcher[Any]], ...]] = ()
 
     @property
     def cache_setting(self) -> str:
@@ -525,18 +467,15 @@ class Engine(ABC):
         """Lines ``tdebench engines`` shows about the specs (default: the list of supported specs)."""
         return [f"specs: {', '.join(str(s) for s in self.supported_specs())}"]
 
-    def can_switch(self, spec: EncryptionSpec) -> bool:
-        """Whether data stored plaintext can be switched to ``spec`` in place (:attr:`online_switch` or
-        :attr:`offline_switch`); default: every encrypted spec of an engine that declares either."""
-        return bool(self.online_switch or self.offline_switch) and not spec.is_plain
+    def switcher_type(self, spec: EncryptionSpec) -> type[Switcher[Any]] | None:
+        """The class of the switcher an instance of ``spec`` returns (:attr:`switcher_types`); None: data stored
+        plaintext cannot be switched to ``spec`` in place."""
+        return switcher_type(self.switcher_types, spec) if self.supports(spec) else None
 
     def switch_method(self, spec: EncryptionSpec) -> SwitchMethod | None:
-        """How plaintext data are switched to ``spec`` (None: they cannot be); default: from the class's
-        declarations, online when :attr:`online_switch` is set."""
-        if not self.can_switch(spec):
-            return None
-        return SwitchMethod(bool(self.online_switch), self.online_switch or self.offline_switch, "", self.rekey_method,
-                            self.rekey_online, self.switch_whole_server)
+        """How plaintext data are switched to ``spec`` (None: they cannot be), from its :meth:`switcher_type`."""
+        found = self.switcher_type(spec)
+        return found.describe() if found is not None else None
 
     def supports(self, spec: EncryptionSpec) -> bool:
         return spec in self.supported_specs()

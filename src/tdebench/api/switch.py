@@ -1,11 +1,11 @@
-"""Switching encryption on (and off) in place while the database serves: what an engine reports of its progress.
+"""Switching encryption on (and off) in place: how an engine does it for one spec, and what it reports of its
+progress.
 
-An engine that can encrypt existing data in place, online, declares :attr:`tdebench.api.engine.Engine.online_switch`
-and its instances implement :meth:`~tdebench.api.engine.Instance.start_plain`,
-:meth:`~tdebench.api.engine.Instance.switch_encryption` and :meth:`~tdebench.api.engine.Instance.encryption_progress`
-(the ``encrypt`` workload: docs/workloads/encrypt.md). An engine that can do it only with the service stopped declares
-:attr:`~tdebench.api.engine.Engine.offline_switch` (:meth:`~tdebench.api.engine.Instance.switch_offline`). Which of
-the two applies to one spec is :meth:`~tdebench.api.engine.Engine.switch_method`'s :class:`SwitchMethod`.
+An instance whose engine can switch its spec returns a :class:`~tdebench.api.switcher.Switcher` from
+:meth:`tdebench.api.engine.Instance.switcher` (the ``encrypt`` workload: docs/workloads/encrypt.md); the
+:class:`SwitchMethod` of one spec (:meth:`tdebench.api.engine.Engine.switch_method`) is that switcher class's
+description (:meth:`~tdebench.api.switcher.Switcher.describe`), and :meth:`~tdebench.api.switcher.Switcher.progress`
+reports a :class:`SwitchProgress`.
 """
 
 from __future__ import annotations
@@ -18,23 +18,23 @@ from typing import Any
 class SwitchMethod:
     """How an engine brings plaintext data to one encrypted spec, and back."""
 
-    #: True: while the database serves (:meth:`~tdebench.api.engine.Instance.switch_encryption`); False: with no
-    #: workload connected (:meth:`~tdebench.api.engine.Instance.switch_offline`), the service stopped meanwhile
+    #: True: while the database serves (an :class:`~tdebench.api.switcher.OnlineSwitcher`); False: with no
+    #: workload connected (an :class:`~tdebench.api.switcher.OfflineSwitcher`), the service stopped meanwhile
     online: bool
     #: the method in the engine's own words
     method: str
     #: what an online switch needs a restart for, before it (loading a key plugin, encrypting a redo log) and
-    #: after the way back (unloading it): :meth:`~tdebench.api.engine.Instance.switch_restart`; "": none
+    #: after the way back (unloading it): :class:`~tdebench.api.switcher.Restarting`; "": none
     restart: str = ""
-    #: how existing encrypted data is re-encrypted under a new key; "": it cannot be
+    #: how existing encrypted data is re-encrypted under a new key (:class:`~tdebench.api.switcher.Rekeying`);
+    #: "": it cannot be
     rekey: str = ""
-    #: True: the re-keying runs while serving (:meth:`~tdebench.api.engine.Instance.rekey`); False: offline
+    #: True: the re-keying runs while serving (that of an online switcher); False: offline
     rekey_online: bool = False
-    #: the switch covers every database of the server (:meth:`~tdebench.api.server.ServerAccess.connect_to` reaches
-    #: another one, created on first use)
+    #: the switch covers every database of the server (:attr:`~tdebench.api.switcher.Switcher.whole_server`)
     whole_server: bool = False
     #: the offline switch copies the data into another place: the old copy stays, in the clear, until
-    #: :meth:`~tdebench.api.engine.Instance.remove_old_copy` wipes it
+    #: :meth:`~tdebench.api.switcher.Copying.remove_old_copy` wipes it
     copies: bool = False
 
 

@@ -355,6 +355,16 @@ def mark_unfinished(rundir: RunDirectory, done: set[tuple[int, str]]) -> int:
     return changed
 
 
+def _blocks_said(plan: RunPlan) -> str:
+    """How many blocks the run measures: a fixed count, or (``--precision``) until the target, within its limits."""
+    if plan.precision is None:
+        return f"{plan.trials} trials"
+    limits = [f"{plan.max_trials} blocks" if plan.max_trials else "",
+              f"{plan.max_time / 60:g} min" if plan.max_time else ""]
+    limit = " or ".join(x for x in limits if x)
+    return f"blocks until ±{plan.precision:g}%" + (f" (at most {limit})" if limit else "")
+
+
 def execute_plan(plan: RunPlan, rundir: RunDirectory, *, work_dir: Path | None, report: bool, console: Console,
                  err_console: Console, completed: set[tuple[int, str]] | None = None,
                  manifest: dict[str, Any] | None = None, disk_check: bool = True) -> int:
@@ -365,7 +375,7 @@ def execute_plan(plan: RunPlan, rundir: RunDirectory, *, work_dir: Path | None, 
 
     orchestrator = Orchestrator(plan, rundir, work_root=work_dir, completed=completed, manifest=manifest,
                                 disk_check=disk_check)
-    console.print(f"tdebench: {', '.join(plan.labels)} · {orchestrator.workload.describe()} · {plan.trials} trials "
+    console.print(f"tdebench: {', '.join(plan.labels)} · {orchestrator.workload.describe()} · {_blocks_said(plan)} "
                   f"(+{plan.warmup_trials} warm-up) · cache {plan.cache} → {rundir.path}")
     try:
         with RichListener(err_console) as listener:

@@ -324,13 +324,26 @@ class Orchestrator:
         self.rundir.write_manifest(self.manifest)
         sequence = BlockSequence(self.plan, self.rundir, watched_series(self.plan, self.workload), self.manifest, self.ui,
                                  self.started)
+        if sequence.max_time is not None:
+            self.progress.deadline = self.started + sequence.max_time
         done = {b for b, _ in self.completed if all((b, c) in self.completed for c in self.plan.labels)}
         if isinstance(self.schedule, DuetSchedule):  # its cgroups go at the end of the run
             stack.callback(self.schedule.close)
         with self.keys.usage([s.instance for s in self.states.values()], self.manifest):  # requests, CPU
             for block in sequence.blocks(done):
+                if self._nothing_left_to_measure():
+                    break
                 self._run_block(block)
         self.manifest["blocks_run"] = sequence.blocks_run
+
+    def _nothing_left_to_measure(self) -> bool:
+        """Every config abandoned, or (with ``--precision``) fewer than two left to compare: more blocks would only
+        repeat the same estimate until ``--max-time``."""
+        active = [s for s in self.states.values() if not s.abandoned]
+        if active and not (self.plan.precision and len(active) < 2 and len(self.states) >= 2):
+            return False
+        self.ui.message("no config left to measure (" + ", ".join(self.outcome.abandoned) + "); stopping")
+        return True
 
     def _run_block(self, block: Block) -> None:
         self.restarts.before(block, self.pending(block, replay=False), self.ui)

@@ -35,6 +35,8 @@ class RunProgress:
         self._mark: float | None = None  # the end of the last trial (or the start of the first)
         self._spent = {True: 0.0, False: 0.0}  # warm-up or not -> wall seconds of the trials finished
         self._count = {True: 0, False: 0}
+        #: the clock's time after which no block starts (``--max-time``), None: none; with it ``total`` is a cap
+        self.deadline: float | None = None
 
     def start(self) -> None:
         """A trial begins (the first one starts the clock; later ones run on from the end of the one before)."""
@@ -62,10 +64,14 @@ class RunProgress:
         warm_pace = pace[True] if pace[True] is not None else pace[False]
         if warmup_left and warm_pace is None:
             return None
-        return measured_left * (pace[False] or 0.0) + warmup_left * (warm_pace or 0.0)
+        estimate = measured_left * (pace[False] or 0.0) + warmup_left * (warm_pace or 0.0)
+        if self.deadline is not None:  # a run ended by its time limit: the trials' cap is not what ends it
+            estimate = min(estimate, max(0.0, self.deadline - self._clock()))
+        return estimate
 
     def label(self) -> str:
         """``5 of 12 trials, ~40 min left`` for the trial about to start (no estimate before one has ended)."""
-        position = f"{min(self.done + 1, self.total)} of {self.total} trials"
+        cap = "at most " if self.deadline is not None else ""
+        position = f"{min(self.done + 1, self.total)} of {cap}{self.total} trials"
         left = self.left()
         return position if left is None else f"{position}, ~{human_duration(left)} left"

@@ -35,7 +35,7 @@ import pymysql
 from tdebench.api.cache import Cache
 from tdebench.api.dialect import MARIADB
 from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
-from tdebench.api.switch import SwitchMethod
+from tdebench.api.switcher import Switcher
 from tdebench.api.footprint import DEFAULT_REDO, MIB, Footprint, size_setting
 from tdebench.api.keys import KeyPath
 from tdebench.encryption import PLAIN, EncryptionSpec, generate_password, parse_spec, redact, write_secret_file
@@ -47,8 +47,8 @@ from tdebench.engines.mariadb.load import MariadbLoading
 from tdebench.engines.mariadb.memory import BufferPool, MariadbMemory
 from tdebench.engines.mariadb.keys import KeyMaterial, remove_tree
 from tdebench.engines.mariadb.keysource import MariadbKeySource
-from tdebench.engines.mariadb.layer import MariadbLayer
-from tdebench.engines.mariadb.switch import SWITCH_RESTART, MariadbSwitch
+from tdebench.engines.mariadb.layer import MariadbLayerSwitcher
+from tdebench.engines.mariadb.switch import MariadbSwitch, MariadbTdeSwitcher
 from tdebench.engines.mariadb.support import (close_quietly, error_lines, native_password_hash, run_group,
                                               traversable_by)
 from tdebench.engines.mariadb.status import MariadbStatus
@@ -57,7 +57,7 @@ from tdebench.engines.mariadb.tools import MariadbServerAccess
 from tdebench.engines.mariadb.warm import dump_buffer_pool, load_buffer_pool
 from tdebench.engines.mariadb.watchdog import FULL_SPACE, DiskFullWatchdog, full_disk_reason, log_size
 from tdebench.engines.toolkit import asuser, fscrypt, fsencrypt
-from tdebench.engines.toolkit.fslayer import LAYER_SWITCH, is_layer_spec
+from tdebench.engines.toolkit.fslayer import PLAINTEXT
 from tdebench.engines.toolkit.process import (ServerProcess, chown_tree, find_binary, free_port, own_path,
                                               service_user, tail)
 from tdebench.errors import EnvironmentProblem
@@ -80,27 +80,8 @@ class MariadbEngine(Engine):
     description = ("MariaDB server, plain, data-at-rest encryption (file_key_management, AES-128/192/256 CBC/CTR) "
                    "or its files on filesystem encryption (ext4 fscrypt, gocryptfs)")
     cache_type = BufferPool  # BufferPoolSize for a Galera cluster (MariadbInstance.cache)
-    switch_restart = SWITCH_RESTART
-    online_switch = ("SET GLOBAL innodb_encrypt_tables = ON/OFF: innodb_encryption_threads re-write every tablespace "
-                     "in place while the server serves (progress: INNODB_TABLESPACES_ENCRYPTION)")
-    rekey_method = ("ALTER TABLE ... ENCRYPTION_KEY_ID=k for every table (a rebuild under another key of the key "
-                    "file, online DDL); file_key_management has no key versions, so no rotation by key age")
-    rekey_online = True
-    switch_whole_server = True  # innodb_encrypt_tables covers every tablespace; connect_to creates a database
-    offline_switch = LAYER_SWITCH  # fs: specs
-
-    def can_switch(self, spec: EncryptionSpec) -> bool:
-        return spec.mechanism == "tde" or (bool(self.offline_switch) and is_layer_spec(spec))
-
-    def switch_method(self, spec: EncryptionSpec) -> SwitchMethod | None:
-        """TDE online, after a restart that loads the key plugin (:data:`SWITCH_RESTART`); ``fs:`` offline, by a
-        copy of the data directory into the encrypted layer (:data:`LAYER_SWITCH`)."""
-        if not self.can_switch(spec):
-            return None
-        if spec.mechanism == "tde":
-            return SwitchMethod(True, self.online_switch, self.switch_restart, self.rekey_method, self.rekey_online,
-                                self.switch_whole_server)
-        return SwitchMethod(False, self.offline_switch, whole_server=True, copies=True)
+    # TDE online, after a restart that loads the key plugin; fs: offline, by a copy into the encrypted layer
+    switcher_types = (MariadbTdeSwitcher, MariadbLayerSwitcher)
 
     def __init__(self) -> None:
         self._bins: dict[str, Path] = {}
@@ -187,8 +168,8 @@ class MariadbEngine(Engine):
         return Footprint(peak=5.0, final=2.0, fixed=144 * MIB + redo + image + fuse)
 
 
-class MariadbInstance(MariadbKeySource, MariadbFilesystems, MariadbLayer, MariadbSwitch, MariadbMemory,
-                      MariadbCounters, MariadbLoading, MariadbStatus, Instance):
+class MariadbInstance(MariadbKeySource, MariadbFilesystems, MariadbSwitch, MariadbMemory, MariadbCounters,
+                      MariadbLoading, MariadbStatus, Instance):
     """One private mariadbd with its own directories, socket, password and (for TDE) keys."""
 
     dialect = MARIADB
@@ -219,6 +200,8 @@ class MariadbInstance(MariadbKeySource, MariadbFilesystems, MariadbLayer, Mariad
         self.in_layer = True  # datadir and tmpdir inside the fs: spec's encrypted layer (start_plain moves them out)
         self._persisted: dict[str, str] = {}  # the switch's settings, kept in my.cnf (MariadbSwitch._persist)
         self._rotation = None  # MariadbKeySource.key_rotation makes it
+        switcher = engine.switcher_type(config.spec)
+        self._switcher = switcher(self) if switcher is not None else None
 
     @property
     def encrypted(self) -> bool:
@@ -235,7 +218,7 @@ class MariadbInstance(MariadbKeySource, MariadbFilesystems, MariadbLayer, Mariad
         image file's directory (what is really on disk, scanned as raw blocks); under gocryptfs its cipher
         directory (the keys, my.cnf and logs beside it are scanned as the disk's)."""
         if not self.in_layer:
-            return self.switch_root
+            return self.top_dir
         if self.image is not None:
             return self.image.image_dir
         return self.fs.cipher_dir if self.fs is not None else self._path()
@@ -255,11 +238,16 @@ class MariadbInstance(MariadbKeySource, MariadbFilesystems, MariadbLayer, Mariad
     def tmpdir(self) -> Path:
         return self._data_parent() / "tmp"
 
+    @property
+    def top_dir(self) -> Path:
+        """The instance's top directory (on an image or under gocryptfs: above the layer, and the place out of it)."""
+        return self.home or self._path()
+
     def _data_parent(self, in_layer: bool | None = None) -> Path:
         """Where data/ and tmp/ are (``in_layer``: would be): the gocryptfs mount, the instance root, or out of the
-        layer (MariadbLayer)."""
+        layer (``plaintext/`` below :attr:`top_dir`, where an ``fs:`` switch starts: layer.py)."""
         if not (self.in_layer if in_layer is None else in_layer):
-            return self.plaintext_place
+            return self.top_dir / PLAINTEXT
         return self.fs.plain_dir if self.fs is not None else self._path()
 
     @property
@@ -297,6 +285,10 @@ class MariadbInstance(MariadbKeySource, MariadbFilesystems, MariadbLayer, Mariad
         """The buffer pool, as the engine's :attr:`~tdebench.api.engine.Engine.cache_type` says (a Galera
         cluster's is not kept across a restart)."""
         return self.engine.cache_type(self)
+
+    def switcher(self) -> Switcher[Any] | None:
+        """TDE switched online, ``fs:`` offline by a copy (the engine's :attr:`~MariadbEngine.switcher_types`)."""
+        return self._switcher
 
     def threats(self) -> MariadbThreats:
         return MariadbThreats(self)

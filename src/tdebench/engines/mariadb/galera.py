@@ -35,6 +35,7 @@ from tdebench.engines.mariadb.engine import MariadbEngine, MariadbInstance
 from tdebench.engines.mariadb.galera_rejoin import SYNC_TIMEOUT, GaleraRejoin, wait_synced
 from tdebench.engines.mariadb.galera_status import GaleraFacts, GaleraThreats
 from tdebench.engines.mariadb.galera_tls import provider_options
+from tdebench.engines.mariadb.switch import GaleraSwitcher
 from tdebench.engines.toolkit.tls import TlsFiles, make_tls, remove_tls
 from tdebench.engines.mariadb.memory import BufferPoolSize, use_buffered_reads
 from tdebench.engines.mariadb.support import traversable_by
@@ -50,10 +51,9 @@ class GaleraEngine(MariadbEngine):
     description = ("Galera cluster of N private MariaDB nodes on loopback (galera-4 provider), plain or with "
                    "MariaDB data-at-rest encryption on every node")
     cache_type = BufferPoolSize  # a cluster restart rebuilds the joiners' state: no cache survives as it was
-    switch_whole_server = False  # a second database on a cluster: not tried
-    rekey_method = ""  # ALTER TABLE ... ENCRYPTION_KEY_ID under total-order isolation: not tried on a cluster yet
-    offline_switch = ""  # copying a node's datadir into an fs: layer: not tried on a cluster yet
-    switch_restart = ""  # the nodes start with the key plugin loaded (a rolling restart is not measured)
+    # TDE online from nodes started with the key plugin loaded; copying a node's datadir into an fs: layer is not
+    # tried on a cluster yet
+    switcher_types = (GaleraSwitcher,)
     cluster_type = GaleraRejoin  # what GaleraCluster.cluster() returns: --fault kill-node, --nodes
 
     def supported_specs(self) -> list[EncryptionSpec]:
@@ -108,8 +108,6 @@ class GaleraEngine(MariadbEngine):
 
 class GaleraNode(MariadbInstance):
     """One node: a mariadb instance in ``<cluster>/node<k>`` with the cluster's password, keys and wsrep options."""
-
-    restarts_to_switch = False  # see switch_restart on GaleraEngine
 
     def __init__(self, config: Config, workdir: Path, engine: GaleraEngine, database: str, index: int,
                  ports: list[gs.NodePorts]) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from tdebench.api.server import ServerAccess, ServerFiles, ToolAccess
 from tdebench.engines.toolkit.process import find_binary
+from tdebench.errors import RunFailed
 
 BIN_DIRS = (Path("/usr/bin"), Path("/usr/local/mysql/bin"))
 #: a tool's name -> the names it has had, newest first
@@ -51,8 +52,21 @@ class MariadbServerAccess(ServerAccess[Any]):
         self.instance.stop_server()
 
     def connect_to(self, database: str) -> Any:
-        """A connection to ``database``, created if missing."""
-        return self.instance.connect_to(database)
+        """An autocommit connection to ``database`` of this server, created if missing (a restore's target; data
+        the ``encrypt`` workload loads beside its own, switched with it: :attr:`Switcher.whole_server
+        <tdebench.api.switcher.Switcher.whole_server>`)."""
+        if not database.isidentifier():
+            raise RunFailed(f"bad database name {database!r}", "use letters, digits and _ only")
+        conn = self.instance._connect(timeout=10, use_database=False)
+        try:
+            cur = conn.cursor()
+            cur.execute(f"CREATE DATABASE IF NOT EXISTS `{database}`")
+            cur.execute(f"USE `{database}`")
+            conn.autocommit(True)
+        except Exception:
+            conn.close()
+            raise
+        return conn
 
     def key_material(self) -> contextlib.AbstractContextManager[None]:
         """The file key at ``keys/filekey`` while the block runs (``mariadb-backup --backup/--prepare`` loads the key

@@ -30,7 +30,7 @@ from typing import Any
 from tdebench.api.engine import CANARY_TABLE, DEFAULT_DATABASE, Config, Connection
 from tdebench.api.tables import TableSpec
 from tdebench.encryption import LEGACY_PGCRYPTO_FIX, LEGACY_PGCRYPTO_REASON, EncryptionSpec, SecretKey
-from tdebench.engines.postgres.column_switch import PgcryptoSwitch
+from tdebench.engines.postgres.column_switch import PgcryptoSwitch, PgcryptoSwitcher
 from tdebench.engines.postgres.instance import PostgresInstance
 from tdebench.engines.toolkit.bulkload import copy_file
 from tdebench.errors import EnvironmentProblem, RunFailed, UsageError
@@ -408,7 +408,7 @@ class PgColumnInstance(PgcryptoSwitch, PostgresInstance):
         self.schema = EncryptedSchema(self.cipher, selection)
         self._key = SecretKey.generate(self.cipher.key_bytes * 8)
         self.cipher_check: dict[str, Any] = {}
-        self._dropped_indexes: list[str] = []
+        self._switcher = PgcryptoSwitcher(self)  # column: specs switch by pgcrypto's UPDATE (column_switch.py)
 
     def after_start(self) -> None:
         conn = self.connect()

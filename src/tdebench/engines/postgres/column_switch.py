@@ -13,6 +13,9 @@ Per table with encrypted columns (:class:`~tdebench.engines.postgres.column.Encr
   back, the dropped indexes re-created);
 * **rekey**: one ``UPDATE`` per table re-encrypting every encrypted column from the old key to a new one.
 
+:class:`PgcryptoSwitcher` is what a column instance's ``switcher()`` returns; the instance keeps ``plain_layout``
+(:class:`PgcryptoSwitch`), since its schema, load and canaries follow it.
+
 Stages: ``update`` (the bloat: every row written again, the old versions dead), ``vacuum`` (plain ``VACUUM``: the
 dead versions' space reusable, the files hardly smaller), ``vacuum_full`` (``VACUUM FULL``: the tables rewritten,
 the space given back). ``DROP COLUMN`` leaves the dropped values in every live row until a rewrite, and plain
@@ -26,8 +29,9 @@ from collections.abc import Callable
 from typing import Any
 
 from tdebench.api.switch import SwitchProgress
+from tdebench.api.switcher import OfflineSwitcher, Rekeying, Step
 from tdebench.api.tables import TableSpec
-from tdebench.encryption import SecretKey
+from tdebench.encryption import EncryptionSpec, SecretKey
 from tdebench.errors import RunFailed
 
 _NEW = "__tdebench_new"
@@ -35,19 +39,13 @@ OLD_KEY_SETTING = "tdebench.old_key"
 
 
 class PgcryptoSwitch:
-    """Mixin of :class:`~tdebench.engines.postgres.column.PgColumnInstance` (``schema``, ``cipher``, ``_key``,
-    ``cluster``, ``connect``): ``plain_layout`` is True while the workload's tables are plain PostgreSQL tables."""
+    """Mixin of :class:`~tdebench.engines.postgres.column.PgColumnInstance` (``schema``): ``plain_layout`` is True
+    while the workload's tables are plain PostgreSQL tables (from :meth:`PgcryptoSwitcher.start_plain` until the
+    switch on)."""
 
     plain_layout: bool = False
-    _dropped_indexes: list[str]
-    #: the instance's: CREATE TABLE text -> TableDef (column.parse_create_table), the key's session setting
+    #: the instance's: CREATE TABLE text -> TableDef (column.parse_create_table)
     parse_table: Callable[[str], Any]
-    key_setting: str
-
-    def start_plain(self) -> dict[str, Any]:
-        """The workload's tables are created and loaded as plain tables until :meth:`switch_offline` encrypts them."""
-        self.plain_layout, self._dropped_indexes = True, []
-        return {"start": "plain tables; pgcrypto and the key ready for the switch"}
 
     def register_plain(self, statements: list[str], tables: dict[str, TableSpec]) -> None:
         """Note which columns the switch will encrypt (CREATE TABLE statements run as they are)."""
@@ -56,11 +54,46 @@ class PgcryptoSwitch:
             if table is not None:
                 self.schema.add(table, tables.get(table.name))  # type: ignore[attr-defined]
 
+
+class PgcryptoSwitcher(Rekeying, OfflineSwitcher[Any]):
+    """The offline switch of a :class:`~tdebench.engines.postgres.column.PgColumnInstance` (its ``schema``,
+    ``cipher``, ``_key``, ``key_setting``, ``pgcluster``, ``connect``)."""
+
+    method = ("pgcrypto (column:*): an UPDATE of every encrypted column into bytea, the decrypting views created, "
+              "then VACUUM and VACUUM FULL (no connection meanwhile: the tables change shape)")
+    rekey_method = "pgcrypto (column:*): an UPDATE decrypting with the old key and encrypting with a new one"
+
+    def __init__(self, instance: Any) -> None:
+        super().__init__(instance)
+        self._dropped_indexes: list[str] = []  # indexes on plaintext columns, re-created on the way back
+
+    @classmethod
+    def switches(cls, spec: EncryptionSpec) -> bool:
+        return spec.mechanism == "column"
+
+    @property
+    def schema(self) -> Any:
+        return self.instance.schema
+
+    @property
+    def plain_layout(self) -> bool:
+        """The instance's tables are plain PostgreSQL tables (:class:`PgcryptoSwitch`)."""
+        return bool(self.instance.plain_layout)
+
+    @plain_layout.setter
+    def plain_layout(self, plain: bool) -> None:
+        self.instance.plain_layout = plain
+
+    def start_plain(self) -> dict[str, Any]:
+        """The workload's tables are created and loaded as plain tables until :meth:`switch` encrypts them."""
+        self.instance.plain_layout, self._dropped_indexes = True, []
+        return {"start": "plain tables; pgcrypto and the key ready for the switch"}
+
     def _managed(self) -> list[str]:
-        return [t for t in self.schema.tables if self.schema.managed(t)]  # type: ignore[attr-defined]
+        return [t for t in self.schema.tables if self.schema.managed(t)]
 
     def _run(self, statements: list[str], autocommit: bool = False) -> None:
-        conn = self.connect()  # type: ignore[attr-defined]
+        conn = self.instance.connect()
         try:
             conn.autocommit = autocommit
             cur = conn.cursor()
@@ -72,14 +105,14 @@ class PgcryptoSwitch:
             conn.close()
 
     def _indexes_on(self, table: str, columns: list[str]) -> list[str]:
-        with self.pgcluster.connect(autocommit=True) as conn:  # type: ignore[attr-defined]
+        with self.instance.pgcluster.connect(autocommit=True) as conn:
             rows = conn.execute("SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename = %s",
                                 [table]).fetchall()
         return [r[0] for r in rows if any(f"{c}," in r[0] + "," or f"{c})" in r[0] for c in columns)]
 
     def _reshape(self, table: str, fill: Callable[[str], str], new_type: Callable[[str], str]) -> list[str]:
         """ADD the new columns, one UPDATE filling them, DROP the old ones, RENAME, NOT NULL where declared."""
-        schema, base = self.schema, self.schema.relation(table)  # type: ignore[attr-defined]
+        schema, base = self.schema, self.schema.relation(table)
         target = base if self.plain_layout else table
         source = table if self.plain_layout else base
         cols = schema.encrypted[table]
@@ -94,18 +127,18 @@ class PgcryptoSwitch:
         return out
 
     def _tables(self) -> list[str]:
-        schema = self.schema  # type: ignore[attr-defined]
+        schema = self.schema
         return [t if self.plain_layout else schema.relation(t) for t in self._managed()]
 
     def _table_bytes(self) -> int:
         """The switched tables' size with their TOAST and indexes (the bloat, without the WAL)."""
-        with self.pgcluster.connect(autocommit=True) as conn:  # type: ignore[attr-defined]
+        with self.instance.pgcluster.connect(autocommit=True) as conn:
             row = conn.execute("SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
                                "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' "
                                "AND c.relname = ANY(%s)", [self._tables()]).fetchone()
         return int(row[0])
 
-    def _vacuum(self, step: Callable[[str], None], sizes: dict[str, int]) -> None:
+    def _vacuum(self, step: Step, sizes: dict[str, int]) -> None:
         tables = ", ".join(self._tables())
         sizes["tables_after_update_bytes"] = self._table_bytes()
         step("vacuum")
@@ -115,47 +148,66 @@ class PgcryptoSwitch:
         self._run([f"VACUUM FULL {tables}", "CHECKPOINT"], autocommit=True)
         sizes["tables_after_vacuum_full_bytes"] = self._table_bytes()
 
-    def switch_offline(self, action: str, step: Callable[[str], None]) -> dict[str, Any]:
-        schema, cipher = self.schema, self.cipher  # type: ignore[attr-defined]
-        types = {t: dict(schema.tables[t].columns) for t in self._managed()}
+    def switch(self, on: bool, step: Step) -> dict[str, Any]:
+        """Every encrypted column rewritten into pgcrypto's ciphertext (``on``) or back, then both VACUUMs."""
+        self._check_layout("on" if on else "off", plain=on)
         sizes = {"tables_before_bytes": self._table_bytes()}
-        if action == "on" and self.plain_layout:
-            step("update")
-            for t in self._managed():
-                self._dropped_indexes += self._indexes_on(t, schema.encrypted[t])
-                self._run(self._reshape(t, lambda c: cipher.encrypt_sql(f"({c})::text"), lambda c: "BYTEA")
-                          + schema.ddl(schema.tables[t])[1:])
-            self.plain_layout = False
-        elif action == "off" and not self.plain_layout:
-            step("update")
-            for t in self._managed():
-                drops = [f"DROP VIEW IF EXISTS {t} CASCADE", f"DROP FUNCTION IF EXISTS {t}_encrypt_insert() CASCADE",
-                         f"DROP FUNCTION IF EXISTS {t}_encrypt_update() CASCADE"]
-                self._run(drops + self._reshape(t, lambda c, t=t: f"({cipher.decrypt_sql(c)})::{types[t][c]}",
-                                                lambda c, t=t: types[t][c]))
-            self.plain_layout = True
-            self._run(list(dict.fromkeys(self._dropped_indexes)))
-            self._dropped_indexes = []
-        elif action == "rekey" and not self.plain_layout:
-            self._rekey(step)
+        step("update")
+        if on:
+            self._encrypt()
         else:
+            self._decrypt()
+        return self._vacuumed("on" if on else "off", step, sizes)
+
+    def _encrypt(self) -> None:
+        schema, cipher = self.schema, self.instance.cipher
+        for t in self._managed():
+            self._dropped_indexes += self._indexes_on(t, schema.encrypted[t])
+            self._run(self._reshape(t, lambda c: cipher.encrypt_sql(f"({c})::text"), lambda c: "BYTEA")
+                      + schema.ddl(schema.tables[t])[1:])
+        self.plain_layout = False
+
+    def _decrypt(self) -> None:
+        schema, cipher = self.schema, self.instance.cipher
+        types = {t: dict(schema.tables[t].columns) for t in self._managed()}
+        for t in self._managed():
+            drops = [f"DROP VIEW IF EXISTS {t} CASCADE", f"DROP FUNCTION IF EXISTS {t}_encrypt_insert() CASCADE",
+                     f"DROP FUNCTION IF EXISTS {t}_encrypt_update() CASCADE"]
+            self._run(drops + self._reshape(t, lambda c, t=t: f"({cipher.decrypt_sql(c)})::{types[t][c]}",
+                                            lambda c, t=t: types[t][c]))
+        self.plain_layout = True
+        self._run(list(dict.fromkeys(self._dropped_indexes)))
+        self._dropped_indexes = []
+
+    def rekey(self, step: Step) -> dict[str, Any]:
+        """Every encrypted column re-encrypted under a new key (:meth:`_rekey`), then both VACUUMs."""
+        self._check_layout("rekey", plain=False)
+        sizes = {"tables_before_bytes": self._table_bytes()}
+        self._rekey(step)
+        return self._vacuumed("rekey", step, sizes)
+
+    def _check_layout(self, action: str, plain: bool) -> None:
+        if self.plain_layout != plain:
             raise RunFailed(f"pgcrypto switch '{action}' asked with the tables "
                             f"{'plain' if self.plain_layout else 'encrypted'}", "a failed trial left them so")
+
+    def _vacuumed(self, action: str, step: Step, sizes: dict[str, int]) -> dict[str, Any]:
         self._vacuum(step, sizes)
         return {"method": f"UPDATE of every encrypted column ({action}), VACUUM, VACUUM FULL", **sizes,
                 "tables_count": len(self._managed()),
-                "columns_count": sum(len(schema.encrypted[t]) for t in self._managed())}
+                "columns_count": sum(len(self.schema.encrypted[t]) for t in self._managed())}
 
-    def _rekey(self, step: Callable[[str], None]) -> None:
+    def _rekey(self, step: Step) -> None:
         """One UPDATE per base table: decrypt with the old key (a session setting), encrypt with the new one."""
-        schema, cipher = self.schema, self.cipher  # type: ignore[attr-defined]
-        old, new = self._key, SecretKey.generate(cipher.key_bytes * 8)  # type: ignore[attr-defined]
-        old_sql = cipher.key_sql().replace(self.key_setting, OLD_KEY_SETTING)
+        schema, cipher = self.schema, self.instance.cipher
+        old, new = self.instance._key, SecretKey.generate(cipher.key_bytes * 8)
+        key_setting = self.instance.key_setting
+        old_sql = cipher.key_sql().replace(key_setting, OLD_KEY_SETTING)
         step("update")
-        conn = self.connect()  # type: ignore[attr-defined]
+        conn = self.instance.connect()
         try:
             conn.execute(f"SELECT set_config('{OLD_KEY_SETTING}', %s, false), "
-                         f"set_config('{self.key_setting}', %s, false)", [old.hex(), new.hex()])
+                         f"set_config('{key_setting}', %s, false)", [old.hex(), new.hex()])
             for t in self._managed():
                 sets = ", ".join(f"{c} = {cipher.encrypt_sql(cipher.decrypt_sql(c, old_sql))}"
                                  for c in schema.encrypted[t])
@@ -163,15 +215,15 @@ class PgcryptoSwitch:
             conn.commit()
         finally:
             conn.close()
-        self._key = new
+        self.instance._key = new
 
-    def encryption_progress(self, on: bool = True) -> SwitchProgress:
+    def progress(self, on: bool = True) -> SwitchProgress:
         """From the catalog: each encrypted column is ``bytea`` in its base table (on), or has its own type again in
         the table of its own name (off); a sample row must decrypt with the instance's key (on)."""
-        schema = self.schema  # type: ignore[attr-defined]
+        schema = self.schema
         wanted = {(schema.relation(t) if on else t, c): "bytea" if on else None
                   for t in self._managed() for c in schema.encrypted[t]}
-        with self.pgcluster.connect(autocommit=True) as conn:  # type: ignore[attr-defined]
+        with self.instance.pgcluster.connect(autocommit=True) as conn:
             rows = conn.execute("SELECT table_name, column_name, data_type FROM information_schema.columns "
                                 "WHERE table_schema = 'public'").fetchall()
         found = {(t, c): d for t, c, d in rows}
@@ -184,8 +236,8 @@ class PgcryptoSwitch:
                               detail={"columns_pending": len(pending)})
 
     def _sample_decrypts(self) -> None:
-        schema, cipher = self.schema, self.cipher  # type: ignore[attr-defined]
-        conn = self.connect()  # type: ignore[attr-defined]
+        schema, cipher = self.schema, self.instance.cipher
+        conn = self.instance.connect()
         try:
             for t in self._managed():
                 c = schema.encrypted[t][0]

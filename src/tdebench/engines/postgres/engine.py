@@ -22,18 +22,18 @@ from pathlib import Path
 
 from tdebench.api.dialect import POSTGRES
 from tdebench.api.engine import DEFAULT_DATABASE, Config, Engine
-from tdebench.api.switch import SwitchMethod
 from tdebench.api.footprint import MIB, Footprint, size_setting
 from tdebench.api.keys import BY_TDEBENCH, KeyNeed, KeyPath
 from tdebench.api.tables import TableSpec
 from tdebench.encryption import PLAIN, EncryptionSpec, parse_spec
 from tdebench.engines.toolkit import fscrypt, fsencrypt
-from tdebench.engines.toolkit.fslayer import LAYER_SWITCH, is_layer_spec
 from tdebench.engines.postgres.column import (DEFAULT_PGP_OPTIONS, KEY_SETTING, PgCipher, PgColumnInstance,
                                               check_encrypt_columns, validate_column_options)
+from tdebench.engines.postgres.column_switch import PgcryptoSwitcher
 from tdebench.engines.postgres.counters import SharedBuffers, check_headroom
 from tdebench.engines.postgres.server import DEFAULTS, extension_available, find_bindir, server_version, validate_gucs
 from tdebench.engines.postgres.instance import TDEBENCH_KEYS, PostgresInstance
+from tdebench.engines.postgres.layer import PostgresLayerSwitcher
 from tdebench.errors import EnvironmentProblem
 
 COLUMN_SPECS = [parse_spec(t) for t in ("column:aes-128", "column:aes-192", "column:aes-256", "column:3des",
@@ -49,18 +49,7 @@ class PostgresEngine(Engine):
     description = ("PostgreSQL (Debian postgresql), plain, pgcrypto column encryption (AES-128/192/256, 3DES, "
                    "OpenPGP) or the data directory on gocryptfs (AES-256-GCM, AES-SIV, XChaCha20-Poly1305)")
     cache_type = SharedBuffers
-    offline_switch = ("pgcrypto (column:*): an UPDATE of every encrypted column into bytea, the decrypting views "
-                      "created, then VACUUM and VACUUM FULL (no connection meanwhile: the tables change shape)")
-    rekey_method = "pgcrypto (column:*): an UPDATE decrypting with the old key and encrypting with a new one"
-
-    def can_switch(self, spec: EncryptionSpec) -> bool:
-        return spec.mechanism == "column" or is_layer_spec(spec)
-
-    def switch_method(self, spec: EncryptionSpec) -> SwitchMethod | None:
-        """pgcrypto's UPDATE (``column:``), or pgdata copied into the layer (``fs:``); both offline."""
-        if is_layer_spec(spec):
-            return SwitchMethod(False, LAYER_SWITCH, whole_server=True, copies=True)
-        return super().switch_method(spec)
+    switcher_types = (PgcryptoSwitcher, PostgresLayerSwitcher)  # both offline: pgcrypto's UPDATE, a copy of pgdata
 
     @cached_property
     def bindir(self) -> Path:

@@ -26,14 +26,16 @@ from typing import Any
 from tdebench.api.footprint import allocated_bytes
 from tdebench.api.dialect import POSTGRES
 from tdebench.api.keys import KeyAccess
+from tdebench.api.switcher import Switcher
 from tdebench.api.engine import CANARY_TABLE, DEFAULT_DATABASE, Config, Connection, Instance
 from tdebench.api.tables import TableSpec
 from tdebench.engines.toolkit import fscrypt, fsencrypt
 from tdebench.engines.toolkit.bulkload import copy_file
 from tdebench.engines.postgres.counters import PostgresCounters, SharedBuffers, libdir, with_preload
-from tdebench.engines.postgres.layer import PostgresLayer
+from tdebench.engines.postgres.layer import PostgresLayerSwitcher
 from tdebench.engines.postgres.server import PgCluster, server_version
 from tdebench.engines.toolkit.asuser import user_can_reach
+from tdebench.engines.toolkit.fslayer import is_layer_spec
 from tdebench.engines.postgres.threats import PostgresThreats
 from tdebench.engines.postgres.tools import PostgresServerAccess
 from tdebench.engines.postgres.warm import cached_blocks, prewarm
@@ -47,11 +49,12 @@ TDEBENCH_KEYS = ("encrypt_columns", "pgp_options", "memory_headroom", fscrypt.ST
 RELOCATE_BASE = "/var/tmp"
 
 
-class PostgresInstance(PostgresLayer, PostgresCounters, Instance):
+class PostgresInstance(PostgresCounters, Instance):
     """One private cluster (plain, or on a gocryptfs mount for ``fs:*``)."""
 
     dialect = POSTGRES
     extensions: tuple[str, ...] = ()
+    in_layer = True  # pgdata inside the fs: spec's layer (an fs: switch starts with it moved out: layer.py)
 
     def __init__(self, config: Config, workdir: Path, bindir: Path, database: str = DEFAULT_DATABASE) -> None:
         super().__init__(config, workdir, database)
@@ -61,6 +64,8 @@ class PostgresInstance(PostgresLayer, PostgresCounters, Instance):
         self.relocated = ""
         self._version = ""
         self._layout(self._choose_home())
+        self._switcher: Switcher[Any] | None = (PostgresLayerSwitcher(self) if is_layer_spec(config.spec)
+                                                 else None)
 
     def _choose_home(self) -> Path:
         if user_can_reach(self.workdir, self.user):
@@ -81,6 +86,11 @@ class PostgresInstance(PostgresLayer, PostgresCounters, Instance):
         gucs = with_preload({k: v for k, v in self.config.settings.items() if k not in TDEBENCH_KEYS},
                             libdir(self.bindir))
         self.pgcluster = PgCluster(self.bindir, home, pgdata, gucs, self.config.tcp, self.user, self.database)
+
+    def switcher(self) -> Switcher[Any] | None:
+        """``fs:`` specs: pgdata copied into the encrypted layer with the cluster stopped (pgcrypto column instances:
+        their own switcher)."""
+        return self._switcher
 
     def take_keys(self, access: KeyAccess) -> None:
         """The filesystem's key (fs:fscrypt, fs:gocryptfs*) or pgcrypto's (column:*) from the key server."""
@@ -226,7 +236,7 @@ class PostgresInstance(PostgresLayer, PostgresCounters, Instance):
         """What is on disk: the data directory, or gocryptfs' cipher directory for ``fs:*`` (out of the layer, before
         an ``fs:`` switch: the instance's directory)."""
         if not self.in_layer:
-            return self.switch_root
+            return self.home
         if self.image is not None:
             return self.image.image_dir
         return self.fs.cipher_dir if self.fs is not None else self.pgcluster.pgdata

@@ -8,48 +8,41 @@ The instance is created as for any ``fs:`` twin, then ``start_plain`` moves ``pg
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tdebench.engines.toolkit.fslayer import PLAINTEXT, LayerSwitching
+from tdebench.api.switcher import Step
+from tdebench.engines.toolkit.fslayer import PLAINTEXT, LayerSwitcher
 
 
-class PostgresLayer(LayerSwitching):
-    """Mixin of :class:`~tdebench.engines.postgres.instance.PostgresInstance`: the offline switch of ``fs:``."""
+class PostgresLayerSwitcher(LayerSwitcher):
+    """The offline switch of a :class:`~tdebench.engines.postgres.instance.PostgresInstance` of an ``fs:`` spec."""
 
     moved_out = "pgdata"
-    in_layer = True  # pgdata inside the fs: spec's layer (start_plain moves it out)
-    # provided by PostgresInstance
-    home: Path
-    pgcluster: Any
-    fs: Any
-    image: Any
-    attach_memory_cap: Callable[[], None]
 
     @property
-    def switch_root(self) -> Path:
-        """For an ``fs:`` spec the instance's directory: both places of the copy (the mounts inside it are not
-        entered); else the data directory."""
-        return self.home if self._layer() else self.data_dir  # type: ignore[attr-defined]
+    def root(self) -> Path:
+        """The instance's directory: both places of the copy (the mounts inside it are not entered)."""
+        return self.instance.home
 
     def _pgdata(self, in_layer: bool) -> Path:
+        inst = self.instance
         if not in_layer:
-            return self.home / PLAINTEXT / "pgdata"
-        return (self.fs.plain_dir if self.fs is not None else self.image.data_dir) / "pgdata"
+            return inst.home / PLAINTEXT / "pgdata"
+        return (inst.fs.plain_dir if inst.fs is not None else inst.image.data_dir) / "pgdata"
 
-    def _move(self, into: bool, step: Callable[[str], None]) -> dict[str, Any]:
+    def _move(self, into: bool, step: Step) -> dict[str, Any]:
         self._check_move(into)
-        target = self._pgdata(into)
+        inst, target = self.instance, self._pgdata(into)
         self.mover.ensure_dir(target.parent)
 
         def point() -> None:
-            self.in_layer = into
-            self.pgcluster.pgdata = target
+            inst.in_layer = into
+            inst.pgcluster.pgdata = target
 
         def start() -> None:
-            self.pgcluster.start()
-            self.attach_memory_cap()
+            inst.pgcluster.start()
+            inst.attach_memory_cap()
 
-        facts = self.mover.move([self.pgcluster.pgdata], [target], [True], step, self.pgcluster.stop, point, start)
+        facts = self.mover.move([inst.pgcluster.pgdata], [target], [True], step, inst.pgcluster.stop, point, start)
         return {**facts, "datadir": str(target)}

@@ -22,10 +22,11 @@ from tdebench.api.dialect import SQLITE
 from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, Instance
 from tdebench.api.footprint import MIB, Footprint
 from tdebench.api.keys import KeyPath
+from tdebench.api.switcher import Switcher
 from tdebench.api.tables import TableSpec
 from tdebench.encryption import PLAIN, EncryptionSpec, SecretKey, parse_spec
 from tdebench.engines.sqlite import counters as sqlite_counters
-from tdebench.engines.sqlite.switch import SqlcipherSwitch
+from tdebench.engines.sqlite.switch import SqlcipherSwitcher
 from tdebench.engines.toolkit import fscrypt, sqlitefile
 from tdebench.engines.toolkit.filedb import FileDatabase, FileEngine
 from tdebench.errors import EnvironmentProblem
@@ -43,12 +44,7 @@ class SqliteEngine(FileEngine, Engine):
     dialect = SQLITE
     description = "SQLite 3 file, plain or SQLCipher 4 (AES-256-CBC + HMAC-SHA512 per page)"
     cache_type = sqlitefile.SqliteCache
-    offline_switch = ("ATTACH ... KEY + SELECT sqlcipher_export(): a copy encrypted page by page replaces the file "
-                      "(no connection meanwhile)")
-    rekey_method = "PRAGMA rekey: every page re-encrypted in place in one transaction (no connection meanwhile)"
-
-    def can_switch(self, spec: EncryptionSpec) -> bool:
-        return spec == SQLCIPHER
+    switcher_types = (SqlcipherSwitcher,)  # offline: sqlcipher_export into a new file, PRAGMA rekey
 
     def supported_specs(self) -> list[EncryptionSpec]:
         return [PLAIN, SQLCIPHER, *self.file_specs()]
@@ -97,7 +93,7 @@ class SqlcipherThreats(sqlitefile.SqliteThreats):
         return [] if key is None else [self.key_row(key, "SQLCipher raw key (AES-256)", "PRAGMA key on every open")]
 
 
-class SqliteInstance(SqlcipherSwitch, sqlitefile.SqliteFile, FileDatabase, Instance):
+class SqliteInstance(sqlitefile.SqliteFile, FileDatabase, Instance):
     """One database file in its own 0700 directory (:mod:`tdebench.engines.toolkit.filedb`)."""
 
     dialect = SQLITE
@@ -109,13 +105,18 @@ class SqliteInstance(SqlcipherSwitch, sqlitefile.SqliteFile, FileDatabase, Insta
                                           if k != fscrypt.STORAGE_KEY}}
         self.place_file(config, workdir, f"{database}.db")
         self._key = SecretKey.generate(256) if config.spec == SQLCIPHER else None
-        self._active = self._key  # the key the file is under now (None: plaintext; see start_plain)
+        self._active = self._key  # the key the file is under now (None: plaintext; see SqlcipherSwitcher)
+        self._switcher = SqlcipherSwitcher(self) if self._key is not None else None
         self._pages = sqlite_counters.PageCounts()  # every connection to the database file reports here
 
     @property
     def encrypted(self) -> bool:
         """SQLCipher encrypts the pages (fscrypt's encryption is the kernel's: the file is plain SQLite)."""
         return self._active is not None
+
+    def switcher(self) -> Switcher[Any] | None:
+        """SQLCipher's offline switch (``sqlcipher:aes-256-cbc``), None for the other specs."""
+        return self._switcher
 
     def threats(self) -> SqlcipherThreats:
         return SqlcipherThreats(self)

@@ -10,51 +10,59 @@ database serves, so the ``encrypt`` workload runs them with its background stopp
 
 The replaced file's blocks are freed, not overwritten: the plaintext stays on the device until reused (a file scan
 cannot see it; a scan of the raw device could).
+
+:class:`SqlcipherSwitcher` is what the instance's ``switcher()`` returns for ``sqlcipher:aes-256-cbc``; the instance
+keeps ``_active``, the key the file is under now (None: plaintext), since every connection opens with it.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tdebench.api.switch import SwitchProgress
-from tdebench.encryption import SecretKey
-from tdebench.errors import RunFailed, UsageError
+from tdebench.api.switcher import OfflineSwitcher, Rekeying, Step
+from tdebench.encryption import EncryptionSpec, SecretKey
+from tdebench.errors import RunFailed
 
 PLAIN_HEADER = b"SQLite format 3\x00"
 
 
-class SqlcipherSwitch:
-    """Mixin of :class:`~tdebench.engines.sqlite.engine.SqliteInstance`: ``_active`` is the key the file is under
-    now (None: plaintext), ``_key`` the target key of the spec."""
+class SqlcipherSwitcher(Rekeying, OfflineSwitcher[Any]):
+    """The offline switch of a :class:`~tdebench.engines.sqlite.engine.SqliteInstance` (its ``path``, ``connect``,
+    ``_settings``; ``_active`` the key the file is under now, None: plaintext; ``_key`` the target key)."""
 
-    path: Path
-    _active: SecretKey | None
-    _key: SecretKey | None
-    _settings: dict[str, str]
+    method = ("ATTACH ... KEY + SELECT sqlcipher_export(): a copy encrypted page by page replaces the file (no "
+              "connection meanwhile)")
+    rekey_method = "PRAGMA rekey: every page re-encrypted in place in one transaction (no connection meanwhile)"
+
+    @classmethod
+    def switches(cls, spec: EncryptionSpec) -> bool:
+        return spec.mechanism == "sqlcipher"
+
+    @property
+    def path(self) -> Path:
+        return Path(self.instance.path)
 
     def start_plain(self) -> dict[str, Any]:
-        """The data are loaded plaintext (no ``PRAGMA key``) until :meth:`switch_offline` encrypts them."""
-        if self._key is None:
-            raise UsageError("only sqlcipher:aes-256-cbc can be switched on in an existing SQLite database",
-                             "use --encryption sqlcipher:aes-256-cbc")
-        self._active = None
+        """The data are loaded plaintext (no ``PRAGMA key``) until :meth:`switch` encrypts them."""
+        self.instance._active = None
         return {"start": "plaintext SQLite file; SQLCipher's key kept for the switch"}
 
     def _cipher_pragmas(self, schema: str) -> list[str]:
-        return [f"PRAGMA {schema}.cipher_page_size = {int(self._settings['page_size'])}",
-                f"PRAGMA {schema}.cipher_use_hmac = {self._settings['cipher_use_hmac'].upper()}"]
+        settings = self.instance._settings
+        return [f"PRAGMA {schema}.cipher_page_size = {int(settings['page_size'])}",
+                f"PRAGMA {schema}.cipher_use_hmac = {settings['cipher_use_hmac'].upper()}"]
 
-    def _export(self, key: SecretKey | None, step: Callable[[str], None]) -> None:
+    def _export(self, key: SecretKey | None, step: Step) -> None:
         """sqlcipher_export into a new file next to the database, which then replaces it."""
         target = self.path.with_name(self.path.name + ".switch")
         for leftover in (target, Path(f"{target}-journal")):
             leftover.unlink(missing_ok=True)
-        conn = self.connect()  # type: ignore[attr-defined]
+        conn = self.instance.connect()
         try:
-            if self._settings["journal_mode"] == "wal":
+            if self.instance._settings["journal_mode"] == "wal":
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             step("export")
             literal = f"x'{key.hex()}'" if key is not None else ""
@@ -64,7 +72,7 @@ class SqlcipherSwitch:
                 for pragma in self._cipher_pragmas("switch"):
                     conn.execute(pragma)
             else:
-                conn.execute(f"PRAGMA switch.page_size = {int(self._settings['page_size'])}")
+                conn.execute(f"PRAGMA switch.page_size = {int(self.instance._settings['page_size'])}")
             conn.execute("SELECT sqlcipher_export('switch')")
             conn.execute("DETACH DATABASE switch")
         finally:
@@ -78,41 +86,36 @@ class SqlcipherSwitch:
             os.fsync(fd)
         finally:
             os.close(fd)
-        self._active = key
+        self.instance._active = key
 
-    def switch_offline(self, action: str, step: Callable[[str], None]) -> dict[str, Any]:
-        if self._key is None:
-            raise UsageError("only sqlcipher:aes-256-cbc can be switched", "use --encryption sqlcipher:aes-256-cbc")
-        if action == "on":
-            self._export(self._key, step)
-            return {"method": "ATTACH ... KEY + sqlcipher_export, then the new file replaces the old"}
-        if action == "off":
-            self._export(None, step)
-            return {"method": "ATTACH ... KEY '' + sqlcipher_export, then the new file replaces the old"}
-        if action == "rekey":
-            if self._active is None:
-                raise RunFailed("PRAGMA rekey needs an encrypted database", "switch encryption on first")
-            new = SecretKey.generate(256)
-            step("rekey")
-            conn = self.connect()  # type: ignore[attr-defined]
-            try:
-                conn.execute(f"PRAGMA rekey = \"x'{new.hex()}'\"")
-            finally:
-                conn.close()
-            self._active = self._key = new
-            return {"method": "PRAGMA rekey (every page re-encrypted in place, one transaction)"}
-        raise ValueError(f"unknown action {action!r}")
+    def switch(self, on: bool, step: Step) -> dict[str, Any]:
+        self._export(self.instance._key if on else None, step)
+        attach = "ATTACH ... KEY" if on else "ATTACH ... KEY ''"
+        return {"method": f"{attach} + sqlcipher_export, then the new file replaces the old"}
 
-    def encryption_progress(self, on: bool = True) -> SwitchProgress:
+    def rekey(self, step: Step) -> dict[str, Any]:
+        if self.instance._active is None:
+            raise RunFailed("PRAGMA rekey needs an encrypted database", "switch encryption on first")
+        new = SecretKey.generate(256)
+        step("rekey")
+        conn = self.instance.connect()
+        try:
+            conn.execute(f"PRAGMA rekey = \"x'{new.hex()}'\"")
+        finally:
+            conn.close()
+        self.instance._active = self.instance._key = new
+        return {"method": "PRAGMA rekey (every page re-encrypted in place, one transaction)"}
+
+    def progress(self, on: bool = True) -> SwitchProgress:
         """The file's own state: its header (plaintext ``SQLite format 3``, or SQLCipher's random salt) and that it
         opens with the key the instance holds (a wrong key fails ``SELECT count(*) FROM sqlite_master``)."""
         with open(self.path, "rb") as handle:
             encrypted = handle.read(16) != PLAIN_HEADER
-        conn = self.connect()  # type: ignore[attr-defined]
+        conn = self.instance.connect()
         try:
             objects = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
         finally:
             conn.close()
-        done = encrypted == on and encrypted == (self._active is not None)
+        done = encrypted == on and encrypted == (self.instance._active is not None)
         return SwitchProgress(done=done, in_target=int(done), total=1, pending=() if done else (self.path.name,),
                               detail={"schema_objects": objects})

@@ -7,30 +7,31 @@ copy its data directory into the encrypted layer (a directory with an fscrypt po
 mount), point it at the copy, start it. The old copy stays on disk, in the clear, until it is deleted, and deleting
 frees its blocks without overwriting them. Engines keep their own layouts and start/stop; :class:`LayerMover`
 does the copy, the bookkeeping of the old copy and its deletion, as the server's OS user (who alone may enter a
-gocryptfs mount).
+gocryptfs mount); :class:`LayerSwitcher` is the switcher an engine's instance returns for such a spec. There is no
+re-keying of existing files (fscrypt sets a key on an empty directory only; gocryptfs ``-passwd`` re-wraps its
+master key, not the data).
 """
 
 from __future__ import annotations
 
 import pwd
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tdebench.api.switch import SwitchProgress
+from tdebench.api.switcher import Copying, Step
 from tdebench.encryption import EncryptionSpec
 from tdebench.engines.toolkit import asuser, fscrypt, fsencrypt
-from tdebench.errors import RunFailed, UsageError
+from tdebench.errors import RunFailed
 
-#: how an engine whose data directory can live in a layer switches it (its ``offline_switch`` for ``fs:`` specs)
+#: how an engine whose data directory can live in a layer switches it (:class:`LayerSwitcher`, for ``fs:`` specs)
 LAYER_SWITCH = ("fs:* (offline): the server stopped, its data directory copied into the encrypted layer (cp -a, "
                 "each file fsynced; an fscrypt directory on the ext4 image, a gocryptfs mount), the server pointed "
                 "at the copy and started; the old plaintext copy is deleted afterwards")
 #: where the data directory lives out of the layer, below the instance's top directory
 PLAINTEXT = "plaintext"
-FS_REKEY_REFUSAL = ("has no re-keying of existing files (fscrypt sets a key on an empty directory only; gocryptfs "
-                    "-passwd re-wraps its master key, not the data)")
 
 
 def is_layer_spec(spec: EncryptionSpec) -> bool:
@@ -86,60 +87,50 @@ class LayerMover:
             asuser.make_dir(self.user, path)
 
 
-class LayerSwitching(ABC):
-    """Mixin of an engine's instance whose data directory can live in an ``fs:`` layer: the offline switch's
-    :class:`~tdebench.api.engine.Instance` methods for ``fs:`` specs (other specs go on to the next class); the
-    engine moves its own directories (:meth:`_move`, with :attr:`mover`)."""
+class LayerSwitcher(Copying[Any]):
+    """The offline switch of ``fs:`` specs for an engine's instance whose data directory can live in a layer: the
+    instance keeps ``in_layer`` (where its data directory is now), ``user`` and ``config``; the engine's subclass
+    moves its own directories (:meth:`_move`, with :attr:`mover`) and names the directory both places are below
+    (:attr:`root`)."""
 
-    config: Any
-    user: pwd.struct_passwd | None
-    in_layer: bool
-    encryption_status: Callable[[], dict[str, Any]]
+    method = LAYER_SWITCH
+    whole_server = True  # the server's whole data directory is copied
     #: what start_plain moves out of the layer, in the engine's words (e.g. "pgdata")
     moved_out: str = "the data directory"
-    _mover: LayerMover | None = None
 
-    @property
-    def mover(self) -> LayerMover:
-        if self._mover is None:
-            self._mover = LayerMover(self.user)
-        return self._mover
+    def __init__(self, instance: Any) -> None:
+        super().__init__(instance)
+        #: copies the directories as the server's OS user, and keeps what the last copy left behind
+        self.mover = LayerMover(instance.user)
 
-    def _layer(self) -> bool:
-        return is_layer_spec(self.config.spec)
+    @classmethod
+    def switches(cls, spec: EncryptionSpec) -> bool:
+        return is_layer_spec(spec)
 
     @abstractmethod
-    def _move(self, into: bool, step: Callable[[str], None]) -> dict[str, Any]:
+    def _move(self, into: bool, step: Step) -> dict[str, Any]:
         """Stop, copy into the layer (``into``) or out of it, point the server there, start: the engine's."""
 
     def _check_move(self, into: bool) -> None:
-        if self.in_layer == into:
-            raise RunFailed(f"{self.config.label}: {self.moved_out} is {'in' if into else 'out of'} the encrypted "
-                            "layer already", "switch the other way first")
+        if self.instance.in_layer == into:
+            raise RunFailed(f"{self.instance.config.label}: {self.moved_out} is {'in' if into else 'out of'} the "
+                            "encrypted layer already", "switch the other way first")
 
     def start_plain(self) -> dict[str, Any]:
-        """For an ``fs:`` spec: the data directory (the engine's own files, nothing loaded yet) moved out of the
-        layer into ``plaintext/`` beside it; the layer stays mounted, empty."""
-        if not self._layer():
-            return super().start_plain()  # type: ignore[misc]
+        """The data directory (the engine's own files, nothing loaded yet) moved out of the layer into
+        ``plaintext/`` beside it; the layer stays mounted, empty."""
         self._move(False, lambda stage: None)
         self.remove_old_copy()
         return {"start": f"{self.moved_out} moved out of the encrypted layer into {PLAINTEXT}/ beside it; the layer "
                          "stays mounted, empty, until the switch copies the data in"}
 
-    def switch_offline(self, action: str, step: Callable[[str], None]) -> dict[str, Any]:
-        """Copy the data directory into the layer ("on") or back out ("off"), the server stopped meanwhile."""
-        if not self._layer():
-            return super().switch_offline(action, step)  # type: ignore[misc]
-        if action not in ("on", "off"):
-            raise UsageError(f"{self.config.spec} {FS_REKEY_REFUSAL}", "use rekey=no")
-        return self._move(action == "on", step)
+    def switch(self, on: bool, step: Step) -> dict[str, Any]:
+        """Copy the data directory into the layer (``on``) or back out, the server stopped meanwhile."""
+        return self._move(on, step)
 
-    def encryption_progress(self, on: bool = True) -> SwitchProgress:
-        """For an ``fs:`` spec: whether the running server's data directory is in the unlocked layer."""
-        if not self._layer():
-            return super().encryption_progress(on)  # type: ignore[misc]
-        inside = bool(self.encryption_status()["enabled"])
+    def progress(self, on: bool = True) -> SwitchProgress:
+        """Whether the running server's data directory is in the unlocked layer."""
+        inside = bool(self.instance.encryption_status()["enabled"])
         return SwitchProgress(done=inside == on, in_target=int(inside == on), total=1,
                               detail={"data_directory_in_layer": int(inside)})
 

@@ -1,8 +1,8 @@
 """Running backup tools: subprocesses with optional gzip pipes, timing, tool CPU, moving data directories.
 
 Secrets never go on a command line: MariaDB tools read the password from an inherited pipe
-(``--defaults-extra-file=/dev/fd/N``, as :meth:`Instance.tool_access` hands it out), PostgreSQL tools from a
-``PGPASSFILE`` that is a 0600 file in a fresh 0700 directory, deleted right after.
+(``--defaults-extra-file=/dev/fd/N``, as :meth:`tdebench.api.server.ServerAccess.tools` hands it out), PostgreSQL
+tools from a ``PGPASSFILE`` that is a 0600 file in a fresh 0700 directory, deleted right after.
 """
 
 from __future__ import annotations

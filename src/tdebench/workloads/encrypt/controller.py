@@ -20,6 +20,7 @@ from typing import Any
 
 from tdebench.api.engine import Instance
 from tdebench.api.switch import SwitchProgress
+from tdebench.api.switcher import OnlineSwitcher, Rekeying
 from tdebench.encryption import redact
 from tdebench.workloads.encrypt.options import EncryptOptions
 from tdebench.workloads.encrypt.phases import Phase
@@ -144,14 +145,16 @@ class SwitchController:
             iops = self.opts.iops[0]
         record = Switch(f"{prefix}.{'on' if on else 'off'}", on, threads)
         self.switches.append(record)
+        switcher = self.instance.switcher()
+        assert isinstance(switcher, OnlineSwitcher)  # the trial schedules online switches for such a switcher only
         io = server_io(self.instance.server_pids())
-        before = self.instance.encryption_progress(on).counters
+        before = switcher.progress(on).counters
         self._begin_phase(f"{prefix}.during_{'on' if on else 'off'}")
         started = time.monotonic()
-        record.applied = self.instance.switch_encryption(on, threads, iops)
+        record.applied = switcher.switch(on, threads, iops)
         moved, last = (), started
         while True:
-            progress = self.instance.encryption_progress(on)
+            progress = switcher.progress(on)
             record.progress.append((round(self.now(), 3), progress.fraction))
             if progress.done:
                 break
@@ -163,7 +166,7 @@ class SwitchController:
             if state != moved:
                 moved, last = state, now
             elif now - last > STALL:
-                self.instance.switch_encryption(on, threads, iops)  # the same settings: see STALL
+                switcher.switch(on, threads, iops)  # the same settings: see STALL
                 record.repeats += 1
                 last = now
             self._sleep(POLL)
@@ -214,6 +217,8 @@ class SwitchController:
 
     def _rekey(self, prefix: str) -> None:
         """The engine's online re-keying, timed; its stages (e.g. one per table) on the window's clock."""
+        switcher = self.instance.switcher()
+        assert isinstance(switcher, Rekeying) and isinstance(switcher, OnlineSwitcher)
         record = Switch(f"{prefix}.rekey", True, 0, action="rekey", start=self.now())
         self.switches.append(record)
         io = server_io(self.instance.server_pids())
@@ -228,11 +233,11 @@ class SwitchController:
                 record.stages[-1]["seconds"] = round(now - record.stages[-1]["start_s"], 3)
             record.stages.append({"name": label, "start_s": now})
 
-        record.applied = self.instance.rekey(stage)
+        record.applied = switcher.rekey(stage)
         record.seconds = time.monotonic() - started
         if record.stages:
             record.stages[-1]["seconds"] = round(record.seconds - record.stages[-1]["start_s"], 3)
-        progress = self.instance.encryption_progress(True)
+        progress = switcher.progress(True)
         record.done, record.tablespaces = progress.done, progress.total
         record.progress = [(round(record.start, 3), 0.0), (round(self.now(), 3), 1.0)]
         self._add_io(record, io)

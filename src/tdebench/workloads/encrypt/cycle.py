@@ -1,13 +1,13 @@
 """One trial of the ``encrypt`` workload on one config: its cycles, each a switch on, scans, a re-keying, with keys on
-the run's key server a rotation by key version, and the way back, as the engine's
-:class:`~tdebench.api.switch.SwitchMethod` for the config's spec says.
+the run's key server a rotation by key version, and the way back, as the instance's
+:class:`~tdebench.api.switcher.Switcher` can (its :class:`~tdebench.api.switch.SwitchMethod`).
 
 Online (MariaDB TDE): a window ``before`` on the plaintext server; when the switch needs a restart
-(:attr:`SwitchMethod.restart`), the restart timed as an offline step ``<cycle>.restart_on`` (the service is down
-meanwhile) and a window ``after_restart → during_on → after_on``, else one window ``before → during_on →
+(:class:`~tdebench.api.switcher.Restarting`), the restart timed as an offline step ``<cycle>.restart_on`` (the
+service is down meanwhile) and a window ``after_restart → during_on → after_on``, else one window ``before → during_on →
 after_on``. The way back is a window ``before_off → during_off → after_off``, then the restart ``restart_off``.
 Offline (SQLCipher, pgcrypto, ``fs:``): ``before``, the method with the background stopped, ``after_on``. A method
-that copies (:attr:`SwitchMethod.copies`: ``fs:``) leaves the old copy in the clear: it is scanned
+that copies (:class:`~tdebench.api.switcher.Copying`: ``fs:``) leaves the old copy in the clear: it is scanned
 (``<cycle>.on.old_copy.scan``: a finding) and then deleted, timed (``wipe_seconds``, ``removed_bytes``).
 """
 
@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tdebench.api.switcher import Copying, OfflineSwitcher, OnlineSwitcher, Restarting, Switcher
 from tdebench.api.trial import ConfigState, TrialResult
 from tdebench.encryption import redact
 from tdebench.workloads.encrypt import record, retire
@@ -41,6 +42,9 @@ class TrialRun:
         method = state.engine.switch_method(state.config.spec)
         assert method is not None  # EncryptOptions.check_configs refused the config otherwise
         self.method = method
+        switcher = state.instance.switcher()
+        assert switcher is not None  # of the class the method describes (the conformance kit checks it)
+        self.switcher: Switcher[Any] = switcher
         self.rotates = rotates  # rotation by key version after the switch on (keys on the run's key server)
         self.online = opts.online(state.engine, state.config.spec)
         self.series = record.Series()
@@ -133,7 +137,8 @@ class TrialRun:
         if scan and old:
             self.series.scans[f"{switch.name}.old_copy"] = old_copy_scan(old, self.markers, self.known)
         started = time.monotonic()
-        removed = self.state.instance.remove_old_copy()
+        assert isinstance(self.switcher, Copying)
+        removed = self.switcher.remove_old_copy()
         switch.stages.append({"name": "wipe", "start_s": round(switch.seconds, 3),
                               "seconds": round(time.monotonic() - started, 3)})
         switch.applied["removed_bytes"] = int(removed.get("removed_bytes", 0))
@@ -171,21 +176,22 @@ def ensure_plain(opts: EncryptOptions, state: ConfigState) -> float:
     """Back to the plaintext server a trial starts from, untimed, when a failed trial left it switched (or with
     the key plugin loaded); seconds it took (0: nothing to do)."""
     started = time.monotonic()
-    instance, spec = state.instance, state.config.spec
-    method = state.engine.switch_method(spec)
-    assert method is not None
-    done = bool(instance.remove_old_copy().get("removed_bytes"))  # a copy a failed trial left behind
-    if not instance.encryption_progress(on=False).done:
+    switcher = state.instance.switcher()
+    assert switcher is not None
+    # a copy a failed trial left behind
+    done = isinstance(switcher, Copying) and bool(switcher.remove_old_copy().get("removed_bytes"))
+    if not switcher.progress(on=False).done:
         done = True
-        if not opts.online(state.engine, spec):
-            instance.switch_offline("off", lambda stage: None)
-            instance.remove_old_copy()
-        else:
-            instance.switch_encryption(False, max(opts.threads), max(opts.iops or [0]) or None)
-            while not instance.encryption_progress(on=False).done:
+        if isinstance(switcher, OfflineSwitcher):
+            switcher.switch(False, lambda stage: None)
+            if isinstance(switcher, Copying):
+                switcher.remove_old_copy()
+        elif isinstance(switcher, OnlineSwitcher):
+            switcher.switch(False, max(opts.threads), max(opts.iops or [0]) or None)
+            while not switcher.progress(on=False).done:
                 if time.monotonic() - started > RESET_WAIT:
                     raise RuntimeError(f"{state.label} did not return to plaintext within {RESET_WAIT:.0f} s")
                 time.sleep(0.5)
-    if method.restart and instance.switch_restart(False, lambda stage: None) is not None:
+    if isinstance(switcher, Restarting) and switcher.restart(False, lambda stage: None) is not None:
         done = True
     return time.monotonic() - started if done else 0.0

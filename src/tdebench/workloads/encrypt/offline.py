@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.engine import Instance
+from tdebench.api.switcher import OfflineSwitcher, Rekeying, Restarting, Step, Switcher
 from tdebench.workloads.encrypt.controller import Switch, server_io
 
 SAMPLE = 0.1
@@ -78,31 +79,30 @@ class DiskSampler:
 
 
 def run_offline(instance: Instance, action: str, name: str, clock: float) -> Switch:
-    """``instance.switch_offline(action)`` (``action`` on, off or rekey), or the restart an online switch needs
-    (``restart_on``, ``restart_off``: :meth:`Instance.switch_restart`), timed, the disk below
-    :attr:`Instance.switch_root` sampled, its stages recorded; ``clock``: the trial's second at which it starts
-    (the timeline). Raises what the engine raised (the trial fails with it)."""
-    restart = action.startswith("restart_")
+    """The instance's switcher's offline switch (``action`` on or off), its offline re-keying (rekey), or the
+    restart an online switch needs (``restart_on``, ``restart_off``: :class:`~tdebench.api.switcher.Restarting`),
+    timed, the disk below the switcher's :attr:`~tdebench.api.switcher.Switcher.root` sampled, its stages recorded;
+    ``clock``: the trial's second at which it starts (the timeline). Raises what the engine raised (the trial fails
+    with it)."""
+    switcher = instance.switcher()
+    assert switcher is not None  # EncryptOptions.check_configs refused the config otherwise
     record = Switch(name, action not in ("off", "restart_off"), 1, action=action, method="offline", start=clock)
     stages: list[dict[str, Any]] = []
     io = server_io(instance.server_pids())
     started = time.monotonic()
-    with DiskSampler(instance.switch_root) as disk:
+    with DiskSampler(switcher.root) as disk:
         def stage(label: str) -> None:
             now = round(time.monotonic() - started, 3)
             if stages:
                 stages[-1].update(seconds=round(now - stages[-1]["start_s"], 3), end_bytes=disk.sample())
             stages.append({"name": label, "start_s": now, "start_bytes": disk.sample()})
 
-        if restart:
-            record.applied = instance.switch_restart(action == "restart_on", stage) or {}
-        else:
-            record.applied = instance.switch_offline(action, stage)
+        record.applied = _run(switcher, action, stage)
         record.seconds = time.monotonic() - started
         if stages:
             stages[-1].update(seconds=round(record.seconds - stages[-1]["start_s"], 3), end_bytes=disk.sample())
-    progress = instance.encryption_progress(on=action not in ("off", "restart_on", "restart_off"))  # a restart
-    # leaves the tables plaintext
+    progress = switcher.progress(on=action not in ("off", "restart_on", "restart_off"))  # a restart leaves the
+    # tables plaintext
     record.done, record.tablespaces = progress.done, progress.total
     if not progress.done:
         raise RuntimeError(f"{name}: the engine's method returned but its status says it is not done "
@@ -115,3 +115,16 @@ def run_offline(instance: Instance, action: str, name: str, clock: float) -> Swi
                    "peak_extra_bytes": max(0, disk.peak - disk.first), "samples": disk.samples}
     record.progress = [(clock, 0.0), (clock + record.seconds, 1.0)]
     return record
+
+
+def _run(switcher: Switcher[Any], action: str, stage: Step) -> dict[str, Any]:
+    """What ``action`` asks of the switcher (the trial chose it from the switcher's class:
+    :class:`~tdebench.workloads.encrypt.cycle.TrialRun`)."""
+    if action.startswith("restart_"):
+        assert isinstance(switcher, Restarting)
+        return switcher.restart(action == "restart_on", stage) or {}
+    if action == "rekey":
+        assert isinstance(switcher, Rekeying)
+        return switcher.rekey(stage)
+    assert isinstance(switcher, OfflineSwitcher)
+    return switcher.switch(action == "on", stage)

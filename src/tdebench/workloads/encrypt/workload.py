@@ -2,8 +2,9 @@
 throughput and latency before, during and after (docs/workloads/encrypt.md).
 
 Every config names the TARGET spec (e.g. ``--engine mariadb --encryption tde:aes-256-ctr``): its instance starts as
-the plaintext server a DBA switches from (:meth:`~tdebench.api.engine.Instance.start_plain`) and its data are loaded
-plaintext. How the config switches is its engine's :class:`~tdebench.api.switch.SwitchMethod` for the spec: online
+the plaintext server a DBA switches from (its :meth:`~tdebench.api.engine.Instance.switcher`'s ``start_plain``) and
+its data are loaded plaintext. How the config switches is its switcher's class (the engine's
+:class:`~tdebench.api.switch.SwitchMethod` for the spec): online
 (after the restart it may need), or offline (a rewrite, or a copy into filesystem encryption). Each trial plants
 canaries, starts the background (TPC-C virtual users, closed loop) and runs the cycles of
 :class:`tdebench.workloads.encrypt.cycle.TrialRun`, one per value of ``threads`` (and of ``iops`` when it lists
@@ -82,8 +83,8 @@ class EncryptWorkload(Workload):
     database = "tpcc"
     known_plaintext = ("ORIGINAL",)  # TPC-C's I_DATA/S_DATA
     schema_tables = schema.TABLE_NAMES
-    needs = (Need("the engine cannot switch encryption on in place (it declares neither online_switch nor "
-                  "offline_switch)", lambda e: bool(e.online_switch or e.offline_switch)),
+    needs = (Need("the engine cannot switch encryption on in place (it names no switcher: Engine.switcher_types)",
+                  lambda e: bool(e.switcher_types)),
              Need("the TPC-C background's virtual users are processes of their own, and the engine's database can "
                   "be opened by one process only", lambda e: e.dialect.multi_process))
     verify_after_load = False  # the data start plaintext on purpose; each trial scans after its switch
@@ -160,7 +161,9 @@ class EncryptWorkload(Workload):
         """The switch made ready (keys loaded, tables plaintext), then TPC-C's load (and TPC-H's beside, ``sf``), or
         TPC-H's alone."""
         rec.workload = self.name
-        start = state.instance.start_plain()
+        switcher = state.instance.switcher()
+        assert switcher is not None  # EncryptOptions.check_configs refused the config otherwise
+        start = switcher.start_plain()
         switching = self.switching_facts(state)
         if self.alone:
             return {**self._load_tpch(state, rec, ui, None), "start_plain": start, "background": "none",

@@ -45,7 +45,7 @@ class _Session(GatedThread):
         self.latency: dict[int, float] = {}
         self.errors: dict[int, str] = {}
         self.rows: dict[int, str] = {}
-        self.done_inserts: list[str] = []
+        self.done_inserts: list[tuple[int, str]] = []  # (log position, its undo)
 
     def work(self) -> None:
         for call in self.calls:
@@ -76,7 +76,7 @@ class _Session(GatedThread):
         if call.kind == "query":
             self.rows[call.position] = answers.digest(answers.normalize(rows))
         elif call.undo:
-            self.done_inserts.append(call.undo)
+            self.done_inserts.append((call.position, call.undo))
 
 
 class SessionPool(GatedPool):
@@ -99,7 +99,9 @@ class SessionPool(GatedPool):
         return time.perf_counter() - started
 
     def merged(self) -> tuple[dict[int, float], dict[int, str], dict[int, str], list[str]]:
-        """(latency, errors, rows, undo statements) of every session so far."""
+        """(latency, errors, rows, undo statements) of every session so far; the undo in the reverse order of the
+        log, so that a child row (an order's lines) goes before the parent it references."""
         s = self.sessions
+        undo = sorted((x for session in s for x in session.done_inserts), reverse=True)
         return ({p: v for x in s for p, v in x.latency.items()}, {p: e for x in s for p, e in x.errors.items()},
-                {p: r for x in s for p, r in x.rows.items()}, [u for x in s for u in x.done_inserts])
+                {p: r for x in s for p, r in x.rows.items()}, [u for _, u in undo])

@@ -25,7 +25,7 @@ from tdebench.api.workload import SteppedTrial
 from tdebench.encryption import redact
 from tdebench.workloads.sql import answer_check
 from tdebench.workloads.sql.layout import Step, WorkloadDir
-from tdebench.workloads.sql.steps import StepRun, record_totals, rollback, run_write
+from tdebench.workloads.sql.steps import StepRun, record_totals, rollback, run_write, settle
 from tdebench.workloads.tpch.execute import StepTimeout, close_quietly
 
 TEST = "sql"
@@ -59,6 +59,7 @@ class SqlSteps(SteppedTrial):
         self.digests: dict[str, str] = {}
         self.result = TrialResult()
         self.conn: Connection | None = None
+        self.settling = True  # until the server refuses the wait once
 
     @property
     def dialect(self) -> Dialect:
@@ -118,6 +119,9 @@ class SqlSteps(SteppedTrial):
                 run_write(self.conn, self.dialect, undo)
             except Exception as exc:  # noqa: BLE001
                 return self._fail(s.name, "failed", f"undo of {s.name}: {type(exc).__name__}: {redact(str(exc))}")
+            # the purge of what the undo deleted would otherwise land in the next timed write, more of it round by
+            # round (docs/workloads/sql.md, "How the statements run")
+            self.settling = self.settling and settle(self.conn, self.dialect)
         return True
 
     def _fail(self, step: str, status: str, text: str) -> bool:
