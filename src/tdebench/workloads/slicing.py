@@ -164,6 +164,15 @@ def record_slice_costs(rec: Recorder, test: str, step: str, round: int, committe
             rec.add(test, f"{step}.per_txn", name, counters[name] / committed, unit_of(name), round=round)
 
 
+def precision_series(target: str, headline: tuple[str, str, str], test: str, step: str,
+                     latency_step: str) -> tuple[str, str, str] | None:
+    """What ``--precision-metric TARGET`` watches in an OLTP workload (:meth:`Workload.precision_target
+    <tdebench.api.workload.Workload.precision_target>`): its ``headline``, ``cpu``: the server CPU per transaction of
+    ``step`` (:func:`record_slice_costs`), ``p50``/``p95``/``p99``: the latency percentile of ``latency_step``."""
+    return {"headline": headline, "cpu": (test, step, "server_cpu_per_txn"),
+            **{f"p{p}": (test, latency_step, f"latency_p{p}") for p in (50, 95, 99)}}.get(target)
+
+
 class PooledSlices(SteppedTrial):
     """A sliced trial whose steps (``vuN``) each run on a pool of clients: opened (and ramped up) at the step's
     first slice, closed at the next step's, at the end and on an abort. Subclasses set :attr:`probe` and implement

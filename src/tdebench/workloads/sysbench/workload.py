@@ -34,6 +34,7 @@ from tdebench.workloads.sysbench import runner
 from tdebench.workloads.sysbench.accounts import sysbench_account
 from tdebench.workloads.sysbench.options import parse_options
 from tdebench.workloads.sysbench.output import Report
+from tdebench.workloads.slicing import precision_series
 from tdebench.workloads.sysbench.slices import SlicedSysbenchTrial
 from tdebench.workloads.tpcc.workload import server_cpu
 from tdebench.workloads.sysbench.presentation import PRESENTATION, presentation
@@ -163,8 +164,7 @@ class SysbenchWorkload(Workload):
         """TPS, server CPU per transaction, or the latency percentile (sysbench's histogram) of the first test
         at the largest thread count."""
         test, step = self.opts.tests[0], f"vu{max(self.opts.vus)}"
-        return {"headline": self.headline(), "cpu": (test, step, "server_cpu_per_txn"),
-                **{f"p{p}": (test, f"{step}.all", f"latency_p{p}") for p in (50, 95, 99)}}.get(target)
+        return precision_series(target, self.headline(), test, step, f"{step}.all")
 
     def stepped_trial(self, state: ConfigState, block: int, rec: Recorder, repeat: int) -> SteppedTrial:
         """The interleaved schedule: connected sysbench processes gated slice by slice

@@ -41,6 +41,7 @@ from tdebench.api.workload import Need, RunFiles, SteppedTrial, Workload
 from tdebench.encryption import redact
 from tdebench.errors import UsageError
 from tdebench.workloads.loading import shown_load
+from tdebench.workloads.slicing import precision_series
 from tdebench.workloads.tpcc import schema
 from tdebench.workloads.tpcc.consistency import check_instance
 from tdebench.workloads.tpcc.datagen import ensure_data
@@ -212,8 +213,7 @@ class TpccWorkload(Workload):
         """TPM, server CPU per transaction, or New-Order's latency percentile (TPC-C's response-time
         transaction), at the largest virtual-user count."""
         step = f"vu{max(self.opts.vus)}"
-        return {"headline": self.headline(), "cpu": (TEST, step, "server_cpu_per_txn"),
-                **{f"p{p}": (TEST, f"{step}.new_order", f"latency_p{p}") for p in PERCENTILES}}.get(target)
+        return precision_series(target, self.headline(), TEST, step, f"{step}.new_order")
 
     def stepped_trial(self, state: ConfigState, block: int, rec: Recorder, repeat: int) -> SteppedTrial:
         """The interleaved schedule: persistent virtual users, slices alternating between configs
