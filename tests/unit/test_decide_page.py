@@ -112,3 +112,21 @@ def test_the_page_renders_in_chromium(decision: Path, tmp_path: Path) -> None:
         assert colors is None or len(colors) > 50, "screenshot is (nearly) one color"
     dom = chromium("--dump-dom", (decision / "report" / "index.html").as_uri(), profile=tmp_path / "profile2").stdout
     assert "<script" not in dom.lower() and "fs:fscrypt: the cheapest mechanism measured" in dom
+
+
+def _section(text: str, heading: str) -> list[str]:
+    """The lines of one ``## `` section of summary.md."""
+    lines = text.split(f"## {heading}", 1)[1].split("\n## ", 1)[0].splitlines()
+    return [line for line in lines[1:] if line.strip()]
+
+
+def test_statistical_warnings_fold_into_one_line_per_run(decision: Path) -> None:
+    """A DBA's caveats are what the runs found (backups, old copies, O_DIRECT); the runs' noise warnings, each in its
+    own report/warnings.md, are one line per run (a real decision listed 107 of them among 8 findings)."""
+    caveats = _section((decision / "report" / "summary.md").read_text(), "Caveats the runs found")
+    noisy = [line for line in caveats if "CV" in line and "is above" in line]
+    folded = [line for line in caveats if "statistical warning" in line]
+    assert not noisy, noisy
+    assert folded and all("/report/warnings.md" in line for line in folded), caveats
+    runs = [line.rsplit("(", 1)[-1] for line in folded]
+    assert len(runs) == len(set(runs)), folded  # one line per run

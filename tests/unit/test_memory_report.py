@@ -108,7 +108,7 @@ def test_the_floor_divides_the_bytes_the_engine_counted(run: Path) -> None:
     assert row.basis == COUNTED and row.hit_ratio == pytest.approx(0.5)
     assert row.floor_s == pytest.approx(floor_for_spec("tde:aes-256-ctr", SPEEDS, 5000 * PAGE, 0))
     total = next(r for r in ef.rows if r.config == "m-tde@mem0.1" and r.step == "total")
-    assert total.read_bytes == pytest.approx(3 * 5000 * PAGE) and total.overhead_pct == pytest.approx(20, abs=1)
+    assert total.read_bytes == pytest.approx(3 * 5000 * PAGE) and total.overhead.overhead_pct == pytest.approx(20, abs=1)
     md = (run / "report" / "summary.md").read_text()
     assert "| tde:aes-256-ctr @ memory ratio 0.1 | q06 | 50.0% | 78.1 MiB | 0 B | counted |" in md
 

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from statistics import median
 from typing import Any
@@ -19,6 +20,14 @@ from typing import Any
 from tdebench.api.regime import split_label
 from tdebench.decide.sources import SubRunFiles, measurement_rows
 from tdebench.report.fmt import fmt_bytes
+
+
+# warning kinds a decision folds into one line per run (each is in the run's own report/warnings.md): they say how
+# far a figure can be trusted, which the page's intervals and "not resolved" already say
+_STATISTICAL = {"noise": ("noisy series", "noisy series"),
+                "small_n": ("series with too few values", "series with too few values"),
+                "no_effect": ("comparison with no difference resolved", "comparisons with no difference resolved"),
+                "small_n_ci": ("interval from few trials", "intervals from few trials")}
 
 
 @dataclass(frozen=True)
@@ -134,7 +143,15 @@ def _warnings(run: SubRunFiles) -> list[Note]:
         warnings = run.warnings if run.warnings is not None else summarize(run.path).warnings
     except Exception as exc:  # noqa: BLE001 - the page still shows what else the runs found
         return [Note(run.name, f"its warnings could not be read: {type(exc).__name__}: {exc}")]
-    return [Note(run.name, w.message) for w in warnings if w.severity == "warning"]
+    shown = [w for w in warnings if w.severity == "warning"]
+    out = [Note(run.name, w.message) for w in shown if w.kind not in _STATISTICAL]
+    folded = Counter(w.kind for w in shown if w.kind in _STATISTICAL)
+    if folded:
+        parts = ", ".join(f"{n} {_STATISTICAL[kind][n != 1]}" for kind, n in folded.items())
+        total = sum(folded.values())
+        out.append(Note(run.name, f"{total} statistical warning{'s' if total != 1 else ''} ({parts}): small "
+                                  f"differences there cannot be resolved; each one in {run.name}/report/warnings.md"))
+    return out
 
 
 def caveats(runs: list[SubRunFiles]) -> list[Note]:

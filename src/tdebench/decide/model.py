@@ -76,6 +76,11 @@ class Decision:
     def figure_title(self, key: tuple[int, float | None]) -> str:
         return f"{self.figures[key[0]].title}, {costs.regime_title(key[1])}"
 
+    def figure_label(self, key: tuple[int, float | None]) -> str:
+        """A ranking figure's short name for a table header (its title is in the rule's text)."""
+        step = self.figures[key[0]].step
+        return step if len(self.regimes) < 2 else f"{step}, {costs.regime_title(key[1])}"
+
 
 def _run_info(record: DecisionRecord, sub: SubRun, files: sources.SubRunFiles) -> RunInfo:
     entry = record.run_entry(sub.name)

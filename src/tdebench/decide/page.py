@@ -30,7 +30,7 @@ def answer(d: Decision) -> Section:
     rk = d.ranking
     by = {m.encryption: m for m in d.mechanisms}
     headers = ["rank", "mechanism", "where it encrypts"] + [f"against {a.name}" for a in rk.attackers] + [
-        f"cost: {f}" for f in rk.figures] + ["switching it on"]
+        f"cost: {d.figure_label(k)}" for k in d.ranking_keys()] + ["switching it on"]
     rows = []
     for c in rk.candidates:
         row = [Cell(str(c.rank) if c.rank else DASH), Cell(c.encryption), Cell(by[c.encryption].layer)]
@@ -115,11 +115,10 @@ def switch_summary(s: Switching) -> str:
     if not s.measured:
         return "not measured"
     if s.offline:
-        return f"offline: service down {fmt_value(s.downtime_s, 's')}" + (
+        return f"offline: {fmt_value(s.downtime_s, 's')} down" + (
             f", {fmt_bytes(s.extra_disk)} extra disk" if s.extra_disk is not None else "")
-    during = cells.ratio(s.tpm_during).full
-    restart = f" after a restart ({fmt_value(s.restart_s, 's')} down)" if s.restart_s is not None else ""
-    return f"online in {fmt_value(s.seconds, 's')}{restart}, throughput meanwhile {during}"
+    restart = f" + a restart ({fmt_value(s.restart_s, 's')} down)" if s.restart_s is not None else ""
+    return f"online: {fmt_value(s.seconds, 's')}{restart}"  # the throughput meanwhile: in "Switching it on"
 
 
 def switching(d: Decision) -> Section:

@@ -33,6 +33,13 @@ def _import_hint(comment: str, dialect: str, setup: Setup) -> list[str]:
             "--out <RUN_DIR> <LOGS>"]
 
 
+def _grant_step(c: str, number: int, grants: list[str], dialect: str, setup: Setup) -> list[str]:
+    """Every guide's last step: the grants that let tdebench's login read the encryption status, then how to
+    measure."""
+    return (_step(c, number, "let tdebench's login read the encryption status (for tdebench run --target)") + grants
+            + [""] + _import_hint(c, dialect, setup))
+
+
 def _plain(setup: Setup, c: str, notes: list[str], title: str, checks: list[str], dialect: str) -> str:
     """The steps of a plain baseline: notes, one step of checks, how to measure it."""
     lines = _head(setup, c, notes) + _step(c, 1, title) + checks + [""] + _import_hint(c, dialect, setup)
@@ -136,10 +143,10 @@ def _mysql_encrypt(setup: Setup, everything: bool) -> list[str]:
         "--   CREATE_OPTIONS contains ENCRYPTION='Y'",
         "SHOW GLOBAL VARIABLES LIKE '%encrypt%';",
     ]
-    lines += _step(c, 8, "let tdebench's login read the encryption status (for tdebench run --target)") + [
+    lines += _grant_step(c, 8, [
         "GRANT PROCESS ON *.* TO '<TDEBENCH_USER>'@'<CLIENT_HOST>';   -- INFORMATION_SCHEMA.INNODB_TABLESPACES",
         "GRANT SELECT ON performance_schema.keyring_component_status TO '<TDEBENCH_USER>'@'<CLIENT_HOST>';",
-    ] + [""] + _import_hint(c, "mysql", setup)
+    ], "mysql", setup)
     return lines
 
 
@@ -278,14 +285,14 @@ def _sqlserver_check(setup: Setup, des: bool) -> list[str]:
         "GO",
         *(["--   compatibility_level 120 (3DES), like the plain baseline database"] if des else []),
     ]
-    lines += _step(c, 7, "let tdebench's login read the encryption status (for tdebench run --target)") + [
+    lines += _grant_step(c, 7, [
         "USE master;",
         "GO",
         "GRANT VIEW SERVER STATE TO [<TDEBENCH_LOGIN>];            -- SQL Server 2016-2019",
         "-- GRANT VIEW SERVER SECURITY STATE TO [<TDEBENCH_LOGIN>]; -- SQL Server 2022 and later",
         "-- Azure SQL Database (in the database): GRANT VIEW DATABASE STATE TO [<TDEBENCH_USER>];",
         "GO",
-    ] + [""] + _import_hint(c, "tsql", setup)
+    ], "tsql", setup)
     return lines
 
 
@@ -378,11 +385,11 @@ def _oracle_tablespace(setup: Setup) -> list[str]:
         "-- for the plain baseline, on its own tablespace:",
         *_ORACLE_CHECK_PARAM,
     ]
-    lines += _step(c, 5, "let tdebench's login read the encryption status (for tdebench run --target)") + [
+    lines += _grant_step(c, 5, [
         "GRANT SELECT_CATALOG_ROLE TO <TPCH_USER>;   -- as SYS, in the PDB; or, view by view:",
         "-- GRANT SELECT ON SYS.V_$ENCRYPTED_TABLESPACES TO <TPCH_USER>;  (and V_$TABLESPACE, V_$ENCRYPTION_WALLET,",
         "-- V_$VERSION)",
-    ] + [""] + _import_hint(c, "oracle", setup)
+    ], "oracle", setup)
     return lines
 
 
@@ -480,10 +487,10 @@ def _mariadb_server(setup: Setup) -> list[str]:
         "# The key length (AES-128/192/256) is set by the key file and no SQL reports it: tdebench records it as",
         "# declared but unverifiable.",
     ]
-    lines += _step(c, 5, "let tdebench's login read the encryption status (for tdebench run --target)") + [
+    lines += _grant_step(c, 5, [
         "GRANT PROCESS ON *.* TO '<TDEBENCH_USER>'@'<CLIENT_HOST>';",
         "#   PROCESS: information_schema.INNODB_SYS_TABLESPACES and INNODB_TABLESPACES_ENCRYPTION",
-    ] + [""] + _import_hint(c, "mariadb", setup)
+    ], "mariadb", setup)
     return lines
 
 

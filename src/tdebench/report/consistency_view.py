@@ -42,16 +42,17 @@ def consistency_tables(rs: RunSummary) -> list[ConsistencyTable]:
     for es in rs.engines:
         t = ConsistencyTable(es.engine, [], [], section)
         for row in rs.analysis.measurements.rows:
-            if (row.engine != es.engine or row.test != section.test or row.step != section.step
-                    or row.config not in es.configs):
+            key = row.key
+            if (key.engine != es.engine or key.test != section.test or key.step != section.step
+                    or key.config not in es.configs):
                 continue
-            match = _METRIC.match(row.metric)
+            match = _METRIC.match(key.metric)
             if match:
-                t.counts.setdefault((int(match.group(1)), row.config), []).append(row.value)
-            elif row.metric == "elapsed":
-                t.seconds.setdefault(row.config, []).append(row.value)
-            elif row.metric == "nodes_differing":
-                t.nodes.setdefault(row.config, []).append(row.value)
+                t.counts.setdefault((int(match.group(1)), key.config), []).append(row.value)
+            elif key.metric == "elapsed":
+                t.seconds.setdefault(key.config, []).append(row.value)
+            elif key.metric == "nodes_differing":
+                t.nodes.setdefault(key.config, []).append(row.value)
         if t.counts:
             t.conditions = sorted({n for n, _ in t.counts})
             t.configs = [c for c in es.configs if any((n, c) in t.counts for n in t.conditions)]

@@ -66,13 +66,14 @@ def floor_cells(ef: EngineFloor) -> list[list[str]]:
     rows = []
     for r in ef.rows:
         o = r.overhead_s
-        overhead = DASH if o is None else f"{fmt_value(o, 's')} ({fmt_pct(r.overhead_pct)})"
+        ov = r.overhead
+        overhead = DASH if o is None else f"{fmt_value(o, 's')} ({fmt_pct(ov.overhead_pct if ov else None)})"
         share = DASH if r.floor_share is None else f"{r.floor_share * 100:.1f}%"
         mark = "≈" if r.basis == ESTIMATED else ""
         rows.append([_floor_config(r), r.step, fmt_hit(r.hit_ratio), mark + fmt_bytes(r.read_bytes),
                      mark + fmt_bytes(r.write_bytes), r.basis, r.cipher,
                      fmt_value(r.floor_s, "s"), fmt_value(r.plain_s, "s") if r.plain_s is not None else DASH,
-                     overhead, fmt_ci(r.ci_low_pct, r.ci_high_pct), share])
+                     overhead, fmt_ci(ov.ci_low_pct, ov.ci_high_pct) if ov else DASH, share])
     return rows
 
 

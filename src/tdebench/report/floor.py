@@ -26,6 +26,7 @@ from tdebench.report.counters_view import CounterIndex
 from tdebench.report.model import RunSummary
 from tdebench.stats.load import SeriesKey, is_plain
 from tdebench.stats.metrics import query_number
+from tdebench.stats.overhead import Overhead
 
 QUICK_SECONDS = 0.05
 COUNTED, ESTIMATED, FALLBACK = "counted", "estimated", "disk IO (fallback)"
@@ -55,9 +56,7 @@ class FloorRow:
     floor_s: float
     plain_s: float | None = None
     config_s: float | None = None
-    overhead_pct: float | None = None
-    ci_low_pct: float | None = None
-    ci_high_pct: float | None = None
+    overhead: Overhead | None = None  # the step's elapsed time against the plain twin
     basis: str = FALLBACK
     hit_ratio: float | None = None
 
@@ -68,9 +67,9 @@ class FloorRow:
     @property
     def floor_share(self) -> float | None:
         """Floor as a fraction of the measured overhead (None unless the overhead's CI lies above 0)."""
-        o = self.overhead_s
-        resolved = self.ci_low_pct is not None and self.ci_high_pct is not None and self.ci_low_pct > 0
-        return self.floor_s / o if o is not None and o > 0 and resolved else None
+        o, interval = self.overhead_s, self.overhead
+        above_zero = interval is not None and not interval.ci_spans_zero and (interval.ci_low_pct or 0.0) > 0
+        return self.floor_s / o if o is not None and o > 0 and above_zero else None
 
 
 @dataclass
@@ -151,9 +150,7 @@ def _row(rs: RunSummary, table: CipherTable, counters: CounterIndex, config: str
     plain = rs.analysis.baselines.get(config)
     if elapsed is not None and plain is not None:
         row.config_s, row.plain_s = _median(rs, elapsed), _median(rs, elapsed._replace(config=plain))
-        o = rs.analysis.overhead(elapsed)
-        if o is not None:
-            row.overhead_pct, row.ci_low_pct, row.ci_high_pct = o.overhead_pct, o.ci_low_pct, o.ci_high_pct
+        row.overhead = rs.analysis.overhead(elapsed)
     return row
 
 

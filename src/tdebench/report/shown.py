@@ -22,7 +22,7 @@ def workload_name(files: LoadedRun) -> str:
     plan = files.manifest.get("plan") if isinstance(files.manifest.get("plan"), dict) else {}
     if plan.get("workload"):
         return str(plan["workload"])
-    counts = Counter(row.workload for row in files.measurements.rows if row.workload)
+    counts = Counter(row.key.workload for row in files.measurements.rows if row.key.workload)
     return counts.most_common(1)[0][0] if counts else ""
 
 

@@ -51,26 +51,16 @@ class SeriesKey(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """One kept measurement (status ``ok``, block > 0)."""
+    """One kept measurement (status ``ok``, block > 0): the series it belongs to and its value."""
 
+    key: SeriesKey
+    encryption: str
+    stream: int | None
     block: int
     trial: int
-    config: str
-    engine: str
-    encryption: str
-    workload: str
-    test: str
-    stream: int | None
-    step: str
-    metric: str
     value: float
     unit: str
     round: int = 0  # the interleaved schedule's round inside the block; 0: the block is the pairing unit
-
-    @property
-    def key(self) -> SeriesKey:
-        """The series this row belongs to."""
-        return SeriesKey(self.engine, self.config, self.workload, self.test, self.step, self.metric)
 
 
 ROUNDS_PER_BLOCK = 1_000_000  # unit ids: block * this + round, in time order and unique
@@ -213,10 +203,9 @@ def _keep(m: Measurements, rec: Mapping[str, str], key: SeriesKey, block: int) -
         m.skipped_rows += 1
         return
     m.rows.append(Row(
-        block=block, trial=_int(rec.get("trial")) or 0, config=key.config, engine=key.engine,
-        encryption=m.encryption.get(key.config, ""), workload=key.workload, test=key.test,
-        stream=_int(rec.get("stream"), default=None), step=key.step, metric=key.metric,
-        value=value, unit=(rec.get("unit") or "").strip(), round=_int(rec.get("round")) or 0,
+        key=key, encryption=m.encryption.get(key.config, ""), stream=_int(rec.get("stream"), default=None),
+        block=block, trial=_int(rec.get("trial")) or 0, value=value, unit=(rec.get("unit") or "").strip(),
+        round=_int(rec.get("round")) or 0,
     ))
     m.units.setdefault(key, (rec.get("unit") or "").strip())
 

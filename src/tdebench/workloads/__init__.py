@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from tdebench.api.workload import RunFiles, Workload
     from tdebench.workloads.options import WorkloadOptions
 
-#: the workload a run has when none is named
+#: the workload a run has (``tdebench run`` runs) when none is named
 DEFAULT_WORKLOAD = "tpch"
 # name -> (workload class, options model); the options modules are light, so a plan can check its
 # options without importing drivers and loaders
@@ -31,10 +31,6 @@ _REGISTRY: dict[str, tuple[Any, Any]] = {
     "encrypt": ("tdebench.workloads.encrypt.workload:EncryptWorkload",
                 "tdebench.workloads.encrypt.options:EncryptOptions"),
 }
-
-
-#: the workload ``tdebench run`` runs when none is named
-DEFAULT_WORKLOAD = "tpch"
 
 
 def workload_names() -> list[str]:

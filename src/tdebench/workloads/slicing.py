@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from tdebench.api.counters import LEVELS, unit_of
 from tdebench.api.engine import Instance
 from tdebench.api.trial import ConfigState, Recorder
-from tdebench.api.workload import SteppedTrial
+from tdebench.api.workload import SteppedTrial, Workload
 from tdebench.measure.conditions import HostReading, conditions_between, read_host
 from tdebench.measure.proctime import TreeCpu, TreeReading
 
@@ -162,6 +162,41 @@ def record_slice_costs(rec: Recorder, test: str, step: str, round: int, committe
     for name in PER_TXN_COUNTERS:
         if name in counters:
             rec.add(test, f"{step}.per_txn", name, counters[name] / committed, unit_of(name), round=round)
+
+
+def precision_series(target: str, headline: tuple[str, str, str], test: str, step: str,
+                     latency_step: str) -> tuple[str, str, str] | None:
+    """What ``--precision-metric TARGET`` watches in an OLTP workload (:meth:`Workload.precision_target
+    <tdebench.api.workload.Workload.precision_target>`): its ``headline``, ``cpu``: the server CPU per transaction of
+    ``step`` (:func:`record_slice_costs`), ``p50``/``p95``/``p99``: the latency percentile of ``latency_step``."""
+    return {"headline": headline, "cpu": (test, step, "server_cpu_per_txn"),
+            **{f"p{p}": (test, latency_step, f"latency_p{p}") for p in (50, 95, 99)}}.get(target)
+
+
+class SlicedWorkload(Workload):
+    """An OLTP workload the interleaved schedule measures in slices (TPC-C, sysbench): its options (with
+    ``slice_facts()``, ``duration`` and ``rampup``) in ``opts``, its trial of slices an instance of
+    :attr:`sliced_trial`."""
+
+    pairs_by_round = True
+    opts: Any
+    #: the trial of slices, made of (state, block, recorder, options, this workload)
+    sliced_trial: Callable[..., SteppedTrial]
+    #: what one paired observation is, for the manifest's ``schedule``
+    pairing_unit = "the round: one slice of every config"
+
+    def shown_options(self) -> dict[str, Any]:
+        """The options given, with the steps' actual length (a ``--precision`` run has short steps unless told
+        otherwise)."""
+        return {**super().shown_options(), "duration": f"{self.opts.duration:g}s", "rampup": f"{self.opts.rampup:g}s"}
+
+    def stepped_trial(self, state: ConfigState, block: int, rec: Recorder, repeat: int) -> SteppedTrial:
+        """The interleaved schedule: the workload's clients kept ready, slices alternating between configs."""
+        rec.workload = self.name
+        return self.sliced_trial(state, block, rec, self.opts, self)
+
+    def schedule_facts(self) -> dict[str, Any]:
+        return {**self.opts.slice_facts(), "pairing_unit": self.pairing_unit}
 
 
 class PooledSlices(SteppedTrial):

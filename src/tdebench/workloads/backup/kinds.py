@@ -9,6 +9,7 @@ dropped afterwards. Each returns the seconds of the work itself (never the stop 
 
 from __future__ import annotations
 
+import pwd
 import time
 from contextlib import closing
 from abc import ABC, abstractmethod
@@ -19,7 +20,8 @@ from typing import Any
 
 from tdebench.api.server import DatabaseFile, ServerAccess
 from tdebench.api.trial import ConfigState
-from tdebench.errors import RunFailed
+from tdebench.errors import EnvironmentProblem, RunFailed
+from tdebench.engines.toolkit import asuser
 from tdebench.workloads import rows
 from tdebench.workloads.backup import tools
 
@@ -54,12 +56,12 @@ class KindInfo:
     compressed: bool
 
     @classmethod
-    def variant(cls, base: str, engine: str, tool: str, description: str, hows: tuple[str, str], logical: bool,
-                compressed: bool) -> KindInfo:
-        """The plain or gzip-compressed variant of a kind: ``base`` or ``base_gz``, ``description`` with ``{}``
-        filled by ``hows`` (plain, compressed)."""
-        return cls(base + ("_gz" if compressed else ""), engine, tool, description.format(hows[compressed]), logical,
-                   compressed)
+    def variants(cls, base: str, engine: str, tool: str, description: str, hows: tuple[str, str],
+                 logical: bool) -> tuple[KindInfo, KindInfo]:
+        """The plain and the gzip-compressed variant of a kind: ``base`` and ``base_gz``, ``description`` with
+        ``{}`` filled by ``hows`` (plain, compressed)."""
+        return (cls(base, engine, tool, description.format(hows[0]), logical, False),
+                cls(base + "_gz", engine, tool, description.format(hows[1]), logical, True))
 
     def to_json(self) -> dict[str, Any]:
         return {"engine": self.engine, "tool": self.tool, "description": self.description,
@@ -116,7 +118,8 @@ class Stopwatch:
 class BackupKind(ABC):
     """One way to back up and restore one engine's database."""
 
-    info: KindInfo
+    def __init__(self, info: KindInfo) -> None:
+        self.info = info
 
     @abstractmethod
     def backup(self, ctx: Context) -> Path:
@@ -136,6 +139,28 @@ class BackupKind(ABC):
 
     def cleanup(self, ctx: Context) -> None:
         """Drop what the restore created beside the live data (logical kinds: the fresh database)."""
+
+    def replace_data(self, ctx: Context, directory: Path, user: pwd.struct_passwd | None, put: Callable[[], None],
+                     clock: Stopwatch) -> None:
+        """A physical restore in place: the server stopped, its data ``directory`` set aside (as ``user``: inside a
+        mount that admits only that user), ``put`` writing the backup where it was and the server started (timed on
+        ``clock``), then the rows checked; the aside copy is deleted, or put back if anything failed."""
+        server = ctx.server
+        server.stop()
+        aside = tools.set_aside(directory, user)
+        try:
+            with clock:
+                put()
+                server.start()
+            if self.restored_counts(ctx) != ctx.counts:
+                raise EnvironmentProblem(f"the data directory restored from {self.info.tool} does not hold the "
+                                         "loaded rows", "look at the server log of the instance")
+        except BaseException:
+            server.stop()
+            tools.put_back(aside, directory, user)
+            server.start()
+            raise
+        asuser.remove_tree(user, aside)
 
 
 class DumpKind(BackupKind):

@@ -13,28 +13,25 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from tdebench.engines.toolkit import asuser
-from tdebench.errors import EnvironmentProblem
 from tdebench.workloads.backup import tools
 from tdebench.workloads.backup.kinds import (RESTORE_DB, BackupKind, Context, DumpKind, KindInfo, Stopwatch,
                                             count_rows, execute_alone)
 
 
-def _count(ctx: Context, schema: str | None) -> dict[str, int]:
-    prefix = schema + "." if schema else ""
-    return count_rows(ctx.state.instance.connect(), ctx.tables, lambda table: f"{prefix}`{table}`")
+class _OnMariadb:
+    """How the MariaDB kinds reach the tables: statements on a connection of their own, rows counted per schema."""
+
+    def execute(self, ctx: Context, statement: str) -> None:
+        execute_alone(ctx.state.instance.connect(), statement)
+
+    def count(self, ctx: Context, database: str | None) -> dict[str, int]:
+        """Rows per table of ``database`` (None: the benchmark database)."""
+        prefix = database + "." if database else ""
+        return count_rows(ctx.state.instance.connect(), ctx.tables, lambda table: f"{prefix}`{table}`")
 
 
-def _execute(ctx: Context, statement: str) -> None:
-    execute_alone(ctx.state.instance.connect(), statement)
-
-
-class MariadbBackupKind(BackupKind):
+class MariadbBackupKind(_OnMariadb, BackupKind):
     """``mariadb-backup --backup`` (hot physical copy of the data files) and an in-place restore."""
-
-    def __init__(self, compressed: bool) -> None:
-        self.info = KindInfo.variant("mariadb_backup", "mariadb", "mariadb-backup", "physical, hot, {}",
-                                     ("directory", "--stream=mbstream | gzip"), False, compressed)
 
     def backup(self, ctx: Context) -> Path:
         server = ctx.server
@@ -75,40 +72,23 @@ class MariadbBackupKind(BackupKind):
                 tools.run([tool("mariadb-backup"), "--prepare", f"--target-dir={prepared}"])
         if runs_as is not None:  # copied back by the only user the mount admits
             tools.give_to(prepared, runs_as)
-        server.stop()
-        aside = tools.set_aside(files.directory, runs_as)
-        try:
-            with clock:
-                tools.run([tool("mariadb-backup"), "--copy-back", f"--target-dir={prepared}",
-                           f"--datadir={files.directory}"], user=runs_as)
-                if runs_as is None:
-                    tools.give_to(files.directory, files.user)
-                server.start()
-            if _count(ctx, None) != ctx.counts:
-                raise EnvironmentProblem("the restored MariaDB data directory does not hold the loaded rows",
-                                         "look at the server log of the instance")
-        except BaseException:
-            server.stop()
-            tools.put_back(aside, files.directory, runs_as)
-            server.start()
-            raise
-        if runs_as is None:
-            tools.discard(aside)
-        else:
-            asuser.remove_tree(runs_as, aside)
+
+        def copy_back() -> None:
+            tools.run([tool("mariadb-backup"), "--copy-back", f"--target-dir={prepared}",
+                       f"--datadir={files.directory}"], user=runs_as)
+            if runs_as is None:
+                tools.give_to(files.directory, files.user)
+
+        self.replace_data(ctx, files.directory, runs_as, copy_back, clock)
         tools.discard(prepared)
         return clock.seconds
 
     def restored_counts(self, ctx: Context) -> dict[str, int]:
-        return _count(ctx, None)
+        return self.count(ctx, None)
 
 
-class MariadbDumpKind(DumpKind):
+class MariadbDumpKind(_OnMariadb, DumpKind):
     """``mariadb-dump --single-transaction`` (SQL text) restored with the ``mariadb`` client into a new database."""
-
-    def __init__(self, compressed: bool) -> None:
-        self.info = KindInfo.variant("mariadb_dump", "mariadb", "mariadb-dump", "logical, {}",
-                                     ("SQL text", "SQL | gzip"), True, compressed)
 
     def backup(self, ctx: Context) -> Path:
         target = ctx.scratch / ("dump.sql.gz" if self.info.compressed else "dump.sql")
@@ -118,16 +98,14 @@ class MariadbDumpKind(DumpKind):
                       stdout=target, gzip_out=self.info.compressed, pass_fds=access.pass_fds)
         return target
 
-    def execute(self, ctx: Context, statement: str) -> None:
-        _execute(ctx, statement)
-
-    def count(self, ctx: Context, database: str) -> dict[str, int]:
-        return _count(ctx, database)
-
     def run_client(self, access: Any, artifact: Path) -> None:
         tools.run(access.argv("mariadb", RESTORE_DB), stdin=artifact, gunzip_in=self.info.compressed,
                   pass_fds=access.pass_fds)
 
 
 def kinds() -> list[BackupKind]:
-    return [MariadbBackupKind(False), MariadbBackupKind(True), MariadbDumpKind(False), MariadbDumpKind(True)]
+    physical = KindInfo.variants("mariadb_backup", "mariadb", "mariadb-backup", "physical, hot, {}",
+                                 ("directory", "--stream=mbstream | gzip"), False)
+    dumps = KindInfo.variants("mariadb_dump", "mariadb", "mariadb-dump", "logical, {}", ("SQL text", "SQL | gzip"),
+                              True)
+    return [*map(MariadbBackupKind, physical), *map(MariadbDumpKind, dumps)]

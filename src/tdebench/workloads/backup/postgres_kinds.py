@@ -14,27 +14,25 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.engines.toolkit import asuser
-from tdebench.errors import EnvironmentProblem
 from tdebench.workloads.backup import tools
 from tdebench.workloads.backup.kinds import (RESTORE_DB, BackupKind, Context, DumpKind, KindInfo, Stopwatch,
                                             count_rows, execute_alone)
 
 
-def _count(ctx: Context, database: str) -> dict[str, int]:
-    return count_rows(ctx.server.connect_to(database), ctx.tables, ctx.state.instance.relation_name)
+class _OnPostgres:
+    """How the PostgreSQL kinds reach the tables: statements on the maintenance database, rows counted per
+    database."""
+
+    def execute(self, ctx: Context, statement: str) -> None:
+        """One statement on the server's maintenance database (CREATE/DROP DATABASE)."""
+        execute_alone(ctx.server.connect_to("postgres"), statement)
+
+    def count(self, ctx: Context, database: str) -> dict[str, int]:
+        return count_rows(ctx.server.connect_to(database), ctx.tables, ctx.state.instance.relation_name)
 
 
-def _execute(ctx: Context, sql: str) -> None:
-    """One statement on the server's maintenance database (CREATE/DROP DATABASE)."""
-    execute_alone(ctx.server.connect_to("postgres"), sql)
-
-
-class PgBasebackupKind(BackupKind):
+class PgBasebackupKind(_OnPostgres, BackupKind):
     """``pg_basebackup -X stream`` (plain directory, or tar + gzip) restored in place of the data directory."""
-
-    def __init__(self, compressed: bool) -> None:
-        self.info = KindInfo.variant("pg_basebackup", "postgres", "pg_basebackup", "physical, {}, WAL streamed",
-                                     ("plain directory (-Fp)", "tar, gzip (-Ft -z)"), False, compressed)
 
     def backup(self, ctx: Context) -> Path:
         target = ctx.scratch / self.info.name
@@ -63,40 +61,18 @@ class PgBasebackupKind(BackupKind):
             asuser.extract_tar(user, wal, pgdata / "pg_wal", gzip=True)
 
     def restore(self, ctx: Context, artifact: Path) -> float:
-        server = ctx.server
-        files = server.files()
+        files = ctx.server.files()
         pgdata, user = files.directory, files.user
         clock = Stopwatch()
-        server.stop()
-        aside = pgdata.with_name(pgdata.name + ".before-restore")
-        asuser.remove_tree(user, aside)
-        asuser.rename(user, pgdata, aside)
-        try:
-            with clock:
-                self._unpack(artifact, pgdata, user)
-                server.start()
-            if _count(ctx, "tpch") != ctx.counts:
-                raise EnvironmentProblem("the restored PostgreSQL data directory does not hold the loaded rows",
-                                         "look at the server log of the instance")
-        except BaseException:
-            server.stop()
-            asuser.remove_tree(user, pgdata)
-            asuser.rename(user, aside, pgdata)
-            server.start()
-            raise
-        asuser.remove_tree(user, aside)
+        self.replace_data(ctx, pgdata, user, lambda: self._unpack(artifact, pgdata, user), clock)
         return clock.seconds
 
     def restored_counts(self, ctx: Context) -> dict[str, int]:
-        return _count(ctx, "tpch")
+        return self.count(ctx, "tpch")
 
 
-class PgDumpKind(DumpKind):
+class PgDumpKind(_OnPostgres, DumpKind):
     """``pg_dump`` as plain SQL (``-Z 6``: gzip-compressed) restored with psql into a new database."""
-
-    def __init__(self, compressed: bool) -> None:
-        self.info = KindInfo.variant("pg_dump", "postgres", "pg_dump", "logical, {}",
-                                     ("SQL text (-Fp)", "SQL text, gzip (-Fp -Z 6)"), True, compressed)
 
     def backup(self, ctx: Context) -> Path:
         target = ctx.scratch / ("dump.sql.gz" if self.info.compressed else "dump.sql")
@@ -105,16 +81,14 @@ class PgDumpKind(DumpKind):
             tools.run(access.argv("pg_dump", "-d", "tpch", "-Fp", *level, "-f", str(target)), env=dict(access.env))
         return target
 
-    def execute(self, ctx: Context, statement: str) -> None:
-        _execute(ctx, statement)
-
-    def count(self, ctx: Context, database: str) -> dict[str, int]:
-        return _count(ctx, database)
-
     def run_client(self, access: Any, artifact: Path) -> None:
         tools.run(access.argv("psql", "-d", RESTORE_DB, "-q", "-X", "-v", "ON_ERROR_STOP=1"),
                   stdin=artifact, gunzip_in=self.info.compressed, env=dict(access.env))
 
 
 def kinds() -> list[BackupKind]:
-    return [PgBasebackupKind(False), PgBasebackupKind(True), PgDumpKind(False), PgDumpKind(True)]
+    physical = KindInfo.variants("pg_basebackup", "postgres", "pg_basebackup", "physical, {}, WAL streamed",
+                                 ("plain directory (-Fp)", "tar, gzip (-Ft -z)"), False)
+    dumps = KindInfo.variants("pg_dump", "postgres", "pg_dump", "logical, {}",
+                              ("SQL text (-Fp)", "SQL text, gzip (-Fp -Z 6)"), True)
+    return [*map(PgBasebackupKind, physical), *map(PgDumpKind, dumps)]

@@ -27,13 +27,9 @@ def _count(ctx: Context) -> dict[str, int]:
 class SqliteKind(BackupKind):
     """``api``: ``Connection.backup`` (sqlite3_backup_*); ``vacuum``: ``VACUUM INTO``."""
 
-    def __init__(self, method: str, compressed: bool) -> None:
+    def __init__(self, method: str, info: KindInfo) -> None:
+        super().__init__(info)
         self.method = method
-        base = "sqlite_backup_api" if method == "api" else "vacuum_into"
-        tool = "sqlite3_backup API" if method == "api" else "VACUUM INTO"
-        how = "online page copy" if method == "api" else "compacted copy"
-        self.info = KindInfo(base + ("_gz" if compressed else ""), "sqlite", tool,
-                             f"physical, {how}" + (", gzip" if compressed else ""), False, compressed)
 
     def backup(self, ctx: Context) -> Path:
         inst = ctx.state.instance
@@ -83,5 +79,8 @@ class SqliteKind(BackupKind):
 
 
 def kinds() -> list[BackupKind]:
-    return [SqliteKind("api", False), SqliteKind("api", True), SqliteKind("vacuum", False),
-            SqliteKind("vacuum", True)]
+    api = KindInfo.variants("sqlite_backup_api", "sqlite", "sqlite3_backup API", "physical, online page copy{}",
+                            ("", ", gzip"), False)
+    vacuum = KindInfo.variants("vacuum_into", "sqlite", "VACUUM INTO", "physical, compacted copy{}", ("", ", gzip"),
+                               False)
+    return [SqliteKind("api", info) for info in api] + [SqliteKind("vacuum", info) for info in vacuum]

@@ -145,25 +145,15 @@ def set_aside(path: Path, user: pwd.struct_passwd | None = None) -> Path:
     """Rename a data directory (or file) out of the way before a restore puts the backup in its place (as ``user``
     when given: inside a mount that admits only that user)."""
     aside = path.with_name(path.name + ".before-restore")
-    if user is not None:
-        asuser.remove_tree(user, aside)
-        asuser.rename(user, path, aside)
-        return aside
-    if aside.exists():
-        shutil.rmtree(aside) if aside.is_dir() else aside.unlink()
-    path.rename(aside)
+    asuser.remove_tree(user, aside)
+    asuser.rename(user, path, aside)
     return aside
 
 
 def put_back(aside: Path, path: Path, user: pwd.struct_passwd | None = None) -> None:
     """Undo :func:`set_aside` after a failed restore."""
-    if user is not None:
-        asuser.remove_tree(user, path)
-        asuser.rename(user, aside, path)
-        return
-    if path.exists():
-        shutil.rmtree(path) if path.is_dir() else path.unlink()
-    aside.rename(path)
+    asuser.remove_tree(user, path)
+    asuser.rename(user, aside, path)
 
 
 def discard(path: Path) -> None:

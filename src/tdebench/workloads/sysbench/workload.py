@@ -28,12 +28,13 @@ from tdebench.api.events import RunListener
 from tdebench.api.plan import RunPlan
 from tdebench.api.presentation import Presentation
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
-from tdebench.api.workload import Need, RunFiles, SteppedTrial, Workload
+from tdebench.api.workload import Need, RunFiles
 from tdebench.errors import EnvironmentProblem, UsageError
 from tdebench.workloads.sysbench import runner
 from tdebench.workloads.sysbench.accounts import sysbench_account
 from tdebench.workloads.sysbench.options import parse_options
 from tdebench.workloads.sysbench.output import Report
+from tdebench.workloads.slicing import SlicedWorkload, precision_series
 from tdebench.workloads.sysbench.slices import SlicedSysbenchTrial
 from tdebench.workloads.tpcc.workload import server_cpu
 from tdebench.workloads.sysbench.presentation import PRESENTATION, presentation
@@ -93,14 +94,16 @@ def round_ms(seconds: float | None) -> str:
     return "" if seconds is None else f"{seconds * 1000:.3f}"
 
 
-class SysbenchWorkload(Workload):
-    """sysbench oltp_* tests against tdebench's instances."""
+class SysbenchWorkload(SlicedWorkload):
+    """sysbench oltp_* tests against tdebench's instances; the interleaved schedule gates connected sysbench
+    processes slice by slice (:mod:`tdebench.workloads.sysbench.slices`)."""
 
     name = "sysbench"
     shown = PRESENTATION
     database = "sbtest"
     known_plaintext: tuple[str, ...] = ()  # sysbench's data are random digits: the canaries do the at-rest proof
-    pairs_by_round = True  # the interleaved schedule (slices.py)
+    sliced_trial = SlicedSysbenchTrial
+    pairing_unit = "the round: one slice of every config's connected sysbench process"
     needs = (Need("sysbench reaches only MySQL-protocol and PostgreSQL servers, with its own SQL (not embedded or "
                   "translated engines)", lambda e: e.dialect.protocol in PROTOCOLS and not e.dialect.translated),)
 
@@ -120,11 +123,6 @@ class SysbenchWorkload(Workload):
 
     def plan_json(self) -> dict[str, Any]:
         return {"workload": self.name, **self.opts.model_dump()}
-
-    def shown_options(self) -> dict[str, Any]:
-        """The options given, with the steps' actual length (a ``--precision`` run has short steps unless told
-        otherwise)."""
-        return {**super().shown_options(), "duration": f"{self.opts.duration:g}s", "rampup": f"{self.opts.rampup:g}s"}
 
     def prepare(self, ui: RunListener) -> dict[str, Any]:
         # ~190 bytes per row (id, k, c CHAR(120), pad CHAR(60)): the disk guard's input estimate
@@ -163,18 +161,7 @@ class SysbenchWorkload(Workload):
         """TPS, server CPU per transaction, or the latency percentile (sysbench's histogram) of the first test
         at the largest thread count."""
         test, step = self.opts.tests[0], f"vu{max(self.opts.vus)}"
-        return {"headline": self.headline(), "cpu": (test, step, "server_cpu_per_txn"),
-                **{f"p{p}": (test, f"{step}.all", f"latency_p{p}") for p in (50, 95, 99)}}.get(target)
-
-    def stepped_trial(self, state: ConfigState, block: int, rec: Recorder, repeat: int) -> SteppedTrial:
-        """The interleaved schedule: connected sysbench processes gated slice by slice
-        (:mod:`tdebench.workloads.sysbench.slices`)."""
-        rec.workload = self.name
-        return SlicedSysbenchTrial(state, block, rec, self.opts, self)
-
-    def schedule_facts(self) -> dict[str, Any]:
-        return {**self.opts.slice_facts(),
-                "pairing_unit": "the round: one slice of every config's connected sysbench process"}
+        return precision_series(target, self.headline(), test, step, f"{step}.all")
 
     def record_slice(self, trial: SlicedSysbenchTrial, test: str, threads: int, round: int, report: Report,
                      seconds: float) -> None:

@@ -42,45 +42,38 @@ def install(conn: Connection, dialect: Dialect) -> None:
     conn.commit()
 
 
-def _mariadb(t: Terminal, x: Inputs) -> tuple[str, tuple[Any, ...]]:
-    w = t.w_id
+def _arguments(t: Terminal, x: Inputs, psm: bool) -> tuple[str, list[tuple[Any, str]]]:
+    """The procedure's name and its arguments, each with the PostgreSQL type it is cast to ("": none). MariaDB
+    takes New-Order's items as one fixed-width string, PostgreSQL as three arrays."""
+    w, now = t.w_id, (now_text(), "timestamp")
     if x.kind == NEW_ORDER:
         all_local = int(all(sw == w for _, sw, _ in x.items))
-        return ("CALL tpcc_new_order(%s, %s, %s, %s, %s, %s)",
-                (w, x.d_id, x.c_id, procs_mariadb.encode_items(x.items), all_local, now_text()))
+        items = ([(procs_mariadb.encode_items(x.items), "")] if psm else
+                 [([line[part] for line in x.items], "int[]") for part in range(3)])
+        return "new_order", [(w, ""), (x.d_id, ""), (x.c_id, ""), *items, (all_local, ""), now]
     if x.kind == PAYMENT:
-        return ("CALL tpcc_payment(%s, %s, %s, %s, %s, %s, %s, %s)",
-                (w, x.d_id, x.c_w_id, x.c_d_id, x.c_id, x.c_last, x.amount, now_text()))
+        return "payment", [(w, ""), (x.d_id, ""), (x.c_w_id, ""), (x.c_d_id, ""), (x.c_id, ""),
+                           (x.c_last, "text"), (x.amount, "numeric"), now]
     if x.kind == ORDER_STATUS:
-        return "CALL tpcc_order_status(%s, %s, %s, %s)", (w, x.d_id, x.c_id, x.c_last)
+        return "order_status", [(w, ""), (x.d_id, ""), (x.c_id, ""), (x.c_last, "text")]
     if x.kind == DELIVERY:
-        return "CALL tpcc_delivery(%s, %s, %s)", (w, x.carrier, now_text())
-    return "CALL tpcc_stock_level(%s, %s, %s)", (w, x.d_id, x.threshold)
-
-
-def _postgres(t: Terminal, x: Inputs) -> tuple[str, tuple[Any, ...]]:
-    w = t.w_id
-    if x.kind == NEW_ORDER:
-        all_local = int(all(sw == w for _, sw, _ in x.items))
-        return ("SELECT tpcc_new_order(%s, %s, %s, %s::int[], %s::int[], %s::int[], %s, %s::timestamp)",
-                (w, x.d_id, x.c_id, [i for i, _, _ in x.items], [s for _, s, _ in x.items],
-                 [q for _, _, q in x.items], all_local, now_text()))
-    if x.kind == PAYMENT:
-        return ("SELECT tpcc_payment(%s, %s, %s, %s, %s, %s::text, %s::numeric, %s::timestamp)",
-                (w, x.d_id, x.c_w_id, x.c_d_id, x.c_id, x.c_last, x.amount, now_text()))
-    if x.kind == ORDER_STATUS:
-        return "SELECT tpcc_order_status(%s, %s, %s, %s::text)", (w, x.d_id, x.c_id, x.c_last)
-    if x.kind == DELIVERY:
-        return "SELECT tpcc_delivery(%s, %s, %s::timestamp)", (w, x.carrier, now_text())
+        return "delivery", [(w, ""), (x.carrier, ""), now]
     if x.kind == STOCK_LEVEL:
-        return "SELECT tpcc_stock_level(%s, %s, %s)", (w, x.d_id, x.threshold)
+        return "stock_level", [(w, ""), (x.d_id, ""), (x.threshold, "")]
     raise ValueError(x.kind)
+
+
+def _statement(t: Terminal, x: Inputs, psm: bool) -> tuple[str, tuple[Any, ...]]:
+    """``CALL tpcc_<kind>(...)`` (MariaDB) or ``SELECT tpcc_<kind>(...)`` with typed arguments (PostgreSQL)."""
+    name, args = _arguments(t, x, psm)
+    marks = ", ".join("%s" if psm or not cast else f"%s::{cast}" for _, cast in args)
+    return f"{'CALL' if psm else 'SELECT'} tpcc_{name}({marks})", tuple(value for value, _ in args)
 
 
 def call(s: Session, t: Terminal, x: Inputs) -> tuple[str, int]:
     """One transaction as one call: ("commit" | "rollback", districts skipped by Delivery)."""
     mariadb = s.dialect.procedure_language == "sql/psm"
-    sql, params = _mariadb(t, x) if mariadb else _postgres(t, x)
+    sql, params = _statement(t, x, mariadb)
     try:
         if mariadb and x.kind != DELIVERY:
             s.run(sql, params)  # no result set

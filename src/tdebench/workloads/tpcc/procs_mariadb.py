@@ -9,10 +9,11 @@ quantity, sorted by item number (locks are taken in that order; the unused item 
 
 from __future__ import annotations
 
+from tdebench.workloads.tpcc import procs_sql
+from tdebench.workloads.tpcc.procs_sql import DIST, block
+
 ITEM_WIDTH = 13
 ROLLBACK_ERRNO = 30001
-
-_DIST = "CASE p_d_id " + " ".join(f"WHEN {d} THEN s_dist_{d:02d}" for d in range(1, 11)) + " END"
 
 NEW_ORDER = f"""
 CREATE PROCEDURE tpcc_new_order(IN p_w_id INT, IN p_d_id INT, IN p_c_id INT, IN p_items VARCHAR(255),
@@ -25,13 +26,7 @@ BEGIN
   DECLARE v_name VARCHAR(24); DECLARE v_idata VARCHAR(50); DECLARE v_squant INT; DECLARE v_dist CHAR(24);
   DECLARE v_sdata VARCHAR(50); DECLARE v_missing INT DEFAULT 0;
   DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_missing = 1;
-  SELECT c_discount, c_last, c_credit, w_tax INTO v_discount, v_last, v_credit, v_w_tax
-    FROM customer, warehouse WHERE w_id = p_w_id AND c_w_id = w_id AND c_d_id = p_d_id AND c_id = p_c_id;
-  SELECT d_next_o_id, d_tax INTO v_o_id, v_d_tax FROM district WHERE d_w_id = p_w_id AND d_id = p_d_id FOR UPDATE;
-  UPDATE district SET d_next_o_id = v_o_id + 1 WHERE d_w_id = p_w_id AND d_id = p_d_id;
-  INSERT INTO orders (o_w_id, o_d_id, o_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)
-    VALUES (p_w_id, p_d_id, v_o_id, p_c_id, p_entry, 0, v_cnt, p_all_local);
-  INSERT INTO new_order (no_w_id, no_d_id, no_o_id) VALUES (p_w_id, p_d_id, v_o_id);
+{block(procs_sql.NEW_ORDER_HEAD, 2)}
   WHILE n < v_cnt DO
     SET v_i_id = CAST(SUBSTRING(p_items, n * {ITEM_WIDTH} + 1, 6) AS UNSIGNED);
     SET v_supply = CAST(SUBSTRING(p_items, n * {ITEM_WIDTH} + 7, 5) AS UNSIGNED);
@@ -42,13 +37,12 @@ BEGIN
       ROLLBACK;
       SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = {ROLLBACK_ERRNO}, MESSAGE_TEXT = 'tpcc: item number not valid';
     END IF;
-    SELECT s_quantity, {_DIST}, s_data INTO v_squant, v_dist, v_sdata FROM stock
+    SELECT s_quantity, {DIST}, s_data INTO v_squant, v_dist, v_sdata FROM stock
       WHERE s_i_id = v_i_id AND s_w_id = v_supply FOR UPDATE;
     UPDATE stock SET s_quantity = IF(v_squant - v_qty >= 10, v_squant - v_qty, v_squant - v_qty + 91),
       s_ytd = s_ytd + v_qty, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + (v_supply <> p_w_id)
       WHERE s_i_id = v_i_id AND s_w_id = v_supply;
-    INSERT INTO order_line (ol_w_id, ol_d_id, ol_o_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d,
-                            ol_quantity, ol_amount, ol_dist_info)
+{block(procs_sql.ORDER_LINE_COLUMNS, 4)}
       VALUES (p_w_id, p_d_id, v_o_id, n, v_i_id, v_supply, '1900-01-01 00:00:00', v_qty, v_qty * v_price, v_dist);
   END WHILE;
   COMMIT;
@@ -79,24 +73,11 @@ BEGIN
     v_state, v_zip FROM district WHERE d_w_id = p_w_id AND d_id = p_d_id FOR UPDATE;
   UPDATE district SET d_ytd = d_ytd + p_amount WHERE d_w_id = p_w_id AND d_id = p_d_id;
 {_BY_NAME.format(w="p_c_w_id", d="p_c_d_id")}
-  SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit,
-         c_credit_lim, c_discount, c_balance
+{block(procs_sql.PAYMENT_CUSTOMER_COLUMNS, 2)}
     INTO v_first, v_middle, v_last, v_street1, v_street2, v_city, v_state, v_zip, v_phone, v_since, v_credit,
          v_limit, v_discount, v_balance
     FROM customer WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_id = v_c_id FOR UPDATE;
-  IF v_credit = 'BC' THEN
-    SELECT c_data INTO v_data FROM customer WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_id = v_c_id;
-    SET v_data = SUBSTRING(CONCAT_WS(' ', v_c_id, p_c_d_id, p_c_w_id, p_d_id, p_w_id, p_amount, '|', v_data), 1, 500);
-    UPDATE customer SET c_balance = c_balance - p_amount, c_ytd_payment = c_ytd_payment + p_amount,
-      c_payment_cnt = c_payment_cnt + 1, c_data = v_data
-      WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_id = v_c_id;
-  ELSE
-    UPDATE customer SET c_balance = c_balance - p_amount, c_ytd_payment = c_ytd_payment + p_amount,
-      c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_id = v_c_id;
-  END IF;
-  INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)
-    VALUES (v_c_id, p_c_d_id, p_c_w_id, p_d_id, p_w_id, p_date, p_amount,
-            SUBSTRING(CONCAT(v_w_name, '    ', v_d_name), 1, 24));
+{procs_sql.payment_tail("v_credit", "SET v_data = ", "CONCAT(v_w_name, '    ', v_d_name)", True, 2)}
   COMMIT;
 END"""
 
@@ -121,7 +102,7 @@ BEGIN
   COMMIT;
 END"""
 
-DELIVERY = """
+DELIVERY = f"""
 CREATE PROCEDURE tpcc_delivery(IN p_w_id INT, IN p_carrier INT, IN p_date DATETIME)
 BEGIN
   DECLARE d INT DEFAULT 0; DECLARE v_o_id INT; DECLARE v_c_id INT; DECLARE v_total DECIMAL(12,2);
@@ -129,34 +110,23 @@ BEGIN
   DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_missing = 1;
   WHILE d < 10 DO
     SET d = d + 1, v_missing = 0, v_o_id = NULL;
-    SELECT no_o_id INTO v_o_id FROM new_order WHERE no_w_id = p_w_id AND no_d_id = d
-      ORDER BY no_o_id LIMIT 1 FOR UPDATE;
+{block(procs_sql.OLDEST_NEW_ORDER, 4)}
     IF v_o_id IS NULL THEN
       SET v_skipped = v_skipped + 1;
     ELSE
-      DELETE FROM new_order WHERE no_w_id = p_w_id AND no_d_id = d AND no_o_id = v_o_id;
-      SELECT o_c_id INTO v_c_id FROM orders WHERE o_w_id = p_w_id AND o_d_id = d AND o_id = v_o_id;
-      UPDATE orders SET o_carrier_id = p_carrier WHERE o_w_id = p_w_id AND o_d_id = d AND o_id = v_o_id;
-      UPDATE order_line SET ol_delivery_d = p_date WHERE ol_w_id = p_w_id AND ol_d_id = d AND ol_o_id = v_o_id;
-      SELECT COALESCE(SUM(ol_amount), 0) INTO v_total FROM order_line
-        WHERE ol_w_id = p_w_id AND ol_d_id = d AND ol_o_id = v_o_id;
-      SELECT c_balance INTO v_balance FROM customer WHERE c_w_id = p_w_id AND c_d_id = d AND c_id = v_c_id FOR UPDATE;
-      UPDATE customer SET c_balance = c_balance + v_total, c_delivery_cnt = c_delivery_cnt + 1
-        WHERE c_w_id = p_w_id AND c_d_id = d AND c_id = v_c_id;
+      {procs_sql.DELETE_NEW_ORDER}
+{procs_sql.deliver_order("SELECT c_balance INTO v_balance", True, 6)}
     END IF;
   END WHILE;
   COMMIT;
   SELECT v_skipped;
 END"""
 
-STOCK_LEVEL = """
+STOCK_LEVEL = f"""
 CREATE PROCEDURE tpcc_stock_level(IN p_w_id INT, IN p_d_id INT, IN p_threshold INT)
 BEGIN
   DECLARE v_next INT; DECLARE v_low INT;
-  SELECT d_next_o_id INTO v_next FROM district WHERE d_w_id = p_w_id AND d_id = p_d_id;
-  SELECT COUNT(DISTINCT s_i_id) INTO v_low FROM order_line, stock
-    WHERE ol_w_id = p_w_id AND ol_d_id = p_d_id AND ol_o_id < v_next AND ol_o_id >= v_next - 20
-      AND s_w_id = p_w_id AND s_i_id = ol_i_id AND s_quantity < p_threshold;
+{procs_sql.stock_level(True)}
   COMMIT;
 END"""
 

@@ -37,10 +37,11 @@ from tdebench.api.events import RunListener
 from tdebench.api.plan import RunPlan
 from tdebench.api.tables import TableSpec
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
-from tdebench.api.workload import Need, RunFiles, SteppedTrial, Workload
+from tdebench.api.workload import Need, RunFiles
 from tdebench.encryption import redact
 from tdebench.errors import UsageError
 from tdebench.workloads.loading import shown_load
+from tdebench.workloads.slicing import SlicedWorkload, precision_series
 from tdebench.workloads.tpcc import schema
 from tdebench.workloads.tpcc.consistency import check_instance
 from tdebench.workloads.tpcc.datagen import ensure_data
@@ -120,8 +121,9 @@ def check_consistency(instance: Instance, rec: Recorder) -> list[str]:
     return failures
 
 
-class TpccWorkload(Workload):
-    """HammerDB-TPROC-C-like OLTP with virtual-user sweeps."""
+class TpccWorkload(SlicedWorkload):
+    """HammerDB-TPROC-C-like OLTP with virtual-user sweeps; the interleaved schedule keeps persistent virtual users
+    and alternates their slices between configs (:mod:`tdebench.workloads.tpcc.slices`)."""
 
     name = "tpcc"
     shown = PRESENTATION
@@ -130,19 +132,14 @@ class TpccWorkload(Workload):
     database = "tpcc"
     # 10% of I_DATA and S_DATA hold "ORIGINAL" (non-key columns: encrypted by every mechanism we test)
     known_plaintext = ("ORIGINAL",)
-    pairs_by_round = True  # the interleaved schedule (slices.py)
     schema_tables = schema.TABLE_NAMES
+    sliced_trial = SlicedTpccTrial
 
     def __init__(self, plan: RunPlan, rundir: RunFiles) -> None:
         super().__init__(plan, rundir)
         self.opts = parse_options(plan.workload_options, precision=plan.precision is not None)
         self.data_dir = Path()
         self.digests: dict[str, dict[str, Any]] = {}
-
-    def shown_options(self) -> dict[str, Any]:
-        """The options given, with the steps' actual length (a ``--precision`` run has short steps unless told
-        otherwise)."""
-        return {**super().shown_options(), "duration": f"{self.opts.duration:g}s", "rampup": f"{self.opts.rampup:g}s"}
 
     def _mode(self, dialect: Dialect) -> str:
         return resolve_mode(self.opts.mode, dialect)
@@ -212,17 +209,7 @@ class TpccWorkload(Workload):
         """TPM, server CPU per transaction, or New-Order's latency percentile (TPC-C's response-time
         transaction), at the largest virtual-user count."""
         step = f"vu{max(self.opts.vus)}"
-        return {"headline": self.headline(), "cpu": (TEST, step, "server_cpu_per_txn"),
-                **{f"p{p}": (TEST, f"{step}.new_order", f"latency_p{p}") for p in PERCENTILES}}.get(target)
-
-    def stepped_trial(self, state: ConfigState, block: int, rec: Recorder, repeat: int) -> SteppedTrial:
-        """The interleaved schedule: persistent virtual users, slices alternating between configs
-        (:mod:`tdebench.workloads.tpcc.slices`)."""
-        rec.workload = self.name
-        return SlicedTpccTrial(state, block, rec, self.opts, self)
-
-    def schedule_facts(self) -> dict[str, Any]:
-        return {**self.opts.slice_facts(), "pairing_unit": "the round: one slice of every config"}
+        return precision_series(target, self.headline(), TEST, step, f"{step}.new_order")
 
     def record_slice(self, trial: SlicedTpccTrial, step: str, round: int, result: StepResult) -> None:
         """One slice's measurements (with its round), its per-second series and failures."""
