@@ -23,7 +23,7 @@ from tdebench.verify.live_scan import scan_tree_as
 from tdebench.verify.threat_keys import host_keys_row, key_text, unattended_text
 from tdebench.verify.threat_rows import (EXPOSED, NOT_APPLICABLE, NOT_CHECKED, PROTECTED, Needles, Row, backup_rows,
                                          fmt_bytes, guarded, join_words)
-from tdebench.verify.threat_scan import (FileHit, Scan, at_rest_files, display, hits_text, inside, matches,
+from tdebench.verify.threat_scan import (FileScan, Scan, at_rest_files, display, hits_text, inside, matches,
                                          scan_paths, temp_scan)
 
 MAX_PROBE_SLEEP = 3.0  # a slow-query threshold above this is not waited for: the final scan decides
@@ -52,7 +52,7 @@ def log_rel_paths(probes: ThreatProbes, facts: dict[str, Any] | None) -> set[str
     return out
 
 
-def data_dir_row(probes: ThreatProbes, files: list[FileHit], logs: set[str]) -> Row:
+def data_dir_row(probes: ThreatProbes, files: list[FileScan], logs: set[str]) -> Row:
     parts = probes.data_dir_parts()
     globs = (parts or {}).get("datadir") or ["*"]
     mine = Scan([f for f in files if matches(f.path, globs) and f.path not in logs])
@@ -62,7 +62,7 @@ def data_dir_row(probes: ThreatProbes, files: list[FileHit], logs: set[str]) -> 
     for part in ("redo", "temp"):
         if parts and parts.get(part):
             sub = [f for f in mine.files if matches(f.path, parts[part])]
-            breakdown[part] = {"files": len(sub), "hits": sum(f.total for f in sub)}
+            breakdown[part] = {"files": len(sub), "hits": sum(f.total_hits for f in sub)}
     where = "the data directory" + (f" ({', '.join(globs)})" if globs != ["*"] else "")
     evidence = {**mine.evidence(), "parts": breakdown, "statement_logs_excluded": sorted(logs)}
     status = EXPOSED if mine.total else PROTECTED
@@ -70,7 +70,7 @@ def data_dir_row(probes: ThreatProbes, files: list[FileHit], logs: set[str]) -> 
                evidence)
 
 
-def redo_row(probes: ThreatProbes, files: list[FileHit], data: Row) -> Row:
+def redo_row(probes: ThreatProbes, files: list[FileScan], data: Row) -> Row:
     parts = probes.data_dir_parts()
     if parts is None:
         if data.status == PROTECTED:
@@ -88,7 +88,7 @@ def redo_row(probes: ThreatProbes, files: list[FileHit], data: Row) -> Row:
                {**redo.evidence(), "globs": parts["redo"]})
 
 
-def replication_rows(probes: ThreatProbes, files: list[FileHit]) -> list[Row]:
+def replication_rows(probes: ThreatProbes, files: list[FileScan]) -> list[Row]:
     """A cluster's gcache and state-transfer files, from the at-rest scan; no row for engines without them."""
     facts = probes.replication_cache()
     if facts is None:
@@ -112,7 +112,7 @@ def replication_rows(probes: ThreatProbes, files: list[FileHit]) -> list[Row]:
     return rows
 
 
-def disk_row(probes: ThreatProbes, files: list[FileHit], needles: Needles, logs: dict[str, Any] | None,
+def disk_row(probes: ThreatProbes, files: list[FileScan], needles: Needles, logs: dict[str, Any] | None,
              keys: list[dict[str, Any]] | None) -> Row:
     """The instance's files as a copy of the disk holds them, and its keys (``keys``: :meth:`key_storage`) where
     a setup that restarts unattended keeps them."""
@@ -151,7 +151,7 @@ def live_host_row(probes: ThreatProbes, needles: Needles) -> Row:
         scan = scan_paths(list(files_on_disk(roots)), needles, roots)
     else:  # a mount only the server's user may enter: read as that user, whom root can become
         values = [v.encode() for v in needles.values()]
-        scan = Scan([FileHit(name, size, needles.name_counts(counts)) for root in roots
+        scan = Scan([FileScan(name, size, needles.name_counts(counts)) for root in roots
                      for name, size, counts in scan_tree_as(reader, root, values)])
     status = EXPOSED if scan.total else PROTECTED
     who = f", read as the server's OS user '{reader.pw_name}', whom root can become" if reader else ""

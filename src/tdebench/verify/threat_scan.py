@@ -12,30 +12,17 @@ from typing import Any
 
 from tdebench.api.threat_probes import ThreatProbes
 from tdebench.engines.toolkit.exposure import files_on_disk
-from tdebench.verify.atrest import count_in_file
+from tdebench.verify.atrest import FileScan, count_in_file
 from tdebench.verify.threat_rows import Needles, fmt_bytes, join_words
 
 TOP_FILES = 10
 
 
 @dataclass
-class FileHit:
-    """Hits per needle name in one scanned file."""
-
-    path: str
-    bytes: int
-    hits: dict[str, int]
-
-    @property
-    def total(self) -> int:
-        return sum(self.hits.values())
-
-
-@dataclass
 class Scan:
     """A set of scanned files."""
 
-    files: list[FileHit]
+    files: list[FileScan]
 
     @property
     def hits(self) -> dict[str, int]:
@@ -47,14 +34,14 @@ class Scan:
 
     @property
     def total(self) -> int:
-        return sum(f.total for f in self.files)
+        return sum(f.total_hits for f in self.files)
 
     @property
     def bytes(self) -> int:
         return sum(f.bytes for f in self.files)
 
     def evidence(self) -> dict[str, Any]:
-        with_hits = [f.path for f in self.files if f.total]
+        with_hits = [f.path for f in self.files if f.total_hits]
         return {"files_scanned": len(self.files), "bytes_scanned": self.bytes, "hits": self.hits,
                 "files_with_hits": with_hits[:TOP_FILES], "more_files_with_hits": max(0, len(with_hits) - TOP_FILES)}
 
@@ -63,7 +50,7 @@ class Scan:
         head = f"{len(self.files)} file(s) of {what} ({fmt_bytes(self.bytes)}) scanned: "
         if not self.total:
             return head + "no canary or known plaintext"
-        where = [f.path for f in self.files if f.total]
+        where = [f.path for f in self.files if f.total_hits]
         more = f" and {len(where) - 3} more file(s)" if len(where) > 3 else ""
         return head + f"{hits_text(self.hits)} in {', '.join(where[:3]) if more else join_words(where)}{more}"
 
@@ -106,13 +93,13 @@ def scan_paths(paths: list[Path], needles: Needles, roots: list[Path], label: st
             size = scanned_size(path)
         except (OSError, ValueError):
             continue
-        files.append(FileHit(label or display(path, roots), size, needles.name_counts(counts)))
+        files.append(FileScan(label or display(path, roots), size, needles.name_counts(counts)))
     return Scan(files)
 
 
-def at_rest_files(at_rest: dict[str, Any]) -> list[FileHit]:
+def at_rest_files(at_rest: dict[str, Any]) -> list[FileScan]:
     """The at-rest scan's files (canary hits by name, known plaintext merged in by path)."""
-    files = {f["path"]: FileHit(f["path"], int(f.get("bytes", 0)), dict(f.get("hits") or {}))
+    files = {f["path"]: FileScan(f["path"], int(f.get("bytes", 0)), dict(f.get("hits") or {}))
              for f in at_rest.get("files") or [] if isinstance(f, dict) and "path" in f}
     for f in at_rest.get("known_plaintext") or []:
         if not isinstance(f, dict) or f.get("path") not in files:
