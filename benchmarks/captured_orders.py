@@ -53,8 +53,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from tdebench.api.engine import Config  # noqa: E402
-from tdebench.encryption import PLAIN, generate_password, issued_secrets  # noqa: E402
+from tdebench.encryption import PLAIN, generate_password, issued_secrets, redact  # noqa: E402
 from tdebench.engines.mariadb.engine import MariadbEngine, MariadbInstance  # noqa: E402
+from tdebench.errors import RunFailed, TdebenchError  # noqa: E402
 from tdebench.lifeline import helper_preexec  # noqa: E402
 from tdebench.runner.ownership import Ownership  # noqa: E402
 from tdebench.workloads.loading import TableLoads, bulk_load_tables  # noqa: E402
@@ -252,7 +253,8 @@ def play(inst: MariadbInstance, requests: list[Request], shop: ShopData, args: a
         for thread in threads:
             thread.join(timeout=30)
     if traffic.error is not None:
-        raise RuntimeError(f"the application's traffic failed: {traffic.error}") from traffic.error
+        raise RunFailed(f"the application's traffic failed: {redact(str(traffic.error))}",
+                        "look at the error above; the server's log went with its directory") from traffic.error
     return traffic
 
 
@@ -325,7 +327,7 @@ def run_capture(url: str, password: str, log: Path, out: Path) -> None:
     print("$ TDEBENCH_PASSWORD_SOURCE=... " + shlex.join(["tdebench", *argv[3:]]), flush=True)
     done = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, preexec_fn=helper_preexec(), check=False)
     if done.returncode != 0:
-        raise RuntimeError(f"tdebench capture exited with code {done.returncode} (its message is above)")
+        raise RunFailed(f"tdebench capture exited with code {done.returncode}", "its message is above")
 
 
 def secrets_in(out: Path) -> list[str]:
@@ -346,8 +348,10 @@ def report(out: Path, traffic: Traffic, seconds: float) -> None:
     print(f"captured from the slow log ({log.get('statements', '?')} statements read, ranked by "
           f"{facts.get('ranked_by', '?')}):")
     for step in facts["steps"]:
+        joined = "".join(f"; then the INSERT into {j['table']} ({j['calls']} calls, {j['seconds']:.3f} s)"
+                         for j in step.get("joined", []))
         print(f"  {step['kind']:5} {step['name']:28} {step['calls']:7} calls  {step['seconds']:9.3f} s  "
-              f"{step['sessions']} sessions")
+              f"{step['sessions']} sessions{joined}")
     for table, info in facts["tables"].items():
         extra = f" ({info['rows_left_out_for_writes']} added in the window left out)" \
             if info.get("rows_left_out_for_writes") else ""
@@ -356,7 +360,8 @@ def report(out: Path, traffic: Traffic, seconds: float) -> None:
         print(f"  left out: {item.get('reason', '?')}")
     leaked = secrets_in(out)
     if leaked:
-        raise RuntimeError(f"a generated password is in {', '.join(leaked)}")
+        raise RunFailed(f"a generated password is in {', '.join(leaked)} (the directory is removed)",
+                        "this is a bug of tdebench capture: report it")
     print(f"no password generated here is in any file of {out}")
     where = shlex.quote(str(out))
     base = f"tdebench run --workload sql --workload-dir {where} --engine mariadb"
@@ -378,11 +383,10 @@ def window(inst: MariadbInstance, wd: WorkloadDir, args: argparse.Namespace, log
         slow_log(inst, None)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    out = args.out.absolute()
+def capture_orders(args: argparse.Namespace, out: Path) -> tuple[Traffic, float]:
+    """The source server started, loaded, played and captured into ``out``, then stopped and removed; the
+    traffic and how long it played."""
     wd = load_workload_dir(ORDERS)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # cleaned up as after Ctrl-C
     workdir = Path(tempfile.mkdtemp(prefix="tdebench-captured-orders-"))
     workdir.chmod(0o711)  # the service user reaches its instance directory
     ownership = Ownership("captured-orders", out, keep=False, on_problem=print)
@@ -401,6 +405,7 @@ def main(argv: list[str] | None = None) -> int:
         traffic = window(inst, wd, args, log)
         played = time.monotonic() - t0
         run_capture(f"mariadb://{CAPTURE_USER}@127.0.0.1:{port}/{wd.database}", password, log, out)
+        return traffic, played
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second signal must not cut the clean-up short
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -410,7 +415,23 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
             ownership.close()
-    report(out, traffic, played)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    out = args.out.absolute()
+    existed = out.is_dir()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # cleaned up as after Ctrl-C
+    try:
+        report(out, *capture_orders(args, out))
+    except BaseException as exc:
+        shutil.rmtree(out, ignore_errors=True)  # nothing half-written (or holding a password) is left
+        if existed:
+            out.mkdir()
+        if isinstance(exc, TdebenchError):
+            print(f"{Path(__file__).name}: {exc.one_line()}", file=sys.stderr)
+            return exc.exit_code
+        raise
     return 0
 
 
