@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,21 @@ def test_an_undo_that_does_not_put_the_data_back_fails_before_the_trials(capfd, 
     (shop / "writes" / "add_order.undo.sql").write_text("DELETE FROM orders WHERE id = 99;\n")
     code, err, out = run(capfd, tmp_path, shop, "--trials", "1", "--warmup", "0")
     assert code == 1 and "orders holds 4 rows, not the 3 it was loaded with" in err, err
+
+
+def test_validation_runs_every_write_on_its_own_as_the_trials_do(capfd, tmp_path):
+    """A write that needs the rows of another (run before it) fails in every trial, where each write runs alone and
+    its undo right after: validation says so, before the trials."""
+    shop = make_workload_dir(tmp_path / "shop")
+    (shop / "writes" / "repeat_order.sql").write_text(  # the city is NULL, refused, without add_order's order 100
+        "INSERT INTO customers (id, name, city) SELECT 50, 'Repeat', (SELECT CAST(placed AS TEXT) FROM orders "
+        "WHERE id = 100);\n")
+    (shop / "writes" / "repeat_order.undo.sql").write_text("DELETE FROM customers WHERE id = 50;\n")
+    code, err, out = run(capfd, tmp_path, shop, "--trials", "1", "--warmup", "0")
+    assert code == 1 and f"{ENC} validation repeat_order (each write runs on its own" in err, err
+    shutil.rmtree(out)
+    code, err, out = run(capfd, tmp_path, shop, "--trials", "1", "--warmup", "0", "--schedule", "block")
+    assert code == 0, err  # whole trials run the writes in order, then the undos: as the validation does
 
 
 def test_snapshot_restore_puts_the_data_back_without_undo(capfd, tmp_path):

@@ -15,6 +15,7 @@ from typing import Any
 
 from tdebench.capture import catalog, ddl, stats
 from tdebench.capture.data import NULL, dump, select_sql
+from tdebench.capture.dependent import join_dependent_writes
 from tdebench.capture.kinds import KINDS, SourceKind
 from tdebench.capture.redact import redact_plan
 from tdebench.capture.source import Source, open_source
@@ -120,7 +121,9 @@ def _write_steps(out: Path, plan: Plan, redacted: bool) -> None:
         folder = out / ("queries" if step.kind == "query" else "writes")
         folder.mkdir(exist_ok=True)
         calls = f"{step.group.count} call{'s' if step.group.count != 1 else ''}"
-        head = f"-- {calls}, {step.group.seconds:.6f} s in all (captured{values})\n"
+        head = f"-- {calls}, {step.group.seconds:.6f} s in all (captured{values})\n" + "".join(
+            f"-- then the INSERT into {sorted(j.group.tables)[0]} that needs its rows ({j.group.count} calls, "
+            f"{j.group.seconds:.6f} s in all)\n" for j in step.joined)
         (folder / f"{step.name}.sql").write_text(head + step.sql.strip() + "\n", encoding="utf-8")
         if step.undo:
             (folder / f"{step.name}.undo.sql").write_text("-- deletes the rows the write adds\n" + step.undo + "\n",
@@ -170,6 +173,7 @@ def _capture(src: Source, opts: Options, mode: str, tables: list[catalog.Table],
         cut = any(d.cut for d in dumped)
         if opts.redact_literals:
             redact_plan(plan, tables, out / "data", src.kind.sqlglot)
+        join_dependent_writes(plan, tables, inserted.keys, src.kind.sqlglot, samples=not opts.redact_literals)
         facts["literals"] = "drawn from the captured data (--redact-literals)" if opts.redact_literals else \
             "as the application sent them"
         family = src.kind.family
@@ -202,6 +206,9 @@ def _manifest(dumped: list[Any], plan: Plan, cut: bool) -> dict[str, Any]:
         "data_bytes": sum(d.bytes for d in dumped),
         "null": NULL,
         "steps": [{"name": s.name, "kind": s.kind, "calls": s.group.count, "seconds": round(s.group.seconds, 6),
-                   "sessions": len(s.group.sessions)} for s in plan.steps],
+                   "sessions": len(s.group.sessions),
+                   **({"joined": [{"table": sorted(j.group.tables)[0], "calls": j.group.count,
+                                   "seconds": round(j.group.seconds, 6)} for j in s.joined]} if s.joined else {})}
+                  for s in plan.steps],
         "left_out": left_out,
     }

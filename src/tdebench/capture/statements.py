@@ -17,6 +17,8 @@ from tdebench.sqltext.normal import normalize, parse, statement_kind, tables_of
 from tdebench.sqltext.serverlog import Logged
 from tdebench.sqltext.tree import exp
 
+#: calls of a write kept beside its first: a write that needs another may take a later call (dependent.py)
+SAMPLES = 200
 
 
 @dataclass
@@ -30,6 +32,7 @@ class Group:
     count: int = 0
     seconds: float = 0.0
     sessions: set[str] = field(default_factory=set)
+    samples: list[str] = field(default_factory=list)  # a write's first calls (up to SAMPLES), ``text`` first
 
     @property
     def shape(self) -> str:
@@ -60,6 +63,8 @@ def group_logged(statements: Iterable[Logged], dialect: str, captured: set[str],
         if group is None:
             group = groups[key] = Group(key, what, tree.sql(dialect=dialect), tables)
         group.count += 1
+        if what == "write" and len(group.samples) < SAMPLES:
+            group.samples.append(tree.sql(dialect=dialect))
         group.seconds += logged.seconds or 0.0
         group.sessions.add(logged.session)
     return groups
@@ -80,4 +85,4 @@ def digest_group(digest_text: str, calls: int, seconds: float, kind: SourceKind,
     found = known.get(key)
     has_values = any(isinstance(n, (exp.Placeholder, exp.Parameter)) for n in tree.walk())
     text = found.text if found is not None else (None if has_values else tree.sql(dialect=kind.sqlglot))
-    return Group(key, what, text, tables, calls, seconds)
+    return Group(key, what, text, tables, calls, seconds, samples=list(found.samples) if found is not None else [])

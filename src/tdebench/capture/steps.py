@@ -24,6 +24,7 @@ class Step:
     weight: int
     group: Group
     undo: str | None = None
+    joined: list["Step"] = field(default_factory=list)  # INSERTs that run in this step, after its own (dependent.py)
 
 
 @dataclass
@@ -41,8 +42,8 @@ def _literal(node: exp.Expression) -> str | None:
     return None
 
 
-def insert_undo(tree: exp.Insert, tables: dict[str, Table]) -> tuple[str, str, set[tuple[str, ...]]] | str:
-    """(table, undo statement, keys inserted), or why no undo can be derived."""
+def insert_rows(tree: exp.Insert, tables: dict[str, Table]) -> tuple[Table, list[dict[str, exp.Expression]]] | str:
+    """(table, each inserted row as column -> value node) of an INSERT of literal rows, or why it is none."""
     target = tree.this
     columns = [c.name for c in target.expressions] if isinstance(target, exp.Schema) else []
     table_node = target.this if isinstance(target, exp.Schema) else target
@@ -51,15 +52,30 @@ def insert_undo(tree: exp.Insert, tables: dict[str, Table]) -> tuple[str, str, s
     if table is None or not isinstance(values, exp.Values):
         return "an INSERT ... SELECT (no undo can be derived from it)"
     columns = columns or [c.name for c in table.columns]
-    if not table.primary_key or any(k not in columns for k in table.primary_key):
+    return table, [dict(zip(columns, row.expressions)) for row in values.expressions]
+
+
+def key_of(cells: dict[str, exp.Expression], columns: list[str]) -> tuple[str, ...] | None:
+    """The literal values of ``columns`` in one inserted row (as the primary keys are noted), None when one is
+    missing or computed."""
+    key = tuple(_literal(cells[c]) if c in cells else None for c in columns)
+    return None if any(k is None for k in key) else key  # type: ignore[return-value]
+
+
+def insert_undo(tree: exp.Insert, tables: dict[str, Table]) -> tuple[str, str, set[tuple[str, ...]]] | str:
+    """(table, undo statement, keys inserted), or why no undo can be derived."""
+    found = insert_rows(tree, tables)
+    if isinstance(found, str):
+        return found
+    table, rows = found
+    if not table.primary_key or any(k not in cells for cells in rows[:1] for k in table.primary_key):
         return f"an INSERT that does not give {table.name}'s primary key (no undo can be derived from it)"
     keys: set[tuple[str, ...]] = set()
-    for row in values.expressions:
-        cells = dict(zip(columns, row.expressions))
-        key = tuple(_literal(cells[k]) for k in table.primary_key)
-        if any(k is None for k in key):
+    for cells in rows:
+        key = key_of(cells, table.primary_key)
+        if key is None:
             return "an INSERT whose primary key values are computed (no undo can be derived from it)"
-        keys.add(key)  # type: ignore[arg-type]
+        keys.add(key)
     conditions = " OR ".join("(" + " AND ".join(f"{c} = {_sql_literal(v)}" for c, v in zip(table.primary_key, key))
                              + ")" for key in sorted(keys))
     return table.name, f"DELETE FROM {table.name} WHERE {conditions}", keys

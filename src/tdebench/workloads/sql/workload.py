@@ -175,30 +175,50 @@ class SqlWorkload(Workload):
 
     # validation ----------------------------------------------------------------------------------------
     def validate(self, state: ConfigState, rec: Recorder, ui: RunListener) -> list[str]:
-        """Every query once (answers kept), every write and its undo once (row counts checked)."""
+        """Every query once (answers kept), every write and its undo once, as the trials run them: under
+        ``--schedule block`` the writes in order and their undos at the end, else each write followed by its undo
+        (so a write that needs another's rows fails here, and no query sees a write's rows); then the row counts."""
         rec.workload = self.name
         failures: list[str] = []
         answer_set: answer_check.AnswerSet = {}
+        alone = self.plan.schedule != "block"
         conn = state.instance.connect()
         try:
             for step in self.steps:
                 if step.kind == "write" and self.restore != "undo":
                     continue  # the snapshot is taken after validation: the data must stay as loaded
-                try:
-                    run = self._run(state, conn, step)
-                except Exception as exc:  # noqa: BLE001 - every step is tried, each failure said
-                    rollback(conn, state.dialect)
-                    failures.append(f"{state.label} validation {step.name}: {redact(str(exc))}")
-                    continue
-                rec.add("validation", step.name, "elapsed", run.seconds, "s")
-                if step.kind == "query":
-                    answer_set[step.name] = answer_check.normalize(run.rows)
-                    self._keep_answer(state.label, step.name, run)
-            failures += [f"{state.label} validation: {p}" for p in self._undo(state, conn)]
+                problem = self._validate_step(state, conn, step, rec, answer_set, alone)
+                if problem:
+                    failures.append(f"{state.label} validation {problem}")
+            if not alone:
+                failures += [f"{state.label} validation: {p}" for p in self._undo(state, conn)]
+            elif self.restore == "undo" and not failures:
+                failures += [f"{state.label} validation: {p}" for p in self.check_counts(state, conn)]
         finally:
             conn.close()
         self.answer_sets[state.label] = answer_set
         return failures
+
+    def _validate_step(self, state: ConfigState, conn: Connection, step: Step, rec: Recorder,
+                       answer_set: answer_check.AnswerSet, alone: bool) -> str | None:
+        """One step as a trial runs it (a write run ``alone``: then its undo); what failed, or None."""
+        try:
+            run = self._run(state, conn, step)
+        except Exception as exc:  # noqa: BLE001 - every step is tried, each failure said
+            rollback(conn, state.dialect)
+            how = " (each write runs on its own, its undo right after)" if alone and step.kind == "write" else ""
+            return f"{step.name}{how}: {redact(str(exc))}"
+        rec.add("validation", step.name, "elapsed", run.seconds, "s")
+        if step.kind == "query":
+            answer_set[step.name] = answer_check.normalize(run.rows)
+            self._keep_answer(state.label, step.name, run)
+        elif alone and step.undo is not None:
+            try:
+                run_write(conn, state.dialect, self.wd.statements(step.undo, state.dialect.family))
+            except Exception as exc:  # noqa: BLE001
+                rollback(conn, state.dialect)
+                return f"undo of {step.name}: {type(exc).__name__}: {redact(str(exc))}"
+        return None
 
     def _keep_answer(self, label: str, name: str, run: StepRun) -> None:
         """answers/<config>/<query>.csv: a header of column names, then the rows as compared (--keep-answers)."""
