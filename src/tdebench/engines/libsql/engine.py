@@ -5,6 +5,7 @@ paths and threat-model probes come from :mod:`tdebench.engines.toolkit.filedb`; 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -25,13 +26,16 @@ except ImportError:  # check_available says how to install it
 #: libSQL's only cipher: SQLite3 Multiple Ciphers' AES-256-CBC (no HMAC), its key derived from the passphrase
 LIBSQL_AES = parse_spec("sqlite3mc:aes-256-cbc")
 INSTALL = "pip install libsql"
+#: SQLite's SQL, but the driver's cursor.rowcount adds up every change of the connection so far, and its connection
+#: has no ``backup`` (the SQLite backup API): VACUUM INTO (``sqlite-dump``) is the backup it offers
+LIBSQL = replace(SQLITE, product="libSQL", rowcount=False, backup_tools=("sqlite-dump",))
 
 
 class LibsqlEngine(Engine):
     """libSQL database files in tdebench's process; the encrypted twin under ``encryption_key``."""
 
     name = "libsql"
-    dialect = SQLITE  # the SQL family workloads hand its instances, and what its driver can do
+    dialect = LIBSQL  # the SQL family workloads hand its instances, and what its driver can do
     description = "libSQL file (the SQLite fork), plain or encrypted by its encryption_key (AES-256-CBC)"
 
     def supported_specs(self) -> list[EncryptionSpec]:
@@ -63,7 +67,7 @@ class LibsqlEngine(Engine):
 class LibsqlInstance(FileDatabase, Instance):
     """One database file in its own directory; the encrypted twin's passphrase lives in memory only."""
 
-    dialect = SQLITE
+    dialect = LIBSQL
 
     def __init__(self, config: Config, workdir: Path, database: str = DEFAULT_DATABASE) -> None:
         super().__init__(config, workdir, database)
@@ -77,11 +81,12 @@ class LibsqlInstance(FileDatabase, Instance):
         return self.connect_path(self.path)
 
     def connect_path(self, path: Path) -> Connection:
-        """A connection to ``path`` with the instance's key (the backup API's copy is opened the same way)."""
+        """A connection to ``path`` with the instance's key."""
         key = None if self.key is None else self.key.hex()
         return libsql.connect(str(path), isolation_level=None, _check_same_thread=False, encryption_key=key)
 
     def database_file(self) -> DatabaseFile:
+        """The file the ``sqlite-dump`` backup (VACUUM INTO) restores over, opened with the instance's key."""
         return DatabaseFile(self.path, self.connect_path)
 
     def bulk_load(self, conn: Connection, table: TableSpec, path: Path) -> int:
