@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,14 @@ def test_every_engine_has_plain_and_compressed_kinds() -> None:
         assert {i.tool for i in infos} == tools
         assert sorted(i.compressed for i in infos) == [False, False, True, True]
         assert len({i.name for i in infos}) == 4
+
+
+@pytest.mark.parametrize("tools, names", [(("sqlite-dump",), ["vacuum_into", "vacuum_into_gz"]),
+                                          (("sqlite-backup-api",), ["sqlite_backup_api", "sqlite_backup_api_gz"]),
+                                          (("pg_dump", "mariadb-backup"),
+                                           ["pg_dump", "pg_dump_gz", "mariadb_backup", "mariadb_backup_gz"])])
+def test_a_kind_is_offered_only_when_the_dialect_names_its_tool(tools: tuple[str, ...], names: list[str]) -> None:
+    assert sorted(k.info.name for k in engine_kinds(replace(SQLITE, backup_tools=tools))) == sorted(names)
 
 
 def test_scanner_counts_markers_and_known_plaintext_in_files_and_directories(tmp_path: Path) -> None:

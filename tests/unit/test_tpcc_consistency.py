@@ -4,6 +4,7 @@ leaves one broken fails."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 
 import pytest
@@ -16,7 +17,7 @@ from tdebench.workloads.tpcc import schema
 from tdebench.workloads.tpcc.consistency import CONDITIONS, MAX_EXAMPLES, check
 from tdebench.workloads.tpcc.loader import load_tpcc
 from tdebench.workloads.tpcc.rand import TpccRandom
-from tdebench.workloads.tpcc.session import Session
+from tdebench.workloads.tpcc.session import Session, knows_deleted_rows
 from tdebench.workloads.tpcc.txns import (DELIVERY, NEW_ORDER, ORDER_STATUS, PAYMENT, STOCK_LEVEL, Inputs, Terminal,
                                           draw)
 from tdebench.workloads.tpcc.vu import execute
@@ -213,3 +214,30 @@ def test_a_trial_that_breaks_a_condition_fails_and_records_every_count(worked):
     assert sum(v for (_, m), v in recorded.items() if m.endswith("_violations")) == 1
     assert len(recorded) == len(CONDITIONS) + 1 and recorded[("consistency", "elapsed")] > 0
     assert check_consistency(instance, rec) == []
+
+
+def test_delivery_without_a_rowcount_delivers_what_its_lock_holds(tmp_path, tpcc_w1):
+    """libSQL's cursor.rowcount adds up the connection's changes (Dialect.rowcount False): Delivery still delivers
+    the oldest new order of all ten districts, known by the lock its write transaction holds, and nothing else."""
+    pytest.importorskip("libsql")
+    engine = get_engine("libsql")
+    assert not engine.dialect.rowcount and knows_deleted_rows(engine.dialect)
+    assert not knows_deleted_rows(replace(SQLITE, rowcount=False, concurrent_writes=True))
+    instance = engine.create_instance(Config("libsql", PLAIN, engine.default_settings()), tmp_path)
+    instance.start()
+    try:
+        load_tpcc(instance, engine.dialect, tpcc_w1[0], 1)
+        session = Session(instance.connect(), engine.dialect)
+        try:
+            pending = _one(session.conn, "SELECT COUNT(*) FROM new_order")
+            x = draw(DELIVERY, TpccRandom(3), Terminal(1, 1))
+            assert [execute(session, Terminal(1, 1), x, {}, 5) for _ in range(2)] == [("commit", 0)] * 2
+            assert _one(session.conn, "SELECT COUNT(*) FROM new_order") == pending - 20
+            assert _one(session.conn, f"SELECT COUNT(*) FROM orders WHERE o_carrier_id = "
+                                      f"{schema.UNDELIVERED_CARRIER}") == pending - 20
+            found = check(session.conn)
+        finally:
+            session.close()
+    finally:
+        instance.destroy()
+    assert all(not v for v in found.values()), {k: v.examples for k, v in found.items() if v}

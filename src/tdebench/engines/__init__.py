@@ -17,6 +17,7 @@ _REGISTRY: dict[str, str | type[Engine]] = {
     "external": "tdebench.engines.external.engine:ExternalEngine",
     "duckdb": "tdebench.engines.duckdb.engine:DuckdbEngine",
     "sqlite3mc": "tdebench.engines.sqlite3mc.engine:Sqlite3mcEngine",
+    "libsql": "tdebench.engines.libsql.engine:LibsqlEngine",
 }
 
 #: engines that are a mode of another engine's package (name -> that package): a Galera cluster is MariaDB

@@ -34,15 +34,20 @@ from tdebench.workloads.tpch.on_tpch_data import OnTpchData
 from tdebench.workloads.backup.presentation import PRESENTATION
 
 TEST = "backup"
-# backup tool an engine declares (Dialect.backup_tools) -> the module with the kinds that use it
-_KIND_MODULES = {"mariadb-backup": "mariadb_kinds", "mariadb-dump": "mariadb_kinds", "pg_basebackup": "postgres_kinds",
-                 "pg_dump": "postgres_kinds", "sqlite-backup-api": "sqlite_kinds", "sqlite-dump": "sqlite_kinds"}
+# backup tool an engine declares (Dialect.backup_tools) -> the module with its kinds and the kind (without "_gz")
+_TOOL_KINDS = {"mariadb-backup": ("mariadb_kinds", "mariadb_backup"), "mariadb-dump": ("mariadb_kinds", "mariadb_dump"),
+               "pg_basebackup": ("postgres_kinds", "pg_basebackup"), "pg_dump": ("postgres_kinds", "pg_dump"),
+               "sqlite-backup-api": ("sqlite_kinds", "sqlite_backup_api"), "sqlite-dump": ("sqlite_kinds", "vacuum_into")}
 
 
 def engine_kinds(dialect: Dialect) -> list[BackupKind]:
-    """Every backup kind that works with the tools the engine declares (none for engines without any)."""
-    modules = dict.fromkeys(_KIND_MODULES[t] for t in dialect.backup_tools if t in _KIND_MODULES)
-    return [kind for m in modules for kind in importlib.import_module(f"tdebench.workloads.backup.{m}").kinds()]
+    """The backup kinds of the tools the engine declares, each only when its own tool is named (none for engines
+    without any): an engine naming one SQLite tool does not get the other's kinds."""
+    declared = [_TOOL_KINDS[t] for t in dialect.backup_tools if t in _TOOL_KINDS]
+    bases = {base for _, base in declared}
+    modules = dict.fromkeys(m for m, _ in declared)
+    return [kind for m in modules for kind in importlib.import_module(f"tdebench.workloads.backup.{m}").kinds()
+            if kind.info.name.removesuffix("_gz") in bases]
 
 
 def backup_location(ctx: Context) -> str:

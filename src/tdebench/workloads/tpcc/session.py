@@ -38,6 +38,17 @@ def retry_kind(exc: BaseException) -> str | None:
     return None
 
 
+def holds_selected_rows(dialect: Dialect) -> bool:
+    """A row a write transaction SELECTed stays as it was until the commit: its ``{fu}`` lock (row locks) or the
+    single writer's lock ``begin_sql`` takes."""
+    return dialect.row_locks or not dialect.concurrent_writes
+
+
+def knows_deleted_rows(dialect: Dialect) -> bool:
+    """Delivery can tell whether it deleted the new order it selected: by the driver's rowcount or the lock."""
+    return dialect.rowcount or holds_selected_rows(dialect)
+
+
 class Session:
     """A connection plus the dialect's way of running TPC-C statements."""
 
@@ -91,6 +102,13 @@ class Session:
         """Execute a statement without a result; returns the affected row count."""
         self.cur.execute(self.sql(text), params)
         return int(self.cur.rowcount)
+
+    def delete_found(self, text: str, params: tuple[Any, ...] | list[Any]) -> bool:
+        """Delete the one row this write transaction SELECTed; whether it was there to delete. The driver's
+        rowcount says so where it counts (``Dialect.rowcount``); elsewhere the lock that holds the selected row
+        (:func:`holds_selected_rows`) does: nothing else could delete it since."""
+        count = self.run(text, params)
+        return count == 1 if self.dialect.rowcount else holds_selected_rows(self.dialect)
 
     def commit(self) -> None:
         if self.dialect.autocommit:

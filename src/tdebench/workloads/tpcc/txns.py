@@ -223,7 +223,8 @@ def delivery(s: Session, t: Terminal, x: Inputs) -> int:
             skipped += 1
             continue
         o_id = int(row[0])
-        if s.run("DELETE FROM new_order WHERE no_w_id = %s AND no_d_id = %s AND no_o_id = %s", (w, d, o_id)) != 1:
+        if not s.delete_found("DELETE FROM new_order WHERE no_w_id = %s AND no_d_id = %s AND no_o_id = %s",
+                              (w, d, o_id)):
             skipped += 1
             continue
         c_id = int(s.one("SELECT o_c_id FROM orders WHERE o_w_id = %s AND o_d_id = %s AND o_id = %s",

@@ -50,7 +50,7 @@ from tdebench.workloads.tpcc.loader import load_tpcc
 from tdebench.workloads.tpcc.nodes import differences, node_digests
 from tdebench.workloads.tpcc.options import parse_options
 from tdebench.workloads.tpcc.procs import has_procedures, resolve_mode
-from tdebench.workloads.tpcc.session import RETRY_KINDS
+from tdebench.workloads.tpcc.session import RETRY_KINDS, knows_deleted_rows
 from tdebench.workloads.tpcc.slices import SlicedTpccTrial
 from tdebench.workloads.tpcc.smoke import data_digest, smoke_test
 from tdebench.workloads.tpcc.presentation import PRESENTATION
@@ -128,7 +128,9 @@ class TpccWorkload(SlicedWorkload):
     name = "tpcc"
     shown = PRESENTATION
     needs = (Need("its virtual users are processes of their own, and the engine's database can be opened by one "
-                  "process only", lambda e: e.dialect.multi_process),)
+                  "process only", lambda e: e.dialect.multi_process),
+             Need("Delivery cannot tell whether it deleted the new order it selected: the driver's rowcount counts "
+                  "nothing and no lock holds the selected row", lambda e: knows_deleted_rows(e.dialect)))
     database = "tpcc"
     # 10% of I_DATA and S_DATA hold "ORIGINAL" (non-key columns: encrypted by every mechanism we test)
     known_plaintext = ("ORIGINAL",)
