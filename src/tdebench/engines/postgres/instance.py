@@ -80,7 +80,8 @@ class PostgresInstance(PostgresLayer, PostgresTools, PostgresThreatProbes, Postg
                   self.image.data_dir / "pgdata" if self.image else home / "pgdata")
         gucs = with_preload({k: v for k, v in self.config.settings.items() if k not in TDEBENCH_KEYS},
                             libdir(self.bindir))
-        self.pgcluster = PgCluster(self.bindir, home, pgdata, gucs, self.config.tcp, self.user, self.database)
+        self.pgcluster = PgCluster(self.bindir, home, pgdata, gucs, self.config.tcp, self.user, self.database,
+                                   templated=self.fs is None)
 
     def take_keys(self, access: KeyAccess) -> None:
         """The filesystem's key (fs:fscrypt, fs:gocryptfs*) or pgcrypto's (column:*) from the key server."""
