@@ -4,7 +4,8 @@ The cluster runs as the unprivileged service user when tdebench runs as root
 (:func:`tdebench.engines.toolkit.process.service_user`), listens on a Unix socket in a private 0700
 directory (plus 127.0.0.1 on a free port with ``Config.tcp``), and admits one superuser role,
 ``tdebench``, with a generated password (SCRAM-SHA-256) that lives in memory only: initdb reads it
-from a 0600 file in a private temporary directory which is deleted right after.
+from a 0600 file in a private temporary directory which is deleted right after, or, for a cluster copied from a
+bootstrap template (:mod:`tdebench.engines.postgres.bootstrap`), ``postgres --single`` sets its verifier.
 """
 
 from __future__ import annotations
