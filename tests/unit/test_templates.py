@@ -119,3 +119,16 @@ def test_copy_onto_another_filesystem(tmp_path):
         assert (other / "data" / "mysql" / "user.frm").read_bytes() == (source / "mysql" / "user.frm").read_bytes()
     finally:
         shutil.rmtree(other)
+
+
+def test_a_partial_template_of_a_killed_writer_is_removed(tmp_path):
+    import subprocess
+
+    root = tmp_path / "templates"
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    abandoned, alive = root / f".partial-{gone.pid}-x1", root / f".partial-{os.getpid()}-x2"
+    for partial in (abandoned, alive):
+        (partial / "data").mkdir(parents=True)
+    Template("mariadb", {"v": 1}, root).save(_bootstrapped(tmp_path / "first"))
+    assert not abandoned.exists() and alive.exists()

@@ -11,7 +11,8 @@ the copy. Encrypted bootstraps (keys needed to write the files) are never templa
 Templates live in ``$TDEBENCH_TEMPLATE_DIR`` (default ``$XDG_CACHE_HOME/tdebench/templates``, i.e.
 ``~/.cache/tdebench/templates``), one 0700 directory per key; ``TDEBENCH_TEMPLATE_DIR=off`` bootstraps every
 instance. A template is written into a partial directory and renamed into place, so a reader never sees half of
-one, and instances made concurrently race harmlessly. Files are copied as the filesystem holds them: extents
+one, and instances made concurrently race harmlessly; the partial directory of a writer that was killed is removed
+by the next one. Files are copied as the filesystem holds them: extents
 allocated but never written (MariaDB's 512 MiB redo log, preallocated) are neither read nor stored, and are
 allocated again in each copy, as bootstrap left them.
 """
@@ -94,6 +95,7 @@ class Template:
         partial: Path | None = None
         try:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            _remove_abandoned(self.path.parent)
             partial = Path(tempfile.mkdtemp(prefix=f".partial-{os.getpid()}-", dir=self.path.parent))
             allocate = copy_tree(source, partial / "data", None, set())
             (partial / _ALLOCATE).write_text(json.dumps(sorted(allocate)))
@@ -105,6 +107,17 @@ class Template:
         finally:
             if partial is not None:
                 shutil.rmtree(partial, ignore_errors=True)
+
+
+def _remove_abandoned(root: Path) -> None:
+    """Partial templates whose writer is gone (killed while saving one)."""
+    for partial in root.glob(".partial-*-*"):
+        try:
+            os.kill(int(partial.name.split("-")[1]), 0)
+        except ProcessLookupError:
+            shutil.rmtree(partial, ignore_errors=True)
+        except (ValueError, PermissionError):
+            continue
 
 
 def copy_tree(source: Path, target: Path, owner: pwd.struct_passwd | None, allocate: set[str]) -> set[str]:
