@@ -41,6 +41,24 @@ def data_root(tmp_path_factory):
     return tmp_path_factory.mktemp("tpch-data")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def bootstrap_templates(tmp_path_factory) -> Iterator[None]:
+    """Private MariaDB and PostgreSQL instances copy their bootstrap templates (tdebench.engines.toolkit.templates)
+    from a directory of the session, shared by the pytest-xdist workers, never from the user's cache; a
+    ``TDEBENCH_TEMPLATE_DIR`` given to pytest (``off``: bootstrap every instance) is kept."""
+    from tdebench.engines.toolkit.templates import ENV
+
+    if ENV in os.environ:
+        yield
+        return
+    base = tmp_path_factory.getbasetemp()
+    os.environ[ENV] = str((base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "templates")
+    try:
+        yield
+    finally:
+        os.environ.pop(ENV, None)
+
+
 @contextlib.contextmanager
 def _generating(root: Path, what: str) -> Iterator[None]:
     """One worker at a time generates ``what`` into ``root`` (the others wait, then find it there)."""

@@ -1,4 +1,4 @@
-"""End to end on a real MariaDB (1 warehouse, phases of 2 s, 1 trial) and PostgreSQL: switching filesystem
+"""End to end on a real MariaDB (1 warehouse, phases of 1 s, 1 trial) and PostgreSQL: switching filesystem
 encryption on by doing it (the server stopped, its data directory copied into an fscrypt directory or a gocryptfs
 mount, pointed at, started again; the old copy scanned, then deleted; and the way back). Nothing is left running or
 mounted. TDE's plaintext start and its restarts: tests/e2e/test_encrypt_e2e.py."""
@@ -48,9 +48,10 @@ def switched(tmp_path_factory, tpcc_w1) -> Path:
     tmp = tmp_path_factory.mktemp("encrypt-fs")
     run = tmp / "run"
     with pytest.raises(SystemExit) as code:
+        # phases of 1 s without ramp-up, one virtual user (as test_encrypt_offline.py): what is checked is the switch
         main(["run", "--engine", "mariadb", "--encryption", "fs:fscrypt,fs:gocryptfs",
-              "--workload", "encrypt", "--warehouses", "1", "--workload-option", "steady=2s",
-              "--workload-option", "rampup=1s",
+              "--workload", "encrypt", "--warehouses", "1", "--workload-option", "steady=1s",
+              "--workload-option", "rampup=0", "--workload-option", "vus=1",
               "--server-setting", "innodb_log_file_size=48M", "--server-setting", "innodb_buffer_pool_size=128M",
               "--trials", "1", "--warmup", "0", "--out", str(run), "--data-dir", str(tpcc_w1[0].parent),
               "--work-dir", str(tmp / "work")])

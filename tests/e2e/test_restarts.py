@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CASES = {"mariadb": ("none,tde:aes-256-ctr", ["--server-setting", "innodb_buffer_pool_size=64M",
                                               "--server-setting", "innodb_log_file_size=32M"]),
          "postgres": ("none,fs:gocryptfs", [])}
+QUERIES = "1,3,6,12,14"
 
 
 @pytest.mark.parametrize("engine", sorted(CASES))
@@ -31,10 +32,12 @@ def test_every_server_restarts_before_every_block_and_comes_back_warm(engine, tm
     encryption, settings = CASES[engine]
     out = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    # five scan-heavy queries (over lineitem, orders, customer and part), not all 22:
+    # what is checked is that a restarted server gets back the pages the warm-up cached, whichever they are
     done = subprocess.run([sys.executable, "-m", "tdebench", "run", "--engine", engine, "--encryption", encryption,
-                           "--trials", "2", "--seed", "4", "--no-report", "--out", str(out), "--data-dir",
-                           str(Path(tpch_sf001[0]).parent), *settings], env=env, capture_output=True, text=True,
-                          timeout=900)
+                           "--workload-option", f"queries={QUERIES}", "--trials", "2", "--seed", "4", "--no-report",
+                           "--out", str(out), "--data-dir", str(Path(tpch_sf001[0]).parent), *settings], env=env,
+                          capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "every server restarts before every measured block" in done.stderr
     manifest = json.loads((out / "manifest.json").read_text())
@@ -50,5 +53,5 @@ def test_every_server_restarts_before_every_block_and_comes_back_warm(engine, tm
         misses = [r for r in csv.DictReader(fh) if r["test"] == "counters" and r["metric"] == "cache_misses"
                   and r["step"] == "total" and r["block"] in ("1", "2") and r["status"] == "ok"]
     assert sorted((r["config"], r["block"]) for r in misses) == sorted((c, b) for c in labels for b in ("1", "2"))
-    for r in misses:  # pages the 22 queries read from disk after the restart: none but a few (about 2,000 cached)
+    for r in misses:  # pages the queries read from disk after the restart: none but a few (about 2,000 cached)
         assert float(r["value"]) <= 50, (r["config"], r["block"], r["value"])

@@ -32,6 +32,7 @@ from tdebench.api.threat_probes import ThreatProbes
 from tdebench.api.dialect import FAMILIES
 from tdebench.api.switcher import Switcher
 from tdebench.encryption import PLAIN, issued_secrets, parse_spec
+from tdebench.engines.toolkit.exposure import files_holding
 from tdebench.engines import Config, get_engine
 from tdebench.errors import EnvironmentProblem, UsageError
 from tdebench.verify.atrest import verify_at_rest
@@ -239,6 +240,7 @@ class EngineKit(DeclarationKit):
         data_dir, _ = tpch_sf001
         kit = profile(cls.engine_name)
         instances = {}
+        cls.issued_before = issued_secrets()  # the secrets scans look for: those issued from here on
         try:
             for text in ("none", *kit.encrypted):
                 try:
@@ -256,6 +258,13 @@ class EngineKit(DeclarationKit):
         finally:
             for inst in instances.values():
                 inst.destroy()
+
+    issued_before: frozenset[str] = frozenset()
+
+    def instance_secrets(self) -> list[bytes]:
+        """The secrets (16 characters or more) issued since the loaded instances were made: theirs, and whatever
+        the class's tests issued for them; each file is searched for these (read once, its written extents)."""
+        return [s.encode() for s in issued_secrets() - self.issued_before if len(s) >= 16]
 
     def test_version_is_reported(self, engine):
         assert engine.version().strip()
@@ -293,13 +302,10 @@ class EngineKit(DeclarationKit):
     def test_no_key_or_password_in_data_files(self, loaded):
         """No issued secret in any file an instance wrote: its work directory, followed through symlinks (a
         server may live elsewhere behind one), mounts left out (a decrypted view, not what is on disk)."""
-        secrets_ = [s.encode() for s in issued_secrets() if len(s) >= 16]
+        secrets_ = self.instance_secrets()
         for text, inst in loaded.items():
-            for path in _files_on_disk(Path(inst.workdir)):
-                if path.stat().st_size < 64 << 20:
-                    data = path.read_bytes()
-                    found = [s for s in secrets_ if s in data]
-                    assert not found, f"{text}: a secret appears in {path}"
+            found = files_holding(_files_on_disk(Path(inst.workdir)), secrets_)
+            assert not found, f"{text}: a secret appears in {found[:5]}"
 
     def test_restart_keeping_cache_keeps_the_cached_pages(self, engine, loaded):
         """Engines whose cache is a ``WarmCache`` (``warm_restart``): new server processes whose cache serves a

@@ -33,3 +33,26 @@ def test_huge_pages_off_reaches_the_server(tmp_path, huge_pages, expected):
         assert _thp_enabled(server.pid) == expected
     finally:
         server.stop()
+
+
+def test_tree_pids_finds_children_and_grandchildren(tmp_path):
+    """The server and every descendant, from the kernel's per-thread children lists (and from psutil's walk,
+    where a kernel has none): a shell's two background children and their own child."""
+    import time
+
+    import psutil
+
+    from tdebench.engines.toolkit import process
+
+    script = "sleep 30 & (sleep 30 & wait) & wait"
+    server = ServerProcess("sh", ["sh", "-c", script], tmp_path / "log", tmp_path / "pid")
+    server.start(lambda: len(psutil.Process(server.pid).children(recursive=True)) >= 3, timeout=10)
+    try:
+        time.sleep(0.2)
+        expected = {server.pid, *(c.pid for c in psutil.Process(server.pid).children(recursive=True))}
+        assert len(expected) == 4
+        assert set(server.tree_pids()) == expected
+        assert {server.pid, *process._psutil_descendants(server.pid)} == expected
+    finally:
+        server.kill()
+    assert server.tree_pids() == []

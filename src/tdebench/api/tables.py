@@ -11,6 +11,7 @@ PostgreSQL's ``COPY ... (FORMAT text)`` and MariaDB's ``LOAD DATA`` read them: `
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -69,6 +70,7 @@ class TableSpec:
         raise KeyError(f"table {self.name} has no column {name}")
 
 
+@functools.lru_cache(maxsize=1024)  # asked for every value a data file converts
 def parse_type(text: str) -> tuple[Kind, tuple[int, ...]]:
     """``decimal(15,2)`` -> ("decimal", (15, 2)); ValueError naming the known types otherwise."""
     match = _TYPE.match(text.lower())

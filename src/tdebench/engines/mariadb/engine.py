@@ -38,8 +38,9 @@ from tdebench.api.engine import DEFAULT_DATABASE, Config, Connection, Engine, In
 from tdebench.api.switcher import Switcher
 from tdebench.api.footprint import DEFAULT_REDO, MIB, Footprint, size_setting
 from tdebench.api.keys import KeyPath
-from tdebench.encryption import PLAIN, EncryptionSpec, generate_password, parse_spec, redact, write_secret_file
+from tdebench.encryption import PLAIN, EncryptionSpec, generate_password, parse_spec, redact
 from tdebench.engines.mariadb import keyplugins
+from tdebench.engines.mariadb.bootstrap import BENCH_USER, MariadbBootstrap
 from tdebench.engines.mariadb import settings as ms
 from tdebench.engines.mariadb.counters import MariadbCounters
 from tdebench.engines.mariadb.filesystems import MariadbFilesystems
@@ -49,8 +50,7 @@ from tdebench.engines.mariadb.keys import KeyMaterial, remove_tree
 from tdebench.engines.mariadb.keysource import MariadbKeySource
 from tdebench.engines.mariadb.layer import MariadbLayerSwitcher
 from tdebench.engines.mariadb.switch import MariadbSwitch, MariadbTdeSwitcher
-from tdebench.engines.mariadb.support import (close_quietly, error_lines, native_password_hash, run_group,
-                                              traversable_by)
+from tdebench.engines.mariadb.support import close_quietly, traversable_by
 from tdebench.engines.mariadb.status import MariadbStatus
 from tdebench.engines.mariadb.threats import MariadbThreats
 from tdebench.engines.mariadb.tools import MariadbServerAccess
@@ -64,7 +64,6 @@ from tdebench.errors import EnvironmentProblem
 
 PACKAGE = "mariadb-server"
 SBIN = (Path("/usr/sbin"), Path("/usr/bin"), Path("/usr/local/mysql/bin"), Path("/usr/local/sbin"))
-BENCH_USER = "bench"
 DEFAULT_SPEC = parse_spec("tde:aes-256-ctr")
 SCOPE_WORDS = tuple(ms.SCOPES)
 START_TIMEOUT = 120.0
@@ -168,8 +167,8 @@ class MariadbEngine(Engine):
         return Footprint(peak=5.0, final=2.0, fixed=144 * MIB + redo + image + fuse)
 
 
-class MariadbInstance(MariadbKeySource, MariadbFilesystems, MariadbSwitch, MariadbMemory, MariadbCounters,
-                      MariadbLoading, MariadbStatus, Instance):
+class MariadbInstance(MariadbBootstrap, MariadbKeySource, MariadbFilesystems, MariadbSwitch, MariadbMemory,
+                      MariadbCounters, MariadbLoading, MariadbStatus, Instance):
     """One private mariadbd with its own directories, socket, password and (for TDE) keys."""
 
     dialect = MARIADB
@@ -423,37 +422,6 @@ class MariadbInstance(MariadbKeySource, MariadbFilesystems, MariadbSwitch, Maria
                                     ms.binlog_on(self.options)) if self.tde_loaded else {}
         lines += [f"{k}={v}" for k, v in {**enc, **self._persisted}.items()]
         return ms.render_cnf(lines)
-
-    def _install(self) -> None:
-        """mariadb-install-db with the benchmark user added (password hash only) and the tpch database."""
-        secret_dir = self._secrets()
-        extra = secret_dir / "bench-user.sql"
-        priv = ('{"access":18446744073709551615,"plugin":"mysql_native_password",'
-                f'"authentication_string":"{native_password_hash(self._password)}"}}')
-        hosts = ["localhost"] + (["127.0.0.1"] if self._port else [])
-        # created 0600: a file written first and chmod-ed after would be world-readable for a moment
-        write_secret_file(extra, "".join(f"INSERT INTO mysql.global_priv (Host, User, Priv) VALUES ('{h}', "
-                                         f"'{BENCH_USER}', '{priv}');\n" for h in hosts)
-                          + f"CREATE DATABASE {self.database};\n" + self._extra_install_sql())
-        chown_tree(secret_dir, self.user)
-        argv = [str(self.engine.binary("mariadb-install-db")), f"--defaults-file={self._path('my.cnf')}",
-                "--skip-test-db", "--auth-root-authentication-method=socket", f"--extra-file={extra}"]
-        log = self._path("install.log")
-        try:
-            run_group(argv, log, self.user, timeout=START_TIMEOUT, env=keyplugins.server_env(self._server_keys()))
-        except subprocess.TimeoutExpired as exc:
-            raise EnvironmentProblem(f"mariadb-install-db did not finish within {START_TIMEOUT:.0f} s; last lines:\n"
-                                     f"{tail(log)}", "look at the log above") from exc
-        except subprocess.CalledProcessError as exc:
-            raise EnvironmentProblem(f"mariadb-install-db failed (code {exc.returncode}) for {self.config.label}; "
-                                     f"errors in its log:\n{error_lines(log)}",
-                                     "check the server settings you passed (--server-setting)") from exc
-        finally:
-            self._forget_secrets()
-
-    def _extra_install_sql(self) -> str:
-        """More statements for mariadb-install-db's bootstrap (none here; cluster nodes add their SST user)."""
-        return ""
 
     def _launch(self) -> None:
         self._secrets()

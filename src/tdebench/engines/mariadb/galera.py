@@ -109,6 +109,8 @@ class GaleraEngine(MariadbEngine):
 class GaleraNode(MariadbInstance):
     """One node: a mariadb instance in ``<cluster>/node<k>`` with the cluster's password, keys and wsrep options."""
 
+    templated = False  # bootstrap reads the wsrep settings; node 1 runs mariadb-install-db (MariadbBootstrap)
+
     def __init__(self, config: Config, workdir: Path, engine: GaleraEngine, database: str, index: int,
                  ports: list[gs.NodePorts]) -> None:
         super().__init__(config, workdir, engine, database)

@@ -72,18 +72,22 @@ def error_lines(log: Path, count: int = 8) -> str:
     return redact("\n".join(errors[-count:])) if errors else tail(log)
 
 
-def run_group(argv: list[str], log: Path, user: Any, timeout: float, env: dict[str, str] | None = None) -> None:
+def run_group(argv: list[str], log: Path, user: Any, timeout: float, env: dict[str, str] | None = None,
+              stdin: bytes | None = None) -> None:
     """Run a helper (e.g. mariadb-install-db, which starts its own mariadbd) in its own process group, with ``env``
-    (None: ours); kill the whole group on timeout, error or Ctrl-C so no bootstrap server is left behind."""
+    (None: ours) and ``stdin`` written to a pipe it reads; kill the whole group on timeout, error or Ctrl-C so no
+    bootstrap server is left behind."""
     kwargs: dict[str, Any] = {}
     if user is not None:
         kwargs.update(user=user.pw_uid, group=user.pw_gid, extra_groups=[])
     with open(log, "ab") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
                                 start_new_session=True, cwd="/", env=env, preexec_fn=helper_preexec(), **kwargs)
     own_processes([proc.pid])  # its bootstrap server inherits the run's mark: cleanup finds it too
     try:
-        code = proc.wait(timeout=timeout)
+        proc.communicate(stdin, timeout=timeout)
+        code = proc.returncode
     except BaseException:
         try:
             os.killpg(proc.pid, signal.SIGKILL)

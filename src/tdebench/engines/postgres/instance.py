@@ -85,7 +85,8 @@ class PostgresInstance(PostgresCounters, Instance):
                   self.image.data_dir / "pgdata" if self.image else home / "pgdata")
         gucs = with_preload({k: v for k, v in self.config.settings.items() if k not in TDEBENCH_KEYS},
                             libdir(self.bindir))
-        self.pgcluster = PgCluster(self.bindir, home, pgdata, gucs, self.config.tcp, self.user, self.database)
+        self.pgcluster = PgCluster(self.bindir, home, pgdata, gucs, self.config.tcp, self.user, self.database,
+                                   templated=self.fs is None)
 
     def switcher(self) -> Switcher[Any] | None:
         """``fs:`` specs: pgdata copied into the encrypted layer with the cluster stopped (pgcrypto column instances:

@@ -4,7 +4,8 @@ The cluster runs as the unprivileged service user when tdebench runs as root
 (:func:`tdebench.engines.toolkit.process.service_user`), listens on a Unix socket in a private 0700
 directory (plus 127.0.0.1 on a free port with ``Config.tcp``), and admits one superuser role,
 ``tdebench``, with a generated password (SCRAM-SHA-256) that lives in memory only: initdb reads it
-from a 0600 file in a private temporary directory which is deleted right after.
+from a 0600 file in a private temporary directory which is deleted right after, or, for a cluster copied from a
+bootstrap template (:mod:`tdebench.engines.postgres.bootstrap`), ``postgres --single`` sets its verifier.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.encryption import generate_password, redact
+from tdebench.engines.postgres import bootstrap
 from tdebench.engines.toolkit import asuser
 from tdebench.engines.toolkit.fsencrypt import temp_secret_file
 from tdebench.engines.toolkit.process import ServerProcess, chown_tree, find_binary, free_port, own_path
@@ -68,6 +70,8 @@ _NOT_SETTABLE = set(FIXED) | {"port", "unix_socket_directories", "data_directory
                               "config_file", "external_pid_file", "ssl"}
 _GUC_NAME = re.compile(r"^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$")
 _SOCKET_MAX = 100  # sun_path holds 108 bytes
+INITDB_FLAGS = ("--auth-local=scram-sha-256", "--auth-host=scram-sha-256", "--locale=C", "--encoding=UTF8",
+                "--no-instructions", "--no-sync")
 
 
 # binaries -----------------------------------------------------------------------------------
@@ -141,8 +145,9 @@ class PgCluster:
     """initdb, configuration, start/stop and connections of one private cluster."""
 
     def __init__(self, bindir: Path, home: Path, pgdata: Path, settings: dict[str, str], tcp: bool,
-                 user: pwd.struct_passwd | None, database: str) -> None:
+                 user: pwd.struct_passwd | None, database: str, templated: bool = False) -> None:
         self.database = database  # the benchmark database
+        self.templated = templated  # initdb copies a template (pgdata is writable by us, not in a FUSE mount)
         self.bindir = bindir
         self.home = home
         self.pgdata = pgdata
@@ -172,7 +177,8 @@ class PgCluster:
         return asuser.is_file(self.user, self.pgdata / "PG_VERSION")
 
     def initdb(self) -> None:
-        """Create the cluster (C locale, UTF8, SCRAM auth) and write the configuration.
+        """Create the cluster (C locale, UTF8, SCRAM auth) and write the configuration: a copy of the template of
+        initdb with the instance's password set (:mod:`.bootstrap`), or initdb itself when not ``templated``.
 
         ``--no-sync`` saves seconds per instance (more on gocryptfs); a fresh benchmark cluster has
         nothing to lose in a crash, and every later write is synced as PostgreSQL always does.
@@ -180,25 +186,44 @@ class PgCluster:
         self.socket_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(self.socket_dir, 0o700)
         chown_tree(self.socket_dir, self.user)
+        if not self.templated:
+            self._initdb(self.password)
+        else:
+            template = bootstrap.template(self.bindir, ROLE, INITDB_FLAGS, self.user)
+            if not template.restore(self.pgdata, self.user):
+                self._initdb(generate_password(24))  # a throwaway: the instance's password is set next
+                template.save(self.pgdata)
+            self._set_password()
+        self.write_conf()
+
+    def _initdb(self, password: str) -> None:
         owner = self.user.pw_uid if self.user else None
-        with temp_secret_file(self.password, owner=owner) as pwfile:
+        with temp_secret_file(password, owner=owner) as pwfile:
             argv = [str(binary(self.bindir, "initdb")), "-D", str(self.pgdata), "-U", ROLE, f"--pwfile={pwfile}",
-                    "--auth-local=scram-sha-256", "--auth-host=scram-sha-256", "--locale=C", "--encoding=UTF8",
-                    "--no-instructions", "--no-sync"]
+                    *INITDB_FLAGS]
             result = self._run_as_user(argv)
         if result.returncode != 0:
             raise EnvironmentProblem(f"initdb failed (code {result.returncode}): "
                                      f"{redact((result.stdout + result.stderr).strip())[-600:]}",
                                      f"check that {self.pgdata.parent} is writable and has free space")
-        self.write_conf()
 
-    def _run_as_user(self, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    def _set_password(self) -> None:
+        """The instance's password for the role, by ``postgres --single`` on the stopped cluster."""
+        argv = bootstrap.single_user_argv(binary(self.bindir, "postgres"), self.pgdata)
+        result = self._run_as_user(argv, bootstrap.password_statement(ROLE, self.password))
+        if result.returncode != 0 or "ERROR:" in result.stderr:
+            raise EnvironmentProblem(f"setting the password of the new cluster failed (code {result.returncode}): "
+                                     f"{redact(result.stderr.strip())[-600:]}",
+                                     f"check that {self.pgdata.parent} is writable and has free space")
+
+    def _run_as_user(self, argv: list[str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         kwargs: dict[str, Any] = {}
         if self.user is not None:
             kwargs.update(user=self.user.pw_uid, group=self.user.pw_gid, extra_groups=[])
         env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "LANG": "C", "HOME": str(self.home), "TZ": "UTC"}
-        return subprocess.run(argv, capture_output=True, text=True, cwd=self.home, env=env,
-                              stdin=subprocess.DEVNULL, check=False, preexec_fn=helper_preexec(), **kwargs)
+        return subprocess.run(argv, capture_output=True, text=True, cwd=self.home, env=env, input=stdin,
+                              stdin=subprocess.DEVNULL if stdin is None else None, check=False,
+                              preexec_fn=helper_preexec(), **kwargs)
 
     def conf_lines(self) -> list[str]:
         listen = {"listen_addresses": "127.0.0.1" if self.tcp else "", "port": str(self.port),

@@ -250,13 +250,9 @@ def process_io() -> tuple[int, int]:
     """(rchar, wchar) of this process and its live children: bytes through read()/write() calls, whatever file
     and whether or not the OS page cache served them."""
     total_r = total_w = 0
-    pids = [os.getpid()]
-    try:
-        import psutil
+    from tdebench.engines.toolkit.process import descendant_pids  # psutil and the rest only where it is called
 
-        pids += [c.pid for c in psutil.Process().children(recursive=True)]
-    except Exception:  # noqa: BLE001 - children are optional
-        pass
+    pids = [os.getpid(), *descendant_pids(os.getpid())]
     for pid in pids:
         try:
             with open(f"/proc/{pid}/io") as fh:

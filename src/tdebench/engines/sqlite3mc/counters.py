@@ -101,10 +101,12 @@ def process_io() -> tuple[int, int]:
     """(rchar, wchar) of this process and its live children: bytes through read()/write(), cached or not."""
     import psutil
 
+    from tdebench.engines.toolkit.process import descendant_pids
+
     total_r = total_w = 0
-    for proc in [psutil.Process(), *psutil.Process().children(recursive=True)]:
+    for pid in [os.getpid(), *descendant_pids(os.getpid())]:
         try:
-            io = proc.io_counters()
+            io = psutil.Process(pid).io_counters()
         except (psutil.Error, AttributeError):
             continue
         total_r += io.read_chars
