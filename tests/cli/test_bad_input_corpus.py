@@ -582,7 +582,9 @@ def test_server_that_never_comes_up_is_exit_3(tmp_path, capfd, monkeypatch, tpch
     """An unreachable server: mariadbd exits at once; the error names the log, nothing is left running."""
     import tdebench.engines.mariadb.engine as mariadb
 
-    fake = _fake_bin_dir({"mariadbd": 'echo "[ERROR] fake server: cannot bind" >&2; exit 1',
+    # its bootstrap (mariadbd --bootstrap, after a copy of the install template) works; the server cannot start
+    fake = _fake_bin_dir({"mariadbd": 'case "$*" in *--bootstrap*) cat >/dev/null; exit 0;; esac\n'
+                                      'echo "[ERROR] fake server: cannot bind" >&2; exit 1',
                           "mariadb-install-db": "exit 0", "mariadb": "exit 1"})
     try:
         monkeypatch.setattr(mariadb, "SBIN", (fake,))

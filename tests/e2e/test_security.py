@@ -24,7 +24,7 @@ import pytest
 from tdebench.cli.app import main
 from tdebench.encryption import issued_secrets
 from tdebench.engines.toolkit.exposure import files_holding, files_on_disk
-from tdebench.engines.toolkit.process import descendant_pids
+from tdebench.proctree import descendants
 
 pytestmark = pytest.mark.slow(seconds=150)  # three watched runs (SQLite, MariaDB, PostgreSQL), loaded machine
 SECRET_NAMES = ("key", "pass", "secret", "pwfile")
@@ -171,7 +171,7 @@ class Watcher(threading.Thread):
         self.polls += 1
         sockets = self.polls % 5 == 1
         tables: dict[tuple[str, str], list[str]] = {}  # /proc/net tables, read once per poll
-        for pid in descendant_pids(os.getpid()):
+        for pid in descendants([os.getpid()])[1:]:  # below this process
             if pid not in self.seen.environs:  # recorded once per pid (the first sighting is kept)
                 try:
                     child = psutil.Process(pid)

@@ -16,7 +16,7 @@ PACKAGE = SRC / "tdebench"
 
 # the layers imports flow down through; an import of a higher layer "runs back up"
 LAYERS: dict[str, int] = {
-    "errors": 0, "encryption": 0, "tdebench": 0, "lifeline": 0,
+    "errors": 0, "encryption": 0, "tdebench": 0, "lifeline": 0, "proctree": 0,
     "api": 1, "sqltext": 1,
     "engines": 2, "measure": 2, "results": 2, "stats": 2, "config": 2,
     "verify": 3, "workloads": 3,
@@ -36,10 +36,10 @@ SQLGLOT_OWNER = "tdebench.sqltext"
 
 # an engine package (engines/<name>/) imports only these and itself: the contracts, and what server engines share
 ENGINE_MAY_IMPORT = ("tdebench.api", "tdebench.errors", "tdebench.encryption", "tdebench.engines.toolkit",
-                     "tdebench.lifeline")
+                     "tdebench.lifeline", "tdebench.proctree")
 # the toolkit imports no engine: only the contracts (and SQL text, tdebench.sqltext, shared with workloads)
 TOOLKIT_MAY_IMPORT = ("tdebench.api", "tdebench.errors", "tdebench.encryption", "tdebench.sqltext",
-                      "tdebench.engines.toolkit", "tdebench.lifeline")
+                      "tdebench.engines.toolkit", "tdebench.lifeline", "tdebench.proctree")
 # circles of modules inside one package (a.py -> b.py -> a.py), at most
 MAX_MODULE_CIRCLES = 0
 

@@ -42,7 +42,7 @@ def test_tree_pids_finds_children_and_grandchildren(tmp_path):
 
     import psutil
 
-    from tdebench.engines.toolkit import process
+    from tdebench import proctree
 
     script = "sleep 30 & (sleep 30 & wait) & wait"
     server = ServerProcess("sh", ["sh", "-c", script], tmp_path / "log", tmp_path / "pid")
@@ -52,7 +52,7 @@ def test_tree_pids_finds_children_and_grandchildren(tmp_path):
         expected = {server.pid, *(c.pid for c in psutil.Process(server.pid).children(recursive=True))}
         assert len(expected) == 4
         assert set(server.tree_pids()) == expected
-        assert {server.pid, *process._psutil_descendants(server.pid)} == expected
+        assert set(proctree._descendants_by_scan([server.pid])) == expected
     finally:
         server.kill()
     assert server.tree_pids() == []

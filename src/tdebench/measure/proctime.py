@@ -21,6 +21,11 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from tdebench.proctree import descendants, descendants_or_none, read_stat
+
+__all__ = ["CLK_TCK", "LOST_SECONDS", "ProcReading", "TreeCpu", "TreeReading", "descendants", "descendants_or_none",
+           "read_stat", "read_threads_ns"]
+
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 #: a tick delta this far above the per-thread sum means a thread started and exited unseen (2 ticks: the two
 #: readings' rounding)
@@ -44,19 +49,6 @@ class TreeReading:
     procs: dict[int, ProcReading] = field(default_factory=dict)
 
 
-def read_stat(pid: int) -> tuple[int, int, int, int] | None:
-    """(ppid, start ticks, utime + stime, cutime + cstime) of ``pid``; None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            f = fh.read().rpartition(b")")[2].split()  # the command name may hold spaces and ')'
-    except OSError:
-        return None
-    try:
-        return int(f[1]), int(f[19]), int(f[11]) + int(f[12]), int(f[13]) + int(f[14])
-    except (IndexError, ValueError):
-        return None
-
-
 def read_threads_ns(pid: int) -> dict[int, int]:
     """{tid: ns on a CPU} of every live thread of ``pid`` (empty when it is gone)."""
     out: dict[int, int] = {}
@@ -71,72 +63,6 @@ def read_threads_ns(pid: int) -> dict[int, int]:
         except (OSError, IndexError, ValueError):
             continue  # exited while we listed
     return out
-
-
-def _children(pid: int) -> list[int] | None:
-    """Child PIDs of ``pid`` from /proc/<pid>/task/*/children (None where the kernel does not offer it)."""
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return []
-    out: list[int] = []
-    for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:
-                out.extend(int(x) for x in fh.read().split())
-        except FileNotFoundError:
-            if not os.path.exists(f"/proc/{pid}/task/{tid}"):
-                continue  # the thread exited while we listed
-            return None
-        except (OSError, ValueError):
-            continue
-    return out
-
-
-def descendants(roots: list[int]) -> list[int]:
-    """``roots`` and every process below them (from the children lists, else one pass over /proc)."""
-    found = descendants_or_none(roots)
-    return found if found is not None else _descendants_by_scan(roots)
-
-
-def descendants_or_none(roots: list[int]) -> list[int] | None:
-    """``roots`` (those still there) and every process below them from the kernel's children lists; None when
-    the kernel does not offer them."""
-    seen: list[int] = []
-    stack = list(roots)
-    while stack:
-        pid = stack.pop()
-        if pid in seen:
-            continue
-        kids = _children(pid)
-        if kids is None:
-            return None
-        if os.path.exists(f"/proc/{pid}"):
-            seen.append(pid)
-        stack.extend(kids)
-    return seen
-
-
-def _descendants_by_scan(roots: list[int]) -> list[int]:
-    children: dict[int, list[int]] = {}
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return list(roots)
-    for name in names:
-        if not name.isdigit():
-            continue
-        stat = read_stat(int(name))
-        if stat is not None:
-            children.setdefault(stat[0], []).append(int(name))
-    seen: list[int] = []
-    stack = list(roots)
-    while stack:
-        pid = stack.pop()
-        if pid not in seen:
-            seen.append(pid)
-            stack.extend(children.get(pid, ()))
-    return seen
 
 
 class TreeCpu:

@@ -56,7 +56,8 @@ class MariadbBootstrap:
             self.datadir.mkdir(mode=0o700)
             chown_tree(self.datadir, self.user)
             self._install_db("")
-            template.save(self.datadir)
+            if (self.datadir / "mysql").is_dir():  # what it wrote is a datadir (a stand-in that wrote none is not)
+                template.save(self.datadir)
         self._bootstrap(self._instance_sql())
 
     def _template(self) -> Template | None:

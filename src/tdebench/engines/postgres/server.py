@@ -192,7 +192,8 @@ class PgCluster:
             template = bootstrap.template(self.bindir, ROLE, INITDB_FLAGS, self.user)
             if not template.restore(self.pgdata, self.user):
                 self._initdb(generate_password(24))  # a throwaway: the instance's password is set next
-                template.save(self.pgdata)
+                if (self.pgdata / "PG_VERSION").is_file():
+                    template.save(self.pgdata)
             self._set_password()
         self.write_conf()
 

@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 import sqlcipher3
 
+from tdebench.proctree import descendants
+
 CACHE_HIT, CACHE_MISS, CACHE_WRITE = 7, 8, 9  # SQLITE_DBSTATUS_* (sqlite3.h)
 SLOTS = 2048  # connections open at once (TPC-C allows 1000 virtual users)
 _FIELDS = 5  # owner pid, state (0 free, 1 live), hits, misses, writes
@@ -250,9 +252,7 @@ def process_io() -> tuple[int, int]:
     """(rchar, wchar) of this process and its live children: bytes through read()/write() calls, whatever file
     and whether or not the OS page cache served them."""
     total_r = total_w = 0
-    from tdebench.engines.toolkit.process import descendant_pids  # psutil and the rest only where it is called
-
-    pids = [os.getpid(), *descendant_pids(os.getpid())]
+    pids = descendants([os.getpid()])
     for pid in pids:
         try:
             with open(f"/proc/{pid}/io") as fh:

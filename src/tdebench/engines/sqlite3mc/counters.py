@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import apsw
 import numpy as np
 
+from tdebench.proctree import descendants
+
 SLOTS = 2048  # connections open at once (TPC-C allows 1000 virtual users)
 _OPS = (apsw.SQLITE_DBSTATUS_CACHE_HIT, apsw.SQLITE_DBSTATUS_CACHE_MISS, apsw.SQLITE_DBSTATUS_CACHE_WRITE)
 _TOTAL = SLOTS  # the last row holds closed connections' counts
@@ -101,10 +103,8 @@ def process_io() -> tuple[int, int]:
     """(rchar, wchar) of this process and its live children: bytes through read()/write(), cached or not."""
     import psutil
 
-    from tdebench.engines.toolkit.process import descendant_pids
-
     total_r = total_w = 0
-    for pid in [os.getpid(), *descendant_pids(os.getpid())]:
+    for pid in descendants([os.getpid()]):
         try:
             io = psutil.Process(pid).io_counters()
         except (psutil.Error, AttributeError):

@@ -23,6 +23,7 @@ from pathlib import Path
 import psutil
 
 from tdebench.encryption import redact
+from tdebench.proctree import descendants
 from tdebench.errors import EnvironmentProblem
 
 SERVICE_USER = "tdebench"
@@ -261,50 +262,13 @@ class ServerProcess:
         if not self.running():
             return []
         assert self.proc is not None
-        pid = self.proc.pid
-        children = descendant_pids(pid)
-        return [pid, *children] if os.path.exists(f"/proc/{pid}") else []
+        return descendants([self.proc.pid])  # the server first, then the tree below it (none once it is gone)
 
     def _forget(self) -> None:
         if self.proc is not None:
             _LIVE.pop(self.proc.pid, None)
             _notify("stopped", self)
         self.pid_file.unlink(missing_ok=True)
-
-
-def descendant_pids(pid: int) -> list[int]:
-    """PIDs of every descendant of ``pid``, read from ``/proc/<pid>/task/<tid>/children``: a few small reads per
-    process of the tree, where psutil's ``children()`` reads the parent of every process on the machine (tens of
-    milliseconds on a busy one, at every step of a run). psutil's walk where the kernel has no such file."""
-    if not _PROC_CHILDREN:
-        return _psutil_descendants(pid)
-    found: list[int] = []
-    queue = [pid]
-    while queue:
-        current = queue.pop()
-        try:
-            tasks = os.listdir(f"/proc/{current}/task")
-        except OSError:
-            continue  # gone
-        for task in tasks:
-            try:
-                with open(f"/proc/{current}/task/{task}/children") as handle:
-                    children = [int(p) for p in handle.read().split()]
-            except OSError:
-                continue  # the thread (or the process) ended meanwhile
-            found.extend(children)
-            queue.extend(children)
-    return found
-
-
-def _psutil_descendants(pid: int) -> list[int]:
-    try:
-        return [child.pid for child in psutil.Process(pid).children(recursive=True)]
-    except psutil.Error:
-        return []
-
-
-_PROC_CHILDREN = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
 
 
 def live_processes() -> list[ServerProcess]:
