@@ -22,6 +22,7 @@ from tdebench.results.rundir import RunDirectory
 from tdebench.runner.precision import BlockSequence, progress_line, watched_series
 from tdebench.stats.sequential import StoppingRule
 from tdebench.workloads import make_workload
+from tdebench.workloads.sql.stepped import Visits
 from tests.fakes import engine as fake_engine
 from tests.sqlworkload import make_workload_dir
 
@@ -187,3 +188,13 @@ def test_progress_names_each_headline_and_the_slowest():
                           "writes": rule.check_log_ratios(rng.normal(0, 0.05, 5))})
     assert line.startswith("n = 5: reads ±0.") and "(met)" in line and "writes ±" in line
     assert "1 of 2 not met, about" in line and line.endswith("blocks in all (writes)")
+
+
+def test_a_write_is_planned_by_its_timed_time_not_by_its_untimed_undo():
+    plan = Visits(visit=0.1, duration=0.5, rounds=5)
+    # a 12-ms write whose undo takes 90 ms: after one execution 0.1 s have passed, 12 ms of them measured
+    assert not plan.full(timed=0.012, wall=0.102)
+    assert plan.full(timed=0.108, wall=0.918)  # nine executions: a visit's length measured
+    assert plan.full(timed=0.012, wall=1.0)  # an undo a hundred times the write: the visit still ends
+    plan.record("new_orders", runs=9, seconds=0.108)
+    assert plan.as_json() == {"runs_per_visit": {"new_orders": 9}, "visits_per_block": {"new_orders": 5}}

@@ -2,7 +2,7 @@
 running it in a fresh random order per round, so that twins run the same statement seconds apart.
 
 One visit (a config's turn at a statement in a round) runs the statement a fixed number of times, the same on
-every config, so that a visit lasts about ``slice`` seconds and a statement runs about ``duration`` seconds per
+every config, so that a visit measures about ``slice`` seconds and a statement about ``duration`` seconds per
 config and block (:class:`Visits`); a write runs its undo right after each execution, untimed and outside the
 step's marks, so that it can run again and no read sees its rows. A write whose data is restored by snapshot (``restore = "snapshot"``) runs once per
 block. Per block and config: one time per statement (the mean of its executions), and the headlines ``reads``,
@@ -85,10 +85,10 @@ class SqlSteps(SteppedTrial):
                 if not self._execute(s, statements, undo):
                     return
                 runs += 1
-                if not known and time.perf_counter() - started >= self.plan.visit:
+                if not known and self.plan.full(sum(self.times[step][-runs:]), time.perf_counter() - started):
                     break
             if not known:
-                self.plan.record(step, runs, time.perf_counter() - started)
+                self.plan.record(step, runs, sum(self.times[step][-runs:]))
         finally:
             if s.kind == "query":
                 self.state.mark(None)
@@ -164,10 +164,15 @@ class SqlSteps(SteppedTrial):
 class Visits:
     """How often each statement runs per config and block, the same on every config: ``runs`` executions per
     visit, in its first ``visits`` rounds of the block. Both come from the first visit of each statement (in the
-    first block, the warm-up when there is one), which runs for about ``visit`` seconds (at most ``cap`` times),
-    the untimed undo of a write included: ``runs`` is what it managed, ``visits`` the visits of that length that
-    fit in ``duration`` (at least 1, at most ``rounds``). So a statement slower than a visit runs once per visit,
-    and in fewer rounds when ``duration`` leaves time for fewer runs."""
+    first block, the warm-up when there is one), which runs until its timed executions add up to ``visit`` seconds
+    (at most ``cap`` times): a write's untimed undo does not count, so a write is measured as long as a query, not
+    a tenth as long when its undo takes nine times its own time; the visit ends anyway after ``WALL`` visits' worth
+    of wall time. ``runs`` is what it managed, ``visits`` the visits of that measured length that fit in
+    ``duration`` (at least 1, at most ``rounds``). So a statement slower than a visit runs once per visit, and in
+    fewer rounds when ``duration`` leaves time for fewer runs."""
+
+    #: a first visit ends after this many visits' length of wall time, however little of it was timed
+    WALL = 10
 
     visit: float
     duration: float
@@ -176,8 +181,12 @@ class Visits:
     runs: dict[str, int] = field(default_factory=dict)
     visits: dict[str, int] = field(default_factory=dict)
 
+    def full(self, timed: float, wall: float) -> bool:
+        """Whether a first visit has run long enough: ``timed`` seconds measured in ``wall`` seconds."""
+        return timed >= self.visit or wall >= self.WALL * self.visit
+
     def record(self, step: str, runs: int, seconds: float) -> None:
-        """The first visit of ``step``: ``runs`` executions in ``seconds``."""
+        """The first visit of ``step``: ``runs`` executions measured for ``seconds`` in all."""
         self.runs[step] = runs
         self.visits[step] = max(1, min(self.rounds, round(self.duration / max(seconds, 1e-9))))
 
