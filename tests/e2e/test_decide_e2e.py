@@ -84,7 +84,7 @@ def test_decide_on_sqlite(sandbox, data_root) -> None:
     base, keys = sandbox
     out = base / "decision"
     proc = start(base, ["--engine", "sqlite", "--workload-dir", str(ORDERS), "--budget", "3m", "--trials", "3",
-                        "--workload-option", "duration=100ms", *FAST, "--data-dir", str(data_root), "--out", str(out)])
+                        "--workload-option", "duration=20ms", *FAST, "--data-dir", str(data_root), "--out", str(out)])
     log, _ = proc.communicate(timeout=600)
     assert proc.returncode == 0, log[-4000:]
     decision = json.loads((out / "decision.json").read_text())
