@@ -25,6 +25,7 @@ RUN_BY_OTHER_TESTS: dict[str, tuple[str, str]] = {
     "orders-sql": ("tests.e2e.test_sql_workload", "test_the_example_on_sqlite"),
     "mariadb-memory-curve": ("tests.e2e.test_memory_curve", "test_mariadb_memory_curve_example"),
     "layers": ("tests.e2e.test_fscrypt", "test_layers_example"),
+    "sqlite-full-tpch": ("tests.e2e.test_runner", "test_throughput_and_refresh_metrics"),
 }
 
 

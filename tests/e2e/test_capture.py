@@ -132,7 +132,7 @@ def check_runs(out: Path, tmp: Path, source: Exercised) -> None:
     no password or key of the source's window in its output or results."""
     run = tmp / "run"
     done = tdebench("run", "--workload", "sql", "--workload-dir", str(out), "--engine", "sqlite,mariadb,postgres",
-                    "--trials", "1", "--warmup", "0", "--duration", "100ms", "--out", str(run), "--data-dir", str(tmp / "data"), "--work-dir",
+                    "--trials", "1", "--warmup", "0", "--duration", "20ms", "--out", str(run), "--data-dir", str(tmp / "data"), "--work-dir",
                     str(tmp / "work"), env={"XDG_STATE_HOME": str(tmp / "state")})
     assert done.returncode == 0, done.stderr[-3000:]
     verification = json.loads((run / "verification.json").read_text())["configs"]

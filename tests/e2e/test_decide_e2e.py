@@ -20,6 +20,7 @@ import pytest
 
 from tests.decidepage import check_cost, check_switching, page_tables
 from tests.fscrypt_keys import assert_no_key_left, fscrypt_keys
+from tests.interruptible import default_sigint, stop_and_clean
 
 ROOT = Path(__file__).resolve().parents[2]
 ORDERS = ROOT / "docs" / "examples" / "orders-sql"
@@ -30,6 +31,10 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not Path("/dev/loop-control
 FAST = ["--switch-option", "steady=1s", "--switch-option", "rampup=1s", "--switch-option", "vus=1"]
 
 
+#: the runs each sandbox's test started, stopped and cleaned up after it (a failed test's too)
+STARTED: dict[Path, list[subprocess.Popen[str]]] = {}
+
+
 @pytest.fixture
 def sandbox():
     """A private TMPDIR for the work directories and an ownership-state directory; the fscrypt keys before."""
@@ -37,7 +42,9 @@ def sandbox():
     (base / "tmp").mkdir()
     os.chmod(base / "tmp", 0o1777)
     keys = fscrypt_keys()
+    STARTED[base] = []
     yield base, keys
+    stop_and_clean(STARTED.pop(base), base / "state")
     for line in Path("/proc/mounts").read_text().splitlines():
         if line.split()[1].startswith(str(base)):
             subprocess.run(["umount", "-l", line.split()[1]], check=False)
@@ -47,8 +54,11 @@ def sandbox():
 def start(base: Path, args: list[str]) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "TMPDIR": str(base / "tmp"),
            "XDG_STATE_HOME": str(base / "state"), "COLUMNS": "220"}
-    return subprocess.Popen([sys.executable, "-m", "tdebench", "decide", *args], env=env, cwd=base, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen([sys.executable, "-m", "tdebench", "decide", *args], env=env, cwd=base, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            preexec_fn=default_sigint)
+    STARTED[base].append(proc)
+    return proc
 
 
 def assert_nothing_left(base: Path, keys: set[str]) -> None:
@@ -74,7 +84,7 @@ def test_decide_on_sqlite(sandbox, data_root) -> None:
     base, keys = sandbox
     out = base / "decision"
     proc = start(base, ["--engine", "sqlite", "--workload-dir", str(ORDERS), "--budget", "3m", "--trials", "3",
-                        "--workload-option", "duration=100ms", *FAST, "--data-dir", str(data_root), "--out", str(out)])
+                        "--workload-option", "duration=20ms", *FAST, "--data-dir", str(data_root), "--out", str(out)])
     log, _ = proc.communicate(timeout=600)
     assert proc.returncode == 0, log[-4000:]
     decision = json.loads((out / "decision.json").read_text())

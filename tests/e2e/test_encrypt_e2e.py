@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tdebench.cli.app import main
+from tests.interruptible import default_sigint
 
 pytestmark = pytest.mark.slow(seconds=170)  # a measured run of the whole module, loaded machine
 
@@ -156,7 +157,8 @@ def test_interrupted_while_switching_ends_cleanly_and_resumes(tmp_path, tpcc_w1)
             "innodb_log_file_size=48M", "--trials", "1", "--warmup", "0", "--out", str(run),
             "--data-dir", str(tpcc_w1[0].parent), "--work-dir", str(work)]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "XDG_STATE_HOME": str(tmp_path / "state")}
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            preexec_fn=default_sigint)
     roots: list[Path] = []
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and proc.poll() is None:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tdebench.cli.app import main
+from tests.interruptible import default_sigint
 from tests.resultdoc import undocumented
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -141,7 +142,8 @@ def test_interrupted_while_encrypting_ends_cleanly(tmp_path, tpcc_w1, engine, en
             "--trials", "1", "--warmup", "0", "--out", str(run), "--data-dir", str(tpcc_w1[0].parent),
             "--work-dir", str(work)]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "XDG_STATE_HOME": str(tmp_path / "state")}
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            preexec_fn=default_sigint)
     seen, deadline = 0, time.monotonic() + 300
     try:
         while time.monotonic() < deadline and proc.poll() is None:

@@ -109,8 +109,10 @@ def test_users_key_server_run_leaves_no_key_in_files_or_output(bao, tpch_sf001, 
     work = Path(tempfile.mkdtemp(prefix="tdebench-t39-work-"))
     work.chmod(0o755)
     try:
+        # two queries: the keys go where they go whatever the queries (SQLCipher's 22 answers: the kit's)
         result = tdebench("run", "--encryption", "none,sqlcipher:aes-256-cbc", "--keys", "file,openbao",
-                          "--key-server", access.mount_url, "--trials", "1", "--warmup", "0", "--keep",
+                          "--key-server", access.mount_url, "--workload-option", "queries=1,18",
+                          "--trials", "1", "--warmup", "0", "--keep",
                           "--data-dir", str(Path(tpch_sf001[0]).parent), "--work-dir", str(work),
                           "--out", str(tmp_path / "run"), env=_user_env(access, tmp_path))
         assert result.returncode == 0, result.stderr

@@ -33,7 +33,7 @@ def run(tmp_path: Path, workload: Path, *extra: str) -> subprocess.CompletedProc
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "XDG_STATE_HOME": str(tmp_path / "state")}
     return subprocess.run([sys.executable, "-m", "tdebench", "run", "--workload", "sql", "--workload-dir",
                            str(workload), "--engine", ",".join(ENGINES), "--encryption", "none", "--trials", "1",
-                           "--warmup", "0", "--duration", "100ms", "--out", str(tmp_path / "out"),
+                           "--warmup", "0", "--duration", "20ms", "--out", str(tmp_path / "out"),
                            "--data-dir", str(tmp_path / "data"),
                            "--work-dir", str(tmp_path / "work"), *extra],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.interruptible import default_sigint
+
 pytestmark = pytest.mark.slow(seconds=150)  # a measured run of the whole module, loaded machine
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,11 +110,9 @@ def test_open_ended_run_resumes(tmp_path: Path, data: str) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     args = ["run", "--schedule", "query", "--precision", "0.01%", "--trials", "3", "--max-trials", "4",
             "--warmup", "0", "--seed", "9", "--no-report", "--out", str(out), "--data-dir", data]
-    # SIGINT handled by default in the child: a suite started in the background has it ignored, and tdebench
-    # keeps an ignored SIGINT ignored (as nohup expects)
     proc = subprocess.Popen([sys.executable, "-m", "tdebench", *args], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            preexec_fn=default_sigint)
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline and proc.poll() is None:
         try:

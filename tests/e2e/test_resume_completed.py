@@ -52,8 +52,8 @@ def env(tmp_path):
 def test_resume_of_a_run_killed_while_writing_its_report_builds_it(tmp_path, env, tpch_sf001, point):
     out = tmp_path / "run"
     killed = tdebench("run", "--engine", "sqlite", "--encryption", "none,sqlcipher:aes-256-cbc", "--trials", "1",
-                      "--warmup", "0", "--tests", "power", "--out", str(out), "--data-dir",
-                      str(Path(tpch_sf001[0]).parent), "--work-dir", str(tmp_path / "work"), env=env,
+                      "--warmup", "0", "--tests", "power", "--workload-option", "queries=1,18", "--out", str(out),
+                      "--data-dir", str(Path(tpch_sf001[0]).parent), "--work-dir", str(tmp_path / "work"), env=env,
                       launcher=point)
     assert killed.returncode == -9, killed.stderr[-2000:]
     assert json.loads((out / "manifest.json").read_text())["status"] == "completed"

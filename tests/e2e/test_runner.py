@@ -74,11 +74,14 @@ def test_every_example_is_run_end_to_end():
 
 
 def test_throughput_and_refresh_metrics(tmp_path, tpch_sf001):
+    """docs/examples/sqlite-full-tpch.toml as shipped but for its warm-up (power and two throughput streams, two
+    blocks): every stream's queries and refresh functions in both blocks, each block's refresh sets new orders."""
     out = tmp_path / "run"
     # blocks 1 and 2 are checked; a warm-up block would add nothing the checks look at
-    result = tdebench("run", "--tests", "power,throughput", "--streams", "2", "--trials", "2", "--warmup", "0",
+    result = tdebench("run", str(ex.example("sqlite-full-tpch")), "--trials", "2", "--warmup", "0",
                       "--out", str(out), "--data-dir", str(Path(tpch_sf001[0]).parent))
     assert result.returncode == 0, result.stderr[-3000:]
+    ex.check_example_run(out)
     data = [r for r in rows(out) if r["status"] == "ok"]
     for label in ("sqlite-none", "sqlite-sqlcipher-aes-256-cbc"):
         for block in ("1", "2"):

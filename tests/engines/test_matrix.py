@@ -58,7 +58,7 @@ SMALLEST: dict[str, list[str]] = {
     "crud": ["--rows", "3000", "--batches", "500"],
     "load": ["--sf", "0.01", "--workload-option", "variants=bulk"],
     "backup": ["--sf", "0.01", "--workload-option", "compression=none", "--workload-option", "kinds={kind}"],
-    "sql": ["--workload-dir", "{shop}"],
+    "sql": ["--workload-dir", "{shop}", "--duration", "20ms"],
     "replay": ["--workload-dir", "{shop}", "--log", "{log}", "--workload-option", "speed=max"],
     "encrypt": ["--encryption", "{encrypted}", "--warehouses", "1", "--workload-option", "vus=1",
                 "--workload-option", "steady=1", "--workload-option", "rampup=0", "--workload-option", "way_back=false"],

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from tdebench.engines.toolkit import cgroupfs
+
 ROOT = Path("/sys/fs/cgroup")
 PREFIX = "tdebench-"
 #: the v1 controllers a twin's group needs; ``cpu`` (throttling) is read where it is mounted
@@ -62,16 +64,6 @@ def _mounts() -> list[tuple[str, Path, str, set[str]]]:
     return out
 
 
-def _own_paths() -> dict[str, str]:
-    """Controller (or "" for v2) -> tdebench's own cgroup path, from /proc/self/cgroup."""
-    out: dict[str, str] = {}
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
-        _, controllers, path = line.split(":", 2)
-        for name in controllers.split(",") if controllers else [""]:
-            out[name] = path
-    return out
-
-
 def _inside(mount: Path, root: str, own: str) -> Path:
     """The directory of cgroup ``own`` in a hierarchy mounted at ``mount`` from its ``root``."""
     rel = os.path.relpath(own, root) if own.startswith(root) else own.lstrip("/")
@@ -81,7 +73,7 @@ def _inside(mount: Path, root: str, own: str) -> Path:
 @lru_cache(maxsize=1)
 def locate() -> Hierarchies | None:
     """v1 when its needed controllers are mounted, else v2 with its controllers available; None when neither."""
-    own = _own_paths()
+    own = cgroupfs.own_paths()
     mounts = _mounts()
     v1: dict[str, Path] = {}
     for root, point, fstype, options in mounts:
@@ -101,21 +93,17 @@ def locate() -> Hierarchies | None:
 @lru_cache(maxsize=1)
 def unavailable() -> str:
     """"" when twin groups can be made here; else why not (the reason of an exit-3 refusal)."""
-    if os.geteuid() != 0:
-        return "only root can create cgroups"
     found = locate()
-    if found is None:
-        return ("neither cgroup v1 (cpuset, cpuacct and blkio controllers) nor cgroup v2 is mounted under "
-                f"{ROOT}")
-    probe = TwinGroup(f"{PREFIX}probe-{os.getpid()}", found)
-    try:
+    probe = TwinGroup(f"{PREFIX}probe-{os.getpid()}", found) if found else None
+
+    def make() -> str:
+        assert probe is not None
         probe.create()
         probe.set_cpus(",".join(str(c) for c in sorted(os.sched_getaffinity(0))[:1]))
-    except OSError as exc:
-        return f"cannot create a CPU and I/O cgroup under {found.bases[0]} ({exc.strerror or exc})"
-    finally:
-        probe.release(wait=1.0)
-    return ""
+        return ""
+    return cgroupfs.why_not("CPU and I/O cgroup", found.bases[0] if found else None,
+                            f"neither cgroup v1 (cpuset, cpuacct and blkio controllers) nor cgroup v2 is mounted under "
+                            f"{ROOT}", make, lambda: probe and probe.release(wait=1.0))
 
 
 def _write(path: Path, text: str) -> bool:

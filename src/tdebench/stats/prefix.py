@@ -103,8 +103,6 @@ def first_passages(d: np.ndarray, met: Callable[[PrefixStats], np.ndarray], *, r
 
     The paths continue ``d`` itself: the rule sees the blocks observed so far and the simulated ones after them.
     Reproducible: the random numbers are drawn from the data's length and values."""
-    from scipy.signal import lfilter  # here: scipy.signal imports scipy.stats, which a run does not load at start
-
     d = np.asarray(d, dtype=float)
     n = d.size
     seed = [n, *np.frombuffer(np.round(d, 12).tobytes(), dtype=np.uint32)[:64].tolist()]
@@ -119,9 +117,7 @@ def first_passages(d: np.ndarray, met: Callable[[PrefixStats], np.ndarray], *, r
     while done < cap and np.isinf(stops).any():
         length = min(chunk, cap - done)
         eps = rng.normal(size=(paths, length)) * innovation[:, None]
-        x = np.empty((paths, length))
-        for i in range(paths):  # x_j = ρ·x_{j−1} + ε_j, from the last deviation
-            x[i] = lfilter([1.0], [1.0, -rho[i]], eps[i], zi=[rho[i] * prev[i]])[0]
+        x = _ar1(eps, rho, prev)
         prev = x[:, -1]
         st, carry = prefix_stats(mean + x, carry)
         ok = met(st)
@@ -130,3 +126,15 @@ def first_passages(d: np.ndarray, met: Callable[[PrefixStats], np.ndarray], *, r
         done += length
         chunk *= 2
     return stops
+
+
+def _ar1(eps: np.ndarray, rho: np.ndarray, prev: np.ndarray) -> np.ndarray:
+    """x_j = ρ·x_{j−1} + ε_j along each row (path), from x_0 = ``prev``: the recursion scipy.signal.lfilter runs
+    per path, column by column over all paths at once (no import of scipy.signal and scipy.stats, no call per
+    path), the same floating-point operations in the same order."""
+    x = np.empty_like(eps)
+    last = prev
+    for j in range(eps.shape[1]):
+        last = x[:, j] = eps[:, j] + rho * last
+    return x
+

@@ -19,16 +19,14 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
+from tdebench.engines.toolkit import cgroupfs
+
 ROOT = Path("/sys/fs/cgroup")
 
 
 def _own_group(version: str) -> str:
     """tdebench's own cgroup path in hierarchy ``version`` ("2" or the v1 controller "memory")."""
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
-        _, controllers, path = line.split(":", 2)
-        if (version == "2" and controllers == "") or (version != "2" and version in controllers.split(",")):
-            return path
-    return "/"
+    return cgroupfs.own_paths().get("" if version == "2" else version, "/")
 
 
 @lru_cache(maxsize=1)
@@ -47,26 +45,18 @@ def _base() -> tuple[str, Path] | None:
 @lru_cache(maxsize=1)
 def unavailable() -> str:
     """"" when a memory cgroup can be made here; else why not."""
-    if os.geteuid() != 0:
-        return "only root can create memory cgroups"
     base = _base()
-    if base is None:
-        return "no cgroup memory controller is mounted under /sys/fs/cgroup"
-    probe = base[1] / f"tdebench-probe-{os.getpid()}"
-    try:
+    probe = (base[1] if base else ROOT) / f"tdebench-probe-{os.getpid()}"
+
+    def make() -> str:
         probe.mkdir()
-        limit = probe / ("memory.limit_in_bytes" if base[0] == "1" else "memory.max")
+        limit = probe / ("memory.limit_in_bytes" if base and base[0] == "1" else "memory.max")
         if not limit.exists():
-            return f"cgroup {base[1]} does not delegate the memory controller"
+            return f"cgroup {probe.parent} does not delegate the memory controller"
         limit.write_text(str(1 << 30))
-    except OSError as exc:
-        return f"cannot create a memory cgroup under {base[1]} ({exc.strerror})"
-    finally:
-        try:
-            probe.rmdir()
-        except OSError:
-            pass
-    return ""
+        return ""
+    return cgroupfs.why_not("memory cgroup", base[1] if base else None,
+                            "no cgroup memory controller is mounted under /sys/fs/cgroup", make, probe.rmdir)
 
 
 class MemoryCap:
