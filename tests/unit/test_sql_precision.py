@@ -196,5 +196,17 @@ def test_a_write_is_planned_by_its_timed_time_not_by_its_untimed_undo():
     assert not plan.full(timed=0.012, wall=0.102)
     assert plan.full(timed=0.108, wall=0.918)  # nine executions: a visit's length measured
     assert plan.full(timed=0.012, wall=1.0)  # an undo a hundred times the write: the visit still ends
-    plan.record("new_orders", runs=9, seconds=0.108)
+    plan.record("new_orders", "plain", block=0, runs=9, seconds=0.108)
     assert plan.as_json() == {"runs_per_visit": {"new_orders": 9}, "visits_per_block": {"new_orders": 5}}
+
+
+def test_the_slowest_config_sets_the_runs_per_visit():
+    plan = Visits(visit=0.1, duration=0.5, rounds=5)
+    assert not plan.known("q1", "sqlite", 0)
+    plan.record("q1", "sqlite", block=0, runs=100, seconds=0.1)  # 1 ms a run: the first to visit
+    assert plan.known("q1", "sqlite", 0) and not plan.known("q1", "postgres", 0)  # postgres makes its own visit
+    plan.record("q1", "postgres", block=0, runs=10, seconds=0.1)  # 10 ms a run
+    assert plan.runs["q1"] == 10 and plan.visits["q1"] == 5  # postgres's visit lasts 100 ms, not a second
+    plan.record("q1", "mariadb", block=0, runs=10, seconds=0.2)  # capped at 10 runs, 20 ms each
+    assert plan.runs["q1"] == 10 and plan.visits["q1"] == 2  # 200-ms visits: two fit in 500 ms
+    assert plan.known("q1", "duckdb", 1)  # after the first block every config runs the plan

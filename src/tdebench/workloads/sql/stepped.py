@@ -48,8 +48,9 @@ class SqlSteps(SteppedTrial):
     """One config's statements of one block, visit by visit."""
 
     def __init__(self, owner: StepRunner, state: ConfigState, rec: Recorder, visits: "Visits",
-                 rounds: int) -> None:
+                 rounds: int, block: int = 0) -> None:
         self.owner, self.state, self.rec, self.plan = owner, state, rec, visits
+        self.block = block
         self.steps = tuple(s.name for s in owner.steps)
         self.rounds = rounds
         self.warmup_rounds = 1
@@ -71,7 +72,7 @@ class SqlSteps(SteppedTrial):
     def run_step(self, step: str, repetition: int) -> None:
         s = self.by_name[step]
         once = s.kind == "write" and self.owner.restore != "undo"
-        known = step in self.plan.runs
+        known = self.plan.known(step, self.state.label, self.block)
         if step in self.failed or (known and repetition >= self.plan.visits[step]) or (once and repetition > 0):
             return
         family = self.dialect.family
@@ -88,7 +89,7 @@ class SqlSteps(SteppedTrial):
                 if not known and self.plan.full(sum(self.times[step][-runs:]), time.perf_counter() - started):
                     break
             if not known:
-                self.plan.record(step, runs, sum(self.times[step][-runs:]))
+                self.plan.record(step, self.state.label, self.block, runs, sum(self.times[step][-runs:]))
         finally:
             if s.kind == "query":
                 self.state.mark(None)
@@ -163,13 +164,16 @@ class SqlSteps(SteppedTrial):
 @dataclass
 class Visits:
     """How often each statement runs per config and block, the same on every config: ``runs`` executions per
-    visit, in its first ``visits`` rounds of the block. Both come from the first visit of each statement (in the
-    first block, the warm-up when there is one), which runs until its timed executions add up to ``visit`` seconds
-    (at most ``cap`` times): a write's untimed undo does not count, so a write is measured as long as a query, not
-    a tenth as long when its undo takes nine times its own time; the visit ends anyway after ``WALL`` visits' worth
-    of wall time. ``runs`` is what it managed, ``visits`` the visits of that measured length that fit in
-    ``duration`` (at least 1, at most ``rounds``). So a statement slower than a visit runs once per visit, and in
-    fewer rounds when ``duration`` leaves time for fewer runs."""
+    visit, in its first ``visits`` rounds of the block. Both come from every config's first visit of each statement
+    (in the first block, the warm-up when there is one), which runs until its timed executions add up to ``visit``
+    seconds (at most ``cap`` times, and at most as often as a config before it managed): a write's untimed undo
+    does not count, so a write is measured as long as a query, not a tenth as long when its undo takes nine times
+    its own time; the visit ends anyway after ``WALL`` visits' worth of wall time. ``runs`` is the fewest any
+    config managed, so that the slowest config's visit, not the fastest's, lasts about ``visit`` seconds (a
+    statement SQLite runs 100 times in 100 ms would otherwise make a server engine's visit last seconds);
+    ``visits`` the visits of the slowest config's measured length that fit in ``duration`` (at least 1, at most
+    ``rounds``). So a statement slower than a visit runs once per visit, and in fewer rounds when ``duration``
+    leaves time for fewer runs."""
 
     #: a first visit ends after this many visits' length of wall time, however little of it was timed
     WALL = 10
@@ -180,15 +184,27 @@ class Visits:
     cap: int = 1000
     runs: dict[str, int] = field(default_factory=dict)
     visits: dict[str, int] = field(default_factory=dict)
+    #: per statement: the block of its first visits, the configs that made one, the slowest time per execution
+    first_block: dict[str, int] = field(default_factory=dict)
+    seen: dict[str, set[str]] = field(default_factory=dict)
+    per_run: dict[str, float] = field(default_factory=dict)
 
     def full(self, timed: float, wall: float) -> bool:
         """Whether a first visit has run long enough: ``timed`` seconds measured in ``wall`` seconds."""
         return timed >= self.visit or wall >= self.WALL * self.visit
 
-    def record(self, step: str, runs: int, seconds: float) -> None:
-        """The first visit of ``step``: ``runs`` executions measured for ``seconds`` in all."""
-        self.runs[step] = runs
-        self.visits[step] = max(1, min(self.rounds, round(self.duration / max(seconds, 1e-9))))
+    def known(self, step: str, config: str, block: int) -> bool:
+        """Whether ``config``'s visit of ``step`` in ``block`` runs the planned count (else it is a first visit)."""
+        return step in self.runs and (block != self.first_block[step] or config in self.seen[step])
+
+    def record(self, step: str, config: str, block: int, runs: int, seconds: float) -> None:
+        """``config``'s first visit of ``step``: ``runs`` executions measured for ``seconds`` in all."""
+        self.first_block.setdefault(step, block)
+        self.seen.setdefault(step, set()).add(config)
+        self.runs[step] = min(runs, self.runs.get(step, runs))
+        self.per_run[step] = max(seconds / max(runs, 1), self.per_run.get(step, 0.0))
+        measured = self.runs[step] * self.per_run[step]
+        self.visits[step] = max(1, min(self.rounds, round(self.duration / max(measured, 1e-9))))
 
     def as_json(self) -> dict[str, dict[str, int]]:
         return {"runs_per_visit": dict(self.runs), "visits_per_block": dict(self.visits)}

@@ -299,7 +299,7 @@ class SqlWorkload(Workload):
         if self.options.vus:
             from tdebench.workloads.sql.mix import SqlMix
             return SqlMix(self, state, block, rec)
-        return SqlSteps(self, state, rec, self.visits(), self._rounds())
+        return SqlSteps(self, state, rec, self.visits(), self._rounds(), block)
 
     def _rounds(self) -> int:
         return max(1, math.ceil(self.options.measured_seconds / self.options.slice_seconds - 1e-9))
