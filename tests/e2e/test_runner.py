@@ -21,9 +21,11 @@ pytestmark = pytest.mark.slow(seconds=150)  # a measured run of the whole module
 ROOT = Path(__file__).resolve().parents[2]
 # the examples run here; the others are run (and checked as examples too) by their workload's e2e test
 EXAMPLES = [e for e in ex.EXAMPLES if e.stem not in ex.RUN_BY_OTHER_TESTS]
-#: examples run with fewer configs of the same kinds (the file is validated whole first): three of the five TDE
-#: configs, the shortest key and the other mode beside the plain twin, prove the file runs at a third of the time
-RESIZED = {"mariadb-key-lengths": {"encryption": ["none", "tde:aes-128-ctr", "tde:aes-256-cbc"]}}
+#: examples run smaller (the file is validated whole first): three of the five TDE configs, the shortest key and
+#: the other mode beside the plain twin, prove the file runs at a third of the time; the CRUD example's three
+#: configs on a quarter of its rows, in batches of a fifth
+RESIZED = {"mariadb-key-lengths": {"encryption": ["none", "tde:aes-128-ctr", "tde:aes-256-cbc"]},
+           "crud-postgres-3des": {"rows": 5000, "batches": [1000]}}
 
 
 def tdebench(*args: str, **kw) -> subprocess.CompletedProcess[str]:
