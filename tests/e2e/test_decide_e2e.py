@@ -27,8 +27,7 @@ ORDERS = ROOT / "docs" / "examples" / "orders-sql"
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not Path("/dev/loop-control").exists(),
                                 reason="fs:fscrypt needs root and loop devices")
-#: short switching phases (and two trials of each sub-run, enough for an interval): what is tested is the decision,
-#: not the switch's precision
+#: short switching phases: what is tested is the decision, not the switch's precision
 FAST = ["--switch-option", "steady=1s", "--switch-option", "rampup=1s", "--switch-option", "vus=1"]
 
 
@@ -84,9 +83,8 @@ def screenshot(page: Path, png: Path, profile: Path) -> str:
 def test_decide_on_sqlite(sandbox, data_root) -> None:
     base, keys = sandbox
     out = base / "decision"
-    proc = start(base, ["--engine", "sqlite", "--workload-dir", str(ORDERS), "--budget", "3m", "--trials", "2",
-                        "--switch-trials", "2", "--workload-option", "duration=20ms", *FAST, "--data-dir",
-                        str(data_root), "--out", str(out)])
+    proc = start(base, ["--engine", "sqlite", "--workload-dir", str(ORDERS), "--budget", "3m", "--trials", "3",
+                        "--workload-option", "duration=20ms", *FAST, "--data-dir", str(data_root), "--out", str(out)])
     log, _ = proc.communicate(timeout=600)
     assert proc.returncode == 0, log[-4000:]
     decision = json.loads((out / "decision.json").read_text())
