@@ -146,7 +146,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, words):
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.heavy  # an interrupted run ends cleanly and resumes: tests/e2e/test_interrupt.py (each engine)
+@pytest.mark.heavy  # an interrupted run ends cleanly and resumes: tests/e2e/test_interrupt.py (SQLite)
 @pytest.mark.skipif(not HAVE_MARIADB, reason="mariadb-server is not installed")
 def test_interrupted_while_switching_ends_cleanly_and_resumes(tmp_path, tpcc_w1):
     """SIGINT as soon as the switch is set (my.cnf says innodb_encrypt_tables=ON): exit 130, no server left, the

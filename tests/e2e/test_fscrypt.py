@@ -220,8 +220,9 @@ def test_killed_run_is_cleaned_up(sandbox, tpch_sf001):
     assert_nothing_left(base, keys)
 
 
-@pytest.mark.heavy  # 13 configs; each layer of each engine has its own run in test_run_none_vs_fscrypt and the
-# gocryptfs and sqlite3mc tests, the layers table its unit test (tests/unit/test_layers.py)
+@pytest.mark.heavy  # 13 configs; each layer of each engine runs in the default suite (test_run_none_vs_fscrypt,
+# MariaDB's in the Ctrl-C test and test_encrypt_fs, the gocryptfs and sqlite3mc tests), the layers table in its unit
+# test (tests/unit/test_layers.py)
 @pytest.mark.server
 @pytest.mark.skipif(not (HAS_MARIADB and HAS_POSTGRES and shutil.which("gocryptfs")),
                     reason="needs mariadbd, PostgreSQL and gocryptfs")
