@@ -200,13 +200,12 @@ def test_rotation_by_key_version_under_tpcc(tpcc_w1, tmp_path):
 @pytest.mark.server
 def test_keyserver_down_during_tpcc(tpcc_w1, tmp_path):
     """The key server stopped in the middle of a TPC-C trial: MariaDB serves on from its cached keys, a restart
-    meanwhile is refused with the plugin's own error, and once the key server is back every row is there. One
-    virtual user: what is checked is the server's keys, not concurrency."""
+    meanwhile is refused with the plugin's own error, and once the key server is back every row is there."""
     if shutil.which("mariadbd") is None and not Path("/usr/sbin/mariadbd").exists():
         pytest.skip("mariadb-server is not installed")
     run = tmp_path / "run"
     result = tdebench("run", "--engine", "mariadb", "--encryption", "tde:aes-256-cbc", "--keys", "openbao",
-                      "--workload", "tpcc", "--warehouses", "1", "--vus", "1", "--duration", "8s", "--rampup", "1s",
+                      "--workload", "tpcc", "--warehouses", "1", "--vus", "2", "--duration", "8s", "--rampup", "1s",
                       "--trials", "1", "--warmup", "0", "--fault", "keyserver-down@40%", "--data-dir",
                       str(tpcc_w1[0].parent), "--out", str(run), "--no-report",
                       env={"XDG_STATE_HOME": str(tmp_path / "state")})
