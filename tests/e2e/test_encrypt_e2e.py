@@ -1,6 +1,7 @@
-"""End to end: `tdebench run --workload encrypt` on a real MariaDB (1 warehouse, phases of 2 s, 2 encryption threads,
+"""End to end: `tdebench run --workload encrypt` on a real MariaDB (1 warehouse, phases of 1 s, 2 encryption threads,
 2 trials): the switch on and the way back are timed from the server's own status, the background's phases are
-measured and paired per trial, the at-rest scan runs after each switch, and nothing is left running."""
+measured and paired per trial, the at-rest scan runs after each switch, the run directory is the documented one
+(the matrix's MariaDB x encrypt pair), and nothing is left running."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import pytest
 
 from tdebench.cli.app import main
 from tests.interruptible import default_sigint
+from tests.resultdoc import undocumented
 
 pytestmark = pytest.mark.slow(seconds=170)  # a measured run of the whole module, loaded machine
 
@@ -55,6 +57,7 @@ def test_switch_on_and_back_under_tpcc(tmp_path, tpcc_w1):
     # phases of 1 s without ramp-up (as test_encrypt_fs.py): what is checked is the switch, not its precision
     code = encrypt_run(tmp_path, tpcc_w1, "steady=1s", "rampup=0", "threads=2", "iops=1000", trials=2)
     assert code == 0, (run / "manifest.json").read_text()
+    assert undocumented(run) == []  # every file and CSV column is in docs/result-format.md
     found = rows(run)
     for threads in (2,):  # one cycle: test_iops_swept_as_an_axis runs two of them
         for direction in ("on", "off"):
