@@ -214,7 +214,7 @@ class TestFromMariadb:
         run = tmp_path / "run"
         done = tdebench("run", "--workload", "replay", "--workload-dir", str(captured), "--log",
                         str(mariadb.log), "--engine", "mariadb", "--encryption", "none,tde:aes-256-ctr", "--trials",
-                        "1", "--warmup", "0", "--out", str(run), "--data-dir", str(tmp_path / "data"), "--work-dir",
+                        "2", "--warmup", "0", "--out", str(run), "--data-dir", str(tmp_path / "data"), "--work-dir",
                         str(tmp_path / "work"), env={"XDG_STATE_HOME": str(tmp_path / "state")})
         assert done.returncode == 0, done.stderr[-3000:]
         rows = [line.split(",") for line in (run / "measurements.csv").read_text().splitlines()[1:]]
