@@ -182,6 +182,7 @@ def test_interrupted_while_switching_ends_cleanly_and_resumes(tmp_path, tpcc_w1)
     assert rows(run)[("encrypt", "t1.on", "time_to_done")]
 
 
+@pytest.mark.heavy  # the same check (EncryptWorkload.validate) by default: test_encrypt_offline.py's test of it on SQLite
 @pytest.mark.skipif(not HAVE_MARIADB, reason="mariadb-server is not installed")
 def test_a_rate_the_baseline_cannot_reach_is_refused_not_lowered(tmp_path, tpcc_w1, capsys):
     assert encrypt_run(tmp_path, tpcc_w1, "rate=1000000", "steady=2s", "rampup=0") == 2
