@@ -1,4 +1,4 @@
-"""End to end: `tdebench run --workload encrypt` on a real MariaDB (1 warehouse, phases of 1 s, 2 encryption threads,
+"""End to end: `tdebench run --workload encrypt` on a real MariaDB (1 warehouse, phases of 2 s, 2 encryption threads,
 2 trials): the switch on and the way back are timed from the server's own status, the background's phases are
 measured and paired per trial, the at-rest scan runs after each switch, the run directory is the documented one
 (the matrix's MariaDB x encrypt pair), and nothing is left running."""
@@ -54,8 +54,7 @@ def encrypt_run(tmp_path: Path, tpcc_w1, *options: str, trials: int = 1, extra: 
 @pytest.mark.skipif(not HAVE_MARIADB, reason="mariadb-server is not installed")
 def test_switch_on_and_back_under_tpcc(tmp_path, tpcc_w1):
     run = tmp_path / "run"
-    # phases of 1 s without ramp-up (as test_encrypt_fs.py): what is checked is the switch, not its precision
-    code = encrypt_run(tmp_path, tpcc_w1, "steady=1s", "rampup=0", "threads=2", "iops=1000", trials=2)
+    code = encrypt_run(tmp_path, tpcc_w1, "steady=2s", "rampup=1s", "threads=2", "iops=1000", trials=2)
     assert code == 0, (run / "manifest.json").read_text()
     assert undocumented(run) == []  # every file and CSV column is in docs/result-format.md
     found = rows(run)
