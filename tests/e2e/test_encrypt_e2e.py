@@ -1,6 +1,7 @@
 """End to end: `tdebench run --workload encrypt` on a real MariaDB (1 warehouse, phases of 2 s, 2 encryption threads,
 2 trials): the switch on and the way back are timed from the server's own status, the background's phases are
-measured and paired per trial, the at-rest scan runs after each switch, and nothing is left running."""
+measured and paired per trial, the at-rest scan runs after each switch, the run directory is the documented one
+(the matrix's MariaDB x encrypt pair), and nothing is left running."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import pytest
 
 from tdebench.cli.app import main
 from tests.interruptible import default_sigint
+from tests.resultdoc import undocumented
 
 pytestmark = pytest.mark.slow(seconds=170)  # a measured run of the whole module, loaded machine
 
@@ -54,6 +56,7 @@ def test_switch_on_and_back_under_tpcc(tmp_path, tpcc_w1):
     run = tmp_path / "run"
     code = encrypt_run(tmp_path, tpcc_w1, "steady=2s", "rampup=1s", "threads=2", "iops=1000", trials=2)
     assert code == 0, (run / "manifest.json").read_text()
+    assert undocumented(run) == []  # every file and CSV column is in docs/result-format.md
     found = rows(run)
     for threads in (2,):  # one cycle: test_iops_swept_as_an_axis runs two of them
         for direction in ("on", "off"):
@@ -145,7 +148,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, words):
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.heavy  # an interrupted run ends cleanly and resumes: tests/e2e/test_interrupt.py (each engine)
+@pytest.mark.heavy  # an interrupted run ends cleanly and resumes: tests/e2e/test_interrupt.py (SQLite)
 @pytest.mark.skipif(not HAVE_MARIADB, reason="mariadb-server is not installed")
 def test_interrupted_while_switching_ends_cleanly_and_resumes(tmp_path, tpcc_w1):
     """SIGINT as soon as the switch is set (my.cnf says innodb_encrypt_tables=ON): exit 130, no server left, the
@@ -178,6 +181,7 @@ def test_interrupted_while_switching_ends_cleanly_and_resumes(tmp_path, tpcc_w1)
     assert rows(run)[("encrypt", "t1.on", "time_to_done")]
 
 
+@pytest.mark.heavy  # the same check (EncryptWorkload.validate) by default: test_encrypt_offline.py's test of it on SQLite
 @pytest.mark.skipif(not HAVE_MARIADB, reason="mariadb-server is not installed")
 def test_a_rate_the_baseline_cannot_reach_is_refused_not_lowered(tmp_path, tpcc_w1, capsys):
     assert encrypt_run(tmp_path, tpcc_w1, "rate=1000000", "steady=2s", "rampup=0") == 2

@@ -179,8 +179,8 @@ def test_rotation_by_key_version_under_tpcc(tpcc_w1, tmp_path):
         pytest.skip("mariadb-server is not installed")
     run = tmp_path / "run"
     result = tdebench("run", "--engine", "mariadb", "--encryption", "tde:aes-256-cbc", "--keys", "openbao",
-                      "--workload", "encrypt", "--warehouses", "1", "--workload-option", "steady=2s",
-                      "--workload-option", "rampup=1s", "--workload-option", "threads=1", "--workload-option",
+                      "--workload", "encrypt", "--warehouses", "1", "--workload-option", "steady=1s",
+                      "--workload-option", "rampup=0", "--workload-option", "threads=1", "--workload-option",
                       "rekey=no", "--workload-option", "way_back=no", "--server-setting",
                       "hashicorp_key_management_cache_version_timeout=1000", "--trials", "1", "--warmup", "0",
                       "--data-dir", str(tpcc_w1[0].parent), "--out", str(run),

@@ -314,7 +314,7 @@ def test_run_refuses_mislabel_unless_overridden(mariadb, tpch_sf001, tmp_path):
 
 @needs_mariadb
 @needs_orchestrator
-@pytest.mark.heavy  # a killed run resumes in the default suite: tests/e2e/test_interrupt.py (SQLite, PostgreSQL); the
+@pytest.mark.heavy  # a killed run resumes in the default suite: tests/e2e/test_interrupt.py (SQLite); the
 # targets' labels survive a plan's round trip in tests/unit (the resumed plan is the one the manifest keeps)
 @pytest.mark.slow(seconds=45)
 @pytest.mark.skipif("name" not in {f.name for f in fields(Config)},

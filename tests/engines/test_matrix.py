@@ -80,6 +80,9 @@ COVERED_ELSEWHERE: dict[tuple[str, str], str] = {
     ("postgres", "sql"): "tests/e2e/test_sql_workload.py::test_the_command_of_the_docs_on_three_engines",
     ("external", "tpch"): "tests/engines/test_external.py::test_run_with_two_targets_end_to_end",
     ("postgres", "encrypt"): "tests/e2e/test_encrypt_offline.py::test_pgcrypto_switches_tpch_alone_and_the_scan_covers_it",
+    ("mariadb", "encrypt"): "tests/e2e/test_encrypt_e2e.py::test_switch_on_and_back_under_tpcc",
+    ("mariadb", "sysbench"):
+        "tests/e2e/test_sysbench_e2e.py::test_mariadb_interleaved_slices_keep_one_connected_sysbench_per_config_and_step",
 }
 # pairs that fail today, each with what fails: expected to fail (strict: once a pair passes, its entry must go)
 KNOWN_BROKEN: dict[tuple[str, str], str] = {}
