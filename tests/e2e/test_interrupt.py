@@ -1,9 +1,8 @@
 """Interrupting runs at random points (SIGINT, SIGTERM, SIGKILL + `tdebench cleanup`) leaves no process, mount
 or temporary directory behind within 10 s, and every interrupted run resumes to completion.
 
-A short version of ``benchmarks/interrupt_runs.py`` (which interrupts 20 runs): three SQLite runs and, with
-``--heavy``, one server run when a server engine is installed. The seed is printed; set TDEBENCH_INTERRUPT_SEED
-to replay.
+A short version of ``benchmarks/interrupt_runs.py`` (which interrupts 20 runs): three SQLite runs and one
+server run when a server engine is installed. The seed is printed; set TDEBENCH_INTERRUPT_SEED to replay.
 """
 
 from __future__ import annotations
@@ -38,11 +37,7 @@ SEED = int(os.environ.get("TDEBENCH_INTERRUPT_SEED", random.randrange(1 << 30)))
 SERVER = next(iter(H.available_engines(["postgres", "mariadb"])), None)
 CASES = [("sqlite", signal.SIGINT), ("sqlite", signal.SIGTERM), ("sqlite", signal.SIGKILL)]
 CASES += [(SERVER, signal.SIGTERM)] if SERVER else []
-# heavy: server runs interrupted in the default suite: test_fscrypt.py::test_ctrl_c_leaves_no_mount_loop_device_or_key
-# (MariaDB, while provisioning and while measuring), test_mariadb_gocryptfs.py::test_ctrl_c_leaves_no_mount_or_daemon
-# (gocryptfs while provisioning); the signals and the resume: the SQLite cases here
-SERVER_MARKS = [pytest.mark.server, pytest.mark.heavy]
-PARAMS = [pytest.param(e, s, id=f"{e}-{s.name}", marks=SERVER_MARKS if e != "sqlite" else []) for e, s in CASES]
+PARAMS = [pytest.param(e, s, id=f"{e}-{s.name}", marks=[pytest.mark.server] if e != "sqlite" else []) for e, s in CASES]
 if SERVER is None:  # shown as a skip with its reason, not as a test that passes having run nothing
     PARAMS.append(pytest.param("server", signal.SIGTERM, id="server-SIGTERM", marks=pytest.mark.skip(
         reason="no server engine (mariadb, postgres with gocryptfs) installed: only SQLite runs interrupted")))
