@@ -98,6 +98,7 @@ def test_a_cold_run_says_every_trial_began_from_an_empty_cache() -> None:
 
 def test_no_plan_no_figures_invented() -> None:
     assert regime_sentences({}, _no_counters(), ["e-none"], "e-none", "total") == []
+    assert regime_sentences({"plan": {"cache": "unknown"}}, _no_counters(), ["e-none"], "e-none", "total") == []
     [text] = regime_sentences({"plan": {"cache": "warm"}}, _no_counters(), ["e-none"], "e-none", "total")
     assert "MiB" not in text and "(data" not in text and "hit ratio" not in text
 

@@ -89,7 +89,8 @@ def _int(value: Any) -> int | None:
 def regime_sentences(manifest: dict[str, Any], counters: CounterIndex, configs: list[str], plain: str | None,
                      step: str | None) -> list[str]:
     """The regime sentences of one engine's ``configs`` (``plain``: its plain twin; ``step``: the headline's step),
-    one per memory ratio in the order run, or one for a run without a ratio; none without a plan (a capture)."""
+    one per memory ratio in the order run, or one for a run without a ratio; none without a plan or when the plan
+    does not say how the cache ran (an imported run)."""
     plan = _dict(manifest.get("plan"))
     if not plan or not configs:
         return []
@@ -101,6 +102,8 @@ def regime_sentences(manifest: dict[str, Any], counters: CounterIndex, configs: 
         if ratio is not None:
             ratios.setdefault(ratio, []).append(config)
     if not ratios:
+        if plan.get("cache", "warm") not in ("warm", "cold"):  # an imported run: how it ran is not known
+            return []
         twin = plain or configs[0]
         data = _int(loaded_bytes(_config(manifest, twin)))
         hit = counters.hit_ratio(twin, step) if step else None
