@@ -5,6 +5,7 @@ ratio, the same sentence in the terminal, summary.md and index.html."""
 from __future__ import annotations
 
 import html
+import json
 import os
 import re
 import subprocess
@@ -14,12 +15,17 @@ from typing import Any
 
 import pytest
 
+from tdebench.engines.duckdb.engine import DuckdbCache
+from tdebench.engines.mariadb.memory import BufferPoolSize
+from tdebench.engines.postgres.counters import SharedBuffers
+from tdebench.engines.toolkit.sqlitefile import SqliteCache
 from tdebench.report.counters_view import CounterIndex
 from tdebench.report.fmt import fmt_bytes
 from tdebench.report.regime_view import fraction_words, regime_sentences
 from tdebench.stats.load import parse_rows
 
 MIB = 1024 ** 2
+GIB = 1024 ** 3
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -65,7 +71,7 @@ def test_a_sweep_gets_one_sentence_per_ratio_in_the_order_run_and_a_ratio_above_
 
 def _unswept(cache: str, hits: tuple[int, int] | None) -> tuple[dict[str, Any], CounterIndex]:
     manifest = {"plan": {"cache": cache},
-                "configs": [{"label": "e-none", "encryption": "none", "storage_bytes": 200 * MIB,
+                "configs": [{"label": "e-none", "encryption": "none", "storage_bytes": 200 * MIB, "cache_bytes": GIB,
                              "storage": {"totals": {"total_bytes": 164 * MIB}}},
                             {"label": "e-tde", "encryption": "tde", "storage_bytes": 210 * MIB}]}
     rows = [{"engine": "e", "config": "e-none", "encryption": "none", "workload": "w", "test": "counters",
@@ -75,11 +81,13 @@ def _unswept(cache: str, hits: tuple[int, int] | None) -> tuple[dict[str, Any], 
 
 
 @pytest.mark.parametrize(("hits", "says", "figures"), [
-    ((10000, 0), "Every page was in the database's cache", "(data 164.0 MiB, cache hit ratio 100%)"),
-    ((10000, 80), "Nearly every page was in the database's cache", "(data 164.0 MiB, cache hit ratio 99.2%)"),
+    ((10000, 0), "Every page was in the database's cache", "(data 164.0 MiB, cache 1.0 GiB, cache hit ratio 100%)"),
+    ((10000, 80), "Nearly every page was in the database's cache",
+     "(data 164.0 MiB, cache 1.0 GiB, cache hit ratio 99.2%)"),
     ((10000, 2200), "The database's cache, at its configured size, missed pages",
-     "(data 164.0 MiB, cache hit ratio 78.0%)"),
-    (None, "The database's cache was kept warm between trials at its configured size", "(data 164.0 MiB)"),
+     "(data 164.0 MiB, cache 1.0 GiB, cache hit ratio 78.0%)"),
+    (None, "The database's cache was kept warm throughout the run, at its configured size",
+     "(data 164.0 MiB, cache 1.0 GiB)"),
 ])
 def test_without_a_ratio_the_words_follow_the_counted_hit_ratio(hits, says, figures) -> None:
     manifest, counters = _unswept("warm", hits)
@@ -93,7 +101,8 @@ def test_without_a_ratio_the_words_follow_the_counted_hit_ratio(hits, says, figu
 def test_a_cold_run_says_every_trial_began_from_an_empty_cache() -> None:
     manifest, counters = _unswept("cold", (10000, 0))
     [text] = regime_sentences(manifest, counters, ["e-none", "e-tde"], "e-none", "total")
-    assert text.startswith("Every trial began with the database's cache and the OS page cache emptied (data 164.0 MiB)")
+    assert text.startswith("Every trial began with the database's cache and the OS page cache emptied (data 164.0 MiB, "
+                           "cache 1.0 GiB)")
 
 
 def test_no_plan_no_figures_invented() -> None:
@@ -101,6 +110,20 @@ def test_no_plan_no_figures_invented() -> None:
     assert regime_sentences({"plan": {"cache": "unknown"}}, _no_counters(), ["e-none"], "e-none", "total") == []
     [text] = regime_sentences({"plan": {"cache": "warm"}}, _no_counters(), ["e-none"], "e-none", "total")
     assert "MiB" not in text and "(data" not in text and "hit ratio" not in text
+
+
+@pytest.mark.parametrize(("cache", "settings", "expected"), [
+    (SqliteCache, {"cache_size": "-2000", "page_size": "4096"}, 2000 * 1024),
+    (SqliteCache, {"cache_size": "100", "page_size": "4096"}, 100 * 4096),
+    (SqliteCache, {}, None),
+    (SharedBuffers, {"shared_buffers": "512MB"}, 512 * MIB),
+    (SharedBuffers, {"shared_buffers": "16384"}, 16384 * 8192),  # a bare number counts 8 kB blocks
+    (BufferPoolSize, {"innodb_buffer_pool_size": "1G"}, GIB),
+    (BufferPoolSize, {"innodb_buffer_pool_size": "134217728"}, 128 * MIB),
+    (DuckdbCache, {"memory_limit": "default"}, None),
+])
+def test_the_configured_cache_size_is_read_from_the_settings_the_manifest_records(cache, settings, expected) -> None:
+    assert cache.configured_bytes(settings) == expected
 
 
 @pytest.mark.parametrize(("ratio", "words"), [(0.25, "a quarter"), (0.26, "a quarter"), (0.5, "half"),
@@ -127,6 +150,9 @@ def test_a_real_run_at_one_ratio_says_its_regime_alike_in_the_terminal_summary_m
     md = (out / "report" / "summary.md").read_text()
     [line] = [x for x in md.splitlines() if "(memory regime)" in x]
     sentence = line.split("(memory regime): ", 1)[1]
+    configs = json.loads((out / "manifest.json").read_text())["configs"]
+    assert {c["label"]: c.get("cache_bytes") for c in configs if "base_label" not in c} == {
+        "sqlite-none": 2000 * 1024, "sqlite-sqlcipher-aes-256-cbc": 2000 * 1024}  # as configured, before the ratio
     assert sentence.startswith("The cache held 25% of the loaded data (") and "OS page cache" in sentence
     assert sentence in _words(done.stdout)
     assert sentence in _words((out / "report" / "index.html").read_text())

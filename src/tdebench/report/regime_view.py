@@ -2,8 +2,8 @@
 it missed came from, one sentence per regime beside the verdict (terminal, summary.md and index.html alike).
 
 Everything said comes from the manifest (``memory.regimes`` of a ``--memory-ratio`` run: ratio, cache and data
-bytes, page source; the plan's cache mode; the loaded data of the configs) and, for a run without a memory ratio,
-the engine's own cache hit ratio over the headline step when it counts one.
+bytes, page source; the plan's cache mode; the loaded data and configured cache bytes of the configs) and, for a
+run without a memory ratio, the engine's own cache hit ratio over the headline step when it counts one.
 """
 
 from __future__ import annotations
@@ -56,9 +56,10 @@ def ratio_sentence(ratio: float, cache: int | None, data: int | None, source: st
             "a decryption.")
 
 
-def unswept_sentence(data: int | None, cold: bool, hit: float | None) -> str:
-    """A run without a memory ratio: each engine's cache at its configured size, warm or emptied before each trial."""
-    size = f"data {fmt_bytes(data)}" if data else ""
+def unswept_sentence(data: int | None, cache: int | None, cold: bool, hit: float | None) -> str:
+    """A run without a memory ratio: each engine's cache at its configured size (``cache``: its bytes, when the
+    settings say), warm or emptied before each trial."""
+    size = ", ".join(f"{what} {fmt_bytes(n)}" for what, n in (("data", data), ("cache", cache)) if n)
     sized = f" ({size})" if size else ""
     if cold:
         return (f"Every trial began with the database's cache and the OS page cache emptied{sized}: "
@@ -73,7 +74,7 @@ def unswept_sentence(data: int | None, cold: bool, hit: float | None) -> str:
         return (f"The database's cache, at its configured size, missed pages ({figures}): each miss was read from "
                 "the OS page cache or the disk and, for an encrypted config, decrypted again; --memory-ratio sizes "
                 "the cache against the data and says where the misses come from.")
-    return (f"The database's cache was kept warm between trials at its configured size{sized}; how much of the "
+    return (f"The database's cache was kept warm throughout the run, at its configured size{sized}; how much of the "
             "data it held was not counted: if it holds all of it, "
             f"this is what a server whose RAM holds its whole working set sees, and {ONCE}.")
 
@@ -105,9 +106,10 @@ def regime_sentences(manifest: dict[str, Any], counters: CounterIndex, configs: 
         if plan.get("cache", "warm") not in ("warm", "cold"):  # an imported run: how it ran is not known
             return []
         twin = plain or configs[0]
-        data = _int(loaded_bytes(_config(manifest, twin)))
+        entry = _config(manifest, twin)
         hit = counters.hit_ratio(twin, step) if step else None
-        return [unswept_sentence(data, plan.get("cache") == "cold", hit)]
+        return [unswept_sentence(_int(loaded_bytes(entry)), _int(entry.get("cache_bytes")),
+                                 plan.get("cache") == "cold", hit)]
     out = []
     for ratio, labels in ratios.items():
         entries = [_dict(regimes.get(c)) for c in sorted(labels, key=lambda c: c != plain)]

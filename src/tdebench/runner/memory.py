@@ -176,7 +176,7 @@ class MemoryRegimes:
         """A manifest ``configs`` entry for the regime label: the config's, with the settings it ran with."""
         configs = manifest.setdefault("configs", [])
         base = next((c for c in configs if c.get("label") == label), {"label": label})
-        entry = {k: copy.deepcopy(v) for k, v in base.items() if k not in ("storage",)}
+        entry = {k: copy.deepcopy(v) for k, v in base.items() if k not in ("storage", "cache_bytes")}
         settings = dict(entry.get("settings") or {})
         settings.update({k: v for k, v in applied.items() if not isinstance(v, (dict, list))})
         entry.update(label=regime, base_label=label, memory_ratio=ratio, settings=settings)
