@@ -63,8 +63,8 @@ def unswept_sentence(data: int | None, cache: int | None, cold: bool, hit: float
     sized = f" ({size})" if size else ""
     if cold:
         return (f"Every trial began with the database's cache and the OS page cache emptied{sized}: "
-                "what a server sees right after a restart, before its cache has filled; every page read comes from "
-                "the disk and, for an encrypted config, is decrypted.")
+                "what a server sees right after a restart, before its cache has filled; every page a trial needs is "
+                "first read from the disk and, for an encrypted config, decrypted.")
     figures = ", ".join(x for x in (size, f"cache hit ratio {fmt_hit(hit)}" if hit is not None else "") if x)
     if hit is not None and hit >= HIT_ALL:
         every = "Every page" if hit >= 1 else "Nearly every page"
