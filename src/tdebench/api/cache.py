@@ -14,6 +14,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, ClassVar, Generic, TypeVar
 
+from tdebench.api.footprint import size_setting
+
 #: the engine's own instance class that a cache belongs to
 InstanceT = TypeVar("InstanceT")
 
@@ -34,6 +36,14 @@ class Cache(ABC, Generic[InstanceT]):
     page_sources: ClassVar[tuple[str, ...]] = ()
     #: bytes an instance takes beyond its cache (the memory sweep checks that the caches plus this fit the machine)
     headroom: ClassVar[int] = 0
+    #: the unit of a bare number in :attr:`setting` (bytes; e.g. 8 kB blocks)
+    setting_unit: ClassVar[int] = 1
+
+    @classmethod
+    def configured_bytes(cls, settings: dict[str, Any]) -> int | None:
+        """The cache size an instance's ``settings`` give it (``4GB``, ``512M``, a bare number in
+        :attr:`setting_unit`), recorded for a run without a memory ratio; None when they do not say."""
+        return size_setting(str(settings.get(cls.setting, "")), cls.setting_unit, 0) or None
 
     def __init__(self, instance: InstanceT) -> None:
         #: the instance whose cache this is (the engine's own class)

@@ -79,3 +79,15 @@ def split_label(label: str) -> tuple[str, float | None]:
 def ratio_of(label: str) -> float | None:
     """The memory ratio a config label carries, or None."""
     return split_label(label)[1]
+
+
+def loaded_bytes(entry: dict[str, Any]) -> int:
+    """The data loaded into a manifest ``configs`` entry: tables + indexes from the engine's catalog
+    (``storage.totals.total_bytes``), else the files' size (``storage_bytes``); 0 when neither is known."""
+    storage = entry.get("storage") if isinstance(entry.get("storage"), dict) else {}
+    totals = storage.get("totals") if isinstance(storage.get("totals"), dict) else {}
+    total = totals.get("total_bytes")
+    if isinstance(total, (int, float)) and total > 0:
+        return int(total)
+    value = entry.get("storage_bytes")
+    return int(value) if isinstance(value, (int, float)) and value > 0 else 0

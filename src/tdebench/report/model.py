@@ -11,9 +11,11 @@ from tdebench.api.measurement import ONE_OFF_TESTS
 from tdebench.api.presentation import Presentation
 from tdebench.api.regime import split_label
 from tdebench.report.encrypt_view import SwitchRow, switch_rows, verdict_lines
+from tdebench.report.counters_view import CounterIndex
 from tdebench.report.fmt import fmt_p, fmt_value, fmt_value_ci
 from tdebench.results.rundir import LoadedRun, load_run
 from tdebench.results.labels import LabelStatus, label_status, manifest_label_status
+from tdebench.report.regime_view import regime_sentences
 from tdebench.report.shown import run_presentation
 from tdebench.stats.analysis import Analysis, StatsSettings, analyze, settings_for_run
 from tdebench.stats.anova import ALL_CONFIGS, ENCRYPTED_ONLY, AnovaResult
@@ -102,6 +104,8 @@ class EngineSummary:
     anova_encrypted: AnovaResult | None = None  # the same test over the encrypted configs only (key lengths)
     # the same step and metric of the run's other tests (TPC-H's throughput test beside the power test)
     anova_other_tests: list[AnovaResult] = field(default_factory=list)
+    #: the memory regime of its figures in a DBA's words, one sentence per regime (:mod:`tdebench.report.regime_view`)
+    regimes: list[str] = field(default_factory=list)
 
     @property
     def n_unit(self) -> str:
@@ -337,9 +341,11 @@ def engine_summary(files: LoadedRun, a: Analysis, engine: str, configs: list[str
     anova = next((r for r in tests if r.scope == ALL_CONFIGS), None)
     encrypted = next((r for r in tests if r.scope == ENCRYPTED_ONLY), None)
     others = sorted((r for r in same_step if r not in tests), key=lambda r: (r.test, r.scope != ALL_CONFIGS))
+    regimes = regime_sentences(files.manifest, CounterIndex(a.measurements), configs, plain,
+                               headline.step if headline else None)
     return EngineSummary(engine, plain, configs, headline, rows,
                          _query_rows(a, configs, queries.test if (queries := shown.section("queries")) else None),
-                         verdicts, anova, encrypted, others)
+                         verdicts, anova, encrypted, others, regimes)
 
 
 def _config_order(files: LoadedRun) -> list[str]:

@@ -24,7 +24,7 @@ import psutil
 
 from tdebench.api.engine import Engine
 from tdebench.api.plan import Block, RunPlan
-from tdebench.api.regime import ratio_text, regime_label
+from tdebench.api.regime import loaded_bytes, ratio_text, regime_label
 from tdebench.api.trial import ConfigState, Recorder
 from tdebench.errors import EnvironmentProblem, UsageError
 
@@ -162,7 +162,7 @@ class MemoryRegimes:
         if engine in known:
             return int(known[engine])
         entries = [c for c in manifest.get("configs", []) if c.get("engine") == engine and "base_label" not in c]
-        sizes = {str(e.get("label")): _loaded_bytes(e) for e in entries}
+        sizes = {str(e.get("label")): loaded_bytes(e) for e in entries}
         plain = [label for label, e in zip(sizes, entries) if str(e.get("encryption")) == "none" and sizes[label]]
         data = sizes[plain[0]] if plain else max(sizes.values(), default=0)
         if data <= 0:
@@ -176,7 +176,7 @@ class MemoryRegimes:
         """A manifest ``configs`` entry for the regime label: the config's, with the settings it ran with."""
         configs = manifest.setdefault("configs", [])
         base = next((c for c in configs if c.get("label") == label), {"label": label})
-        entry = {k: copy.deepcopy(v) for k, v in base.items() if k not in ("storage",)}
+        entry = {k: copy.deepcopy(v) for k, v in base.items() if k not in ("storage", "cache_bytes")}
         settings = dict(entry.get("settings") or {})
         settings.update({k: v for k, v in applied.items() if not isinstance(v, (dict, list))})
         entry.update(label=regime, base_label=label, memory_ratio=ratio, settings=settings)
@@ -187,17 +187,6 @@ class MemoryRegimes:
                          key=lambda c: (self._rank(float(c["memory_ratio"])),
                                         order.get(str(c["base_label"]), len(order))))
         manifest["configs"] = bases + regimes  # configs as loaded, then ratio by ratio in the configs' order
-
-
-def _loaded_bytes(entry: dict[str, Any]) -> int:
-    """Tables + indexes from the engine's catalog (``storage.totals.total_bytes``), else the files' size."""
-    storage = entry.get("storage") if isinstance(entry.get("storage"), dict) else {}
-    totals = storage.get("totals") if isinstance(storage.get("totals"), dict) else {}
-    total = totals.get("total_bytes")
-    if isinstance(total, (int, float)) and total > 0:
-        return int(total)
-    value = entry.get("storage_bytes")
-    return int(value) if isinstance(value, (int, float)) and value > 0 else 0
 
 
 def check_plan(plan: RunPlan) -> None:

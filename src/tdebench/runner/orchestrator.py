@@ -311,6 +311,8 @@ class Orchestrator:
         verified = self.verification["configs"].get(state.config.label, {})
         entry.update({k: verified[k] for k in ("label_status", "label_note") if k in verified})
         entry["storage"] = config_storage(state.instance, self.workload.sized_tables() or None)
+        cache = engine.cache_type.configured_bytes(entry["settings"]) if engine.cache_type is not None else None
+        entry.update({"cache_bytes": cache} if cache else {})  # the configured size (a memory ratio resizes it)
         entry["keys"] = state.config.keys if not state.config.spec.is_plain else "none"
         entry.update({"key_source": self.keys.facts(state.config.label)} if self.keys.active else {})
         configs = [c for c in self.manifest.get("configs", []) if c.get("label") != state.config.label]

@@ -70,6 +70,7 @@ class SharedBuffers(WarmCache):
     noted (pg_buffercache) and read back (pg_prewarm) by the instance's ``save_cache`` and ``load_cache``."""
 
     setting = "shared_buffers"
+    setting_unit = 8192  # a bare number of shared_buffers counts blocks
     page_sources = ("disk", "memory")
     headroom = 512 * 1024 * 1024  # the memory cgroup's room beyond the cache (:func:`_headroom`)
 

@@ -116,6 +116,16 @@ class SqliteCache(Cache):
     #: who decrypts each miss (the manifest's ``os_page_cache`` says so)
     cipher: ClassVar[str] = "SQLCipher"
 
+    @classmethod
+    def configured_bytes(cls, settings: dict[str, Any]) -> int | None:
+        """``cache_size``: a negative value is KiB, a positive one pages of ``page_size`` bytes."""
+        value, page = (str(settings.get(k, "")) for k in ("cache_size", "page_size"))
+        if not value.lstrip("-").isdigit():
+            return None
+        if value.startswith("-"):
+            return int(value[1:]) * 1024 or None
+        return int(value) * int(page) if page.isdigit() and int(value) else None
+
     def resize(self, cache_bytes: int, page_source: str = "") -> dict[str, Any]:
         kib = max(64, cache_bytes // 1024)
         self.instance._settings["cache_size"] = f"-{kib}"
