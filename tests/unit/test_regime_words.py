@@ -21,7 +21,7 @@ from tdebench.engines.postgres.counters import SharedBuffers
 from tdebench.engines.toolkit.sqlitefile import SqliteCache
 from tdebench.report.counters_view import CounterIndex
 from tdebench.report.fmt import fmt_bytes
-from tdebench.report.regime_view import fraction_words, regime_sentences
+from tdebench.report.regime_view import fraction_words, ratio_sentence, regime_sentences
 from tdebench.stats.load import parse_rows
 
 MIB = 1024 ** 2
@@ -156,3 +156,13 @@ def test_a_real_run_at_one_ratio_says_its_regime_alike_in_the_terminal_summary_m
     assert sentence.startswith("The cache held 25% of the loaded data (") and "OS page cache" in sentence
     assert sentence in _words(done.stdout)
     assert sentence in _words((out / "report" / "index.html").read_text())
+
+
+def test_the_share_said_is_the_cache_the_engine_made_not_the_ratio_asked():
+    mib = 1024 * 1024
+    # MariaDB's buffer pool has a minimum of 8 MiB: a quarter of 19.2 MiB came out at 42%
+    words = ratio_sentence(0.25, 8 * mib, int(19.2 * mib), "disk")
+    assert words.startswith("The cache held 41.7% of the loaded data (8.0 MiB of 19.2 MiB; --memory-ratio 0.25 asked "
+                            "for 25%)")
+    assert "about 25%" not in words and "a quarter" not in words and "about 42% of its data" in words
+    assert "25%" in ratio_sentence(0.25, 41 * mib, 164 * mib, "disk")

@@ -29,7 +29,7 @@ def fraction_words(ratio: float) -> str:
     for value, words in FRACTIONS:
         if abs(ratio / value - 1) <= 0.1:
             return words
-    return f"{ratio * 100:g}%"
+    return f"{ratio * 100:.2g}%"
 
 
 def _sized(cache: int | None, data: int | None) -> str:
@@ -43,10 +43,15 @@ def _sized(cache: int | None, data: int | None) -> str:
 
 def ratio_sentence(ratio: float, cache: int | None, data: int | None, source: str) -> str:
     """One memory ratio's regime: the share of the data the cache held and where its misses came from."""
-    if ratio >= 1:
-        return (f"The cache was {ratio:g} times the loaded data{_sized(cache, data)}, so every page fitted in it: "
+    share = cache / data if cache and data else ratio  # what the engine made of the ratio (it may have a minimum)
+    asked = "" if abs(share / ratio - 1) <= 0.1 else f"; --memory-ratio {ratio:g} asked for {ratio * 100:g}%"
+    sized = _sized(cache, data)
+    sized = f"{sized[:-1]}{asked})" if sized else (f" ({asked[2:]})" if asked else "")
+    if share >= 1:
+        return (f"The cache was {share:.3g} times the loaded data{sized}, so every page fitted in it: "
                 f"what a server whose RAM holds its whole working set sees; {ONCE}.")
-    held = f"The cache held {ratio * 100:g}% of the loaded data{_sized(cache, data)}"
+    ratio = share
+    held = f"The cache held {share * 100:.3g}% of the loaded data{sized}"
     if source == "memory":
         return (f"{held} and the pages it missed came from the OS page cache, not the disk: the decryption cost "
                 "without the disk's wait; a server whose data is on disk pays the disk too, so its overhead is "
