@@ -50,14 +50,13 @@ def ratio_sentence(ratio: float, cache: int | None, data: int | None, source: st
     if share >= 1:
         return (f"The cache was {share:.3g} times the loaded data{sized}, so every page fitted in it: "
                 f"what a server whose RAM holds its whole working set sees; {ONCE}.")
-    ratio = share
     held = f"The cache held {share * 100:.3g}% of the loaded data{sized}"
     if source == "memory":
         return (f"{held} and the pages it missed came from the OS page cache, not the disk: the decryption cost "
                 "without the disk's wait; a server whose data is on disk pays the disk too, so its overhead is "
                 "smaller in proportion.")
     return (f"{held} and the pages it missed were read from the disk: what a server whose RAM is about "
-            f"{fraction_words(ratio)} of its data sees; every miss is a disk read and, for an encrypted config, "
+            f"{fraction_words(share)} of its data sees; every miss is a disk read and, for an encrypted config, "
             "a decryption.")
 
 

@@ -81,15 +81,16 @@ class SqlSteps(SteppedTrial):
         if s.kind == "query":
             self.state.mark(step)
         try:
-            started, runs = time.perf_counter(), 0
+            started, runs, timed = time.perf_counter(), 0, 0.0
             while runs < (1 if once else self.plan.runs.get(step, self.plan.cap)):
                 if not self._execute(s, statements, undo):
                     return
                 runs += 1
-                if not known and self.plan.full(sum(self.times[step][-runs:]), time.perf_counter() - started):
+                timed += self.times[step][-1]
+                if not known and self.plan.full(timed, time.perf_counter() - started):
                     break
             if not known:
-                self.plan.record(step, self.state.label, self.block, runs, sum(self.times[step][-runs:]))
+                self.plan.record(step, self.state.label, self.block, runs, timed)
         finally:
             if s.kind == "query":
                 self.state.mark(None)
