@@ -9,13 +9,15 @@ for the purge of what the undo deleted (``SET GLOBAL innodb_max_purge_lag_wait =
 visits of nine executions each, in a random order of three kinds: the wait after every execution (what the sql
 workload does), once per visit, and never. It prints each part's median, mean and sd, and per kind of visit the
 mean write time, the visits' coefficient of variation and the wall time a visit took. The server is stopped and its
-directory removed at the end, also on an error.
+directory removed at the end, also on an error, Ctrl-C or SIGTERM (after a SIGKILL, ``tdebench cleanup`` does it).
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import shutil
+import signal
 import statistics as st
 import sys
 import tempfile
@@ -26,6 +28,7 @@ from typing import Any, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import captured_orders  # noqa: E402  (its private MariaDB and its load of a workload directory)
 
+from tdebench.runner.ownership import Ownership  # noqa: E402
 from tdebench.workloads.sql.layout import load_workload_dir  # noqa: E402
 
 WAIT = "SET GLOBAL innodb_max_purge_lag_wait = 0"
@@ -103,19 +106,32 @@ def main(argv: list[str] | None = None) -> int:
     wd = load_workload_dir(args.workload_dir)
     write = statements(args.workload_dir / "writes" / f"{args.write}.sql")
     undo = statements(args.workload_dir / "writes" / f"{args.write}.undo.sql")
-    with tempfile.TemporaryDirectory(prefix="tdebench-write-settle-") as tmp:
-        inst = captured_orders.start_source(wd, Path(tmp))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # cleaned up as after Ctrl-C
+    workdir = Path(tempfile.mkdtemp(prefix="tdebench-write-settle-"))
+    workdir.chmod(0o711)  # the service user reaches its instance directory
+    # recorded as tdebench's runs record theirs, so that `tdebench cleanup` removes it after a SIGKILL
+    ownership = Ownership("write-settle", Path.cwd(), keep=False, on_problem=print)
+    ownership.add_dir(workdir)
+    inst = None
+    try:
+        inst = captured_orders.start_source(wd, workdir)
+        captured_orders.load_orders(inst, wd)
+        conn = inst.connect()
         try:
-            captured_orders.load_orders(inst, wd)
-            conn = inst.connect()
-            try:
-                cur = conn.cursor()
-                parts(cur, write, undo)
-                visits(cur, write, undo, args.visits, args.seed)
-            finally:
-                conn.close()
+            cur = conn.cursor()
+            parts(cur, write, undo)
+            visits(cur, write, undo, args.visits, args.seed)
         finally:
-            inst.stop()
+            conn.close()
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second signal must not cut the clean-up short
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            if inst is not None:
+                inst.destroy()
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+            ownership.close()
     return 0
 
 
