@@ -30,6 +30,8 @@ measurement runs meanwhile.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 import csv
 import json
 import os
@@ -383,29 +385,22 @@ def window(inst: MariadbInstance, wd: WorkloadDir, args: argparse.Namespace, log
         slow_log(inst, None)
 
 
-def capture_orders(args: argparse.Namespace, out: Path) -> tuple[Traffic, float]:
-    """The source server started, loaded, played and captured into ``out``, then stopped and removed; the
-    traffic and how long it played."""
-    wd = load_workload_dir(ORDERS)
-    workdir = Path(tempfile.mkdtemp(prefix="tdebench-captured-orders-"))
+@contextmanager
+def source_server(wd: WorkloadDir, run_id: str, run_dir: Path) -> Iterator[MariadbInstance]:
+    """A private plain MariaDB loaded with ``wd``, stopped and removed at the end, also on an error, Ctrl-C or
+    SIGTERM; recorded as tdebench's runs record theirs, so that ``tdebench cleanup`` removes it after a SIGKILL."""
+    workdir = Path(tempfile.mkdtemp(prefix=f"tdebench-{run_id}-"))
     workdir.chmod(0o711)  # the service user reaches its instance directory
-    ownership = Ownership("captured-orders", out, keep=False, on_problem=print)
+    ownership = Ownership(run_id, run_dir, keep=False, on_problem=print)
     ownership.add_dir(workdir)
     inst: MariadbInstance | None = None
     try:
         inst = start_source(wd, workdir)
         t0 = time.monotonic()
         rows = load_orders(inst, wd)
-        print(f"loaded {rows} rows of {ORDERS.name} into a private MariaDB in {time.monotonic() - t0:.1f} s",
+        print(f"loaded {rows} rows of {wd.root.name} into a private MariaDB in {time.monotonic() - t0:.1f} s",
               flush=True)
-        password = capture_account(inst, wd.database)
-        port = int(admin(inst, "SELECT @@port")[0][0])
-        log = inst.log_path.with_name("capture-slow.log")
-        t0 = time.monotonic()
-        traffic = window(inst, wd, args, log)
-        played = time.monotonic() - t0
-        run_capture(f"mariadb://{CAPTURE_USER}@127.0.0.1:{port}/{wd.database}", password, log, out)
-        return traffic, played
+        yield inst
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second signal must not cut the clean-up short
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -415,6 +410,21 @@ def capture_orders(args: argparse.Namespace, out: Path) -> tuple[Traffic, float]
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
             ownership.close()
+
+
+def capture_orders(args: argparse.Namespace, out: Path) -> tuple[Traffic, float]:
+    """The source server started, loaded, played and captured into ``out``, then stopped and removed; the
+    traffic and how long it played."""
+    wd = load_workload_dir(ORDERS)
+    with source_server(wd, "captured-orders", out) as inst:
+        password = capture_account(inst, wd.database)
+        port = int(admin(inst, "SELECT @@port")[0][0])
+        log = inst.log_path.with_name("capture-slow.log")
+        t0 = time.monotonic()
+        traffic = window(inst, wd, args, log)
+        played = time.monotonic() - t0
+        run_capture(f"mariadb://{CAPTURE_USER}@127.0.0.1:{port}/{wd.database}", password, log, out)
+        return traffic, played
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import argparse
 import random
-import shutil
 import signal
 import statistics as st
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -28,7 +26,6 @@ from typing import Any, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import captured_orders  # noqa: E402  (its private MariaDB and its load of a workload directory)
 
-from tdebench.runner.ownership import Ownership  # noqa: E402
 from tdebench.workloads.sql.layout import load_workload_dir  # noqa: E402
 
 WAIT = "SET GLOBAL innodb_max_purge_lag_wait = 0"
@@ -107,15 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     write = statements(args.workload_dir / "writes" / f"{args.write}.sql")
     undo = statements(args.workload_dir / "writes" / f"{args.write}.undo.sql")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # cleaned up as after Ctrl-C
-    workdir = Path(tempfile.mkdtemp(prefix="tdebench-write-settle-"))
-    workdir.chmod(0o711)  # the service user reaches its instance directory
-    # recorded as tdebench's runs record theirs, so that `tdebench cleanup` removes it after a SIGKILL
-    ownership = Ownership("write-settle", Path.cwd(), keep=False, on_problem=print)
-    ownership.add_dir(workdir)
-    inst = None
-    try:
-        inst = captured_orders.start_source(wd, workdir)
-        captured_orders.load_orders(inst, wd)
+    with captured_orders.source_server(wd, "write-settle", Path.cwd()) as inst:
         conn = inst.connect()
         try:
             cur = conn.cursor()
@@ -123,15 +112,6 @@ def main(argv: list[str] | None = None) -> int:
             visits(cur, write, undo, args.visits, args.seed)
         finally:
             conn.close()
-    finally:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second signal must not cut the clean-up short
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
-            if inst is not None:
-                inst.destroy()
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
-            ownership.close()
     return 0
 
 
