@@ -80,6 +80,9 @@ class Dialect:
     #: statement that waits until the work an untimed undo left behind is done (MariaDB: the purge of the rows it
     #: deleted), so that the next timed write does not meet it; None: none
     settle_sql: str | None = None
+    #: query of one integer, the work ``settle_sql`` waits for that is still left (MariaDB: the purge's history
+    #: length), read between short sleeps while another connection runs ``settle_sql``; None: none
+    settle_pending_sql: str | None = None
     #: where table and index sizes are read: SQLite's dbstat, information_schema.TABLES, PostgreSQL's pg_class
     storage_catalog: StorageCatalog = "none"
     #: the engine's bulk-load path, for the manifest
@@ -151,6 +154,8 @@ SQLITE = Dialect("sqlite", "SQLite", "embedded", "qmark", typed_values=False, au
 MARIADB = Dialect("mariadb", "MariaDB", "mysql", "format", procedure_language="sql/psm",
                   lock_timeout_sql="SET SESSION innodb_lock_wait_timeout = {seconds}",
                   settle_sql="SET GLOBAL innodb_max_purge_lag_wait = 0",
+                  settle_pending_sql="SELECT count FROM information_schema.INNODB_METRICS"
+                                     " WHERE name = 'trx_rseg_history_len'",
                   storage_catalog="information_schema", bulk_load="LOAD DATA LOCAL INFILE",
                   backup_tools=("mariadb-backup", "mariadb-dump"), types=MARIADB_TYPES,
                   table_options="ENGINE=InnoDB", utf8_table_option="DEFAULT CHARSET=utf8mb4", alter_rebuilds=True,

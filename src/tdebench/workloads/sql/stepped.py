@@ -25,7 +25,8 @@ from tdebench.api.workload import SteppedTrial
 from tdebench.encryption import redact
 from tdebench.workloads.sql import answer_check
 from tdebench.workloads.sql.layout import Step, WorkloadDir
-from tdebench.workloads.sql.steps import StepRun, record_totals, rollback, run_write, settle
+from tdebench.workloads.sql.settler import Settler
+from tdebench.workloads.sql.steps import StepRun, record_totals, rollback, run_write
 from tdebench.workloads.tpch.execute import StepTimeout, close_quietly
 
 TEST = "sql"
@@ -60,7 +61,7 @@ class SqlSteps(SteppedTrial):
         self.digests: dict[str, str] = {}
         self.result = TrialResult()
         self.conn: Connection | None = None
-        self.settling = True  # until the server refuses the wait once
+        self.settler = Settler(state.instance.connect, state.dialect)
 
     @property
     def dialect(self) -> Dialect:
@@ -123,7 +124,7 @@ class SqlSteps(SteppedTrial):
                 return self._fail(s.name, "failed", f"undo of {s.name}: {type(exc).__name__}: {redact(str(exc))}")
             # the purge of what the undo deleted would otherwise land in the next timed write, more of it round by
             # round (docs/workloads/sql.md, "How the statements run")
-            self.settling = self.settling and settle(self.conn, self.dialect)
+            self.settler.settle(self.conn)
         return True
 
     def _fail(self, step: str, status: str, text: str) -> bool:
@@ -158,6 +159,7 @@ class SqlSteps(SteppedTrial):
         return self.result
 
     def abort(self) -> None:
+        self.settler.close()
         conn, self.conn = self.conn, None
         close_quietly(conn)
 

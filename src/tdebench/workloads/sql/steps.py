@@ -60,19 +60,6 @@ def run_write(conn: Connection, dialect: Dialect, statements: Sequence[str]) -> 
     return StepRun((time.perf_counter_ns() - started) / 1e9)
 
 
-def settle(conn: Connection, dialect: Dialect) -> bool:
-    """Wait until the work an untimed undo left behind is done (``Dialect.settle_sql``); False where the server
-    refuses it (e.g. no privilege, or a server without the setting): the caller stops asking."""
-    if dialect.settle_sql is None:
-        return False
-    try:
-        conn.cursor().execute(dialect.settle_sql)
-    except Exception:  # noqa: BLE001 - a wait the server does not offer; the writes are measured without it
-        rollback(conn, dialect)
-        return False
-    return True
-
-
 def record_totals(rec: Any, test: str, prefix: str, steps: Sequence[Any], values: dict[str, float],
                   failed: set[str], round: int | None = None) -> None:
     """The headlines of a user's workload from one value per step (a time per execution): ``reads`` (the queries'
