@@ -6,9 +6,11 @@
 On a private plain MariaDB (tdebench's engine, a temporary directory, 127.0.0.1) loaded with the workload
 directory's data, it times one write (its statements in one transaction, committed), its undo and the server's wait
 for the purge of what the undo deleted (``SET GLOBAL innodb_max_purge_lag_wait = 0``), 40 times in a row; then
-visits of nine executions each, in a random order of three kinds: the wait after every execution (what the sql
-workload does), once per visit, and never. It prints each part's median, mean and sd, and per kind of visit the
-mean write time, the visits' coefficient of variation and the wall time a visit took. The server is stopped and its
+visits of nine executions each, in a random order of four kinds, by what follows every execution: the server's own
+wait, tdebench's wait (what the sql workload does: the same wait on connections of its own while the purge's history
+length is read every millisecond), 100 ms of idling without any wait, and nothing. It prints each part's median,
+mean and sd, and per kind of visit the mean write time, the visits' coefficient of variation, the wall time a visit
+took and the share of it the writes were timed. The server is stopped and its
 directory removed at the end, also on an error, Ctrl-C or SIGTERM (after a SIGKILL, ``tdebench cleanup`` does it).
 """
 
@@ -26,7 +28,9 @@ from typing import Any, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import captured_orders  # noqa: E402  (its private MariaDB and its load of a workload directory)
 
+from tdebench.api.dialect import MARIADB  # noqa: E402
 from tdebench.workloads.sql.layout import load_workload_dir  # noqa: E402
+from tdebench.workloads.sql.settler import Settler  # noqa: E402
 
 WAIT = "SET GLOBAL innodb_max_purge_lag_wait = 0"
 RUNS_PER_VISIT = 9
@@ -66,31 +70,37 @@ def parts(cur: Any, write: list[str], undo: list[str], rounds: int = 40) -> None
               f"sd {st.stdev(values) * 1e3:5.2f} ms")
 
 
-def visits(cur: Any, write: list[str], undo: list[str], count: int, seed: int) -> None:
-    """Visits of nine executions: the wait after each, once per visit, or never (each visit starts settled)."""
+def visits(cur: Any, conn: Any, inst: Any, write: list[str], undo: list[str], count: int, seed: int) -> None:
+    """Visits of nine executions, each execution followed by one of four things: the server's own wait for the
+    purge, tdebench's wait (:class:`Settler`: the same wait on connections of its own, the history length read
+    every millisecond), 100 ms of idling without any wait, or nothing (each visit starts settled)."""
     rng = random.Random(seed)
-    means: dict[str, list[float]] = {"after each": [], "once per visit": [], "never": []}
+    settler = Settler(inst.connect, MARIADB)
+    settler.settle(conn)  # its first wait is the server's own, as in a run
+    after: dict[str, Callable[[], object]] = {
+        "server's wait": lambda: cur.execute(WAIT), "tdebench's wait": lambda: settler.settle(conn),
+        "idle 100 ms": lambda: time.sleep(0.1), "nothing": lambda: None}
+    means: dict[str, list[float]] = {kind: [] for kind in after}
     walls = dict.fromkeys(means, 0.0)
     cur.execute(WAIT)
-    for _ in range(count):
-        kind = rng.choice(list(means))
-        started, runs = time.perf_counter(), []
-        for _ in range(RUNS_PER_VISIT):
-            runs.append(transaction(cur, write))
-            transaction(cur, undo)
-            if kind == "after each":
-                cur.execute(WAIT)
-        if kind == "once per visit":
-            cur.execute(WAIT)
-        walls[kind] += time.perf_counter() - started
-        means[kind].append(st.mean(runs))
-        if kind == "never":
-            cur.execute(WAIT)  # untimed: the next visit starts from the same state as the others
+    try:
+        for _ in range(count):
+            kind = rng.choice(list(means))
+            started, runs = time.perf_counter(), []
+            for _ in range(RUNS_PER_VISIT):
+                runs.append(transaction(cur, write))
+                transaction(cur, undo)
+                after[kind]()
+            walls[kind] += time.perf_counter() - started
+            means[kind].append(st.mean(runs))
+            cur.execute(WAIT)  # untimed: every visit starts from the same state
+    finally:
+        settler.close()
     for kind, values in means.items():
         if len(values) > 1:
-            print(f"wait {kind:<15} {len(values):3d} visits  write {st.mean(values) * 1e3:6.2f} ms  "
+            print(f"then {kind:<16} {len(values):3d} visits  write {st.mean(values) * 1e3:6.2f} ms  "
                   f"cv {st.stdev(values) / st.mean(values) * 100:5.1f}%  wall per visit "
-                  f"{walls[kind] / len(values) * 1e3:6.0f} ms")
+                  f"{walls[kind] / len(values) * 1e3:6.0f} ms  timed {sum(values) * RUNS_PER_VISIT / walls[kind] * 100:4.1f}%")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -109,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             cur = conn.cursor()
             parts(cur, write, undo)
-            visits(cur, write, undo, args.visits, args.seed)
+            visits(cur, conn, inst, write, undo, args.visits, args.seed)
         finally:
             conn.close()
     return 0
