@@ -357,37 +357,44 @@ def test_sqlite_counts_a_long_lived_cursor_of_another_process_while_it_is_open(s
 @pytest.mark.server
 @mariadb
 def test_mariadb_settles_the_purge_an_undo_leaves_behind(mariadb_pair) -> None:
-    """The sql workload's wait after an untimed undo (Dialect.settle_sql): the rows a DELETE marked are purged when it
-    returns, and a wait the server refuses leaves the connection usable and says False."""
+    """The sql workload's wait after an untimed undo (Settler): the rows a DELETE marked are purged when it returns,
+    the first time by the server's own wait, then by the history length read while a waker runs that wait; a wait
+    the server refuses leaves the connection usable and says False."""
     from dataclasses import replace
 
-    from tdebench.workloads.sql.steps import settle
+    from tdebench.workloads.sql.settler import Settler
 
     inst = mariadb_pair["none"]
     conn = inst.connect()
+    settler = Settler(inst.connect, inst.dialect)
     try:
         cur = conn.cursor()
         cur.execute("CREATE TABLE settle_probe (id INT PRIMARY KEY, pad CHAR(200))")
-        cur.execute("INSERT INTO settle_probe SELECT seq, 'x' FROM seq_1_to_20000")
-        conn.commit()
-        reader = inst.connect()  # a read view held open: purge cannot start while the deletes commit
-        try:
-            reader.cursor().execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
-            for first in range(1, 20001, 50):
-                cur.execute(f"DELETE FROM settle_probe WHERE id BETWEEN {first} AND {first + 49}")
-                conn.commit()
-        finally:
-            reader.close()
-        assert settle(conn, inst.dialect) is True
-        cur.execute("SHOW ENGINE INNODB STATUS")
-        status = cur.fetchall()[0][2]
-        length = int(status.split("History list length")[1].split()[0])
-        assert length < 40, length  # 400 committed deletes waited for purge
-        assert settle(conn, replace(inst.dialect, settle_sql="SET GLOBAL no_such_variable = 0")) is False
+        for attempt in range(2):  # the server's own wait, then the poll beside a waker
+            cur.execute("INSERT INTO settle_probe SELECT seq, 'x' FROM seq_1_to_20000")
+            conn.commit()
+            reader = inst.connect()  # a read view held open: purge cannot start while the deletes commit
+            try:
+                reader.cursor().execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+                for first in range(1, 20001, 50):
+                    cur.execute(f"DELETE FROM settle_probe WHERE id BETWEEN {first} AND {first + 49}")
+                    conn.commit()
+            finally:
+                reader.close()
+            assert settler.settle(conn) is True
+            assert len(settler.wakers) == attempt  # no waker for the first wait, one for the second
+            cur.execute("SHOW ENGINE INNODB STATUS")
+            status = cur.fetchall()[0][2]
+            length = int(status.split("History list length")[1].split()[0])
+            assert length < 40, length  # 400 committed deletes waited for purge
+        settler.close()
+        refused = Settler(inst.connect, replace(inst.dialect, settle_sql="SET GLOBAL no_such_variable = 0"))
+        assert refused.settle(conn) is False and refused.settle(conn) is False and not refused.wakers
         cur = conn.cursor()
         cur.execute("SELECT COUNT(*) FROM settle_probe")
         assert cur.fetchall()[0][0] == 0
         cur.execute("DROP TABLE settle_probe")
         conn.commit()
     finally:
+        settler.close()
         conn.close()
