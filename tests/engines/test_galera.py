@@ -250,6 +250,7 @@ def test_a_tde_joiner_by_mariabackup_sst_holds_the_rows_only_in_its_gcache(tmp_p
     from tdebench.verify.atrest import new_markers, scan_directory
 
     markers = new_markers(2)
+    before = issued_secrets()  # the cluster's secrets are those issued from here on (not every test's before it)
     settings = {**profile("galera").settings, "sst": "mariabackup"}
     inst = get_engine("galera").create_instance(Config("galera", parse_spec("tde:aes-256-ctr"), settings), tmp_path)
     try:
@@ -261,7 +262,8 @@ def test_a_tde_joiner_by_mariabackup_sst_holds_the_rows_only_in_its_gcache(tmp_p
         received = scan_directory(joiner.datadir, markers)
         holding = sorted(received.files_with_hits)
         assert holding and all(p == "galera.cache" or p.startswith("gcache.page.") for p in holding), holding
-        secrets_ = [s.encode() for s in issued_secrets() if len(s) >= 16]
+        secrets_ = [s.encode() for s in issued_secrets() - before if len(s) >= 16]
+        assert secrets_, "the cluster issued no secret"
         for path in Path(inst.data_dir).rglob("*"):
             if path.is_file() and not path.is_symlink() and path.stat().st_size < 64 << 20:
                 data = path.read_bytes()

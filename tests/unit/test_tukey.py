@@ -28,3 +28,27 @@ def test_tukey_hsd_equals_scipys_after_the_table_is_built():
     np.testing.assert_allclose(ours.low, ci.low, rtol=1e-9)
     np.testing.assert_allclose(ours.high, ci.high, rtol=1e-9)
     assert np.abs(ours.pvalue - ref.pvalue).max() < 2e-4
+
+
+def test_each_pair_is_evaluated_once(monkeypatch):
+    """The studentized range is asked about each pair once, not about both orders and the diagonal: an exact
+    value is a numerical double integral (k = 12: 66 values a step, not 144)."""
+    asked: list[int] = []
+
+    class Counting:
+        ppf = staticmethod(stats.studentized_range.ppf)  # the critical q, not a p-value
+
+        @staticmethod
+        def sf(q, k, df):
+            asked.append(np.size(q))
+            return stats.studentized_range.sf(q, k, df)
+
+    monkeypatch.setattr(tukey, "_range_dist", lambda: Counting)
+    monkeypatch.setattr(tukey, "_calls", {})
+    rng = np.random.default_rng(8)
+    groups = [rng.normal(0.3 * i, 1.0, 3) for i in range(7)]
+    ours = tukey.tukey_hsd(groups)  # the first call of its (k, df): exact
+    assert asked == [7 * 6 // 2]
+    ref = stats.tukey_hsd(*groups)
+    np.testing.assert_allclose(ours.pvalue, ref.pvalue, rtol=1e-9, atol=1e-12)
+    assert np.array_equal(ours.pvalue, ours.pvalue.T) and (np.diag(ours.pvalue) == 1).all()

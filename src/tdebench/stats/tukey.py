@@ -102,8 +102,9 @@ def tukey_hsd(groups: Sequence[np.ndarray], confidence: float = CONFIDENCE) -> T
     stand_err = np.sqrt(mse / 2 * (1 / sizes[:, None] + 1 / sizes[None, :]))
     with np.errstate(divide="ignore", invalid="ignore"):
         q = np.abs(statistic) / stand_err
-    pvalue = np.ones_like(q)
-    finite = np.isfinite(q)
-    pvalue[finite] = studentized_range_sf(q[finite], k, df)
+    pvalue = np.ones_like(q)  # the diagonal (q = 0) and pairs without spread (q undefined): p = 1
+    upper = np.triu(np.isfinite(q), 1)  # q is symmetric: each pair's probability once, by quadrature or table
+    pvalue[upper] = studentized_range_sf(q[upper], k, df)
+    pvalue.T[upper] = pvalue[upper]
     margin = critical_q(k, df, confidence) * stand_err
     return TukeyHsd(statistic, statistic - margin, statistic + margin, pvalue)
