@@ -78,7 +78,7 @@ class RunArgs:
     slice_: Annotated[Optional[str], typer.Option("--slice", help="With --schedule query, measured slices of this "
         "length alternate between the configs: tpcc, sysbench, sql --vus (each round one paired observation); sql: "
         "one config's visit to a statement; replay: seconds of the log per segment (0: the whole log) "
-        "(default: tpcc, sysbench, sql --vus 1s; sql 100ms; replay 1s).", show_default=False)] = None
+        "(default: tpcc, sysbench, sql --vus 1s; sql 20ms; replay 1s).", show_default=False)] = None
     rows: Annotated[Optional[int], typer.Option(help="crud: rows in the table.", show_default=False)] = None
     batches: Annotated[Optional[str], typer.Option(help="crud: batch sizes, e.g. 100000,200000.", show_default=False)] = None
     option: Annotated[list[str], typer.Option("--workload-option", help="KEY=VALUE option of the workload; repeatable.")] = field(default_factory=list)

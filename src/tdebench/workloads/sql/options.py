@@ -22,7 +22,7 @@ from tdebench.workloads.options import ValueWithFix, WorkloadOptions
 from tdebench.workloads.tpcc.options import parse_duration, parse_vus
 
 #: one connection: measured seconds per statement, config and block, and the length of one visit
-ONE_DURATION, ONE_SLICE = 0.5, 0.1
+ONE_DURATION, ONE_SLICE = 0.5, 0.02
 #: with --vus: measured seconds per VU count, config and block, ramp-up, and slice (as TPC-C's --precision steps)
 MIX_DURATION, MIX_SLICE, MIX_RAMPUP = 10.0, 1.0, 2.0
 MIN_SLICE = 0.005
