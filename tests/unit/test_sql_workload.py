@@ -177,12 +177,12 @@ def test_the_example_directory_is_not_changed_by_reading_it(tmp_path):
     assert sorted(p.name for p in copy.rglob("*")) == before
 
 
-def test_one_connection_runs_a_statement_half_a_second_per_block_in_visits_of_100_ms_by_default(shop):
-    """The defaults (the end-to-end tests give shorter visits): 500 ms per statement, config and block, in
-    visits of 100 ms; a shorter duration is one visit."""
+def test_one_connection_runs_a_statement_half_a_second_per_block_in_visits_of_20_ms_by_default(shop):
+    """The defaults: 500 ms per statement, config and block, in visits of 20 ms; a shorter duration is one
+    visit."""
     from tdebench.workloads.sql.options import parse_options
 
     default = parse_options({"dir": str(shop)})
-    assert (default.measured_seconds, default.slice_seconds) == (0.5, 0.1)
-    short = parse_options({"dir": str(shop), "duration": "20ms"})
-    assert (short.measured_seconds, short.slice_seconds) == (0.02, 0.02)
+    assert (default.measured_seconds, default.slice_seconds) == (0.5, 0.02)
+    short = parse_options({"dir": str(shop), "duration": "10ms"})
+    assert (short.measured_seconds, short.slice_seconds) == (0.01, 0.01)
