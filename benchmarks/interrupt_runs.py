@@ -44,6 +44,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 import psutil
@@ -191,6 +192,16 @@ def _default_signals() -> None:
         signal.signal(sig, signal.SIG_DFL)
 
 
+def finished_before(out: Path, moment: datetime) -> bool:
+    """Whether the run in ``out`` was complete, by its manifest, before ``moment``."""
+    try:
+        manifest = json.loads((out / "manifest.json").read_text())
+        finished = datetime.fromisoformat(manifest["finished_at"].replace("Z", "+00:00"))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+    return manifest.get("status") == "completed" and finished <= moment
+
+
 def mounts_below(path: Path) -> list[str]:
     prefix = str(path.resolve()).rstrip("/") + "/"
     lines = Path("/proc/mounts").read_text().splitlines()
@@ -244,9 +255,11 @@ class Harness:
             outcome.settle_s = 0.0
         except subprocess.TimeoutExpired:
             outcome.at = self._doing(out, log)
-            sent = time.monotonic()
+            sent, sent_at = time.monotonic(), datetime.now(timezone.utc)
             proc.send_signal(sig)
             outcome.exit_code, outcome.settle_s = self._settle(proc, watcher, sent, sig, outcome)
+            if outcome.exit_code == 0 and finished_before(out, sent_at):  # landed as the finished run exited
+                outcome.resumed = "finished before the signal"
         watcher.stop.set()
         log.close()
         outcome.left_processes = watcher.alive()
