@@ -9,6 +9,11 @@ means would have if the visits were all there is (round sd / √visits per block
 block effect (each block's servers, restarts, the machine's state then); one near it says more or longer visits per
 block, or quieter visits, are what would narrow the interval.
 
+Then, per headline (``reads``, ``writes``) and compared config, the block values two ways: the percentage (the
+per-block log ratio, mean and sd) and the time added (config − plain per block, mean and sd, in ms), with each
+one's correlation with the plain twin's own time in that block. A ratio that falls as the plain twin gets slower
+says the mechanism adds a fixed time rather than a fixed share.
+
     python benchmarks/visit_noise.py RUN_DIR
 """
 
@@ -62,6 +67,36 @@ def main() -> None:
             block_sd = float(np.std(list(means.values()), ddof=1)) if len(blocks) > 1 else math.nan
             print(f"{step:<24}{config:<32}{per:>13.1f}{100 * round_sd:>9.2f}%{100 * block_sd:>9.2f}%"
                   f"{100 * round_sd / math.sqrt(per):>11.2f}%{100 * float(np.mean(list(d.values()))):>+7.2f}%")
+    headlines(headline_blocks(args.run / "measurements.csv"), plain, configs)
+
+
+def headline_blocks(path: Path) -> dict[str, dict[str, dict[int, float]]]:
+    """headline (reads, writes) -> config -> block -> its weighted total time (s)."""
+    out: dict[str, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
+    with open(path, newline="") as handle:
+        for r in csv.DictReader(handle):
+            if (r["test"] == "sql" and r["metric"] == "elapsed" and r["status"] == "ok"
+                    and r["step"] in ("reads", "writes") and r["block"] != "0"):
+                out[r["step"]][r["config"]][int(r["block"])] = float(r["value"])
+    return out
+
+
+def headlines(data: dict[str, dict[str, dict[int, float]]], plain: str, configs: list[str]) -> None:
+    """The headlines' block values as a percentage and as time added, each against the plain twin's time."""
+    print(f"\n{'headline':<10}{'config':<32}{'blocks':>7}{'ratio %':>9}{'sd':>7}{'corr':>7}{'added ms':>10}"
+          f"{'sd':>7}{'corr':>7}")
+    for step, by in data.items():
+        for config in configs:
+            blocks = sorted(set(by.get(plain, {})) & set(by.get(config, {})))
+            if len(blocks) < 3:
+                continue
+            base = np.array([by[plain][b] for b in blocks])
+            other = np.array([by[config][b] for b in blocks])
+            ratio = 100 * np.log(other / base)
+            added = 1000 * (other - base)
+            print(f"{step:<10}{config:<32}{len(blocks):>7}{ratio.mean():>+9.2f}{ratio.std(ddof=1):>7.2f}"
+                  f"{np.corrcoef(ratio, base)[0, 1]:>+7.2f}{added.mean():>+10.3f}{added.std(ddof=1):>7.3f}"
+                  f"{np.corrcoef(added, base)[0, 1]:>+7.2f}")
 
 
 if __name__ == "__main__":

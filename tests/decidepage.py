@@ -12,6 +12,7 @@ import pytest
 
 COST = re.compile(r"^([+-]?\d+\.\d)%(?: \[([+-]?\d+\.\d), ([+-]?\d+\.\d)\])? (slower|faster|not resolved)$")
 RATIO = re.compile(r"^(\d+\.\d\d)× \[(\d+\.\d\d), (\d+\.\d\d)\]( not resolved)?$")
+ADDED = re.compile(r"^([+-]?[\d,]+(?:\.\d+)?) (ms|s) \[([+-]?[\d,]+(?:\.\d+)?), ([+-]?[\d,]+(?:\.\d+)?)\]$")
 UNITS = {"µs": 1e-6, "ms": 1e-3, "s": 1.0, "B": 1.0, "KiB": 2 ** 10, "MiB": 2 ** 20, "GiB": 2 ** 30}
 
 
@@ -60,6 +61,9 @@ def check_cost(decision: Path, headline_step: str = "total") -> int:
     text = (decision / "report" / "summary.md").read_text()
     captions = re.findall(r"(?m)^_(cache .*)_$", text)
     for caption, table in zip(captions, page_tables(decision)["What it costs on your workload"], strict=True):
+        if "time added" in caption:
+            checked += check_added(table, overheads, headline_step)
+            continue
         header, rows = table[0], table[1:]
         end = -1 if header[-1] == "n" else len(header)
         mechanisms = header[3:end]
@@ -80,6 +84,25 @@ def check_cost(decision: Path, headline_step: str = "total") -> int:
                 checked += 1
             plain = next(r for r in overheads if r["step"] == step and r["test"] == "sql" and r["metric"] == "elapsed")
             assert quantity(row[2]) == pytest.approx(float(plain["median_plain"]), rel=5e-3)
+    return checked
+
+
+def check_added(table: list[list[str]], overheads: list[dict[str, str]], headline_step: str) -> int:
+    """Every cell of a "time added" table equals overhead.csv's paired difference and its interval."""
+    header, checked = table[0], 0
+    for row in table[1:]:
+        step = headline_step if row[0].endswith(f"({headline_step})") else re.split(r"[:( ]", row[0], 1)[0]
+        for spec, cell in zip(header[1:], row[1:]):
+            o = next(r for r in overheads if r["encryption"] == spec and r["step"] == step
+                     and r["test"] == "sql" and r["metric"] == "elapsed")
+            if not o["difference"]:
+                assert cell == "—", (spec, step, cell)
+                continue
+            value, unit, low, high = ADDED.match(cell).groups()
+            for shown, column in ((value, "difference"), (low, "difference_low"), (high, "difference_high")):
+                assert float(shown.replace(",", "")) * UNITS[unit] == pytest.approx(float(o[column]), abs=UNITS[unit] * 10 ** -(
+                    len(shown.split(".")[1]) if "." in shown else 0)), (spec, step, column, cell)
+            checked += 1
     return checked
 
 

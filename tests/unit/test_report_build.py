@@ -25,7 +25,7 @@ STABLE_COLUMNS = ["engine", "config", "workload", "step", "n", "median_plain", "
                   "overhead_pct", "ci_low_pct", "ci_high_pct", "p_value"]
 LATER_COLUMNS = ["test", "metric", "unit", "encryption", "plain_config", "n_plain", "n_config", "paired",
                  "ci_method", "p_method", "label_status", "plain_label_status", "pairing_unit",
-                 "n_faulted", "n_faulted_plain", "verdict", "n_unit"]
+                 "n_faulted", "n_faulted_plain", "verdict", "n_unit", "difference", "difference_low", "difference_high"]
 VOID = {"meta", "br", "hr", "img", "input", "link", "col", "wbr", "area", "base", "source"}
 
 
@@ -146,6 +146,14 @@ def test_overhead_csv_can_be_recomputed_from_measurements(run: Path) -> None:
             assert float(row["ci_high_pct"]) == pytest.approx(high, rel=1e-9)
             assert float(row["p_value"]) == pytest.approx(p, rel=1e-9)
             methods.add(method)
+            if method == "t-log-paired":  # what the config adds, in seconds: a t interval on the differences
+                d = np.array([enc[b] - plain[b] for b in sorted(plain)])
+                ci = stats.ttest_1samp(d, 0.0).confidence_interval(0.95)
+                assert float(row["difference"]) == pytest.approx(d.mean(), rel=1e-9)
+                assert float(row["difference_low"]) == pytest.approx(ci.low, rel=1e-9)
+                assert float(row["difference_high"]) == pytest.approx(ci.high, rel=1e-9)
+            else:
+                assert row["difference"] == row["difference_low"] == row["difference_high"] == ""
         else:
             assert float(row["overhead_pct"]) == pytest.approx(
                 (np.median(list(enc.values())) / np.median(list(plain.values())) - 1) * 100, rel=1e-9)

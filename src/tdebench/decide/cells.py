@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, field
 
 from tdebench.decide.switching import Ratio
-from tdebench.report.fmt import DASH, fmt_pct
+from tdebench.report.fmt import DASH, fmt_difference, fmt_pct
 from tdebench.stats.overhead import Overhead
 from tdebench.stats.wording import direction, metric_kind
 
@@ -77,6 +77,14 @@ def cost(o: Overhead | None) -> Cell:
     worse = word in ("slower",) or (word == "lower" and metric_kind(o.metric, o.unit) == "throughput")
     kind = "warn" if word == NOT_RESOLVED else ("bad" if worse else "good")
     return Cell(f"{fmt_pct(o.overhead_pct)}{interval}", kind, word)
+
+
+def added(o: Overhead | None) -> Cell:
+    """``+6.13 ms [+5.90, +6.36]``: what the mechanism adds to the plain twin's time, paired by block; — when
+    unpaired or not measured."""
+    if o is None or o.difference is None:
+        return Cell(DASH)
+    return Cell(fmt_difference(o.difference, o.difference_low, o.difference_high, o.unit))
 
 
 def n_text(o: Overhead | None) -> str:

@@ -27,6 +27,24 @@ def fmt_value(x: float | None, unit: str = "") -> str:
     return f"{text} {unit}".rstrip()
 
 
+def fmt_difference(x: float | None, low: float | None, high: float | None, unit: str = "") -> str:
+    """A signed difference with its interval in one scale and precision: ``+6.13 ms [+5.90, +6.36]`` (seconds as
+    ms below 1 s); — without an estimate, the estimate alone without an interval."""
+    if x is None or not math.isfinite(x):
+        return DASH
+    bounds = [v for v in (low, high) if v is not None and math.isfinite(v)]
+    scale, shown = (1000.0, "ms") if unit == "s" and max(map(abs, [x, *bounds])) < 1 else (1.0, unit)
+    largest = max(abs(v) * scale for v in [x, *bounds])
+    decimals = max(0, 2 - int(math.floor(math.log10(largest)))) if largest > 0 else 0
+
+    def one(v: float) -> str:
+        text = f"{v * scale:+,.{decimals}f}"
+        return text[1:] if float(text) == 0 else text
+
+    interval = f" [{one(bounds[0])}, {one(bounds[1])}]" if len(bounds) == 2 else ""
+    return f"{one(x)} {shown}".rstrip() + interval
+
+
 def fmt_bytes(x: float | None) -> str:
     """Bytes in binary units (KiB, MiB, GiB)."""
     if x is None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from tdebench.report.mdkit import md_table
 from tdebench.report.counters_view import CounterIndex
-from tdebench.report.fmt import DASH, fmt_ci, fmt_pct, fmt_value, fmt_value_ci
+from tdebench.report.fmt import DASH, fmt_ci, fmt_difference, fmt_pct, fmt_value, fmt_value_ci
 from tdebench.report.htmlkit import Col, Safe, esc, join, table, tag
 from tdebench.report.model import RunSummary
 from tdebench.report.texts import RATIO_METHOD
@@ -91,12 +91,20 @@ def _overhead(o: Overhead | None) -> tuple[str, str]:
     return (fmt_pct(o.overhead_pct), fmt_ci(o.ci_low_pct, o.ci_high_pct)) if o else (DASH, "")
 
 
+def _added(o: Overhead | None) -> str:
+    """What the config adds to a time, paired (``adds +6.13 ms [+5.90, +6.36]``); "" for other metrics."""
+    if o is None or o.difference is None or o.unit != "s":
+        return ""
+    return "adds " + fmt_difference(o.difference, o.difference_low, o.difference_high, o.unit)
+
+
 def _cells(t: StepTable, step: str, config: str, metric: str) -> list[tuple[str, str]]:
     cells = [_median(t.summaries.get((step, config, metric)))]
     if config not in t.plain:
-        main, sub = _overhead(t.overheads.get((step, config, metric)))
+        o = t.overheads.get((step, config, metric))
+        main, sub = _overhead(o)
         counted = t.counters.get((step, config), "")
-        cells.append((main, " · ".join(x for x in (sub, counted) if x and x != DASH) or sub))
+        cells.append((main, " · ".join(x for x in (sub, _added(o), counted) if x and x != DASH) or sub))
     return cells
 
 
@@ -124,7 +132,9 @@ def html_section(tables: list[StepTable]) -> Safe:
         for metric in t.metrics:
             parts += [tag("h3", f"{t.engine}: {t.title}, {t.metric_title(metric)}"), html_table(t, metric)]
     parts.append(tag("p", "Median over trials (over rounds with the interleaved OLTP schedule) with its 95% bootstrap interval (small grey text); overhead = "
-                          f"config vs plain twin with its 95% interval ({RATIO_METHOD}), then the engine's counters "
+                          f"config vs plain twin with its 95% interval ({RATIO_METHOD}), then the time it adds "
+                          "(the mean paired difference with its 95% t interval, for times paired by block), then "
+                          "the engine's counters "
                           "over the step where it counts them (cache hit ratio, bytes decrypted). For MB/s, "
                           "a negative overhead means lower throughput. MB/s = bytes processed (the rows' value "
                           "sizes as the DBMS reports them) / elapsed / 1024².", class_="note"))

@@ -59,8 +59,10 @@ LATER_FIELDS = ("pairing_unit",)
 FAULT_FIELDS = ("n_faulted", "n_faulted_plain")
 #: the verdict's word (stats.wording.verdict_word), as every other view says it, and what n counts
 VERDICT_FIELDS = ("verdict", "n_unit")
-OVERHEAD_COLUMNS = (*(f for f in OVERHEAD_FIELDS if f not in LATER_FIELDS), *LABEL_FIELDS, *LATER_FIELDS,
-                    *FAULT_FIELDS, *VERDICT_FIELDS)
+#: what the config adds in the metric's unit, paired (stats.overhead.paired_difference)
+DIFFERENCE_FIELDS = ("difference", "difference_low", "difference_high")
+OVERHEAD_COLUMNS = (*(f for f in OVERHEAD_FIELDS if f not in LATER_FIELDS + DIFFERENCE_FIELDS), *LABEL_FIELDS,
+                    *LATER_FIELDS, *FAULT_FIELDS, *VERDICT_FIELDS, *DIFFERENCE_FIELDS)
 
 
 def write_tables(a: Analysis, out_dir: Path, labels: Mapping[str, str] | None = None) -> list[Path]:

@@ -6,6 +6,7 @@ every row records which method gave its interval (``ci_method``) and its p-value
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 
@@ -16,6 +17,7 @@ from tdebench.api.regime import ratio_of, split_label
 from tdebench.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from tdebench.stats.interval import DEFAULT_METHOD, IntervalMethod, overhead_interval, rounds_interval
 from tdebench.stats.load import Measurements, Sample, SeriesKey, is_plain, per_block
+from tdebench.stats.tdist import t_ppf
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,10 @@ class Comparison:
     p_method: str = ""
     #: what one paired observation is: "block", or "round" (only when all rounds are of one block); "" unpaired
     pairing_unit: str = ""
+    #: the mean paired difference config − plain in the metric's unit, with its 95% t interval (paired only)
+    difference: float | None = None
+    difference_low: float | None = None
+    difference_high: float | None = None
 
 
 class SeriesInterval:
@@ -90,6 +96,11 @@ class Overhead(SeriesInterval):
     p_method: str = ""
     #: what one paired observation is: "block", or "round" (the interleaved OLTP schedule); "" when unpaired
     pairing_unit: str = ""
+    #: what the config adds to the plain twin's value, in the metric's unit (e.g. seconds per execution): the mean
+    #: of the paired differences with its 95% t interval; empty when unpaired or below 2 pairs
+    difference: float | None = None
+    difference_low: float | None = None
+    difference_high: float | None = None
 
     def as_row(self) -> dict[str, object]:
         """Flat dict with the columns of ``overhead.csv``."""
@@ -127,14 +138,29 @@ def compare_samples(base: Sample, other: Sample, *, seed: int = DEFAULT_SEED,
             iv = rounds_interval(b, o)
     iv = iv or overhead_interval(b, o, paired=pairs is not None, method=method, seed=seed,
                                  n_resamples=n_resamples)
+    diff = paired_difference(b, o) if pairs is not None else None
     return Comparison(
         n_base=n_base, n_other=n_other, median_base=float(np.median(base.values)),
         median_other=float(np.median(other.values)), pct=iv.estimate * 100.0,
         ci_low_pct=iv.ci[0] * 100.0 if iv.ci else None,
         ci_high_pct=iv.ci[1] * 100.0 if iv.ci else None,
         p_value=iv.p_value, paired=pairs is not None, ci_method=iv.ci_method, p_method=iv.p_method,
-        pairing_unit=unit,
+        pairing_unit=unit, **(diff or {}),
     )
+
+
+def paired_difference(base: np.ndarray, other: np.ndarray,
+                      confidence: float = 0.95) -> dict[str, float | None] | None:
+    """The mean of ``other − base`` over paired units with its t interval (None below 2 pairs).
+
+    Where a mechanism adds a nearly fixed time to each operation, this is the steadier figure: its ratio moves
+    with the plain twin's own time (a commit's flush, the host's disk), the time it adds much less."""
+    d = np.asarray(other, dtype=float) - np.asarray(base, dtype=float)
+    if d.size < 2 or not np.isfinite(d).all():
+        return None
+    mean = float(d.mean())
+    half = float(t_ppf(0.5 + confidence / 2, d.size - 1)) * float(d.std(ddof=1)) / math.sqrt(d.size)
+    return {"difference": mean, "difference_low": mean - half, "difference_high": mean + half}
 
 
 def _pairing_unit(sample: Sample) -> str:
@@ -192,6 +218,7 @@ def compute_overheads(m: Measurements, *, baselines: Mapping[str, str] | None = 
             p_value=c.p_value, test=key.test, metric=key.metric, unit=m.units.get(key, ""),
             encryption=m.encryption.get(key.config, ""), plain_config=plain,
             n_plain=c.n_base, n_config=c.n_other, paired=c.paired, ci_method=c.ci_method,
-            p_method=c.p_method, pairing_unit=c.pairing_unit,
+            p_method=c.p_method, pairing_unit=c.pairing_unit, difference=c.difference,
+            difference_low=c.difference_low, difference_high=c.difference_high,
         ))
     return out
