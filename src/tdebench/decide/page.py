@@ -81,8 +81,8 @@ def cost(d: Decision) -> Section:
                         "first, then tail latency, then every statement (query or write, ×its weight in the "
                         "workload's mix); n: the blocks each figure rests on. Time added: the mechanism's time "
                         "minus the plain twin's, per execution for a statement (per weighted mix for a total), "
-                        "paired by block: where a mechanism adds a fixed time to each commit, this stays put while "
-                        "the percentage moves with the disk's own commit time.")
+                        "paired by block: encryption tends to add a nearly fixed time to each commit, so this "
+                        "moves less than the percentage when the disk's own commit time changes.")
 
 
 def added_table(d: Decision, regime: float | None) -> list[Table]:
