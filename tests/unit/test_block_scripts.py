@@ -1,0 +1,76 @@
+"""benchmarks/block_ratios.py and visit_noise.py's headline table on a synthetic run: the figures they print are the
+ones computed by hand from its measurements."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FIELDS = ["run_id", "block", "trial", "config", "engine", "encryption", "workload", "test", "stream", "step", "metric",
+          "value", "unit", "started_at", "status", "round"]
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run(tmp_path: Path, rows: list[dict[str, object]]) -> Path:
+    configs = [{"label": "a", "encryption": "none"}, {"label": "b", "encryption": "tde:aes-256-ctr"}]
+    (tmp_path / "manifest.json").write_text(json.dumps({"plan": {"configs": configs}}))
+    with open(tmp_path / "measurements.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, FIELDS)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({f: row.get(f, "") for f in FIELDS})
+    return tmp_path
+
+
+def _row(config: str, block: int, step: str, value: float, test: str = "power", status: str = "ok") -> dict:
+    return {"config": config, "block": block, "test": test, "step": step, "metric": "elapsed", "value": value,
+            "status": status, "round": ""}
+
+
+def test_block_ratios_prints_each_steps_mean_sd_and_count(tmp_path, capsys, monkeypatch):
+    b_times = {1: 1.1, 2: 0.9, 3: 1.2}
+    rows = [_row("a", b, "q01", 1.0) for b in b_times] + [_row("b", b, "q01", v) for b, v in b_times.items()]
+    rows += [_row("a", 0, "q01", 9.0), _row("b", 0, "q01", 1.0), _row("b", 4, "q01", 5.0, status="error")]
+    monkeypatch.setattr(sys, "argv", ["block_ratios.py", str(_run(tmp_path, rows))])
+    _script("block_ratios").main()
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("q01"))
+    logs = [100 * math.log(v) for v in b_times.values()]
+    mean = sum(logs) / 3
+    sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / 2)
+    assert line.split() == ["q01", "b", "3", f"{mean:+.2f}", f"{sd:.2f}", "1", "of", "3"]
+
+
+def test_visit_noise_gives_a_headline_as_percentage_and_as_time_added(tmp_path):
+    module = _script("visit_noise")
+    plain = {1: 0.010, 2: 0.012, 3: 0.014}
+    rows = [_row("a", b, "writes", v, test="sql") for b, v in plain.items()]
+    rows += [_row("b", b, "writes", v + 0.005, test="sql") for b, v in plain.items()]  # a fixed 5 ms added
+    data = module.headline_blocks(_run(tmp_path, rows) / "measurements.csv")
+    assert data["writes"]["b"] == {1: pytest.approx(0.015), 2: pytest.approx(0.017), 3: pytest.approx(0.019)}
+    assert set(data) == {"writes"}
+
+
+def test_visit_noise_headline_table(tmp_path, capsys):
+    module = _script("visit_noise")
+    data = {"writes": {"a": {1: 0.010, 2: 0.012, 3: 0.014}, "b": {1: 0.015, 2: 0.017, 3: 0.019}}}
+    module.headlines(data, "a", ["b"])
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("writes"))
+    cells = line.split()
+    assert cells[:3] == ["writes", "b", "3"]
+    assert float(cells[6]) == pytest.approx(5.0, abs=1e-3) and float(cells[7]) == pytest.approx(0.0, abs=1e-3)
+    assert float(cells[5]) < -0.99  # a fixed time added: the ratio falls as the plain twin gets slower
