@@ -83,8 +83,8 @@ def headline_blocks(path: Path) -> dict[str, dict[str, dict[int, float]]]:
 
 def headlines(data: dict[str, dict[str, dict[int, float]]], plain: str, configs: list[str]) -> None:
     """The headlines' block values as a percentage and as time added, each against the plain twin's time."""
-    print(f"\n{'headline':<10}{'config':<32}{'blocks':>7}{'ratio %':>9}{'sd':>7}{'corr':>7}{'added ms':>10}"
-          f"{'sd':>7}{'corr':>7}")
+    print(f"\n{'headline':<10}{'config':<32}{'blocks':>7}{'ratio %':>9}{'sd':>7}{'corr':>7}{'added ms':>13}"
+          f"{'sd':>11}{'corr':>7}")
     for step, by in data.items():
         for config in configs:
             blocks = sorted(set(by.get(plain, {})) & set(by.get(config, {})))
@@ -95,7 +95,7 @@ def headlines(data: dict[str, dict[str, dict[int, float]]], plain: str, configs:
             ratio = 100 * np.log(other / base)
             added = 1000 * (other - base)
             print(f"{step:<10}{config:<32}{len(blocks):>7}{ratio.mean():>+9.2f}{ratio.std(ddof=1):>7.2f}"
-                  f"{np.corrcoef(ratio, base)[0, 1]:>+7.2f}{added.mean():>+10.3f}{added.std(ddof=1):>7.3f}"
+                  f"{np.corrcoef(ratio, base)[0, 1]:>+7.2f}{added.mean():>+13.3f}{added.std(ddof=1):>11.3f}"
                   f"{np.corrcoef(added, base)[0, 1]:>+7.2f}")
 
 
