@@ -43,8 +43,9 @@ def main() -> None:
         parser.error(f"{args.run} has no ok {args.test}/{args.metric} values in measured blocks")
     plan = json.loads((args.run / "manifest.json").read_text())["plan"]["configs"]
     found = {c for by in data.values() for c in by}
-    labels = [c for c in found if any(c.split("@")[0] == p["label"] for p in plan if p["encryption"] == "none")]
-    plain = min(labels, key=lambda c: [p["label"] for p in plan].index(c.split("@")[0])) if labels else None
+    # the plan's first plain config; its label carries the memory ratio ("…@mem0.3") when the run swept one
+    plain = next((c for p in plan if p["encryption"] == "none" for c in sorted(found)
+                  if c.split("@")[0] == p["label"]), None)
     if plain is None:
         parser.error(f"{args.run} has no plain twin (encryption none) with {args.test}/{args.metric} values")
     print(f"{args.run}: {args.test}/{args.metric} against {plain}; log ratios in %")

@@ -23,10 +23,14 @@ import argparse
 import csv
 import json
 import math
+import sys
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from block_ratios import block_values  # noqa: E402  (a sibling script)
 
 
 def visits(path: Path) -> dict[str, dict[str, dict[tuple[int, int], float]]]:
@@ -72,13 +76,8 @@ def main() -> None:
 
 def headline_blocks(path: Path) -> dict[str, dict[str, dict[int, float]]]:
     """headline (reads, writes) -> config -> block -> its weighted total time (s)."""
-    out: dict[str, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
-    with open(path, newline="") as handle:
-        for r in csv.DictReader(handle):
-            if (r["test"] == "sql" and r["metric"] == "elapsed" and r["status"] == "ok"
-                    and r["step"] in ("reads", "writes") and r["block"] != "0"):
-                out[r["step"]][r["config"]][int(r["block"])] = float(r["value"])
-    return out
+    data = block_values(path, "sql", "elapsed")
+    return {step: by for step, by in data.items() if step in ("reads", "writes")}
 
 
 def headlines(data: dict[str, dict[str, dict[int, float]]], plain: str, configs: list[str]) -> None:

@@ -100,8 +100,9 @@ def check_added(table: list[list[str]], overheads: list[dict[str, str]], headlin
                 continue
             value, unit, low, high = ADDED.match(cell).groups()
             for shown, column in ((value, "difference"), (low, "difference_low"), (high, "difference_high")):
-                assert float(shown.replace(",", "")) * UNITS[unit] == pytest.approx(float(o[column]), abs=UNITS[unit] * 10 ** -(
-                    len(shown.split(".")[1]) if "." in shown else 0)), (spec, step, column, cell)
+                digits = len(shown.split(".")[1]) if "." in shown else 0  # the page rounds to this many decimals
+                assert float(shown.replace(",", "")) * UNITS[unit] == pytest.approx(
+                    float(o[column]), abs=UNITS[unit] * 10 ** -digits), (spec, step, column, cell)
             checked += 1
     return checked
 

@@ -29,7 +29,7 @@ def fmt_value(x: float | None, unit: str = "") -> str:
 
 def fmt_difference(x: float | None, low: float | None, high: float | None, unit: str = "") -> str:
     """A signed difference with its interval in one scale and precision: ``+6.13 ms [+5.90, +6.36]`` (seconds as
-    ms below 1 s); — without an estimate, the estimate alone without an interval."""
+    ms below 1 s); the estimate alone when it has no interval, — when there is no estimate."""
     if x is None or not math.isfinite(x):
         return DASH
     bounds = [v for v in (low, high) if v is not None and math.isfinite(v)]

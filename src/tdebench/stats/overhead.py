@@ -17,7 +17,7 @@ from tdebench.api.regime import ratio_of, split_label
 from tdebench.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from tdebench.stats.interval import DEFAULT_METHOD, IntervalMethod, overhead_interval, rounds_interval
 from tdebench.stats.load import Measurements, Sample, SeriesKey, is_plain, per_block
-from tdebench.stats.tdist import t_ppf
+from tdebench.stats import tdist
 
 
 @dataclass(frozen=True)
@@ -153,14 +153,14 @@ def paired_difference(base: np.ndarray, other: np.ndarray,
                       confidence: float = 0.95) -> dict[str, float | None] | None:
     """The mean of ``other − base`` over paired units with its t interval (None below 2 pairs).
 
-    Where a mechanism adds a nearly fixed time to each operation, this is the steadier figure: its ratio moves
-    with the plain twin's own time (a commit's flush, the host's disk), the time it adds much less."""
-    d = np.asarray(other, dtype=float) - np.asarray(base, dtype=float)
-    if d.size < 2 or not np.isfinite(d).all():
+    Where a mechanism adds a nearly fixed time to each operation, its ratio moves with the plain twin's own time (a
+    commit's flush, the host's disk) while the time it adds moves less."""
+    b, o = np.asarray(base, dtype=float), np.asarray(other, dtype=float)
+    if b.size < 2 or not np.isfinite(o - b).all():
         return None
-    mean = float(d.mean())
-    half = float(t_ppf(0.5 + confidence / 2, d.size - 1)) * float(d.std(ddof=1)) / math.sqrt(d.size)
-    return {"difference": mean, "difference_low": mean - half, "difference_high": mean + half}
+    t = tdist.paired(o, b, confidence)
+    low, high = (t.low, t.high) if math.isfinite(t.low) else (t.estimate, t.estimate)  # no spread: the point itself
+    return {"difference": t.estimate, "difference_low": low, "difference_high": high}
 
 
 def _pairing_unit(sample: Sample) -> str:

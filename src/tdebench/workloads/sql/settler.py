@@ -3,10 +3,11 @@ write.
 
 MariaDB's own wait (``SET GLOBAL innodb_max_purge_lag_wait = 0``) wakes the purge and then sleeps 100 ms before it
 looks again, although the purge of one undo takes a few milliseconds; run after every execution, it left a visit of
-a 7-ms write timed for about 7% of its wall time (``benchmarks/write_settle.py``: 37% with this wait). So the wait runs on a connection of its own, in a thread (a *waker*:
-it wakes the purge at once and sleeps in the server, holding no CPU), while the measuring connection reads the work
-left (``Dialect.settle_pending_sql``) every millisecond and goes on as soon as it is none. A waker still asleep from
-an earlier wake cannot wake the purge again, so up to ``WAKERS`` of them take turns.
+a 7-ms write timed for about 7% of its wall time (``benchmarks/write_settle.py``: 37% with this wait). So the wait
+runs on a connection of its own, in a thread (a *waker*: it wakes the purge at once and sleeps in the server, holding
+no CPU), while the measuring connection reads the work left (``Dialect.settle_pending_sql``) every millisecond and
+goes on as soon as it is none. A waker still asleep from an earlier wake cannot wake the purge again, so up to
+``WAKERS`` of them take turns.
 """
 
 from __future__ import annotations
