@@ -216,6 +216,12 @@ def test_mariadb_with_page_source_memory_reads_its_pool_misses_from_the_os_page_
     for spec, inst in mariadb_pair.items():
         applied = inst.cache().resize(8 * MIB, "memory")
         assert applied["innodb_flush_method"] == "fsync" and "holds the data" in applied["os_page_cache"]
+        assert applied["page_cache_refilled_bytes"] > 0
+        cache = inst.cache()
+        saved = cache.save()
+        inst.stop()
+        inst.start()  # a restart draws the page cache's copy afresh, and the restart's facts say what it holds
+        assert cache.load(saved)["page_cache_refilled_bytes"] > 0
         before, disk_before = inst.counters(), _storage_read_bytes(inst.server_pids())
         _scan(inst)
         d = _delta(inst.counters(), before)

@@ -123,3 +123,28 @@ def test_an_interrupted_run_resumes(capfd, tmp_path, monkeypatch):
     assert info.value.code == 0, capfd.readouterr().err
     done = [(r["block"], r["config"]) for r in rows(out) if r["test"] == "trial" and r["status"] == "ok"]
     assert sorted(done) == sorted((str(b), c) for b in (1, 2, 3) for c in ("fake-none", ENC))
+
+
+def test_an_interrupt_in_the_middle_of_a_block_lets_every_running_trial_go(capfd, tmp_path, monkeypatch):
+    """Each twin's trial gives back what it holds on its server (a connection, a sysbench account) before the
+    teardown stops the servers; left to the garbage collector, it would reach for a stopped server."""
+    from tdebench.workloads.sql.stepped import SqlSteps
+
+    shop = make_workload_dir(tmp_path / "shop")
+    original_step, original_abort = SqlSteps.run_step, SqlSteps.abort
+    released: list[str] = []
+
+    def ctrl_c_at_the_second_step(self, step, repetition):
+        if self.state.label == ENC and step != self.steps[0]:
+            raise KeyboardInterrupt
+        return original_step(self, step, repetition)
+
+    def abort(self):
+        released.append(self.state.label)
+        return original_abort(self)
+
+    monkeypatch.setattr(SqlSteps, "run_step", ctrl_c_at_the_second_step)
+    monkeypatch.setattr(SqlSteps, "abort", abort)
+    code, err, out = run(capfd, tmp_path, shop, "--trials", "2", "--warmup", "0")
+    assert code == 130, err
+    assert sorted(set(released)) == sorted(["fake-none", ENC]), released

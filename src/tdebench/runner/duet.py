@@ -35,7 +35,7 @@ from tdebench.errors import EnvironmentProblem, UsageError
 from tdebench.runner import cgroups
 from tdebench.runner.hosted import HostedInstance
 from tdebench.runner.pairing import Arm, TwinWorker, cpu_slots, run_pair, skew_us, slot_orders
-from tdebench.runner.schedule import TrialHost
+from tdebench.runner.schedule import TrialHost, release_unfinished
 
 TWINS = 2
 #: what each twin waited on and used in a pair, and the unit of its row (``duet/<step>/<metric>``)
@@ -279,6 +279,8 @@ class _BlockRun:
         finally:  # after an interrupt nothing waits for a client thread or a statement host still busy
             for worker in self.workers.values():
                 worker.close(5.0 if done else 0.0)
+            if not done:
+                release_unfinished(self.trials, self.active, self.results)
             orch.progress.finish(len(pending))
             orch.ui.task_finished("trial")
             series = {label: orch.unwatch(self.block, orch.states[label], watch) for label, watch in watches.items()}

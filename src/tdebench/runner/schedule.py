@@ -17,6 +17,7 @@ alone) run the block schedule instead; the manifest says so (``schedule.effectiv
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -54,6 +55,16 @@ class TrialHost(Protocol):
     def progress_note(self) -> str: ...
     def end_trial(self, block: Block, state: ConfigState, rec: Recorder, result: TrialResult,
                   series: ResourceSeries | None) -> None: ...
+
+
+def release_unfinished(trials: dict[str, SteppedTrial], active: list[ConfigState],
+                       results: dict[str, TrialResult]) -> None:
+    """After an interrupt: every trial still running lets go of what it holds on its server (a client, an
+    account) while the server is still up; the teardown that follows stops the servers."""
+    for state in active:
+        if state.label not in results:
+            with contextlib.suppress(Exception):  # the interrupt is what is being reported
+                trials[state.label].abort()
 
 
 def step_orders(seed: int, block: int, labels: list[str], steps: int, repeat: int) -> list[list[str]]:
@@ -147,6 +158,7 @@ class QuerySchedule:
                 trial = trials[state.label]
                 orch.guarded(state, results, lambda t=trial, lb=state.label: results.__setitem__(lb, t.finish()))
         finally:
+            release_unfinished(trials, active, results)
             orch.progress.finish(len(pending), warmup=block.warmup)
             orch.ui.task_finished("trial")
             series = {label: orch.unwatch(block, orch.states[label], watch) for label, watch in watches.items()}

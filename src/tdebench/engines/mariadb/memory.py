@@ -14,7 +14,7 @@ from typing import Any
 
 from tdebench.api.cache import Cache, WarmCache
 from tdebench.engines.mariadb.counters import buffer_pool_bytes
-from tdebench.engines.toolkit import memcap
+from tdebench.engines.toolkit import memcap, pagecache
 
 MIB = 1024 * 1024
 #: what the group holds beyond the buffer pool. A process joins the group after it started, and what it touched
@@ -55,7 +55,7 @@ class BufferPool(BufferPoolSize, WarmCache):
         return self.instance.save_cache()
 
     def load(self, saved: dict[str, Any]) -> dict[str, Any]:
-        return self.instance.load_cache(saved)
+        return {**self.instance.load_cache(saved), **self.instance.page_cache}
 
 
 class MariadbMemory:
@@ -64,6 +64,9 @@ class MariadbMemory:
     lifecycle methods)."""
 
     _cap: memcap.MemoryCap | None = None
+    _page_source = ""
+    #: ``--page-source memory``: what the last start's refill of the OS page cache read and how it was laid out
+    page_cache: dict[str, Any] = {}
 
     def page_cache_escape(self) -> str:
         """Why ``O_DIRECT`` does not keep this instance's data out of the OS page cache ("" when it does)."""
@@ -87,6 +90,7 @@ class MariadbMemory:
         options["innodb_buffer_pool_size"] = str(pool)
         if page_source == "memory":
             use_buffered_reads(options)
+        self._page_source, self.page_cache = page_source, {}
         if self.root is not None:  # type: ignore[attr-defined]
             self._path("my.cnf").write_text(self._render_cnf())  # type: ignore[attr-defined]
         self.close_counters()  # type: ignore[attr-defined]
@@ -101,12 +105,22 @@ class MariadbMemory:
         return applied
 
     def _restart_from_memory(self) -> dict[str, Any]:
-        """``--page-source memory``: restart, then every data file into the OS page cache (an fscrypt or gocryptfs
-        twin's cache then holds plaintext pages, as it would on a server with the RAM)."""
+        """``--page-source memory``: a restart, before which (:meth:`refill_page_cache`, at every start) every data
+        file is read into the OS page cache (an fscrypt or gocryptfs twin's cache then holds plaintext pages, as it
+        would on a server with the RAM)."""
         self.restart()  # type: ignore[attr-defined]
-        cached = memcap.cache_files(self.datadir)  # type: ignore[attr-defined]
-        return {"os_page_cache": f"holds the data: buffered reads, {cached // MIB} MiB of data files read into it "
-                                 "after the restart"}
+        cached = self.page_cache.get("page_cache_refilled_bytes", 0)
+        share = self.page_cache.get("page_cache_large_folio_share")
+        laid = f", {share:.0%} of it in large folios" if share is not None else ""
+        return {"os_page_cache": f"holds the data: buffered reads, {cached // MIB} MiB of data files evicted and "
+                                 f"read back in before every start{laid}", **self.page_cache}
+
+    def refill_page_cache(self) -> None:
+        """Before every start with ``--page-source memory``: the OS page cache's copy of the data files dropped and
+        read back in, so its layout (:mod:`tdebench.engines.toolkit.pagecache`) is drawn afresh for every block
+        instead of once per run."""
+        if self._page_source == "memory":
+            self.page_cache = pagecache.refill(self.root, self.datadir)  # type: ignore[attr-defined]
 
     def _restart_from_disk(self, pool: int) -> dict[str, Any]:
         """Misses from the disk: direct I/O on an image; where the page cache escapes ``O_DIRECT``, the server in a
