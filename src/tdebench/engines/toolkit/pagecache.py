@@ -4,7 +4,7 @@ What a read through the page cache costs depends on how the file sits there, and
 read in: in large folios (one kernel object for many 4-KiB pages) or single pages, and in which physical memory.
 ``benchmarks/page_cache_layout.py`` reads two files of the same size in 16-KiB preads: one cached sequentially
 read in 0.46–0.72 of the time of one cached page by page in random order, and two files cached the same way, one
-after the other, differed by 6–15% (each within about ±1%) until they were cached again. Two twins whose files
+after the other, differed by 6% to 50% (each within about ±1%) until they were cached again. Two twins whose files
 were cached once, at the start of a run, can so differ for the whole run by a cost no number of blocks averages
 out. :func:`refill` evicts a data directory's files and reads them back before every start, so the layout is
 drawn afresh for every block, and :func:`large_folio_share` says what it came out as (recorded with the restart).
