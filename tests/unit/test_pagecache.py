@@ -63,3 +63,15 @@ def test_the_probe_tells_a_file_read_in_sequentially_from_one_read_in_page_by_pa
 
 def test_the_probe_has_nothing_to_say_of_an_empty_directory(tmp_path: Path) -> None:
     assert pagecache.large_folio_share(tmp_path) is None
+
+
+def test_twins_are_filled_together_each_with_all_of_its_own_files(tmp_path: Path) -> None:
+    sets = []
+    for twin, files in (("one", 3), ("other", 1)):
+        data = tmp_path / twin / "data"
+        data.mkdir(parents=True)
+        for i in range(files):
+            (data / f"t{i}.ibd").write_bytes(os.urandom((1 << 20) + 5))  # not a whole number of chunks
+        sets.append((tmp_path / twin, data))
+    filled = pagecache.refill_together(sets)
+    assert [f["page_cache_refilled_bytes"] for f in filled] == [3 * ((1 << 20) + 5), (1 << 20) + 5]

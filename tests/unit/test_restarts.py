@@ -194,3 +194,38 @@ def test_a_server_that_died_before_the_restart_is_left_to_the_trials_recovery(ca
     assert "error" not in blocks["2"]["fake-tde-aes-256-ctr"]  # recovered, restarted like its twin
     assert sorted(t for t in trials(out) if t[0]) == [(1, "fake-none", "ok"), (1, "fake-tde-aes-256-ctr", "failed"),
                                                       (2, "fake-none", "ok"), (2, "fake-tde-aes-256-ctr", "ok")]
+
+
+def test_with_every_server_stopped_each_twins_os_cache_is_filled_again(capfd, tmp_path, monkeypatch):
+    """--page-source memory: between the stops and the starts of every restart, every twin's data files are read
+    back into the OS page cache, all twins' at once, and each restart records what each got."""
+    from tdebench.engines.toolkit import pagecache
+    from tdebench.runner import restarts
+
+    instances = {}
+
+    def dirs(cache):
+        inst = cache.instance
+        instances[inst.config.label] = inst
+        data = tmp_path / "files" / inst.config.label / "data"
+        data.mkdir(parents=True, exist_ok=True)
+        (data / "t.ibd").write_bytes(b"x" * 5000)
+        return data.parent, data
+
+    filled: list[list[bool]] = []
+    real = pagecache.refill_together
+
+    def refill_together(sets):
+        filled.append([inst.alive() for inst in instances.values()])
+        return real(sets)
+
+    _warm(monkeypatch, lambda self: {"pages_cached": 1}, lambda self, saved: {"pages_loaded": 1})
+    monkeypatch.setattr(fake_engine.FakeEngine.cache_type, "os_cache_files", dirs, raising=False)
+    monkeypatch.setattr(restarts.pagecache, "refill_together", refill_together)
+    code, err, out = run(capfd, tmp_path, "--trials", "2", "--restart-twins")
+    assert code == 0, err
+    assert filled == [[False, False], [False, False]]  # once per measured block, with both servers stopped
+    blocks = json.loads((out / "manifest.json").read_text())["restarts"]["blocks"]
+    for facts in blocks.values():
+        assert facts["page_cache_refill_s"] >= 0
+        assert all(facts[label]["page_cache_refilled_bytes"] == 5000 for label in instances)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
 from tdebench.api.footprint import size_setting
@@ -55,6 +56,14 @@ class Cache(ABC, Generic[InstanceT]):
         size across later restarts; a page it misses comes from ``page_source`` (one of :attr:`page_sources`; "":
         the first). Returns what was set (settings as the engine reports them, and how the OS page cache is
         bounded), for the manifest."""
+
+
+    def os_cache_files(self) -> tuple[Path, Path] | None:
+        """Where the OS page cache holds what this cache misses, when the run fills it (``--page-source memory``):
+        (the directory whose files' cached pages are dropped, the one whose files are read back in), so that the
+        restarts before every block can fill every twin's at once (:mod:`tdebench.runner.restarts`); None (the
+        default) when the run does not fill it."""
+        return None
 
 
 class WarmCache(Cache[InstanceT]):

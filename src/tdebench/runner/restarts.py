@@ -9,7 +9,9 @@ every twin before every block, all stopped before any starts, draws it afresh, s
 block-to-block variance the interval already covers. Every server notes the pages it has cached
 (:meth:`tdebench.api.cache.WarmCache.save` of :meth:`tdebench.api.engine.Instance.cache`), all stop, all start again, each in a fresh random order, and
 each gets its pages back (:meth:`~tdebench.api.cache.WarmCache.load`) before the block starts, so a warm-cache
-run stays warm; then the servers must go quiet again (:func:`tdebench.runner.settle.wait_quiet`).
+run stays warm; then the servers must go quiet again (:func:`tdebench.runner.settle.wait_quiet`). Between the stops
+and the starts, the OS page cache's copy of every twin's data is filled again, all twins' at once, where their
+caches ask for it (:func:`refill_os_caches`, ``--page-source memory``).
 
 Default: on with ``--schedule query`` or ``duet`` and a warm cache when every engine of the run can restart keeping
 its cache (:attr:`tdebench.api.engine.Engine.warm_restart`); the manifest's ``restarts`` says whether, why, and per block
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import random
 import time
+from pathlib import Path
 from typing import Any
 
 from tdebench.api.cache import CacheNotRestorable, WarmCache, public
@@ -28,6 +31,7 @@ from tdebench.api.events import RunListener
 from tdebench.api.plan import Block, RunPlan
 from tdebench.api.trial import ConfigState
 from tdebench.encryption import redact
+from tdebench.engines.toolkit import pagecache
 from tdebench.errors import UsageError
 from tdebench.runner.settle import local_servers, wait_quiet
 
@@ -114,23 +118,10 @@ class TwinRestarts:
                 facts[state.label] = {"error": f"save: {redact(str(exc))[:300]}"}
                 ui.message(f"restart of {state.label} failed (save): {redact(str(exc))[:200]}")
         stops, starts = rng.sample(states, len(states)), rng.sample(states, len(states))
-        for step, order in (("stop", stops), ("start", starts), ("load", starts)):
-            for state in order:
-                if "error" in facts[state.label]:
-                    continue
-                began = time.monotonic()
-                try:
-                    if step == "load":
-                        if not self.cold:
-                            facts[state.label].update(warm_cache(state).load(saved[state.label]))
-                    elif step == "stop":
-                        state.instance.stop()
-                    else:
-                        state.instance.start()  # a key server's config fetches its keys here
-                    facts[state.label][f"{step}_wall_s"] = round(time.monotonic() - began, 3)
-                except Exception as exc:  # noqa: BLE001 - its trial fails next and is recovered like any other
-                    facts[state.label]["error"] = f"{step}: {redact(str(exc))[:300]}"
-                    ui.message(f"restart of {state.label} failed ({step}): {redact(str(exc))[:200]}")
+        self._each("stop", stops, facts, saved, ui)
+        refill_os_caches([s for s in stops if "error" not in facts[s.label]], facts)
+        self._each("start", starts, facts, saved, ui)
+        self._each("load", starts, facts, saved, ui)
         local = local_servers([s for s in states if "error" not in facts[s.label]])
         quiet = wait_quiet(local, RunListener()) if local else {}  # recorded, not said at every block
         for label, q in quiet.items():
@@ -139,3 +130,42 @@ class TwinRestarts:
         facts["stop_order"] = [s.label for s in stops]
         facts["start_order"] = [s.label for s in starts]
         self.entry["blocks"][str(block.number)] = facts
+
+    def _each(self, step: str, order: list[ConfigState], facts: dict[str, Any], saved: dict[str, dict[str, Any]],
+              ui: RunListener) -> None:
+        """One step of the restart (stop, start or load) for every config in ``order`` that has not failed."""
+        for state in order:
+            if "error" in facts[state.label]:
+                continue
+            began = time.monotonic()
+            try:
+                if step == "load":
+                    if not self.cold:
+                        facts[state.label].update(warm_cache(state).load(saved[state.label]))
+                elif step == "stop":
+                    state.instance.stop()
+                else:
+                    state.instance.start()  # a key server's config fetches its keys here
+                facts[state.label][f"{step}_wall_s"] = round(time.monotonic() - began, 3)
+            except Exception as exc:  # noqa: BLE001 - its trial fails next and is recovered like any other
+                facts[state.label]["error"] = f"{step}: {redact(str(exc))[:300]}"
+                ui.message(f"restart of {state.label} failed ({step}): {redact(str(exc))[:200]}")
+
+
+def refill_os_caches(stopped: list[ConfigState], facts: dict[str, Any]) -> None:
+    """With every server stopped: the OS page cache's copy of the data of each twin whose cache asks for it
+    (:meth:`tdebench.api.cache.Cache.os_cache_files`, ``--page-source memory``) dropped and read back, every twin's
+    in turn, so that no twin's misses are served from memory the others' are not (:mod:`~tdebench.engines.toolkit.
+    pagecache`); what each got is recorded with its restart."""
+    wanted: list[tuple[str, tuple[Path, Path]]] = []
+    for state in stopped:
+        cache = state.instance.cache()
+        files = cache.os_cache_files() if cache is not None else None
+        if files is not None:
+            wanted.append((state.label, files))
+    if not wanted:
+        return
+    began = time.monotonic()
+    for (label, _), filled in zip(wanted, pagecache.refill_together([files for _, files in wanted])):
+        facts[label].update(filled)
+    facts["page_cache_refill_s"] = round(time.monotonic() - began, 3)

@@ -424,7 +424,6 @@ class MariadbInstance(MariadbBootstrap, MariadbKeySource, MariadbFilesystems, Ma
         return ms.render_cnf(lines)
 
     def _launch(self) -> None:
-        self.refill_page_cache()
         self._secrets()
         server = ServerProcess(f"mariadbd ({self.config.label})", self._server_argv(), self.log_path,
                                self._path("tdebench.pid"), user=self.user,

@@ -10,6 +10,7 @@ OS page cache either: otherwise it would read from memory what its plain twin re
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from tdebench.api.cache import Cache, WarmCache
@@ -46,6 +47,9 @@ class BufferPoolSize(Cache):
     def resize(self, cache_bytes: int, page_source: str = "") -> dict[str, Any]:
         return self.instance.resize_cache(cache_bytes, page_source)
 
+    def os_cache_files(self) -> tuple[Path, Path] | None:
+        return self.instance.page_cache_dirs()
+
 
 class BufferPool(BufferPoolSize, WarmCache):
     """A single server's buffer pool, also kept across a restart: its page list dumped and loaded
@@ -55,7 +59,7 @@ class BufferPool(BufferPoolSize, WarmCache):
         return self.instance.save_cache()
 
     def load(self, saved: dict[str, Any]) -> dict[str, Any]:
-        return {**self.instance.load_cache(saved), **self.instance.page_cache}
+        return self.instance.load_cache(saved)
 
 
 class MariadbMemory:
@@ -65,8 +69,6 @@ class MariadbMemory:
 
     _cap: memcap.MemoryCap | None = None
     _page_source = ""
-    #: ``--page-source memory``: what the last start's refill of the OS page cache read and how it was laid out
-    page_cache: dict[str, Any] = {}
 
     def page_cache_escape(self) -> str:
         """Why ``O_DIRECT`` does not keep this instance's data out of the OS page cache ("" when it does)."""
@@ -90,7 +92,7 @@ class MariadbMemory:
         options["innodb_buffer_pool_size"] = str(pool)
         if page_source == "memory":
             use_buffered_reads(options)
-        self._page_source, self.page_cache = page_source, {}
+        self._page_source = page_source
         if self.root is not None:  # type: ignore[attr-defined]
             self._path("my.cnf").write_text(self._render_cnf())  # type: ignore[attr-defined]
         self.close_counters()  # type: ignore[attr-defined]
@@ -105,22 +107,25 @@ class MariadbMemory:
         return applied
 
     def _restart_from_memory(self) -> dict[str, Any]:
-        """``--page-source memory``: a restart, before which (:meth:`refill_page_cache`, at every start) every data
-        file is read into the OS page cache (an fscrypt or gocryptfs twin's cache then holds plaintext pages, as it
-        would on a server with the RAM)."""
-        self.restart()  # type: ignore[attr-defined]
-        cached = self.page_cache.get("page_cache_refilled_bytes", 0)
-        share = self.page_cache.get("page_cache_large_folio_share")
+        """``--page-source memory``: a restart, with every data file read into the OS page cache while the server
+        is stopped (an fscrypt or gocryptfs twin's cache then holds plaintext pages, as it would on a server with
+        the RAM); the restarts before every block fill it again, every twin's at once."""
+        self.stop()  # type: ignore[attr-defined]
+        try:
+            filled = pagecache.refill(self.root, self.datadir)  # type: ignore[attr-defined]
+        finally:
+            self.start()  # type: ignore[attr-defined]
+        share = filled.get("page_cache_large_folio_share")
         laid = f", {share:.0%} of it in large folios" if share is not None else ""
-        return {"os_page_cache": f"holds the data: buffered reads, {cached // MIB} MiB of data files evicted and "
-                                 f"read back in before every start{laid}", **self.page_cache}
+        return {"os_page_cache": f"holds the data: buffered reads, {filled['page_cache_refilled_bytes'] // MIB} MiB "
+                                 f"of data files read into it{laid}", **filled}
 
-    def refill_page_cache(self) -> None:
-        """Before every start with ``--page-source memory``: the OS page cache's copy of the data files dropped and
-        read back in, so its layout (:mod:`tdebench.engines.toolkit.pagecache`) is drawn afresh for every block
-        instead of once per run."""
-        if self._page_source == "memory":
-            self.page_cache = pagecache.refill(self.root, self.datadir)  # type: ignore[attr-defined]
+    def page_cache_dirs(self) -> tuple[Path, Path] | None:
+        """(everything of this instance, its data directory) with ``--page-source memory``: what the restarts
+        before every block evict and read back into the OS page cache (:meth:`BufferPoolSize.os_cache_files`)."""
+        if self._page_source != "memory":
+            return None
+        return self.root, self.datadir  # type: ignore[attr-defined]
 
     def _restart_from_disk(self, pool: int) -> dict[str, Any]:
         """Misses from the disk: direct I/O on an image; where the page cache escapes ``O_DIRECT``, the server in a

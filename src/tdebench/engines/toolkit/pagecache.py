@@ -4,10 +4,12 @@ What a read through the page cache costs depends on how the file sits there, and
 read in: in large folios (one kernel object for many 4-KiB pages) or single pages, and in which physical memory.
 ``benchmarks/page_cache_layout.py`` reads two files of the same size in 16-KiB preads: one cached sequentially
 read in 0.46–0.72 of the time of one cached page by page in random order, and two files cached the same way, one
-after the other, differed by 6% to 50% (each within about ±1%) until they were cached again. Two twins whose files
-were cached once, at the start of a run, can so differ for the whole run by a cost no number of blocks averages
-out. :func:`refill` evicts a data directory's files and reads them back before every start, so the layout is
-drawn afresh for every block, and :func:`large_folio_share` says what it came out as (recorded with the restart).
+after the other, differed by 6% to 50% (each within about ±1%) until they were cached again (on this kind of VM,
+guest memory that was freed and handed back to the host is not all alike when it is used again). Two twins whose
+files were cached one after the other can so differ for a whole run by a cost no number of blocks averages out.
+:func:`refill_together` evicts the twins' data files and reads them back in turn, 1 MiB of each twin's at a time,
+so every twin's pages come from the same stretch of memory, and :func:`large_folio_share` says how they came out
+(recorded with the restart).
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ import ctypes
 import mmap
 import os
 import struct
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from tdebench.engines.toolkit import memcap
 
 PAGE = mmap.PAGESIZE
+CHUNK = 1 << 20
 #: /proc/kpageflags bits: the first page of a compound (large) folio, and the others
 COMPOUND_HEAD, COMPOUND_TAIL = 1 << 15, 1 << 16
 PRESENT = 1 << 63
@@ -31,14 +35,47 @@ MAP_FAILED = ctypes.c_void_p(-1).value
 
 def refill(evict_under: Path, read_under: Path) -> dict[str, Any]:
     """Drop the cached pages of every file under ``evict_under`` and read the files under ``read_under`` back in
-    (sequentially, as :func:`tdebench.engines.toolkit.memcap.cache_files` does); with the server stopped."""
-    memcap.evict_files(evict_under)
-    cached = memcap.cache_files(read_under)
-    out: dict[str, Any] = {"page_cache_refilled_bytes": cached}
-    share = large_folio_share(read_under)
-    if share is not None:
-        out["page_cache_large_folio_share"] = round(share, 4)
+    sequentially; with the server stopped."""
+    return refill_together([(evict_under, read_under)])[0]
+
+
+def refill_together(sets: list[tuple[Path, Path]]) -> list[dict[str, Any]]:
+    """:func:`refill` for several twins at once, their files read in turn 1 MiB at a time: every set's pages then
+    come from the same stretch of the kernel's allocations, so no twin gets the memory the others do not (on a VM
+    one stretch of guest memory can be slower than another, :mod:`tdebench.engines.toolkit.pagecache`). One dict
+    of facts per set, in order."""
+    for evict_under, _ in sets:
+        memcap.evict_files(evict_under)
+    readers = {i: _chunks(read_under) for i, (_, read_under) in enumerate(sets)}
+    read = [0] * len(sets)
+    while readers:
+        for i in list(readers):
+            got = next(readers[i], None)
+            if got is None:
+                del readers[i]
+            else:
+                read[i] += got
+    out = []
+    for (_, read_under), total in zip(sets, read):
+        facts: dict[str, Any] = {"page_cache_refilled_bytes": total}
+        share = large_folio_share(read_under)
+        if share is not None:
+            facts["page_cache_large_folio_share"] = round(share, 4)
+        out.append(facts)
     return out
+
+
+def _chunks(directory: Path) -> Iterator[int]:
+    """Read every file under ``directory`` once in 1-MiB chunks, yielding each chunk's length."""
+    for path in sorted(Path(directory).rglob("*")):
+        try:
+            if not path.is_file() or path.is_symlink():
+                continue
+            with open(path, "rb", buffering=0) as handle:
+                while chunk := handle.read(CHUNK):
+                    yield len(chunk)
+        except OSError:
+            continue
 
 
 def large_folio_share(directory: Path) -> float | None:
