@@ -159,7 +159,9 @@ def test_the_methods_section_says_whether_and_why_servers_were_restarted():
               "seconds": 5.0, "stop_order": ["b", "a"], "start_order": ["a", "b"]}}}}
     text = restarts_text(on)
     assert "restarted before each of the 2 measured blocks" in text and "397 of 400 pages" in text
-    assert "median 4.5 s per block" in text
+    assert "median 4.5 s per block" in text and "page cache" not in text
+    on["restarts"]["blocks"]["1"]["a"]["page_cache_refilled_bytes"] = 1000
+    assert "every twin's data files was dropped and read back in" in " ".join(restarts_text(on).split())
     off = {"restarts": {"every_block": False, "reason": "turned off (--no-restart-twins)", "blocks": {}}}
     assert restarts_text(off).startswith("Server restarts: none (turned off (--no-restart-twins)); each twin's")
     embedded = {"restarts": {"every_block": False, "reason": "sqlite cannot restart keeping its cache", "blocks": {}}}
@@ -196,8 +198,8 @@ def test_a_server_that_died_before_the_restart_is_left_to_the_trials_recovery(ca
                                                       (2, "fake-none", "ok"), (2, "fake-tde-aes-256-ctr", "ok")]
 
 
-def test_with_every_server_stopped_each_twins_os_cache_is_filled_again(capfd, tmp_path, monkeypatch):
-    """--page-source memory: between the stops and the starts of every restart, every twin's data files are read
+def test_with_every_server_restarted_each_twins_os_cache_is_filled_again_before_the_loads(capfd, tmp_path, monkeypatch):
+    """--page-source memory: between the starts and the loads of every restart, every twin's data files are read
     back into the OS page cache, all twins' at once, and each restart records what each got."""
     from tdebench.engines.toolkit import pagecache
     from tdebench.runner import restarts
@@ -213,18 +215,19 @@ def test_with_every_server_stopped_each_twins_os_cache_is_filled_again(capfd, tm
         return data.parent, data
 
     filled: list[list[bool]] = []
+    loaded: list[int] = []
     real = pagecache.refill_together
 
     def refill_together(sets):
-        filled.append([inst.alive() for inst in instances.values()])
+        filled.append([inst.alive() for inst in instances.values()] + [len(loaded)])
         return real(sets)
 
-    _warm(monkeypatch, lambda self: {"pages_cached": 1}, lambda self, saved: {"pages_loaded": 1})
+    _warm(monkeypatch, lambda self: {"pages_cached": 1}, lambda self, saved: loaded.append(1) or {"pages_loaded": 1})
     monkeypatch.setattr(fake_engine.FakeEngine.cache_type, "os_cache_files", dirs, raising=False)
     monkeypatch.setattr(restarts.pagecache, "refill_together", refill_together)
     code, err, out = run(capfd, tmp_path, "--trials", "2", "--restart-twins")
     assert code == 0, err
-    assert filled == [[False, False], [False, False]]  # once per measured block, with both servers stopped
+    assert filled == [[True, True, 0], [True, True, 2]]  # once per block: both servers started, none loaded yet
     blocks = json.loads((out / "manifest.json").read_text())["restarts"]["blocks"]
     for facts in blocks.values():
         assert facts["page_cache_refill_s"] >= 0

@@ -48,6 +48,24 @@ def autogroup_enabled() -> bool | None:
         return None
 
 
+#: VIRTIO_BALLOON_F_REPORTING: the guest reports the memory it frees to the host, which takes it back
+BALLOON_REPORTING_BIT = 5
+
+
+def free_page_reporting(devices: Path = Path("/sys/bus/virtio/drivers/virtio_balloon")) -> bool | None:
+    """Whether this machine is a VM that hands the memory it frees back to its host (a virtio balloon with free page
+    reporting): memory freed and used again may then cost more than memory kept (docs/memory.md); None where there
+    is no virtio balloon."""
+    found = sorted(devices.glob("virtio*/features")) if devices.is_dir() else []
+    for features in found:
+        try:
+            bits = features.read_text().strip()
+        except OSError:
+            continue
+        return len(bits) > BALLOON_REPORTING_BIT and bits[BALLOON_REPORTING_BIT] == "1"
+    return None
+
+
 def host_facts(path_for_disk: Path | None = None) -> dict[str, Any]:
     """CPU model and flags (AES-NI), cores, memory, kernel, OS, Python, and the disk holding the data."""
     model, flags = _cpuinfo()
@@ -62,6 +80,7 @@ def host_facts(path_for_disk: Path | None = None) -> dict[str, Any]:
         "os": _os_release(),
         "python": platform.python_version(),
         "autogroup": autogroup_enabled(),
+        "free_page_reporting": free_page_reporting(),
     }
     if path_for_disk is not None:
         usage = psutil.disk_usage(str(path_for_disk))

@@ -107,9 +107,9 @@ def restarts_text(manifest: dict[str, Any]) -> str:
     loaded = sum(int(c.get("pages_loaded", 0)) for c in per)
     cached = sum(int(c.get("pages_cached", 0)) for c in per)
     if any("page_cache_refilled_bytes" in c for c in per):
-        tail = (" While the servers were stopped, the OS page cache's copy of every twin's data files was dropped "
-                "and read back in, every twin's in turn, so that the memory serving the misses (--page-source "
-                "memory) was drawn afresh in every block and alike for every twin." + tail)
+        tail = (" Before the servers got their cached pages back, the OS page cache's copy of every twin's data "
+                "files was dropped and read back in, every twin's in turn, so that the memory serving the misses "
+                "(--page-source memory) was drawn afresh in every block and alike for every twin." + tail)
     return (f"Server restarts (--restart-twins, {entry.get('reason', '')}): every server was restarted before each "
             f"of the {len(blocks)} measured blocks and got its cached pages back before the block started "
             f"({loaded:,} of {cached:,} pages over all restarts; median {seconds:.1f} s per "

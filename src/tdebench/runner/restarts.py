@@ -9,8 +9,8 @@ every twin before every block, all stopped before any starts, draws it afresh, s
 block-to-block variance the interval already covers. Every server notes the pages it has cached
 (:meth:`tdebench.api.cache.WarmCache.save` of :meth:`tdebench.api.engine.Instance.cache`), all stop, all start again, each in a fresh random order, and
 each gets its pages back (:meth:`~tdebench.api.cache.WarmCache.load`) before the block starts, so a warm-cache
-run stays warm; then the servers must go quiet again (:func:`tdebench.runner.settle.wait_quiet`). Between the stops
-and the starts, the OS page cache's copy of every twin's data is filled again, all twins' at once, where their
+run stays warm; then the servers must go quiet again (:func:`tdebench.runner.settle.wait_quiet`). Between the starts
+and the loads, the OS page cache's copy of every twin's data is filled again, all twins' at once, where their
 caches ask for it (:func:`refill_os_caches`, ``--page-source memory``).
 
 Default: on with ``--schedule query`` or ``duet`` and a warm cache when every engine of the run can restart keeping
@@ -119,8 +119,8 @@ class TwinRestarts:
                 ui.message(f"restart of {state.label} failed (save): {redact(str(exc))[:200]}")
         stops, starts = rng.sample(states, len(states)), rng.sample(states, len(states))
         self._each("stop", stops, facts, saved, ui)
-        refill_os_caches([s for s in stops if "error" not in facts[s.label]], facts)
         self._each("start", starts, facts, saved, ui)
+        refill_os_caches([s for s in starts if "error" not in facts[s.label]], facts)
         self._each("load", starts, facts, saved, ui)
         local = local_servers([s for s in states if "error" not in facts[s.label]])
         quiet = wait_quiet(local, RunListener()) if local else {}  # recorded, not said at every block
@@ -152,13 +152,14 @@ class TwinRestarts:
                 ui.message(f"restart of {state.label} failed ({step}): {redact(str(exc))[:200]}")
 
 
-def refill_os_caches(stopped: list[ConfigState], facts: dict[str, Any]) -> None:
-    """With every server stopped: the OS page cache's copy of the data of each twin whose cache asks for it
+def refill_os_caches(started: list[ConfigState], facts: dict[str, Any]) -> None:
+    """With every server started, before any gets its cache back (an encrypted filesystem is readable only while
+    mounted, and unlocked): the OS page cache's copy of the data of each twin whose cache asks for it
     (:meth:`tdebench.api.cache.Cache.os_cache_files`, ``--page-source memory``) dropped and read back, every twin's
     in turn, so that no twin's misses are served from memory the others' are not (:mod:`~tdebench.engines.toolkit.
     pagecache`); what each got is recorded with its restart."""
     wanted: list[tuple[str, tuple[Path, Path]]] = []
-    for state in stopped:
+    for state in started:
         cache = state.instance.cache()
         files = cache.os_cache_files() if cache is not None else None
         if files is not None:

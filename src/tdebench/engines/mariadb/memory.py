@@ -107,14 +107,11 @@ class MariadbMemory:
         return applied
 
     def _restart_from_memory(self) -> dict[str, Any]:
-        """``--page-source memory``: a restart, with every data file read into the OS page cache while the server
-        is stopped (an fscrypt or gocryptfs twin's cache then holds plaintext pages, as it would on a server with
-        the RAM); the restarts before every block fill it again, every twin's at once."""
-        self.stop()  # type: ignore[attr-defined]
-        try:
-            filled = pagecache.refill(self.root, self.datadir)  # type: ignore[attr-defined]
-        finally:
-            self.start()  # type: ignore[attr-defined]
+        """``--page-source memory``: a restart, then every data file dropped from the OS page cache and read back
+        in (an fscrypt or gocryptfs twin's cache then holds plaintext pages, as it would on a server with the RAM);
+        the restarts before every block fill it again, every twin's at once."""
+        self.restart()  # type: ignore[attr-defined]
+        filled = pagecache.refill(self.root, self.datadir)  # type: ignore[attr-defined]
         share = filled.get("page_cache_large_folio_share")
         laid = f", {share:.0%} of it in large folios" if share is not None else ""
         return {"os_page_cache": f"holds the data: buffered reads, {filled['page_cache_refilled_bytes'] // MIB} MiB "

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.cache import WarmCache
-from tdebench.engines.toolkit import fscrypt, memcap
+from tdebench.engines.toolkit import fscrypt, memcap, pagecache
 
 PRELOAD = "pg_stat_statements"
 MIB = 1024 * 1024
@@ -83,6 +83,9 @@ class SharedBuffers(WarmCache):
     def load(self, saved: dict[str, Any]) -> dict[str, Any]:
         return self.instance.load_cache(saved)
 
+    def os_cache_files(self) -> tuple[Path, Path] | None:
+        return self.instance.page_cache_dirs()
+
 
 class PostgresCounters:
     """Counters and cache-size hooks of :class:`tdebench.engines.postgres.engine.PostgresInstance` (a mixin: it uses the
@@ -91,6 +94,7 @@ class PostgresCounters:
     _counter_conn: Any = None
     _table_conn: Any = None
     _cap: memcap.MemoryCap | None = None
+    _page_source = ""
     _cache_note = ""
 
     # counters ------------------------------------------------------------------------------------------------
@@ -175,9 +179,11 @@ class PostgresCounters:
         kib = max(2048, cache_bytes // 1024)
         cluster.gucs["shared_buffers"] = f"{kib}kB"
         cluster.write_conf()
+        self._page_source = page_source
         if page_source == "memory":
             self.restart()  # type: ignore[attr-defined]
-            cached = memcap.cache_files(self.data_dir)  # type: ignore[attr-defined]
+            data = self.data_dir  # type: ignore[attr-defined]
+            cached = pagecache.refill(data, data)["page_cache_refilled_bytes"]
             return {"shared_buffers": f"{kib}kB", "cache_bytes": kib * 1024,
                     "os_page_cache": f"holds the data: {cached // MIB} MiB of data files read into it after the "
                                      "restart", **({"loop_direct_io": image.direct_io} if image is not None else {})}
@@ -203,6 +209,13 @@ class PostgresCounters:
         else:
             applied["os_page_cache"] = f"not bounded ({reason}): misses of shared_buffers may come from the OS cache"
         return applied
+
+    def page_cache_dirs(self) -> tuple[Path, Path] | None:
+        """The data directory twice with ``--page-source memory`` (what the restarts before every block evict and
+        read back into the OS page cache, :meth:`SharedBuffers.os_cache_files`); else None."""
+        if self._page_source != "memory":
+            return None
+        return self.data_dir, self.data_dir  # type: ignore[attr-defined]
 
     def attach_memory_cap(self) -> None:
         """After every start: the postmaster and its children join the cgroup (later children follow)."""

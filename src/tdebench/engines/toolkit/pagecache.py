@@ -35,7 +35,7 @@ MAP_FAILED = ctypes.c_void_p(-1).value
 
 def refill(evict_under: Path, read_under: Path) -> dict[str, Any]:
     """Drop the cached pages of every file under ``evict_under`` and read the files under ``read_under`` back in
-    sequentially; with the server stopped."""
+    sequentially (the server may run: its clean pages are dropped, its dirty ones written first)."""
     return refill_together([(evict_under, read_under)])[0]
 
 
