@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
@@ -169,14 +169,18 @@ def evict_files(directory: Path) -> int:
 def cache_files(directory: Path) -> int:
     """Read every file under ``directory`` once, so that the OS page cache holds them (``--page-source memory``):
     the first block's misses then come from memory as every later block's do. Returns the bytes read."""
-    total = 0
-    for path in Path(directory).rglob("*"):
+    return sum(read_chunks(directory))
+
+
+def read_chunks(directory: Path) -> Iterator[int]:
+    """Read every file under ``directory`` once, in 1-MiB chunks and in name order, yielding each chunk's length
+    (a file that cannot be read is passed over)."""
+    for path in sorted(Path(directory).rglob("*")):
         try:
             if not path.is_file() or path.is_symlink():
                 continue
             with open(path, "rb", buffering=0) as handle:
                 while chunk := handle.read(1 << 20):
-                    total += len(chunk)
+                    yield len(chunk)
         except OSError:
             continue
-    return total

@@ -18,14 +18,13 @@ import ctypes
 import mmap
 import os
 import struct
-from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from tdebench.engines.toolkit import memcap
 
 PAGE = mmap.PAGESIZE
-CHUNK = 1 << 20
 #: /proc/kpageflags bits: the first page of a compound (large) folio, and the others
 COMPOUND_HEAD, COMPOUND_TAIL = 1 << 15, 1 << 16
 PRESENT = 1 << 63
@@ -46,7 +45,7 @@ def refill_together(sets: list[tuple[Path, Path]]) -> list[dict[str, Any]]:
     of facts per set, in order."""
     for evict_under, _ in sets:
         memcap.evict_files(evict_under)
-    readers = {i: _chunks(read_under) for i, (_, read_under) in enumerate(sets)}
+    readers = {i: memcap.read_chunks(read_under) for i, (_, read_under) in enumerate(sets)}
     read = [0] * len(sets)
     while readers:
         for i in list(readers):
@@ -63,19 +62,6 @@ def refill_together(sets: list[tuple[Path, Path]]) -> list[dict[str, Any]]:
             facts["page_cache_large_folio_share"] = round(share, 4)
         out.append(facts)
     return out
-
-
-def _chunks(directory: Path) -> Iterator[int]:
-    """Read every file under ``directory`` once in 1-MiB chunks, yielding each chunk's length."""
-    for path in sorted(Path(directory).rglob("*")):
-        try:
-            if not path.is_file() or path.is_symlink():
-                continue
-            with open(path, "rb", buffering=0) as handle:
-                while chunk := handle.read(CHUNK):
-                    yield len(chunk)
-        except OSError:
-            continue
 
 
 def large_folio_share(directory: Path) -> float | None:
@@ -131,6 +117,7 @@ def _mapped_folios(address: int, size: int, pagemap: int, flags: int, libc: ctyp
     return len(resident), large
 
 
+@lru_cache(maxsize=1)
 def _libc() -> ctypes.CDLL:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.mmap.restype = ctypes.c_void_p
