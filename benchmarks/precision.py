@@ -24,8 +24,9 @@ warehouses, 4 virtual users, 30-s steps after a 5-s ramp-up (headline TPM, co-me
 the ``query`` variant is the interleaved slice schedule, paired per round); ``sysbench-aa``: sysbench
 oltp_read_write on MariaDB, 2 threads, 100,000-row tables (TPS); ``mem25`` / ``mem25-aa``: TPC-H power on MariaDB
 SF 0.1 with the buffer pool at 25% of the loaded data (``--memory-ratio 0.25``), where pages are read and
-decrypted. ``mariadb-tde``, ``tpcc-tde``, ``mem25-tde``: the TDE comparison alone (two configs, as the duet
-schedule needs). Variants: ``block``, ``query`` (servers restarted before every block, the
+decrypted. ``memsrc25-aa`` / ``memsrc25-tde``: the same with the misses served from the OS page cache
+(``--page-source memory``). ``mariadb-tde``, ``tpcc-tde``, ``mem25-tde``: the TDE comparison alone (two configs, as
+the duet schedule needs). Variants: ``block``, ``query`` (servers restarted before every block, the
 default), ``duet`` (``--schedule duet``: both twins run each step at the same moment, each in a cgroup with its own
 CPUs; two-config cases only, skipped for the others), ``query-norestart`` (``--no-restart-twins``: the same server processes throughout), ``query+pin``
 (``--pin``), ``query-r3``
@@ -65,7 +66,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from tdebench.stats.aa import false_positive_rate  # noqa: E402
 from tdebench.stats.load import parse_rows  # noqa: E402
 from tdebench.stats.seqinterval import paired_blocks  # noqa: E402
-from tdebench.stats.sequential import StoppingRule, lag1, pp_half_width  # noqa: E402
+from tdebench.stats.sequential import StoppingRule, lag1  # noqa: E402
 
 _TPCC = ["--engine", "mariadb", "--workload", "tpcc", "--warehouses", "2", "--vus", "4", "--duration", "30s",
          "--rampup", "5s"]
@@ -86,11 +87,15 @@ CASES = {
     "mariadb-tde": ["--engine", "mariadb", "--sf", "0.1", "--encryption", "none,tde:aes-256-ctr"],
     "tpcc-tde": [*_TPCC, "--encryption", "none,tde:aes-256-ctr"],
     "mem25-tde": [*_MEM, "--encryption", "none,tde:aes-256-ctr"],
+    # the same buffer pool with its misses served from the OS page cache instead of the disk
+    "memsrc25-aa": [*_MEM, "--page-source", "memory", "--encryption", "none,none"],
+    "memsrc25-tde": [*_MEM, "--page-source", "memory", "--encryption", "none,tde:aes-256-ctr"],
 }
 #: (test, step, metric) of each case's headline, and of its CPU co-metric
 HEADLINES = {
     **{c: (("power", "total", "elapsed"), ("power", "total", "server_cpu"))
-       for c in ("mariadb", "mariadb-aa", "mariadb-tde", "sqlite", "mem25", "mem25-aa", "mem25-tde")},
+       for c in ("mariadb", "mariadb-aa", "mariadb-tde", "sqlite", "mem25", "mem25-aa", "mem25-tde", "memsrc25-aa",
+                 "memsrc25-tde")},
     **{c: (("tpcc", "vu4", "tpm"), ("tpcc", "vu4", "server_cpu_per_txn")) for c in ("tpcc", "tpcc-aa", "tpcc-tde")},
     "sysbench-aa": (("oltp_read_write", "vu2", "tps"), ("oltp_read_write", "vu2", "server_cpu_per_txn")),
 }

@@ -164,7 +164,9 @@ def test_a_connected_sysbench_leaves_by_itself_when_tdebench_is_killed(tmp_path)
                     opened = gated.open_slice()
                     time.sleep(0.5)
                     ok = len(gated.close_slice(opened).latencies_us) > 0
-                    pid_file.write_text(f"{gated.proc.pid} {int(ok)}")
+                    written = pid_file.with_suffix(".tmp")
+                    written.write_text(f"{gated.proc.pid} {int(ok)}")
+                    written.rename(pid_file)  # the parent never reads a half-written file
                     time.sleep(120)
                 finally:
                     os._exit(0)
