@@ -33,7 +33,8 @@ CPUs; two-config cases only, skipped for the others), ``query-norestart`` (``--n
 (``--repeat 3``), ``query+nice`` (``--nice -10``), ``query+pin+nice``.
 
 ``fp`` runs ``--reps`` independent A/A runs (``--encryption none,none``, or the A/A case ``--case``, e.g.
-``tpcc-aa`` with ``--trials 3 --max-trials 8``) and counts how many final headline intervals exclude 0 (the
+``tpcc-aa`` with ``--trials 3 --max-trials 8``; ``orders-aa``: the sql workload's orders example, counted on its
+writes and its reads) and counts how many final headline intervals exclude 0 (the
 false-positive rate at the nominal 5%, with its exact Clopper–Pearson interval); ``--restart on|off`` runs them with
 or without ``--restart-twins``.
 
@@ -90,6 +91,9 @@ CASES = {
     # the same buffer pool with its misses served from the OS page cache instead of the disk
     "memsrc25-aa": [*_MEM, "--page-source", "memory", "--encryption", "none,none"],
     "memsrc25-tde": [*_MEM, "--page-source", "memory", "--encryption", "none,tde:aes-256-ctr"],
+    # the user's own workload: the orders example of the sql workload, its statements interleaved in visits
+    "orders-aa": ["--engine", "mariadb", "--workload", "sql", "--workload-dir", str(ROOT / "docs/examples/orders-sql"),
+                  "--encryption", "none,none"],
 }
 #: (test, step, metric) of each case's headline, and of its CPU co-metric
 HEADLINES = {
@@ -98,7 +102,10 @@ HEADLINES = {
                  "memsrc25-tde")},
     **{c: (("tpcc", "vu4", "tpm"), ("tpcc", "vu4", "server_cpu_per_txn")) for c in ("tpcc", "tpcc-aa", "tpcc-tde")},
     "sysbench-aa": (("oltp_read_write", "vu2", "tps"), ("oltp_read_write", "vu2", "server_cpu_per_txn")),
+    "orders-aa": (("sql", "writes", "elapsed"), ("sql", "reads", "elapsed")),
 }
+#: fp: every headline a case's A/A runs are counted on (default: the first of HEADLINES)
+FP_HEADLINES = {"orders-aa": HEADLINES["orders-aa"]}
 VARIANTS = {"block": ["--schedule", "block"], "query": ["--schedule", "query"], "duet": ["--schedule", "duet"],
             "query-norestart": ["--schedule", "query", "--no-restart-twins"],
             "query+pin": ["--schedule", "query", "--pin"], "query-r3": ["--schedule", "query", "--repeat", "3"],
@@ -300,8 +307,9 @@ def run_fp(args: argparse.Namespace) -> None:
     """Independent A/A runs: how many final headline intervals exclude 0."""
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    rows = []
-    head = HEADLINES[args.case][0] if args.case else ("power", "total", "elapsed")
+    heads = (FP_HEADLINES.get(args.case, HEADLINES[args.case][:1]) if args.case
+             else (("power", "total", "elapsed"),))
+    rows: dict[tuple[str, str, str], list[object]] = {head: [] for head in heads}
     for rep in range(1, args.reps + 1):
         run = out / f"aa-{rep:02d}"
         if not (run / "report" / "overhead.csv").exists():
@@ -317,13 +325,16 @@ def run_fp(args: argparse.Namespace) -> None:
             code = tdebench(flags, out / f"aa-{rep:02d}.log")
             print(f"rep {rep}: exit {code}, load {load0} -> {uptime()}", flush=True)
         with open(run / "report" / "overhead.csv", newline="") as fh:
-            found = next(r for r in csv.DictReader(fh) if (r["test"], r["step"], r["metric"]) == head)
-        row = {k: (float(found[k]) if found[k] else None) for k in ("overhead_pct", "ci_low_pct", "ci_high_pct")}
-        rows.append(type("Row", (), row))
-        print(f"  aa-{rep:02d}: {found['overhead_pct'][:6]}% ({found['ci_low_pct'][:6]} to "
-              f"{found['ci_high_pct'][:6]}), n {found['n']}, {found['ci_method']}", flush=True)
-    print(false_positive_rate(rows).text())
-    block_effect([out / f"aa-{rep:02d}" for rep in range(1, args.reps + 1)], head)
+            found = {(r["test"], r["step"], r["metric"]): r for r in csv.DictReader(fh)}
+        for head in heads:
+            row = found[head]
+            rows[head].append(type("Row", (), {k: (float(row[k]) if row[k] else None)
+                                               for k in ("overhead_pct", "ci_low_pct", "ci_high_pct")}))
+            print(f"  aa-{rep:02d} {'/'.join(head)}: {row['overhead_pct'][:6]}% ({row['ci_low_pct'][:6]} to "
+                  f"{row['ci_high_pct'][:6]}), n {row['n']}, {row['ci_method']}", flush=True)
+    for head in heads:
+        print(f"{'/'.join(head)}: {false_positive_rate(rows[head]).text()}")
+    block_effect([out / f"aa-{rep:02d}" for rep in range(1, args.reps + 1)], heads[0])
 
 
 def round_ratios(run: Path, head: tuple[str, str, str]) -> dict[int, list[float]]:
