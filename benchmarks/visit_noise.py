@@ -11,8 +11,10 @@ block, or quieter visits, are what would narrow the interval.
 
 Then, per headline (``reads``, ``writes``) and compared config, the block values two ways: the percentage (the
 per-block log ratio, mean and sd) and the time added (config − plain per block, mean and sd, in ms), with each
-one's correlation with the plain twin's own time in that block. A ratio that falls as the plain twin gets slower
-says the mechanism adds a fixed time rather than a fixed share.
+one's correlation with the plain twin's own time in that block and its lag-1 autocorrelation from block to block.
+A ratio that falls as the plain twin gets slower says the mechanism adds a fixed time rather than a fixed share;
+block values that follow each other (lag-1 well above 0) widen the interval of ``--precision``, whose rule
+allows for such a correlation (docs/precision-statistics.md).
 
     python benchmarks/visit_noise.py RUN_DIR
 """
@@ -31,6 +33,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from block_ratios import block_values  # noqa: E402  (a sibling script)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from tdebench.stats.prefix import lag1  # noqa: E402
 
 
 def visits(path: Path) -> dict[str, dict[str, dict[tuple[int, int], float]]]:
@@ -82,8 +87,8 @@ def headline_blocks(path: Path) -> dict[str, dict[str, dict[int, float]]]:
 
 def headlines(data: dict[str, dict[str, dict[int, float]]], plain: str, configs: list[str]) -> None:
     """The headlines' block values as a percentage and as time added, each against the plain twin's time."""
-    print(f"\n{'headline':<10}{'config':<32}{'blocks':>7}{'ratio %':>9}{'sd':>7}{'corr':>7}{'added ms':>13}"
-          f"{'sd':>11}{'corr':>7}")
+    print(f"\n{'headline':<10}{'config':<32}{'blocks':>7}{'ratio %':>9}{'sd':>7}{'corr':>7}{'lag1':>7}"
+          f"{'added ms':>13}{'sd':>11}{'corr':>7}{'lag1':>7}")
     for step, by in data.items():
         for config in configs:
             blocks = sorted(set(by.get(plain, {})) & set(by.get(config, {})))
@@ -94,8 +99,8 @@ def headlines(data: dict[str, dict[str, dict[int, float]]], plain: str, configs:
             ratio = 100 * np.log(other / base)
             added = 1000 * (other - base)
             print(f"{step:<10}{config:<32}{len(blocks):>7}{ratio.mean():>+9.2f}{ratio.std(ddof=1):>7.2f}"
-                  f"{np.corrcoef(ratio, base)[0, 1]:>+7.2f}{added.mean():>+13.3f}{added.std(ddof=1):>11.3f}"
-                  f"{np.corrcoef(added, base)[0, 1]:>+7.2f}")
+                  f"{np.corrcoef(ratio, base)[0, 1]:>+7.2f}{lag1(ratio):>+7.2f}{added.mean():>+13.3f}"
+                  f"{added.std(ddof=1):>11.3f}{np.corrcoef(added, base)[0, 1]:>+7.2f}{lag1(added):>+7.2f}")
 
 
 if __name__ == "__main__":
