@@ -158,3 +158,12 @@ def test_a_precision_run_of_sysbench_has_short_steps_unless_told_otherwise():
     assert (parse_options({}, precision=True).duration, parse_options({}, precision=True).rampup) == (10, 5)
     given = parse_options({"duration": "30s"}, precision=True)
     assert (given.duration, given.rampup) == (30, 5)
+
+
+def test_the_rows_a_transaction_picks_are_sysbench_s_default_unless_told():
+    from tdebench.workloads.sysbench.runner import common_options
+
+    assert "--rand-type=special" in common_options(parse_options({}))
+    assert "--rand-type=uniform" in common_options(parse_options({"rand_type": "uniform"}))
+    with pytest.raises(UsageError, match="rand_type"):
+        parse_options({"rand_type": "zipf"})

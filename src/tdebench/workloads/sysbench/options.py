@@ -22,6 +22,9 @@ class SysbenchOptions(SlicedOptions):
     table_size: int = Field(10_000, ge=1, le=1_000_000_000)
     seed: int = Field(1, ge=0)  # sysbench --rand-seed (plus the block number; 0 = from the clock)
     range_size: int = Field(100, ge=1)
+    # sysbench --rand-type: which rows a transaction picks; "special" (sysbench's default) sends three quarters of
+    # them to 1% of the rows, a hot set that a small cache still holds; "uniform" spreads them over the whole table
+    rand_type: Literal["special", "uniform", "gaussian", "pareto", "zipfian"] = "special"
     # clusters: one (every thread on node 1) or all (sysbench's threads round-robin over every node's socket)
     spread: Literal["one", "all"] = "one"
 

@@ -53,7 +53,8 @@ class Outcome:
 
 
 def common_options(opts: SysbenchOptions) -> list[str]:
-    return [f"--tables={opts.tables}", f"--table-size={opts.table_size}", f"--range-size={opts.range_size}"]
+    return [f"--tables={opts.tables}", f"--table-size={opts.table_size}", f"--range-size={opts.range_size}",
+            f"--rand-type={opts.rand_type}"]
 
 
 def _run(argv: list[str], account: Account, timeout: float, on_line: Callable[[str], None] | None) -> Outcome:
