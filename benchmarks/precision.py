@@ -178,10 +178,11 @@ def paired(run: Path, config: str, base: str, which: int) -> list[tuple[float, o
     out = []
     for block, minutes in sorted(block_minutes(run).items()):
         m = parse_rows(r for r in rows if int(r["block"]) <= block)
-        key = next((k for k in m.series if k.config == config), None)
+        # a memory-ratio run labels its rows with the regime (mariadb-none@mem0.25): pair within the same one
+        key = next((k for k in m.series if k.config.split("@")[0] == config), None)
         if key is None:
             continue
-        plain, values = paired_blocks(m, key, base)
+        plain, values = paired_blocks(m, key, base + key.config[len(config):])
         if plain.size >= 2 and (plain > 0).all() and (values > 0).all():
             out.append((minutes, RULE.check_paired(plain, values)))
     return out
