@@ -18,11 +18,6 @@ from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.errors import UsageError
 
 
-#: the default ``--precision`` pilot, in blocks, of a workload that pairs its values per round (the stopping rule's
-#: pilot is at least 10 pairs: tdebench.stats.sequential.DEFAULT_MIN_N)
-ROUND_PILOT_BLOCKS = 3
-
-
 class RunFiles(Protocol):
     """The part of the run directory a workload writes to (answers it keeps)."""
 
@@ -95,7 +90,7 @@ class Workload(ABC):
     #: the tables the workload creates (encryption checks and storage sizes look at these)
     schema_tables: tuple[str, ...] = ()
     #: with ``--schedule query`` its values are paired per round (:attr:`SteppedTrial.rounds`), several rounds a
-    #: block: a ``--precision`` pilot of :data:`ROUND_PILOT_BLOCKS` blocks then holds enough pairs
+    #: block (each block still counts once: docs/precision-statistics.md, "The block effect")
     pairs_by_round: ClassVar[bool] = False
     #: False for a workload whose configs hold plaintext on purpose after the load and reach their spec only in
     #: its trials (``encrypt``): the orchestrator then does not verify them after the load (the workload scans)

@@ -178,27 +178,18 @@ def twin_names(engine: str, specs: list[EncryptionSpec]) -> list[str]:
 DEFAULT_SCHEDULE = "query"  # measured with benchmarks/precision.py: docs/precision.md
 
 
-def _pilot(workload: str, schedule: str) -> int:
-    """The default --precision pilot in blocks: the stopping rule's, or a few blocks where every block holds
-    several round-paired observations (the interleaved OLTP schedule)."""
-    from tdebench.api.workload import ROUND_PILOT_BLOCKS
-    from tdebench.stats.sequential import DEFAULT_MIN_N
-    from tdebench.workloads import workload_class
-
-    return (ROUND_PILOT_BLOCKS if schedule in ("query", "duet") and workload_class(workload).pairs_by_round
-            else DEFAULT_MIN_N)
-
-
 def stopping_options(r: Any) -> dict[str, Any]:
     """Trials, schedule and the precision options of a [run] section as RunPlan arguments (UsageError naming
     the fix for a bad value, before any work)."""
-    from tdebench.stats.sequential import parse_precision
+    from tdebench.stats.sequential import DEFAULT_MIN_N, parse_precision
 
     precision = None if r.precision is None else parse_precision(str(r.precision))
     max_time = None if r.max_time is None else parse_max_time(r.max_time)
     whole = r.cache == "cold" or r.fault  # a fault's rejoin must not run during the twins' slices
     schedule = r.schedule if r.schedule is not None else ("block" if whole else DEFAULT_SCHEDULE)
-    trials = r.trials if r.trials is not None else (_pilot(r.workload, schedule) if precision is not None else 3)
+    # with --precision, --trials is the stopping rule's pilot: its 10 blocks for every workload, since the rule
+    # counts blocks, however many paired rounds a block holds (docs/precision-statistics.md)
+    trials = r.trials if r.trials is not None else (DEFAULT_MIN_N if precision is not None else 3)
     return {"trials": trials, "schedule": schedule, "repeat": r.repeat, "precision": precision,
             "precision_metric": r.precision_metric,
             "max_time": max_time, "max_trials": r.max_trials, **pin_options(r), "nice": r.nice,
