@@ -72,5 +72,10 @@ def test_visit_noise_headline_table(tmp_path, capsys):
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("writes"))
     cells = line.split()
     assert cells[:3] == ["writes", "b", "3"]
-    assert float(cells[6]) == pytest.approx(5.0, abs=1e-3) and float(cells[7]) == pytest.approx(0.0, abs=1e-3)
+    assert float(cells[7]) == pytest.approx(5.0, abs=1e-3) and float(cells[8]) == pytest.approx(0.0, abs=1e-3)
     assert float(cells[5]) < -0.99  # a fixed time added: the ratio falls as the plain twin gets slower
+    ratios = [100 * math.log(b / a) for a, b in ((0.010, 0.015), (0.012, 0.017), (0.014, 0.019))]
+    mean = sum(ratios) / 3
+    lag1 = (sum((ratios[i] - mean) * (ratios[i - 1] - mean) for i in (1, 2))
+            / sum((x - mean) ** 2 for x in ratios))
+    assert float(cells[6]) == pytest.approx(lag1, abs=0.01)  # how the ratio follows itself from block to block
