@@ -64,6 +64,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from tdebench.api.regime import ratio_of, regime_label, split_label  # noqa: E402
 from tdebench.stats.aa import false_positive_rate  # noqa: E402
 from tdebench.stats.load import parse_rows  # noqa: E402
 from tdebench.stats.seqinterval import paired_blocks  # noqa: E402
@@ -95,7 +96,8 @@ CASES = {
     "orders-aa": ["--engine", "mariadb", "--workload", "sql", "--workload-dir", str(ROOT / "docs/examples/orders-sql"),
                   "--encryption", "none,none"],
 }
-#: (test, step, metric) of each case's headline, and of its CPU co-metric
+#: (test, step, metric) of each case's headline, and of the figure shown beside it: its CPU co-metric (the sql
+#: workload records none: orders-aa shows its second headline, the reads)
 HEADLINES = {
     **{c: (("power", "total", "elapsed"), ("power", "total", "server_cpu"))
        for c in ("mariadb", "mariadb-aa", "mariadb-tde", "sqlite", "mem25", "mem25-aa", "mem25-tde", "memsrc25-aa",
@@ -179,10 +181,10 @@ def paired(run: Path, config: str, base: str, which: int) -> list[tuple[float, o
     for block, minutes in sorted(block_minutes(run).items()):
         m = parse_rows(r for r in rows if int(r["block"]) <= block)
         # a memory-ratio run labels its rows with the regime (mariadb-none@mem0.25): pair within the same one
-        key = next((k for k in m.series if k.config.split("@")[0] == config), None)
+        key = next((k for k in m.series if split_label(k.config)[0] == config), None)
         if key is None:
             continue
-        plain, values = paired_blocks(m, key, base + key.config[len(config):])
+        plain, values = paired_blocks(m, key, regime_label(base, ratio_of(key.config)))
         if plain.size >= 2 and (plain > 0).all() and (values > 0).all():
             out.append((minutes, RULE.check_paired(plain, values)))
     return out
