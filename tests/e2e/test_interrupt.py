@@ -7,32 +7,20 @@ server run when a server engine is installed. The seed is printed; set TDEBENCH_
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import random
 import shutil
 import signal
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
+from tests.benchscripts import load
+
 pytestmark = pytest.mark.slow(seconds=250)  # a measured run of the whole module, loaded machine
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _harness_module():
-    spec = importlib.util.spec_from_file_location("interrupt_runs", ROOT / "benchmarks" / "interrupt_runs.py")
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-H = _harness_module()
+H = load("interrupt_runs")
 SEED = int(os.environ.get("TDEBENCH_INTERRUPT_SEED", random.randrange(1 << 30)))
 SERVER = next(iter(H.available_engines(["postgres", "mariadb"])), None)
 CASES = [("sqlite", signal.SIGINT), ("sqlite", signal.SIGTERM), ("sqlite", signal.SIGKILL)]

@@ -4,7 +4,6 @@ ones computed by hand from its measurements."""
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import math
 import sys
@@ -12,18 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.benchscripts import load
+
 ROOT = Path(__file__).resolve().parents[2]
 FIELDS = ["run_id", "block", "trial", "config", "engine", "encryption", "workload", "test", "stream", "step", "metric",
           "value", "unit", "started_at", "status", "round"]
-
-
-def _script(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _run(tmp_path: Path, rows: list[dict[str, object]]) -> Path:
@@ -47,7 +39,7 @@ def test_block_ratios_prints_each_steps_mean_sd_and_count(tmp_path, capsys, monk
     rows = [_row("a", b, "q01", 1.0) for b in b_times] + [_row("b", b, "q01", v) for b, v in b_times.items()]
     rows += [_row("a", 0, "q01", 9.0), _row("b", 0, "q01", 1.0), _row("b", 4, "q01", 5.0, status="error")]
     monkeypatch.setattr(sys, "argv", ["block_ratios.py", str(_run(tmp_path, rows))])
-    _script("block_ratios").main()
+    load("block_ratios").main()
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("q01"))
     logs = [100 * math.log(v) for v in b_times.values()]
     mean = sum(logs) / 3
@@ -56,7 +48,7 @@ def test_block_ratios_prints_each_steps_mean_sd_and_count(tmp_path, capsys, monk
 
 
 def test_visit_noise_gives_a_headline_as_percentage_and_as_time_added(tmp_path):
-    module = _script("visit_noise")
+    module = load("visit_noise")
     plain = {1: 0.010, 2: 0.012, 3: 0.014}
     rows = [_row("a", b, "writes", v, test="sql") for b, v in plain.items()]
     rows += [_row("b", b, "writes", v + 0.005, test="sql") for b, v in plain.items()]  # a fixed 5 ms added
@@ -66,7 +58,7 @@ def test_visit_noise_gives_a_headline_as_percentage_and_as_time_added(tmp_path):
 
 
 def test_visit_noise_headline_table(tmp_path, capsys):
-    module = _script("visit_noise")
+    module = load("visit_noise")
     data = {"writes": {"a": {1: 0.010, 2: 0.012, 3: 0.014}, "b": {1: 0.015, 2: 0.017, 3: 0.019}}}
     module.headlines(data, "a", ["b"])
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("writes"))

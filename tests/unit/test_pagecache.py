@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 
 import pytest
 
 from tdebench.engines.toolkit import memcap, pagecache
+from tests.benchscripts import load
 
 SIZE = 16 << 20
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0 or not os.access("/proc/kpageflags", os.R_OK),
                                 reason="the folio probe reads /proc/kpageflags (root)")
-
-
-def _layout_script():
-    """benchmarks/page_cache_layout.py, whose two ways of caching a file these tests use."""
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "page_cache_layout.py"
-    spec = importlib.util.spec_from_file_location("page_cache_layout", path)
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(module)
-    return module
 
 
 def _file(path: Path) -> Path:
@@ -51,7 +41,7 @@ def test_the_probe_tells_a_file_read_in_sequentially_from_one_read_in_page_by_pa
     _file(other / "f")
     memcap.evict_files(tmp_path)
     memcap.cache_files(one)
-    _layout_script().cache_page_by_page(other / "f", SIZE)
+    load("page_cache_layout").cache_page_by_page(other / "f", SIZE)
     sequential, scattered = pagecache.large_folio_share(one), pagecache.large_folio_share(other)
     assert sequential is not None and scattered is not None
     if sequential == 0:
