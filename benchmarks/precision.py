@@ -21,7 +21,8 @@ Cases: ``mariadb``: MariaDB SF 0.1 warm, ``none,none,tde:aes-256-ctr`` (the A/A 
 TDE vs none in one run); ``mariadb-aa``: the same with ``none,none`` alone; ``sqlite``: SQLite SF 0.01,
 ``none,sqlcipher:aes-256-cbc``. Where encryption costs: ``tpcc`` / ``tpcc-aa``: TPC-C on MariaDB, 2
 warehouses, 4 virtual users, 30-s steps after a 5-s ramp-up (headline TPM, co-metric server CPU per transaction;
-the ``query`` variant is the interleaved slice schedule, paired per round); ``sysbench-aa``: sysbench
+the ``query`` variant is the interleaved slice schedule, paired per round); ``tpcc32-aa``: the A/A test at 3
+warehouses and 2 virtual users, in the 10-s steps a ``--precision`` run takes; ``sysbench-aa``: sysbench
 oltp_read_write on MariaDB, 2 threads, 100,000-row tables (TPS); ``mem25`` / ``mem25-aa``: TPC-H power on MariaDB
 SF 0.1 with the buffer pool at 25% of the loaded data (``--memory-ratio 0.25``), where pages are read and
 decrypted. ``memsrc25-aa`` / ``memsrc25-tde``: the same with the misses served from the OS page cache
@@ -82,6 +83,9 @@ CASES = {
     # where encryption costs (OLTP, memory-bound reads)
     "tpcc": [*_TPCC, "--encryption", "none,none,tde:aes-256-ctr"],
     "tpcc-aa": [*_TPCC, "--encryption", "none,none"],
+    # a setting other than the one above, with the 10-s steps a --precision run takes
+    "tpcc32-aa": ["--engine", "mariadb", "--workload", "tpcc", "--warehouses", "3", "--vus", "2", "--duration", "10s",
+                  "--rampup", "5s", "--encryption", "none,none"],
     "sysbench-aa": [*_SYSBENCH, "--encryption", "none,none"],
     "mem25": [*_MEM, "--encryption", "none,none,tde:aes-256-ctr"],
     "mem25-aa": [*_MEM, "--encryption", "none,none"],
@@ -103,6 +107,7 @@ HEADLINES = {
        for c in ("mariadb", "mariadb-aa", "mariadb-tde", "sqlite", "mem25", "mem25-aa", "mem25-tde", "memsrc25-aa",
                  "memsrc25-tde")},
     **{c: (("tpcc", "vu4", "tpm"), ("tpcc", "vu4", "server_cpu_per_txn")) for c in ("tpcc", "tpcc-aa", "tpcc-tde")},
+    "tpcc32-aa": (("tpcc", "vu2", "tpm"), ("tpcc", "vu2", "server_cpu_per_txn")),
     "sysbench-aa": (("oltp_read_write", "vu2", "tps"), ("oltp_read_write", "vu2", "server_cpu_per_txn")),
     "orders-aa": (("sql", "writes", "elapsed"), ("sql", "reads", "elapsed")),
 }
