@@ -1,5 +1,6 @@
-"""Per step, how a config's blocks compare with its plain twin's: the per-block log ratio's mean and sd, and in how
-many blocks the config was the faster. For an A/A test (``--encryption none,none``) whose interval leaves out 0,
+"""Per step, how a config's blocks compare with its plain twin's: the per-block log ratio's mean, sd and lag-1
+autocorrelation (blocks that follow each other, which the stopping rule's AR(1) bound widens the interval for), and
+in how many blocks the config was the faster. For an A/A test (``--encryption none,none``) whose interval leaves out 0,
 this says whether one query carries the difference or every query leans the same way.
 
 Reads RUN_DIR/measurements.csv (ok values of measured blocks; round values are averaged per block as logs).
@@ -13,10 +14,16 @@ import argparse
 import csv
 import json
 import math
+import sys
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from tdebench.api.regime import split_label  # noqa: E402
+from tdebench.stats.sequential import lag1  # noqa: E402
 
 
 def block_values(path: Path, test: str, metric: str) -> dict[str, dict[str, dict[int, float]]]:
@@ -45,11 +52,11 @@ def main() -> None:
     found = {c for by in data.values() for c in by}
     # the plan's first plain config; its label carries the memory ratio ("…@mem0.3") when the run swept one
     plain = next((c for p in plan if p["encryption"] == "none" for c in sorted(found)
-                  if c.split("@")[0] == p["label"]), None)
+                  if split_label(c)[0] == p["label"]), None)
     if plain is None:
         parser.error(f"{args.run} has no plain twin (encryption none) with {args.test}/{args.metric} values")
     print(f"{args.run}: {args.test}/{args.metric} against {plain}; log ratios in %")
-    print(f"{'step':<20}{'config':<34}{'blocks':>7}{'mean':>8}{'sd':>7}{'faster in':>11}")
+    print(f"{'step':<20}{'config':<34}{'blocks':>7}{'mean':>8}{'sd':>7}{'lag-1':>7}{'faster in':>11}")
     for step in sorted(data, key=lambda s: (s == "total", s)):
         for config in sorted(c for c in data[step] if c != plain):
             blocks = sorted(set(data[step].get(plain, {})) & set(data[step][config]))
@@ -57,7 +64,7 @@ def main() -> None:
                 continue
             d = 100 * np.log([data[step][config][b] / data[step][plain][b] for b in blocks])
             faster = int((d < 0).sum())
-            print(f"{step:<20}{config:<34}{len(blocks):>7}{d.mean():>+8.2f}{d.std(ddof=1):>7.2f}"
+            print(f"{step:<20}{config:<34}{len(blocks):>7}{d.mean():>+8.2f}{d.std(ddof=1):>7.2f}{lag1(d):>+7.2f}"
                   f"{f'{faster} of {len(blocks)}':>11}")
 
 

@@ -34,7 +34,7 @@ def _row(config: str, block: int, step: str, value: float, test: str = "power", 
             "status": status, "round": ""}
 
 
-def test_block_ratios_prints_each_steps_mean_sd_and_count(tmp_path, capsys, monkeypatch):
+def test_block_ratios_prints_each_steps_mean_sd_lag1_and_count(tmp_path, capsys, monkeypatch):
     b_times = {1: 1.1, 2: 0.9, 3: 1.2}
     rows = [_row("a", b, "q01", 1.0) for b in b_times] + [_row("b", b, "q01", v) for b, v in b_times.items()]
     rows += [_row("a", 0, "q01", 9.0), _row("b", 0, "q01", 1.0), _row("b", 4, "q01", 5.0, status="error")]
@@ -44,7 +44,9 @@ def test_block_ratios_prints_each_steps_mean_sd_and_count(tmp_path, capsys, monk
     logs = [100 * math.log(v) for v in b_times.values()]
     mean = sum(logs) / 3
     sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / 2)
-    assert line.split() == ["q01", "b", "3", f"{mean:+.2f}", f"{sd:.2f}", "1", "of", "3"]
+    dev = [x - mean for x in logs]
+    r1 = (dev[1] * dev[0] + dev[2] * dev[1]) / sum(x * x for x in dev)
+    assert line.split() == ["q01", "b", "3", f"{mean:+.2f}", f"{sd:.2f}", f"{r1:+.2f}", "1", "of", "3"]
 
 
 def test_visit_noise_gives_a_headline_as_percentage_and_as_time_added(tmp_path):
