@@ -8,6 +8,7 @@ import csv
 import json
 import math
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -19,10 +20,12 @@ from tdebench.cli.app import main
 from tdebench.encryption import parse_spec
 from tdebench.errors import UsageError
 from tdebench.results.rundir import RunDirectory
-from tdebench.runner.precision import BlockSequence, progress_line, watched_series
+from tdebench.report.build import build_report
+from tdebench.runner.precision import BlockSequence, Watched, progress_line, steps_to_skip, watched_series
 from tdebench.stats.sequential import StoppingRule
 from tdebench.workloads import make_workload
 from tdebench.workloads.sql.stepped import Visits
+from tdebench.workloads.sql.steps import record_totals
 from tests.fakes import engine as fake_engine
 from tests.sqlworkload import make_workload_dir
 
@@ -210,3 +213,52 @@ def test_the_slowest_config_sets_the_runs_per_visit():
     plan.record("q1", "mariadb", block=0, runs=10, seconds=0.2)  # capped at 10 runs, 20 ms each
     assert plan.runs["q1"] == 10 and plan.visits["q1"] == 2  # 200-ms visits: two fit in 500 ms
     assert plan.known("q1", "duckdb", 1)  # after the first block every config runs the plan
+
+
+def _watch(name: str, steps: tuple[str, ...] | None) -> Watched:
+    return Watched(name, ("sql", name, "elapsed"), name, StoppingRule(2.0), steps)
+
+
+def test_a_step_is_left_out_only_when_every_figure_that_needs_it_is_met():
+    reads, writes = _watch("reads", ("q1", "q2")), _watch("writes", ("w1",))
+    q1, total = _watch("q1", ("q1",)), _watch("total", ("q1", "q2", "w1"))
+    assert steps_to_skip([reads, writes], {"reads"}) == {"q1", "q2"}
+    assert steps_to_skip([reads, writes, q1], {"reads"}) == {"q2"}  # q1's own figure is still open
+    assert steps_to_skip([reads, writes, total], {"reads", "writes"}) == set()  # the total needs every step
+    assert steps_to_skip([reads, writes], {"reads", "writes"}) == set()  # all met: the run stops instead
+    assert steps_to_skip([reads, _watch("cpu", None)], {"reads"}) == set()  # cpu may need every step
+
+
+def test_a_left_out_step_records_no_headline_that_needs_it():
+    rec = Recorder("r", 4, "c", "fake", "none", workload="sql")
+    steps = [SimpleNamespace(name="q1", kind="query", weight=2.0), SimpleNamespace(name="w1", kind="write", weight=1.0)]
+    record_totals(rec, "sql", "", steps, {"w1": 0.5}, set(), skipped=frozenset({"q1"}))
+    assert {r.step: r.value for r in rec.rows} == {"writes": 0.5}  # no reads and no total: not failed either
+    rec = Recorder("r", 4, "c", "fake", "none", workload="sql")
+    record_totals(rec, "sql", "", steps, {"w1": 0.5}, set())  # missing without being left out: failed
+    assert {r.step: r.status for r in rec.rows}["reads"] == "failed"
+
+
+def test_once_the_reads_are_met_the_blocks_run_the_writes_alone(capfd, tmp_path):
+    shop = make_workload_dir(tmp_path / "shop")
+    code, err, out = run(capfd, tmp_path, "--workload", "sql", "--workload-dir", str(shop), "--trials", "3",
+                         "--max-trials", "5", "--duration", "60ms", "--slice", "20ms", "--precision", "2%",
+                         "--precision-metric", "reads=100%,writes=0.0001%")
+    assert code == 0, err
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["precision"]["headlines"]["reads"]["decisions"][ENC]["met"]
+    history = manifest["precision"]["history"]
+    met = next(h["block"] for h in history if h.get("skip_steps"))  # the first block after which reads were met
+    assert met < 5 and all(h.get("skip_steps") == ["by_city", "notes"] for h in history if h["block"] >= met)
+    assert manifest["schedule"]["skipped"] == {str(b): ["by_city", "notes"] for b in range(met + 1, 6)}
+    assert "the next blocks leave out what no open figure needs (2 steps: by_city, notes)" in " ".join(err.split())
+    for config in ("fake-none", ENC):
+        for block in range(1, met + 1):
+            assert {"reads", "writes", "total", "by_city", "notes", "add_order"} <= set(values(out, config, str(block)))
+        for block in range(met + 1, 6):
+            assert set(values(out, config, str(block))) == {"writes", "add_order"}
+    assert not [r for r in rows(out) if r["test"] == "sql" and r["status"] == "failed"]
+    build_report(out)
+    summary = (out / "report" / "summary.md").read_text()
+    assert f"- **fake** (precision target): {ENC} writes: Precision target ±0.0001% NOT met" in summary
+    assert f"(sql reads): {ENC} writes: Precision" not in summary  # not under the reads' label

@@ -68,6 +68,8 @@ class Block:
     #: the cache/data ratio every config runs this block at (:mod:`tdebench.api.regime`); None: as configured
     memory_ratio: float | None = None
     regime_warmup: bool = False
+    #: steps this block leaves out: every figure ``--precision`` watches that needs them has met its target
+    skip_steps: frozenset[str] = frozenset()
 
     @property
     def warmup(self) -> bool:

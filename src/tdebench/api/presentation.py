@@ -25,7 +25,9 @@ class Headline:
     """One figure a workload reports first, e.g. the weighted total time of a user's reads.
 
     ``name`` is unique within the workload (what ``--precision-metric`` and the manifest call it); ``test``,
-    ``step`` and ``metric`` name its series in measurements.csv; ``title`` is what a DBA reads."""
+    ``step`` and ``metric`` name its series in measurements.csv; ``title`` is what a DBA reads; ``steps``, when
+    the workload knows them, the steps of its stepped trial the figure's value comes from (``--precision`` stops
+    running a step once every figure that needs it has met its target); None: every step, or not known."""
 
     name: str
     test: str
@@ -33,18 +35,26 @@ class Headline:
     metric: str
     title: str
     higher_is_better: bool = False
+    steps: tuple[str, ...] | None = None
 
     @property
     def series(self) -> tuple[str, str, str]:
         return (self.test, self.step, self.metric)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if self.steps is None:
+            del out["steps"]
+        else:
+            out["steps"] = list(self.steps)
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Headline:
+        steps = data.get("steps")
         return cls(**{k: data[k] for k in ("name", "test", "step", "metric", "title") if k in data},
-                   higher_is_better=bool(data.get("higher_is_better", False)))
+                   higher_is_better=bool(data.get("higher_is_better", False)),
+                   steps=tuple(str(s) for s in steps) if isinstance(steps, list | tuple) else None)
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,16 @@ class SteppedTrial(ABC):
     #: rounds of a warm-up block, when fewer than :attr:`rounds` are enough to warm it; None: as many
     warmup_rounds: int | None = None
 
+    #: steps left out of this block by :meth:`skip`
+    skipped: frozenset[str] = frozenset()
+
+    def skip(self, steps: frozenset[str]) -> None:
+        """Leave ``steps`` out of this block, before :meth:`begin`: every figure the precision rule watches that
+        needs them has met its target. Only steps named by a headline's ``steps`` are ever skipped; a trial whose
+        headlines name steps records no value, and no headline, that needs a skipped one."""
+        self.skipped = frozenset(steps) & frozenset(self.steps)
+        self.steps = tuple(s for s in self.steps if s not in self.skipped)
+
     def begin(self) -> None:
         """Before the steps (e.g. open the session, RF1); called in the block's config order."""
 

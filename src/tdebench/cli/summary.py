@@ -271,7 +271,8 @@ def _queries_table(rs: RunSummary, configs: list[dict]) -> list[Table]:
 
 def verdict_text(rs: RunSummary) -> Text:
     """The report's verdict sentences (the same words as summary.md and index.html)."""
-    return Text("\n".join(f"{es.engine}: {v}" for es in rs.engines for v in (*es.verdicts, *es.regimes)) + "\n")
+    return Text("\n".join(f"{es.engine}: {v}" for es in rs.engines for v in (*es.verdicts, *es.precision,
+                                                                                 *es.regimes)) + "\n")
 
 
 def _steps_table(configs: list[dict], ovh: _Overheads, series: Series, test: str) -> Table:

@@ -106,6 +106,8 @@ class EngineSummary:
     anova_other_tests: list[AnovaResult] = field(default_factory=list)
     #: the memory regime of its figures in a DBA's words, one sentence per regime (:mod:`tdebench.report.regime_view`)
     regimes: list[str] = field(default_factory=list)
+    #: a --precision run's outcome per compared config and watched figure (:func:`precision_outcomes`)
+    precision: list[str] = field(default_factory=list)
 
     @property
     def n_unit(self) -> str:
@@ -332,8 +334,8 @@ def engine_summary(files: LoadedRun, a: Analysis, engine: str, configs: list[str
     plain_storage = _int(files.manifest_config(plain).get("storage_bytes")) if plain else None
     rows = [_config_row(files, a, c, headline, plain_storage, shown.figures) for c in configs]
     switching = shown.section("switching")
-    verdicts = (_verdicts(a, engine, configs, rows, plain, headline, switching.test if switching else None)
-                + precision_outcomes(files.manifest, a, [r.overhead for r in rows if not r.is_baseline]))
+    verdicts = _verdicts(a, engine, configs, rows, plain, headline, switching.test if switching else None)
+    precision = precision_outcomes(files.manifest, a, [r.overhead for r in rows if not r.is_baseline])
     # the headline's step and metric, in the headline's test and in the run's other tests (TPC-H throughput)
     same_step = [r for r in a.anovas if headline and (r.engine, r.workload, r.step, r.metric)
                  == (headline.engine, headline.workload, headline.step, headline.metric)]
@@ -345,7 +347,7 @@ def engine_summary(files: LoadedRun, a: Analysis, engine: str, configs: list[str
                                headline.step if headline else None)
     return EngineSummary(engine, plain, configs, headline, rows,
                          _query_rows(a, configs, queries.test if (queries := shown.section("queries")) else None),
-                         verdicts, anova, encrypted, others, regimes)
+                         verdicts, anova, encrypted, others, regimes, precision)
 
 
 def _config_order(files: LoadedRun) -> list[str]:

@@ -45,6 +45,7 @@ def verdict_section(rs: RunSummary) -> Safe:
         bad = [f"{r.label}: {r.verification.verdict}" for r in es.rows if r.verification.good is False]
         labels = [r for r in es.rows if r.label_status.flagged]
         body = [tag("h3", es.engine)] + [tag("p", _verdict_html(v), class_="verdict") for v in es.verdicts]
+        body += [tag("p", _verdict_html(s), class_="verdict precision") for s in es.precision]
         body += [tag("p", s, class_="verdict regime") for s in es.regimes]
         body += [tag("p", s, class_="verdict") for s in threats_view.sentences(rs, es)]
         body += [tag("p", pill("verification failed", "bad") + esc(" " + b)) for b in bad]

@@ -117,6 +117,7 @@ def render(rs: RunSummary) -> str:
     out += ["## Verdict", ""]
     for es in rs.engines:
         out += [f"- **{es.engine}** ({texts.headline_label(es.headline)}): {v}" for v in es.verdicts]
+        out += [f"- **{es.engine}** (precision target): {s}" for s in es.precision]
         out += [f"- **{es.engine}** (memory regime): {s}" for s in es.regimes]
         out += [f"- **{es.engine}** (threat model): {s}" for s in threats_view.sentences(rs, es)]
     headline = [r.overhead for es in rs.engines for r in es.rows if r.overhead]

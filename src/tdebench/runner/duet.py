@@ -35,7 +35,7 @@ from tdebench.errors import EnvironmentProblem, UsageError
 from tdebench.runner import cgroups
 from tdebench.runner.hosted import HostedInstance
 from tdebench.runner.pairing import Arm, TwinWorker, cpu_slots, run_pair, skew_us, slot_orders
-from tdebench.runner.schedule import TrialHost, release_unfinished
+from tdebench.runner.schedule import TrialHost, release_unfinished, skip_met_steps
 
 TWINS = 2
 #: what each twin waited on and used in a pair, and the unit of its row (``duet/<step>/<metric>``)
@@ -197,6 +197,7 @@ class DuetSchedule:
                 self._host(state)
             trials = {s.label: orch.workload.stepped_trial(s, block.number, recs[s.label], orch.plan.repeat)
                       for s in pending}
+            skip_met_steps(trials, block, self.entry)
             if any(t is None or not t.steps for t in trials.values()):  # refused before any work: not expected
                 raise UsageError(f"--workload {orch.plan.workload} gave no steps for --schedule duet",
                                  "use --schedule query")

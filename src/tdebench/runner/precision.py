@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,8 @@ class Watched:
     series: tuple[str, str, str]
     title: str
     rule: StoppingRule
+    #: the workload's steps its value comes from (:attr:`tdebench.api.presentation.Headline.steps`); None: all
+    steps: tuple[str, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "title": self.title, **dict(zip(("test", "step", "metric"), self.series)),
@@ -104,9 +106,10 @@ def watched_series(plan: RunPlan, workload: Workload) -> list[Watched]:
         rule = stopping_rule(plan, target)
         assert rule is not None
         if name in ("headline", "headlines"):
-            out += [Watched(h.name, h.series, h.title, rule) for h in headlines.values()]
+            out += [Watched(h.name, h.series, h.title, rule, h.steps) for h in headlines.values()]
         elif name in headlines:
-            out.append(Watched(name, headlines[name].series, headlines[name].title, rule))
+            h = headlines[name]
+            out.append(Watched(name, h.series, h.title, rule, h.steps))
         elif name in PRECISION_KEYWORDS:
             out.append(Watched(name, _keyword(plan, workload, name), KEYWORD_TITLES.get(name, f"{name} latency"),
                                rule))
@@ -120,6 +123,16 @@ def watched_series(plan: RunPlan, workload: Workload) -> list[Watched]:
         if w.name not in unique or w.rule.target_pp != plan.precision:
             unique[w.name] = w
     return list(unique.values())
+
+
+def steps_to_skip(watched: list[Watched], met: set[str]) -> frozenset[str]:
+    """The steps no watched figure still needs: those of the figures ``met`` (by every config), less those of the
+    figures still open; none when an open figure does not name its steps (it may need all of them)."""
+    still_open = [w for w in watched if w.name not in met]
+    if not still_open or any(w.steps is None for w in still_open):
+        return frozenset()
+    done = {s for w in watched if w.name in met and w.steps is not None for s in w.steps}
+    return frozenset(done - {s for w in still_open for s in w.steps or ()})
 
 
 def check_precision(plan: RunPlan, watched: list[Watched], workload: str) -> None:
@@ -201,6 +214,7 @@ class BlockSequence:
         self.stopped_by: str | None = None
         self.stop_reasons: dict[str, str | None] = {}  # with a memory sweep: how each ratio's configs ended
         self.blocks_run = 0  # measured blocks yielded (warm-up left out)
+        self.skip_steps: frozenset[str] = frozenset()  # steps the next blocks leave out (steps_to_skip)
         self._durations: list[float] = []
         if self.rule is not None:
             first = watched[0].series if watched else ("", "", "")
@@ -233,13 +247,14 @@ class BlockSequence:
                   ratio: float | None, deadline: float | None) -> Iterator[Block]:
         """The blocks of one stopping decision (the run's, or one memory ratio's)."""
         self.stopped_by = None
+        self.skip_steps = frozenset()
         for block in blocks:
             if self._out_of_time(deadline):
                 self.stopped_by = "--max-time"
                 return
             t0 = time.monotonic()
             self.blocks_run += not block.warmup
-            yield block
+            yield replace(block, skip_steps=self.skip_steps) if self.skip_steps and not block.warmup else block
             if block.number not in done:
                 self._durations.append(time.monotonic() - t0)
             if block.warmup or self.rule is None:
@@ -281,6 +296,7 @@ class BlockSequence:
                  "decisions": _history(self.decisions[self.watched[0].name])}
         if len(self.watched) > 1:
             entry["headlines"] = {name: _history(by) for name, by in self.decisions.items()}
+        self._skip_met(mine, entry)
         self.manifest["precision"]["history"].append(entry)
         self._record()
         if all(all_met(by) for by in mine.values()):
@@ -290,6 +306,25 @@ class BlockSequence:
             self.stopped_by = "--max-trials"
             return True
         return False
+
+    def _skip_met(self, mine: dict[str, dict[str, Decision]], entry: dict[str, Any]) -> None:
+        """After a block: the steps the next blocks leave out, because every figure that needs them has met its
+        target for every config (kept per block in the history, said once when it changes)."""
+        if self.plan.schedule == "block":  # a block runs whole trials: nothing to leave out
+            return
+        configs = {c for by in mine.values() for c in by}
+        met = {name for name, by in mine.items() if by and set(by) >= configs and all_met(by)}
+        skip = steps_to_skip(self.watched, met)
+        if skip:
+            entry["skip_steps"] = sorted(skip)
+        if skip != self.skip_steps:
+            if skip:
+                done = ", ".join(w.name for w in self.watched if w.name in met)
+                self.ui.message(f"precision: {done} met for every config; the next blocks leave out what no open "
+                                f"figure needs ({len(skip)} step{'s' if len(skip) != 1 else ''}: "
+                                f"{', '.join(sorted(skip))})")
+            self.skip_steps = skip
+            self._durations = []  # the next blocks are shorter: judge --max-time by them alone
 
     def _record(self) -> None:
         entry = self.manifest["precision"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from tdebench.api.events import RunListener
@@ -67,6 +67,17 @@ def release_unfinished(trials: dict[str, SteppedTrial], active: list[ConfigState
                 trials[state.label].abort()
 
 
+def skip_met_steps(trials: Mapping[str, SteppedTrial | None], block: Block, entry: dict[str, Any]) -> None:
+    """Leave out of every config's trial the steps ``--precision`` no longer needs (``block.skip_steps``), and keep
+    them in the schedule's manifest entry (``skipped``: per block); nothing when that would leave no step."""
+    if not block.skip_steps or any(t is None or not set(t.steps) - block.skip_steps for t in trials.values()):
+        return
+    for trial in trials.values():
+        assert trial is not None
+        trial.skip(block.skip_steps)
+    entry.setdefault("skipped", {})[str(block.number)] = sorted(block.skip_steps)
+
+
 def step_orders(seed: int, block: int, labels: list[str], steps: int, repeat: int) -> list[list[str]]:
     """The config order of every (step, round) of one block, in execution order."""
     rng = random.Random(f"{seed}:{block}:steps")
@@ -99,6 +110,7 @@ class QuerySchedule:
         recs = {s.label: orch.trial_recorder(s, block) for s in pending}
         trials = {s.label: orch.workload.stepped_trial(s, block.number, recs[s.label], orch.plan.repeat)
                   for s in pending}
+        skip_met_steps(trials, block, self.entry)
         if any(t is None or not t.steps for t in trials.values()):
             self.entry["effective"] = "block"
             self.entry["note"] = "the workload (with these options) has no steps to interleave: block schedule"

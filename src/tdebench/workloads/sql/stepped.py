@@ -143,7 +143,7 @@ class SqlSteps(SteppedTrial):
         finally:
             self.abort()
         values: dict[str, float] = {}
-        for position, name in enumerate(self.steps, start=1):
+        for position, name in enumerate(self.by_name, start=1):
             if name in self.failed:
                 self.rec.add(TEST, name, "elapsed", float("nan"), "s", status=self.failed[name])
                 continue
@@ -155,7 +155,8 @@ class SqlSteps(SteppedTrial):
             self.rec.add(TEST, name, "runs", len(times), "runs")
             if name in self.digests:
                 self.result.answer_digest[position] = self.digests[name]
-        record_totals(self.rec, TEST, "", list(self.by_name.values()), values, set(self.failed))
+        record_totals(self.rec, TEST, "", list(self.by_name.values()), values, set(self.failed),
+                      skipped=self.skipped)
         return self.result
 
     def abort(self) -> None:

@@ -279,13 +279,21 @@ class SqlWorkload(Workload):
         number of connections."""
         prefix = f"vu{max(self.options.vus)}." if self.options.vus else ""
         where = f" with {max(self.options.vus)} connections" if self.options.vus else ""
+
+        def steps(kind: str | None = None, name: str | None = None) -> tuple[str, ...] | None:
+            """The statements a headline's value comes from; None with --vus (its steps are connection counts)."""
+            if self.options.vus:
+                return None
+            return tuple(s.name for s in self.steps if (kind is None or s.kind == kind) and name in (None, s.name))
+
         out = [Headline("reads", TEST, f"{prefix}reads", "elapsed",
-                        f"reads: weighted total time of the queries{where}")]
+                        f"reads: weighted total time of the queries{where}", steps=steps("query"))]
         if any(s.kind == "write" for s in self.steps):
             out.append(Headline("writes", TEST, f"{prefix}writes", "elapsed",
-                                f"writes: weighted total time of the writes{where}"))
+                                f"writes: weighted total time of the writes{where}", steps=steps("write")))
         out += [Headline(s.name, TEST, f"{prefix}{s.name}", "elapsed",
-                         f"{s.name} ({'query' if s.kind == 'query' else 'write'}): time per execution{where}")
+                         f"{s.name} ({'query' if s.kind == 'query' else 'write'}): time per execution{where}",
+                         steps=steps(name=s.name))
                 for s in self.steps]
         return tuple(out)
 
