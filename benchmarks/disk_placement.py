@@ -16,45 +16,20 @@ from __future__ import annotations
 
 import argparse
 import math
-import mmap
-import os
 import random
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pagefile import PAGE, read_direct, write_random  # noqa: E402  (a sibling module)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from tdebench.stats.sequential import lag1  # noqa: E402
 from tdebench.stats.tdist import paired  # noqa: E402
 
-PAGE = 16384
-
-
-def write(path: Path, mib: int) -> None:
-    """A new file of random bytes (the old one, if any, unlinked first so the blocks are new)."""
-    path.unlink(missing_ok=True)
-    with open(path, "wb") as handle:
-        for _ in range(mib):
-            handle.write(os.urandom(1 << 20))
-        handle.flush()
-        os.fsync(handle.fileno())
-
-
-def read_time(path: Path, offsets: list[int]) -> float:
-    """Seconds to read the pages at ``offsets`` with O_DIRECT, one at a time."""
-    buffer = mmap.mmap(-1, PAGE)
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
-    try:
-        began = time.perf_counter()
-        for offset in offsets:
-            os.preadv(fd, [buffer], offset)
-        return time.perf_counter() - began
-    finally:
-        os.close(fd)
-        buffer.close()
 
 
 def drawing(first: Path, second: Path, pages: int, args: argparse.Namespace, rng: random.Random) -> list[float]:
@@ -64,7 +39,7 @@ def drawing(first: Path, second: Path, pages: int, args: argparse.Namespace, rng
         offsets = [rng.randrange(pages) * PAGE for _ in range(args.reads)]
         pair = [first, second]
         rng.shuffle(pair)
-        times = {path: read_time(path, offsets) for path in pair}
+        times = {path: read_direct(path, offsets) for path in pair}
         out.append(100 * math.log(times[second] / times[first]))
     return out
 
@@ -91,8 +66,8 @@ def main() -> None:
         first, second = Path(tmp) / "first", Path(tmp) / "second"
         means = []
         for draw in range(args.redraw + 1):
-            write(first, args.mib)
-            write(second, args.mib)
+            write_random(first, args.mib)
+            write_random(second, args.mib)
             logs = drawing(first, second, pages, args, rng)
             means.append(statistics.fmean(logs))
             print(summary(f"drawing {draw + 1}", logs), flush=True)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import mmap
 import os
 import random
 import statistics
@@ -30,20 +29,14 @@ import threading
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pagefile import PAGE, read_direct, write_random  # noqa: E402  (a sibling module)
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from tdebench.runner import cgroups  # noqa: E402
 from tdebench.stats.tdist import paired  # noqa: E402
 
-PAGE = 16384
-
-
-def make(path: Path, mib: int) -> None:
-    with open(path, "wb") as handle:
-        for _ in range(mib):
-            handle.write(os.urandom(1 << 20))
-        handle.flush()
-        os.fsync(handle.fileno())
 
 
 def spin(ns: int) -> None:
@@ -54,19 +47,8 @@ def spin(ns: int) -> None:
 
 def read_pages(path: Path, pages: int, reads: int, work_ns: int, rng: random.Random) -> float:
     """Seconds per read of ``reads`` random O_DIRECT page reads, each followed by ``work_ns`` of CPU."""
-    buffer = mmap.mmap(-1, PAGE)  # page-aligned, as O_DIRECT needs
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
-    try:
-        offsets = [rng.randrange(pages) * PAGE for _ in range(reads)]
-        began = time.perf_counter()
-        for offset in offsets:
-            os.preadv(fd, [buffer], offset)
-            if work_ns:
-                spin(work_ns)
-        return (time.perf_counter() - began) / reads
-    finally:
-        os.close(fd)
-        buffer.close()
+    offsets = [rng.randrange(pages) * PAGE for _ in range(reads)]
+    return read_direct(path, offsets, (lambda: spin(work_ns)) if work_ns else None) / reads
 
 
 def bound(group: cgroups.TwinGroup, device: str, iops: int) -> None:
@@ -123,7 +105,7 @@ def main() -> None:
         raise SystemExit("io_bound.py makes cgroups: run it as root")
     with tempfile.TemporaryDirectory(prefix="tdebench-iobound-", dir=args.dir) as tmp:
         path = Path(tmp) / "pages"
-        make(path, args.mib)
+        write_random(path, args.mib)
         device = cgroups.device_of(path)
         if device is None:
             raise SystemExit(f"{tmp} is on no block device; pick one with --dir")

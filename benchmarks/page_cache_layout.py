@@ -22,17 +22,14 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pagefile import write_random  # noqa: E402  (a sibling module)
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from tdebench.engines.toolkit import memcap, pagecache  # noqa: E402
 
 CHUNK = 16384
-
-
-def make(path: Path, size: int) -> None:
-    with open(path, "wb") as handle:
-        for _ in range(size >> 20):
-            handle.write(os.urandom(1 << 20))
 
 
 def cache_page_by_page(path: Path, size: int) -> None:
@@ -82,7 +79,7 @@ def main() -> None:
         seq, scattered = Path(tmp, "sequential"), Path(tmp, "scattered")
         for path in (seq, scattered):
             path.mkdir()
-            make(path / "data", size)
+            write_random(path / "data", size >> 20, sync=False)
         memcap.evict_files(Path(tmp))
         memcap.cache_files(seq)
         cache_page_by_page(scattered / "data", size)

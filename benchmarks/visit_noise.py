@@ -7,7 +7,9 @@ ratio of a visit to the plain twin's visit of the same round, after each block's
 a block), the sd of the block means (what the interval of the block-paired overhead sees), and the sd the block
 means would have if the visits were all there is (round sd / √visits per block). A block sd well above that is a
 block effect (each block's servers, restarts, the machine's state then); one near it says more or longer visits per
-block, or quieter visits, are what would narrow the interval.
+block, or quieter visits, are what would narrow the interval. ``stalls``: the visits more than 3 times the
+statement's median visit on that config, and on the plain twin (a few of them move a block's arithmetic mean far
+more than its geometric mean).
 
 Then, per headline (``reads``, ``writes``) and compared config, the block values two ways: the percentage (the
 per-block log ratio, mean and sd) and the time added (config − plain per block, mean and sd, in ms), with each
@@ -15,6 +17,9 @@ one's correlation with the plain twin's own time in that block and its lag-1 aut
 A ratio that falls as the plain twin gets slower says the mechanism adds a fixed time rather than a fixed share;
 block values that follow each other (lag-1 well above 0) widen the interval of ``--precision``, whose rule
 allows for such a correlation (docs/precision-statistics.md).
+
+Last, where the measured blocks' wall time went: per statement, its share of the time from each visit's start to
+the next visit's start in the same block (a write's untimed undo and wait included), summed over the blocks.
 
     python benchmarks/visit_noise.py RUN_DIR
 """
@@ -27,6 +32,7 @@ import json
 import math
 import sys
 from collections import defaultdict
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -61,7 +67,7 @@ def main() -> None:
     configs.remove(plain)
     print(f"{args.run}: against {plain}; log ratios in %")
     print(f"{'statement':<24}{'config':<32}{'visits/block':>13}{'round sd':>10}{'block sd':>10}{'from rounds':>12}"
-          f"{'mean':>8}")
+          f"{'mean':>8}{'stalls':>12}")
     for step, by in data.items():
         for config in configs:
             keys = sorted(set(by[plain]) & set(by.get(config, {})))
@@ -75,8 +81,36 @@ def main() -> None:
             round_sd = float(within.std(ddof=1)) if within.size > 1 else math.nan
             block_sd = float(np.std(list(means.values()), ddof=1)) if len(blocks) > 1 else math.nan
             print(f"{step:<24}{config:<32}{per:>13.1f}{100 * round_sd:>9.2f}%{100 * block_sd:>9.2f}%"
-                  f"{100 * round_sd / math.sqrt(per):>11.2f}%{100 * float(np.mean(list(d.values()))):>+7.2f}%")
+                  f"{100 * round_sd / math.sqrt(per):>11.2f}%{100 * float(np.mean(list(d.values()))):>+7.2f}%"
+                  f"{f'{stalls(by[config])}/{stalls(by[plain])}':>12}")
     headlines(headline_blocks(args.run / "measurements.csv"), plain, configs)
+    shares = wall_shares(args.run / "measurements.csv")
+    print(f"\n{'statement':<24}{'share of the blocks wall time':>31}")
+    for step, share in shares.items():
+        print(f"{step:<24}{100 * share:>30.1f}%")
+
+
+def stalls(visit_means: dict[tuple[int, int], float], factor: float = 3.0) -> int:
+    """How many visits took more than ``factor`` times the median visit."""
+    values = np.array(list(visit_means.values()))
+    return int((values > factor * np.median(values)).sum()) if values.size else 0
+
+
+def wall_shares(path: Path) -> dict[str, float]:
+    """statement -> its share of the measured blocks' wall time, visit start to the next visit's start."""
+    starts: dict[int, list[tuple[datetime, str]]] = defaultdict(list)
+    with open(path, newline="") as handle:
+        for r in csv.DictReader(handle):
+            if r["test"] == "sql" and r["metric"] == "visit_elapsed" and r["status"] == "ok" and r["round"]:
+                when = datetime.fromisoformat(r["started_at"].replace("Z", "+00:00"))
+                starts[int(r["block"])].append((when, r["step"]))
+    spent: dict[str, float] = defaultdict(float)
+    for visits_of_block in starts.values():
+        visits_of_block.sort()
+        for (when, step), (after, _) in zip(visits_of_block, visits_of_block[1:]):
+            spent[step] += (after - when).total_seconds()
+    total = sum(spent.values())
+    return {step: spent[step] / total for step in sorted(spent)} if total > 0 else {}
 
 
 def headline_blocks(path: Path) -> dict[str, dict[str, dict[int, float]]]:

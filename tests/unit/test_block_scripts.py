@@ -73,3 +73,20 @@ def test_visit_noise_headline_table(tmp_path, capsys):
     lag1 = (sum((ratios[i] - mean) * (ratios[i - 1] - mean) for i in (1, 2))
             / sum((x - mean) ** 2 for x in ratios))
     assert float(cells[6]) == pytest.approx(lag1, abs=0.01)  # how the ratio follows itself from block to block
+
+
+def test_visit_noise_shares_the_blocks_wall_time_between_statements(tmp_path):
+    module = load("visit_noise")
+    visit = {"test": "sql", "metric": "visit_elapsed", "status": "ok", "round": 1, "value": 0.01}
+    rows = [{**visit, "config": c, "block": b, "step": step, "started_at": f"2026-11-30T08:00:{s:06.3f}Z"}
+            for b, c, step, s in [(1, "a", "q1", 0), (1, "b", "q1", 1), (1, "a", "w1", 2), (1, "b", "w1", 5),
+                                  (2, "b", "q1", 10), (2, "a", "q1", 11), (2, "b", "w1", 13)]]
+    shares = module.wall_shares(_run(tmp_path, rows) / "measurements.csv")
+    # q1: 1 + 1 (block 1) + 1 + 2 (block 2) = 5 s; w1: 3 s (block 1; each block's last visit has no end)
+    assert shares == {"q1": pytest.approx(5 / 8), "w1": pytest.approx(3 / 8)}
+
+
+def test_visit_noise_counts_the_visits_a_stall_slowed():
+    module = load("visit_noise")
+    visits = {(1, r): 0.002 for r in range(1, 9)} | {(2, 1): 0.0061, (2, 2): 0.0059}
+    assert module.stalls(visits) == 1  # 6.1 ms is over 3 x the 2-ms median, 5.9 ms is not

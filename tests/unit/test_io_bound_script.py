@@ -31,3 +31,19 @@ def test_a_bound_with_noisier_reads_has_the_larger_coefficient_of_variation(caps
     rows = table(capsys, times, [0, 5000], 1000)
     assert float(rows["none"][2]) == pytest.approx(31.13, abs=0.01)  # sd 26.46 us around 85 us
     assert float(rows["5000"][2]) == pytest.approx(0.10, abs=0.01)
+
+
+def test_the_shared_page_file_is_new_random_and_read_page_by_page(tmp_path):
+    pagefile = load("pagefile")
+    path = tmp_path / "pages"
+    pagefile.write_random(path, 1)
+    first = path.read_bytes()
+    pagefile.write_random(path, 1)
+    assert path.stat().st_size == 1 << 20 and path.read_bytes() != first  # new random bytes each time
+    calls = []
+    offsets = [3 * pagefile.PAGE, 0, 63 * pagefile.PAGE]
+    try:
+        seconds = pagefile.read_direct(path, offsets, lambda: calls.append(1))
+    except OSError as exc:  # a filesystem without O_DIRECT (tmpfs)
+        pytest.skip(f"no O_DIRECT here: {exc}")
+    assert seconds > 0 and len(calls) == len(offsets)

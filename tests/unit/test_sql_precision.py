@@ -81,6 +81,13 @@ def test_statements_are_visited_in_turn_with_the_same_runs_on_every_config(capfd
         assert mine["reads"] == pytest.approx(3 * mine["by_city"] + mine["notes"])
         assert mine["writes"] == pytest.approx(0.5 * mine["add_order"])
         assert mine["total"] == pytest.approx(mine["reads"] + mine["writes"])
+        for step in runs:  # a statement's time: the geometric mean of its visits; the mean of every run beside it
+            seen = [float(r["value"]) for r in rows(out) if r["config"] == ENC and r["block"] == block
+                    and r["step"] == step and r["metric"] == "visit_elapsed"]
+            assert len(seen) == visits[step] and mine[step] == pytest.approx(math.exp(np.mean(np.log(seen))))
+            assert values(out, ENC, block, metric="mean_elapsed")[step] == pytest.approx(np.mean(seen))
+        means = values(out, ENC, block, metric="mean_elapsed")  # their totals too
+        assert means["writes"] == pytest.approx(0.5 * means["add_order"]) and means["total"] > means["writes"]
 
 
 def test_the_mix_runs_on_n_connections_in_slices(capfd, tmp_path):

@@ -5,9 +5,11 @@ One visit (a config's turn at a statement in a round) runs the statement a fixed
 every config, so that a visit measures about ``slice`` seconds and a statement about ``duration`` seconds per
 config and block (:class:`Visits`); a write runs its undo right after each execution, untimed and outside the
 step's marks, so that it can run again and no read sees its rows. A write whose data is restored by snapshot (``restore = "snapshot"``) runs once per
-block. Per block and config: one time per statement (the mean of its executions), and the headlines ``reads``,
-``writes`` and ``total`` (the weighted sums, :func:`tdebench.workloads.sql.steps.record_totals`); per visit its mean
-time (``visit_elapsed``, with its ``round``), which shows how much of the noise is within a block. The first
+block. Per block and config: one time per statement (``elapsed``: the geometric mean of its visits' mean times, so
+that a visit a stall of the machine slowed weighs as one visit of many, as the OLTP workloads weigh their rounds;
+``mean_elapsed``: the arithmetic mean of every execution, stalls included), and the headlines ``reads``, ``writes``
+and ``total`` (the weighted sums of ``elapsed``, :func:`tdebench.workloads.sql.steps.record_totals`); per visit its
+mean time (``visit_elapsed``, with its ``round``), which shows how much of the noise is within a block. The first
 execution's rows of every query are its answer, compared with the plain twin's block by block.
 """
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from statistics import fmean
+from statistics import fmean, geometric_mean
 from typing import Protocol
 
 from tdebench.api.dialect import Dialect
@@ -57,6 +59,7 @@ class SqlSteps(SteppedTrial):
         self.warmup_rounds = 1
         self.by_name = {s.name: s for s in owner.steps}
         self.times: dict[str, list[float]] = {}
+        self.visit_means: dict[str, list[float]] = {}
         self.failed: dict[str, str] = {}  # step -> "failed" or "timeout"
         self.digests: dict[str, str] = {}
         self.result = TrialResult()
@@ -95,8 +98,9 @@ class SqlSteps(SteppedTrial):
         finally:
             if s.kind == "query":
                 self.state.mark(None)
-        visit = self.times[step][-runs:]  # this visit's mean, paired by round: where the noise is (docs/precision.md)
-        self.rec.add(TEST, step, "visit_elapsed", fmean(visit), "s", round=repetition + 1)
+        visit = fmean(self.times[step][-runs:])  # paired by round: where the noise is (docs/precision.md)
+        self.visit_means.setdefault(step, []).append(visit)
+        self.rec.add(TEST, step, "visit_elapsed", visit, "s", round=repetition + 1)
 
     def _execute(self, s: Step, statements: list[str], undo: list[str] | None) -> bool:
         """One execution (a write: then its undo, untimed); False once the step failed for this block."""
@@ -143,6 +147,7 @@ class SqlSteps(SteppedTrial):
         finally:
             self.abort()
         values: dict[str, float] = {}
+        means: dict[str, float] = {}
         for position, name in enumerate(self.by_name, start=1):
             if name in self.failed:
                 self.rec.add(TEST, name, "elapsed", float("nan"), "s", status=self.failed[name])
@@ -150,13 +155,16 @@ class SqlSteps(SteppedTrial):
             times = self.times.get(name, [])
             if not times:
                 continue
-            values[name] = fmean(times)
+            values[name] = geometric_mean(self.visit_means.get(name) or times)
             self.rec.add(TEST, name, "elapsed", values[name], "s")
+            means[name] = fmean(times)
+            self.rec.add(TEST, name, "mean_elapsed", means[name], "s")
             self.rec.add(TEST, name, "runs", len(times), "runs")
             if name in self.digests:
                 self.result.answer_digest[position] = self.digests[name]
-        record_totals(self.rec, TEST, "", list(self.by_name.values()), values, set(self.failed),
-                      skipped=self.skipped)
+        for metric, per_step in (("elapsed", values), ("mean_elapsed", means)):
+            record_totals(self.rec, TEST, "", list(self.by_name.values()), per_step, set(self.failed),
+                          skipped=self.skipped, metric=metric)
         return self.result
 
     def abort(self) -> None:

@@ -61,11 +61,13 @@ def run_write(conn: Connection, dialect: Dialect, statements: Sequence[str]) -> 
 
 
 def record_totals(rec: Any, test: str, prefix: str, steps: Sequence[Any], values: dict[str, float],
-                  failed: set[str], round: int | None = None, skipped: frozenset[str] = frozenset()) -> None:
+                  failed: set[str], round: int | None = None, skipped: frozenset[str] = frozenset(),
+                  metric: str = "elapsed") -> None:
     """The headlines of a user's workload from one value per step (a time per execution): ``reads`` (the queries'
     weighted total), ``writes`` (the writes', when there are any) and ``total`` (both), each recorded as failed when
     one of its steps failed (its partial sum is then kept but left out of every statistic), and not recorded at all
-    when one of its steps was ``skipped`` (left out of the block: its figures had met their precision targets)."""
+    when one of its steps was ``skipped`` (left out of the block: its figures had met their precision targets);
+    under ``metric`` (``elapsed``, or ``mean_elapsed`` for the totals of the arithmetic means)."""
     sums = {"reads": 0.0, "writes": 0.0}
     bad = {"reads": False, "writes": False}
     left_out = {"reads": False, "writes": False}
@@ -80,8 +82,8 @@ def record_totals(rec: Any, test: str, prefix: str, steps: Sequence[Any], values
     has_writes = any(s.kind == "write" for s in steps)
     for part in ("reads", "writes") if has_writes else ("reads",):
         if not left_out[part]:
-            rec.add(test, f"{prefix}{part}", "elapsed", sums[part], "s", status="failed" if bad[part] else None,
+            rec.add(test, f"{prefix}{part}", metric, sums[part], "s", status="failed" if bad[part] else None,
                     round=round)
     if not any(left_out.values()):
-        rec.add(test, f"{prefix}total", "elapsed", sums["reads"] + sums["writes"], "s",
+        rec.add(test, f"{prefix}total", metric, sums["reads"] + sums["writes"], "s",
                 status="failed" if bad["reads"] or bad["writes"] else None, round=round)
