@@ -18,6 +18,10 @@ A ratio that falls as the plain twin gets slower says the mechanism adds a fixed
 block values that follow each other (lag-1 well above 0) widen the interval of ``--precision``, whose rule
 allows for such a correlation (docs/precision-statistics.md).
 
+Then, per statement and config, what a block's value would vary by (sd of the block log ratios) and come to (their
+mean) if it were taken from the block's visits as their arithmetic mean, geometric mean, median or trimmed geometric
+mean (20% of the visits left out at each end: the sql workload's ``elapsed``).
+
 Last, where the measured blocks' wall time went: per statement, its share of the time from each visit's start to
 the next visit's start in the same block (a write's untimed undo and wait included), summed over the blocks.
 
@@ -32,10 +36,12 @@ import json
 import math
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import trim_mean
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from block_ratios import block_values  # noqa: E402  (a sibling script)
@@ -83,11 +89,49 @@ def main() -> None:
             print(f"{step:<24}{config:<32}{per:>13.1f}{100 * round_sd:>9.2f}%{100 * block_sd:>9.2f}%"
                   f"{100 * round_sd / math.sqrt(per):>11.2f}%{100 * float(np.mean(list(d.values()))):>+7.2f}%"
                   f"{f'{stalls(by[config])}/{stalls(by[plain])}':>12}")
+    estimators(data, plain, configs)
     headlines(headline_blocks(args.run / "measurements.csv"), plain, configs)
     shares = wall_shares(args.run / "measurements.csv")
     print(f"\n{'statement':<24}{'share of the blocks wall time':>31}")
     for step, share in shares.items():
         print(f"{step:<24}{100 * share:>30.1f}%")
+
+
+#: a block's value of a statement from its visits' mean times: what a stalled visit does to each
+ESTIMATORS = {
+    "arithmetic": lambda logs: math.log(float(np.mean(np.exp(logs)))),
+    "geometric": lambda logs: float(np.mean(logs)),
+    "median": lambda logs: float(np.median(logs)),
+    "trimmed 20%": lambda logs: float(trim_mean(logs, 0.2)),
+}
+
+
+def estimators(data: dict[str, dict[str, dict[tuple[int, int], float]]], plain: str, configs: list[str]) -> None:
+    """Per statement and config: the sd and mean over blocks of the log ratio of the block values, each block value
+    taken from the visits by each of :data:`ESTIMATORS` (the sql workload's ``elapsed`` is the trimmed one)."""
+    print(f"\n{'statement':<24}{'config':<32}" + "".join(f"{name + ' sd':>17}{'mean':>8}" for name in ESTIMATORS))
+    for step, by in data.items():
+        for config in configs:
+            if config not in by or plain not in by:
+                continue
+            cells = []
+            for estimate in ESTIMATORS.values():
+                ratios = block_log_ratios(by[plain], by[config], estimate)
+                cells.append(f"{100 * np.std(ratios, ddof=1):>16.2f}%{100 * np.mean(ratios):>+7.2f}%"
+                             if len(ratios) > 1 else f"{'—':>17}{'':>8}")
+            print(f"{step:<24}{config:<32}" + "".join(cells))
+
+
+def block_log_ratios(plain: dict[tuple[int, int], float], other: dict[tuple[int, int], float],
+                     estimate: Callable[[np.ndarray], float]) -> list[float]:
+    """Per block both twins have: ``estimate`` (of the log visit times) of the other less the plain twin's."""
+    def per_block(visit_means: dict[tuple[int, int], float]) -> dict[int, float]:
+        logs: dict[int, list[float]] = defaultdict(list)
+        for (block, _), value in visit_means.items():
+            logs[block].append(math.log(value))
+        return {block: estimate(np.array(values)) for block, values in logs.items()}
+    mine, theirs = per_block(other), per_block(plain)
+    return [mine[b] - theirs[b] for b in sorted(set(mine) & set(theirs))]
 
 
 def stalls(visit_means: dict[tuple[int, int], float], factor: float = 3.0) -> int:

@@ -90,3 +90,13 @@ def test_visit_noise_counts_the_visits_a_stall_slowed():
     module = load("visit_noise")
     visits = {(1, r): 0.002 for r in range(1, 9)} | {(2, 1): 0.0061, (2, 2): 0.0059}
     assert module.stalls(visits) == 1  # 6.1 ms is over 3 x the 2-ms median, 5.9 ms is not
+
+
+def test_visit_noise_block_ratios_by_estimator_leave_a_stall_out_only_when_trimmed():
+    module = load("visit_noise")
+    plain = {(b, r): (10.0 if r == 5 else 1.0) for b in (1, 2) for r in range(1, 6)}  # one stall per block
+    other = {(b, r): 1.1 for b in (1, 2) for r in range(1, 6)}
+    trimmed = module.block_log_ratios(plain, other, module.ESTIMATORS["trimmed 20%"])
+    assert trimmed == [pytest.approx(math.log(1.1))] * 2
+    arithmetic = module.block_log_ratios(plain, other, module.ESTIMATORS["arithmetic"])
+    assert arithmetic == [pytest.approx(math.log(1.1 / 2.8))] * 2  # the stall: (4 + 10) / 5 = 2.8

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from scipy.stats import trim_mean
 
 from tdebench.api.engine import Config
 from tdebench.api.plan import RunPlan
@@ -24,7 +25,7 @@ from tdebench.report.build import build_report
 from tdebench.runner.precision import BlockSequence, Watched, progress_line, steps_to_skip, watched_series
 from tdebench.stats.sequential import StoppingRule
 from tdebench.workloads import make_workload
-from tdebench.workloads.sql.stepped import Visits
+from tdebench.workloads.sql.stepped import Visits, trimmed_geometric_mean
 from tdebench.workloads.sql.steps import record_totals
 from tests.fakes import engine as fake_engine
 from tests.sqlworkload import make_workload_dir
@@ -81,10 +82,10 @@ def test_statements_are_visited_in_turn_with_the_same_runs_on_every_config(capfd
         assert mine["reads"] == pytest.approx(3 * mine["by_city"] + mine["notes"])
         assert mine["writes"] == pytest.approx(0.5 * mine["add_order"])
         assert mine["total"] == pytest.approx(mine["reads"] + mine["writes"])
-        for step in runs:  # a statement's time: the geometric mean of its visits; the mean of every run beside it
+        for step in runs:  # a statement's time: the trimmed geometric mean of its visits; every run's mean beside it
             seen = [float(r["value"]) for r in rows(out) if r["config"] == ENC and r["block"] == block
                     and r["step"] == step and r["metric"] == "visit_elapsed"]
-            assert len(seen) == visits[step] and mine[step] == pytest.approx(math.exp(np.mean(np.log(seen))))
+            assert len(seen) == visits[step] and mine[step] == pytest.approx(math.exp(trim_mean(np.log(seen), 0.2)))
             assert values(out, ENC, block, metric="mean_elapsed")[step] == pytest.approx(np.mean(seen))
         means = values(out, ENC, block, metric="mean_elapsed")  # their totals too
         assert means["writes"] == pytest.approx(0.5 * means["add_order"]) and means["total"] > means["writes"]
@@ -249,23 +250,29 @@ def test_a_left_out_step_records_no_headline_that_needs_it():
 def test_once_the_reads_are_met_the_blocks_run_the_writes_alone(capfd, tmp_path):
     shop = make_workload_dir(tmp_path / "shop")
     code, err, out = run(capfd, tmp_path, "--workload", "sql", "--workload-dir", str(shop), "--trials", "3",
-                         "--max-trials", "5", "--duration", "60ms", "--slice", "20ms", "--precision", "2%",
+                         "--max-trials", "8", "--duration", "60ms", "--slice", "20ms", "--precision", "2%",
                          "--precision-metric", "reads=100%,writes=0.0001%")
     assert code == 0, err
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["precision"]["headlines"]["reads"]["decisions"][ENC]["met"]
     history = manifest["precision"]["history"]
     met = next(h["block"] for h in history if h.get("skip_steps"))  # the first block after which reads were met
-    assert met < 5 and all(h.get("skip_steps") == ["by_city", "notes"] for h in history if h["block"] >= met)
-    assert manifest["schedule"]["skipped"] == {str(b): ["by_city", "notes"] for b in range(met + 1, 6)}
+    assert met < 8 and all(h.get("skip_steps") == ["by_city", "notes"] for h in history if h["block"] >= met)
+    assert manifest["schedule"]["skipped"] == {str(b): ["by_city", "notes"] for b in range(met + 1, 9)}
     assert "the next blocks leave out what no open figure needs (2 steps: by_city, notes)" in " ".join(err.split())
     for config in ("fake-none", ENC):
         for block in range(1, met + 1):
             assert {"reads", "writes", "total", "by_city", "notes", "add_order"} <= set(values(out, config, str(block)))
-        for block in range(met + 1, 6):
+        for block in range(met + 1, 9):
             assert set(values(out, config, str(block))) == {"writes", "add_order"}
     assert not [r for r in rows(out) if r["test"] == "sql" and r["status"] == "failed"]
     build_report(out)
     summary = (out / "report" / "summary.md").read_text()
     assert f"- **fake** (precision target): {ENC} writes: Precision target ±0.0001% NOT met" in summary
     assert f"(sql reads): {ENC} writes: Precision" not in summary  # not under the reads' label
+
+
+@pytest.mark.parametrize("values", [[1.0, 2.0, 4.0], [2.0] * 8 + [90.0, 0.001], list(np.linspace(1, 3, 25)) + [40.0]])
+def test_a_blocks_statement_time_leaves_the_fastest_and_slowest_fifth_of_its_visits_out(values):
+    assert trimmed_geometric_mean(values) == pytest.approx(math.exp(trim_mean(np.log(values), 0.2)))
+    assert trimmed_geometric_mean([2.0] * 8 + [90.0, 90.0]) == pytest.approx(2.0)  # two stalls of ten: left out

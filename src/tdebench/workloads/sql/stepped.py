@@ -5,9 +5,9 @@ One visit (a config's turn at a statement in a round) runs the statement a fixed
 every config, so that a visit measures about ``slice`` seconds and a statement about ``duration`` seconds per
 config and block (:class:`Visits`); a write runs its undo right after each execution, untimed and outside the
 step's marks, so that it can run again and no read sees its rows. A write whose data is restored by snapshot (``restore = "snapshot"``) runs once per
-block. Per block and config: one time per statement (``elapsed``: the geometric mean of its visits' mean times, so
-that a visit a stall of the machine slowed weighs as one visit of many, as the OLTP workloads weigh their rounds;
-``mean_elapsed``: the arithmetic mean of every execution, stalls included), and the headlines ``reads``, ``writes``
+block. Per block and config: one time per statement (``elapsed``: the trimmed geometric mean of its visits' mean
+times, the fastest and slowest fifth left out, so that a visit a stall of the machine slowed, on either twin, does
+not move the block's value; ``mean_elapsed``: the arithmetic mean of every execution, stalls included), and the headlines ``reads``, ``writes``
 and ``total`` (the weighted sums of ``elapsed``, :func:`tdebench.workloads.sql.steps.record_totals`); per visit its
 mean time (``visit_elapsed``, with its ``round``), which shows how much of the noise is within a block. The first
 execution's rows of every query are its answer, compared with the plain twin's block by block.
@@ -15,9 +15,10 @@ execution's rows of every query are its answer, compared with the plain twin's b
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
-from statistics import fmean, geometric_mean
+from statistics import fmean
 from typing import Protocol
 
 from tdebench.api.dialect import Dialect
@@ -155,7 +156,7 @@ class SqlSteps(SteppedTrial):
             times = self.times.get(name, [])
             if not times:
                 continue
-            values[name] = geometric_mean(self.visit_means.get(name) or times)
+            values[name] = trimmed_geometric_mean(self.visit_means.get(name) or times)
             self.rec.add(TEST, name, "elapsed", values[name], "s")
             means[name] = fmean(times)
             self.rec.add(TEST, name, "mean_elapsed", means[name], "s")
@@ -171,6 +172,19 @@ class SqlSteps(SteppedTrial):
         self.settler.close()
         conn, self.conn = self.conn, None
         close_quietly(conn)
+
+
+#: the share of a statement's visits left out at each end of a block's trimmed geometric mean
+TRIM = 0.2
+
+
+def trimmed_geometric_mean(values: list[float], trim: float = TRIM) -> float:
+    """exp of the mean of the logs once the ``trim`` share of the lowest and of the highest are left out (as
+    scipy.stats.trim_mean: ``int(trim * n)`` at each end; nothing left out below 5 values)."""
+    logs = sorted(math.log(v) for v in values)
+    cut = int(trim * len(logs))
+    kept = logs[cut:len(logs) - cut]
+    return math.exp(fmean(kept))
 
 
 @dataclass
