@@ -1,16 +1,17 @@
 """A user's statements on one connection under ``--schedule query``: each statement in turn, every config
 running it in a fresh random order per round, so that twins run the same statement seconds apart.
 
-One visit (a config's turn at a statement in a round) runs the statement a fixed number of times, the same on
-every config, so that a visit measures about ``slice`` seconds and a statement about ``duration`` seconds per
-config and block (:class:`Visits`); a write runs its undo right after each execution, untimed and outside the
-step's marks, so that it can run again and no read sees its rows. A write whose data is restored by snapshot (``restore = "snapshot"``) runs once per
-block. Per block and config: one time per statement (``elapsed``: the trimmed geometric mean of its visits' mean
-times, the fastest and slowest fifth left out, so that a visit a stall of the machine slowed, on either twin, does
-not move the block's value; ``mean_elapsed``: the arithmetic mean of every execution, stalls included), and the headlines ``reads``, ``writes``
-and ``total`` (the weighted sums of ``elapsed``, :func:`tdebench.workloads.sql.steps.record_totals`); per visit its
-mean time (``visit_elapsed``, with its ``round``), which shows how much of the noise is within a block. The first
-execution's rows of every query are its answer, compared with the plain twin's block by block.
+One visit (a config's turn at a statement in a round) runs the statement a fixed number of times, the same on every
+config, so that a visit measures about ``slice`` seconds and a statement about ``duration`` seconds per config and
+block (:class:`Visits`); a write runs its undo right after each execution, untimed and outside the step's marks, so
+that it can run again and no read sees its rows. A write whose data is restored by snapshot (``restore =
+"snapshot"``) runs once per block. Per block and config: one time per statement (``elapsed``: the trimmed geometric
+mean of its visits' mean times, the fastest and slowest fifth left out, so that a visit a stall of the machine
+slowed, on either twin, does not move the block's value; ``mean_elapsed``: the arithmetic mean of every execution,
+stalls included), and the headlines ``reads``, ``writes`` and ``total`` (the weighted sums of ``elapsed``,
+:func:`tdebench.workloads.sql.steps.record_totals`); per visit its mean time (``visit_elapsed``, with its
+``round``), which shows how much of the noise is within a block. The first execution's rows of every query are its
+answer, compared with the plain twin's block by block.
 """
 
 from __future__ import annotations
