@@ -221,3 +221,21 @@ def test_ownership_record_names_the_processes_and_gives_programs_its_mark(tmp_pa
         child.wait()
         owner.close()
     assert MARK not in os.environ
+
+
+def test_a_helper_ending_as_the_run_ends_does_not_keep_the_record(tmp_path):
+    """A helper still exiting when the run closes its record (it carries the run's mark) is waited for a moment,
+    not reported to cleanup as left behind; one that stays is."""
+    owner = Ownership("t10settle", tmp_path / "run", keep=False, directory=tmp_path / "owned")
+    mark = json.loads(owner.path.read_text())["mark"]
+    helper = subprocess.Popen(["sleep", "1"])
+    try:
+        deadline = time.monotonic() + 5
+        while psutil.Process(helper.pid).environ().get(MARK) != mark and time.monotonic() < deadline:
+            time.sleep(0.05)  # /proc/PID/environ reads empty until the exec has settled
+        assert not cleanup.leftovers(json.loads(owner.path.read_text())).empty  # seen as the run's own
+        owner.close()
+        assert not owner.path.exists()
+    finally:
+        helper.kill()
+        helper.wait()

@@ -16,7 +16,6 @@ answer, compared with the plain twin's block by block.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from statistics import fmean
@@ -180,12 +179,11 @@ TRIM = 0.2
 
 
 def trimmed_geometric_mean(values: list[float], trim: float = TRIM) -> float:
-    """exp of the mean of the logs once the ``trim`` share of the lowest and of the highest are left out (as
-    scipy.stats.trim_mean: ``int(trim * n)`` at each end; nothing left out below 5 values)."""
-    logs = sorted(math.log(v) for v in values)
-    cut = int(trim * len(logs))
-    kept = logs[cut:len(logs) - cut]
-    return math.exp(fmean(kept))
+    """exp of scipy's trimmed mean of the logs: ``int(trim * n)`` values left out at each end (none below 5)."""
+    import numpy as np  # the runner has loaded both for its statistics by the time a block ends
+    from scipy.stats import trim_mean
+
+    return float(np.exp(trim_mean(np.log(values), trim)))
 
 
 @dataclass
