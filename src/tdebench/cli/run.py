@@ -14,13 +14,13 @@ from rich.console import Console
 
 from tdebench.cli import key_sources
 from tdebench.config import Experiment, load_experiment, validate_experiment
-from tdebench.encryption import EncryptionSpec, check_repeats, parse_spec, parse_spec_list, redact
+from tdebench.encryption import EncryptionSpec, check_repeats, parse_spec, redact
 from tdebench.engines import get_engine
 from tdebench.api.engine import Config
 from tdebench.api.manifest import new_manifest
 from tdebench.errors import UsageError
 from tdebench.api.measurement import ONE_OFF_TESTS, OPTIONAL_COLUMNS
-from tdebench.results.rundir import COLUMNS, RunDirectory, utc_now
+from tdebench.results.rundir import COLUMNS, RunDirectory
 from tdebench.api.plan import RunPlan, plan_from_json
 
 

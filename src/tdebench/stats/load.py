@@ -19,8 +19,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from tdebench.api.measurement import COLUMNS
-
 PLAIN_SPECS = frozenset({"none", "", "plain", "off"})
 
 

@@ -294,7 +294,7 @@ class Decision:
         elif math.isfinite(self.half_width_pp):
             more = f"more than {MAX_NEEDED:,} blocks would be needed at this noise"
         else:
-            more = f"at least 2 blocks are needed before the number that would meet it can be estimated"
+            more = "at least 2 blocks are needed before the number that would meet it can be estimated"
         return (f"Precision target ±{self.target_pp:g}% NOT met: stopped by {by} after {self.n} "
                 f"blocks with {hw}; overhead {self._ci()}; {more}.")
 

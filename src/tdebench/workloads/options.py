@@ -76,8 +76,8 @@ class WorkloadOptions(BaseModel):
         name = cls.workload_name
         if not cls.model_fields:
             return UsageError(f"unknown {name} option '{key}'; {name} takes no workload options (allowed keys: none)",
-                              f"remove it from --workload-option / [run.options]; flags such as --warehouses or "
-                              f"--rows belong to other workloads")
+                              "remove it from --workload-option / [run.options]; flags such as --warehouses or "
+                              "--rows belong to other workloads")
         return UsageError(f"unknown {name} option '{key}'; allowed keys: {', '.join(cls.allowed_keys())}",
                           f"correct or remove it in --workload-option / [run.options]; see docs/workloads/{name}.md")
 

@@ -21,7 +21,7 @@ from typing import Any
 import psutil
 
 from tdebench.api.engine import Config, Engine, Instance
-from tdebench.api.keys import FILE, KeyNeed, KeyPath
+from tdebench.api.keys import FILE, KeyPath
 from tdebench.api.plan import RunPlan
 from tdebench.encryption import SecretKey
 from tdebench.engines import get_engine
