@@ -209,11 +209,7 @@ def test_ownership_record_names_the_processes_and_gives_programs_its_mark(tmp_pa
     try:
         mark = json.loads(owner.path.read_text())["mark"]
         assert os.environ[MARK] == mark  # every program started now inherits it
-        seen, deadline = {}, time.monotonic() + 5
-        while not seen and time.monotonic() < deadline:  # /proc/PID/environ reads empty until the exec has settled
-            seen = psutil.Process(child.pid).environ()
-            time.sleep(0 if seen else 0.05)
-        assert seen.get(MARK) == mark
+        assert settled_environ(child.pid).get(MARK) == mark
         own_processes([child.pid])
         assert [p["pid"] for p in json.loads(owner.path.read_text())["processes"]] == [child.pid]
     finally:
@@ -223,16 +219,23 @@ def test_ownership_record_names_the_processes_and_gives_programs_its_mark(tmp_pa
     assert MARK not in os.environ
 
 
+def settled_environ(pid: int) -> dict[str, str]:
+    """A process's environment once its exec has settled (/proc/PID/environ reads empty until then; 5 s at most)."""
+    seen, deadline = {}, time.monotonic() + 5
+    while not seen and time.monotonic() < deadline:
+        seen = psutil.Process(pid).environ()
+        time.sleep(0 if seen else 0.05)
+    return seen
+
+
 def test_a_helper_ending_as_the_run_ends_does_not_keep_the_record(tmp_path):
     """A helper still exiting when the run closes its record (it carries the run's mark) is waited for a moment,
-    not reported to cleanup as left behind; one that stays is."""
+    not reported to cleanup as left behind (what stays keeps the record: test_ownership_record_follows_servers)."""
     owner = Ownership("t10settle", tmp_path / "run", keep=False, directory=tmp_path / "owned")
     mark = json.loads(owner.path.read_text())["mark"]
     helper = subprocess.Popen(["sleep", "1"])
     try:
-        deadline = time.monotonic() + 5
-        while psutil.Process(helper.pid).environ().get(MARK) != mark and time.monotonic() < deadline:
-            time.sleep(0.05)  # /proc/PID/environ reads empty until the exec has settled
+        assert settled_environ(helper.pid).get(MARK) == mark
         assert not cleanup.leftovers(json.loads(owner.path.read_text())).empty  # seen as the run's own
         owner.close()
         assert not owner.path.exists()
