@@ -227,18 +227,3 @@ def settled_environ(pid: int) -> dict[str, str]:
         time.sleep(0 if seen else 0.05)
     return seen
 
-
-def test_a_helper_ending_as_the_run_ends_does_not_keep_the_record(tmp_path):
-    """A helper still exiting when the run closes its record (it carries the run's mark) is waited for a moment,
-    not reported to cleanup as left behind (what stays keeps the record: test_ownership_record_follows_servers)."""
-    owner = Ownership("t10settle", tmp_path / "run", keep=False, directory=tmp_path / "owned")
-    mark = json.loads(owner.path.read_text())["mark"]
-    helper = subprocess.Popen(["sleep", "1"])
-    try:
-        assert settled_environ(helper.pid).get(MARK) == mark
-        assert not cleanup.leftovers(json.loads(owner.path.read_text())).empty  # seen as the run's own
-        owner.close()
-        assert not owner.path.exists()
-    finally:
-        helper.kill()
-        helper.wait()

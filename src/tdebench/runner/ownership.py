@@ -21,7 +21,6 @@ import json
 import os
 import tempfile
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +33,6 @@ from tdebench.runner.owned import (MARK, owned_dirs_in_argv, protect, removable,
                                    started_at, state_dir)
 
 RECORD_VERSION = 1
-#: seconds the end of a run waits for what it has just stopped (a helper exiting, an unmount, a directory being
-#: removed) to be gone before it keeps its record for cleanup
-SETTLE_S = 3.0
 
 
 def _name(pid: int) -> str:
@@ -169,20 +165,11 @@ class Ownership:
             os.environ[MARK] = self._outer_mark
         if self.broken:
             return
-        if self._settled():
+        if leftovers(self.data, check_dirs=not self.data["keep"]).empty:
             self.path.unlink(missing_ok=True)
         else:
             self.data["owner"]["exited"] = True
             self._write()
-
-    def _settled(self) -> bool:
-        """Whether nothing the record lists is left, allowing what was stopped a moment ago ``SETTLE_S`` to go."""
-        deadline = time.monotonic() + SETTLE_S
-        while not leftovers(self.data, check_dirs=not self.data["keep"]).empty:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.2)
-        return True
 
     def _write(self) -> None:
         if self.broken:
