@@ -100,3 +100,24 @@ def test_visit_noise_block_ratios_by_estimator_leave_a_stall_out_only_when_trimm
     assert trimmed == [pytest.approx(math.log(1.1))] * 2
     arithmetic = module.block_log_ratios(plain, other, module.ESTIMATORS["arithmetic"])
     assert arithmetic == [pytest.approx(math.log(1.1 / 2.8))] * 2  # the stall: (4 + 10) / 5 = 2.8
+
+
+def test_duet_sides_counts_the_blocks_each_cpu_set_won_and_its_groups_cpu(tmp_path, capsys):
+    """Block 1 began with a on CPU 1 and a was faster; block 2 with b on CPU 1 and b was faster."""
+    rows = [_row("a", 1, "q14", 10.0), _row("b", 1, "q14", 10.3), _row("a", 2, "q14", 10.0), _row("b", 2, "q14", 9.6)]
+    rows += [{**_row(c, b, "q14", cpu, test="duet"), "metric": "cgroup_cpu"}
+             for c, b, cpu in (("a", 1, 7.0), ("b", 1, 5.0), ("a", 2, 4.0), ("b", 2, 7.5))]
+    run = _run(tmp_path, rows)
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["schedule"] = {"name": "duet", "pairs": {"1": [["q14", "1|0", 300.0, 0]], "2": [["q14", "0|1", 250.0, 3]]}}
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    assert load("duet_sides").main([str(run)]) == 0
+    out = capsys.readouterr().out
+    assert f"{100 * math.log(10.3 / 10.0):+.2f}" in out and f"{100 * math.log(9.6 / 10.0):+.2f}" in out
+    assert "began on CPU set 1 was the faster in 2 blocks, by 2.96% to 4.08%" in out
+    assert "began on CPU set 1 was charged +2.0 to +3.5 s" in out
+
+
+def test_duet_sides_refuses_a_run_of_another_schedule(tmp_path, capsys):
+    assert load("duet_sides").main([str(_run(tmp_path, [_row("a", 1, "q14", 1.0)]))]) == 2
+    assert "not a --schedule duet run" in capsys.readouterr().err

@@ -22,7 +22,8 @@ from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.api.workload import SteppedTrial
 from tdebench.cli.app import main
 from tdebench.runner import cgroups, duet
-from tdebench.runner.pairing import TwinWorker, cpu_slots, run_pair, skew_us, slot_orders
+from tdebench.runner import pairing
+from tdebench.runner.pairing import CpuSwapper, TwinWorker, cpu_slots, run_pair, skew_us, slot_orders
 from tests.fakes import engine as fake_engine
 from tests.fakes import workload as probe
 
@@ -98,6 +99,7 @@ class SteppedOptions(probe.ProbeOptions):
     workload_name = "stepped"
     rounds: int = 0  # 0: one value per step and block (TPC-H's way); N: N rounds per step, paired per round
     meet: bool = True  # every step waits for the other twin's same step (proves they run at the same moment)
+    step_s: float = 0.0  # how long each step lasts at least (long enough for the CPU sets to swap inside it)
 
     def why_no_steps(self) -> tuple[str, str] | None:
         return None
@@ -134,6 +136,7 @@ class _Trial(SteppedTrial):
         if self.owner.options.meet:
             self.owner.meet(self.block, step, repetition)
         _, seconds = self.owner._query(self.state)
+        time.sleep(self.owner.options.step_s)
         if self.rounds:
             self.rec.add("stepped", step, "elapsed", seconds, "s", round=repetition + 1)
         self.values.setdefault(step, []).append(seconds)
@@ -257,6 +260,43 @@ def test_a_duet_run_pairs_every_step_and_swaps_the_cpu_sets(fakes, capfd, tmp_pa
     waits = [r for r in rows if r["test"] == "duet" and r["metric"] == "cpu_wait"]
     assert len(waits) == 2 * 2 * len(STEPS) * 2 and all(float(r["value"]) == 0.0005 for r in waits)
     assert {r["unit"] for r in rows if r["test"] == "duet" and r["metric"] == "read_bytes"} == {"bytes"}
+
+
+def test_the_cpu_sets_swap_inside_a_long_pair(fakes, capfd, tmp_path, monkeypatch):
+    """A step longer than the swap period runs on both CPU sets in turn, never both twins on one set at once."""
+    monkeypatch.setattr(pairing, "SWAP_SECONDS", 0.02)
+    code, err, out = _run(capfd, tmp_path, "--workload-option", "step_s=0.15", "--trials", "1")
+    assert code == 0, err
+    entry = json.loads((out / "manifest.json").read_text())["schedule"]
+    assert entry["swap_seconds"] == 0.02
+    measured = [p for p in entry["pairs"]["1"] if p[0] in STEPS]
+    assert len(measured) == len(STEPS) and all(p[3] >= 2 for p in measured)  # swapped inside every step
+    assert all(p[3] == 0 for p in entry["pairs"]["1"] if p[0].startswith("ready"))  # one twin alone: no swap
+    assert entry["swaps"]["count"] == sum(p[3] for p in entry["pairs"]["1"])
+    first, second = FakeGroup.made
+    assert len(first.cpus) > 2 * 14 and len(first.cpus) == len(second.cpus)
+
+
+def test_the_swapper_alternates_the_sets_and_the_twin_written_first():
+    writes: list[tuple[int, str]] = []
+    setters = [lambda cpus, t=t: writes.append((t, cpus)) for t in (0, 1)]
+    with CpuSwapper(setters, ["0", "1"], (1, 0), period=0.01) as swapper:
+        time.sleep(0.12)
+    assert swapper.swaps >= 3 and len(writes) == 2 * swapper.swaps and swapper.failed is None
+    swaps = [writes[i:i + 2] for i in range(0, len(writes), 2)]
+    for k, swap in enumerate(swaps, start=1):
+        assert dict(swap) == {0: "10"[k % 2], 1: "01"[k % 2]}  # rotated by k from the sets the pair began with
+        assert swap[0][0] == (1 if k % 2 else 0)  # the twin written first alternates
+    assert len(swapper.write_s) == swapper.swaps
+
+
+def test_a_swap_that_fails_stops_the_swapping_and_says_why():
+    def refuse(cpus: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    with CpuSwapper([refuse, refuse], ["0", "1"], (0, 1), period=0.01) as swapper:
+        time.sleep(0.05)
+    assert swapper.swaps == 0 and "No space left" in (swapper.failed or "")
 
 
 def test_one_value_per_step_and_block_without_rounds(fakes, capfd, tmp_path):

@@ -22,6 +22,16 @@ def _io_sentence(groups: dict[str, Any]) -> str:
             "weight, so the twins' requests were served in arrival order)")
 
 
+def _swap_text(entry: dict[str, Any]) -> str:
+    seconds = entry.get("swap_seconds")
+    if not seconds:
+        return "and stayed put inside a pair"
+    swaps = _dict(entry.get("swaps"))
+    done = (f" ({swaps.get('count')} swaps, each written in a median {swaps.get('median_write_us')} µs)"
+            if swaps else "")
+    return f"and were swapped every {seconds} s while a pair ran{done}"
+
+
 def duet_text(manifest: dict[str, Any]) -> str:
     """One paragraph: groups, CPU sets, I/O weight, the barrier's skew, the pairing unit."""
     entry = _dict(manifest.get("schedule"))
@@ -35,7 +45,8 @@ def duet_text(manifest: dict[str, Any]) -> str:
     return ("Duet schedule: inside each block the two twins ran every step at the same moment, each in a cgroup of "
             f"its own (cgroup v{groups.get('version', '?')}: its server processes, its client and what that "
             f"started) with {cpus} and {_io_sentence(groups)}; the CPU sets alternated between the twins from pair "
-            "to pair, from a random side per block, so that neither kept the faster core. One barrier released both "
+            f"to pair, from a random side per block, {_swap_text(entry)}, so that neither kept the faster core. "
+            "One barrier released both "
             f"twins' clients; {barrier} (per pair in manifest.json, schedule.pairs). One simultaneous pair is one "
             "paired observation; the intervals count blocks (stepped workloads: one value per step and block and "
             "their total; sliced ones: each block's geometric mean over its rounds). What each twin waited on in every pair (CPU, block "

@@ -10,7 +10,8 @@ Each twin lives in a cgroup of its own (:mod:`tdebench.runner.cgroups`): its ser
 (and what that starts: TPC-C's virtual users, sysbench), and for an embedded engine the processes that run its
 statements (:mod:`tdebench.runner.hosted`: two twins in tdebench's own process would share its interpreter lock).
 Each group has its own CPU set (the CPUs split in two) and the same I/O weight; the CPU sets alternate between the
-twins from pair to pair, from a random side per block, so that no twin keeps the faster core. Every pair records
+twins from pair to pair, from a random side per block, and are swapped every fraction of a second inside a pair
+(:class:`~tdebench.runner.pairing.CpuSwapper`), so that no twin keeps the faster core. Every pair records
 what each twin waited on (rows ``duet/<step>/<metric>``) and the manifest keeps the schedule (``schedule.pairs``:
 per block and pair, what ran, the CPU sets of the configs in plan order, and the barrier's skew).
 
@@ -34,7 +35,8 @@ from tdebench.engines import get_engine
 from tdebench.errors import EnvironmentProblem, UsageError
 from tdebench.runner import cgroups
 from tdebench.runner.hosted import HostedInstance
-from tdebench.runner.pairing import Arm, TwinWorker, cpu_slots, run_pair, skew_us, slot_orders
+from tdebench.runner import pairing
+from tdebench.runner.pairing import Arm, CpuSwapper, TwinWorker, cpu_slots, run_pair, skew_us, slot_orders
 from tdebench.runner.schedule import TrialHost, release_unfinished, skip_met_steps
 
 TWINS = 2
@@ -103,12 +105,16 @@ class DuetSchedule:
         plan = orchestrator.plan
         check_plan(plan)  # again for a resumed run (a fresh run was checked before its run directory existed)
         self.slots = cpu_slots(os.sched_getaffinity(0), TWINS)
+        self.swap_seconds = pairing.SWAP_SECONDS
+        self.swap_writes: list[float] = []
         self.groups: dict[str, cgroups.TwinGroup] = {}
         self.devices: dict[str, str | None] = {}
         entry = orchestrator.manifest.setdefault("schedule", {})
         entry.update(name="duet", repeat=plan.repeat, pairing_unit=PAIRING, cpu_slots=self.slots,
+                     swap_seconds=self.swap_seconds,
                      pairs_note="per block, one entry per pair: [what ran, the CPU sets of the configs in plan order "
-                                "(|), microseconds between the twins' releases]",
+                                "(|) when it began, microseconds between the twins' releases, how often the sets "
+                                "were swapped while it ran (every swap_seconds)]",
                      waits_note=_waits_note())
         entry.setdefault("pairs", {})
         self.entry = entry
@@ -208,9 +214,15 @@ class DuetSchedule:
                 self.unhost(state, wait=False)  # only left installed when the block ended with an error
         return True
 
-    def record_pair(self, block: Block, what: str, cpus: str, skew: float | None) -> None:
+    def record_pair(self, block: Block, what: str, cpus: str, skew: float | None, swapper: CpuSwapper) -> None:
         self.entry["pairs"].setdefault(str(block.number), []).append(
-            [what, cpus, None if skew is None else round(skew, 1)])
+            [what, cpus, None if skew is None else round(skew, 1), swapper.swaps])
+        self.swap_writes.extend(swapper.write_s)
+        if swapper.failed and "swap_failed" not in self.entry:
+            self.entry["swap_failed"] = swapper.failed
+            self.orch.ui.message(f"--schedule duet could not swap the twins' CPU sets inside a pair "
+                                 f"({swapper.failed}): they swap between pairs only from now on")
+            self.swap_seconds = 0.0
 
     def summarize_skew(self) -> None:
         """The skew of every measured pair so far (not the ready, begin and finish pairs)."""
@@ -220,6 +232,10 @@ class DuetSchedule:
             self.entry["skew_us"] = {"pairs": len(skews), "median": round(statistics.median(skews), 1),
                                      "p95": round(skews[min(len(skews) - 1, int(0.95 * len(skews)))], 1),
                                      "max": round(skews[-1], 1)}
+        if self.swap_writes:
+            writes = sorted(self.swap_writes)
+            self.entry["swaps"] = {"count": len(writes), "median_write_us": round(statistics.median(writes) * 1e6, 1),
+                                   "max_write_us": round(writes[-1] * 1e6, 1)}
 
 
 def _waits_note() -> str:
@@ -337,10 +353,13 @@ class _BlockRun:
         def between(label: str) -> Callable[[Any, Any], dict[str, float]]:
             return lambda before, after: cgroups.used_between(before, after, devices.get(label))
 
-        arms = run_pair({s.label: self.workers[s.label] for s in runs},
-                        {s.label: job_of(self.trials[s.label]) for s in runs}, readers,
-                        {s.label: between(s.label) for s in runs})
-        self.sched.record_pair(self.block, what, cpus, skew_us(arms) if len(arms) == TWINS else None)
+        swapped = list(self.active) if len(runs) == TWINS else []
+        with CpuSwapper([self.groups[s.label].set_cpus for s in swapped], self.sched.slots,
+                        tuple(order[labels.index(s.label)] for s in swapped), self.sched.swap_seconds) as swapper:
+            arms = run_pair({s.label: self.workers[s.label] for s in runs},
+                            {s.label: job_of(self.trials[s.label]) for s in runs}, readers,
+                            {s.label: between(s.label) for s in runs})
+        self.sched.record_pair(self.block, what, cpus, skew_us(arms) if len(arms) == TWINS else None, swapper)
         for label, arm in arms.items():
             state = self.orch.states[label]
             if arm.error is not None and not self.orch.guarded(state, self.results,

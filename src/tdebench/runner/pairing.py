@@ -6,7 +6,11 @@ what it starts, e.g. TPC-C's virtual users or sysbench, starts there too). A pai
 thread one job; each thread reads its group, waits at a barrier shared by both, notes the moment it was released
 (the pair's *skew* is how far apart the two releases were), runs its job and reads its group again. The CPU sets
 (:func:`cpu_slots`) alternate between the twins from pair to pair, starting from a random side in every block
-(:func:`slot_orders`), so that each twin has each CPU set in half of the pairs.
+(:func:`slot_orders`), and while a pair runs they are swapped every :data:`SWAP_SECONDS` (:class:`CpuSwapper`), so
+that each twin runs about half of every step on each CPU set. Swapping between pairs alone is not enough where one
+CPU is faster for I/O: a virtual machine whose disk has one queue takes all of that disk's interrupts on one CPU,
+and the twin that ran a long, read-bound query there finished it a few percent sooner (its group was charged the
+interrupts' CPU time too), so a block's ratio followed the side its longest query happened to run on.
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ from typing import Any
 
 #: seconds a twin waits at the barrier for the other (both arrive right after reading their groups)
 BARRIER_TIMEOUT = 120.0
+#: seconds between two swaps of the twins' CPU sets inside a pair: short against a long step, long against a swap
+#: (two writes to cpuset.cpus, each moving a group's threads at once)
+SWAP_SECONDS = 0.2
 
 
 def cpu_slots(cpus: Iterable[int], twins: int = 2) -> list[str]:
@@ -39,6 +46,50 @@ def slot_orders(seed: int, block: int, pairs: int, twins: int = 2) -> list[tuple
     rotate by one every pair, from a side drawn from ``random.Random("<seed>:<block>:cpus")``."""
     first = random.Random(f"{seed}:{block}:cpus").randrange(twins)
     return [tuple((first + i + t) % twins for t in range(twins)) for i in range(pairs)]
+
+
+class CpuSwapper:
+    """While a pair runs, swaps the twins' CPU sets every ``period`` seconds (a context manager around the pair).
+
+    ``setters`` set each twin's CPUs, in the order of ``start`` (each twin's index into ``slots`` when the pair
+    began); which twin's set is written first alternates, so neither is the one that briefly shares a CPU with the
+    other after every swap. A write that fails stops the swapping (the pair goes on with the sets it has)."""
+
+    def __init__(self, setters: list[Callable[[str], None]], slots: list[str], start: tuple[int, ...],
+                 period: float = SWAP_SECONDS) -> None:
+        self.setters, self.slots, self.start, self.period = setters, slots, start, period
+        self.swaps = 0
+        self.failed: str | None = None
+        self.write_s: list[float] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> CpuSwapper:
+        if len(self.setters) > 1 and self.period > 0:
+            self._thread = threading.Thread(target=self._loop, name="tdebench-duet-swap", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.period):
+            shift = self.swaps + 1
+            twins = list(range(len(self.setters)))
+            if shift % 2:
+                twins.reverse()
+            began = time.monotonic()
+            try:
+                for twin in twins:
+                    self.setters[twin](self.slots[(self.start[twin] + shift) % len(self.slots)])
+            except OSError as exc:
+                self.failed = str(exc)
+                return
+            self.write_s.append(time.monotonic() - began)
+            self.swaps = shift
 
 
 @dataclass
