@@ -19,7 +19,6 @@ the host's conditions (:mod:`tdebench.runner.instruments`).
 from __future__ import annotations
 
 import errno
-import shutil
 import sys
 import tempfile
 import time
@@ -39,7 +38,7 @@ from tdebench.measure.host import host_facts
 from tdebench.measure.sampler import ResourceSeries
 from tdebench.measure.storage import config_storage
 from tdebench.results.rundir import RunDirectory, utc_now
-from tdebench.runner import cache, diskguard, owned, pinning, settle
+from tdebench.runner import cache, diskguard, owned, pinning, removal, settle
 from tdebench.runner.instruments import Watch, record_resources, start_watch, stop_watch
 from tdebench.runner.precision import BlockSequence, watched_series
 from tdebench.runner.schedule import QuerySchedule
@@ -229,7 +228,7 @@ class Orchestrator:
         if any(c.keep for c in self.plan.configs):
             self.ui.message(f"keeping instance data under {workdir}")
         else:
-            stack.callback(shutil.rmtree, workdir, True)
+            stack.callback(removal.remove_work_dir, workdir, self.ui.message)  # once the instances are destroyed
         return workdir
 
     # ------------------------------------------------------------------------------------------

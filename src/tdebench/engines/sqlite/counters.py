@@ -22,12 +22,16 @@ import ctypes
 import mmap
 import multiprocessing
 import os
+import secrets
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import weakref
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -64,17 +68,16 @@ def _library() -> Any:
 
 
 _PROBE = """
-import ctypes, os, sys, tempfile
+import os, sys
 import sqlcipher3
 from tdebench.engines.sqlite import counters as sc
-with tempfile.TemporaryDirectory(prefix="tdebench-probe-") as directory:  # removed again, whatever happens
-    path = os.path.join(directory, "probe.db")
-    conn = sqlcipher3.connect(path)
-    conn.execute("CREATE TABLE t (a)")
-    handle = sc.raw_handle(conn)
-    name = sc._library().sqlite3_db_filename(handle, b"main")
-    print("ok" if name and os.path.realpath(name.decode()) == os.path.realpath(path) else "mismatch")
-    conn.close()
+path = os.path.join(sys.argv[1], "probe.db")  # in the parent's directory: it removes it once this process is gone
+conn = sqlcipher3.connect(path)
+conn.execute("CREATE TABLE t (a)")
+handle = sc.raw_handle(conn)
+name = sc._library().sqlite3_db_filename(handle, b"main")
+print("ok" if name and os.path.realpath(name.decode()) == os.path.realpath(path) else "mismatch")
+conn.close()
 """
 
 
@@ -84,13 +87,39 @@ def usable() -> str:
     if sys.implementation.name != "cpython":
         return f"not CPython ({sys.implementation.name}): the driver's connection layout is unknown"
     try:
-        result = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=60,
-                                env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
+        code, out = _layout_check()
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"the layout check could not run ({exc})"
-    if result.returncode != 0 or result.stdout.strip() != "ok":
-        return f"the driver's connection layout is not the one expected ({result.stdout.strip() or result.returncode})"
+    if code != 0 or out.strip() != "ok":
+        return f"the driver's connection layout is not the one expected ({out.strip() or code})"
     return ""
+
+
+def _layout_check(timeout: float = 60.0) -> tuple[int, str]:
+    """(exit code, output) of :data:`_PROBE` in a child, given a ``tdebench-probe-*`` directory that this process
+    makes and removes once the child is gone, however either ends (a child killed by a signal removes nothing)."""
+    directory = Path(tempfile.gettempdir()) / f"tdebench-probe-{os.getpid()}-{secrets.token_hex(6)}"
+    try:  # made inside the try: a signal right after mkdir still reaches the removal
+        directory.mkdir(mode=0o700)
+        found = _run_child([sys.executable, "-c", _PROBE, str(directory)], timeout)
+        # removed here too: only the first interrupt raises, and it could land in the finally
+        shutil.rmtree(directory, ignore_errors=True)
+        return found
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _run_child(argv: list[str], timeout: float) -> tuple[int, str]:
+    """(exit code, output) of ``argv``; killed on a timeout or an interrupt, and always waited for."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    return proc.returncode, out
 
 
 def raw_handle(conn: Any) -> int:

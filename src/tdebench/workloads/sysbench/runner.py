@@ -68,10 +68,10 @@ def _run(argv: list[str], account: Account, timeout: float, on_line: Callable[[s
                                 text=True, bufsize=1, start_new_session=True, preexec_fn=helper_preexec())
     finally:
         os.close(fd)
-    own_processes([proc.pid])
     killer = threading.Timer(timeout, proc.kill)
-    killer.start()
-    try:
+    try:  # an interrupt while the record is written or the timer starts still ends sysbench
+        own_processes([proc.pid])
+        killer.start()
         assert proc.stdout is not None
         for line in proc.stdout:
             lines.append(line)
