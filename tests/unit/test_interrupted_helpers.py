@@ -1,21 +1,26 @@
-"""Helpers interrupted at any moment leave nothing running or on disk: a MariaDB helper's process group
-(mariadb-install-db and the bootstrap server it starts) is ended and waited for even when the interrupt lands while
-the run records it, and the SQLite layout check's ``tdebench-probe-*`` directory goes however its child ends."""
+"""Helpers interrupted at any moment leave nothing running or on disk: a helper's process group (mariadb-install-db
+or initdb, and the bootstrap server it starts) is ended and waited for even when the interrupt lands while the run
+records it, and the SQLite layout check's ``tdebench-probe-*`` directory goes however its child ends."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import pwd
+import shutil
 import signal
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
 import pytest
 
-from tdebench.engines.mariadb import support
+from tdebench.engines.postgres.server import PgCluster
 from tdebench.engines.sqlite import counters
+from tdebench.engines.toolkit import process
 
 
 def _running(pid: int) -> bool:
@@ -41,15 +46,75 @@ def test_an_interrupt_while_a_helper_is_recorded_ends_its_whole_group(tmp_path, 
         _wait_for(child_pid)  # the helper's own child runs
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(support, "own_processes", interrupted_while_recording)
+    monkeypatch.setattr(process, "own_processes", interrupted_while_recording)
     helper = ["sh", "-c", f'echo $$ > {tmp_path / "helper.pid"}; sleep 60 & echo $! > {child_pid}; wait']
     with pytest.raises(KeyboardInterrupt):
-        support.run_group(helper, tmp_path / "helper.log", None, timeout=60)
+        process.run_group(helper, tmp_path / "helper.log", None, timeout=60)
     pids = [int((tmp_path / name).read_text()) for name in ("helper.pid", "child.pid")]
     left = [pid for pid in pids if _running(pid)]
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert not left
+
+
+def _helper_and_child(marker: str, timeout: float = 10.0) -> list[int]:
+    """[the helper, its own child]: the child is the descendant of this process that runs ``sleep <marker>``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for proc in psutil.Process().children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                if proc.cmdline() == ["sleep", marker]:
+                    return [proc.ppid(), proc.pid]
+        assert time.monotonic() < deadline, "the helper's own child never ran"
+        time.sleep(0.01)
+
+
+@pytest.fixture(params=["as this process", "as an unprivileged user"])
+def cluster(request, tmp_path) -> Iterator[PgCluster]:
+    """A PostgreSQL cluster (never created) whose helpers run as this process does or, when it is root, as an
+    unprivileged user (in a home that user can enter)."""
+    if request.param == "as this process":
+        yield PgCluster(tmp_path, tmp_path, tmp_path / "data", {}, False, None, "bench")
+        return
+    if os.geteuid() != 0:
+        pytest.skip("switching to another user needs root")
+    home = Path(tempfile.mkdtemp(prefix="pg-helper-"))
+    home.chmod(0o755)
+    try:
+        yield PgCluster(home, home, home / "data", {}, False, pwd.getpwnam("nobody"), "bench")
+    finally:
+        shutil.rmtree(home)
+
+
+def test_an_interrupt_while_a_cluster_helper_runs_ends_its_whole_group(cluster):
+    """The helper (a shell, as the cluster's user) starts a child of its own, as initdb starts ``postgres --boot``
+    and ``--single``; a Ctrl-C lands while it runs. Both are gone when the call raises."""
+    marker = "61.5"
+    found: list[int] = []
+
+    def interrupt() -> None:
+        found.extend(_helper_and_child(marker))
+        time.sleep(0.1)  # the call is waiting for the helper by now, not still starting it
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        cluster._run_as_user(["sh", "-c", f"sleep {marker} & wait"])
+    left = [pid for pid in found if _running(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert len(found) == 2 and not left
+
+
+def test_a_cluster_helper_is_recorded_and_hands_back_its_output(cluster, monkeypatch):
+    """initdb's and ``postgres --single``'s input, output and exit code, as the cluster's user; the helper is in the
+    run's ownership record while it runs."""
+    recorded: list[int] = []
+    monkeypatch.setattr(process, "own_processes", recorded.extend)
+    done = cluster._run_as_user(["sh", "-c", "cat; id -u >&2; exit 3"], "ALTER ROLE tdebench;\n")
+    uid = cluster.user.pw_uid if cluster.user is not None else os.getuid()
+    assert (done.returncode, done.stdout, done.stderr) == (3, "ALTER ROLE tdebench;\n", f"{uid}\n")
+    assert len(recorded) == 1
 
 
 @pytest.fixture

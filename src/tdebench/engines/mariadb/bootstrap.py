@@ -20,8 +20,8 @@ from pathlib import Path
 from tdebench.encryption import write_secret_file
 from tdebench.engines.mariadb import keyplugins
 from tdebench.engines.mariadb import settings as ms
-from tdebench.engines.mariadb.support import error_lines, native_password_hash, run_group
-from tdebench.engines.toolkit.process import chown_tree, tail
+from tdebench.engines.mariadb.support import error_lines, native_password_hash
+from tdebench.engines.toolkit.process import chown_tree, run_group, tail
 from tdebench.engines.toolkit.templates import Template, binary_identity
 from tdebench.errors import EnvironmentProblem
 

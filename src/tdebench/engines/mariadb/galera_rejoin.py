@@ -16,8 +16,9 @@ from typing import Any
 
 from tdebench.api.cluster import Cluster
 from tdebench.engines.mariadb.galera_settings import DEFAULT_NODES
-from tdebench.engines.mariadb.support import close_quietly, global_status, run_group
+from tdebench.engines.mariadb.support import close_quietly, global_status
 from tdebench.engines.mariadb.watchdog import log_size
+from tdebench.engines.toolkit.process import run_group
 from tdebench.errors import EnvironmentProblem, UsageError
 
 SYNC_TIMEOUT = 180.0

@@ -24,9 +24,9 @@ from tdebench.encryption import generate_password, redact
 from tdebench.engines.postgres import bootstrap
 from tdebench.engines.toolkit import asuser
 from tdebench.engines.toolkit.fsencrypt import temp_secret_file
-from tdebench.engines.toolkit.process import ServerProcess, chown_tree, find_binary, free_port, own_path
+from tdebench.engines.toolkit.process import (ServerProcess, chown_tree, find_binary, free_port, own_path,
+                                              run_group)
 from tdebench.errors import EnvironmentProblem, UsageError
-from tdebench.lifeline import helper_preexec
 
 PACKAGES = "postgresql postgresql-contrib"
 ROLE = "tdebench"
@@ -218,13 +218,14 @@ class PgCluster:
                                      f"check that {self.pgdata.parent} is writable and has free space")
 
     def _run_as_user(self, argv: list[str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        kwargs: dict[str, Any] = {}
-        if self.user is not None:
-            kwargs.update(user=self.user.pw_uid, group=self.user.pw_gid, extra_groups=[])
+        """Run a helper (initdb, ``postgres --single``) as the cluster's user, with its output captured. It runs in a
+        process group of its own, ended and waited for on an interrupt: the server processes initdb starts would
+        otherwise go on writing into the data directory as the run removes it."""
         env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "LANG": "C", "HOME": str(self.home), "TZ": "UTC"}
-        return subprocess.run(argv, capture_output=True, text=True, cwd=self.home, env=env, input=stdin,
-                              stdin=subprocess.DEVNULL if stdin is None else None, check=False,
-                              preexec_fn=helper_preexec(), **kwargs)
+        done = run_group(argv, None, self.user, None, env=env, stdin=None if stdin is None else stdin.encode(),
+                         cwd=self.home, check=False)
+        return subprocess.CompletedProcess(argv, done.returncode, done.stdout.decode(errors="replace"),
+                                           done.stderr.decode(errors="replace"))
 
     def conf_lines(self) -> list[str]:
         listen = {"listen_addresses": "127.0.0.1" if self.tcp else "", "port": str(self.port),

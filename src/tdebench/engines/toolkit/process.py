@@ -1,4 +1,5 @@
-"""Server process lifecycle shared by server engines: find binaries, start, wait, stop, log tail.
+"""Server process lifecycle shared by server engines: find binaries, start, wait, stop, log tail; helpers that
+start processes of their own, run and ended as one process group.
 
 Every process started here is tracked; :func:`stop_all` (called by the CLI on exit, error,
 Ctrl-C and SIGTERM) stops whatever is still running. A pid file next to each server, and the
@@ -8,6 +9,7 @@ run's ownership record (:mod:`tdebench.runner.ownership`, told through :func:`wa
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import pwd
@@ -19,12 +21,14 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import psutil
 
 from tdebench.encryption import redact
 from tdebench.proctree import descendants
 from tdebench.errors import EnvironmentProblem
+from tdebench.lifeline import helper_preexec
 
 SERVICE_USER = "tdebench"
 _LIVE: dict[int, "ServerProcess"] = {}
@@ -32,6 +36,8 @@ _LIVE: dict[int, "ServerProcess"] = {}
 _WATCHERS: list[Callable[[str, "ServerProcess"], None]] = []
 _INTERRUPTED = threading.Event()
 _DISPOSABLE = [False]  # the current run deletes its data at the end (no --keep): servers may be killed
+#: seconds an interrupted helper's process group is given to exit once killed (its members are already dying)
+GROUP_EXIT_S = 5.0
 
 
 def watch(callback: Callable[[str, "ServerProcess"], None]) -> Callable[[], None]:
@@ -72,6 +78,64 @@ def own_children() -> None:
     import multiprocessing
 
     own_processes(p.pid for p in multiprocessing.active_children() if p.pid is not None)
+
+
+def run_group(argv: list[str], log: Path | None, user: pwd.struct_passwd | None, timeout: float | None,
+              env: dict[str, str] | None = None, stdin: bytes | None = None, cwd: str | Path = "/",
+              check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    """Run a helper that may start processes of its own (mariadb-install-db, initdb: a bootstrap server) as ``user``
+    in its own process group, with ``env`` (None: ours) and ``stdin`` written to a pipe it reads; its output is
+    appended to ``log``, or captured without one. The whole group is killed on timeout, error or Ctrl-C and waited
+    for until it has exited, so no bootstrap server is left behind or still writing as its data directory is
+    deleted. CalledProcessError on a non-zero exit if ``check``."""
+    kwargs: dict[str, Any] = {}
+    if user is not None:
+        kwargs.update(user=user.pw_uid, group=user.pw_gid, extra_groups=[])
+    with open(log, "ab") if log is not None else contextlib.nullcontext() as out:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE if out is None else out,
+                                stderr=subprocess.PIPE if out is None else subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                                start_new_session=True, cwd=cwd, env=env, preexec_fn=helper_preexec(), **kwargs)
+    with proc:  # closes the pipes however it ends
+        try:
+            # in the try: an interrupt while the record is written ends the group too (left running, the helper and
+            # its bootstrap server kept a mount busy and wrote into the data directory as the run deleted it)
+            own_processes([proc.pid])  # with our environment its bootstrap server carries the run's mark too
+            output, errors = proc.communicate(stdin, timeout=timeout)
+        except BaseException:
+            end_group(proc)
+            raise
+    if check and proc.returncode != 0:
+        raise subprocess.CalledProcessError(proc.returncode, argv[0], output, errors)
+    return subprocess.CompletedProcess(argv, proc.returncode, output, errors)
+
+
+def end_group(proc: subprocess.Popen[bytes], timeout: float = GROUP_EXIT_S) -> None:
+    """SIGKILL the process group ``proc`` leads and wait until all of it has exited (at most ``timeout`` s after
+    ``proc``): the server a helper started is still writing into the data directory until it is gone."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + timeout
+    while group_members(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def group_members(pgid: int) -> list[int]:
+    """PIDs of the processes of group ``pgid`` that have not exited. Zombies are left out: they hold no file, and
+    the orphans among them wait for init to reap them, which can take a second or two."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                fields = fh.read().rpartition(b")")[2].split()  # the command name may hold spaces and ')'
+        except OSError:
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
+            found.append(int(name))
+    return found
 
 
 def find_binary(names: Sequence[str], search_dirs: Sequence[Path], package: str) -> Path:
