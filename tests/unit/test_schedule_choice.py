@@ -49,7 +49,7 @@ def test_a_schedule_asked_for_stays(duet_machine):
 ])
 def test_where_the_duet_cannot_serve_the_run_it_keeps_query_and_says_why(duet_machine, args, says):
     plan = _plan(memory_ratio=[0.25], **args)
-    assert plan.schedule == "query" and plan.schedule_reason.startswith("query, not the duet:")
+    assert plan.schedule == "query" and plan.schedule_reason.startswith("the duet, the default for a memory-bound")
     assert says in plan.schedule_reason
 
 

@@ -63,5 +63,6 @@ def choose(plan: RunPlan, asked: bool) -> RunPlan:
         return plan
     refusal = why_not_duet(plan)
     if refusal is not None:
-        return dataclasses.replace(plan, schedule_reason=f"query, not the duet: {refusal}")
+        return dataclasses.replace(plan, schedule_reason=f"the duet, the default for a memory-bound run with pages "
+                                                         f"read from the disk, cannot serve this run: {refusal}")
     return dataclasses.replace(plan, schedule="duet", schedule_reason=DUET_REASON)
