@@ -93,7 +93,6 @@ class RunPlan:
     max_failures: int = 3
     workload_options: dict[str, Any] = field(default_factory=dict)  # raw; checked by the workload's model
     schedule: str = "block"             # the command line's default is chosen in cli/run.py
-    schedule_reason: str = ""           # why a default schedule is what it is (cli/schedule_choice.py)
     repeat: int = 1                      # query schedule: runs of each step per config per block
     precision: float | None = None       # target 95% CI half-width of the headline overhead, in points
     #: what the stopping rule watches (:func:`watched_items`): the workload's headlines (all of them, the default),
@@ -321,7 +320,6 @@ class RunPlan:
                         **({"memory_ratio": b.memory_ratio} if b.memory_ratio is not None else {})}
                        for b in self.blocks()],
             "schedule": self.schedule,
-            **({"schedule_reason": self.schedule_reason} if self.schedule_reason else {}),
             "repeat": self.repeat,
             "precision": self.precision,
             "precision_metric": self.precision_metric,
@@ -355,7 +353,6 @@ def plan_from_json(data: dict[str, Any]) -> RunPlan:
                    reset=data.get("reset", "none"), query_timeout=data.get("query_timeout", 0.0),
                    max_failures=data.get("max_failures", 3), workload_options=options,
                    schedule=data.get("schedule") or "block",  # runs from before schedules were whole-trial blocks
-                   schedule_reason=str(data.get("schedule_reason") or ""),
                    repeat=int(data.get("repeat") or 1), precision=data.get("precision"),
                    precision_metric=data.get("precision_metric") or "headline",
                    max_time=data.get("max_time"), max_trials=data.get("max_trials"), pin=bool(data.get("pin")),

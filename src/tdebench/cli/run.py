@@ -12,7 +12,7 @@ from typing import Any
 
 from rich.console import Console
 
-from tdebench.cli import key_sources, schedule_choice
+from tdebench.cli import key_sources
 from tdebench.config import Experiment, load_experiment, validate_experiment
 from tdebench.encryption import EncryptionSpec, check_repeats, parse_spec, redact
 from tdebench.engines import get_engine
@@ -157,12 +157,11 @@ def plan_from_experiment(experiment: Experiment) -> RunPlan:
     key_sources.check_sources(configs, sources, r.key_server)
     check_workload_plan(r.workload, options, configs, r.reset)
     extra = {"seed": r.seed} if r.seed is not None else {}
-    return schedule_choice.choose(RunPlan(configs=configs, warmup_trials=r.warmup, keep_answers=r.keep_answers,
+    return RunPlan(configs=configs, warmup_trials=r.warmup, keep_answers=r.keep_answers,
                    data_dir=Path(r.data_dir) if r.data_dir else None, cache=r.cache, reset=r.reset,
                    query_timeout=r.query_timeout, max_failures=r.max_failures, workload=r.workload,
                    workload_options=options, memory_ratios=tuple(r.memory_ratio or ()), baseline=r.baseline,
-                   page_source=r.page_source or "", key_server=r.key_server, **stopping, **extra),
-                                  asked=r.schedule is not None)
+                   page_source=r.page_source or "", key_server=r.key_server, **stopping, **extra)
 
 
 def twin_names(engine: str, specs: list[EncryptionSpec]) -> list[str]:
@@ -303,8 +302,6 @@ def start_run(plan: RunPlan, target: Path, *, work_dir: Path | None, report: boo
     warning = leftover_warning()
     if warning:
         print(warning, file=sys.stderr, flush=True)
-    if plan.schedule_reason:
-        print(f"schedule {plan.schedule}: {plan.schedule_reason}", file=sys.stderr, flush=True)
     return execute_plan(plan, rundir, work_dir=work_dir, report=report, console=console, err_console=err_console,
                         disk_check=disk_check)
 

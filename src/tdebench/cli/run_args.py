@@ -93,8 +93,7 @@ class RunArgs:
     schedule: Annotated[Optional[str], typer.Option(help="block: whole trials in each block's random order; query: "
         "every twin stays up and each step (TPC-H query) runs on every config in a fresh random order before the "
         "next; duet: two twins run each step at the same moment, each in a cgroup with its own CPUs (root, 2 CPUs) "
-        "(default: query with --cache warm, else block; duet for a memory-bound run whose misses are read from the disk, "
-        "where it can serve the run).", show_default=False)] = None
+        "(default: query with --cache warm, else block).", show_default=False)] = None
     repeat: Annotated[Optional[int], typer.Option(help="--schedule query or duet: runs of each step per config and block "
         "(their mean is recorded) (default: 1).", show_default=False)] = None
     precision: Annotated[Optional[str], typer.Option(help="Add blocks until the 95% CI half-width of every "

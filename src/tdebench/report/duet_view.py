@@ -42,9 +42,7 @@ def duet_text(manifest: dict[str, Any]) -> str:
     barrier = (f"the two starts were a median {skew.get('median')} µs apart (95th percentile {skew.get('p95')} µs, "
                f"at most {skew.get('max')} µs, over {skew.get('pairs')} pairs)" if skew else
                "no pair was measured")
-    reason = str(_dict(manifest.get("plan")).get("schedule_reason") or "")
-    why = f" ({reason.split(':')[0]})" if reason.startswith("default") else ""
-    return (f"Duet schedule{why}: inside each block the two twins ran every step at the same moment, each in a cgroup of "
+    return ("Duet schedule: inside each block the two twins ran every step at the same moment, each in a cgroup of "
             f"its own (cgroup v{groups.get('version', '?')}: its server processes, its client and what that "
             f"started) with {cpus} and {_io_sentence(groups)}; the CPU sets alternated between the twins from pair "
             f"to pair, from a random side per block, {_swap_text(entry)}, so that neither kept the faster core. "
