@@ -23,6 +23,16 @@ from tdebench.engines.sqlite import counters
 from tdebench.engines.toolkit import process
 
 
+@pytest.fixture(autouse=True)
+def ctrl_c_raises() -> Iterator[None]:
+    """A Ctrl-C raises KeyboardInterrupt in the main thread, as in tdebench (pytest-xdist's workers ignore SIGINT)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def _running(pid: int) -> bool:
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
