@@ -170,3 +170,16 @@ def test_the_layout_check_passes_here_and_cleans_up(own_tmpdir):
     assert counters._layout_check(timeout=60) == (0, "ok\n")
     assert not list(own_tmpdir.iterdir())
     assert os.environ["TMPDIR"] == str(own_tmpdir)
+
+
+def test_the_layout_checks_directory_is_owned_by_the_run_before_it_exists(own_tmpdir):
+    """A SIGKILL leaves it behind; the run's ownership record lists it first, so `tdebench cleanup` removes it."""
+    told: list[tuple[str, Path, bool]] = []
+    stop = process.watch(lambda event, subject: told.append((event, Path(subject), Path(subject).exists())))
+    try:
+        counters._layout_check(timeout=60)
+    finally:
+        stop()
+    paths = [(p, existed) for event, p, existed in told if event == "path"]
+    assert len(paths) == 1 and paths[0][0].parent == own_tmpdir and not paths[0][1]
+    assert paths[0][0].name.startswith("tdebench-probe-")

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import sqlcipher3
 
+from tdebench.engines.toolkit.process import own_path
 from tdebench.proctree import descendants
 
 CACHE_HIT, CACHE_MISS, CACHE_WRITE = 7, 8, 9  # SQLITE_DBSTATUS_* (sqlite3.h)
@@ -99,6 +100,7 @@ def _layout_check(timeout: float = 60.0) -> tuple[int, str]:
     """(exit code, output) of :data:`_PROBE` in a child, given a ``tdebench-probe-*`` directory that this process
     makes and removes once the child is gone, however either ends (a child killed by a signal removes nothing)."""
     directory = Path(tempfile.gettempdir()) / f"tdebench-probe-{os.getpid()}-{secrets.token_hex(6)}"
+    own_path(directory)  # listed before it exists: after a SIGKILL, `tdebench cleanup` removes it
     try:  # made inside the try: a signal right after mkdir still reaches the removal
         directory.mkdir(mode=0o700)
         found = _run_child([sys.executable, "-c", _PROBE, str(directory)], timeout)
