@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import sqlcipher3
 
-from tdebench.engines.toolkit.process import own_path
+from tdebench.engines.toolkit.process import own_path, run_group
 from tdebench.proctree import descendants
 
 CACHE_HIT, CACHE_MISS, CACHE_WRITE = 7, 8, 9  # SQLITE_DBSTATUS_* (sqlite3.h)
@@ -112,16 +112,11 @@ def _layout_check(timeout: float = 60.0) -> tuple[int, str]:
 
 
 def _run_child(argv: list[str], timeout: float) -> tuple[int, str]:
-    """(exit code, output) of ``argv``; killed on a timeout or an interrupt, and always waited for."""
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
-    return proc.returncode, out
+    """(exit code, output) of ``argv``, run through :func:`run_group`: its process group is killed on a timeout or
+    an interrupt and always waited for. It runs in ``/``, so our import path is handed to it made absolute."""
+    path = os.pathsep.join(os.path.abspath(p) for p in sys.path if p)
+    done = run_group(argv, None, None, timeout, env={**os.environ, "PYTHONPATH": path}, check=False)
+    return done.returncode, done.stdout.decode(errors="replace")
 
 
 def raw_handle(conn: Any) -> int:
