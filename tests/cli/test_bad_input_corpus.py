@@ -208,7 +208,7 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
     ("repeat-negative", [*RUN, "--repeat", "-2"], 2, "--repeat must be"),
     ("repeat-type", [*RUN, "--repeat", "x"], 2, "Invalid value for '--repeat'"),
     ("repeat-block", [*RUN, "--repeat", "3", "--schedule", "block"], 2, "--repeat applies to --schedule query"),
-    ("schedule-unknown", [*RUN, "--schedule", "round-robin"], 2, "--schedule must be block, query or duet"),
+    ("schedule-unknown", [*RUN, "--schedule", "round-robin"], 2, "--schedule must be block, query, duet or turns"),
     ("schedule-cold", [*RUN, "--schedule", "query", "--cache", "cold"], 2, "cannot run --cache cold"),
     ("pin-value", [*RUN, "--pin=maybe"], 2, "--pin"),
     ("nice-range", [*RUN, "--nice", "-30"], 2, "--nice must be a whole number from -20 to 19"),

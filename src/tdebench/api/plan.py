@@ -28,7 +28,7 @@ from tdebench.api.regime import PAGE_SOURCES, SUFFIX, parse_ratios
 from tdebench.encryption import parse_spec
 from tdebench.errors import UsageError
 
-SCHEDULES = ("block", "query", "duet")
+SCHEDULES = ("block", "query", "duet", "turns")
 #: what ``--precision`` can watch besides a workload's headlines by name: all of them (``headline``, the default, or
 #: ``headlines``), its server CPU time (per transaction for OLTP), its headline latency percentile, or TPC-H's
 #: Power@Size (the geometric mean of the power test's timings, where no single query dominates:
@@ -188,14 +188,14 @@ class RunPlan:
     def _check_precision_options(self) -> None:
         """The schedule, repetition and stopping options: one error naming the fix each."""
         if self.schedule not in SCHEDULES:
-            raise UsageError(f"--schedule must be block, query or duet, not '{self.schedule}'",
-                             "use --schedule query (steps interleaved), --schedule duet (steps side by side) or "
-                             "--schedule block (whole trials)")
+            raise UsageError(f"--schedule must be block, query, duet or turns, not '{self.schedule}'",
+                             "use --schedule query (steps interleaved), --schedule duet (steps side by side), "
+                             "--schedule turns (side by side, taking turns) or --schedule block (whole trials)")
         if not isinstance(self.repeat, int) or isinstance(self.repeat, bool) or self.repeat < 1:
             raise UsageError(f"--repeat must be a whole number of at least 1, not {self.repeat!r}",
                              "use e.g. --repeat 1 (each step once per block) or --repeat 3")
         if self.repeat > 1 and self.schedule == "block":
-            raise UsageError("--repeat applies to --schedule query and duet only",
+            raise UsageError("--repeat applies to --schedule query, duet and turns only",
                              "add --schedule query or leave --repeat out")
         if self.schedule != "block" and self.cache == "cold":
             raise UsageError(f"--schedule {self.schedule} keeps every server up and warm, so it cannot run "

@@ -92,9 +92,10 @@ class RunArgs:
         "--skip-disk-check", help="Run even if the work directory's filesystem looks too small for the databases.")] = False
     schedule: Annotated[Optional[str], typer.Option(help="block: whole trials in each block's random order; query: "
         "every twin stays up and each step (TPC-H query) runs on every config in a fresh random order before the "
-        "next; duet: two twins run each step at the same moment, each in a cgroup with its own CPUs (root, 2 CPUs) "
-        "(default: query with --cache warm, else block).", show_default=False)] = None
-    repeat: Annotated[Optional[int], typer.Option(help="--schedule query or duet: runs of each step per config and block "
+        "next; duet: two twins run each step at the same moment, each in a cgroup with its own CPUs (root, 2 CPUs); "
+        "turns: two twins run each step at the same moment taking turns on the machine, each frozen while the "
+        "other runs (root; TPC-H power) (default: query with --cache warm, else block).", show_default=False)] = None
+    repeat: Annotated[Optional[int], typer.Option(help="--schedule query, duet or turns: runs of each step per config and block "
         "(their mean is recorded) (default: 1).", show_default=False)] = None
     precision: Annotated[Optional[str], typer.Option(help="Add blocks until the 95% CI half-width of every "
         "encrypted config's overhead on every watched headline is at most this, e.g. 1%; --trials is then the "

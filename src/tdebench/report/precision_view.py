@@ -33,7 +33,7 @@ def schedule_text(manifest: dict[str, Any], note: str = "") -> str:
     workload says of its steps under the query schedule (its presentation's ``query_schedule`` note)."""
     plan, entry = _dict(manifest.get("plan")), _dict(manifest.get("schedule"))
     name = entry.get("effective") or plan.get("schedule") or "block"
-    if name == "duet":
+    if name in ("duet", "turns"):
         return duet_text(manifest)
     if name != "query":
         fallback = f" ({entry['note']})" if entry.get("note") else ""

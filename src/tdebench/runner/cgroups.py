@@ -47,7 +47,7 @@ class Hierarchies:
         return list(dict.fromkeys(self.dirs.values()))
 
 
-def _mounts() -> list[tuple[str, Path, str, set[str]]]:
+def mounts() -> list[tuple[str, Path, str, set[str]]]:
     """(mount root, mount point, fstype, v1 controllers) of every cgroup mount, from /proc/self/mountinfo."""
     out = []
     try:
@@ -64,7 +64,7 @@ def _mounts() -> list[tuple[str, Path, str, set[str]]]:
     return out
 
 
-def _inside(mount: Path, root: str, own: str) -> Path:
+def inside(mount: Path, root: str, own: str) -> Path:
     """The directory of cgroup ``own`` in a hierarchy mounted at ``mount`` from its ``root``."""
     rel = os.path.relpath(own, root) if own.startswith(root) else own.lstrip("/")
     return mount if rel in (".", "") else mount / rel
@@ -74,18 +74,18 @@ def _inside(mount: Path, root: str, own: str) -> Path:
 def locate() -> Hierarchies | None:
     """v1 when its needed controllers are mounted, else v2 with its controllers available; None when neither."""
     own = cgroupfs.own_paths()
-    mounts = _mounts()
+    found_mounts = mounts()
     v1: dict[str, Path] = {}
-    for root, point, fstype, options in mounts:
+    for root, point, fstype, options in found_mounts:
         if fstype == "cgroup":
             for name in ("cpuset", "cpuacct", "blkio", "cpu"):
                 if name in options and name in own:
-                    v1[name] = _inside(point, root, own[name])
+                    v1[name] = inside(point, root, own[name])
     if all(name in v1 for name in V1_NEEDED):
         return Hierarchies("1", v1)
-    for root, point, fstype, _ in mounts:
+    for root, point, fstype, _ in found_mounts:
         if fstype == "cgroup2" and "" in own:
-            base = _inside(point, root, own[""])
+            base = inside(point, root, own[""])
             return Hierarchies("2", {name: base for name in V2_NEEDED})
     return None
 
@@ -251,6 +251,7 @@ def remove_group(path: Path, wait: float = 5.0) -> bool:
     once it is gone. Only ``tdebench-*`` directories under a cgroup mount are touched."""
     if not is_ours(path):
         return False
+    thaw(path)
     deadline = time.monotonic() + wait
     while path.exists():
         for name, parent_file in (("tasks", "tasks"), ("cgroup.procs", "cgroup.procs")):
@@ -268,12 +269,20 @@ def remove_group(path: Path, wait: float = 5.0) -> bool:
     return True
 
 
+def thaw(path: Path) -> None:
+    """Let a frozen group's tasks run again (``--schedule turns``): a v1 freezer group or a v2 group; a group
+    that is not frozen, or gone, is left as it is."""
+    for name, text in (("freezer.state", "THAWED"), ("cgroup.freeze", "0")):
+        if (path / name).exists():
+            _write(path / name, text)
+
+
 def is_ours(path: Path) -> bool:
     """True for a ``tdebench-*`` directory inside a mounted cgroup hierarchy (what cleanup may remove)."""
     path = Path(os.path.abspath(path))
     if not path.name.startswith(PREFIX):
         return False
-    return any(path.is_relative_to(point) and path != point for _, point, _, _ in _mounts())
+    return any(path.is_relative_to(point) and path != point for _, point, _, _ in mounts())
 
 
 def _keyed(path: Path) -> dict[str, int]:

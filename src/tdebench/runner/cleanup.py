@@ -24,7 +24,7 @@ import psutil
 
 from tdebench.engines.toolkit.fscrypt import detach, loop_devices
 from tdebench.engines.toolkit.process import terminate_processes
-from tdebench.runner.cgroups import is_ours, remove_group
+from tdebench.runner.cgroups import is_ours, remove_group, thaw
 from tdebench.runner.owned import MARK, PREFIX, owner_alive, read_records, removable, same_process, temp_roots
 
 # temp directories that only live while a server starts (gocryptfs/initdb pass files, MariaDB file key)
@@ -243,6 +243,8 @@ def clean_record(path: Path, record: dict[str, Any], grace: float = 10.0) -> Cle
     keep = bool(record.get("keep"))
     result = CleanupResult(str(record.get("run_id", "?")), str(record.get("run_dir", "?")))
     found = leftovers(record)
+    for group in found.cgroups:  # a frozen task (--schedule turns) dies only once it runs again
+        thaw(Path(group))
     left = end_processes(found.processes)  # clients first: they hold connections to the servers
     result.ended = len(found.processes) - len(left)
     result.failed += [f"process {e['pid']} ({e.get('name')}) survived SIGKILL" for e in left]

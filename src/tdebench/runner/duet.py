@@ -15,6 +15,10 @@ twins from pair to pair, from a random side per block, and are swapped every fra
 what each twin waited on (rows ``duet/<step>/<metric>``) and the manifest keeps the schedule (``schedule.pairs``:
 per block and pair, what ran, the CPU sets of the configs in plan order, and the barrier's skew).
 
+``--schedule turns`` is the duet with the twins taking turns on the machine (:mod:`tdebench.runner.turns`): both
+twins' groups have every CPU, and while a pair runs one twin's server is frozen and the other's runs, swapped every
+fraction of a second; each twin's client times its step with a clock that stands still while its server is held.
+
 RF1, RF2 and the rest of a trial's block-unit work (``begin``, ``finish``) run as pairs too; a step's clients are
 started and ramped up before its first pair, one twin after the other (``SteppedTrial.ready``). The pairing unit of the statistics is
 unchanged: TPC-H records one value per query and block, OLTP one per round, counted per block.
@@ -28,14 +32,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+from tdebench.api import clock
 from tdebench.api.plan import Block, RunPlan
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.api.workload import SteppedTrial
 from tdebench.engines import get_engine
 from tdebench.errors import EnvironmentProblem, UsageError
-from tdebench.runner import cgroups
+from tdebench.runner import cgroups, pairing, turns
+from tdebench.runner.freezer import Freezer, freezer_base
 from tdebench.runner.hosted import HostedInstance
-from tdebench.runner import pairing
 from tdebench.runner.pairing import Arm, CpuSwapper, TwinWorker, cpu_slots, run_pair, skew_us, slot_orders
 from tdebench.runner.schedule import TrialHost, release_unfinished, skip_met_steps
 
@@ -64,37 +69,48 @@ def check_plan(plan: RunPlan) -> None:
     machine cannot make the twins' cgroups."""
     from tdebench.workloads import check_workload_options
 
-    if plan.schedule != "duet":
+    if plan.schedule not in ("duet", "turns"):
         return
+    name = f"--schedule {plan.schedule}"
     if len(plan.configs) != TWINS:
-        raise UsageError(f"--schedule duet runs exactly two configs side by side, not {len(plan.configs)} "
+        raise UsageError(f"{name} runs exactly two configs side by side, not {len(plan.configs)} "
                          f"({', '.join(plan.labels)})", "compare two specs, e.g. --encryption none,none (A/A) or "
                          "none,tde:aes-256-ctr, or use --schedule query for more")
     if plan.pin:
-        raise UsageError("--pin puts the servers on fixed CPUs, and --schedule duet gives each twin CPUs of its own",
+        raise UsageError(f"--pin puts the servers on fixed CPUs, and {name} gives each twin CPUs of its own",
                          "leave --pin out")
     cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) < TWINS:
+    if len(cpus) < TWINS and plan.schedule == "duet":
         raise UsageError(f"--schedule duet gives each of the two twins CPUs of its own, and this process may run on "
                          f"{len(cpus)} CPU ({','.join(map(str, cpus))})", "run it with at least 2 CPUs (e.g. "
                          "taskset -c 0,1 tdebench run ...), or use --schedule query")
-    refusal = check_workload_options(plan.workload, plan.workload_options).why_no_steps()
+    options = check_workload_options(plan.workload, plan.workload_options)
+    refusal = options.why_no_steps() or (options.why_no_turns() if plan.schedule == "turns" else None)
     if refusal is not None:
-        raise UsageError(f"--schedule duet runs the twins step by step: {refusal[0]}", refusal[1])
+        raise UsageError(f"{name} runs the twins step by step: {refusal[0]}", refusal[1])
     for config in plan.configs:
-        engine = get_engine(config.engine)
-        if engine.remote:
-            raise UsageError(f"--schedule duet puts each twin's server processes in a cgroup of their own, and "
-                             f"'{config.label}' is a server tdebench does not run", "use --schedule query")
-        if engine.dialect.protocol == "embedded" and not engine.dialect.multi_process:
-            raise UsageError(f"--schedule duet runs an embedded engine's statements in processes of their own, and "
-                             f"{engine.dialect.product} opens its database from one process only",
-                             "use --schedule query")
+        _check_engine(name, config.label, get_engine(config.engine), plan.schedule == "turns")
     reason = cgroups.unavailable()
     if reason:
-        raise EnvironmentProblem(f"--schedule duet needs a cgroup per twin (CPU set, I/O weight): {reason}",
+        raise EnvironmentProblem(f"{name} needs a cgroup per twin (CPU set, I/O weight): {reason}",
                                  "run as root on a machine with cgroup v1 (cpuset, cpuacct, blkio) or v2, or use "
                                  "--schedule query", ["cgroup v1", "cgroup v2"])
+    if plan.schedule == "turns" and freezer_base() is None:
+        raise EnvironmentProblem("--schedule turns freezes each twin's server in turn, and this machine has no "
+                                 "cgroup freezer (a v1 freezer hierarchy or cgroup v2)", "use --schedule duet or "
+                                 "query", ["cgroup freezer"])
+
+
+def _check_engine(name: str, label: str, engine: Any, turns: bool) -> None:
+    """UsageError when the schedule cannot place (or, for turns, hold) this engine's twin."""
+    if engine.remote:
+        raise UsageError(f"{name} puts each twin's server processes in a cgroup of their own, and "
+                         f"'{label}' is a server tdebench does not run", "use --schedule query")
+    if engine.dialect.protocol == "embedded" and (turns or not engine.dialect.multi_process):
+        why = ("holds a twin's server still by freezing its processes, and an embedded engine's statements run in "
+               "tdebench's own process" if turns else "runs an embedded engine's statements in processes of "
+               f"their own, and {engine.dialect.product} opens its database from one process only")
+        raise UsageError(f"{name} {why}", "use --schedule query" + (" or duet" if turns else ""))
 
 
 class DuetSchedule:
@@ -104,18 +120,28 @@ class DuetSchedule:
         self.orch = orchestrator
         plan = orchestrator.plan
         check_plan(plan)  # again for a resumed run (a fresh run was checked before its run directory existed)
-        self.slots = cpu_slots(os.sched_getaffinity(0), TWINS)
-        self.swap_seconds = pairing.SWAP_SECONDS
+        self.turns = plan.schedule == "turns"
+        every = ",".join(str(c) for c in sorted(os.sched_getaffinity(0)))
+        self.slots = [every] * TWINS if self.turns else cpu_slots(os.sched_getaffinity(0), TWINS)
+        self.swap_seconds = 0.0 if self.turns else pairing.SWAP_SECONDS
         self.swap_writes: list[float] = []
         self.groups: dict[str, cgroups.TwinGroup] = {}
+        self.freezers: dict[str, Freezer] = {}
+        self.held = turns.HeldTime()
         self.devices: dict[str, str | None] = {}
         entry = orchestrator.manifest.setdefault("schedule", {})
-        entry.update(name="duet", repeat=plan.repeat, pairing_unit=PAIRING, cpu_slots=self.slots,
+        entry.update(name=plan.schedule, repeat=plan.repeat, pairing_unit=PAIRING, cpu_slots=self.slots,
                      swap_seconds=self.swap_seconds,
                      pairs_note="per block, one entry per pair: [what ran, the CPU sets of the configs in plan order "
                                 "(|) when it began, microseconds between the twins' releases, how often the sets "
                                 "were swapped while it ran (every swap_seconds)]",
                      waits_note=_waits_note())
+        if self.turns:
+            entry.update(turn_seconds=turns.TURN_SECONDS, turns_note="each twin's server frozen while the other's "
+                         "runs, swapped every turn_seconds; a twin's step time stops while its server is held",
+                         pairs_note="per block, one entry per pair: [what ran, the CPU sets of the configs in plan "
+                         "order (|), microseconds between the twins' releases, how often the running twin changed "
+                         "while it ran (every turn_seconds)]")
         entry.setdefault("pairs", {})
         self.entry = entry
 
@@ -132,6 +158,12 @@ class DuetSchedule:
                 self.orch.ownership.add_cgroup(path)
             group.create()
             self.groups[label] = group
+            if self.turns:
+                freezer = Freezer.for_twin(group.name, group)
+                for path in freezer.owned:
+                    self.orch.ownership.add_cgroup(path)
+                freezer.create()
+                self.freezers[label] = freezer
             facts["groups"][label] = [str(p) for p in group.paths]
             state = self.orch.states[label]
             self.devices[label] = cgroups.device_of(state.instance.data_dir) if state.instance.scannable else None
@@ -144,8 +176,9 @@ class DuetSchedule:
 
     def close(self) -> None:
         """At the end of the run: what is left in the groups goes back to tdebench's group, the groups go."""
-        failed = [path for group in self.groups.values() for path in group.release()]
-        self.groups = {}
+        failed = [str(f.path) for f in self.freezers.values() if f.owned and not cgroups.remove_group(f.path)]
+        failed += [path for group in self.groups.values() for path in group.release()]
+        self.groups, self.freezers = {}, {}
         if failed:
             self.orch.ui.message(f"could not remove cgroup(s) {', '.join(failed)}; `tdebench cleanup` will")
 
@@ -161,6 +194,8 @@ class DuetSchedule:
                                          "cache", "use a machine with cgroup v1, --page-source memory, or "
                                          "--schedule query")
             group.adopt(pids)
+            if state.label in self.freezers:
+                self.freezers[state.label].adopt(pids)
 
     def _host(self, state: ConfigState) -> None:
         """An embedded twin's statements go to host processes of its own for the block."""
@@ -214,10 +249,16 @@ class DuetSchedule:
                 self.unhost(state, wait=False)  # only left installed when the block ended with an error
         return True
 
-    def record_pair(self, block: Block, what: str, cpus: str, skew: float | None, swapper: CpuSwapper) -> None:
+    def record_pair(self, block: Block, what: str, cpus: str, skew: float | None,
+                    swapper: CpuSwapper | turns.Turns) -> None:
         self.entry["pairs"].setdefault(str(block.number), []).append(
-            [what, cpus, None if skew is None else round(skew, 1), swapper.swaps])
-        self.swap_writes.extend(swapper.write_s)
+            [what, cpus, None if skew is None else round(skew, 1), swapper.count])
+        self.swap_writes.extend(swapper.timings)
+        if isinstance(swapper, turns.Turns):
+            if swapper.failed:
+                raise EnvironmentProblem(f"--schedule turns could not hold a twin's server still ({swapper.failed})",
+                                         "use --schedule duet or query", ["cgroup freezer"])
+            return
         if swapper.failed and "swap_failed" not in self.entry:
             self.entry["swap_failed"] = swapper.failed
             self.orch.ui.message(f"--schedule duet could not swap the twins' CPU sets inside a pair "
@@ -234,8 +275,9 @@ class DuetSchedule:
                                      "max": round(skews[-1], 1)}
         if self.swap_writes:
             writes = sorted(self.swap_writes)
-            self.entry["swaps"] = {"count": len(writes), "median_write_us": round(statistics.median(writes) * 1e6, 1),
-                                   "max_write_us": round(writes[-1] * 1e6, 1)}
+            self.entry["holds" if self.turns else "swaps"] = {
+                "count": len(writes), "median_write_us": round(statistics.median(writes) * 1e6, 1),
+                "max_write_us": round(writes[-1] * 1e6, 1)}
 
 
 def _waits_note() -> str:
@@ -310,7 +352,7 @@ class _BlockRun:
             orch.end_trial(self.block, state, self.recs[state.label], result, series.get(state.label))
 
     def _pairs(self) -> None:
-        self.workers = {s.label: TwinWorker(s.label, self.groups[s.label].add_thread) for s in self.active}
+        self.workers = {s.label: TwinWorker(s.label, self._attach(s.label)) for s in self.active}
         self._pair("begin", lambda t: t.begin)
         starts = any(type(t).ready is not SteppedTrial.ready for t in self.trials.values())
         for step in self.steps:
@@ -324,6 +366,27 @@ class _BlockRun:
                         self.waits[label][(step, rep)] = arm.used
                 self.orch.ui.task_advanced("trial", 1)
         self._pair("finish", lambda t: (lambda: self.results.__setitem__(self._label_of(t), t.finish())))
+
+    def _attach(self, label: str) -> Callable[[int], Any]:
+        """What a twin's client thread does first: join the twin's group and, under turns, read a clock that
+        stands still while the twin's server is held."""
+        group, held = self.groups[label], self.sched.held
+
+        def attach(tid: int) -> Any:
+            clock.held_by(held.holder(label) if self.sched.turns else None)
+            return group.add_thread(tid)
+        return attach
+
+    def _rotation(self, runs: list[ConfigState], order: tuple[int, ...]) -> CpuSwapper | turns.Turns:
+        """What moves the twins while a pair runs: their CPU sets swapped (duet) or their turns (turns)."""
+        labels = self.orch.plan.labels
+        if self.sched.turns:
+            first = sorted(runs, key=lambda s: order[labels.index(s.label)])
+            twins = {s.label: self.sched.freezers[s.label] for s in first} if len(runs) == TWINS else {}
+            return turns.Turns(twins, self.sched.held)
+        swapped = list(self.active) if len(runs) == TWINS else []
+        return CpuSwapper([self.groups[s.label].set_cpus for s in swapped], self.sched.slots,
+                          tuple(order[labels.index(s.label)] for s in swapped), self.sched.swap_seconds)
 
     def _ready(self, step: str) -> None:
         """Start the step's clients and ramp them up before its first pair, one twin after the other: clients
@@ -353,12 +416,10 @@ class _BlockRun:
         def between(label: str) -> Callable[[Any, Any], dict[str, float]]:
             return lambda before, after: cgroups.used_between(before, after, devices.get(label))
 
-        swapped = list(self.active) if len(runs) == TWINS else []
-        with CpuSwapper([self.groups[s.label].set_cpus for s in swapped], self.sched.slots,
-                        tuple(order[labels.index(s.label)] for s in swapped), self.sched.swap_seconds) as swapper:
+        with self._rotation(runs, order) as swapper:
             arms = run_pair({s.label: self.workers[s.label] for s in runs},
                             {s.label: job_of(self.trials[s.label]) for s in runs}, readers,
-                            {s.label: between(s.label) for s in runs})
+                            {s.label: between(s.label) for s in runs}, swapper.done)
         self.sched.record_pair(self.block, what, cpus, skew_us(arms) if len(arms) == TWINS else None, swapper)
         for label, arm in arms.items():
             state = self.orch.states[label]

@@ -103,7 +103,8 @@ class Orchestrator:
         self._probes: dict[str, Any] = {}
         self.started = time.monotonic()  # --max-time counts from here (this invocation, data and load included)
         self.schedule: QuerySchedule | DuetSchedule | None = (
-            QuerySchedule(self) if plan.schedule == "query" else DuetSchedule(self) if plan.schedule == "duet" else None)
+            QuerySchedule(self) if plan.schedule == "query" else DuetSchedule(self) if plan.schedule in ("duet", "turns")
+            else None)
         self.regimes = MemoryRegimes(plan)  # --memory-ratio (runner/memory.py)
         self.restarts = TwinRestarts(plan, self.engines, self.manifest)  # --restart-twins
         self.keys = KeyServers(plan, self.engines)  # --keys openbao (docs/key-management.md)

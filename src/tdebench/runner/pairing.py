@@ -91,6 +91,19 @@ class CpuSwapper:
             self.write_s.append(time.monotonic() - began)
             self.swaps = shift
 
+    def done(self, label: str) -> None:
+        """A twin's step returned (the sets go on swapping until the pair ends)."""
+
+    @property
+    def count(self) -> int:
+        """Swaps so far."""
+        return self.swaps
+
+    @property
+    def timings(self) -> list[float]:
+        """Seconds each swap's writes took."""
+        return self.write_s
+
 
 @dataclass
 class Arm:
@@ -152,10 +165,11 @@ Between = Callable[[Any, Any], dict[str, float]]
 
 
 def run_pair(workers: dict[str, TwinWorker], jobs: dict[str, Callable[[], Any]], readers: dict[str, Reader],
-             between: dict[str, Between]) -> dict[str, Arm]:
+             between: dict[str, Between], done: Callable[[str], None] | None = None) -> dict[str, Arm]:
     """Run every twin's job at the same moment: each in its twin's thread, released by one barrier; returns each
     twin's :class:`Arm` (its error kept, never raised here). ``readers[label]()`` reads the twin's group before and
-    after its job, ``between[label](before, after)`` says what it used in between."""
+    after its job, ``between[label](before, after)`` says what it used in between; ``done(label)`` is called as
+    soon as a twin's job has returned (or raised)."""
     barrier = threading.Barrier(len(jobs))
 
     def arm(label: str, job: Callable[[], Any]) -> Arm:
@@ -174,6 +188,8 @@ def run_pair(workers: dict[str, TwinWorker], jobs: dict[str, Callable[[], Any]],
         except BaseException as exc:  # noqa: BLE001 - the schedule decides (failed trial, or interrupt)
             out.error = exc
         out.ended_ns = time.monotonic_ns()
+        if done is not None:
+            done(label)
         after = _read(readers[label])
         if before is not None and after is not None:
             try:

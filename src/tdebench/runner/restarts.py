@@ -57,8 +57,8 @@ def decide(plan: RunPlan, engines: dict[str, Engine]) -> tuple[bool, str]:
         return True, "asked for (--restart-twins)"
     if plan.restart_twins is False:
         return False, "turned off (--no-restart-twins)"
-    if plan.cache != "warm" or plan.schedule not in ("query", "duet"):
-        return False, "off by default outside --schedule query or duet with a warm cache"
+    if plan.cache != "warm" or plan.schedule not in ("query", "duet", "turns"):
+        return False, "off by default outside --schedule query, duet or turns with a warm cache"
     if cannot:
         return False, f"{', '.join(cannot)} cannot restart keeping its cache"
     return True, f"default with --schedule {plan.schedule} and a warm cache"

@@ -71,6 +71,13 @@ class WorkloadOptions(BaseModel):
         return (f"--workload {self.workload_name} runs whole trials, with no steps two twins can run side by side",
                 "use --schedule query or --schedule block (docs/precision.md)")
 
+    def why_no_turns(self) -> tuple[str, str] | None:
+        """None when every value a stepped trial with these options records is timed by tdebench's client thread
+        with :func:`tdebench.api.clock.now_ns` (``--schedule turns`` holds a twin's server still and stops that
+        clock meanwhile); else (why not, the fix). Default: its clients keep their own time."""
+        return (f"--workload {self.workload_name} is timed by clients that keep their own time, which go on "
+                "counting while --schedule turns holds their server", "use --schedule duet or query")
+
     @classmethod
     def _unknown(cls, key: str) -> UsageError:
         name = cls.workload_name

@@ -61,6 +61,14 @@ class TpchOptions(ScaleFactorOption):
         return ("TPC-H's throughput test runs whole, with no steps two twins can run side by side",
                 "add the power test (--tests power or power,throughput), or use --schedule query or block")
 
+    def why_no_turns(self) -> tuple[str, str] | None:
+        """The power test's queries and refreshes are timed by tdebench's clock; the throughput test's streams are
+        timed by threads of their own."""
+        if self.tests == ("power",):
+            return None
+        return ("TPC-H's throughput test runs in threads that keep their own time, which goes on while --schedule "
+                "turns holds their server", "run the power test alone (--tests power), or use --schedule duet")
+
     @property
     def stream_count(self) -> int:
         """Throughput streams: as asked, else the spec minimum for the SF (at least 2)."""

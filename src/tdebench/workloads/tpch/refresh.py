@@ -14,7 +14,7 @@ spec's column rules (docs/tpch-refresh.md explains every choice):
   from the retail-price formula, statuses and flags from the dates, o_totalprice from the lineitems.
 
 :func:`apply_rf1` / :func:`apply_rf2` run one set in one transaction with ``executemany`` and time it with
-``time.perf_counter_ns`` from BEGIN to the return of COMMIT (parameter conversion happens before the clock
+``tdebench.api.clock.now_ns`` from BEGIN to the return of COMMIT (parameter conversion happens before the clock
 starts).
 """
 
@@ -25,7 +25,6 @@ import itertools
 import json
 import math
 import random
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -33,6 +32,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from tdebench.api import clock
 from tdebench.api.dialect import Dialect
 from tdebench.api.engine import Connection
 from tdebench.errors import UsageError
@@ -399,7 +399,7 @@ def _run(conn: Connection, dialect: Dialect,
     """Run ``executemany`` steps in one transaction; (nanoseconds, row count per step)."""
     cur = conn.cursor()
     counts: list[int] = []
-    started = time.perf_counter_ns()
+    started = clock.now_ns()
     try:
         _begin(conn, cur, dialect)
         for sql, rows in steps:
@@ -412,7 +412,7 @@ def _run(conn: Connection, dialect: Dialect,
         finally:
             cur.close()
         raise
-    elapsed = time.perf_counter_ns() - started
+    elapsed = clock.now_ns() - started
     cur.close()
     return elapsed, counts
 

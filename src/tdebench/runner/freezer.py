@@ -1,0 +1,88 @@
+"""Holding a twin's server still for ``--schedule turns``: the cgroup freezer.
+
+cgroup v1 has a ``freezer`` hierarchy of its own: a twin's freezer group (``tdebench-<pid>-turns-<n>``) holds its
+server processes only, never tdebench's client thread of that twin (a frozen client thread would hold up
+tdebench itself). cgroup v2 freezes a whole group (``cgroup.freeze``); its twin groups hold the servers only (v2
+keeps threads with their process), so there the twin's own group is frozen. :meth:`Freezer.hold` returns once
+every task of the group has stopped (a task in the middle of a disk read stops when the read returns).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from tdebench.engines.toolkit import cgroupfs
+from tdebench.runner import cgroups
+
+#: seconds :meth:`Freezer.hold` waits for every task to stop before it gives up (OSError)
+HOLD_TIMEOUT = 5.0
+
+
+def freezer_base() -> tuple[str, Path] | None:
+    """(cgroup version, tdebench's own group's directory) where freezer groups are made; None without one."""
+    own = cgroupfs.own_paths()
+    for root, point, fstype, options in cgroups.mounts():
+        if fstype == "cgroup" and "freezer" in options and "freezer" in own:
+            return "1", cgroups.inside(point, root, own["freezer"])
+    hier = cgroups.locate()
+    if hier is not None and hier.version == "2":
+        return "2", hier.bases[0]
+    return None
+
+
+class Freezer:
+    """One twin's freezer: ``path`` is a v1 freezer group or the twin's v2 group."""
+
+    def __init__(self, path: Path, version: str) -> None:
+        self.path, self.version = path, version
+        self.held = False
+
+    @classmethod
+    def for_twin(cls, name: str, twin_group: cgroups.TwinGroup) -> Freezer:
+        """The freezer of the twin whose (CPU, I/O) group is ``twin_group``; v1: a group ``name`` to be made."""
+        base = freezer_base()
+        if base is None:
+            raise OSError("no cgroup freezer: neither a v1 freezer hierarchy nor cgroup v2 is mounted")
+        version, directory = base
+        return cls(directory / name, "1") if version == "1" else cls(twin_group.paths[0], "2")
+
+    @property
+    def owned(self) -> list[Path]:
+        """The directories this freezer makes (the run's ownership record lists them before they exist)."""
+        return [self.path] if self.version == "1" else []
+
+    def create(self) -> None:
+        if self.version == "1":
+            self.path.mkdir(exist_ok=True)
+
+    def adopt(self, pids: list[int]) -> None:
+        """Move the server processes in (v1; v2's twin group has them already)."""
+        if self.version == "1":
+            for pid in pids:
+                if Path(f"/proc/{pid}").exists():
+                    (self.path / "cgroup.procs").write_text(str(pid))
+
+    def hold(self, timeout: float = HOLD_TIMEOUT) -> None:
+        """Freeze the group and wait until every task has stopped; OSError if they have not within ``timeout``."""
+        self.held = True
+        if self.version == "1":
+            (self.path / "freezer.state").write_text("FROZEN")
+        else:
+            (self.path / "cgroup.freeze").write_text("1")
+        deadline = time.monotonic() + timeout
+        while not self.frozen():
+            if time.monotonic() > deadline:
+                raise OSError(f"the tasks of {self.path} did not stop within {timeout:g} s")
+            os.sched_yield()
+
+    def frozen(self) -> bool:
+        if self.version == "1":
+            return (self.path / "freezer.state").read_text().strip() == "FROZEN"
+        return "frozen 1" in (self.path / "cgroup.events").read_text()
+
+    def release(self) -> None:
+        """Let the group run again (never raises: it is also the way out of an error)."""
+        self.held = False
+        cgroups.thaw(self.path)
