@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How fast tdebench's interval narrows, per schedule, and how often an A/A test cries wolf.
 
-    python benchmarks/precision.py [curves] [--minutes 15] [--cases mariadb,sqlite] [--variants block,query,duet]
+    python benchmarks/precision.py [curves] [--minutes 15] [--cases mariadb,sqlite] [--variants block,query,duet,turns]
                                    [--out DIR] [--data-dir DIR]
     python benchmarks/precision.py fp [--reps 20] [--engine sqlite] [--sf 0.01] [--case tpcc-aa] [--schedule duet]
                                       [--precision 5%] [--trials 10] [--max-trials 40] [--out DIR]
@@ -29,7 +29,8 @@ decrypted. ``memsrc25-aa`` / ``memsrc25-tde``: the same with the misses served f
 (``--page-source memory``). ``mariadb-tde``, ``tpcc-tde``, ``mem25-tde``: the TDE comparison alone (two configs, as
 the duet schedule needs). Variants: ``block``, ``query`` (servers restarted before every block, the
 default), ``duet`` (``--schedule duet``: both twins run each step at the same moment, each in a cgroup with its own
-CPUs; two-config cases only, skipped for the others), ``query-norestart`` (``--no-restart-twins``: the same server processes throughout), ``query+pin``
+CPUs; two-config cases only, skipped for the others), ``turns`` (``--schedule turns``: the same, the twins
+taking turns on the machine; two-config TPC-H cases), ``query-norestart`` (``--no-restart-twins``: the same server processes throughout), ``query+pin``
 (``--pin``), ``query-r3``
 (``--repeat 3``), ``query+nice`` (``--nice -10``), ``query+pin+nice``.
 
@@ -114,6 +115,7 @@ HEADLINES = {
 #: fp: every headline a case's A/A runs are counted on (default: the first of HEADLINES)
 FP_HEADLINES = {"orders-aa": HEADLINES["orders-aa"]}
 VARIANTS = {"block": ["--schedule", "block"], "query": ["--schedule", "query"], "duet": ["--schedule", "duet"],
+            "turns": ["--schedule", "turns"],
             "query-norestart": ["--schedule", "query", "--no-restart-twins"],
             "query+pin": ["--schedule", "query", "--pin"], "query-r3": ["--schedule", "query", "--repeat", "3"],
             "query+nice": ["--schedule", "query", "--nice", "-10"],
@@ -296,8 +298,9 @@ def run_curves(args: argparse.Namespace) -> None:
     for case in args.cases.split(","):
         for variant in args.variants.split(","):
             run = out / f"{case}@{variant}"
-            if variant == "duet" and configs_of(case) != 2:
-                print(f"skipped {case} {variant}: the duet runs two configs ({case}-aa or {case}-tde do)", flush=True)
+            if variant in ("duet", "turns") and configs_of(case) != 2:
+                print(f"skipped {case} {variant}: --schedule {variant} runs two configs ({case}-aa or {case}-tde do)",
+                      flush=True)
                 continue
             if not (run / "manifest.json").exists():
                 flags = [*CASES[case], *VARIANTS[variant], "--precision", "1%", "--max-time", f"{args.minutes}m",

@@ -52,3 +52,31 @@ def test_no_cgroups_is_exit_3(capfd, tmp_path, monkeypatch):
     line = assert_one_line_error(result, err, 3, "needs a cgroup per twin")
     assert "only root" in line and "--schedule query" in line and not (tmp_path / "out").exists()
 
+
+
+TURNS = [
+    ("turns-embedded", ["--engine", "sqlite"], 2, "an embedded engine's statements run in tdebench's own process"),
+    ("turns-throughput", ["--engine", "mariadb", "--tests", "power,throughput"], 2,
+     "throughput test runs in threads that keep their own time"),
+    ("turns-oltp", ["--engine", "mariadb", "--workload", "tpcc"], 2, "timed by clients that keep their own time"),
+    ("turns-three-configs", ["--engine", "mariadb", "--encryption", "none,none,none"], 2, "exactly two configs"),
+]
+
+
+@pytest.mark.parametrize("case, args, code, fragment", TURNS, ids=[c[0] for c in TURNS])
+def test_turns_refuses_before_any_work(case, args, code, fragment, capfd, tmp_path, monkeypatch):
+    monkeypatch.setattr(cgroups, "unavailable", lambda: "")
+    result, _, err = cli(capfd, "run", "--schedule", "turns", "--out", str(tmp_path / "out"), *args)
+    line = assert_one_line_error(result, err, code, fragment)
+    assert "--schedule turns" in line and not (tmp_path / "out").exists()
+
+
+def test_turns_without_a_freezer_is_exit_3(capfd, tmp_path, monkeypatch):
+    from tdebench.runner import duet
+
+    monkeypatch.setattr(cgroups, "unavailable", lambda: "")
+    monkeypatch.setattr(duet, "freezer_base", lambda: None)
+    result, _, err = cli(capfd, "run", "--schedule", "turns", "--engine", "mariadb", "--sf", "0.01",
+                         "--out", str(tmp_path / "out"))
+    line = assert_one_line_error(result, err, 3, "no cgroup freezer")
+    assert "--schedule duet" in line and not (tmp_path / "out").exists()

@@ -110,7 +110,8 @@ def _check_engine(name: str, label: str, engine: Any, turns: bool) -> None:
         why = ("holds a twin's server still by freezing its processes, and an embedded engine's statements run in "
                "tdebench's own process" if turns else "runs an embedded engine's statements in processes of "
                f"their own, and {engine.dialect.product} opens its database from one process only")
-        raise UsageError(f"{name} {why}", "use --schedule query" + (" or duet" if turns else ""))
+        also = " or duet" if turns and engine.dialect.multi_process else ""
+        raise UsageError(f"{name} {why}", f"use --schedule query{also}")
 
 
 class DuetSchedule:
@@ -383,7 +384,7 @@ class _BlockRun:
         if self.sched.turns:
             first = sorted(runs, key=lambda s: order[labels.index(s.label)])
             twins = {s.label: self.sched.freezers[s.label] for s in first} if len(runs) == TWINS else {}
-            return turns.Turns(twins, self.sched.held)
+            return turns.Turns(twins, self.sched.held, turns.TURN_SECONDS)
         swapped = list(self.active) if len(runs) == TWINS else []
         return CpuSwapper([self.groups[s.label].set_cpus for s in swapped], self.sched.slots,
                           tuple(order[labels.index(s.label)] for s in swapped), self.sched.swap_seconds)

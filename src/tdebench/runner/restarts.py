@@ -8,8 +8,8 @@ it runs; and a twin restarted on its own keeps much of it (the first-created twi
 every twin before every block, all stopped before any starts, draws it afresh, so it becomes part of the
 block-to-block variance the interval already covers. Every server notes the pages it has cached
 (:meth:`tdebench.api.cache.WarmCache.save` of :meth:`tdebench.api.engine.Instance.cache`), all stop, all start again, each in a fresh random order, and
-each gets its pages back (:meth:`~tdebench.api.cache.WarmCache.load`) before the block starts, so a warm-cache
-run stays warm; then the servers must go quiet again (:func:`tdebench.runner.settle.wait_quiet`). Between the starts
+all get their pages back at once (:meth:`~tdebench.api.cache.WarmCache.load`, one thread per twin) before the block
+starts, so a warm-cache run stays warm and the twins' caches fill the same stretch of memory; then the servers must go quiet again (:func:`tdebench.runner.settle.wait_quiet`). Between the starts
 and the loads, the OS page cache's copy of every twin's data is filled again, all twins' at once, where their
 caches ask for it (:func:`refill_os_caches`, ``--page-source memory``).
 
@@ -21,6 +21,7 @@ what each restart took (per config ``stop_wall_s``, ``start_wall_s``, ``load_wal
 from __future__ import annotations
 
 import random
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -121,7 +122,7 @@ class TwinRestarts:
         self._each("stop", stops, facts, saved, ui)
         self._each("start", starts, facts, saved, ui)
         refill_os_caches([s for s in starts if "error" not in facts[s.label]], facts)
-        self._each("load", starts, facts, saved, ui)
+        self._load_together(starts, facts, saved, ui)
         local = local_servers([s for s in states if "error" not in facts[s.label]])
         quiet = wait_quiet(local, RunListener()) if local else {}  # recorded, not said at every block
         for label, q in quiet.items():
@@ -130,6 +131,18 @@ class TwinRestarts:
         facts["stop_order"] = [s.label for s in stops]
         facts["start_order"] = [s.label for s in starts]
         self.entry["blocks"][str(block.number)] = facts
+
+    def _load_together(self, order: list[ConfigState], facts: dict[str, Any], saved: dict[str, dict[str, Any]],
+                       ui: RunListener) -> None:
+        """Every twin gets its pages back at the same time, one thread each: a server's cache takes its memory as
+        it fills, and twins filled one after the other would each take a stretch of their own (the reason the OS
+        page cache is refilled together, :func:`refill_os_caches`)."""
+        threads = [threading.Thread(target=self._each, args=("load", [state], facts, saved, ui),
+                                    name=f"tdebench-load-{state.label}", daemon=True) for state in order]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
 
     def _each(self, step: str, order: list[ConfigState], facts: dict[str, Any], saved: dict[str, dict[str, Any]],
               ui: RunListener) -> None:
