@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tdebench.api import clock
+from tdebench.api.engine import Engine
 from tdebench.api.plan import Block, RunPlan
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.api.workload import SteppedTrial
@@ -101,7 +102,7 @@ def check_plan(plan: RunPlan) -> None:
                                  "query", ["cgroup freezer"])
 
 
-def _check_engine(name: str, label: str, engine: Any, turns: bool) -> None:
+def _check_engine(name: str, label: str, engine: Engine, turns: bool) -> None:
     """UsageError when the schedule cannot place (or, for turns, hold) this engine's twin."""
     if engine.remote:
         raise UsageError(f"{name} puts each twin's server processes in a cgroup of their own, and "
