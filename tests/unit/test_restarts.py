@@ -232,3 +232,28 @@ def test_with_every_server_restarted_each_twins_os_cache_is_filled_again_before_
     for facts in blocks.values():
         assert facts["page_cache_refill_s"] >= 0
         assert all(facts[label]["page_cache_refilled_bytes"] == 5000 for label in instances)
+
+
+def test_every_twin_gets_its_pages_back_at_the_same_time(capfd, tmp_path, monkeypatch):
+    """The loads overlap: a twin's cache fills while its twin's does (each takes memory as it fills)."""
+    import threading
+    import time
+
+    spans: dict[str, list[tuple[float, float]]] = {}
+    lock = threading.Lock()
+
+    def load_cache(self, saved):
+        began = time.monotonic()
+        time.sleep(0.2)
+        with lock:
+            spans.setdefault(self.config.label, []).append((began, time.monotonic()))
+        return {"pages_loaded": 10}
+
+    _warm(monkeypatch, lambda self: {"pages_cached": 10}, load_cache)
+    code, err, _ = run(capfd, tmp_path, "--trials", "2", "--restart-twins")
+    assert code == 0, err
+    assert len(spans) >= 2 and all(len(s) == 2 for s in spans.values())
+    for block in range(2):
+        starts = [s[block][0] for s in spans.values()]
+        ends = [s[block][1] for s in spans.values()]
+        assert max(starts) < min(ends)  # every load began before any ended
