@@ -282,12 +282,12 @@ def test_the_swapper_alternates_the_sets_and_the_twin_written_first():
     setters = [lambda cpus, t=t: writes.append((t, cpus)) for t in (0, 1)]
     with CpuSwapper(setters, ["0", "1"], (1, 0), period=0.01) as swapper:
         time.sleep(0.12)
-    assert swapper.swaps >= 3 and len(writes) == 2 * swapper.swaps and swapper.failed is None
+    assert swapper.count >= 3 and len(writes) == 2 * swapper.count and swapper.failed is None
     swaps = [writes[i:i + 2] for i in range(0, len(writes), 2)]
     for k, swap in enumerate(swaps, start=1):
         assert dict(swap) == {0: "10"[k % 2], 1: "01"[k % 2]}  # rotated by k from the sets the pair began with
         assert swap[0][0] == (1 if k % 2 else 0)  # the twin written first alternates
-    assert len(swapper.write_s) == swapper.swaps
+    assert len(swapper.timings) == swapper.count
 
 
 def test_a_swap_that_fails_stops_the_swapping_and_says_why():
@@ -296,7 +296,7 @@ def test_a_swap_that_fails_stops_the_swapping_and_says_why():
 
     with CpuSwapper([refuse, refuse], ["0", "1"], (0, 1), period=0.01) as swapper:
         time.sleep(0.05)
-    assert swapper.swaps == 0 and "No space left" in (swapper.failed or "")
+    assert swapper.count == 0 and "No space left" in (swapper.failed or "")
 
 
 def test_one_value_per_step_and_block_without_rounds(fakes, capfd, tmp_path):

@@ -251,8 +251,7 @@ class DuetSchedule:
                 self.unhost(state, wait=False)  # only left installed when the block ended with an error
         return True
 
-    def record_pair(self, block: Block, what: str, cpus: str, skew: float | None,
-                    swapper: CpuSwapper | turns.Turns) -> None:
+    def record_pair(self, block: Block, what: str, cpus: str, skew: float | None, swapper: pairing.Rotation) -> None:
         self.entry["pairs"].setdefault(str(block.number), []).append(
             [what, cpus, None if skew is None else round(skew, 1), swapper.count])
         self.swap_writes.extend(swapper.timings)
@@ -379,7 +378,7 @@ class _BlockRun:
             return group.add_thread(tid)
         return attach
 
-    def _rotation(self, runs: list[ConfigState], order: tuple[int, ...]) -> CpuSwapper | turns.Turns:
+    def _rotation(self, runs: list[ConfigState], order: tuple[int, ...]) -> pairing.Rotation:
         """What moves the twins while a pair runs: their CPU sets swapped (duet) or their turns (turns)."""
         labels = self.orch.plan.labels
         if self.sched.turns:

@@ -48,25 +48,23 @@ def slot_orders(seed: int, block: int, pairs: int, twins: int = 2) -> list[tuple
     return [tuple((first + i + t) % twins for t in range(twins)) for i in range(pairs)]
 
 
-class CpuSwapper:
-    """While a pair runs, swaps the twins' CPU sets every ``period`` seconds (a context manager around the pair).
+class Rotation:
+    """What moves the twins while a pair runs (a context manager around the pair): a thread that calls
+    :meth:`_step` every ``period`` seconds until the pair ends or a step returns False. :attr:`count` moves so far,
+    :attr:`timings` the seconds each took, :attr:`failed` why the moving stopped early."""
 
-    ``setters`` set each twin's CPUs, in the order of ``start`` (each twin's index into ``slots`` when the pair
-    began); which twin's set is written first alternates, so neither is the one that briefly shares a CPU with the
-    other after every swap. A write that fails stops the swapping (the pair goes on with the sets it has)."""
-
-    def __init__(self, setters: list[Callable[[str], None]], slots: list[str], start: tuple[int, ...],
-                 period: float = SWAP_SECONDS) -> None:
-        self.setters, self.slots, self.start, self.period = setters, slots, start, period
-        self.swaps = 0
+    def __init__(self, twins: int, period: float) -> None:
+        self.period = period
+        self.count = 0
+        self.timings: list[float] = []
         self.failed: str | None = None
-        self.write_s: list[float] = []
+        self._twins = twins
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def __enter__(self) -> CpuSwapper:
-        if len(self.setters) > 1 and self.period > 0:
-            self._thread = threading.Thread(target=self._loop, name="tdebench-duet-swap", daemon=True)
+    def __enter__(self) -> Rotation:
+        if self._twins > 1 and self.period > 0 and not self.failed:
+            self._thread = threading.Thread(target=self._loop, name=f"tdebench-{type(self).__name__}", daemon=True)
             self._thread.start()
         return self
 
@@ -77,32 +75,44 @@ class CpuSwapper:
 
     def _loop(self) -> None:
         while not self._stop.wait(self.period):
-            shift = self.swaps + 1
-            twins = list(range(len(self.setters)))
-            if shift % 2:
-                twins.reverse()
-            began = time.monotonic()
-            try:
-                for twin in twins:
-                    self.setters[twin](self.slots[(self.start[twin] + shift) % len(self.slots)])
-            except OSError as exc:
-                self.failed = str(exc)
+            if not self._step():
                 return
-            self.write_s.append(time.monotonic() - began)
-            self.swaps = shift
+
+    def _step(self) -> bool:
+        """One move; False stops the rotation."""
+        raise NotImplementedError
 
     def done(self, label: str) -> None:
-        """A twin's step returned (the sets go on swapping until the pair ends)."""
+        """A twin's step returned (default: the rotation goes on until the pair ends)."""
 
-    @property
-    def count(self) -> int:
-        """Swaps so far."""
-        return self.swaps
 
-    @property
-    def timings(self) -> list[float]:
-        """Seconds each swap's writes took."""
-        return self.write_s
+class CpuSwapper(Rotation):
+    """While a pair runs, swaps the twins' CPU sets every ``period`` seconds.
+
+    ``setters`` set each twin's CPUs, in the order of ``start`` (each twin's index into ``slots`` when the pair
+    began); which twin's set is written first alternates, so neither is the one that briefly shares a CPU with the
+    other after every swap. A write that fails stops the swapping (the pair goes on with the sets it has)."""
+
+    def __init__(self, setters: list[Callable[[str], None]], slots: list[str], start: tuple[int, ...],
+                 period: float = SWAP_SECONDS) -> None:
+        super().__init__(len(setters), period)
+        self.setters, self.slots, self.start = setters, slots, start
+
+    def _step(self) -> bool:
+        shift = self.count + 1
+        twins = list(range(len(self.setters)))
+        if shift % 2:
+            twins.reverse()
+        began = time.monotonic()
+        try:
+            for twin in twins:
+                self.setters[twin](self.slots[(self.start[twin] + shift) % len(self.slots)])
+        except OSError as exc:
+            self.failed = str(exc)
+            return False
+        self.timings.append(time.monotonic() - began)
+        self.count = shift
+        return True
 
 
 @dataclass

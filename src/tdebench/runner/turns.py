@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
+from tdebench.runner.pairing import Rotation
+
 #: seconds a twin runs before the other's turn: long against a swap (a freeze waits for reads in flight),
 #: short against a step and against the minutes over which a virtual disk's latency drifts
 TURN_SECONDS = 0.2
@@ -61,48 +63,32 @@ class HeldTime:
         return lambda now_ns: self.held_ns(label, now_ns)
 
 
-class Turns:
-    """The rotation of one pair (a context manager around it): ``twins`` in the order they take turns, the first
-    running at once; :meth:`done` takes a twin whose step returned out of the rotation. A freeze that fails stops
-    the rotation with every server running (:attr:`failed` says why; the pair then runs as a duet)."""
+class Turns(Rotation):
+    """The rotation of one pair: ``twins`` in the order they take turns, the first running at once; :meth:`done`
+    takes a twin whose step returned out of the rotation. :attr:`count` is the number of turns (changes of the
+    running twin), :attr:`timings` the seconds each freeze took until the twin's last task had stopped. A freeze
+    that fails stops the rotation with every server running (:attr:`failed` says why)."""
 
     def __init__(self, twins: dict[str, Holdable], ledger: HeldTime, period: float = TURN_SECONDS) -> None:
-        self.twins, self.ledger, self.period = twins, ledger, period
+        super().__init__(len(twins), period)
+        self.twins, self.ledger = twins, ledger
         self.order = list(twins)
-        self.turns = 0
-        self.failed: str | None = None
-        self.hold_s: list[float] = []
         self._running = self.order[0] if self.order else None
         self._left = set(self.order)
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def __enter__(self) -> Turns:
         if len(self.order) > 1 and self.period > 0:
             for label in self.order[1:]:
                 if not self._hold(label):
                     break
-            self._thread = threading.Thread(target=self._loop, name="tdebench-turns", daemon=True)
-            self._thread.start()
+        super().__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
+        super().__exit__(*exc)
         with self._lock:
             self._release_all()
-
-    @property
-    def count(self) -> int:
-        """Turns so far (swaps of the running twin)."""
-        return self.turns
-
-    @property
-    def timings(self) -> list[float]:
-        """Seconds each hold took, from the freeze's write until the twin's last task stopped."""
-        return self.hold_s
 
     def done(self, label: str) -> None:
         """``label``'s step returned: it leaves the rotation, and a twin still held runs on alone."""
@@ -111,18 +97,18 @@ class Turns:
             if len(self._left) < 2:
                 self._release_all()
 
-    def _loop(self) -> None:
-        while not self._stop.wait(self.period):
-            with self._lock:
-                if len(self._left) < 2 or self.failed:
-                    return
-                current = self._running
-                following = self.order[(self.order.index(current) + 1) % len(self.order)]
-                if not self._hold(current):
-                    return
-                self._release(following)
-                self._running = following
-                self.turns += 1
+    def _step(self) -> bool:
+        with self._lock:
+            if len(self._left) < 2 or self.failed:
+                return False
+            current = self._running
+            following = self.order[(self.order.index(current) + 1) % len(self.order)]
+            if not self._hold(current):
+                return False
+            self._release(following)
+            self._running = following
+            self.count += 1
+            return True
 
     def _hold(self, label: str) -> bool:
         began = time.perf_counter_ns()
@@ -133,7 +119,7 @@ class Turns:
             self._release_all()
             return False
         ended = time.perf_counter_ns()
-        self.hold_s.append((ended - began) / 1e9)
+        self.timings.append((ended - began) / 1e9)
         self.ledger.start(label, ended)  # held from the moment its last task stopped
         return True
 
