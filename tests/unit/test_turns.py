@@ -22,16 +22,23 @@ class Gate:
         self.holds = 0
         shared[label] = True
 
-    def hold(self) -> None:
+    def freeze(self) -> int:
         if self.fail_after is not None and self.holds >= self.fail_after:
             raise OSError("cannot freeze")
+        at = time.perf_counter_ns()
         self.holds += 1
         self.event.clear()
         self.shared[self.label] = False
+        return at
 
-    def release(self) -> None:
+    def wait_frozen(self) -> None:
+        """The fake server stops at its next unit of work (at most 2 ms later)."""
+
+    def release(self) -> int:
+        at = time.perf_counter_ns()
         self.shared[self.label] = True
         self.event.set()
+        return at
 
 
 def test_held_time_counts_closed_and_open_stretches():

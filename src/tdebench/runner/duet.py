@@ -178,6 +178,8 @@ class DuetSchedule:
 
     def close(self) -> None:
         """At the end of the run: what is left in the groups goes back to tdebench's group, the groups go."""
+        for freezer in self.freezers.values():
+            freezer.close()
         failed = [str(f.path) for f in self.freezers.values() if f.owned and not cgroups.remove_group(f.path)]
         failed += [path for group in self.groups.values() for path in group.release()]
         self.groups, self.freezers = {}, {}

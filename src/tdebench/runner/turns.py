@@ -27,11 +27,14 @@ TURN_SECONDS = 0.2
 
 
 class Holdable(Protocol):
-    """What a twin's freezer offers (:class:`tdebench.runner.freezer.Freezer`)."""
+    """What a twin's freezer offers (:class:`tdebench.runner.freezer.Freezer`): :meth:`freeze` and
+    :meth:`release` return the ``time.perf_counter_ns()`` taken right before they acted."""
 
-    def hold(self) -> None: ...
+    def freeze(self) -> int: ...
 
-    def release(self) -> None: ...
+    def wait_frozen(self) -> None: ...
+
+    def release(self) -> int: ...
 
 
 class HeldTime:
@@ -111,21 +114,22 @@ class Turns(Rotation):
             return True
 
     def _hold(self, label: str) -> bool:
-        began = time.perf_counter_ns()
+        """Freeze ``label``; it is held from the moment of the freeze's write (what its tasks still ran until they
+        stopped, a fraction of a millisecond, is charged to neither twin), and the next twin runs only once its
+        last task has stopped."""
         try:
-            self.twins[label].hold()
+            began = self.twins[label].freeze()
+            self.ledger.start(label, began)
+            self.twins[label].wait_frozen()
         except OSError as exc:
             self.failed = str(exc)
             self._release_all()
             return False
-        ended = time.perf_counter_ns()
-        self.timings.append((ended - began) / 1e9)
-        self.ledger.start(label, ended)  # held from the moment its last task stopped
+        self.timings.append((time.perf_counter_ns() - began) / 1e9)
         return True
 
     def _release(self, label: str) -> None:
-        self.ledger.stop(label, time.perf_counter_ns())  # charged from the moment it may run
-        self.twins[label].release()
+        self.ledger.stop(label, self.twins[label].release())  # charged from the moment it may run
 
     def _release_all(self) -> None:
         for label in self.order:
