@@ -46,7 +46,8 @@ def test_a_held_process_stops_and_runs_again_once_released():
     spinner = _spinner()
     try:
         freezer.adopt([spinner.pid])
-        freezer.hold()
+        freezer.freeze()
+        freezer.wait_frozen()
         before = _ticks(spinner.pid)
         time.sleep(0.3)
         assert _ticks(spinner.pid) == before  # it did not run while held
@@ -75,7 +76,8 @@ def test_cleanup_ends_a_server_a_killed_run_left_frozen(tmp_path):
     try:
         group.add_process(server.pid)
         freezer.adopt([server.pid])
-        freezer.hold()
+        freezer.freeze()
+        freezer.wait_frozen()
         state = tmp_path / "state"
         (state / "tdebench" / "owned").mkdir(parents=True)
         record = {"version": 1, "run_id": "turnsrun", "run_dir": str(tmp_path / "run"), "keep": False,

@@ -78,7 +78,7 @@ def check_plan(plan: RunPlan) -> None:
                          f"({', '.join(plan.labels)})", "compare two specs, e.g. --encryption none,none (A/A) or "
                          "none,tde:aes-256-ctr, or use --schedule query for more")
     if plan.pin:
-        raise UsageError(f"--pin puts the servers on fixed CPUs, and {name} gives each twin CPUs of its own",
+        raise UsageError(f"--pin puts the servers on fixed CPUs, and {name} places each twin's server itself",
                          "leave --pin out")
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < TWINS and plan.schedule == "duet":

@@ -1,10 +1,11 @@
 """Holding a twin's server still for ``--schedule turns``: the cgroup freezer.
 
-cgroup v1 has a ``freezer`` hierarchy of its own: a twin's freezer group (``tdebench-<pid>-turns-<n>``) holds its
-server processes only, never tdebench's client thread of that twin (a frozen client thread would hold up
-tdebench itself). cgroup v2 freezes a whole group (``cgroup.freeze``); its twin groups hold the servers only (v2
-keeps threads with their process), so there the twin's own group is frozen. :meth:`Freezer.hold` returns once
-every task of the group has stopped (a task in the middle of a disk read stops when the read returns).
+cgroup v1 has a ``freezer`` hierarchy of its own: a twin's freezer group (named as its other groups,
+``tdebench-<pid>-duet-<n>``) holds its server processes only, never tdebench's client thread of that twin (a frozen
+client thread would hold up tdebench itself). cgroup v2 freezes a whole group (``cgroup.freeze``); its twin groups
+hold the servers only (v2 keeps threads with their process), so there the twin's own group is frozen.
+:meth:`Freezer.wait_frozen` returns once every task of the group has stopped (a task in the middle of a disk read
+stops when the read returns).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from tdebench.engines.toolkit import cgroupfs
 from tdebench.runner import cgroups
 
-#: seconds :meth:`Freezer.hold` waits for every task to stop before it gives up (OSError)
+#: seconds :meth:`Freezer.wait_frozen` waits for every task to stop before it gives up (OSError)
 HOLD_TIMEOUT = 5.0
 
 
@@ -37,7 +38,6 @@ class Freezer:
 
     def __init__(self, path: Path, version: str) -> None:
         self.path, self.version = path, version
-        self.held = False
         self._fd: int | None = None
 
     @classmethod
@@ -75,7 +75,6 @@ class Freezer:
 
     def freeze(self) -> int:
         """Ask every task of the group to stop; the ``time.perf_counter_ns()`` taken right before the write."""
-        self.held = True
         fd, text = self._control(), b"FROZEN" if self.version == "1" else b"1"
         at = time.perf_counter_ns()
         os.write(fd, text)
@@ -89,11 +88,6 @@ class Freezer:
                 raise OSError(f"the tasks of {self.path} did not stop within {timeout:g} s")
             os.sched_yield()
 
-    def hold(self, timeout: float = HOLD_TIMEOUT) -> None:
-        """Freeze the group and wait until every task has stopped; OSError if they have not within ``timeout``."""
-        self.freeze()
-        self.wait_frozen(timeout)
-
     def frozen(self) -> bool:
         if self.version == "1":
             return (self.path / "freezer.state").read_text().strip() == "FROZEN"
@@ -102,7 +96,6 @@ class Freezer:
     def release(self) -> int:
         """Let the group run again; the ``time.perf_counter_ns()`` taken right before the write (never raises: it
         is also the way out of an error)."""
-        self.held = False
         at = time.perf_counter_ns()
         try:
             os.write(self._control(), b"THAWED" if self.version == "1" else b"0")
