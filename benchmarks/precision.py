@@ -65,6 +65,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))  # block_ratios, when this script is loaded by path (tests)
 
 from tdebench.api.regime import ratio_of, regime_label, split_label  # noqa: E402
 from tdebench.stats.aa import false_positive_rate  # noqa: E402
@@ -372,21 +373,17 @@ def block_effect(runs: list[Path], head: tuple[str, str, str]) -> None:
     measured block of every run (a between-block sd the per-round interval does not see); the mean ratio of the
     first, second, ... measured block over the runs (a first block that differs is one the warm-up should have
     absorbed); and the false-positive count with each run's first measured block left out."""
-    from scipy import stats as sps
+    from block_ratios import block_effect as anova_by_block
 
     from tdebench.stats.interval import overhead_interval, rounds_interval
 
     per_run = [round_ratios(run, head) for run in runs]
-    groups = [np.array(x) for blocks in per_run for x in blocks.values() if len(x) > 1]
-    if len(groups) < 2:
+    e = anova_by_block([100 * np.array(x) for blocks in per_run for x in blocks.values()])
+    if e is None:
         return
-    f, p = sps.f_oneway(*groups)
-    k = float(np.mean([g.size for g in groups]))
-    within = float(np.mean([g.var(ddof=1) for g in groups]))
-    between = max(0.0, (k * float(np.var([g.mean() for g in groups], ddof=1)) - within) / k)
-    print(f"block effect over {len(groups)} blocks of about {k:.0f} rounds: within-block sd of a round's log ratio "
-          f"{100 * math.sqrt(within):.1f}%, between-block sd {100 * math.sqrt(between):.2f}% (F = {f:.2f}, "
-          f"p = {p:.3f}); design effect of a block mean 1 + k·σ_b²/σ_w² = {1 + k * between / within:.2f}")
+    print(f"block effect over {e['blocks']} blocks of about {e['k']:.0f} rounds: within-block sd of a round's log "
+          f"ratio {e['within_sd']:.1f}%, between-block sd {e['between_sd']:.2f}% (F = {e['f']:.2f}, p = {e['p']:.3f}); "
+          f"design effect of a block mean 1 + k·σ_b²/σ_w² = {e['design_effect']:.2f}")
     for position in range(max(len(b) for b in per_run)):
         means = [float(np.mean(list(b.values())[position])) for b in per_run if len(b) > position]
         print(f"  measured block {position + 1}: mean log ratio over {len(means)} runs {100 * np.mean(means):+.2f}% "

@@ -49,6 +49,43 @@ def test_block_ratios_prints_each_steps_mean_sd_lag1_and_count(tmp_path, capsys,
     assert line.split() == ["q01", "b", "3", f"{mean:+.2f}", f"{sd:.2f}", f"{r1:+.2f}", "1", "of", "3"]
 
 
+def test_block_effect_splits_a_rounds_variance_into_within_and_between_blocks():
+    import numpy as np
+
+    effect = load("block_ratios").block_effect
+    shared = effect([np.array([1.0, 3.0]), np.array([11.0, 13.0]), np.array([21.0, 23.0])])
+    assert shared["within_sd"] == pytest.approx(math.sqrt(2.0))  # each block's two rounds: variance 2
+    # block means 2, 12, 22: variance 100; minus what the rounds' own noise puts there (2 / 2 rounds)
+    assert shared["between_sd"] == pytest.approx(math.sqrt((2 * 100 - 2) / 2))
+    assert shared["p"] < 0.01 and shared["design_effect"] == pytest.approx(1 + 2 * 99 / 2)
+    none = effect([np.array([0.0, 4.0]), np.array([1.0, 3.0]), np.array([4.0, 0.0])])
+    assert none["between_sd"] == 0.0 and none["p"] > 0.5  # the block means are all 2: nothing of their own
+    assert effect([np.array([1.0, 2.0])]) is None  # one block: nothing to compare
+
+
+def test_block_ratios_prints_the_block_effect_of_a_step_in_rounds(tmp_path, capsys, monkeypatch):
+    rows = [{**_row(c, b, "vu2", v * (1 + 0.1 * b if c == "b" else 1), test="tpcc"), "metric": "tpm", "round": r}
+            for c in ("a", "b") for b in (1, 2, 3) for r, v in ((1, 100.0), (2, 102.0))]
+    monkeypatch.setattr(sys, "argv", ["block_ratios.py", str(_run(tmp_path, rows)), "--test", "tpcc", "--metric",
+                                      "tpm"])
+    load("block_ratios").main()
+    line = next(x for x in capsys.readouterr().out.splitlines() if "block effect" in x)
+    assert line.startswith("vu2 b: block effect over 3 blocks of about 2 rounds")
+    assert "within-block sd of a round's log ratio 0.00%" in line  # b's rounds are a's times the block's factor
+
+
+def test_block_ratios_correlates_two_metrics_block_by_block(tmp_path, capsys, monkeypatch):
+    factor = {1: 1.02, 2: 0.97, 3: 1.05, 4: 0.99}  # b's throughput per block; its CPU per transaction the inverse
+    rows = [{**_row(c, b, "vu8", 100.0 * (f if c == "b" else 1), test="tpcc"), "metric": "tpm"}
+            for c in ("a", "b") for b, f in factor.items()]
+    rows += [{**_row(c, b, "vu8", 2.0 / (f if c == "b" else 1), test="tpcc"), "metric": "cpu"}
+             for c in ("a", "b") for b, f in factor.items()]
+    monkeypatch.setattr(sys, "argv", ["block_ratios.py", str(_run(tmp_path, rows)), "--test", "tpcc", "--metric",
+                                      "tpm", "--with", "cpu"])
+    load("block_ratios").main()
+    assert "vu8 b: per-block log ratios of tpm and cpu correlate at -1.00 over 4 blocks" in capsys.readouterr().out
+
+
 def test_visit_noise_gives_a_headline_as_percentage_and_as_time_added(tmp_path):
     module = load("visit_noise")
     plain = {1: 0.010, 2: 0.012, 3: 0.014}
