@@ -360,6 +360,20 @@ def test_check_plan_refuses_what_the_duet_cannot_serve(monkeypatch):
         duet.check_plan(_plan())
 
 
+def test_pin_is_refused_by_the_duet_and_taken_by_turns(monkeypatch):
+    from tdebench.api.engine import Config
+    from tdebench.encryption import parse_spec
+    from tdebench.errors import UsageError
+
+    monkeypatch.setattr(cgroups, "unavailable", lambda: "")
+    monkeypatch.setattr(duet, "freezer_base", lambda: Path("/sys/fs/cgroup/freezer"))
+    twins = [Config("mariadb", parse_spec("none")), Config("mariadb", parse_spec("none"), name="m2")]
+    with pytest.raises(UsageError, match="or use --schedule turns"):
+        duet.check_plan(_plan(configs=twins, pin=True))
+    turns = RunPlan(configs=twins, schedule="turns", pin=True)  # one twin runs at a time: both on the server CPUs
+    duet.check_plan(turns)
+
+
 def test_the_methods_text_says_how_often_the_cpu_sets_swapped():
     from tdebench.report.duet_view import duet_text
 

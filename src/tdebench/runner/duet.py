@@ -77,9 +77,9 @@ def check_plan(plan: RunPlan) -> None:
         raise UsageError(f"{name} runs exactly two configs side by side, not {len(plan.configs)} "
                          f"({', '.join(plan.labels)})", "compare two specs, e.g. --encryption none,none (A/A) or "
                          "none,tde:aes-256-ctr, or use --schedule query for more")
-    if plan.pin:
+    if plan.pin and plan.schedule == "duet":  # taking turns, both twins' servers may share the server CPUs
         raise UsageError(f"--pin puts the servers on fixed CPUs, and {name} places each twin's server itself",
-                         "leave --pin out")
+                         "leave --pin out, or use --schedule turns")
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < TWINS and plan.schedule == "duet":
         raise UsageError(f"--schedule duet gives each of the two twins CPUs of its own, and this process may run on "
