@@ -108,8 +108,9 @@ def run(args: argparse.Namespace) -> None:
         ratios: list[float] = []
         ended, irq0, own = time.monotonic() + args.minutes * 60, interrupts(), os.sched_getaffinity(0)
         sides = [f"CPU{c} µs" for c in cpus] or ["first µs", "second µs"]
-        print(f"{args.layout}, {args.mib} MiB each, chunk {args.chunk_kib} KiB, window {args.window} s, by {args.by}",
-              flush=True)
+        what = (f"one file of {args.mib} MiB read from CPU {cpus[0]} and CPU {cpus[1]} in turn" if cpus else
+                f"{args.layout}, {args.mib} MiB each, chunk {args.chunk_kib} KiB")
+        print(f"{what}, window {args.window} s", flush=True)
         print(f"{'window':>6} {sides[0]:>9} {sides[1]:>10} {'log ratio %':>11}", flush=True)
         while time.monotonic() < ended:
             spent, reads = [0.0, 0.0], [0, 0]
