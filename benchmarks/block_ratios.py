@@ -50,7 +50,8 @@ def block_values(path: Path, test: str, metric: str) -> dict[str, dict[str, dict
 
 def round_logs(path: Path, test: str, metric: str) -> dict[str, dict[str, dict[int, dict[int, float]]]]:
     """step -> config -> block -> round -> log value, for the values measured in rounds."""
-    logs: dict[str, dict[str, dict[int, dict[int, float]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(dict)))
+    logs: dict[str, dict[str, dict[int, dict[int, float]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(dict)))
     with open(path, newline="") as handle:
         for r in csv.DictReader(handle):
             if (r["test"] == test and r["metric"] == metric and r["status"] == "ok" and r["round"]
@@ -75,13 +76,19 @@ def block_effect(groups: list[np.ndarray]) -> dict[str, float] | None:
             "f": float(f), "p": float(p), "design_effect": 1 + k * between / within if within else math.inf}
 
 
+def round_log_ratios(by: dict[str, dict[int, dict[int, float]]], config: str, plain: str) -> dict[int, list[float]]:
+    """block -> the log ratios (config / plain) of the rounds both have, in order (blocks with none left out)."""
+    base = by.get(plain, {})
+    blocks = {b: [by[config][b][r] - base[b][r] for r in sorted(by[config][b]) if r in base.get(b, {})]
+              for b in sorted(by[config])}
+    return {b: ratios for b, ratios in blocks.items() if ratios}
+
+
 def print_block_effects(path: Path, test: str, metric: str, plain: str) -> None:
     """Per step measured in rounds and per config, the block effect of its round-paired log ratios against ``plain``."""
     for step, by in sorted(round_logs(path, test, metric).items()):
         for config in sorted(c for c in by if c != plain):
-            groups = [100 * np.array([by[config][b][r] - by[plain][b][r] for r in sorted(by[config][b])
-                                      if r in by[plain].get(b, {})]) for b in sorted(by[config])]
-            e = block_effect(groups)
+            e = block_effect([100 * np.array(x) for x in round_log_ratios(by, config, plain).values()])
             if e:
                 print(f"{step} {config}: block effect over {e['blocks']} blocks of about {e['k']:.0f} rounds: "
                       f"within-block sd of a round's log ratio {e['within_sd']:.2f}%, between-block sd "

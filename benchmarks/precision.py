@@ -65,7 +65,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT / "benchmarks"))  # block_ratios, when this script is loaded by path (tests)
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from block_ratios import block_effect as anova_by_block, round_log_ratios, round_logs  # noqa: E402  (a sibling script)
 
 from tdebench.api.regime import ratio_of, regime_label, split_label  # noqa: E402
 from tdebench.stats.aa import false_positive_rate  # noqa: E402
@@ -351,20 +353,11 @@ def run_fp(args: argparse.Namespace) -> None:
 
 def round_ratios(run: Path, head: tuple[str, str, str]) -> dict[int, list[float]]:
     """Per measured block of an A/A run, the log ratios (second config / first) of its rounds, in order."""
-    by: dict[tuple[int, int], dict[str, float]] = {}
-    configs: list[str] = []
-    with open(run / "measurements.csv", newline="") as fh:
-        for r in csv.DictReader(fh):
-            if r["status"] == "ok" and r["round"] and (r["test"], r["step"], r["metric"]) == head:
-                by.setdefault((int(r["block"]), int(r["round"])), {})[r["config"]] = float(r["value"])
-                configs += [] if r["config"] in configs else [r["config"]]
+    test, step, metric = head
+    by = round_logs(run / "measurements.csv", test, metric).get(step, {})
     order = [c["label"] for c in json.loads((run / "manifest.json").read_text()).get("configs", [])]
-    configs.sort(key=lambda c: order.index(c) if c in order else len(order))  # the plan's first twin is the base
-    blocks: dict[int, list[float]] = {}
-    for (block, _), v in sorted(by.items()):
-        if len(configs) == 2 and len(v) == 2 and min(v.values()) > 0:
-            blocks.setdefault(block, []).append(math.log(v[configs[1]] / v[configs[0]]))
-    return blocks
+    configs = sorted(by, key=lambda c: order.index(c) if c in order else len(order))  # the plan's first is the base
+    return round_log_ratios(by, configs[1], configs[0]) if len(configs) == 2 else {}
 
 
 def block_effect(runs: list[Path], head: tuple[str, str, str]) -> None:
@@ -373,8 +366,6 @@ def block_effect(runs: list[Path], head: tuple[str, str, str]) -> None:
     measured block of every run (a between-block sd the per-round interval does not see); the mean ratio of the
     first, second, ... measured block over the runs (a first block that differs is one the warm-up should have
     absorbed); and the false-positive count with each run's first measured block left out."""
-    from block_ratios import block_effect as anova_by_block
-
     from tdebench.stats.interval import overhead_interval, rounds_interval
 
     per_run = [round_ratios(run, head) for run in runs]
