@@ -9,6 +9,7 @@ import time
 import pytest
 
 from tdebench.api import clock
+from tdebench.measure.probes import ClientCpu
 from tdebench.runner.turns import HeldTime, Turns
 
 
@@ -99,6 +100,34 @@ def test_a_twin_done_leaves_the_other_to_run_alone():
         assert turns.count == count and shared["b"]  # no more turns
     held = ledger.held_ns("b", time.perf_counter_ns())
     assert held == ledger.held_ns("b", time.perf_counter_ns() + 10**9)  # no stretch left open
+
+
+def test_the_client_cpu_of_a_step_leaves_out_the_turns_it_ended_with():
+    """A twin done, the rotation stops moving; the CPU its thread used for the turns is no step's: the step that
+    goes on alone has only its own (the thread stays until the pair ends, where the probe can take it out)."""
+    shared: dict[str, bool] = {}
+    gates = {"a": Gate("a", shared), "b": Gate("b", shared)}
+    burned = threading.Event()
+
+    class Busy(Turns):
+        def _step(self) -> bool:
+            began = time.thread_time()
+            while time.thread_time() - began < 0.005:
+                pass  # the freezes' and releases' CPU
+            moving = super()._step()
+            if not moving:
+                burned.set()
+            return moving
+
+    cpu = ClientCpu()
+    with Busy(gates, HeldTime(), 0.01) as turns:
+        before = cpu.read()  # b's step begins
+        time.sleep(0.3)
+        turns.done("a")
+        assert burned.wait(5)
+        time.sleep(0.1)
+        used = ClientCpu.seconds_between(before, cpu.read(), threading.get_native_id())  # b's step ends
+    assert turns.count > 5 and used < 0.02
 
 
 def test_a_failing_freeze_stops_the_rotation_with_every_server_running():

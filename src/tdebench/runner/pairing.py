@@ -76,7 +76,10 @@ class Rotation:
     def _loop(self) -> None:
         while not self._stop.wait(self.period):
             if not self._step():
-                return
+                break
+        # alive until the pair ends: a thread that ended inside a twin's step would leave the CPU it used in that
+        # step's client_cpu (measure/probes.py takes out the threads it can still read at the step's end)
+        self._stop.wait()
 
     def _step(self) -> bool:
         """One move; False stops the rotation."""
