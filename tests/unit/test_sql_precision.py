@@ -193,6 +193,38 @@ def test_the_rule_stops_when_every_watched_headline_is_met(tmp_path, noisy, stop
     assert entry["outcome"]["fake-none-2"].startswith("reads: Precision target ±2% met")
 
 
+@pytest.mark.parametrize("max_time, said", [(9 * 60.0, "its pilot"), (30 * 60.0, "them"), (3600.0, None)])
+def test_the_run_says_when_its_time_limit_ends_it_before_the_rule_can(tmp_path, monkeypatch, max_time, said):
+    """At 100 s a block a pilot of 5 blocks cannot end within 9 minutes, and blocks that vary by 20% cannot reach
+    ±2% within 30: each said once, with a --max-time that would fit them; an hour fits the pilot and says nothing
+    of it."""
+    clock = SimpleNamespace(now=0.0)
+    monkeypatch.setattr("tdebench.runner.precision.time", SimpleNamespace(monotonic=lambda: clock.now))
+    shop = make_workload_dir(tmp_path / "shop")
+    plan = RunPlan([Config("fake", parse_spec("none")), Config("fake", parse_spec("none"), name="fake-none-2")],
+                   workload="sql", workload_options={"dir": str(shop)}, precision=2.0, precision_metric="writes",
+                   trials=5, max_time=max_time, schedule="query", seed=1)
+    rundir = RunDirectory.create(tmp_path / "run")
+    messages: list[str] = []
+    listener = SimpleNamespace(message=messages.append)
+    sequence = BlockSequence(plan, rundir, watched_series(plan, make_workload(plan, rundir)), {}, listener,
+                             started=0.0)  # type: ignore[arg-type]
+    rng = np.random.default_rng(5)
+    for block in sequence.blocks():
+        clock.now += 100.0
+        if not block.warmup:
+            _measured(rundir, block.number, 0.2, rng)
+    pace = [m for m in messages if m.startswith("precision: at 100 s a block")]
+    if said is None:
+        assert not [m for m in pace if "pilot" in m]
+        return
+    mine = [m for m in pace if m.endswith(said)]
+    assert len(mine) == 1
+    blocks = 5 if said == "its pilot" else int(mine[0].split("the ")[1].split(" blocks")[0])
+    minutes = int(mine[0].split("--max-time ")[1].split("m ")[0])
+    assert minutes * 60 > max_time and minutes * 60 >= (blocks + 1) * 100  # the warm-up's 100 s, and one more block
+
+
 def test_progress_names_each_headline_and_the_slowest():
     rule = StoppingRule(2.0, min_n=3)
     rng = np.random.default_rng(4)

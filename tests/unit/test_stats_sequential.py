@@ -252,3 +252,11 @@ def test_randomized_orders_make_the_rounds_of_a_block_uncorrelated():
     assert abs(float(np.mean(d)) - 0.05) < 0.005  # unbiased: the drift enters with a random sign
     # with one fixed order the same noise gives rounds correlated at about -rho(1 - rho)/2 = -0.08
     assert float(np.mean([lag1(row) for row in u[:, 1::2] - u[:, 0::2]])) < -0.05
+
+
+def test_a_run_stopped_inside_the_pilot_says_so_even_when_narrow_enough() -> None:
+    d = np.random.default_rng(2).normal(0, 0.001, 6)
+    early = StoppingRule(1.0, min_n=10).check_log_ratios(d)
+    assert not early.met and early.half_width_pp < 1.0
+    assert "after 6 blocks, before the rule's pilot of 10 had ended, with a half-width" in early.outcome("--max-time")
+    assert "pilot" not in StoppingRule(1.0, min_n=5).check_log_ratios(d).outcome()

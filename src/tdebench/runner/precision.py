@@ -28,6 +28,7 @@ from tdebench.api.regime import ratio_of
 from tdebench.api.workload import Workload
 from tdebench.errors import UsageError
 from tdebench.results.rundir import RunDirectory
+from tdebench.runner.progress import human_duration
 from tdebench.stats.load import Measurements, SeriesKey, load_measurements
 from tdebench.api.keys import file_twin
 from tdebench.stats.overhead import default_baselines
@@ -216,6 +217,7 @@ class BlockSequence:
         self.blocks_run = 0  # measured blocks yielded (warm-up left out)
         self.skip_steps: frozenset[str] = frozenset()  # steps the next blocks leave out (steps_to_skip)
         self._durations: list[float] = []
+        self._pace_said: set[str] = set()  # what :meth:`_say_pace` has said in this decision
         if self.rule is not None:
             first = watched[0].series if watched else ("", "", "")
             self.manifest["precision"] = {"rule": self.rule.manifest(), "headline": dict(zip(
@@ -248,6 +250,7 @@ class BlockSequence:
         """The blocks of one stopping decision (the run's, or one memory ratio's)."""
         self.stopped_by = None
         self.skip_steps = frozenset()
+        self._pace_said = set()
         for block in blocks:
             if self._out_of_time(deadline):
                 self.stopped_by = "--max-time"
@@ -261,6 +264,7 @@ class BlockSequence:
                 continue
             if self._check(block, ratio):
                 break
+            self._say_pace(deadline)
         else:
             if self.rule is not None and self.plan.memory_ratios:
                 self.stopped_by = "--max-trials"  # the ratio's block numbers are used up
@@ -306,6 +310,30 @@ class BlockSequence:
             self.stopped_by = "--max-trials"
             return True
         return False
+
+    def _say_pace(self, deadline: float | None) -> None:
+        """Say once, at the pace :meth:`_out_of_time` judges by, that the time limit ends the run before the rule's
+        pilot (then the target cannot be met whatever the blocks show), and once that it ends it before the blocks
+        the rule asks for; each with a ``--max-time`` that would fit them."""
+        if deadline is None or self.rule is None or not self._durations or self.plan.memory_ratios:
+            return  # a memory sweep's deadline is a ratio's share of the time: no one --max-time to suggest
+        pace = float(np.mean(self._durations))
+        n = self.blocks_run  # a resumed run's blocks count towards the pilot too
+        needed = [d.needed_n for by in self.decisions.values() for d in by.values()
+                  if not d.met and d.needed_n is not None]
+        for what, blocks in (("pilot", self.rule.min_n), ("needed", max(needed, default=0))):
+            if what in self._pace_said or blocks <= n or (what == "needed" and n < self.rule.min_n):
+                continue  # the blocks needed are guessed from the pilot's blocks only once it is over
+            ends = time.monotonic() - self.started + (blocks - n) * pace
+            if ends <= deadline:
+                continue
+            self._pace_said.add(what)
+            whose = (f"the rule's pilot of {blocks} blocks" if what == "pilot"
+                     else f"the {blocks} blocks the rule now asks for")
+            self.ui.message(f"precision: at {pace:.0f} s a block, {whose} would end about "
+                            f"{human_duration(ends)} from the start, after the time limit ({human_duration(deadline)}"
+                            f"); --max-time {math.ceil((ends + pace) / 60)}m would give the rule "
+                            + ("its pilot" if what == "pilot" else "them"))
 
     def _skip_met(self, mine: dict[str, dict[str, Decision]], entry: dict[str, Any]) -> None:
         """After a block: the steps the next blocks leave out, because every figure that needs them has met its

@@ -295,8 +295,9 @@ class Decision:
             more = f"more than {MAX_NEEDED:,} blocks would be needed at this noise"
         else:
             more = "at least 2 blocks are needed before the number that would meet it can be estimated"
+        early = f", before the rule's pilot of {self.min_n} had ended," if self.n < self.min_n else ""
         return (f"Precision target ±{self.target_pp:g}% NOT met: stopped by {by} after {self.n} "
-                f"blocks with {hw}; overhead {self._ci()}; {more}.")
+                f"blocks{early} with {hw}; overhead {self._ci()}; {more}.")
 
     def as_dict(self) -> dict[str, object]:
         """The state recorded per config in the manifest."""
