@@ -1,7 +1,8 @@
 """Per step, how a config's blocks compare with its plain twin's: the per-block log ratio's mean, sd and lag-1
 autocorrelation (blocks that follow each other, which the stopping rule's AR(1) bound widens the interval for), and
-in how many blocks the config was the faster. For an A/A test (``--encryption none,none``) whose interval leaves out 0,
-this says whether one query carries the difference or every query leans the same way.
+in how many blocks the config was the faster (a shorter time, a higher throughput). For an A/A test (``--encryption
+none,none``) whose interval leaves out 0, this says whether one query carries the difference or every query leans
+the same way.
 
 Reads RUN_DIR/measurements.csv (ok values of measured blocks; round values are averaged per block as logs).
 
@@ -32,6 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from tdebench.api.regime import split_label  # noqa: E402
+from tdebench.stats.metrics import higher_is_better  # noqa: E402
 from tdebench.stats.sequential import lag1  # noqa: E402
 
 
@@ -139,7 +141,7 @@ def main() -> None:
             if len(ratios) < 2:
                 continue
             d, blocks = np.array(list(ratios.values())), list(ratios)
-            faster = int((d < 0).sum())
+            faster = int((d > 0).sum() if higher_is_better(args.metric) else (d < 0).sum())
             print(f"{step:<20}{config:<34}{len(blocks):>7}{d.mean():>+8.2f}{d.std(ddof=1):>7.2f}{lag1(d):>+7.2f}"
                   f"{f'{faster} of {len(blocks)}':>11}")
     print_block_effects(args.run / "measurements.csv", args.test, args.metric, plain)
