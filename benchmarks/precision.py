@@ -37,8 +37,9 @@ taking turns on the machine; two-config TPC-H cases), ``query-norestart`` (``--n
 ``fp`` runs ``--reps`` independent A/A runs (``--encryption none,none``, or the A/A case ``--case``, e.g.
 ``tpcc-aa`` with ``--trials 3 --max-trials 8``; ``orders-aa``: the sql workload's orders example, counted on its
 writes and its reads; ``mem25-aa``, ``memsrc25-aa``: on the power total's elapsed time and its server CPU time) and counts how many final headline intervals exclude 0 (the
-false-positive rate at the nominal 5%, with its exact Clopper–Pearson interval); ``--restart on|off`` runs them with
-or without ``--restart-twins``.
+false-positive rate at the nominal 5%, with its exact Clopper–Pearson interval), then whether the rounds of a
+block share noise (block effect) and whether the blocks of a run do (run effect: the ANOVA of per-block log ratios
+by run); ``--restart on|off`` runs them with or without ``--restart-twins``.
 
 ``probe-check`` compares the two /proc sources of server CPU time per statement (per-thread schedstat in ns vs
 /proc/<pid>/stat in clock ticks) on a real server running the 22 queries ``--rounds`` times.
@@ -67,7 +68,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from block_ratios import block_effect as anova_by_block, round_log_ratios, round_logs  # noqa: E402  (a sibling script)
+from block_ratios import (  # noqa: E402  (a sibling script)
+    block_effect as anova_by_block, block_log_ratios, block_values, round_log_ratios, round_logs)
 
 from tdebench.api.regime import ratio_of, regime_label, split_label  # noqa: E402
 from tdebench.stats.aa import false_positive_rate  # noqa: E402
@@ -350,15 +352,40 @@ def run_fp(args: argparse.Namespace) -> None:
     for head in heads:
         print(f"{'/'.join(head)}: {false_positive_rate(rows[head]).text()}")
     block_effect([out / f"aa-{rep:02d}" for rep in range(1, args.reps + 1)], heads[0])
+    run_effect([out / f"aa-{rep:02d}" for rep in range(1, args.reps + 1)], heads[0])
+
+
+def plan_order(run: Path, labels: object) -> list[str]:
+    """The configs among ``labels`` in the run's plan order (the plan's first is the base)."""
+    order = [c["label"] for c in json.loads((run / "manifest.json").read_text()).get("configs", [])]
+    return sorted(labels, key=lambda c: order.index(c) if c in order else len(order))  # type: ignore[arg-type]
 
 
 def round_ratios(run: Path, head: tuple[str, str, str]) -> dict[int, list[float]]:
     """Per measured block of an A/A run, the log ratios (second config / first) of its rounds, in order."""
     test, step, metric = head
     by = round_logs(run / "measurements.csv", test, metric).get(step, {})
-    order = [c["label"] for c in json.loads((run / "manifest.json").read_text()).get("configs", [])]
-    configs = sorted(by, key=lambda c: order.index(c) if c in order else len(order))  # the plan's first is the base
+    configs = plan_order(run, by)
     return round_log_ratios(by, configs[1], configs[0]) if len(configs) == 2 else {}
+
+
+def run_effect(runs: list[Path], head: tuple[str, str, str]) -> None:
+    """Is there noise shared by the blocks of one run (its load, where its files lie on the disk), beyond what each
+    block draws? One-way ANOVA of the per-block log ratios (second config / first) by run: a between-run sd that a
+    run's own interval, over its blocks, cannot see."""
+    test, step, metric = head
+    per_run = []
+    for run in runs:
+        by = block_values(run / "measurements.csv", test, metric).get(step, {})
+        configs = plan_order(run, by)
+        if len(configs) == 2:
+            per_run.append(np.array(list(block_log_ratios(by, configs[1], configs[0]).values())))
+    e = anova_by_block(per_run)
+    if e is None:
+        return
+    print(f"run effect over {e['blocks']} runs of about {e['k']:.0f} blocks: within-run sd of a block's log ratio "
+          f"{e['within_sd']:.2f}%, between-run sd {e['between_sd']:.2f}% (F = {e['f']:.2f}, p = {e['p']:.3f}); run "
+          f"means {', '.join(f'{x.mean():+.2f}' for x in per_run)}%")
 
 
 def block_effect(runs: list[Path], head: tuple[str, str, str]) -> None:

@@ -160,3 +160,24 @@ def test_duet_sides_counts_the_blocks_each_cpu_set_won_and_its_groups_cpu(tmp_pa
 def test_duet_sides_refuses_a_run_of_another_schedule(tmp_path, capsys):
     assert load("duet_sides").main([str(_run(tmp_path, [_row("a", 1, "q14", 1.0)]))]) == 2
     assert "not a --schedule duet run" in capsys.readouterr().err
+
+
+def test_fp_run_effect_finds_an_offset_a_runs_blocks_share(tmp_path, capsys):
+    """Three A/A runs of four blocks; the second twin of the second run is 3% slower in every block (as a twin whose
+    files lie where the disk reads slower would be): the ANOVA of block ratios by run finds it; without it, none."""
+    noise = [0.4, -0.3, 0.1, -0.2]
+    for offset, expect_effect in ((3.0, True), (0.0, False)):
+        runs = []
+        for r, shift in enumerate((0.0, offset, 0.0)):
+            rows = [_row("a", b + 1, "total", 10.0) for b in range(4)]
+            rows += [_row("b", b + 1, "total", 10.0 * math.exp((shift + noise[(b + r) % 4]) / 100)) for b in range(4)]
+            (tmp_path / f"{offset}-{r}").mkdir()
+            runs.append(_run(tmp_path / f"{offset}-{r}", rows))
+        load("precision").run_effect(runs, ("power", "total", "elapsed"))
+        line = capsys.readouterr().out.strip()
+        assert line.startswith("run effect over 3 runs of about 4 blocks")
+        between = float(line.split("between-run sd ")[1].split("%")[0])
+        p = float(line.split("p = ")[1].split(")")[0])
+        assert (between > 1.0 and p < 0.001) if expect_effect else (between == 0.0 and p > 0.5)
+        means = [float(x) for x in line.split("run means ")[1].rstrip("%").split(", ")]
+        assert means == pytest.approx([0.0, offset, 0.0], abs=0.01)
