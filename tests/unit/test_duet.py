@@ -382,3 +382,19 @@ def test_the_methods_text_says_how_often_the_cpu_sets_swapped():
     assert "swapped every 0.2 s while a pair ran (40 swaps, each written in a median 476.3 µs)" in text
     older = duet_text({"schedule": {"cpu_slots": ["0", "1"]}})  # a run from before the swaps
     assert older.startswith("Duet schedule: ") and "stayed put inside a pair" in older
+
+
+def test_a_group_that_read_nothing_read_0_bytes_and_one_without_counters_reports_none(tmp_path):
+    """v1 lists a device only once the group has used it: an empty list is 0 bytes (a cached step), not a missing
+    figure; counters that cannot be read give no I/O figures at all."""
+    (tmp_path / "blkio.throttle.io_service_bytes").write_text("Total 0\n")
+    (tmp_path / "blkio.throttle.io_serviced").write_text("Total 0\n")
+    quiet = cgroups.GroupReading(0, io=cgroups._blkio(tmp_path))
+    assert quiet.io == {} and cgroups._blkio(tmp_path / "gone") is None and cgroups._iostat(tmp_path / "x") is None
+    used = cgroups.used_between(quiet, quiet, {"254:0"})
+    assert (used["read_bytes"], used["write_bytes"], used["read_ios"]) == (0.0, 0.0, 0.0)
+    (tmp_path / "blkio.throttle.io_service_bytes").write_text("254:0 Read 8192\n254:0 Write 0\nTotal 8192\n")
+    (tmp_path / "blkio.throttle.io_serviced").write_text("254:0 Read 2\n254:0 Write 0\nTotal 2\n")
+    after = cgroups.GroupReading(1, io=cgroups._blkio(tmp_path))
+    assert cgroups.used_between(quiet, after, {"254:0"})["read_bytes"] == 8192.0
+    assert "read_bytes" not in cgroups.used_between(cgroups.GroupReading(0), after, {"254:0"})

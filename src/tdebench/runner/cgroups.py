@@ -129,8 +129,9 @@ class GroupReading:
     cpu_ns: int | None = None
     throttled_ns: int | None = None
     throttled_periods: int | None = None
-    #: device "MAJ:MIN" -> [read bytes, written bytes, read requests, write requests]
-    io: dict[str, list[int]] = field(default_factory=dict)
+    #: device "MAJ:MIN" -> [read bytes, written bytes, read requests, write requests]; a device the group has not
+    #: used yet is absent (every one, when it read and wrote nothing); None: the counters could not be read
+    io: dict[str, list[int]] | None = None
     #: task id -> (ns waited for a CPU, clock ticks waited for block I/O or -1 when not accounted)
     tasks: dict[int, tuple[int, int]] = field(default_factory=dict)
 
@@ -297,15 +298,16 @@ def _keyed(path: Path) -> dict[str, int]:
     return out
 
 
-def _blkio(directory: Path) -> dict[str, list[int]]:
+def _blkio(directory: Path) -> dict[str, list[int]] | None:
     """v1: per device [read bytes, written bytes, read requests, write requests] (the throttle layer sees every
-    request, whatever the I/O scheduler)."""
-    out: dict[str, list[int]] = {}
+    request, whatever the I/O scheduler); None when neither file can be read."""
+    out: dict[str, list[int]] | None = None
     for name, offset in (("blkio.throttle.io_service_bytes", 0), ("blkio.throttle.io_serviced", 2)):
         try:
             lines = (directory / name).read_text().splitlines()
         except OSError:
             continue
+        out = {} if out is None else out
         for line in lines:
             parts = line.split()
             if len(parts) == 3 and parts[1] in ("Read", "Write"):
@@ -314,13 +316,13 @@ def _blkio(directory: Path) -> dict[str, list[int]]:
     return out
 
 
-def _iostat(path: Path) -> dict[str, list[int]]:
-    """v2: ``io.stat`` per device as [rbytes, wbytes, rios, wios]."""
+def _iostat(path: Path) -> dict[str, list[int]] | None:
+    """v2: ``io.stat`` per device as [rbytes, wbytes, rios, wios]; None when it cannot be read."""
     out: dict[str, list[int]] = {}
     try:
         lines = path.read_text().splitlines()
     except OSError:
-        return out
+        return None
     for line in lines:
         device, *pairs = line.split()
         values = dict(p.split("=", 1) for p in pairs if "=" in p)
@@ -373,7 +375,7 @@ def used_between(before: GroupReading, after: GroupReading, devices: set[str] | 
                              ("throttled_periods", before.throttled_periods, after.throttled_periods, 1)):
         if a is not None and b is not None:
             out[key] = max(0, b - a) / scale
-    if after.io or before.io:
+    if after.io is not None and before.io is not None:  # a group that read nothing read 0 bytes
         picked = [d for d in after.io if devices is None or d in devices]
         for key, index in (("read_bytes", 0), ("write_bytes", 1), ("read_ios", 2)):
             out[key] = float(sum(max(0, after.io[d][index] - before.io.get(d, [0, 0, 0, 0])[index])
