@@ -352,7 +352,8 @@ def run_fp(args: argparse.Namespace) -> None:
     for head in heads:
         print(f"{'/'.join(head)}: {false_positive_rate(rows[head]).text()}")
     block_effect([out / f"aa-{rep:02d}" for rep in range(1, args.reps + 1)], heads[0])
-    run_effect([out / f"aa-{rep:02d}" for rep in range(1, args.reps + 1)], heads[0])
+    for head in heads:
+        run_effect([out / f"aa-{rep:02d}" for rep in range(1, args.reps + 1)], head)
 
 
 def plan_order(run: Path, labels: object) -> list[str]:
@@ -383,9 +384,9 @@ def run_effect(runs: list[Path], head: tuple[str, str, str]) -> None:
     e = anova_by_block(per_run)
     if e is None:
         return
-    print(f"run effect over {e['blocks']} runs of about {e['k']:.0f} blocks: within-run sd of a block's log ratio "
-          f"{e['within_sd']:.2f}%, between-run sd {e['between_sd']:.2f}% (F = {e['f']:.2f}, p = {e['p']:.3f}); run "
-          f"means {', '.join(f'{x.mean():+.2f}' for x in per_run)}%")
+    print(f"{'/'.join(head)}: run effect over {e['blocks']} runs of about {e['k']:.0f} blocks: within-run sd of a "
+          f"block's log ratio {e['within_sd']:.2f}%, between-run sd {e['between_sd']:.2f}% (F = {e['f']:.2f}, "
+          f"p = {e['p']:.3f}); run means {', '.join(f'{x.mean():+.2f}' for x in per_run)}%")
 
 
 def block_effect(runs: list[Path], head: tuple[str, str, str]) -> None:

@@ -175,7 +175,7 @@ def test_fp_run_effect_finds_an_offset_a_runs_blocks_share(tmp_path, capsys):
             runs.append(_run(tmp_path / f"{offset}-{r}", rows))
         load("precision").run_effect(runs, ("power", "total", "elapsed"))
         line = capsys.readouterr().out.strip()
-        assert line.startswith("run effect over 3 runs of about 4 blocks")
+        assert line.startswith("power/total/elapsed: run effect over 3 runs of about 4 blocks")
         between = float(line.split("between-run sd ")[1].split("%")[0])
         p = float(line.split("p = ")[1].split(")")[0])
         assert (between > 1.0 and p < 0.001) if expect_effect else (between == 0.0 and p > 0.5)
