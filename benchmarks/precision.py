@@ -36,10 +36,11 @@ taking turns on the machine; two-config TPC-H cases), ``query-norestart`` (``--n
 
 ``fp`` runs ``--reps`` independent A/A runs (``--encryption none,none``, or the A/A case ``--case``, e.g.
 ``tpcc-aa`` with ``--trials 3 --max-trials 8``; ``orders-aa``: the sql workload's orders example, counted on its
-writes and its reads; ``mem25-aa``, ``memsrc25-aa``: on the power total's elapsed time and its server CPU time) and counts how many final headline intervals exclude 0 (the
-false-positive rate at the nominal 5%, with its exact Clopper–Pearson interval), then whether the rounds of a
-block share noise (block effect) and whether the blocks of a run do (run effect: the ANOVA of per-block log ratios
-by run); ``--restart on|off`` runs them with or without ``--restart-twins``.
+writes and its reads; ``mem25-aa``, ``memsrc25-aa``: on the power total's elapsed time and its server CPU time)
+and counts how many final headline intervals exclude 0 (the false-positive rate at the nominal 5%, with its exact
+Clopper–Pearson interval), then whether the rounds of a block share noise (block effect) and whether the blocks of
+a run do (run effect: the ANOVA of per-block log ratios by run); ``--restart on|off`` runs them with or without
+``--restart-twins``.
 
 ``probe-check`` compares the two /proc sources of server CPU time per statement (per-thread schedstat in ns vs
 /proc/<pid>/stat in clock ticks) on a real server running the 22 queries ``--rounds`` times.
