@@ -398,3 +398,17 @@ def test_a_group_that_read_nothing_read_0_bytes_and_one_without_counters_reports
     after = cgroups.GroupReading(1, io=cgroups._blkio(tmp_path))
     assert cgroups.used_between(quiet, after, {"254:0"})["read_bytes"] == 8192.0
     assert "read_bytes" not in cgroups.used_between(cgroups.GroupReading(0), after, {"254:0"})
+
+
+def test_the_reads_of_a_twins_device_leave_out_a_device_whose_number_ends_the_same(tmp_path):
+    """Devices are matched whole: "54:0" is not part of "254:0", and one device's name alone is refused."""
+    (tmp_path / "blkio.throttle.io_service_bytes").write_text(
+        "254:0 Read 8192\n254:0 Write 0\n54:0 Read 4096\n54:0 Write 0\nTotal 12288\n")
+    (tmp_path / "blkio.throttle.io_serviced").write_text("254:0 Read 2\n254:0 Write 0\n54:0 Read 1\n54:0 Write 0\n")
+    after = cgroups.GroupReading(1, io=cgroups._blkio(tmp_path))
+    before = cgroups.GroupReading(0, io={})
+    assert cgroups.used_between(before, after, {"254:0"})["read_bytes"] == 8192.0
+    assert cgroups.used_between(before, after, {"54:0"})["read_ios"] == 1.0
+    assert cgroups.used_between(before, after, None)["read_bytes"] == 12288.0
+    with pytest.raises(TypeError):
+        cgroups.used_between(before, after, "254:0")  # type: ignore[arg-type]

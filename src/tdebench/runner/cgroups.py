@@ -356,10 +356,13 @@ def task_waits(tids: list[int]) -> dict[int, tuple[int, int]]:
     return out
 
 
-def used_between(before: GroupReading, after: GroupReading, devices: set[str] | None) -> dict[str, float]:
+def used_between(before: GroupReading, after: GroupReading,
+                 devices: set[str] | frozenset[str] | None) -> dict[str, float]:
     """What the group waited on and used between two readings: ``cpu_wait`` and ``io_wait`` (s, summed over its
     tasks; a task that started in between counts from 0), ``cgroup_cpu`` and ``throttled`` (s),
     ``throttled_periods``, and ``read_bytes``, ``write_bytes``, ``read_ios`` of ``devices`` (None: all)."""
+    if isinstance(devices, str):  # "254:0" would match "54:0" as a substring
+        raise TypeError("used_between takes a set of devices, not one device's name")
     out: dict[str, float] = {}
     cpu_wait, io_ticks, accounted = 0, 0, False
     for tid, (delay, ticks) in after.tasks.items():

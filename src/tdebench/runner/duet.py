@@ -417,7 +417,9 @@ class _BlockRun:
         devices = self.sched.devices
 
         def between(label: str) -> Callable[[Any, Any], dict[str, float]]:
-            return lambda before, after: cgroups.used_between(before, after, devices.get(label))
+            device = devices.get(label)
+            picked = None if device is None else {device}
+            return lambda before, after: cgroups.used_between(before, after, picked)
 
         with self._rotation(runs, order) as swapper:
             arms = run_pair({s.label: self.workers[s.label] for s in runs},
