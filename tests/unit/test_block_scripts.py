@@ -9,6 +9,7 @@ import math
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.benchscripts import load
@@ -181,3 +182,44 @@ def test_fp_run_effect_finds_an_offset_a_runs_blocks_share(tmp_path, capsys):
         assert (between > 1.0 and p < 0.001) if expect_effect else (between == 0.0 and p > 0.5)
         means = [float(x) for x in line.split("run means ")[1].rstrip("%").split(", ")]
         assert means == pytest.approx([0.0, offset, 0.0], abs=0.01)
+
+
+def test_wait_split_charges_both_twins_the_blocks_common_wait_per_read(tmp_path, capsys, monkeypatch):
+    """Twin b waits 10% longer per read in every block but does the same work: its elapsed time differs, its time at
+    the block's common wait per read does not; a twin with 5% more CPU is 5% · C / E* slower at the common wait."""
+    def rows(b_cpu: float) -> list[dict]:
+        out = []
+        for block in (1, 2, 3):
+            for config, cpu, wait_per_read in (("a", 10.0, 1e-4), ("b", b_cpu, 1.1e-4)):
+                reads = 100000.0 + block
+                for test, metric, value in (("power", "elapsed", cpu + reads * wait_per_read),
+                                            ("power", "server_cpu", cpu), ("counters", "pages_read", reads)):
+                    out.append({**_row(config, block, "total", value, test=test), "metric": metric})
+        return out
+
+    (tmp_path / "same").mkdir()
+    monkeypatch.setattr(sys, "argv", ["wait_split.py", str(_run(tmp_path / "same", rows(10.0)))])
+    load("wait_split").main()
+    out = capsys.readouterr().out
+    line = {x.split()[0]: x.split() for x in out.splitlines() if x.startswith("  ")}
+    assert line["wait_per_read"][2] == f"{100 * math.log(1.1):+.2f}%"
+    assert line["at_common_wait"][2] == "+0.00%" and line["elapsed"][2] != "+0.00%"
+    (tmp_path / "more").mkdir()
+    pairs = load("wait_split").block_pairs(_run(tmp_path / "more", rows(10.5)), "total")
+    plain, config = pairs["at_common_wait"]
+    assert config - plain == pytest.approx(np.full(3, 0.5))  # the same reads at the same wait: only the CPU differs
+    assert plain == pytest.approx(10.0 + 1.05e-4 * (100000.0 + np.arange(1, 4)))
+
+
+def test_memory_draw_times_every_pass_over_fresh_memory_and_says_what_the_guest_reports(tmp_path, monkeypatch):
+    script = load("memory_draw")
+    index = np.arange(0, (1 << 20) // 8, 64)
+    times = script.one_draw(1, 3, index)
+    assert len(times) == 3 and all(t > 0 for t in times)
+    monkeypatch.setattr(script, "REPORTING", tmp_path / "none")
+    assert script.reporting_state() == "no free page reporting module"
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "min_free_ms").write_text("0\n")
+    (tmp_path / "p" / "walked").write_text("5\n")
+    monkeypatch.setattr(script, "REPORTING", tmp_path / "p")
+    assert script.reporting_state() == "min_free_ms=0"
