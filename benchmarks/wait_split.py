@@ -19,7 +19,9 @@ over a long run (TDE against plain) and its A/A intervals must exclude 0 no more
 Per run: each figure's per-block log ratio (config / plain, percent): mean, sd and lag-1; then the 95% interval of
 the elapsed time and of E*: the paired t-interval on the blocks' log ratios (``--interval t``, what the report gives a
 run of fixed ``--trials``) or the stopping rule's (``--interval rule``: ``ar1-upper``, as ``--precision`` checks).
-With several A/A runs: how many of their intervals exclude 0, for both.
+With several A/A runs: how many of their intervals exclude 0, for both. Over every block of every run: how the
+CPU time's ratio goes with the wait per read's (their correlation), and by how much the twins differed per read in
+each (medians of the absolute differences, µs).
 
     python benchmarks/wait_split.py RUN_DIR [RUN_DIR ...] [--step total] [--interval t|rule]
 """
@@ -128,6 +130,24 @@ def show_run(path: Path, step: str, kind: str) -> dict[str, Interval] | None:
     return out
 
 
+def per_read_differences(runs: list[Path], step: str) -> str:
+    """Over every block: the correlation of the CPU's and the wait per read's log ratios, and the median absolute
+    difference between the twins per page read, of wait and of CPU (µs)."""
+    cpu, wait, cpu_us, wait_us = [], [], [], []
+    for path in runs:
+        pairs = block_pairs(path, step)
+        (c0, c1), (p0, _), (w0, w1) = pairs["cpu"], pairs["reads"], pairs["wait_per_read"]
+        cpu += list(np.log(c1 / c0))
+        wait += list(np.log(w1 / w0))
+        cpu_us += list(np.abs(c1 - c0) / p0 * 1e6)
+        wait_us += list(np.abs(w1 - w0) * 1e6)
+    if len(cpu) < 3 or not np.std(cpu) or not np.std(wait):
+        return "too few blocks, or ratios that do not vary, for a correlation"
+    return (f"over {len(cpu)} blocks: correlation of the CPU's and the wait per read's ratios "
+            f"{float(np.corrcoef(cpu, wait)[0, 1]):+.2f}; the twins differed by a median {np.median(wait_us):.1f} µs "
+            f"of wait and {np.median(cpu_us):.1f} µs of CPU per page read")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("runs", nargs="+", type=Path, help="run directories (TPC-H, pages from the disk)")
@@ -135,7 +155,11 @@ def main() -> None:
     ap.add_argument("--interval", choices=("t", "rule"), default="t",
                     help="t: the paired t-interval of a run of fixed --trials; rule: ar1-upper, as --precision")
     args = ap.parse_args()
+    for path in args.runs:
+        if not (path / "measurements.csv").is_file():
+            ap.error(f"{path} holds no measurements.csv: give tdebench run directories")
     results = [r for r in (show_run(p, args.step, args.interval) for p in args.runs) if r is not None]
+    print(per_read_differences(args.runs, args.step))
     if len(results) > 1:
         print(f"\nover {len(results)} runs (for A/A runs: intervals that exclude 0):")
         for name in ("elapsed", "at_common_wait"):
