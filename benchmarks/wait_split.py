@@ -21,9 +21,11 @@ the elapsed time and of E*: the paired t-interval on the blocks' log ratios (``-
 run of fixed ``--trials``) or the stopping rule's (``--interval rule``: ``ar1-upper``, as ``--precision`` checks).
 With several A/A runs: how many of their intervals exclude 0, for both. Over every block of every run: how the
 CPU time's ratio goes with the wait per read's (their correlation), and by how much the twins differed per read in
-each (medians of the absolute differences, µs).
+each (medians of the absolute differences, µs). ``--against q09,q10``: whether a block's ratio of ``--step`` goes
+with those of other steps of the same block (a twin drawing its speed once per server start would make them go
+together), as correlations over every block.
 
-    python benchmarks/wait_split.py RUN_DIR [RUN_DIR ...] [--step total] [--interval t|rule]
+    python benchmarks/wait_split.py RUN_DIR [RUN_DIR ...] [--step total] [--interval t|rule] [--against q09,q10]
 """
 
 from __future__ import annotations
@@ -148,10 +150,35 @@ def per_read_differences(runs: list[Path], step: str) -> str:
             f"of wait and {np.median(cpu_us):.1f} µs of CPU per page read")
 
 
+def correlation(a: np.ndarray, b: np.ndarray) -> str:
+    """Their correlation, or "n/a" when either does not vary."""
+    if a.size < 3 or not np.std(a) or not np.std(b):
+        return "n/a"
+    return f"{float(np.corrcoef(a, b)[0, 1]):+.2f}"
+
+
+def step_correlations(runs: list[Path], step: str, others: list[str]) -> list[str]:
+    """Per figure, the correlation over every block of ``step``'s log ratio with each of ``others``'."""
+    def ratios(name: str, figure: str) -> np.ndarray:
+        out: list[float] = []
+        for path in runs:
+            plain, config = block_pairs(path, name)[figure]
+            out += list(np.log(config / plain))
+        return np.array(out)
+
+    lines = []
+    for figure in ("elapsed", "cpu", "wait_per_read"):
+        mine = ratios(step, figure)
+        cells = [f"{o} {correlation(mine, ratios(o, figure))}" for o in others]
+        lines.append(f"  {figure} of {step} with the same block's: {', '.join(cells)} ({mine.size} blocks)")
+    return lines
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("runs", nargs="+", type=Path, help="run directories (TPC-H, pages from the disk)")
     ap.add_argument("--step", default="total", help="a power-test step, e.g. q14 (default: the power total)")
+    ap.add_argument("--against", default="", help="comma-separated steps to correlate --step's ratios with")
     ap.add_argument("--interval", choices=("t", "rule"), default="t",
                     help="t: the paired t-interval of a run of fixed --trials; rule: ar1-upper, as --precision")
     args = ap.parse_args()
@@ -160,6 +187,8 @@ def main() -> None:
             ap.error(f"{path} holds no measurements.csv: give tdebench run directories")
     results = [r for r in (show_run(p, args.step, args.interval) for p in args.runs) if r is not None]
     print(per_read_differences(args.runs, args.step))
+    if args.against:
+        print("\n".join(step_correlations(args.runs, args.step, args.against.split(","))))
     if len(results) > 1:
         print(f"\nover {len(results)} runs (for A/A runs: intervals that exclude 0):")
         for name in ("elapsed", "at_common_wait"):

@@ -223,3 +223,16 @@ def test_memory_draw_times_every_pass_over_fresh_memory_and_says_what_the_guest_
     (tmp_path / "p" / "walked").write_text("5\n")
     monkeypatch.setattr(script, "REPORTING", tmp_path / "p")
     assert script.reporting_state() == "min_free_ms=0"
+
+
+def test_wait_split_correlates_one_steps_block_ratios_with_anothers(tmp_path):
+    """q02's twin b is slower exactly in the blocks q01's is: a correlation of +1 for the elapsed time."""
+    rows = []
+    for block, slow in ((1, 1.1), (2, 0.95), (3, 1.05), (4, 1.0)):
+        for step, factor in (("q01", slow), ("q02", slow ** 2)):
+            for config, f in (("a", 1.0), ("b", factor)):
+                for test, metric, value in (("power", "elapsed", 2.0 * f), ("power", "server_cpu", 1.0),
+                                            ("counters", "pages_read", 1000.0)):
+                    rows.append({**_row(config, block, step, value, test=test), "metric": metric})
+    lines = load("wait_split").step_correlations([_run(tmp_path, rows)], "q01", ["q02"])
+    assert lines[0] == "  elapsed of q01 with the same block's: q02 +1.00 (4 blocks)"
