@@ -31,18 +31,19 @@ together), as correlations over every block.
 from __future__ import annotations
 
 import argparse
-import csv
-from dataclasses import dataclass
+import functools
 import json
 import math
 import sys
-from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from block_ratios import block_values  # noqa: E402  (a sibling script)
 from tdebench.api.regime import split_label  # noqa: E402
 from tdebench.stats.aa import false_positive_rate  # noqa: E402
 from tdebench.stats.logt import log_t  # noqa: E402
@@ -53,29 +54,19 @@ FIGURES = {"elapsed": ("power", "elapsed"), "cpu": ("power", "server_cpu"), "rea
 RULE = StoppingRule(1.0)
 
 
-def figures(path: Path, step: str) -> dict[str, dict[str, dict[int, float]]]:
-    """figure -> config (without its regime suffix) -> measured block -> value, of one step."""
-    out: dict[str, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
-    wanted = {v: k for k, v in FIGURES.items()}
-    with open(path / "measurements.csv", newline="") as fh:
-        for r in csv.DictReader(fh):
-            name = wanted.get((r["test"], r["metric"]))
-            if name and r["step"] == step and r["status"] == "ok" and r["block"] not in ("", "0"):
-                out[name][split_label(r["config"])[0]][int(r["block"])] = float(r["value"])
-    return out
-
-
 def plan_configs(path: Path) -> list[str]:
     """The run's configs in plan order (the first is the plain twin)."""
     return [c["label"] for c in json.loads((path / "manifest.json").read_text())["plan"]["configs"]]
 
 
+@functools.lru_cache(maxsize=None)  # the summaries over runs and steps ask for the same pairs again
 def block_pairs(path: Path, step: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """figure -> (plain, config) per block, for elapsed, cpu, reads, wait_per_read and at_common_wait; blocks with
     every figure of both twins only."""
-    f = figures(path, step)
+    f = {k: {split_label(config)[0]: by for config, by in block_values(path / "measurements.csv", test, metric)
+             .get(step, {}).items()} for k, (test, metric) in FIGURES.items()}
     base, config = plan_configs(path)[:2]
-    blocks = sorted(set.intersection(*(set(f[k][c]) for k in FIGURES for c in (base, config))))
+    blocks = sorted(set.intersection(*(set(f[k].get(c, {})) for k in FIGURES for c in (base, config))))
     get = {k: (np.array([f[k][base][b] for b in blocks]), np.array([f[k][config][b] for b in blocks]))
            for k in FIGURES}
     (e0, e1), (c0, c1), (p0, p1) = get["elapsed"], get["cpu"], get["reads"]
