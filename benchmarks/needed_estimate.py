@@ -3,8 +3,8 @@ seen so far, and where the stopping rule then really stopped.
 
 For each noise family (normal, AR(1) with ρ = 0.3 across blocks, skewed: lognormal shape 0.5) and per-block sd,
 ``--reps`` streams of per-block log ratios d_i = σ·u_i (an A/A comparison) run under ``ar1-upper`` with the target
-``--target`` and a pilot of 10 blocks; the block each stream stopped at is its actual n. At n = 3, 5, 10 and 20
-blocks (for the streams not stopped yet) each predictor gives the blocks in all it expects:
+``--target`` and the default pilot (``DEFAULT_MIN_N`` blocks); the block each stream stopped at is its actual
+n. At n = 3, 5, 10 and 20 blocks (for the streams not stopped yet) each predictor gives the blocks in all it expects:
 
   now    StoppingRule.check_log_ratios(d[:n]).needed_n (median of simulated continuations; 80% range)
   before the crossing of the half-width at the sd and lag-1 autocorrelation measured at n (the rule's formula
@@ -31,7 +31,7 @@ import numpy as np
 
 from tdebench.stats.power import trials_needed
 from tdebench.stats.prefix import lag1, prefix_stats
-from tdebench.stats.sequential import StoppingRule, half_width_log, pp_half_width
+from tdebench.stats.sequential import DEFAULT_MIN_N, StoppingRule, half_width_log, pp_half_width
 
 FAMILIES = ("normal", "ar1", "skewed")
 SDS = (0.03, 0.06)
@@ -89,7 +89,8 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     print("$ python benchmarks/needed_estimate.py " + " ".join(sys.argv[1:]))
-    print(f"{args.reps} streams per cell, target ±{args.target:g} points, pilot 10 blocks, rule ar1-upper; "
+    print(f"{args.reps} streams per cell, target ±{args.target:g} points, pilot {DEFAULT_MIN_N} blocks, "
+          "rule ar1-upper; "
           "median predicted/actual blocks (now: share of actual stops inside the 80% range)")
     rng = np.random.default_rng(args.seed)
     rule = StoppingRule(args.target)

@@ -82,7 +82,7 @@ class RunSection(BaseModel):
     sf: float | None = Field(None, gt=0)
     tests: list[Literal["power", "throughput"]] | None = Field(None, min_length=1)
     streams: int | None = Field(None, ge=1, le=100)
-    trials: int | None = Field(None, ge=1)  # default 3, or the stopping rule's pilot (10) with precision
+    trials: int | None = Field(None, ge=1)  # default 3, or the stopping rule's pilot (8) with precision
     warmup: int = Field(1, ge=0, le=1)
     cache: Literal["warm", "cold"] = "warm"
     reset: Literal["none", "snapshot"] = "none"

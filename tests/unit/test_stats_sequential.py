@@ -16,7 +16,7 @@ from tdebench.errors import UsageError
 from tdebench.stats.logt import log_t
 from tdebench.stats.prefix import SIM_CAP, prefix_stats
 from tdebench.stats.sequential import (
-    COMMAND, MEASURED, RULES, StoppingRule, all_met, cs_multiplier, half_width_log, lag1,
+    COMMAND, DEFAULT_MIN_N, MEASURED, RULES, StoppingRule, all_met, cs_multiplier, half_width_log, lag1,
     parse_precision, pp_half_width, predicted_sd, variance_factor,
 )
 
@@ -216,12 +216,12 @@ def test_description_and_manifest_name_the_rule_and_its_measured_coverage() -> N
     rule = StoppingRule(1.0, max_n=200)
     text = rule.describe()
     low, high, fp = MEASURED["ar1-upper"]
-    assert "pilot of 10 blocks" in text and "at most 1 percentage point" in text
+    assert f"pilot of {DEFAULT_MIN_N} blocks" in text and "at most 1 percentage point" in text
     assert COMMAND in text and f"{low:.1%}–{high:.1%}" in text and f"{fp:.1%}" in text
     assert "lag-1 autocorrelation" in text and "200 blocks" in text
     manifest = json.loads(json.dumps(rule.manifest()))
     assert manifest["name"] == "ar1-upper" and manifest["target_half_width_pp"] == 1.0
-    assert manifest["min_n"] == 10 and manifest["max_n"] == 200
+    assert manifest["min_n"] == DEFAULT_MIN_N and manifest["max_n"] == 200
     assert all(StoppingRule(1.0, rule=r).describe() for r in RULES)
     dec = rule.check_log_ratios(np.array([0.01, 0.02, 0.015, 0.012]))
     assert json.loads(json.dumps(dec.as_dict()))["n"] == 4

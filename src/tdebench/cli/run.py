@@ -187,7 +187,7 @@ def stopping_options(r: Any) -> dict[str, Any]:
     max_time = None if r.max_time is None else parse_max_time(r.max_time)
     whole = r.cache == "cold" or r.fault  # a fault's rejoin must not run during the twins' slices
     schedule = r.schedule if r.schedule is not None else ("block" if whole else DEFAULT_SCHEDULE)
-    # with --precision, --trials is the stopping rule's pilot: its 10 blocks for every workload, since the rule
+    # with --precision, --trials is the stopping rule's pilot: the same for every workload, since the rule
     # counts blocks, however many paired rounds a block holds (docs/precision-statistics.md)
     trials = r.trials if r.trials is not None else (DEFAULT_MIN_N if precision is not None else 3)
     return {"trials": trials, "schedule": schedule, "repeat": r.repeat, "precision": precision,

@@ -99,7 +99,7 @@ class RunArgs:
         "(their mean is recorded) (default: 1).", show_default=False)] = None
     precision: Annotated[Optional[str], typer.Option(help="Add blocks until the 95% CI half-width of every "
         "encrypted config's overhead on every watched headline is at most this, e.g. 1%; --trials is then the "
-        "minimum, the stopping rule's pilot (default 10 blocks).",
+        "minimum, the stopping rule's pilot (default 8 blocks).",
         show_default=False)] = None
     precision_metric: Annotated[Optional[str], typer.Option(help="What --precision watches, comma-separated: "
         "headline (every headline of the workload: TPC-H power time, TPC-C TPM, sql reads, writes and each "
