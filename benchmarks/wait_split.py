@@ -46,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from block_ratios import block_values  # noqa: E402  (a sibling script)
 from tdebench.api.regime import split_label  # noqa: E402
 from tdebench.stats.aa import false_positive_rate  # noqa: E402
+from tdebench.stats.common_wait import at_common_wait  # noqa: E402
 from tdebench.stats.logt import log_t  # noqa: E402
 from tdebench.stats.sequential import StoppingRule, lag1  # noqa: E402
 
@@ -70,9 +71,8 @@ def block_pairs(path: Path, step: str) -> dict[str, tuple[np.ndarray, np.ndarray
     get = {k: (np.array([f[k][base][b] for b in blocks]), np.array([f[k][config][b] for b in blocks]))
            for k in FIGURES}
     (e0, e1), (c0, c1), (p0, p1) = get["elapsed"], get["cpu"], get["reads"]
-    w0, w1 = e0 - c0, e1 - c1
-    common = (w0 + w1) / (p0 + p1)
-    return {**get, "wait_per_read": (w0 / p0, w1 / p1), "at_common_wait": (c0 + p0 * common, c1 + p1 * common)}
+    both = at_common_wait(np.stack([e0, e1]), np.stack([c0, c1]), np.stack([p0, p1]))
+    return {**get, "wait_per_read": ((e0 - c0) / p0, (e1 - c1) / p1), "at_common_wait": (both[0], both[1])}
 
 
 def describe(name: str, pair: tuple[np.ndarray, np.ndarray]) -> str:

@@ -72,6 +72,12 @@ class EncryptionSpec:
         return self.mechanism == "none"
 
     @property
+    def in_server(self) -> bool:
+        """True when the database's own threads do the work (its CPU time counts it): every mechanism but an
+        encrypted filesystem, whose work the kernel or a FUSE daemon does while the server waits for its reads."""
+        return self.mechanism != "fs"
+
+    @property
     def key_bits(self) -> int | None:
         """Key length in bits where the cipher names one (AES-n, PGP AESn, 3DES = 192)."""
         m = _AES.match(self.cipher)

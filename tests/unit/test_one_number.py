@@ -24,6 +24,8 @@ from tdebench.stats.sequential import StoppingRule
 
 FIXTURE_RUN = Path(__file__).resolve().parents[1] / "fixtures" / "rundir_sqlite"
 QUERIES = [f"q{n:02d}" for n in range(1, 23)]
+#: the terminal table's column of each of the power total's figures
+COLUMN = {"elapsed": 4, "server_cpu": 5, "at_common_wait": 6}
 
 
 def write_measurements(run: Path, rows: list[dict]) -> None:
@@ -73,8 +75,8 @@ def check_every_figure(run: Path) -> list[dict[str, str]]:
     checked = []
     for row in rows:
         est, ci = figure(row)
-        if row["test"] == "power" and row["step"] == "total" and row["metric"] in ("elapsed", "server_cpu"):
-            column = 4 if row["metric"] == "elapsed" else 5
+        if row["test"] == "power" and row["step"] == "total" and row["metric"] in COLUMN:
+            column = COLUMN[row["metric"]]
             assert cells(text, row["config"])[column] == f"{est} ({ci})", (row, text)
             md_row = next(line for line in md.splitlines() if line.startswith(f"| {row['config']} |"))
             assert f"| {est} | {ci} |" in md_row, (row, md_row)
@@ -108,8 +110,10 @@ def test_block_schedule_fixture(tmp_path: Path) -> None:
 
 
 # a synthetic --precision run: plain, a second plain twin (A/A) and an encrypted config, 12 blocks -------------
-def write_precision_run(run: Path, blocks: int = 12, second: tuple[str, str, float] | None = None) -> None:
-    """Two configs (three would add an ANOVA with Tukey HSD per step, seconds each): plain and ``second``."""
+def write_precision_run(run: Path, blocks: int = 12, second: tuple[str, str, float] | None = None,
+                        wait: bool = False) -> None:
+    """Two configs (three would add an ANOVA with Tukey HSD per step, seconds each): plain and ``second``; with
+    ``wait``, the power total's time at a common wait per page read too (pages read from the disk)."""
     rng = np.random.default_rng(7)
     configs = [("mariadb-none", "none", 1.0)] + ([second] if second else [])
     plain_only = second is None
@@ -129,6 +133,9 @@ def write_precision_run(run: Path, blocks: int = 12, second: tuple[str, str, flo
                 rows.append({**base, "test": "power", "step": step, "metric": "server_cpu", "value": c, "unit": "s"})
             rows.append({**base, "test": "power", "step": "total", "metric": "elapsed", "value": total, "unit": "s"})
             rows.append({**base, "test": "power", "step": "total", "metric": "server_cpu", "value": cpu, "unit": "s"})
+            if wait:
+                rows.append({**base, "test": "power", "step": "total", "metric": "at_common_wait",
+                             "value": cpu + (total - cpu) / drift, "unit": "s"})
     write_measurements(run, rows)
     rule = StoppingRule(1.0, min_n=10, max_n=None)
     manifest = {"schema_version": 2, "run_id": "p", "status": "completed",
@@ -160,6 +167,18 @@ def test_precision_run(tmp_path: Path, second: tuple[str, str, float]) -> None:
     assert re.search(rf"{second[0]}: Precision target ±1% (met|NOT met)", md)
     assert "half-width of" in md
     assert "Query schedule" in md and "block 7 mariadb-none: steal time" in md  # the spike is flagged, kept
+
+
+def test_the_time_at_a_common_wait_per_read_is_one_number_everywhere_and_explained(tmp_path: Path) -> None:
+    run = tmp_path / "disk"
+    write_precision_run(run, second=("mariadb-tde-aes-256-ctr", "tde:aes-256-ctr", 1.04), wait=True)
+    checked = check_every_figure(run)
+    [row] = [r for r in checked if r["metric"] == "at_common_wait"]
+    est, _ = figure(row)
+    md = (run / "report" / "summary.md").read_text()
+    assert f"Time at a common wait per page read {est[1:]} higher (95% CI " in md
+    assert "| at a common read wait | wait 95% CI |" in md and "charges every twin the same wait" in md
+    assert "at a common read wait" in (run / "report" / "index.html").read_text()
 
 
 def test_plain_only_run_has_a_verdict(tmp_path: Path) -> None:

@@ -32,8 +32,8 @@ SCHEDULES = ("block", "query", "duet", "turns")
 #: what ``--precision`` can watch besides a workload's headlines by name: all of them (``headline``, the default, or
 #: ``headlines``), its server CPU time (per transaction for OLTP), its headline latency percentile, or TPC-H's
 #: Power@Size (the geometric mean of the power test's timings, where no single query dominates:
-#: docs/lab/memory-bound-tpch.md)
-PRECISION_METRICS = ("headline", "headlines", "cpu", "p50", "p95", "p99", "power")
+#: docs/lab/memory-bound-tpch.md), or, with pages read from the disk, its time at a common wait per page read
+PRECISION_METRICS = ("headline", "headlines", "cpu", "p50", "p95", "p99", "power", "common-wait")
 _WATCHED = re.compile(r"\s*([A-Za-z0-9_.-]+)\s*(?:=\s*([0-9]*\.?[0-9]+)\s*%?\s*)?")
 
 

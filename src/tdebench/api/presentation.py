@@ -16,6 +16,9 @@ from typing import Any, Literal
 #: steps of :attr:`Presentation.step_groups`' first test), ``switching`` (the switching table; no plain twin)
 Layout = Literal["totals", "rates", "steps", "switching"]
 LAYOUTS: tuple[str, ...] = ("totals", "rates", "steps", "switching")
+#: the metric of a time at a common wait per page read, recorded beside an elapsed time with pages read from the
+#: disk (:class:`tdebench.api.workload.WaitSplit`, :mod:`tdebench.stats.common_wait`)
+COMMON_WAIT = "at_common_wait"
 #: the kinds of report section a workload can ask for (their renderers live in tdebench.report)
 SECTION_KINDS: tuple[str, ...] = ("queries", "conditions", "backups", "switching")
 

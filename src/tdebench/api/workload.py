@@ -12,7 +12,7 @@ from tdebench.api.dialect import Dialect
 from tdebench.api.engine import Engine, SqlTranslator
 from tdebench.api.events import RunListener
 from tdebench.api.plan import RunPlan
-from tdebench.api.presentation import Headline, Presentation
+from tdebench.api.presentation import COMMON_WAIT, Headline, Presentation
 from tdebench.api.tables import TableSpec
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
 from tdebench.errors import UsageError
@@ -87,6 +87,22 @@ class Need:
     met: Callable[[Engine], bool]
 
 
+@dataclass(frozen=True)
+class WaitSplit:
+    """The series a workload's main time splits into with pages read from the disk: its elapsed time, its server's
+    CPU time over the same statements and the pages they read from the disk (each (test, step, metric)); the time
+    at the block's common wait per read is recorded beside the elapsed time, as :attr:`derived`
+    (:mod:`tdebench.stats.common_wait`)."""
+
+    elapsed: tuple[str, str, str]
+    cpu: tuple[str, str, str]
+    reads: tuple[str, str, str]
+
+    @property
+    def derived(self) -> tuple[str, str, str]:
+        return (self.elapsed[0], self.elapsed[1], COMMON_WAIT)
+
+
 class Workload(ABC):
     """One workload of a run. The orchestrator provisions, verifies, interleaves and records; the workload
     loads its data, runs one trial at a time and judges its own answers."""
@@ -149,8 +165,17 @@ class Workload(ABC):
     def precision_target(self, target: str) -> tuple[str, str, str] | None:
         """(test, step, metric) that ``--precision-metric TARGET`` watches: ``headline`` (:meth:`headline`),
         ``cpu`` (the server CPU time beside the headline, e.g. TPC-C's per transaction) or ``p50``/``p95``/``p99``
-        (the headline latency percentile, e.g. TPC-C New-Order's); None: the workload records no such series."""
+        (the headline latency percentile, e.g. TPC-C New-Order's), ``common-wait`` (the time at a common wait per page
+        read, :meth:`wait_split`); None: the workload records no such series."""
+        if target == "common-wait":
+            split = self.wait_split()
+            return split.derived if split else None
         return self.headline() if target == "headline" else None
+
+    def wait_split(self) -> WaitSplit | None:
+        """The series its main time splits into when pages are read from the disk (:class:`WaitSplit`); None: the
+        workload has no such time (the default)."""
+        return None
 
     def headline(self) -> tuple[str, str, str] | None:
         """(test, step, metric) of the workload's headline figure, the one ``--precision`` watches (e.g. TPC-H's

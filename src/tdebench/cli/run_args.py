@@ -105,7 +105,8 @@ class RunArgs:
         "headline (every headline of the workload: TPC-H power time, TPC-C TPM, sql reads, writes and each "
         "statement, replay wall time and each digest), headline names (sql: reads,writes; replay: wall), NAME=P% "
         "for a target of its own, cpu (the server's CPU time), p50, p95, p99 (TPC-C: New-Order's), power "
-        "(TPC-H's Power@Size) (default: headline).", show_default=False)] = None
+        "(TPC-H's Power@Size), common-wait (TPC-H's power time at a common wait per page read, with pages read from "
+        "the disk) (default: headline).", show_default=False)] = None
     max_time: Annotated[Optional[str], typer.Option(help="Start no block that would end after this time since the "
         "start, e.g. 20m (default with --precision alone: 30m).", show_default=False)] = None
     max_trials: Annotated[Optional[int], typer.Option(help="--precision: at most this many trials per config.",

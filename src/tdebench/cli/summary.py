@@ -19,12 +19,13 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from tdebench.api.presentation import Presentation
+from tdebench.api.presentation import COMMON_WAIT, Presentation
 from tdebench.cli.encrypt_summary import encrypt_table
 from tdebench.api.faults import KEYSERVER_DOWN, outage_text
 from tdebench.report import keys_view
 from tdebench.report.fmt import fmt_ci, fmt_pct
 from tdebench.report.model import RunSummary, summarize
+from tdebench.report.texts import WAIT_COL
 from tdebench.report.warnings_view import one_line
 from tdebench.api.regime import ratio_of
 from tdebench.results.labels import LabelStatus, label_status, manifest_label_status
@@ -227,8 +228,11 @@ def _totals_table(rs: RunSummary, configs: list[dict], ovh: _Overheads) -> Table
     what = shown.headlines[0].title if shown.headlines else (f"{head.step} {head.metric}" if head else "")
     totals = Table(title=f"{shown.title}: {what}" if what else shown.title, title_justify="left")
     n_column = _n_column(rs.analysis.measurements, [head._replace(config=c["label"]) for c in configs] if head else [])
+    waits = {c["label"]: ovh.get(c["label"], head.test, head.step, COMMON_WAIT) if head else None for c in configs}
+    shown_waits = any(waits.values())
     _add_columns(totals, ("config", n_column, "median s", "min–max s", "overhead vs plain (95% CI)",
-                          "server CPU overhead", "on disk", "answers"), [c.get("label_shown", c["label"]) for c in configs])
+                          "server CPU overhead", *([WAIT_COL] if shown_waits else []), "on disk", "answers"),
+                 [c.get("label_shown", c["label"]) for c in configs])
     series = _elapsed_series(rs.analysis.measurements, head.test) if head else {}
     for c in configs:
         label = c["label"]
@@ -240,9 +244,11 @@ def _totals_table(rs: RunSummary, configs: list[dict], ovh: _Overheads) -> Table
         o = ovh.get(label, head.test, head.step) if head else None
         cpu = ovh.get(label, head.test, head.step, "server_cpu") if head else None
         baseline = ovh.is_baseline(label)
+        wait = [] if not shown_waits else ["" if baseline else overhead_text(waits[label])]
         totals.add_row(c.get("label_shown", label), str(len(values)), f"{median(values):.3f}" if values else "–",
                        f"{min(values):.3f}–{max(values):.3f}" if values else "–",
-                       "baseline" if baseline else overhead_text(o), "" if baseline else overhead_text(cpu), disk, ok)
+                       "baseline" if baseline else overhead_text(o), "" if baseline else overhead_text(cpu), *wait,
+                       disk, ok)
     return totals
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tdebench.api.measurement import ONE_OFF_TESTS
-from tdebench.api.presentation import Presentation
+from tdebench.api.presentation import COMMON_WAIT, Presentation
 from tdebench.api.regime import split_label
 from tdebench.report.encrypt_view import SwitchRow, switch_rows, verdict_lines
 from tdebench.report.counters_view import CounterIndex
@@ -68,6 +68,8 @@ class ConfigRow:
     storage_scope: str = ""  # "catalog": the server's catalog sizes (external targets), not files
     is_baseline: bool = False  # the plain twin the others are compared with (a second plain twin is compared)
     cpu_overhead: Overhead | None = None  # the headline's overhead in server CPU time, when measured
+    #: the headline's overhead in its time at a common wait per page read (pages read from the disk), when recorded
+    wait_overhead: Overhead | None = None
 
     @property
     def shown_encryption(self) -> str:
@@ -212,9 +214,11 @@ def config_label_status(files: LoadedRun, label: str, plain: bool) -> LabelStatu
             or label_status(files.verification_for(label), plain))
 
 
-def verdict_sentence(name: str, o: Overhead | None, a: Analysis, cpu: Overhead | None = None) -> str:
-    """One plain sentence about one compared config's headline overhead (and its server CPU time beside it),
-    worded by :func:`tdebench.stats.wording.phrase_for`: the same figures as every table and the terminal."""
+def verdict_sentence(name: str, o: Overhead | None, a: Analysis, cpu: Overhead | None = None,
+                     wait: Overhead | None = None) -> str:
+    """One plain sentence about one compared config's headline overhead (and its server CPU time and its time at a
+    common wait per page read beside it), worded by :func:`tdebench.stats.wording.phrase_for`: the same figures as
+    every table and the terminal."""
     if o is None:
         return f"{name}: no overhead figure (no plain twin or no successful trials to compare)."
     against_plain = is_plain(a.measurements.encryption.get(o.plain_config, "none"))
@@ -229,9 +233,10 @@ def verdict_sentence(name: str, o: Overhead | None, a: Analysis, cpu: Overhead |
     p = f", {fmt_p(o.p_value)}" if o.p_value is not None else ""
     hint = resolution_hint(o, a.measurements) if o.ci_spans_zero and o.ci_low_pct is not None else ""
     text = f"{name}: {phrase}{p}{hint}."
-    if cpu is not None:
-        cpu_phrase = phrase_for(cpu, a.summaries)
-        text += f" {cpu_phrase[:1].upper()}{cpu_phrase[1:]}."
+    for beside in (cpu, wait):
+        if beside is not None:
+            phrase = phrase_for(beside, a.summaries)
+            text += f" {phrase[:1].upper()}{phrase[1:]}."
     return text
 
 
@@ -264,6 +269,7 @@ def _config_row(files: LoadedRun, a: Analysis, label: str, headline: SeriesKey |
     key = headline._replace(config=label) if headline else None
     ovh = a.overhead(key) if key else None
     cpu = a.overhead(key._replace(metric="server_cpu")) if key and key.metric == "elapsed" else None
+    wait = a.overhead(key._replace(metric=COMMON_WAIT)) if key and key.metric == "elapsed" else None
     storage = _int(mc.get("storage_bytes"))
     pct = (storage / plain_storage - 1) * 100 if storage and plain_storage and not plain else None
     return ConfigRow(
@@ -275,7 +281,7 @@ def _config_row(files: LoadedRun, a: Analysis, label: str, headline: SeriesKey |
         storage_bytes=storage, storage_pct=pct, verification=verification_row(files, label, plain),
         label_status=config_label_status(files, label, plain),
         storage_scope=str((mc.get("storage") or {}).get("scope", "")) if isinstance(mc.get("storage"), dict) else "",
-        is_baseline=label not in a.baselines and plain, cpu_overhead=cpu)
+        is_baseline=label not in a.baselines and plain, cpu_overhead=cpu, wait_overhead=wait)
 
 
 def _step_summary(a: Analysis, config: str, step: str) -> Summary | None:
@@ -311,7 +317,7 @@ def _verdicts(a: Analysis, engine: str, configs: list[str], rows: list[ConfigRow
         return verdict_lines(switching)
     encs = [r.encryption for r in rows]
     verdicts = [verdict_sentence(r.label_status.decorate(_display_name(r.label, r.encryption, encs)), r.overhead, a,
-                                 r.cpu_overhead)
+                                 r.cpu_overhead, r.wait_overhead)
                 for r in rows if not r.is_baseline]
     if rows and all(r.is_baseline for r in rows):
         verdicts += [plain_only_sentence(r, headline) for r in rows]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from tdebench.api.presentation import COMMON_WAIT
 from tdebench.report.duet_view import duet_text
 from tdebench.report.model import RunSummary
 from tdebench.stats.noise import NoiseSummary, summarize_noise
@@ -22,6 +23,16 @@ CPU_TEXT = ("Server CPU time per statement: the CPU time of the server's process
             "own counters are read at the same boundaries and recorded per step under test \"counters\". "
             "Steal time and descheduling lengthen elapsed time but not CPU time, so the server CPU overhead is "
             "the steadier figure when the extra work of encryption is CPU work.")
+
+COMMON_WAIT_TEXT = ("Time at a common wait per page read (pages read from the disk): a twin's power test time E is "
+                    "its server's CPU time C plus what it waited for, mostly its P page reads from the disk; "
+                    "E* = C + P · w, with w the wait per read pooled over the block's twins (their waits over their "
+                    "reads), charges every twin the same wait for each read, that of the same minutes of the same "
+                    "disk, and keeps what its own work adds: the CPU of decrypting every page and the reads it makes. "
+                    "On a virtual disk whose speed drifts from minute to minute it is the steadier figure; it leaves "
+                    "out any change a config makes to the wait of one read, so it is shown beside the elapsed time, "
+                    "which answers the question, and only for configs whose encryption runs in the server (not an "
+                    "encrypted filesystem's). Where the two intervals do not overlap, trust the elapsed time.")
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -150,6 +161,8 @@ def machine_text(manifest: dict[str, Any]) -> list[str]:
 def methods_paragraphs(rs: RunSummary) -> list[str]:
     """Every paragraph of this module, in the order the Methods section shows them."""
     stop = stopping_text(rs)
-    probed = any(k.metric == "server_cpu" and k.test != "resources" for k in rs.analysis.measurements.series)
-    return [schedule_text(rs.manifest, rs.presentation.notes.get("query_schedule", "")), *([stop] if stop else []), *([CPU_TEXT] if probed else []),
-            *machine_text(rs.manifest)]
+    series = rs.analysis.measurements.series
+    probed = any(k.metric == "server_cpu" and k.test != "resources" for k in series)
+    waits = any(k.metric == COMMON_WAIT for k in series)
+    return [schedule_text(rs.manifest, rs.presentation.notes.get("query_schedule", "")), *([stop] if stop else []),
+            *([CPU_TEXT] if probed else []), *([COMMON_WAIT_TEXT] if waits else []), *machine_text(rs.manifest)]

@@ -111,7 +111,8 @@ def summary_table(es: EngineSummary, counters: CounterIndex | None = None) -> Sa
     figures = list(es.rows[0].figures) if es.rows else []  # the workload's official figures (TPC-H's Power@Size)
     cols = [Col("config", cls="label"), Col(f"n ({es.n_unit})", True), Col(f"{hl} (median, 95% CI)", True),
             Col("overhead (95% CI)", True), Col("verdict"), Col("server CPU overhead (95% CI)", True),
-            Col(COUNTERS_COL), *(Col(f, True) for f in figures), Col("storage", True),
+            Col(texts.WAIT_COL, True), Col(COUNTERS_COL), *(Col(f, True) for f in figures),
+            Col("storage", True),
             Col("encrypted on disk")]
     rows: list[list[object]] = []
     for r in es.rows:
@@ -129,12 +130,15 @@ def summary_table(es: EngineSummary, counters: CounterIndex | None = None) -> Sa
             _sig_cell(o, r.verdict),
             DASH if r.is_baseline or r.cpu_overhead is None else _with_sub(
                 fmt_pct(r.cpu_overhead.overhead_pct), fmt_ci(r.cpu_overhead.ci_low_pct, r.cpu_overhead.ci_high_pct)),
+            DASH if r.is_baseline or r.wait_overhead is None else _with_sub(
+                fmt_pct(r.wait_overhead.overhead_pct),
+                fmt_ci(r.wait_overhead.ci_low_pct, r.wait_overhead.ci_high_pct)),
             (counters.brief(r.label, step) or DASH) if counters else DASH,
             *(_median_cell(r.figures.get(f)) for f in figures),
             _with_sub(storage, fmt_pct(r.storage_pct) + " vs plain" if r.storage_pct is not None else ""),
             _verif_cell(r),
         ])
-    cols, rows = drop_empty(cols, rows, {*figures, "storage", "server CPU overhead (95% CI)",
+    cols, rows = drop_empty(cols, rows, {*figures, "storage", "server CPU overhead (95% CI)", texts.WAIT_COL,
                                          COUNTERS_COL})
     return table(cols, rows)
 

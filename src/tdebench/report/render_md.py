@@ -21,11 +21,13 @@ def summary_lines(es: EngineSummary, counters: CounterIndex | None = None) -> li
     step = es.headline.step if es.headline else ""
     figures = list(es.rows[0].figures) if es.rows else []
     headers = ["config", "encryption", f"n ({es.n_unit})", f"{hl} (median)", "95% CI", "overhead", "95% CI",
-               "p", "verdict", "server CPU overhead", "CPU 95% CI", "counters", *figures, "storage", "encrypted on disk"]
+               "p", "verdict", "server CPU overhead", "CPU 95% CI", texts.WAIT_COL, "wait 95% CI", "counters",
+               *figures, "storage", "encrypted on disk"]
     rows = []
     for r in es.rows:
         h, o = r.headline, r.overhead
         cpu = None if r.is_baseline else r.cpu_overhead
+        wait = None if r.is_baseline else r.wait_overhead
         storage = fmt_bytes(r.storage_bytes) if r.storage_bytes else DASH
         storage += " (catalog)" if r.storage_bytes and r.storage_scope == "catalog" else ""
         storage += f" ({fmt_pct(r.storage_pct)})" if r.storage_pct is not None else ""
@@ -37,10 +39,12 @@ def summary_lines(es: EngineSummary, counters: CounterIndex | None = None) -> li
             fmt_p(o.p_value) if o and not r.is_baseline else DASH,
             r.verdict or DASH, fmt_pct(cpu.overhead_pct) if cpu else DASH,
             fmt_ci(cpu.ci_low_pct, cpu.ci_high_pct) if cpu else DASH,
+            fmt_pct(wait.overhead_pct) if wait else DASH, fmt_ci(wait.ci_low_pct, wait.ci_high_pct) if wait else DASH,
             (counters.brief(r.label, step) or DASH) if counters else DASH,
             *(_med(r.figures.get(f)) for f in figures), storage, r.verification.verdict])
-    right = {*(headers[i] for i in (2, 3, 4, 5, 6, 7, 9, 10)), *figures, "storage"}
-    optional = (*figures, "storage", "server CPU overhead", "CPU 95% CI", "counters")
+    right = {*(headers[i] for i in (2, 3, 4, 5, 6, 7, 9, 10, 11, 12)), *figures, "storage"}
+    optional = (*figures, "storage", "server CPU overhead", "CPU 95% CI", texts.WAIT_COL, "wait 95% CI",
+                "counters")
     keep = [i for i, h in enumerate(headers) if h not in optional or any(r[i] != DASH for r in rows)]
     headers = [headers[i] for i in keep]
     rows = [[r[i] for i in keep] for r in rows]

@@ -16,6 +16,9 @@ from tdebench.stats.interval import BOOTSTRAP_MIN_N
 from tdebench.stats.load import SeriesKey
 from tdebench.stats.overhead import Overhead
 
+#: the column of the headline's overhead in its time at a common wait per page read (pages read from the disk)
+WAIT_COL = "at a common read wait"
+
 RATIO_METHOD = (f"below {BOOTSTRAP_MIN_N} trials the geometric-mean ratio with a t-interval on the log "
                 f"values, from {BOOTSTRAP_MIN_N} on the ratio of medians with a bootstrap interval; "
                 "see Methods")

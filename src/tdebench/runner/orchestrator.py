@@ -45,6 +45,7 @@ from tdebench.runner.schedule import QuerySchedule
 from tdebench.runner.duet import DuetSchedule
 from tdebench.runner.memory import MemoryRegimes
 from tdebench.runner.restarts import TwinRestarts
+from tdebench.runner.common_wait import CommonWait
 from tdebench.runner.faults import FaultRunner
 from tdebench.runner.keyserver.servers import KeyServers
 from tdebench.runner.twins import Digests, answer_difference, plain_twin
@@ -107,6 +108,7 @@ class Orchestrator:
             else None)
         self.regimes = MemoryRegimes(plan)  # --memory-ratio (runner/memory.py)
         self.restarts = TwinRestarts(plan, self.engines, self.manifest)  # --restart-twins
+        self.common_wait = CommonWait(plan, self.workload.wait_split())  # with pages read from the disk
         self.keys = KeyServers(plan, self.engines)  # --keys openbao (docs/key-management.md)
         self.faults = FaultRunner(plan, self.manifest, lambda text: self.ui.message(text), self.keys,  # --fault
                                   lambda: self.workload.table_names()[0])
@@ -349,10 +351,10 @@ class Orchestrator:
 
     def _run_block(self, block: Block) -> None:
         self.restarts.before(block, self.pending(block, replay=False), self.ui)
-        if self.schedule is not None and self.schedule.run(block):
-            return
-        for state in self.pending(block):
-            self.run_trial(block, state)
+        if self.schedule is None or not self.schedule.run(block):
+            for state in self.pending(block):
+                self.run_trial(block, state)
+        self.rundir.append(self.common_wait.finish(block, lambda label, b: self.trial_recorder(self.states[label], b)))
 
     def pending(self, block: Block, replay: bool = True) -> list[ConfigState]:
         """The configs ``block`` still has to run, in its order; those a resumed run completed are replayed
@@ -503,6 +505,7 @@ class Orchestrator:
         else:
             state.failures_in_a_row = 0
             rec.add("trial", "trial", "completed", 1, "flag")
+            self.common_wait.collect(label, rec.rows)
         self.rundir.append(rec.rows)
         self.manifest.pop("in_flight", None)
         self.rundir.write_manifest(self.manifest)

@@ -38,7 +38,7 @@ from tdebench.stats.sequential import Decision, StoppingRule, all_met
 DEFAULT_MAX_TIME = 30 * 60.0  # --precision without --max-time or --max-trials: at most 30 minutes
 
 
-PRECISION_KEYWORDS = ("cpu", "p50", "p95", "p99", "power")
+PRECISION_KEYWORDS = ("cpu", "p50", "p95", "p99", "power", "common-wait")
 
 
 def stopping_rule(plan: RunPlan, target: float | None = None) -> StoppingRule | None:
@@ -81,7 +81,8 @@ class Watched:
                 "target_pp": self.rule.target_pp}
 
 
-KEYWORD_TITLES = {"cpu": "server CPU time", "power": "Power@Size (TPC-H's power test)"}
+KEYWORD_TITLES = {"cpu": "server CPU time", "power": "Power@Size (TPC-H's power test)",
+                  "common-wait": "time at a common wait per page read"}
 
 
 def _keyword(plan: RunPlan, workload: Workload, name: str) -> tuple[str, str, str]:
@@ -93,6 +94,22 @@ def _keyword(plan: RunPlan, workload: Workload, name: str) -> tuple[str, str, st
                          "leave --precision-metric out (the headlines), or use "
                          + ("--workload tpch with its power test" if name == "power" else "--workload tpcc or sysbench"))
     return series
+
+
+def check_common_wait(plan: RunPlan) -> None:
+    """UsageError unless every block reads its misses from the disk and every compared config's encryption runs in
+    its server (:mod:`tdebench.stats.common_wait`), the only runs that record the figure."""
+    from tdebench.runner.common_wait import page_sources  # noqa: PLC0415 - it asks the engines
+
+    if not plan.memory_ratios or set(page_sources(plan).values()) != {"disk"}:
+        raise UsageError("--precision-metric common-wait: the time at a common wait per page read is recorded only "
+                         "when every config's cache misses are read from the disk",
+                         "add --memory-ratio 0.25 (and leave out --page-source memory), or watch the headline")
+    outside = [c.label for c in plan.configs if not c.spec.in_server]
+    if outside:
+        raise UsageError(f"--precision-metric common-wait: {', '.join(outside)} decrypt(s) outside the database "
+                         "server (an encrypted filesystem), so a common wait per read would hide that work",
+                         "watch the headline for those configs (leave --precision-metric out)")
 
 
 def watched_series(plan: RunPlan, workload: Workload) -> list[Watched]:
@@ -112,6 +129,8 @@ def watched_series(plan: RunPlan, workload: Workload) -> list[Watched]:
             h = headlines[name]
             out.append(Watched(name, h.series, h.title, rule, h.steps))
         elif name in PRECISION_KEYWORDS:
+            if name == "common-wait":
+                check_common_wait(plan)
             out.append(Watched(name, _keyword(plan, workload, name), KEYWORD_TITLES.get(name, f"{name} latency"),
                                rule))
         else:

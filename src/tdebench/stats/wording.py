@@ -25,6 +25,7 @@ METRIC_LABELS = {
     "server_cpu": "server CPU time", "client_cpu": "client CPU time", "tool_cpu": "tool CPU time",
     "bytes": "size", "mb_per_s": "MB/s", "rows_per_s": "rows/s", "bytes_per_s": "bytes/s",
     "server_read_bytes": "server bytes read", "server_write_bytes": "server bytes written",
+    "at_common_wait": "time at a common wait per page read",
 }
 
 

@@ -11,7 +11,7 @@ from tdebench.api.events import RunListener
 from tdebench.api.plan import RunPlan
 from tdebench.api.tables import TableSpec
 from tdebench.api.trial import ConfigState, Recorder, TrialResult
-from tdebench.api.workload import RunFiles, SteppedTrial, Workload
+from tdebench.api.workload import RunFiles, SteppedTrial, WaitSplit, Workload
 from tdebench.encryption import redact
 from tdebench.workloads.loading import shown_load
 from tdebench.workloads.rows import count_rows
@@ -112,8 +112,15 @@ class TpchWorkload(Workload):
         """The power test's total query time, else the throughput test's Ts."""
         return ("power", "total", "elapsed") if "power" in self.options.tests else ("throughput", "ts", "elapsed")
 
+    def wait_split(self) -> WaitSplit | None:
+        """The power test's query time, its server CPU time and the pages its queries read (the engine's counter)."""
+        if "power" not in self.options.tests:
+            return None
+        return WaitSplit(("power", "total", "elapsed"), ("power", "total", "server_cpu"),
+                         ("counters", "total", "pages_read"))
+
     def precision_target(self, target: str) -> tuple[str, str, str] | None:
-        """The headline, or with ``cpu`` the server CPU time of the power test's queries (the step probe's), or with
+        """The headline, or with ``cpu`` the server CPU time of the power test's queries (the step probe's), with
         ``power`` the power test's Power@Size (a geometric mean: every query weighs the same)."""
         if target == "cpu":
             return ("power", "total", "server_cpu") if "power" in self.options.tests else None
