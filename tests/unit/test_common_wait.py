@@ -106,4 +106,4 @@ def test_precision_watches_the_figure_only_where_it_is_recorded(tmp_path: Path) 
     assert "read from the disk" in memory.value.problem
     with pytest.raises(UsageError) as fs:
         watched("none", "fs:fscrypt", memory_ratios=(0.25,))
-    assert "mariadb-1" in fs.value.problem and "outside the database server" in fs.value.problem
+    assert "mariadb-1" in fs.value.problem and "in the filesystem" in fs.value.problem

@@ -104,12 +104,13 @@ def check_common_wait(plan: RunPlan) -> None:
     if not plan.memory_ratios or set(page_sources(plan).values()) != {"disk"}:
         raise UsageError("--precision-metric common-wait: the time at a common wait per page read is recorded only "
                          "when every config's cache misses are read from the disk",
-                         "add --memory-ratio 0.25 (and leave out --page-source memory), or watch the headline")
+                         "add --memory-ratio 0.25 (and leave out --page-source memory), or leave out "
+                         "--precision-metric (the headline)")
     outside = [c.label for c in plan.configs if not c.spec.in_server]
     if outside:
-        raise UsageError(f"--precision-metric common-wait: {', '.join(outside)} decrypt(s) outside the database "
-                         "server (an encrypted filesystem), so a common wait per read would hide that work",
-                         "watch the headline for those configs (leave --precision-metric out)")
+        raise UsageError(f"--precision-metric common-wait: {', '.join(outside)} encrypt(s) in the filesystem, "
+                         "which decrypts while the server waits for its reads: a common wait per read would hide "
+                         "that work", "leave out --precision-metric (the headline)")
 
 
 def watched_series(plan: RunPlan, workload: Workload) -> list[Watched]:
