@@ -74,6 +74,7 @@ def test_a_block_from_the_disk_records_each_twins_time_at_the_common_wait_beside
     (_plan("none", "tde:aes-256-ctr"), "no memory ratio: everything cached"),
     (_plan("none", "tde:aes-256-ctr", memory_ratios=(0.25,), page_source="memory"), "misses from the page cache"),
     (_plan("none", "fs:gocryptfs", memory_ratios=(0.25,)), "one twin decrypts outside the server"),
+    (_plan("none", "none", memory_ratios=(2.0,)), "the cache holds all the data"),
 ])
 def test_no_row_where_the_figure_would_mean_nothing_or_hide_work(plan: RunPlan, why: str) -> None:
     wait = CommonWait(plan, SPLIT)
@@ -104,6 +105,12 @@ def test_precision_watches_the_figure_only_where_it_is_recorded(tmp_path: Path) 
     with pytest.raises(UsageError) as memory:
         watched("none", "tde:aes-256-ctr", memory_ratios=(0.25,), page_source="memory")
     assert "read from the disk" in memory.value.problem
+    with pytest.raises(UsageError) as oltp:
+        watched("none", "tde:aes-256-ctr", memory_ratios=(0.25,), workload="tpcc")
+    assert "records no time at a common wait" in oltp.value.problem and "--workload tpch" in (oltp.value.fix or "")
+    with pytest.raises(UsageError) as sweep:
+        watched("none", "tde:aes-256-ctr", memory_ratios=(0.25, 2.0))
+    assert "--memory-ratio 2 the cache holds all the data" in sweep.value.problem
     with pytest.raises(UsageError) as fs:
         watched("none", "fs:fscrypt", memory_ratios=(0.25,))
     assert "mariadb-1" in fs.value.problem and "in the filesystem" in fs.value.problem

@@ -23,6 +23,11 @@ def page_sources(plan: RunPlan) -> dict[str, str]:
     return {c.label: plan.page_source or next(iter(get_engine(c.engine).page_sources), "") for c in plan.configs}
 
 
+def reads_from_disk(ratio: float | None) -> bool:
+    """True for a block whose cache is smaller than the data (its misses are the reads E* is about)."""
+    return ratio is not None and ratio < 1
+
+
 class CommonWait:
     """Collects each twin's three figures as its trial closes, and records the derived value once the block is
     done. Inactive (records nothing) unless the workload splits its time, the run is memory-bound with every miss
@@ -31,10 +36,10 @@ class CommonWait:
     def __init__(self, plan: RunPlan, split: WaitSplit | None) -> None:
         self.split = split
         self.labels = {c.label for c in plan.configs if c.spec.in_server}
-        self.active = (split is not None and bool(plan.memory_ratios) and len(self.labels) >= 2
+        self.active = (split is not None and any(map(reads_from_disk, plan.memory_ratios)) and len(self.labels) >= 2
                        and set(page_sources(plan).values()) == {"disk"})
         self._figures: dict[str, dict[tuple[str, str, str], float]] = {}
-        self._rows: dict[str, Measurement] = {}
+        self._elapsed: dict[str, Measurement] = {}
 
     def collect(self, label: str, rows: list[Measurement]) -> None:
         """Keep the figures of ``label``'s trial that ended well (its rows as recorded)."""
@@ -45,13 +50,13 @@ class CommonWait:
                  and (r.test, r.step, r.metric) in wanted}
         if len(found) == len(wanted):
             self._figures[label] = {k: r.value for k, r in found.items()}
-            self._rows[label] = found[self.split.elapsed]
+            self._elapsed[label] = found[self.split.elapsed]
 
     def finish(self, block: Block, recorder: Callable[[str, Block], Recorder]) -> list[Measurement]:
-        """The block's derived rows (none for a warm-up block or with fewer than two twins' figures); forgets the
-        block's figures."""
-        figures, self._figures, rows, self._rows = self._figures, {}, self._rows, {}
-        if block.warmup or len(figures) < 2 or self.split is None:
+        """The block's derived rows (none for a warm-up block, a block whose cache holds all the data, or with fewer
+        than two twins' figures); forgets the block's figures."""
+        figures, self._figures, elapsed, self._elapsed = self._figures, {}, self._elapsed, {}
+        if block.warmup or not reads_from_disk(block.memory_ratio) or len(figures) < 2 or self.split is None:
             return []
         labels = sorted(figures)
         e, c, p = (np.array([figures[label][key] for label in labels])
@@ -61,6 +66,6 @@ class CommonWait:
             if np.isfinite(value) and value > 0:
                 rec = recorder(label, block)
                 test, step, metric = self.split.derived
-                rec.add(test, step, metric, float(value), rows[label].unit, stream=rows[label].stream)
+                rec.add(test, step, metric, float(value), elapsed[label].unit, stream=elapsed[label].stream)
                 out += rec.rows
         return out

@@ -92,20 +92,26 @@ def _keyword(plan: RunPlan, workload: Workload, name: str) -> tuple[str, str, st
         what = KEYWORD_TITLES.get(name, "latency percentile")
         raise UsageError(f"--precision-metric {name}: workload '{plan.workload}' records no {what} to target",
                          "leave --precision-metric out (the headlines), or use "
-                         + ("--workload tpch with its power test" if name == "power" else "--workload tpcc or sysbench"))
+                         + ("--workload tpch with its power test" if name in ("power", "common-wait")
+                            else "--workload tpcc or sysbench"))
     return series
 
 
 def check_common_wait(plan: RunPlan) -> None:
     """UsageError unless every block reads its misses from the disk and every compared config's encryption runs in
     its server (:mod:`tdebench.stats.common_wait`), the only runs that record the figure."""
-    from tdebench.runner.common_wait import page_sources  # noqa: PLC0415 - it asks the engines
+    from tdebench.runner.common_wait import page_sources, reads_from_disk  # noqa: PLC0415 - it asks the engines
 
     if not plan.memory_ratios or set(page_sources(plan).values()) != {"disk"}:
         raise UsageError("--precision-metric common-wait: the time at a common wait per page read is recorded only "
                          "when every config's cache misses are read from the disk",
                          "add --memory-ratio 0.25 (and leave out --page-source memory), or leave out "
                          "--precision-metric (the headline)")
+    cached = [f"{r:g}" for r in plan.memory_ratios if not reads_from_disk(r)]
+    if cached:
+        raise UsageError(f"--precision-metric common-wait: at --memory-ratio {','.join(cached)} the cache holds "
+                         "all the data, and no page is read from the disk", "give ratios below 1 only, e.g. "
+                         "--memory-ratio 0.25, or leave out --precision-metric (the headline)")
     outside = [c.label for c in plan.configs if not c.spec.in_server]
     if outside:
         raise UsageError(f"--precision-metric common-wait: {', '.join(outside)} encrypt(s) in the filesystem, "
