@@ -38,6 +38,9 @@ def test_mariadb_memory_curve_example(tmp_path, tpch_sf001):
     assert q6[("mariadb-tde-aes-256-ctr@mem2", "cache_requests")] > 0
     assert q6[("mariadb-none@mem0.5", "bytes_decrypted")] == 0
     assert {r["step"] for r in rows if r["test"] == "power" and r["metric"] == "elapsed"} == {"rf1", "q06", "rf2", "total"}
+    # pages read from the disk at 0.5 only: each twin's time at the block's common wait per read beside its total
+    waits = {r["config"] for r in rows if r["metric"] == "at_common_wait"}
+    assert len(waits) == 3 and all(w.endswith("@mem0.5") for w in waits), waits
     md = (out / "report" / "summary.md").read_text()
     assert "## TDE cost curve: overhead vs cache size" in md and "### mariadb: power total" in md
     assert "at a 50% cache/data ratio" in md.lower() and "tde:aes-128-cbc" in md
