@@ -92,7 +92,8 @@ class Interval:
 
     @property
     def half_width_pp(self) -> float:
-        return (self.ci_high_pct - self.ci_low_pct) / 2
+        """The larger distance from the estimate to an end of the interval, as ``--precision`` measures it."""
+        return max(self.estimate_pct - self.ci_low_pct, self.ci_high_pct - self.estimate_pct)
 
 
 def interval(pair: tuple[np.ndarray, np.ndarray], kind: str) -> Interval:
