@@ -236,3 +236,10 @@ def test_wait_split_correlates_one_steps_block_ratios_with_anothers(tmp_path):
                     rows.append({**_row(config, block, step, value, test=test), "metric": metric})
     lines = load("wait_split").step_correlations([_run(tmp_path, rows)], "q01", ["q02"])
     assert lines[0] == "  elapsed of q01 with the same block's: q02 +1.00 (4 blocks)"
+
+
+def test_wait_split_gives_the_half_width_as_precision_does():
+    """The larger distance from the estimate to an end of the interval, not half its width (a log-scale interval is
+    asymmetric in percent)."""
+    interval = load("wait_split").Interval(1.0, 0.0, 3.0)
+    assert interval.half_width_pp == 2.0
