@@ -29,8 +29,9 @@ COMMON_WAIT_TEXT = ("Time at a common wait per page read (pages read from the di
                     "E* = C + P · w, with w the wait per read pooled over the block's twins (their waits over their "
                     "reads), charges every twin the same wait for each read, that of the same minutes of the same "
                     "disk, and keeps what its own work adds: the CPU of decrypting every page and the reads it makes. "
-                    "On a virtual disk whose speed drifts from minute to minute it is the steadier figure; it leaves "
-                    "out any change a config makes to the wait of one read, so it is shown beside the elapsed time, "
+                    "On a virtual disk whose speed drifts from minute to minute it leaves that drift out of the "
+                    "comparison (not the noise of the CPU time itself); it also leaves out any change a config makes "
+                    "to the wait of one read, so it is shown beside the elapsed time, "
                     "which answers the question, and only for configs whose encryption runs in the server (not an "
                     "encrypted filesystem's). Where the two intervals do not overlap, trust the elapsed time.")
 

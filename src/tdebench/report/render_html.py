@@ -103,6 +103,12 @@ def drop_empty(cols: list[Col], rows: list[list[object]],
     return [cols[i] for i in keep], [[r[i] for i in keep] for r in rows]
 
 
+def _beside_cell(r: ConfigRow, o: Overhead | None) -> object:
+    """A figure shown beside the headline's overhead (server CPU time, time at a common read wait), with its CI."""
+    return DASH if r.is_baseline or o is None else _with_sub(fmt_pct(o.overhead_pct), fmt_ci(o.ci_low_pct,
+                                                                                            o.ci_high_pct))
+
+
 def summary_table(es: EngineSummary, counters: CounterIndex | None = None) -> Safe:
     """The per-engine summary: headline median and overhead with CIs, the engine's counters over the headline's
     steps (hit ratio, bytes decrypted), metrics, storage, proof."""
@@ -128,11 +134,7 @@ def summary_table(es: EngineSummary, counters: CounterIndex | None = None) -> Sa
             esc("plain twin") if r.is_baseline else (
                 _with_sub(fmt_pct(o.overhead_pct), fmt_ci(o.ci_low_pct, o.ci_high_pct)) if o else DASH),
             _sig_cell(o, r.verdict),
-            DASH if r.is_baseline or r.cpu_overhead is None else _with_sub(
-                fmt_pct(r.cpu_overhead.overhead_pct), fmt_ci(r.cpu_overhead.ci_low_pct, r.cpu_overhead.ci_high_pct)),
-            DASH if r.is_baseline or r.wait_overhead is None else _with_sub(
-                fmt_pct(r.wait_overhead.overhead_pct),
-                fmt_ci(r.wait_overhead.ci_low_pct, r.wait_overhead.ci_high_pct)),
+            _beside_cell(r, r.cpu_overhead), _beside_cell(r, r.wait_overhead),
             (counters.brief(r.label, step) or DASH) if counters else DASH,
             *(_median_cell(r.figures.get(f)) for f in figures),
             _with_sub(storage, fmt_pct(r.storage_pct) + " vs plain" if r.storage_pct is not None else ""),
