@@ -202,7 +202,7 @@ CORPUS: list[tuple[str, list[str], int, str]] = [
      "records no server CPU time"),
     ("precision-metric-no-power", [*RUN, "--workload", "tpcc", "--precision", "2%", "--precision-metric", "power"], 2,
      "records no Power@Size"),
-    ("max-trials-below-pilot", [*RUN, "--precision", "1%", "--max-trials", "5"], 2, "below the 10 trials"),
+    ("max-trials-below-pilot", [*RUN, "--precision", "1%", "--max-trials", "5"], 2, "below the 8 trials"),
     ("max-trials-type", [*RUN, "--max-trials", "many"], 2, "Invalid value for '--max-trials'"),
     ("repeat-zero", [*RUN, "--repeat", "0"], 2, "--repeat must be a whole number of at least 1"),
     ("repeat-negative", [*RUN, "--repeat", "-2"], 2, "--repeat must be"),

@@ -52,7 +52,7 @@ def test_query_schedule_killed_server_fails_its_trial_only(tmp_path, tpch_sf001)
         except (OSError, ValueError):
             flight = {}
         if victim in flight.get("configs", []) and flight.get("block") == 1:
-            time.sleep(1.0)  # inside the interleaved queries
+            time.sleep(0.3)  # inside the interleaved queries (a block of SF 0.01 takes about a second)
             server = _server_of(victim, proc.pid)
             if server is not None:
                 server.send_signal(signal.SIGKILL)

@@ -24,8 +24,9 @@ CPU_TEXT = ("Server CPU time per statement: the CPU time of the server's process
             "Steal time and descheduling lengthen elapsed time but not CPU time, so the server CPU overhead is "
             "the steadier figure when the extra work of encryption is CPU work.")
 
-COMMON_WAIT_TEXT = ("Time at a common wait per page read (pages read from the disk): a twin's power test time E is "
-                    "its server's CPU time C plus what it waited for, mostly its P page reads from the disk; "
+COMMON_WAIT_TEXT = ("Time at a common wait per page read (pages read from the disk): a twin's time E for the "
+                    "headline's statements is its server's CPU time C plus what it waited for, mostly its P page "
+                    "reads from the disk; "
                     "E* = C + P · w, with w the wait per read pooled over the block's twins (their waits over their "
                     "reads), charges every twin the same wait for each read, that of the same minutes of the same "
                     "disk, and keeps what its own work adds: the CPU of decrypting every page and the reads it makes. "
