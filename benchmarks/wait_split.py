@@ -135,11 +135,12 @@ def per_read_differences(runs: list[Path], step: str) -> str:
         wait += list(np.log(w1 / w0))
         cpu_us += list(np.abs(c1 - c0) / p0 * 1e6)
         wait_us += list(np.abs(w1 - w0) * 1e6)
-    if len(cpu) < 3 or not np.std(cpu) or not np.std(wait):
+    r = correlation(np.array(cpu), np.array(wait))
+    if r == "n/a":
         return "too few blocks, or ratios that do not vary, for a correlation"
-    return (f"over {len(cpu)} blocks: correlation of the CPU's and the wait per read's ratios "
-            f"{float(np.corrcoef(cpu, wait)[0, 1]):+.2f}; the twins differed by a median {np.median(wait_us):.1f} µs "
-            f"of wait and {np.median(cpu_us):.1f} µs of CPU per page read")
+    return (f"over {len(cpu)} blocks: correlation of the CPU's and the wait per read's ratios {r}; the twins "
+            f"differed by a median {np.median(wait_us):.1f} µs of wait and {np.median(cpu_us):.1f} µs of CPU per page "
+            "read")
 
 
 def correlation(a: np.ndarray, b: np.ndarray) -> str:

@@ -123,7 +123,8 @@ class TpchWorkload(Workload):
         """The headline, or with ``cpu`` the server CPU time of the power test's queries (the step probe's), with
         ``power`` the power test's Power@Size (a geometric mean: every query weighs the same)."""
         if target == "cpu":
-            return ("power", "total", "server_cpu") if "power" in self.options.tests else None
+            split = self.wait_split()
+            return split.cpu if split else None
         if target == "power":
             return ("power", "power_at_size", "power_at_size") if "power" in self.options.tests else None
         return super().precision_target(target)
