@@ -11,7 +11,8 @@ share of the disk's completion work that varies with timing, not with what the s
 Per CPU of ``--cpus``: a spinner (this process, a fixed pure-Python loop per batch) pinned to that CPU, measured by
 its own thread CPU time per batch, first alone, then with a reader process pinned to the same CPU doing 16-KiB
 ``O_DIRECT`` reads at random offsets of a ``--mib`` MiB file without pause; the rounds alternate (alone, with
-reads) ``--rounds`` times. Printed per CPU: the spinner's median CPU time per batch alone and with the reads, the
+reads) ``--rounds`` times. The file is unlinked as soon as it is open, and each reader stops when this process is
+gone, so that a killed run leaves neither a reading process nor the file behind. Printed per CPU: the spinner's median CPU time per batch alone and with the reads, the
 difference in percent and the sd of the per-round differences, and the reads per second the reader managed; and
 the interrupt lines that fired most and on which CPUs (``/proc/interrupts``). A spinner that pays for the reads
 only on the CPU their interrupts land on is the charge this script looks for.
@@ -52,24 +53,27 @@ def spin_batches(seconds: float) -> list[float]:
     return out
 
 
-def reader(path: str, cpu: int, stop: mp.Event, count: mp.Value) -> None:  # type: ignore[valid-type]
-    """Random O_DIRECT page reads of ``path`` from ``cpu`` until ``stop``; how many in ``count``."""
+FORK = mp.get_context("fork")  # a reader inherits the open file, which has no name left to open
+
+
+def reader(fd: int, cpu: int, stop: mp.Event, count: mp.Value, parent: int) -> None:  # type: ignore[valid-type]
+    """Random O_DIRECT page reads of the file open as ``fd`` from ``cpu`` until ``stop`` or until ``parent`` is
+    gone; how many in ``count``."""
     os.sched_setaffinity(0, {cpu})
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
     pages = os.fstat(fd).st_size // PAGE
     buf, rng, done = mmap.mmap(-1, PAGE), random.Random(cpu), 0
-    while not stop.is_set():
+    while not stop.is_set() and os.getppid() == parent:
         for _ in range(50):
             os.preadv(fd, [buf], rng.randrange(pages) * PAGE)
         done += 50
     count.value = done
-    os.close(fd)
 
 
-def with_reads(path: Path, cpu: int, seconds: float) -> tuple[list[float], float]:
-    """The spinner's batches beside a reader on the same CPU, and the reader's reads per second."""
-    stop, count = mp.Event(), mp.Value("q", 0)
-    proc = mp.Process(target=reader, args=(str(path), cpu, stop, count))
+def with_reads(fd: int, cpu: int, seconds: float) -> tuple[list[float], float]:
+    """The spinner's batches beside a reader of the O_DIRECT file ``fd`` on the same CPU, and the reader's reads
+    per second."""
+    stop, count = FORK.Event(), FORK.Value("q", 0)
+    proc = FORK.Process(target=reader, args=(fd, cpu, stop, count, os.getpid()))
     proc.start()
     try:
         time.sleep(0.2)  # the reader's first reads are in flight
@@ -97,12 +101,12 @@ def write_file(directory: Path, mib: int) -> Path:
     return path
 
 
-def measure_cpu(path: Path, cpu: int, rounds: int, seconds: float) -> None:
+def measure_cpu(fd: int, cpu: int, rounds: int, seconds: float) -> None:
     os.sched_setaffinity(0, {cpu})
     alone, beside, diffs, rates = [], [], [], []
     for _ in range(rounds):
         a = statistics.median(spin_batches(seconds))
-        batches, rate = with_reads(path, cpu, seconds)
+        batches, rate = with_reads(fd, cpu, seconds)
         b = statistics.median(batches)
         alone.append(a)
         beside.append(b)
@@ -126,15 +130,19 @@ def main() -> None:
     directory = Path(tempfile.mkdtemp(prefix="tdebench-irq-", dir=args.dir))
     try:
         path = write_file(directory, args.mib)
-        before = interrupts()
-        for cpu in (int(c) for c in args.cpus.split(",")):
-            measure_cpu(path, cpu, args.rounds, args.seconds)
-        print("interrupt lines that fired most: " + "; ".join(busiest_lines(before, interrupts())))
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
     finally:
-        os.sched_setaffinity(0, own)
         for p in directory.glob("*"):
             p.unlink()
         directory.rmdir()
+    try:
+        before = interrupts()
+        for cpu in (int(c) for c in args.cpus.split(",")):
+            measure_cpu(fd, cpu, args.rounds, args.seconds)
+        print("interrupt lines that fired most: " + "; ".join(busiest_lines(before, interrupts())))
+    finally:
+        os.close(fd)
+        os.sched_setaffinity(0, own)
 
 
 if __name__ == "__main__":
