@@ -324,7 +324,7 @@ class Orchestrator:
     # ------------------------------------------------------------------------------------------
     def _run_blocks(self, stack: ExitStack) -> None:
         """Settle the twins, then run the blocks the sequence yields (the plan's, or until precise enough)."""
-        self.manifest["settle"] = settle.settle(self.plan, self.states, self.ui, stack)
+        self.manifest["settle"] = settle.settle(self.plan, self.states, self.ui, stack, self._work_root())
         self.rundir.write_manifest(self.manifest)
         sequence = BlockSequence(self.plan, self.rundir, watched_series(self.plan, self.workload), self.manifest, self.ui,
                                  self.started)

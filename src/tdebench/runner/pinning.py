@@ -1,6 +1,9 @@
 """Where and how eagerly the measured processes run: ``--pin`` and ``--nice``.
 
-``--pin``: tdebench (the client) on one CPU, every server on the others, so that neither migrates. ``--nice N``:
+``--pin``: tdebench (the client) on one CPU, every server on the others, so that neither migrates. The client's
+CPU is the one the data disk's interrupts are routed to, where they all go to one CPU (:mod:`tdebench.runner.irqcpu`:
+completing a read is charged to the task it interrupts, so a server there would be charged for the disk); else the
+first CPU. ``--nice N``:
 tdebench and every server at nice value N (e.g. -10: other processes of a shared machine then get much less of
 the CPUs while a statement runs; negative values need root).
 
@@ -17,11 +20,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from contextlib import ExitStack
+from pathlib import Path
 from typing import Any
 
 from tdebench.api.trial import ConfigState
 from tdebench.errors import EnvironmentProblem
 from tdebench.measure.proctime import descendants
+from tdebench.runner.irqcpu import DiskInterrupts, disk_interrupts
 
 
 #: the split of a --pin run, taken before tdebench pins itself (after that its own affinity is the client's CPUs)
@@ -33,13 +38,15 @@ def _forget_split() -> None:
     _RUN_SPLIT = None
 
 
-def cpu_split() -> tuple[list[int], list[int]]:
-    """(client CPUs, server CPUs) from the CPUs this process may use; EnvironmentProblem with fewer than 2."""
+def cpu_split(disk: DiskInterrupts | None = None) -> tuple[list[int], list[int]]:
+    """(client CPUs, server CPUs) from the CPUs this process may use: the client on the CPU that takes ``disk``'s
+    interrupts when that is one of them, else on the first; EnvironmentProblem with fewer than 2."""
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         raise EnvironmentProblem(f"--pin needs at least 2 CPUs, and this process may use {len(cpus)}",
                                  "leave --pin out on this machine")
-    return cpus[:1], cpus[1:]
+    client = disk.cpus[0] if disk is not None and len(disk.cpus) == 1 and disk.cpus[0] in cpus else cpus[0]
+    return [client], [c for c in cpus if c != client]
 
 
 def _each_thread(pid: int, apply: Callable[[int], object]) -> int:
@@ -128,16 +135,21 @@ def place_servers(state: ConfigState, pin: bool, nice: int | None) -> None:
         renice_servers(state, nice)
 
 
-def pin_run(states: list[ConfigState], stack: ExitStack) -> dict[str, Any]:
-    """Pin tdebench and every server; tdebench's own affinity comes back when ``stack`` closes."""
+def pin_run(states: list[ConfigState], stack: ExitStack, data_dir: Path | None = None) -> dict[str, Any]:
+    """Pin tdebench and every server (away from the interrupts of ``data_dir``'s disk); tdebench's own affinity
+    comes back when ``stack`` closes."""
     global _RUN_SPLIT
-    client, servers = _RUN_SPLIT = cpu_split()  # once: tdebench's own CPUs are the client's from here on
+    disk = disk_interrupts(data_dir) if data_dir is not None else None
+    client, servers = _RUN_SPLIT = cpu_split(disk)  # once: tdebench's own CPUs are the client's from here on
     own = sorted(os.sched_getaffinity(0))
     stack.callback(pin_threads, os.getpid(), own)
     stack.callback(_forget_split)
     threads = pin_threads(os.getpid(), client)
-    return {"client": client, "servers": servers, "client_threads": threads,
-            "server_threads": {s.label: pin_servers(s) for s in states}}
+    facts: dict[str, Any] = {"client": client, "servers": servers, "client_threads": threads,
+                             "server_threads": {s.label: pin_servers(s) for s in states}}
+    if disk is not None:
+        facts["disk_interrupts"] = {"device": disk.device, "irqs": list(disk.irqs), "cpus": list(disk.cpus)}
+    return facts
 
 
 def renice_run(states: list[ConfigState], value: int, stack: ExitStack) -> dict[str, Any]:

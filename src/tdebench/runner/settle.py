@@ -4,7 +4,8 @@
    encryption threads still encrypting tablespaces after the load) must be done, up to :data:`WORK_LIMIT` s.
 2. Every local server must be quiet: its process tree below :data:`QUIET_CORES` of a core over a
    :data:`QUIET_WINDOW` s window (purge, page flushing and statistics after a load), up to :data:`QUIET_LIMIT` s.
-3. ``--pin``: the client (tdebench) on CPU 0, every server on the other CPUs; ``--nice N``: all of them at nice N
+3. ``--pin``: the client (tdebench) on the CPU that takes the data disk's interrupts (else CPU 0), every server on
+   the other CPUs; ``--nice N``: all of them at nice N
    (:mod:`tdebench.runner.pinning`).
 
 What was waited for, for how long, and the CPU each server was left using are recorded in the manifest
@@ -16,6 +17,7 @@ from __future__ import annotations
 import os
 import time
 from contextlib import ExitStack
+from pathlib import Path
 from typing import Any
 
 from tdebench.api.events import RunListener
@@ -76,8 +78,10 @@ def wait_quiet(states: list[ConfigState], ui: RunListener) -> dict[str, dict[str
             said = True
 
 
-def settle(plan: RunPlan, states: dict[str, ConfigState], ui: RunListener, stack: ExitStack) -> dict[str, Any]:
-    """Make the twins' starting points comparable (and pin them with ``--pin``); what was done, for the manifest."""
+def settle(plan: RunPlan, states: dict[str, ConfigState], ui: RunListener, stack: ExitStack,
+           data_dir: Path | None = None) -> dict[str, Any]:
+    """Make the twins' starting points comparable (and pin them with ``--pin``, away from the interrupts of
+    ``data_dir``'s disk); what was done, for the manifest."""
     live = [s for s in states.values() if not s.abandoned]
     out: dict[str, Any] = {"configs": {s.label: _background(s, ui) for s in live}}
     local = local_servers(live)
@@ -85,10 +89,12 @@ def settle(plan: RunPlan, states: dict[str, ConfigState], ui: RunListener, stack
         for label, facts in wait_quiet(local, ui).items():
             out["configs"][label].update(facts)
     if plan.pin:
-        out["pin"] = pinning.pin_run(live, stack)
-        out["pin"]["reason"] = plan.pin_reason or "asked for (--pin)"
-        ui.message(f"pinned: tdebench on CPU {out['pin']['client']}, servers on CPU {out['pin']['servers']} "
-                   f"({out['pin']['reason']}; --no-pin to leave them free)")
+        pin = out["pin"] = pinning.pin_run(live, stack, data_dir)
+        pin["reason"] = plan.pin_reason or "asked for (--pin)"
+        disk = pin.get("disk_interrupts")
+        where = f" (with {disk['device']}'s interrupts)" if disk and pin["client"] == disk["cpus"] else ""
+        ui.message(f"pinned: tdebench on CPU {pin['client']}{where}, servers on CPU {pin['servers']} "
+                   f"({pin['reason']}; --no-pin to leave them free)")
     if plan.nice is not None:
         out["nice"] = pinning.renice_run(live, plan.nice, stack)
         ui.message(f"tdebench and the servers run at nice {plan.nice}")
