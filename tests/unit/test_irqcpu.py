@@ -1,4 +1,4 @@
-"""--pin: tdebench, not the servers, on the CPU the data disk's interrupts go to (runner/irqcpu.py)."""
+"""--pin: the servers keep the CPU the data disk's interrupts go to, tdebench takes another (runner/irqcpu.py)."""
 
 from __future__ import annotations
 
@@ -65,23 +65,24 @@ def test_this_machines_answer_is_one_of_its_cpus(tmp_path):
 
 
 @pytest.mark.parametrize(("allowed", "disk", "client"), [
-    ({0, 1}, DiskInterrupts("vda", (36,), (1,)), [1]),   # the interrupt CPU takes tdebench
-    ({0, 1, 2, 3}, DiskInterrupts("vda", (36,), (2,)), [2]),
-    ({0, 1}, DiskInterrupts("vda", (36, 37), (0, 1)), [0]),  # spread: no CPU is the disk's
-    ({0, 1}, DiskInterrupts("vda", (36,), (5,)), [0]),   # a CPU this process may not use
+    ({0, 1}, DiskInterrupts("vda", (36,), (0,)), [1]),   # the servers keep the interrupt CPU
+    ({0, 1}, DiskInterrupts("vda", (36,), (1,)), [0]),
+    ({0, 1, 2, 3}, DiskInterrupts("vda", (36, 37), (0, 1)), [2]),
+    ({0, 1}, DiskInterrupts("vda", (36, 37), (0, 1)), [0]),  # every CPU takes them: the first
+    ({1, 2}, DiskInterrupts("vda", (36,), (0,)), [1]),   # a CPU this process may not use
     ({0, 1}, None, [0]),
 ])
-def test_the_client_goes_where_the_disk_interrupts(monkeypatch, allowed, disk, client):
+def test_the_client_goes_where_the_disk_does_not_interrupt(monkeypatch, allowed, disk, client):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(allowed))
     got_client, servers = pinning.cpu_split(disk)
     assert got_client == client and sorted(servers + client) == sorted(allowed)
 
 
-def test_the_report_says_why_tdebench_took_the_interrupt_cpu():
+def test_the_report_says_where_the_reads_complete():
     from tdebench.report.precision_view import machine_text
-    pin = {"client": [1], "servers": [0], "reason": "asked for (--pin)",
+    pin = {"client": [0], "servers": [1], "reason": "asked for (--pin)",
            "disk_interrupts": {"device": "vda", "irqs": [36], "cpus": [1]}}
     text = " ".join(machine_text({"settle": {"pin": pin}}))
-    assert "tdebench on CPU [1] (the CPU vda's interrupts go to" in text and "servers on CPU [0]" in text
+    assert "tdebench on CPU [0], the servers on CPU [1], where vda's interrupts go" in text
     pin["disk_interrupts"]["cpus"] = [0, 1]
-    assert "interrupts go to" not in " ".join(machine_text({"settle": {"pin": pin}}))
+    assert "interrupts go" not in " ".join(machine_text({"settle": {"pin": pin}}))

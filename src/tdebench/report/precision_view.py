@@ -146,10 +146,11 @@ def machine_text(manifest: dict[str, Any]) -> list[str]:
     pin = _dict(settle.get("pin"))
     if pin:
         disk = _dict(pin.get("disk_interrupts"))
-        where = (f" (the CPU {disk.get('device')}'s interrupts go to: a read's completion is charged to the task it "
-                 "interrupts, so no server runs there)") if disk and disk.get("cpus") == pin.get("client") else ""
-        out.append(f"Pinned ({pin.get('reason') or '--pin'}): tdebench on CPU {pin.get('client')}{where}, the servers "
-                   f"on CPU {pin.get('servers')}.")
+        servers = pin.get("servers") if isinstance(pin.get("servers"), list) else []
+        where = (f", where {disk.get('device')}'s interrupts go: a read completes on the CPU its server waits on"
+                 if disk and set(disk.get("cpus") or [None]) <= set(servers) else "")
+        out.append(f"Pinned ({pin.get('reason') or '--pin'}): tdebench on CPU {pin.get('client')}, the servers "
+                   f"on CPU {pin.get('servers')}{where}.")
     nice = _dict(settle.get("nice"))
     if nice:
         out.append(f"Priority (--nice): tdebench and the servers ran at nice {nice.get('value')}.")

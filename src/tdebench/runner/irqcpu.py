@@ -1,9 +1,9 @@
 """Which CPU completes the reads of the disk that holds a directory: the CPU its interrupts are routed to.
 
-On a kernel without IRQ time accounting (``CONFIG_IRQ_TIME_ACCOUNTING`` unset, as on many virtual machines) the
-time spent completing a read is charged to whatever task that CPU was running: a server sharing the CPU with the
-disk's interrupts is charged for reads, its own and its twin's, in amounts that follow the disk rather than the
-server (``benchmarks/irq_charge.py`` measures it). ``--pin`` puts tdebench, not the servers, on that CPU.
+``--pin`` keeps the servers on that CPU. A read completes there; a server waiting on another CPU must be woken
+across CPUs, and on a virtual machine whose idle CPUs halt, that is a second wake of a halted virtual CPU for every
+read (docs/precision.md measures what each placement costs: the reads' time against the CPU time's noise, since
+on a kernel without IRQ time accounting a read's completion is charged to whatever task it interrupts).
 
 The device is found from the directory's filesystem (``/sys/dev/block/MAJOR:MINOR``; a partition's disk; a loop
 device's backing file), its interrupts from the PCI function above it (``msi_irqs``) and their routing from

@@ -1,9 +1,8 @@
 """Where and how eagerly the measured processes run: ``--pin`` and ``--nice``.
 
-``--pin``: tdebench (the client) on one CPU, every server on the others, so that neither migrates. The client's
-CPU is the one the data disk's interrupts are routed to, where they all go to one CPU (:mod:`tdebench.runner.irqcpu`:
-completing a read is charged to the task it interrupts, so a server there would be charged for the disk); else the
-first CPU. ``--nice N``:
+``--pin``: tdebench (the client) on one CPU, every server on the others, so that neither migrates. The servers
+keep the CPU the data disk's interrupts are routed to (:mod:`tdebench.runner.irqcpu`): a read then completes on the
+CPU where its server waits; tdebench takes the first CPU that does not take them (else the first CPU). ``--nice N``:
 tdebench and every server at nice value N (e.g. -10: other processes of a shared machine then get much less of
 the CPUs while a statement runs; negative values need root).
 
@@ -39,13 +38,14 @@ def _forget_split() -> None:
 
 
 def cpu_split(disk: DiskInterrupts | None = None) -> tuple[list[int], list[int]]:
-    """(client CPUs, server CPUs) from the CPUs this process may use: the client on the CPU that takes ``disk``'s
-    interrupts when that is one of them, else on the first; EnvironmentProblem with fewer than 2."""
+    """(client CPUs, server CPUs) from the CPUs this process may use: the client on the first CPU that does not take
+    ``disk``'s interrupts, else on the first; EnvironmentProblem with fewer than 2."""
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         raise EnvironmentProblem(f"--pin needs at least 2 CPUs, and this process may use {len(cpus)}",
                                  "leave --pin out on this machine")
-    client = disk.cpus[0] if disk is not None and len(disk.cpus) == 1 and disk.cpus[0] in cpus else cpus[0]
+    quiet = [c for c in cpus if disk is None or c not in disk.cpus]
+    client = quiet[0] if quiet else cpus[0]
     return [client], [c for c in cpus if c != client]
 
 
@@ -136,8 +136,8 @@ def place_servers(state: ConfigState, pin: bool, nice: int | None) -> None:
 
 
 def pin_run(states: list[ConfigState], stack: ExitStack, data_dir: Path | None = None) -> dict[str, Any]:
-    """Pin tdebench and every server (away from the interrupts of ``data_dir``'s disk); tdebench's own affinity
-    comes back when ``stack`` closes."""
+    """Pin tdebench and every server (the servers with the interrupts of ``data_dir``'s disk); tdebench's own
+    affinity comes back when ``stack`` closes."""
     global _RUN_SPLIT
     disk = disk_interrupts(data_dir) if data_dir is not None else None
     client, servers = _RUN_SPLIT = cpu_split(disk)  # once: tdebench's own CPUs are the client's from here on

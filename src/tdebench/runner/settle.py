@@ -4,8 +4,8 @@
    encryption threads still encrypting tablespaces after the load) must be done, up to :data:`WORK_LIMIT` s.
 2. Every local server must be quiet: its process tree below :data:`QUIET_CORES` of a core over a
    :data:`QUIET_WINDOW` s window (purge, page flushing and statistics after a load), up to :data:`QUIET_LIMIT` s.
-3. ``--pin``: the client (tdebench) on the CPU that takes the data disk's interrupts (else CPU 0), every server on
-   the other CPUs; ``--nice N``: all of them at nice N
+3. ``--pin``: the client (tdebench) on a CPU that does not take the data disk's interrupts (else CPU 0), every
+   server on the other CPUs; ``--nice N``: all of them at nice N
    (:mod:`tdebench.runner.pinning`).
 
 What was waited for, for how long, and the CPU each server was left using are recorded in the manifest
@@ -80,7 +80,7 @@ def wait_quiet(states: list[ConfigState], ui: RunListener) -> dict[str, dict[str
 
 def settle(plan: RunPlan, states: dict[str, ConfigState], ui: RunListener, stack: ExitStack,
            data_dir: Path | None = None) -> dict[str, Any]:
-    """Make the twins' starting points comparable (and pin them with ``--pin``, away from the interrupts of
+    """Make the twins' starting points comparable (and pin them with ``--pin``, the servers with the interrupts of
     ``data_dir``'s disk); what was done, for the manifest."""
     live = [s for s in states.values() if not s.abandoned]
     out: dict[str, Any] = {"configs": {s.label: _background(s, ui) for s in live}}
@@ -92,8 +92,8 @@ def settle(plan: RunPlan, states: dict[str, ConfigState], ui: RunListener, stack
         pin = out["pin"] = pinning.pin_run(live, stack, data_dir)
         pin["reason"] = plan.pin_reason or "asked for (--pin)"
         disk = pin.get("disk_interrupts")
-        where = f" (with {disk['device']}'s interrupts)" if disk and pin["client"] == disk["cpus"] else ""
-        ui.message(f"pinned: tdebench on CPU {pin['client']}{where}, servers on CPU {pin['servers']} "
+        where = f" (with {disk['device']}'s interrupts)" if disk and set(disk["cpus"]) <= set(pin["servers"]) else ""
+        ui.message(f"pinned: tdebench on CPU {pin['client']}, servers on CPU {pin['servers']}{where} "
                    f"({pin['reason']}; --no-pin to leave them free)")
     if plan.nice is not None:
         out["nice"] = pinning.renice_run(live, plan.nice, stack)
