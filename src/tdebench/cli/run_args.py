@@ -112,9 +112,10 @@ class RunArgs:
     max_trials: Annotated[Optional[int], typer.Option(help="--precision: at most this many trials per config.",
         show_default=False)] = None
     pin: Annotated[Optional[bool], typer.Option("--pin/--no-pin", help="Pin tdebench to one CPU and the servers to "
-        "the others (default: on for --workload sql on one connection, where it halved the noise of short "
-        "statements; else off). With --schedule turns and pages read from the disk it keeps both twins' reads on "
-        "the same CPU.", show_default=False)] = None
+        "the others, among them the CPU the data disk's interrupts go to, so that reads complete where the server "
+        "waits (default: on for --workload sql on one connection, where it halved the noise of short statements; "
+        "else off). With --schedule turns and pages read from the disk it keeps both twins' reads on the same CPU.",
+        show_default=False)] = None
     nice: Annotated[Optional[int], typer.Option(help="Run tdebench and the servers at this nice value, e.g. -10 "
         "(negative: root only), so other processes on a shared machine take less from the measurement.",
         show_default=False)] = None
