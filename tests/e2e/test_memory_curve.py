@@ -41,6 +41,9 @@ def test_mariadb_memory_curve_example(tmp_path, tpch_sf001):
     # pages read from the disk at 0.5 only: each twin's time at the block's common wait per read beside its total
     waits = {r["config"] for r in rows if r["metric"] == "at_common_wait"}
     assert len(waits) == 3 and all(w.endswith("@mem0.5") for w in waits), waits
+    [per_read] = manifest["common_wait_per_read_s"]["0.5"].values()  # one block at 0.5, none at 2
+    assert 0 < per_read < 0.1 and list(manifest["common_wait_per_read_s"]) == ["0.5"]
     md = (out / "report" / "summary.md").read_text()
+    assert f"Each of those reads waited {per_read * 1e6:.1f} µs on average" in md
     assert "## TDE cost curve: overhead vs cache size" in md and "### mariadb: power total" in md
     assert "at a 50% cache/data ratio" in md.lower() and "tde:aes-128-cbc" in md

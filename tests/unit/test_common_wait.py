@@ -19,7 +19,7 @@ from tdebench.errors import UsageError
 from tdebench.results.rundir import RunDirectory
 from tdebench.runner.common_wait import CommonWait
 from tdebench.runner.precision import watched_series
-from tdebench.stats.common_wait import at_common_wait
+from tdebench.stats.common_wait import WAITS_KEY, at_common_wait
 from tdebench.workloads import make_workload
 
 SPLIT = WaitSplit(("power", "total", "elapsed"), ("power", "total", "server_cpu"), ("counters", "total", "pages_read"))
@@ -55,7 +55,8 @@ def _recorder(label: str, block: object) -> Recorder:
 
 def test_a_block_from_the_disk_records_each_twins_time_at_the_common_wait_beside_its_elapsed_time() -> None:
     plan = _plan("none", "tde:aes-256-ctr", memory_ratios=(0.25,))
-    wait = CommonWait(plan, SPLIT)
+    manifest: dict[str, object] = {}
+    wait = CommonWait(plan, SPLIT, manifest)
     assert wait.active
     wait.collect("mariadb-0", _rows("mariadb-0", 10.0, 4.0, 1000))
     wait.collect("mariadb-1", _rows("mariadb-1", 12.0, 5.0, 1000))
@@ -64,6 +65,7 @@ def test_a_block_from_the_disk_records_each_twins_time_at_the_common_wait_beside
         ("mariadb-0@mem0.25", "power", "total", "at_common_wait"),
         ("mariadb-1@mem0.25", "power", "total", "at_common_wait")]
     assert [r.value for r in rows] == pytest.approx([10.5, 11.5])
+    assert manifest[WAITS_KEY] == {"0.25": {"1": pytest.approx(0.0065)}}  # the block's common wait, for the report
     assert wait.finish(plan.blocks()[2], _recorder) == []  # each block's figures are its own
     wait.collect("mariadb-0", _rows("mariadb-0", 10.0, 4.0, 1000))
     wait.collect("mariadb-1", _rows("mariadb-1", 12.0, 5.0, 1000))

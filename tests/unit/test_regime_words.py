@@ -49,6 +49,16 @@ def test_a_ratio_with_misses_from_the_disk_says_what_share_the_cache_held_and_th
     assert "every miss is a disk read" in text and "OS page cache" not in text
 
 
+def test_a_ratio_with_misses_from_the_disk_says_how_long_a_read_waited() -> None:
+    manifest = {**_swept(0.25, "disk"), "common_wait_per_read_s": {"0.25": {"1": 45e-6, "2": 47.5e-6, "3": 46e-6}}}
+    [text] = regime_sentences(manifest, _no_counters(), ["e-none@mem0.25", "e-tde@mem0.25"], "e-none@mem0.25", "total")
+    assert "Each of those reads waited 46.2 µs on average (the twins' common wait; blocks from 45.0 to 47.5 µs)" in text
+    assert "the CPU work of decrypting is a larger share" in text
+    [other] = regime_sentences({**manifest, "common_wait_per_read_s": {"0.5": {"1": 1e-4}}}, _no_counters(),
+                               ["e-none@mem0.25", "e-tde@mem0.25"], "e-none@mem0.25", "total")
+    assert "waited" not in other  # another ratio's waits are not this one's
+
+
 def test_a_ratio_with_misses_from_memory_says_the_disk_was_not_waited_for() -> None:
     [text] = regime_sentences(_swept(0.3, "memory"), _no_counters(), ["e-none@mem0.3", "e-tde@mem0.3"],
                               "e-none@mem0.3", "total")

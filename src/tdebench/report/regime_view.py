@@ -2,7 +2,7 @@
 it missed came from, one sentence per regime beside the verdict (terminal, summary.md and index.html alike).
 
 Everything said comes from the manifest (``memory.regimes`` of a ``--memory-ratio`` run: ratio, cache and data
-bytes, page source; the plan's cache mode; the loaded data and configured cache bytes of the configs) and, for a
+bytes, page source; with pages read from the disk, each block's common wait per read; the plan's cache mode; the loaded data and configured cache bytes of the configs) and, for a
 run without a memory ratio, the engine's own cache hit ratio over the headline step when it counts one.
 """
 
@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import statistics
+
 from tdebench.api.regime import loaded_bytes, split_label
 from tdebench.report.counters_view import CounterIndex, fmt_hit
 from tdebench.report.fmt import fmt_bytes
+from tdebench.stats.common_wait import WAITS_KEY
 
 #: a hit ratio at least this high counts as "every page was in the cache"
 HIT_ALL = 0.99
@@ -41,8 +44,20 @@ def _sized(cache: int | None, data: int | None) -> str:
     return f" (data {fmt_bytes(data)})" if data else ""
 
 
-def ratio_sentence(ratio: float, cache: int | None, data: int | None, source: str) -> str:
-    """One memory ratio's regime: the share of the data the cache held and where its misses came from."""
+def wait_clause(seconds: list[float]) -> str:
+    """How long a read from the disk took, from the blocks' common waits per read (none: "")."""
+    if not seconds:
+        return ""
+    us = [s * 1e6 for s in seconds]
+    spread = f"; blocks from {min(us):.1f} to {max(us):.1f} µs" if len(us) > 1 else ""
+    return (f" Each of those reads waited {statistics.fmean(us):.1f} µs on average (the twins' common wait{spread}): "
+            "on a disk whose reads take less time, the CPU work of decrypting is a larger share of a query's time.")
+
+
+def ratio_sentence(ratio: float, cache: int | None, data: int | None, source: str,
+                   waits: list[float] | None = None) -> str:
+    """One memory ratio's regime: the share of the data the cache held and where its misses came from (and, with
+    ``waits``, each block's common wait per read in seconds, how long those were)."""
     share = cache / data if cache and data else ratio  # what the engine made of the ratio (it may have a minimum)
     asked = "" if abs(share / ratio - 1) <= 0.1 else f"; --memory-ratio {ratio:g} asked for {ratio * 100:g}%"
     sized = _sized(cache, data)
@@ -57,7 +72,7 @@ def ratio_sentence(ratio: float, cache: int | None, data: int | None, source: st
                 "smaller in proportion.")
     return (f"{held} and the pages it missed were read from the disk: what a server whose RAM is about "
             f"{fraction_words(share)} of its data sees; every miss is a disk read and, for an encrypted config, "
-            "a decryption.")
+            "a decryption." + wait_clause(waits or []))
 
 
 def unswept_sentence(data: int | None, cache: int | None, cold: bool, hit: float | None) -> str:
@@ -118,8 +133,10 @@ def regime_sentences(manifest: dict[str, Any], counters: CounterIndex, configs: 
     for ratio, labels in ratios.items():
         entries = [_dict(regimes.get(c)) for c in sorted(labels, key=lambda c: c != plain)]
         entry = next((e for e in entries if e), {})
+        waits = _dict(_dict(manifest.get(WAITS_KEY)).get(f"{ratio:g}"))
         out.append(ratio_sentence(ratio, _int(entry.get("cache_bytes")), _int(entry.get("data_bytes")),
-                                  str(entry.get("page_source") or "disk")))
+                                  str(entry.get("page_source") or "disk"),
+                                  [float(v) for v in waits.values() if isinstance(v, (int, float))]))
     return out
 
 

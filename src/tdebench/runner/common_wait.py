@@ -1,11 +1,13 @@
 """After every block of a run whose cache misses are read from the disk: each twin's time at the block's common wait
 per page read (:mod:`tdebench.stats.common_wait`), recorded beside its elapsed time (the workload's
 :class:`~tdebench.api.workload.WaitSplit`), so that the report, overhead.csv and ``--precision-metric common-wait``
-read it as any other series."""
+read it as any other series. The block's common wait per read itself goes to the manifest (``WAITS_KEY``, seconds by
+memory ratio and block): the regime those figures belong to."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -13,7 +15,7 @@ from tdebench.api.measurement import Measurement
 from tdebench.api.plan import Block, RunPlan
 from tdebench.api.trial import Recorder
 from tdebench.api.workload import WaitSplit
-from tdebench.stats.common_wait import at_common_wait
+from tdebench.stats.common_wait import WAITS_KEY, at_common_wait, common_wait
 
 
 def page_sources(plan: RunPlan) -> dict[str, str]:
@@ -33,8 +35,9 @@ class CommonWait:
     done. Inactive (records nothing) unless the workload splits its time, the run is memory-bound with every miss
     read from the disk, and at least two configs' encryption runs in their server."""
 
-    def __init__(self, plan: RunPlan, split: WaitSplit | None) -> None:
+    def __init__(self, plan: RunPlan, split: WaitSplit | None, manifest: dict[str, Any] | None = None) -> None:
         self.split = split
+        self.manifest = manifest if manifest is not None else {}
         self.labels = {c.label for c in plan.configs if c.spec.in_server}
         self.active = (split is not None and any(map(reads_from_disk, plan.memory_ratios)) and len(self.labels) >= 2
                        and set(page_sources(plan).values()) == {"disk"})
@@ -61,6 +64,10 @@ class CommonWait:
         labels = sorted(figures)
         e, c, p = (np.array([figures[label][key] for label in labels])
                    for key in (self.split.elapsed, self.split.cpu, self.split.reads))
+        wait = float(common_wait(e, c, p))
+        if np.isfinite(wait):
+            waits = self.manifest.setdefault(WAITS_KEY, {}).setdefault(f"{block.memory_ratio:g}", {})
+            waits[str(block.number)] = wait
         out = []
         for label, value in zip(labels, at_common_wait(e, c, p)):
             if np.isfinite(value) and value > 0:

@@ -108,7 +108,7 @@ class Orchestrator:
             else None)
         self.regimes = MemoryRegimes(plan)  # --memory-ratio (runner/memory.py)
         self.restarts = TwinRestarts(plan, self.engines, self.manifest)  # --restart-twins
-        self.common_wait = CommonWait(plan, self.workload.wait_split())  # with pages read from the disk
+        self.common_wait = CommonWait(plan, self.workload.wait_split(), self.manifest)  # pages from the disk
         self.keys = KeyServers(plan, self.engines)  # --keys openbao (docs/key-management.md)
         self.faults = FaultRunner(plan, self.manifest, lambda text: self.ui.message(text), self.keys,  # --fault
                                   lambda: self.workload.table_names()[0])

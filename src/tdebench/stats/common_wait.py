@@ -20,13 +20,21 @@ from __future__ import annotations
 import numpy as np
 
 TITLE = "time at a common wait per page read"
+#: the manifest's record of every block's common wait per read: {memory ratio: {block: seconds}}
+WAITS_KEY = "common_wait_per_read_s"
 
 
 def at_common_wait(elapsed: np.ndarray, cpu: np.ndarray, reads: np.ndarray) -> np.ndarray:
     """E* per twin (axis 0) from each twin's elapsed time, server CPU time and pages read from the disk in one block
     (further axes: blocks side by side). NaN where the block's twins read no page."""
+    c, p = (np.asarray(x, dtype=float) for x in (cpu, reads))
+    return c + p * common_wait(elapsed, cpu, reads)
+
+
+def common_wait(elapsed: np.ndarray, cpu: np.ndarray, reads: np.ndarray) -> np.ndarray:
+    """w̄ = ΣW / ΣP over the twins (axis 0): the block's wait per page read, in the unit of the times; NaN where the
+    twins read no page."""
     e, c, p = (np.asarray(x, dtype=float) for x in (elapsed, cpu, reads))
     total = p.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        common = np.where(total > 0, (e - c).sum(axis=0) / total, np.nan)
-    return c + p * common
+        return np.where(total > 0, (e - c).sum(axis=0) / total, np.nan)
