@@ -65,12 +65,13 @@ def _fired(irqs: list[int]) -> list[int]:
     wanted = {str(i) for i in irqs}
     fired = []
     try:
-        lines = (PROC / "interrupts").read_text().splitlines()
-    except OSError:
+        header, *lines = (PROC / "interrupts").read_text().splitlines()
+    except (OSError, ValueError):
         return []
+    columns = len(header.split())  # one count per online CPU
     for line in lines:
         head, _, rest = line.partition(":")
-        if head.strip() in wanted and any(f.isdigit() and int(f) > 0 for f in rest.split()[:os.cpu_count() or 1]):
+        if head.strip() in wanted and any(f.isdigit() and int(f) > 0 for f in rest.split()[:columns]):
             fired.append(int(head))
     return fired
 
