@@ -2,15 +2,15 @@
 it missed came from, one sentence per regime beside the verdict (terminal, summary.md and index.html alike).
 
 Everything said comes from the manifest (``memory.regimes`` of a ``--memory-ratio`` run: ratio, cache and data
-bytes, page source; with pages read from the disk, each block's common wait per read; the plan's cache mode; the loaded data and configured cache bytes of the configs) and, for a
-run without a memory ratio, the engine's own cache hit ratio over the headline step when it counts one.
+bytes, page source; with pages read from the disk, each block's common wait per read; the plan's cache mode; the
+loaded data and configured cache bytes of the configs) and, for a run without a memory ratio, the engine's own cache
+hit ratio over the headline step when it counts one.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import statistics
+from typing import Any
 
 from tdebench.api.regime import loaded_bytes, split_label
 from tdebench.report.counters_view import CounterIndex, fmt_hit

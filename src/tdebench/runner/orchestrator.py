@@ -324,7 +324,8 @@ class Orchestrator:
     # ------------------------------------------------------------------------------------------
     def _run_blocks(self, stack: ExitStack) -> None:
         """Settle the twins, then run the blocks the sequence yields (the plan's, or until precise enough)."""
-        self.manifest["settle"] = settle.settle(self.plan, self.states, self.ui, stack, self._work_root())
+        self.manifest["settle"] = settle.settle(self.plan, self.states, self.ui, stack,
+                                                self._work_root())  # --pin: where the data disk interrupts
         self.rundir.write_manifest(self.manifest)
         sequence = BlockSequence(self.plan, self.rundir, watched_series(self.plan, self.workload), self.manifest, self.ui,
                                  self.started)
