@@ -10,12 +10,13 @@ share of the disk's completion work that varies with timing, not with what the s
 
 Per CPU of ``--cpus``: a spinner (this process, a fixed pure-Python loop per batch) pinned to that CPU, measured by
 its own thread CPU time per batch, first alone, then with a reader process pinned to the same CPU doing 16-KiB
-``O_DIRECT`` reads at random offsets of a ``--mib`` MiB file without pause; the rounds alternate (alone, with
-reads) ``--rounds`` times. The file is unlinked as soon as it is open, and each reader stops when this process is
-gone, so that a killed run leaves neither a reading process nor the file behind. Printed per CPU: the spinner's median CPU time per batch alone and with the reads, the
-difference in percent and the sd of the per-round differences, and the reads per second the reader managed; and
-the interrupt lines that fired most and on which CPUs (``/proc/interrupts``). A spinner that pays for the reads
-only on the CPU their interrupts land on is the charge this script looks for.
+``O_DIRECT`` reads at random offsets of a ``--mib`` MiB file without pause; the rounds alternate (alone, with reads)
+``--rounds`` times. The file is unlinked as soon as it is open, and each reader stops when this process is gone, so
+that a killed run leaves neither a reading process nor the file behind. Printed per CPU: the spinner's median CPU
+time per batch alone and with the reads, the difference in percent and the sd of the per-round differences, and the
+reads per second the reader managed; and the interrupt lines that fired most and on which CPUs
+(``/proc/interrupts``). A spinner that pays for the reads only on the CPU their interrupts land on is the charge
+this script looks for.
 
     python benchmarks/irq_charge.py [--cpus 0,1] [--rounds 8] [--seconds 3] [--mib 256] [--dir /var/tmp]
 """
