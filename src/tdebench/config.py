@@ -83,7 +83,7 @@ class RunSection(BaseModel):
     tests: list[Literal["power", "throughput"]] | None = Field(None, min_length=1)
     streams: int | None = Field(None, ge=1, le=100)
     trials: int | None = Field(None, ge=1)  # default 3, or the stopping rule's pilot (8) with precision
-    warmup: int = Field(1, ge=0, le=1)
+    warmup: int | None = Field(None, ge=0, le=1)  # default 1 (0 in a run taking turns from the disk)
     cache: Literal["warm", "cold"] = "warm"
     reset: Literal["none", "snapshot"] = "none"
     query_timeout: float = Field(0, ge=0)
@@ -97,7 +97,8 @@ class RunSection(BaseModel):
     schedule: str | None = None
     repeat: int = 1
     precision: str | float | None = None
-    precision_metric: str = "headline"  # what --precision watches: the headline, or a latency p50/p95/p99
+    # what --precision watches: the headline (default), a latency p50/p95/p99, ...
+    precision_metric: str | None = None
     max_time: str | float | None = None
     max_trials: int | None = None
     pin: bool | None = None  # None: the workload's default (Workload.pin_by_default)

@@ -19,7 +19,7 @@ from tdebench.cli.app import main
 from tdebench.runner import cgroups, turns
 from tdebench.runner.freezer import Freezer, freezer_base
 
-pytestmark = [pytest.mark.slow(seconds=45),
+pytestmark = [pytest.mark.slow(seconds=80),
               pytest.mark.skipif(bool(cgroups.unavailable()), reason=f"no cgroups here: {cgroups.unavailable()}"),
               pytest.mark.skipif(freezer_base() is None, reason="no cgroup freezer here")]
 
@@ -107,25 +107,40 @@ def data(tpch_sf001) -> str:
 
 @pytest.mark.server
 @pytest.mark.skipif(not HAVE_MARIADB, reason="mariadbd not installed")
-def test_mariadb_tpch_power_takes_turns(tmp_path, data, monkeypatch):
+def test_mariadb_tpch_power_from_the_disk_takes_turns_by_default(tmp_path, data, monkeypatch, capsys):
+    """No --schedule, --pin, --warmup or --precision-metric: a run whose misses are read from the disk takes turns
+    (every query of every block a pair, the running twin changing inside them), pinned, without a warm-up block, its
+    stopping rule watching the time at a common wait per read; it says so, and leaves no cgroup behind."""
     monkeypatch.setattr(turns, "TURN_SECONDS", 0.003)  # SF 0.01's queries last a few ms to 60 ms
     out = tmp_path / "run"
     with pytest.raises(SystemExit) as code:
-        main(["run", "--schedule", "turns", "--warmup", "0", "--no-report", "--out", str(out), "--engine",
-              "mariadb", "--sf", "0.01", "--encryption", "none,tde:aes-256-ctr", "--trials", "1",
-              "--data-dir", data])
+        main(["run", "--memory-ratio", "0.5", "--precision", "50%", "--trials", "3", "--max-trials", "3",
+              "--no-report", "--out", str(out), "--engine", "mariadb", "--sf", "0.01", "--encryption",
+              "none,tde:aes-256-ctr", "--data-dir", data])
     manifest = json.loads((out / "manifest.json").read_text())
     assert code.value.code == 0, manifest.get("status")
+    cpus = len(os.sched_getaffinity(0))
+    plan = manifest["plan"]
+    assert plan["disk_defaults"] == ["schedule", *(["pin"] if cpus > 1 else []), "warmup", "precision_metric"]
+    assert (plan["schedule"], plan["warmup_trials"], plan["precision_metric"]) == ("turns", 0, "common-wait")
+    assert manifest["precision"]["headline"]["metric"] == "at_common_wait"
+    if cpus > 1:
+        assert manifest["settle"]["pin"]["reason"].startswith("the default with pages read from the disk")
+    assert "pages are read from the disk: taking turns (--schedule turns)" in capsys.readouterr().out
     entry = manifest["schedule"]
-    assert entry["name"] == "turns" and entry["cpu_slots"][0] == entry["cpu_slots"][1]  # every CPU, both twins
-    pairs = [p for p in entry["pairs"]["1"] if p[0] in QUERIES]
-    assert sorted(p[0] for p in pairs) == sorted(QUERIES)
+    assert entry["name"] == "turns" and entry["cpu_slots"][0] == entry["cpu_slots"][1]  # both twins, the same CPUs
+    assert sorted(entry["pairs"]) == ["1", "2", "3"]  # no warm-up block before them
+    pairs = [p for block in entry["pairs"].values() for p in block if p[0] in QUERIES]
+    assert sorted({p[0] for p in pairs}) == QUERIES and len(pairs) == 3 * len(QUERIES)
     assert sum(p[3] for p in pairs) >= 5  # the running twin changed inside the queries' pairs
     assert entry["holds"]["count"] >= sum(p[3] for p in pairs)
+    labels = ("mariadb-none@mem0.5", "mariadb-tde-aes-256-ctr@mem0.5")
     with open(out / "measurements.csv", newline="") as handle:
-        power = [r for r in csv.DictReader(handle) if r["test"] == "power" and r["status"] == "ok"]
-    for label in ("mariadb-none", "mariadb-tde-aes-256-ctr"):
-        assert {*QUERIES, "total"} <= {r["step"] for r in power if r["config"] == label}
+        ok = [r for r in csv.DictReader(handle) if r["status"] == "ok"]
+    for label in labels:
+        assert {*QUERIES, "total"} <= {r["step"] for r in ok if r["config"] == label and r["test"] == "power"}
+    assert {(r["config"], r["block"]) for r in ok if r["metric"] == "at_common_wait"} == {
+        (label, block) for label in labels for block in ("1", "2", "3")}
     groups = [p for paths in entry["cgroups"]["groups"].values() for p in paths]
     assert groups and not any(Path(p).exists() for p in groups)
     assert not list(Path("/sys/fs/cgroup/freezer").glob(f"{cgroups.PREFIX}{os.getpid()}-duet-*"))

@@ -119,6 +119,9 @@ class RunPlan:
     #: the user's own key server (``--key-server``: a KV v2 mount URL) for configs whose keys are not ``file``;
     #: None: the run starts a private one (:mod:`tdebench.api.keys`)
     key_server: str | None = None
+    #: the options a run whose misses are read from the disk took as that regime's defaults (``schedule``, ``pin``,
+    #: ``warmup``, ``precision_metric``, chosen by the command line: docs/precision.md); empty: none
+    disk_defaults: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.configs:
@@ -330,6 +333,7 @@ class RunPlan:
             "nice": self.nice,
             "restart_twins": self.restart_twins,
             **({"fault": self.fault} if self.fault else {}),
+            **({"disk_defaults": list(self.disk_defaults)} if self.disk_defaults else {}),
         }
 
 
@@ -360,4 +364,5 @@ def plan_from_json(data: dict[str, Any]) -> RunPlan:
                    nice=data.get("nice"), restart_twins=data.get("restart_twins"),
                    memory_ratios=tuple(float(r) for r in data.get("memory_ratios") or ()),
                    page_source=str(data.get("page_source") or ""),
-                   baseline=data.get("baseline"), fault=data.get("fault"), key_server=data.get("key_server"))
+                   baseline=data.get("baseline"), fault=data.get("fault"), key_server=data.get("key_server"),
+                   disk_defaults=tuple(data.get("disk_defaults") or ()))

@@ -151,9 +151,10 @@ def _plan_from_flags(ctx: typer.Context, a: RunArgs) -> tuple[Any, Path | None]:
     if a.log is not None:
         runner.check_flag_applies(a.workload, "log", "--log")
     options = {"sf": a.sf, "tests": _words(a.tests), "streams": a.streams,
-               "trials": a.trials if _given(ctx, "trials") else None, "warmup": a.warmup,
+               "trials": a.trials if _given(ctx, "trials") else None,
+               "warmup": a.warmup if _given(ctx, "warmup") else None,
                "schedule": a.schedule, "repeat": a.repeat if a.repeat is not None else 1, "precision": a.precision,
-               "precision_metric": a.precision_metric or "headline",
+               "precision_metric": a.precision_metric,
                "max_time": a.max_time, "max_trials": a.max_trials, "pin": a.pin, "nice": a.nice,
                "restart_twins": a.restart_twins, "fault": a.fault, "cache": a.cache, "reset": a.reset,
                "query_timeout": a.query_timeout, "max_failures": a.max_failures, "seed": a.seed,

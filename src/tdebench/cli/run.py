@@ -13,6 +13,7 @@ from typing import Any
 from rich.console import Console
 
 from tdebench.cli import key_sources
+from tdebench.cli.disk_defaults import Given, said as said_defaults, with_disk_defaults
 from tdebench.config import Experiment, load_experiment, validate_experiment
 from tdebench.encryption import EncryptionSpec, check_repeats, parse_spec, redact
 from tdebench.engines import get_engine
@@ -157,11 +158,14 @@ def plan_from_experiment(experiment: Experiment) -> RunPlan:
     key_sources.check_sources(configs, sources, r.key_server)
     check_workload_plan(r.workload, options, configs, r.reset)
     extra = {"seed": r.seed} if r.seed is not None else {}
-    return RunPlan(configs=configs, warmup_trials=r.warmup, keep_answers=r.keep_answers,
+    plan = RunPlan(configs=configs, warmup_trials=1 if r.warmup is None else r.warmup, keep_answers=r.keep_answers,
                    data_dir=Path(r.data_dir) if r.data_dir else None, cache=r.cache, reset=r.reset,
                    query_timeout=r.query_timeout, max_failures=r.max_failures, workload=r.workload,
                    workload_options=options, memory_ratios=tuple(r.memory_ratio or ()), baseline=r.baseline,
                    page_source=r.page_source or "", key_server=r.key_server, **stopping, **extra)
+    given = Given(schedule=r.schedule is not None, pin=r.pin is not None, warmup=r.warmup is not None,
+                  precision_metric=r.precision_metric is not None)
+    return with_disk_defaults(plan, given)
 
 
 def twin_names(engine: str, specs: list[EncryptionSpec]) -> list[str]:
@@ -191,7 +195,7 @@ def stopping_options(r: Any) -> dict[str, Any]:
     # counts blocks, however many paired rounds a block holds (docs/precision-statistics.md)
     trials = r.trials if r.trials is not None else (DEFAULT_MIN_N if precision is not None else 3)
     return {"trials": trials, "schedule": schedule, "repeat": r.repeat, "precision": precision,
-            "precision_metric": r.precision_metric,
+            "precision_metric": r.precision_metric or "headline",
             "max_time": max_time, "max_trials": r.max_trials, **pin_options(r), "nice": r.nice,
             "restart_twins": r.restart_twins, "fault": r.fault}
 
@@ -368,6 +372,8 @@ def execute_plan(plan: RunPlan, rundir: RunDirectory, *, work_dir: Path | None, 
                                 disk_check=disk_check)
     console.print(f"tdebench: {', '.join(plan.labels)} · {orchestrator.workload.describe()} · {_blocks_said(plan)} "
                   f"(+{plan.warmup_trials} warm-up) · cache {plan.cache} → {rundir.path}")
+    if plan.disk_defaults:
+        console.print(f"tdebench: {said_defaults(plan)}", markup=False, soft_wrap=True)
     try:
         with RichListener(err_console) as listener:
             orchestrator.ui = listener

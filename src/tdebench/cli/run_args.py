@@ -46,7 +46,8 @@ class RunArgs:
         help="TPC-H tests: power, throughput or power,throughput (default: power).", show_default=False)] = None
     streams: Annotated[Optional[int], typer.Option(help="Throughput streams (default: spec minimum, at least 2).")] = None
     trials: Annotated[int, typer.Option(help="Measured trials per config (after the warm-up).")] = 3
-    warmup: Annotated[int, typer.Option(help="Warm-up trials per config, discarded (0 or 1).")] = 1
+    warmup: Annotated[int, typer.Option(help="Warm-up trials per config, discarded (0 or 1; 0 by default when taking "
+        "turns with pages read from the disk).")] = 1
     cache: Annotated[str, typer.Option(help="warm, or cold: restart the server and drop the OS page cache before each trial.")] = "warm"
     reset: Annotated[str, typer.Option(help="none, or snapshot: restore the loaded data before every trial.")] = "none"
     query_timeout: Annotated[float, typer.Option(help="Cancel a query after this many seconds (0 = never).")] = 0.0
@@ -94,7 +95,8 @@ class RunArgs:
         "every twin stays up and each step (TPC-H query) runs on every config in a fresh random order before the "
         "next; duet: two twins run each step at the same moment, each in a cgroup with its own CPUs (root, 2 CPUs); "
         "turns: two twins run each step at the same moment taking turns on the machine, each frozen while the "
-        "other runs (root; TPC-H power) (default: query with --cache warm, else block).", show_default=False)] = None
+        "other runs (root; TPC-H power) (default: turns with pages read from the disk (--memory-ratio below 1) "
+        "where it can serve the run, else query with --cache warm, else block).", show_default=False)] = None
     repeat: Annotated[Optional[int], typer.Option(help="--schedule query, duet or turns: runs of each step per config and block "
         "(their mean is recorded) (default: 1).", show_default=False)] = None
     precision: Annotated[Optional[str], typer.Option(help="Add blocks until the 95% CI half-width of every "
@@ -106,15 +108,16 @@ class RunArgs:
         "statement, replay wall time and each digest), headline names (sql: reads,writes; replay: wall), NAME=P% "
         "for a target of its own, cpu (the server's CPU time), p50, p95, p99 (TPC-C: New-Order's), power "
         "(TPC-H's Power@Size), common-wait (TPC-H's power time at a common wait per page read, with pages read from "
-        "the disk) (default: headline).", show_default=False)] = None
+        "the disk) (default: common-wait when taking turns with pages read from the disk, else headline).",
+        show_default=False)] = None
     max_time: Annotated[Optional[str], typer.Option(help="Start no block that would end after this time since the "
         "start, e.g. 20m (default with --precision alone: 30m).", show_default=False)] = None
     max_trials: Annotated[Optional[int], typer.Option(help="--precision: at most this many trials per config.",
         show_default=False)] = None
     pin: Annotated[Optional[bool], typer.Option("--pin/--no-pin", help="Pin tdebench to one CPU and the servers to "
         "the others, among them the CPU the data disk's interrupts go to, so that reads complete where the server "
-        "waits (default: on for --workload sql on one connection, where it halved the noise of short statements; "
-        "else off). With --schedule turns and pages read from the disk it keeps both twins' reads on the same CPU.",
+        "waits (default: on for --workload sql on one connection, where it halved the noise of short statements, and "
+        "when taking turns with pages read from the disk, where it keeps both twins' reads on the same CPU; else off).",
         show_default=False)] = None
     nice: Annotated[Optional[int], typer.Option(help="Run tdebench and the servers at this nice value, e.g. -10 "
         "(negative: root only), so other processes on a shared machine take less from the measurement.",
