@@ -58,20 +58,28 @@ def test_without_precision_nothing_is_watched():
 
 
 @pytest.mark.parametrize("run", [{"schedule": "query"}, {"memory_ratio": None}, {"memory_ratio": "0.25,1"},
-                                 {"page_source": "memory"}, {"cache": "cold"}, {"tests": ["power", "throughput"]}])
+                                 {"page_source": "memory"}, {"cache": "cold"}])
 def test_other_regimes_and_choices_keep_the_old_defaults(run: dict[str, Any]):
     p = plan(**run)
-    assert p.schedule != "turns" and p.disk_defaults == () and p.warmup_trials == 1
+    assert p.schedule != "turns" and p.disk_defaults == () and p.schedule_note == "" and p.warmup_trials == 1
     assert p.precision_metric == "headline" and disk_defaults.said(p) == ""
 
 
 def test_a_filesystem_twin_keeps_the_query_schedule():
     p = plan("none,fs:gocryptfs")  # its FUSE daemon decrypts during the wait E* would pool: not what was measured
-    assert (p.schedule, p.precision_metric, p.disk_defaults) == ("query", "headline", ())
+    assert (p.schedule, p.precision_metric, p.disk_defaults, p.schedule_note) == ("query", "headline", (), "")
 
 
-def test_where_turns_cannot_run_the_query_schedule_stays(monkeypatch: pytest.MonkeyPatch):
+def test_where_turns_cannot_run_the_query_schedule_stays_and_the_run_says_why(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(duet.cgroups, "unavailable", lambda: "no cgroup v2 here")
     p = plan()
     assert (p.schedule, p.pin, p.warmup_trials, p.precision_metric, p.disk_defaults) == (
         "query", False, 1, "headline", ())
+    said = disk_defaults.said(p)
+    assert said.startswith("pages are read from the disk: the query schedule: taking turns, the default with pages")
+    assert "needs a cgroup per twin" in said and "no cgroup v2 here" in said
+    assert plan_from_json(p.to_json()).schedule_note == p.schedule_note
+    three = plan("none,none,tde:aes-256-ctr")
+    assert three.schedule == "query" and "runs exactly two configs side by side, not 3" in disk_defaults.said(three)
+    streams = plan(tests=["power", "throughput"])
+    assert streams.schedule == "query" and "throughput test runs in threads" in disk_defaults.said(streams)

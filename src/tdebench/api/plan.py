@@ -122,6 +122,8 @@ class RunPlan:
     #: the options a run whose misses are read from the disk took as that regime's defaults (``schedule``, ``pin``,
     #: ``warmup``, ``precision_metric``, chosen by the command line: docs/precision.md); empty: none
     disk_defaults: tuple[str, ...] = ()
+    #: why such a run keeps another schedule than that regime's default (e.g. taking turns needs root); "": none
+    schedule_note: str = ""
 
     def __post_init__(self) -> None:
         if not self.configs:
@@ -334,6 +336,7 @@ class RunPlan:
             "restart_twins": self.restart_twins,
             **({"fault": self.fault} if self.fault else {}),
             **({"disk_defaults": list(self.disk_defaults)} if self.disk_defaults else {}),
+            **({"schedule_note": self.schedule_note} if self.schedule_note else {}),
         }
 
 
@@ -365,4 +368,5 @@ def plan_from_json(data: dict[str, Any]) -> RunPlan:
                    memory_ratios=tuple(float(r) for r in data.get("memory_ratios") or ()),
                    page_source=str(data.get("page_source") or ""),
                    baseline=data.get("baseline"), fault=data.get("fault"), key_server=data.get("key_server"),
-                   disk_defaults=tuple(data.get("disk_defaults") or ()))
+                   disk_defaults=tuple(data.get("disk_defaults") or ()),
+                   schedule_note=str(data.get("schedule_note") or ""))

@@ -41,8 +41,8 @@ def reads_only_from_disk(plan: RunPlan) -> bool:
             and set(page_sources(plan).values()) == {"disk"})
 
 
-def _serves(plan: RunPlan) -> bool:
-    """True when the plan passes every check of its schedule (and of its watched metric) made before any work."""
+def _refusal(plan: RunPlan) -> str:
+    """Why the plan fails a check of its schedule (or of its watched metric) made before any work; "" if none."""
     from tdebench.runner.duet import check_plan  # noqa: PLC0415 - cgroups and engines load on demand
     from tdebench.runner.precision import check_common_wait  # noqa: PLC0415
 
@@ -50,9 +50,9 @@ def _serves(plan: RunPlan) -> bool:
         check_plan(plan)
         if plan.precision is not None and "common-wait" in plan.precision_metric:
             check_common_wait(plan)
-    except (UsageError, EnvironmentProblem):
-        return False
-    return True
+    except (UsageError, EnvironmentProblem) as refused:
+        return refused.problem
+    return ""
 
 
 def with_disk_defaults(plan: RunPlan, given: Given) -> RunPlan:
@@ -63,8 +63,10 @@ def with_disk_defaults(plan: RunPlan, given: Given) -> RunPlan:
         return plan  # twin's daemon decrypts while its server waits, which neither figure here was shown to serve
     if not given.schedule:
         turns = replace(plan, schedule="turns")
-        if not _serves(turns):
-            return plan
+        refused = _refusal(turns)
+        if refused:  # said, so that a user who can give what it needs (root, two configs) knows to
+            return replace(plan, schedule_note=f"the {plan.schedule} schedule: taking turns, {REASON}, cannot serve "
+                                               f"this run ({refused})")
         plan = replace(turns, disk_defaults=("schedule",))
     if plan.schedule != "turns":
         return plan
@@ -73,7 +75,7 @@ def with_disk_defaults(plan: RunPlan, given: Given) -> RunPlan:
         changes.update(pin=True, pin_reason=REASON)
     if not given.warmup:
         changes["warmup_trials"] = 0  # every block restarts the servers: a warm-up block adds nothing measured
-    if not given.precision_metric and plan.precision is not None and _serves(
+    if not given.precision_metric and plan.precision is not None and not _refusal(
             replace(plan, precision_metric="common-wait")):
         changes["precision_metric"] = "common-wait"
     return replace(plan, **changes, disk_defaults=(*plan.disk_defaults, *changes_named(changes)))
@@ -92,7 +94,9 @@ _SAID = {"schedule": "taking turns (--schedule turns)",
 
 
 def said(plan: RunPlan) -> str:
-    """The run's line on the regime's defaults it was given ("" when it has none)."""
+    """The run's line on the regime's defaults it was given, or on why it could not take turns ("" for neither)."""
+    if plan.schedule_note:
+        return f"pages are read from the disk: {plan.schedule_note}"
     if not plan.disk_defaults:
         return ""
     return ("pages are read from the disk: " + ", ".join(_SAID[name] for name in plan.disk_defaults)

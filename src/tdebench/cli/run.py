@@ -372,7 +372,7 @@ def execute_plan(plan: RunPlan, rundir: RunDirectory, *, work_dir: Path | None, 
                                 disk_check=disk_check)
     console.print(f"tdebench: {', '.join(plan.labels)} · {orchestrator.workload.describe()} · {_blocks_said(plan)} "
                   f"(+{plan.warmup_trials} warm-up) · cache {plan.cache} → {rundir.path}")
-    if plan.disk_defaults:
+    if said_defaults(plan):
         console.print(f"tdebench: {said_defaults(plan)}", markup=False, soft_wrap=True)
     try:
         with RichListener(err_console) as listener:
