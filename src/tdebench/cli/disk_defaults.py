@@ -6,9 +6,10 @@ reads, seconds apart, meet a virtual disk whose latency wanders over minutes. Wh
 (``--schedule turns``), pinned with the servers on the CPU the disk's interrupts go to (``--pin``), no warm-up block
 (every block restarts the servers), and ``--precision`` watching the time at a common wait per page read. So a run in
 that regime gets them where the user has not chosen otherwise, and where they can serve it: taking turns needs root,
-a cgroup freezer, two configs of a server tdebench runs and the TPC-H power test alone; and they were measured with
-encryption in the server (a filesystem twin keeps the query schedule). Elsewhere the query schedule stays. Which defaults were applied goes to the plan (``disk_defaults``, recorded in the manifest) and the run's first
-lines.
+a cgroup freezer, two configs of a server tdebench runs and the TPC-H power test alone, and it was measured with
+encryption in the server (a filesystem twin keeps the query schedule). Elsewhere the query schedule stays, and the
+run says why. What was applied goes to the plan (``disk_defaults``, ``schedule_note``; the manifest records both)
+and the run's second line.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def with_disk_defaults(plan: RunPlan, given: Given) -> RunPlan:
     if not given.schedule:
         turns = replace(plan, schedule="turns")
         refused = _refusal(turns)
-        if refused:  # said, so that a user who can give what it needs (root, two configs) knows to
+        if refused:  # said: a user who can give what it needs (root, two configs) then knows to
             return replace(plan, schedule_note=f"the {plan.schedule} schedule: taking turns, {REASON}, cannot serve "
                                                f"this run ({refused})")
         plan = replace(turns, disk_defaults=("schedule",))
@@ -78,10 +79,10 @@ def with_disk_defaults(plan: RunPlan, given: Given) -> RunPlan:
     if not given.precision_metric and plan.precision is not None and not _refusal(
             replace(plan, precision_metric="common-wait")):
         changes["precision_metric"] = "common-wait"
-    return replace(plan, **changes, disk_defaults=(*plan.disk_defaults, *changes_named(changes)))
+    return replace(plan, **changes, disk_defaults=(*plan.disk_defaults, *_named(changes)))
 
 
-def changes_named(changes: dict[str, object]) -> tuple[str, ...]:
+def _named(changes: dict[str, object]) -> tuple[str, ...]:
     """The options behind ``changes`` (RunPlan fields), in the order the run's message names them."""
     fields = {"pin": "pin", "warmup_trials": "warmup", "precision_metric": "precision_metric"}
     return tuple(fields[k] for k in fields if k in changes)
