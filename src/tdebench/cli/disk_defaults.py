@@ -6,10 +6,10 @@ reads, seconds apart, meet a virtual disk whose latency wanders over minutes. Wh
 (``--schedule turns``), pinned with the servers on the CPU the disk's interrupts go to (``--pin``), no warm-up block
 (every block restarts the servers), and ``--precision`` watching the time at a common wait per page read. So a run in
 that regime gets them where the user has not chosen otherwise, and where they can serve it: taking turns needs root,
-a cgroup freezer, two configs of a server tdebench runs and the TPC-H power test alone, and it was measured with
-encryption in the server (a filesystem twin keeps the query schedule). Elsewhere the query schedule stays, and the
-run says why. What was applied goes to the plan (``disk_defaults``, ``schedule_note``; the manifest records both)
-and the run's second line.
+a cgroup freezer, two configs of a server tdebench runs and a workload whose steps can be held (it says so), and it
+was measured with encryption in the server (a filesystem twin keeps the query schedule). Elsewhere the query
+schedule stays, and the run says why. What was applied goes to the plan (``disk_defaults``, ``schedule_note``; the
+manifest records both) and the run's second line.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def with_disk_defaults(plan: RunPlan, given: Given) -> RunPlan:
     if not given.schedule:
         turns = replace(plan, schedule="turns")
         refused = _refusal(turns)
-        if refused:  # said: a user who can give what it needs (root, two configs) then knows to
+        if refused:  # the run says why: a user may be able to give what taking turns needs (root, two configs)
             return replace(plan, schedule_note=f"the {plan.schedule} schedule: taking turns, {REASON}, cannot serve "
                                                f"this run ({refused})")
         plan = replace(turns, disk_defaults=("schedule",))
