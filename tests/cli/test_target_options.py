@@ -78,6 +78,6 @@ def test_run_help_shows_the_defaults_written_in_its_texts():
     their defaults in parentheses, shown as written in both layouts (tests/cli/test_help_width.py)."""
     result = tdebench("run", "--help", env={"COLUMNS": "300"})
     assert result.returncode == 0, result.stderr
-    for shown in ("(default: query with --cache warm, else block)", "(default: 0.01)", "(default: 1)",
+    for shown in ("(default: turns with pages read from the disk", "(default: 0.01)", "(default: 1)",
                   "(default: on with --schedule query and a warm cache"):
         assert shown in result.stdout, shown
