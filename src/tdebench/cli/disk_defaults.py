@@ -43,14 +43,11 @@ def reads_only_from_disk(plan: RunPlan) -> bool:
 
 
 def _refusal(plan: RunPlan) -> str:
-    """Why the plan fails a check of its schedule (or of its watched metric) made before any work; "" if none."""
+    """Why the plan fails the check of its schedule made before any work; "" if none."""
     from tdebench.runner.duet import check_plan  # noqa: PLC0415 - cgroups and engines load on demand
-    from tdebench.runner.precision import check_common_wait  # noqa: PLC0415
 
     try:
         check_plan(plan)
-        if plan.precision is not None and "common-wait" in plan.precision_metric:
-            check_common_wait(plan)
     except (UsageError, EnvironmentProblem) as refused:
         return refused.problem
     return ""
@@ -76,8 +73,8 @@ def with_disk_defaults(plan: RunPlan, given: Given) -> RunPlan:
         changes.update(pin=True, pin_reason=REASON)
     if not given.warmup:
         changes["warmup_trials"] = 0  # every block restarts the servers: a warm-up block adds nothing measured
-    if not given.precision_metric and plan.precision is not None and not _refusal(
-            replace(plan, precision_metric="common-wait")):
+    # what check_common_wait asks (misses from the disk, encryption in the server) was checked above
+    if not given.precision_metric and plan.precision is not None:
         changes["precision_metric"] = "common-wait"
     return replace(plan, **changes, disk_defaults=(*plan.disk_defaults, *_named(changes)))
 

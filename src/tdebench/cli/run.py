@@ -372,8 +372,9 @@ def execute_plan(plan: RunPlan, rundir: RunDirectory, *, work_dir: Path | None, 
                                 disk_check=disk_check)
     console.print(f"tdebench: {', '.join(plan.labels)} · {orchestrator.workload.describe()} · {_blocks_said(plan)} "
                   f"(+{plan.warmup_trials} warm-up) · cache {plan.cache} → {rundir.path}")
-    if said_defaults(plan):
-        console.print(f"tdebench: {said_defaults(plan)}", markup=False, soft_wrap=True)
+    regime_line = said_defaults(plan)
+    if regime_line:
+        console.print(f"tdebench: {regime_line}", markup=False, soft_wrap=True)
     try:
         with RichListener(err_console) as listener:
             orchestrator.ui = listener
